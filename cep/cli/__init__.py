@@ -1,0 +1,1 @@
+"""The `cep` command line: one module per verb (streamparse's cli/ layout)."""

@@ -1,0 +1,58 @@
+"""Definitions: streams, tables and triggers."""
+from dataclasses import dataclass, field
+from typing import Optional
+
+from cep.model.span import Span, NO_SPAN
+from cep.model.types import AttrType
+
+
+@dataclass(frozen=True)
+class Attribute:
+    name: str
+    type: AttrType
+    span: Span = field(default=NO_SPAN, compare=False)
+
+
+@dataclass(frozen=True)
+class StreamDefinition:
+    """`define stream Id (a type, ...)`; `text` is the statement's source (without the `;`)."""
+    id: str
+    attributes: tuple  # of Attribute
+    annotations: tuple = ()
+    text: str = field(default="", compare=False)
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    @property
+    def attribute_names(self):
+        return tuple(a.name for a in self.attributes)
+
+    def index_of(self, name):
+        """Position of attribute `name`, or -1."""
+        for i, a in enumerate(self.attributes):
+            if a.name == name:
+                return i
+        return -1
+
+
+@dataclass(frozen=True)
+class TableDefinition(StreamDefinition):
+    """`define table Id (a type, ...)`, with `@IndexBy('a')` / `@PrimaryKey('a')` in annotations."""
+
+
+@dataclass(frozen=True)
+class TriggerDefinition:
+    """`define trigger Id at 'start' | every 5 sec | 'cron expression'`.
+
+    Exactly one of `at_start`, `every_millis` and `cron` is set. The trigger is a stream with one
+    attribute `triggered_time long`."""
+    id: str
+    at_start: bool = False
+    every_millis: Optional[int] = None
+    cron: Optional[str] = None
+    annotations: tuple = ()
+    text: str = field(default="", compare=False)
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    @property
+    def attributes(self):
+        return (Attribute("triggered_time", AttrType.LONG),)

@@ -1,0 +1,1 @@
+"""receivers package."""
