@@ -1,0 +1,103 @@
+"""Groupings at run time: split an emitted batch into per-task batches.
+
+Fields grouping uses a stable hash (crc32 of the msgpack encoding of the grouping values),
+identical in every process, unlike Python's salted ``hash``.
+"""
+import operator
+import zlib
+from dataclasses import dataclass
+
+import msgpack
+
+from topology.exceptions import RoutingError
+from topology.model import ALL, FIELDS, GLOBAL, SHUFFLE
+
+_packb = msgpack.Packer(use_bin_type=True).pack
+
+
+def stable_hash(values):
+    """crc32 of msgpack(values): the same in every process and Python version."""
+    return zlib.crc32(_packb(values))
+
+
+@dataclass
+class Route:
+    """One consumer subscription: target component, grouping kind, key getter, task ids."""
+    target: str
+    kind: str
+    tasks: list
+    key: object = None
+    next_index: int = 0
+
+    def split(self, rows):
+        """[(task id, rows)] for this route, plus the rows that could not be routed."""
+        tasks = self.tasks
+        if self.kind == SHUFFLE:
+            task = tasks[self.next_index % len(tasks)]
+            self.next_index += 1
+            return [(task, rows)], []
+        if self.kind == ALL:
+            return [(t, rows) for t in tasks], []
+        if self.kind == GLOBAL:
+            return [(tasks[0], rows)], []
+        return self._split_fields(rows)
+
+    def _split_fields(self, rows):
+        key, n, tasks = self.key, len(self.tasks), self.tasks
+        if n == 1:
+            bad = _bad_rows(rows, key)
+            return ([(tasks[0], [r for r in rows if id(r) not in bad])] if bad else
+                    [(tasks[0], rows)]), list(bad.values())
+        buckets = [[] for _ in range(n)]
+        bad = []
+        crc, pack = zlib.crc32, _packb
+        for row in rows:
+            try:
+                buckets[crc(pack(key(row))) % n].append(row)
+            except (IndexError, TypeError, ValueError) as exc:
+                bad.append((row, exc))
+        return [(tasks[i], b) for i, b in enumerate(buckets) if b], bad
+
+
+def _bad_rows(rows, key):
+    """Rows that lack the grouping fields (checked only when there is one target)."""
+    bad = {}
+    for row in rows:
+        try:
+            key(row)
+        except (IndexError, TypeError) as exc:
+            bad[id(row)] = (row, exc)
+    return bad
+
+
+def build_routes(topology, component_id):
+    """{stream: [Route]} for everything subscribed to ``component_id``'s streams."""
+    task_ids = topology.task_ids()
+    source = topology.components[component_id]
+    routes = {stream: [] for stream in source.outputs}
+    for bolt in topology.bolts:
+        for inp in bolt.inputs:
+            if inp.source != component_id:
+                continue
+            key = None
+            if inp.grouping.kind == FIELDS:
+                fields = source.outputs[inp.stream]
+                key = operator.itemgetter(*[fields.index(f) for f in inp.grouping.fields])
+            routes[inp.stream].append(Route(bolt.id, inp.grouping.kind, task_ids[bolt.id], key))
+    return routes
+
+
+def split_batch(routes, stream, rows):
+    """Route one emitted batch: ([(task id, rows)], [(bad row, error)])."""
+    out, bad = [], []
+    for route in routes.get(stream, ()):
+        parts, errors = route.split(rows)
+        out.extend(parts)
+        bad.extend(errors)
+    return out, bad
+
+
+def describe_bad(component_id, stream, row, exc):
+    """A RoutingError naming the component, stream and row."""
+    return RoutingError(f"component {component_id!r} stream {stream!r}: cannot route row "
+                        f"{row!r}: {exc}")
