@@ -1,0 +1,78 @@
+"""Errors of the manager package, all under one root: ManagerError."""
+
+
+class ManagerError(Exception):
+    """Root of every error raised by the manager package."""
+
+    status = 500  # the HTTP status the REST API answers with
+
+    def to_dict(self):
+        return {"error": type(self).__name__, "message": str(self)}
+
+
+class ConfigError(ManagerError):
+    """A manager setting is missing or has a bad value."""
+
+
+class StoreError(ManagerError):
+    """The plan store cannot read or write (disk, Redis)."""
+
+
+class BadTenantError(ManagerError):
+    """A tenant id is not an integer."""
+    status = 400
+
+
+class PlanNotFoundError(ManagerError):
+    """No plan of that name exists for the tenant."""
+    status = 404
+
+
+class PlanExistsError(ManagerError):
+    """A plan of that name already exists for the tenant (use edit)."""
+    status = 409
+
+
+class PlanRejectedError(ManagerError):
+    """A plan failed to compile or to pass the distributed-mode checks; carries the errors."""
+    status = 400
+
+    def __init__(self, message, errors=()):
+        super().__init__(message)
+        self.errors = list(errors)  # dicts: error, message, line, column, endLine, endColumn
+
+    def to_dict(self):
+        d = {"error": type(self).__name__, "message": str(self), "errors": self.errors}
+        if self.errors:
+            for key in ("line", "column", "endLine", "endColumn"):
+                if key in self.errors[0]:
+                    d[key] = self.errors[0][key]
+        return d
+
+
+class QueryPlanError(ManagerError):
+    """The XML query plan cannot be built or does not validate against its schema."""
+    status = 400
+
+
+class TopologyBuildError(ManagerError):
+    """A topology cannot be built from the XML query plan."""
+
+
+class DeployError(ManagerError):
+    """A topology could not be submitted, killed or queried."""
+
+
+class RegistryError(ManagerError):
+    """A registry request failed; `name` is the error name sent on the wire."""
+
+    def __init__(self, name, message):
+        super().__init__(message)
+        self.name = name
+
+
+class RegistryUnavailableError(RegistryError):
+    """The registry did not answer within the timeout."""
+
+    def __init__(self, message):
+        super().__init__("Unavailable", message)

@@ -1,0 +1,1 @@
+"""The ZeroMQ endpoint registry: receiver spouts and worker publishers register, clients look up."""

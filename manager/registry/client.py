@@ -1,0 +1,136 @@
+"""Client of the endpoint registry (REQ socket, lazy-pirate retries) and a heartbeat thread.
+
+    reg = RegistryClient("tcp://manager:8904")
+    reg.register("receiver", -1234, "Plan", host, port, machine, streams=["S"])
+    ep = reg.lookup("receiver", -1234, "Plan", stream="S", machine=machine_identity())
+    cid = reg.connect("receiver", -1234, "Plan", ep["endpoint"], client="w1", stream="S")
+    reg.release(cid)
+"""
+import logging
+import threading
+
+import zmq
+
+from manager.exceptions import RegistryError, RegistryUnavailableError
+from manager.registry.wire import pack_message, unpack_message
+
+log = logging.getLogger("manager.registry.client")
+
+
+class RegistryClient:
+    """One REQ socket to the registry; thread-safe; recreates the socket after a timeout."""
+
+    def __init__(self, url, timeout=2.0, retries=2):
+        self.url = url
+        self.timeout_ms = int(timeout * 1000)
+        self.retries = retries
+        self._ctx = zmq.Context.instance()
+        self._sock = None
+        self._lock = threading.Lock()
+
+    def _socket(self):
+        if self._sock is None:
+            self._sock = self._ctx.socket(zmq.REQ)
+            self._sock.setsockopt(zmq.LINGER, 0)
+            self._sock.connect(self.url)
+        return self._sock
+
+    def _reset(self):
+        if self._sock is not None:
+            self._sock.close(0)
+            self._sock = None
+
+    def request(self, op, **fields):
+        """Send one request; return the reply map or raise RegistryError."""
+        body = pack_message({"op": op, **fields})
+        with self._lock:
+            for _ in range(self.retries + 1):
+                sock = self._socket()
+                sock.send(body)
+                if sock.poll(self.timeout_ms, zmq.POLLIN):
+                    reply = unpack_message(sock.recv())
+                    break
+                self._reset()
+            else:
+                raise RegistryUnavailableError(f"registry {self.url} did not answer {op!r} "
+                                               f"within {self.timeout_ms} ms")
+        if not reply.get("ok"):
+            raise RegistryError(reply.get("error", "Error"), reply.get("message", ""))
+        return reply
+
+    def register(self, kind, tenant, plan, host, port, machine=(), streams=(), worker=None,
+                 component=None):
+        fields = {"kind": kind, "tenant": tenant, "plan": plan, "host": host, "port": port,
+                  "machine": list(machine), "streams": list(streams)}
+        if worker:
+            fields["worker"] = worker
+        if component:
+            fields["component"] = component
+        return self.request("register", **fields)
+
+    def unregister(self, kind, tenant, plan, endpoint):
+        return self.request("unregister", kind=kind, tenant=tenant, plan=plan, endpoint=endpoint)
+
+    def lookup(self, kind, tenant, plan, stream=None, machine=()):
+        fields = {"kind": kind, "tenant": tenant, "plan": plan, "machine": list(machine)}
+        if stream is not None:
+            fields["stream"] = stream
+        return self.request("lookup", **fields)
+
+    def connect(self, kind, tenant, plan, endpoint, client, stream=None):
+        fields = {"kind": kind, "tenant": tenant, "plan": plan, "endpoint": endpoint,
+                  "client": client}
+        if stream is not None:
+            fields["stream"] = stream
+        return self.request("connect", **fields)["connection"]
+
+    def release(self, connection):
+        return self.request("release", connection=connection)
+
+    def status(self, tenant, plan):
+        return self.request("status", tenant=tenant, plan=plan)
+
+    def close(self):
+        with self._lock:
+            self._reset()
+
+
+class Heartbeat:
+    """A daemon thread that re-sends a `register` every `interval` seconds until stopped."""
+
+    def __init__(self, client, interval=5.0, **register_fields):
+        self.client = client
+        self.interval = interval
+        self.fields = register_fields
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="registry-heartbeat")
+        self.beats = 0
+
+    def start(self):
+        self._beat()
+        self._thread.start()
+        return self
+
+    def _beat(self):
+        try:
+            self.client.register(**self.fields)
+            self.beats += 1
+        except RegistryError as exc:
+            log.warning("heartbeat to %s failed: %s", self.client.url, exc)
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            self._beat()
+
+    def stop(self, unregister=True):
+        """Stop beating and (by default) unregister the endpoint."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=self.interval + 3)
+        if unregister:
+            f = self.fields
+            try:
+                self.client.unregister(f["kind"], f["tenant"], f["plan"],
+                                       f"tcp://{f['host']}:{f['port']}")
+            except RegistryError as exc:
+                log.info("unregister from %s failed: %s", self.client.url, exc)
