@@ -1,0 +1,54 @@
+"""Redis plan store: hash `<prefix>:plans:<tenantId>` maps plan name -> SiddhiQL text."""
+import redis
+
+from manager.exceptions import StoreError
+from manager.store.base import PlanStore, check_name, not_found, parse_tenant
+
+
+class RedisStore(PlanStore):
+    """Plans in Redis hashes, one per tenant; the set `<prefix>:tenants` lists the tenants."""
+
+    def __init__(self, url, prefix="cep"):
+        self.url = url
+        self.prefix = prefix
+        try:
+            self.redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
+        except ValueError as exc:
+            raise StoreError(f"bad store.redis_url {url!r}: {exc}") from None
+
+    def _key(self, tenant):
+        return f"{self.prefix}:plans:{parse_tenant(tenant)}"
+
+    def _call(self, what, fn, *args):
+        try:
+            return fn(*args)
+        except redis.RedisError as exc:
+            raise StoreError(f"Redis store {self.url}: cannot {what}: {exc}") from None
+
+    def save(self, tenant, name, text):
+        check_name(name)
+        pipe = self.redis.pipeline()
+        pipe.hset(self._key(tenant), name, text)
+        pipe.sadd(f"{self.prefix}:tenants", parse_tenant(tenant))
+        self._call(f"save plan {name!r}", pipe.execute)
+
+    def load(self, tenant, name):
+        text = self._call(f"load plan {name!r}", self.redis.hget, self._key(tenant), check_name(name))
+        if text is None:
+            raise not_found(tenant, name)
+        return text
+
+    def delete(self, tenant, name):
+        if not self._call(f"delete plan {name!r}", self.redis.hdel, self._key(tenant),
+                          check_name(name)):
+            raise not_found(tenant, name)
+
+    def names(self, tenant):
+        return sorted(self._call("list plans", self.redis.hkeys, self._key(tenant)))
+
+    def tenants(self):
+        members = self._call("list tenants", self.redis.smembers, f"{self.prefix}:tenants")
+        return sorted(int(t) for t in members if self.names(int(t)))
+
+    def close(self):
+        self.redis.close()
