@@ -1,0 +1,103 @@
+"""The ingest router: validates events for a known stream and hands the good ones downstream.
+
+Receivers (HTTP, ZeroMQ, sources) call `ingest_json` or `ingest_pairs`; the worker registers
+each imported stream with its definition and a `deliver(events) -> refused_count` callable (the
+engine's input handler in standalone mode, the spout connection in distributed mode)."""
+import logging
+import threading
+from dataclasses import dataclass
+
+from receivers.exceptions import UnknownStreamError
+from receivers.validation import EventValidator, IngestResult, StreamKey
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class StreamCounters:
+    """Per-stream counts: accepted, rejected by validation, refused downstream."""
+    accepted: int = 0
+    rejected: int = 0
+    refused: int = 0
+
+    def to_dict(self):
+        return {"accepted": self.accepted, "rejected": self.rejected, "refused": self.refused}
+
+
+class _Route:
+    __slots__ = ("validator", "deliver", "counters")
+
+    def __init__(self, definition, deliver):
+        self.validator = EventValidator(definition)
+        self.deliver = deliver
+        self.counters = StreamCounters()
+
+
+class IngestRouter:
+    """StreamKey -> (validator, deliver); thread-safe registration, lock-free lookups."""
+
+    def __init__(self):
+        self._routes = {}
+        self._lock = threading.Lock()
+
+    def register(self, key, definition, deliver):
+        """Serve stream `key` (a StreamKey) with `definition`; good events go to `deliver`."""
+        key = StreamKey(*key)
+        with self._lock:
+            routes = dict(self._routes)
+            routes[key] = _Route(definition, deliver)
+            self._routes = routes
+
+    def unregister_plan(self, tenant, plan):
+        """Stop serving every stream of one plan."""
+        with self._lock:
+            self._routes = {k: v for k, v in self._routes.items()
+                            if (k.tenant, k.plan) != (tenant, plan)}
+
+    def keys(self):
+        return sorted(self._routes)
+
+    def definition(self, key):
+        return self._route(key).validator.definition
+
+    def counters(self):
+        """{"tenant/plan/stream": {accepted, rejected, refused}} for metrics."""
+        return {str(k): r.counters.to_dict() for k, r in sorted(self._routes.items())}
+
+    def ingest_json(self, key, events):
+        """Validate JSON-form events (see EventValidator.normalize) and deliver the good ones."""
+        route = self._route(key)
+        good, errors = route.validator.validate_json(events)
+        return self._deliver(route, key, good, errors)
+
+    def ingest_pairs(self, key, pairs):
+        """Validate `[ts, row]` pairs (the ZeroMQ form) and deliver the good ones."""
+        route = self._route(key)
+        good, errors = route.validator.validate_pairs(pairs)
+        return self._deliver(route, key, good, errors)
+
+    def _route(self, key):
+        route = self._routes.get(StreamKey(*key))
+        if route is None:
+            raise UnknownStreamError(
+                f"no stream {StreamKey(*key)} on this worker (serving: "
+                f"{', '.join(map(str, self.keys())) or 'nothing'})")
+        return route
+
+    @staticmethod
+    def _deliver(route, key, good, errors):
+        refused = route.deliver(good) if good else 0
+        refused = refused or 0
+        result = IngestResult.of(len(good) - refused, errors)
+        if refused:
+            result.rejected += refused
+            result.errors.append((None, f"{refused} valid events refused: the stream's "
+                                        f"downstream buffer is full"))
+        c = route.counters
+        c.accepted += result.accepted
+        c.rejected += len(errors)
+        c.refused += refused
+        if errors:
+            log.info("%s: rejected %d of %d events, first: #%s %s", key, len(errors),
+                     len(errors) + len(good), errors[0][0], errors[0][1])
+        return result

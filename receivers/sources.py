@@ -1,0 +1,126 @@
+"""`@source(type='http'|'zmq'|'file', ...)` on an imported stream: build and run the source.
+
+- `http`: the worker's own endpoint always serves the stream; with `port='N'` the source also
+  listens on its own port and takes `POST /` for this stream only.
+- `zmq`: bind a PULL socket at `url='tcp://host:port'` for this stream only (one-frame or
+  two-frame messages, see receivers.zmq_receiver).
+- `file`: read `path` as JSON lines; `tail='true'` keeps following it.
+Every source has start(), stop() and describe()."""
+import json
+
+from flask import Flask, jsonify, request
+
+from receivers.exceptions import SourceConfigError
+from receivers.file_source import FileSource, SourcePump
+from receivers.http_receiver import HttpServer
+from receivers.validation import StreamKey
+from receivers.zmq_receiver import ZmqReceiver
+
+SOURCE_TYPES = ("http", "zmq", "file")
+
+
+def source_options(annotation):
+    """A `@source(...)` annotation as a plain dict of options (keys lower-cased)."""
+    return {k.lower(): v for k, v in annotation.elements if k is not None}
+
+
+def build_source(options, router, key):
+    """A started-able source for stream `key` from its options dict (must have `type`)."""
+    kind = str(options.get("type", "")).lower()
+    key = StreamKey(*key)
+    if kind == "http":
+        return HttpSource(router, key, _int(options, "port", 0, key), options.get("host"))
+    if kind == "zmq":
+        url = options.get("url") or _required(options, "url", key)
+        return ZmqSource(ZmqReceiver(router, url, default_key=key))
+    if kind == "file":
+        path = _required(options, "path", key)
+        tail = str(options.get("tail", "false")).lower() == "true"
+        return FileSourceRunner(path, tail, router, key, _int(options, "batch.size", 1000, key))
+    raise SourceConfigError(f"@source on {key}: unknown type {kind!r}; "
+                            f"known: {', '.join(SOURCE_TYPES)}")
+
+
+class HttpSource:
+    """The worker endpoint always serves the stream; a `port` adds a listener of its own."""
+
+    def __init__(self, router, key, port, host=None):
+        self.key, self.port, self.host = key, port, host or "0.0.0.0"
+        self._server = None
+        if port:
+            self._server = HttpServer(_single_stream_app(router, key), self.host, port)
+
+    def start(self):
+        if self._server:
+            self._server.start()
+        return self
+
+    def stop(self):
+        if self._server:
+            self._server.stop()
+
+    def describe(self):
+        return {"type": "http", "stream": str(self.key),
+                "url": self._server.url if self._server else "worker endpoint"}
+
+
+class ZmqSource:
+    def __init__(self, receiver):
+        self.receiver = receiver
+
+    def start(self):
+        self.receiver.start()
+        return self
+
+    def stop(self):
+        self.receiver.stop()
+
+    def describe(self):
+        return {"type": "zmq", "stream": str(self.receiver.default_key), "url": self.receiver.url,
+                "bad_messages": self.receiver.bad_messages}
+
+
+class FileSourceRunner:
+    def __init__(self, path, tail, router, key, batch_size):
+        self.path = path
+        self.pump = SourcePump(FileSource(path, batch_size, tail), router, key)
+
+    def start(self):
+        self.pump.start()
+        return self
+
+    def stop(self):
+        self.pump.stop()
+
+    def describe(self):
+        return {"type": "file", "stream": str(self.pump.key), "path": self.path,
+                "sent": self.pump.sent, "bad_lines": len(self.pump.source.bad_lines)}
+
+
+def _single_stream_app(router, key):
+    app = Flask(f"source-{key}")
+
+    @app.post("/")
+    def post():
+        try:
+            body = json.loads(request.get_data() or b"null")
+        except ValueError as exc:
+            return jsonify({"error": f"body is not JSON: {exc}"}), 400
+        result = router.ingest_json(key, body if isinstance(body, list) else [body])
+        return jsonify(result.to_dict()), (400 if result.rejected and not result.accepted else 200)
+
+    return app
+
+
+def _required(options, name, key):
+    if not options.get(name):
+        raise SourceConfigError(f"@source(type='{options.get('type')}') on {key} needs {name}=...")
+    return options[name]
+
+
+def _int(options, name, default, key):
+    try:
+        return int(options.get(name, default))
+    except (TypeError, ValueError):
+        raise SourceConfigError(f"@source on {key}: {name}={options.get(name)!r} "
+                                f"is not an integer") from None

@@ -1,0 +1,124 @@
+"""ZeroMQ msgpack receiver for high volume: a PULL socket taking batches of events.
+
+Wire format: a multipart message `[key, payload]`, where key is `tenant/plan/stream` (UTF-8)
+and payload is msgpack of an array of `[timestamp_ms | nil, [value, ...]]` pairs. A receiver
+bound for one stream (a `@source(type='zmq')`) also takes single-frame `[payload]` messages.
+PULL has no reply: rejected events and undecodable messages are counted and logged."""
+import logging
+import threading
+
+import msgpack
+import zmq
+
+from receivers.exceptions import BadPayloadError, ReceiverError
+from receivers.validation import StreamKey
+
+log = logging.getLogger(__name__)
+POLL_MS = 100
+
+
+def encode_batch(pairs):
+    """msgpack payload for a batch of (ts, row) pairs."""
+    return msgpack.packb(pairs, use_bin_type=True)
+
+
+def decode_batch(payload):
+    """The (ts, row) pairs of one payload; BadPayloadError when it is not a msgpack array."""
+    try:
+        events = msgpack.unpackb(payload, use_list=False, raw=False)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+        raise BadPayloadError(f"payload of {len(payload)} bytes is not msgpack: {exc}") from None
+    if not isinstance(events, tuple):
+        raise BadPayloadError(f"payload must be a msgpack array of [ts, row] pairs, "
+                              f"got {type(events).__name__}")
+    return events
+
+
+def parse_key(frame):
+    """A StreamKey from a `tenant/plan/stream` frame."""
+    parts = frame.decode("utf-8", "replace").split("/")
+    if len(parts) != 3 or not all(parts):
+        raise BadPayloadError(f"key frame must be 'tenant/plan/stream', got {frame[:80]!r}")
+    return StreamKey(*parts)
+
+
+class ZmqReceiver:
+    """Bind a PULL socket at `url` (tcp://host:0 picks a port) and route batches to a router."""
+
+    def __init__(self, router, url="tcp://127.0.0.1:0", default_key=None, context=None):
+        self.router = router
+        self.default_key = StreamKey(*default_key) if default_key else None
+        self._ctx = context or zmq.Context.instance()
+        self._sock = self._ctx.socket(zmq.PULL)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        self._sock.setsockopt(zmq.RCVHWM, 10000)
+        self.url = _bind(self._sock, url)
+        self.bad_messages = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"zmq-recv {self.url}", daemon=True)
+
+    def start(self):
+        self._thread.start()
+        log.info("ZeroMQ receiver bound at %s", self.url)
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self):
+        poller = zmq.Poller()
+        poller.register(self._sock, zmq.POLLIN)
+        try:
+            while not self._stop.is_set():
+                if poller.poll(POLL_MS):
+                    self._handle(self._sock.recv_multipart(copy=True))
+        finally:
+            self._sock.close(0)
+
+    def _handle(self, frames):
+        try:
+            key = self._key(frames)
+            self.router.ingest_pairs(key, decode_batch(frames[-1]))
+        except ReceiverError as exc:
+            self.bad_messages += 1
+            log.warning("ZeroMQ receiver %s: message dropped: %s", self.url, exc)
+        except Exception:  # a bug downstream must not kill the receiver thread
+            self.bad_messages += 1
+            log.exception("ZeroMQ receiver %s: message failed", self.url)
+
+    def _key(self, frames):
+        if len(frames) == 2:
+            return parse_key(frames[0])
+        if len(frames) == 1 and self.default_key:
+            return self.default_key
+        raise BadPayloadError(f"expected [key, payload] frames, got {len(frames)} frame(s)")
+
+
+class ZmqEventClient:
+    """A PUSH client for the receiver: `send(key, pairs)`; used by tests, tools and benchmarks."""
+
+    def __init__(self, url, context=None, sndhwm=10000):
+        self._sock = (context or zmq.Context.instance()).socket(zmq.PUSH)
+        self._sock.setsockopt(zmq.LINGER, 2000)
+        self._sock.setsockopt(zmq.SNDHWM, sndhwm)
+        self._sock.connect(url)
+
+    def send(self, key, pairs):
+        self._sock.send_multipart([str(StreamKey(*key)).encode(), encode_batch(pairs)])
+
+    def send_raw(self, frames):
+        self._sock.send_multipart(frames)
+
+    def close(self):
+        self._sock.close()
+
+
+def _bind(sock, url):
+    """Bind, turning port 0 into a random free port; returns the bound URL."""
+    if url.startswith("tcp://") and url.rsplit(":", 1)[-1] in ("0", "*"):
+        host = url[len("tcp://"):].rsplit(":", 1)[0]
+        port = sock.bind_to_random_port(f"tcp://{host}")
+        return f"tcp://{host}:{port}"
+    sock.bind(url)
+    return sock.getsockopt_string(zmq.LAST_ENDPOINT)

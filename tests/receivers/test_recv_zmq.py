@@ -1,0 +1,55 @@
+"""ZeroMQ msgpack receiver over real sockets: batches, bad messages, single-stream sources."""
+import time
+
+import pytest
+
+from receivers.zmq_receiver import ZmqEventClient, ZmqReceiver
+
+
+def wait_for(cond, timeout=5.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.fixture
+def receiver(router):
+    r = ZmqReceiver(router).start()
+    yield r
+    r.stop()
+
+
+def test_batches_arrive_in_order(receiver, recorder, key):
+    client = ZmqEventClient(receiver.url)
+    for b in range(3):
+        client.send(key, [[b * 10 + i, ["S", float(i), i, i, True]] for i in range(10)])
+    assert wait_for(lambda: len(recorder.events) == 30)
+    assert [ts for ts, _ in recorder.events] == [b * 10 + i for b in range(3) for i in range(10)]
+    client.close()
+
+
+def test_bad_message_is_counted_and_next_message_still_arrives(receiver, recorder, key, router):
+    client = ZmqEventClient(receiver.url)
+    client.send_raw([b"t1/StockAnalysis/StockStream", b"\xc1not msgpack"])
+    client.send_raw([b"only-one-frame"])
+    client.send(("t1", "StockAnalysis", "Nope"), [[1, ["A", 1.0, 1, 1, True]]])
+    client.send(key, [[1, ["A", 1.0, 1, 1, True]], [2, ["bad"]]])
+    assert wait_for(lambda: len(recorder.events) == 1)
+    assert wait_for(lambda: receiver.bad_messages == 3)
+    assert router.counters()["/".join(key)]["rejected"] == 1
+    client.close()
+
+
+def test_single_stream_receiver_takes_one_frame_messages(router, recorder, key):
+    r = ZmqReceiver(router, default_key=key).start()
+    try:
+        from receivers.zmq_receiver import encode_batch
+        client = ZmqEventClient(r.url)
+        client.send_raw([encode_batch([[5, ["A", 1.0, 1, 1, True]]])])
+        assert wait_for(lambda: recorder.events == [(5, ("A", 1.0, 1, 1, True))])
+        client.close()
+    finally:
+        r.stop()
