@@ -1,0 +1,76 @@
+"""The compiled, shareable part of a pattern/sequence query: nodes, links and helpers.
+
+`compile_machine(state_input, conditions)` flattens the model and attaches each node's compiled
+condition; `StateMachine(shared)` (cep.engine.pattern.nfa) holds the per-key partial matches.
+"""
+from cep.engine.pattern.nfa import StateMachine
+from cep.engine.pattern.plan import COUNT, STREAM, flatten, successor_slots
+
+
+class SharedMachine:
+    """Everything about a pattern that does not change while it runs."""
+
+    def __init__(self, nodes, starts, sequence, within):
+        self.nodes = nodes
+        self.starts = starts
+        self.sequence = sequence
+        self.within = within
+        self.n_slots = len(nodes)
+        self.succ_slots = [successor_slots(nodes, n) for n in nodes]
+        self.count_slots = tuple(n.slot for n in nodes if n.kind == COUNT)
+        self.start_every = any(s in n.every_to for n in nodes for s in starts)
+        self.steps = [StateMachine.step_count if n.kind == COUNT else StateMachine.step_stream
+                      for n in nodes]
+        by_stream = {}
+        for n in reversed(nodes):
+            by_stream.setdefault(n.stream_id, []).append(n.slot)
+        self.order_by_stream = by_stream
+        self.streams = tuple(dict.fromkeys(n.stream_id for n in nodes))
+
+    def make_row(self, p):
+        """The composite row of a match: one slot per state, count slots as tuples."""
+        row = p[:-1]
+        for s in self.count_slots:
+            if row[s] is not None:
+                row[s] = tuple(row[s])
+        return tuple(row)
+
+    def every_copy(self, p, slots):
+        """A copy of p with the `every` group's slots cleared, to restart the group."""
+        q = list(p)
+        for s in slots:
+            q[s] = None
+        for s in self.count_slots:
+            if q[s] is not None:
+                q[s] = list(q[s])
+        if all(x is None for x in q[:-1]):
+            q[-1] = None
+        return q
+
+    def machine(self):
+        return StateMachine(self)
+
+
+def compile_machine(state_input, conditions=None, within=None):
+    """Flatten `state_input` (a model StateInputStream) into a SharedMachine.
+
+    `conditions(node, nodes)` returns `(cond, row_key, partial_key)` for a node (all may be
+    None); without it nodes have no conditions (tests pass their own)."""
+    nodes, starts = flatten(state_input.state)
+    sequence = state_input.kind == "sequence"
+    if within is None:
+        within = state_input.within_millis
+    if within is None:
+        within = _every_within(state_input.state)
+    if conditions is not None:
+        for node in nodes:
+            cond, row_key, partial_key = conditions(node, nodes)
+            node.cond = cond
+            if row_key is not None and not sequence and node.kind == STREAM:
+                node.row_key, node.partial_key = row_key, partial_key
+    return SharedMachine(nodes, starts, sequence, within)
+
+
+def _every_within(element):
+    """`every (...) within T` as the outermost element bounds the whole pattern."""
+    return getattr(element, "within_millis", None)

@@ -1,0 +1,257 @@
+"""The pattern/sequence state machine: partial matches moving through flattened state nodes.
+
+A partial match is a list `p` of one slot per state plus its start time at `p[-1]` (None until
+its first event). Semantics follow Siddhi 3's pre/post state processors:
+  - an event is offered to the nodes of its stream, last node first; what a node hands on only
+    becomes visible to the next node after the event (`new` -> `pending`), so one event never
+    fills two consecutive states;
+  - patterns keep a waiting partial when the event does not fit; sequences drop it, and after
+    each event of the query's streams every node's pending list is cleared (strict
+    contiguity), the start node getting a fresh partial again;
+  - in sequences a node accepts at most one handed-on partial per event (first wins);
+  - `within W` drops a partial whose first event is more than W ms older than the event (the
+    bound is inclusive); a periodic sweep keeps memory bounded.
+Waiting partials of a pattern node whose condition has `attr == <earlier state expr>` sit in a
+dict keyed by that expression, so an event only looks at its own key's partials.
+"""
+from cep.engine.pattern.plan import COUNT, LOGICAL
+
+CURRENT = 0
+
+
+class StateMachine:
+    """Partial-match state of one pattern or sequence query (one per partition key)."""
+
+    def __init__(self, shared):
+        self.s = shared
+        n = len(shared.nodes)
+        self.pending = [{} if node.row_key is not None else [] for node in shared.nodes]
+        self.new = [[] for _ in range(n)]
+        self.emitted = False
+        self.last_sweep = None
+        self._init_start()
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def clone(self):
+        """A fresh machine sharing the compiled nodes (used per partition key)."""
+        return StateMachine(self.s)
+
+    def get_state(self):
+        return {"pending": self.pending, "new": self.new, "emitted": self.emitted,
+                "last_sweep": self.last_sweep}
+
+    def set_state(self, state):
+        self.pending, self.new = state["pending"], state["new"]
+        self.emitted, self.last_sweep = state["emitted"], state["last_sweep"]
+
+    def pending_count(self):
+        """How many partial matches are waiting (for tests and memory checks)."""
+        total = 0
+        for pend in self.pending:
+            total += sum(len(b) for b in pend.values()) if isinstance(pend, dict) else len(pend)
+        return total + sum(len(x) for x in self.new)
+
+    def _init_start(self):
+        p = [None] * (self.s.n_slots + 1)
+        for i in self.s.starts:
+            self._add(i, p)
+        self._update()
+
+    # -- per batch ------------------------------------------------------------------------
+    def process(self, stream_id, batch, out):
+        """Feed `batch` (events of `stream_id`) and append matches `(ts, slots, 0)` to out."""
+        order = self.s.order_by_stream.get(stream_id)
+        if not order:
+            return
+        self.out = out
+        steps = self.s.steps
+        within = self.s.within
+        sequence = self.s.sequence
+        for ts, r, kind in batch:
+            if kind != CURRENT:
+                continue
+            for i in order:
+                steps[i](self, i, ts, r)
+            if sequence:
+                self._reset()
+            self._update()
+            if within is not None:
+                if self.last_sweep is None:
+                    self.last_sweep = ts
+                elif ts - self.last_sweep > within:
+                    self._sweep(ts)
+
+    # -- node behaviour -------------------------------------------------------------------
+    def step_stream(self, i, ts, r):
+        node = self.s.nodes[i]
+        pend = self.pending[i]
+        if node.row_key is not None:
+            key = node.row_key(r)
+            bucket = pend.get(key)
+            if not bucket:
+                return
+            keep = self._scan_stream(i, node, bucket, ts, r)
+            if keep:
+                pend[key] = keep
+            else:
+                del pend[key]
+            return
+        if pend:
+            self.pending[i] = self._scan_stream(i, node, pend, ts, r)
+
+    def _scan_stream(self, i, node, items, ts, r):
+        keep = []
+        within, seq = self.s.within, self.s.sequence
+        slot, cond = node.slot, node.cond
+        for p in items:
+            start = p[-1]
+            if within is not None and start is not None and ts - start > within:
+                continue
+            p[slot] = r
+            if cond is None or cond(p, r):
+                if start is None:
+                    p[-1] = ts
+                self._complete(i, node, p, ts)
+            else:
+                p[slot] = None
+                if not seq:
+                    keep.append(p)
+        return keep
+
+    def step_count(self, i, ts, r):
+        items = self.pending[i]
+        if not items:
+            return
+        node = self.s.nodes[i]
+        keep = []
+        within, seq = self.s.within, self.s.sequence
+        slot, cond, succ = node.slot, node.cond, self.s.succ_slots[i]
+        for p in items:
+            start = p[-1]
+            if within is not None and start is not None and ts - start > within:
+                continue
+            if any(p[s] is not None for s in succ):
+                continue  # a later state already took this partial
+            if self._count_one(i, node, p, ts, r, slot, cond):
+                continue
+            if not seq:
+                keep.append(p)
+        self.pending[i] = keep
+
+    def _count_one(self, i, node, p, ts, r, slot, cond):
+        """Offer r to count node i; True when p leaves this node's pending list."""
+        lst = p[slot]
+        if lst is None:
+            lst = p[slot] = []
+        lst.append(r)
+        if cond is not None and not cond(p, r):
+            lst.pop()
+            if not lst:
+                p[slot] = None
+            return self.s.sequence
+        if p[-1] is None:
+            p[-1] = ts
+        n = len(lst)
+        full = node.max_count is not None and n >= node.max_count
+        if n >= node.min_count and (self.s.sequence or n == node.min_count or not node.next):
+            self._complete(i, node, p, ts)
+        if full:
+            return True
+        if self.s.sequence:
+            self._add(i, p)
+            return True
+        return False
+
+    def _complete(self, i, node, p, ts):
+        if node.kind == LOGICAL:
+            other = self.s.nodes[node.partner]
+            if node.op == "and" and p[other.slot] is None:
+                return
+            if node.op == "or":
+                self._discard(node.partner, p)
+        if node.next:
+            for j in node.next:
+                self._add(j, p)
+        else:
+            self.emitted = True
+            self.out.append((ts, self.s.make_row(p), CURRENT))
+        if node.every_to:
+            q = self.s.every_copy(p, node.every_slots)
+            for j in node.every_to:
+                self.new[j].append(q)
+
+    def _add(self, j, p):
+        """Hand partial p to node j (visible after this event)."""
+        new = self.new[j]
+        if self.s.sequence and new:
+            return
+        new.append(p)
+        node = self.s.nodes[j]
+        if node.kind == COUNT and node.min_count == 0 and p[node.slot] is None:
+            for k in node.next:
+                self._add(k, p)
+
+    def _discard(self, j, p):
+        """Remove partial p (by identity) from node j's lists."""
+        self.new[j] = [q for q in self.new[j] if q is not p]
+        pend = self.pending[j]
+        if isinstance(pend, dict):
+            for key, bucket in list(pend.items()):
+                rest = [q for q in bucket if q is not p]
+                if len(rest) != len(bucket):
+                    if rest:
+                        pend[key] = rest
+                    else:
+                        del pend[key]
+        else:
+            self.pending[j] = [q for q in pend if q is not p]
+
+    # -- between events -------------------------------------------------------------------
+    def _update(self):
+        new = self.new
+        for i, items in enumerate(new):
+            if not items:
+                continue
+            pend = self.pending[i]
+            if isinstance(pend, dict):
+                key_of = self.s.nodes[i].partial_key
+                for p in items:
+                    key = key_of(p)
+                    bucket = pend.get(key)
+                    if bucket is None:
+                        pend[key] = [p]
+                    else:
+                        bucket.append(p)
+            else:
+                pend.extend(items)
+            new[i] = []
+
+    def _reset(self):
+        """Sequences: whatever did not move on with this event is dropped."""
+        for i in range(len(self.pending)):
+            self.pending[i] = []
+        s = self.s
+        if any(self.new[i] for i in s.starts):
+            return
+        if s.start_every or (not self.emitted and not any(self.new)):
+            p = [None] * (s.n_slots + 1)
+            for i in s.starts:
+                self.new[i].append(p)
+
+    def _sweep(self, now):
+        """Drop every partial whose first event is more than `within` before now."""
+        limit = now - self.s.within
+        self.last_sweep = now
+
+        def alive(p):
+            return p[-1] is None or p[-1] >= limit
+        for i, pend in enumerate(self.pending):
+            if isinstance(pend, dict):
+                for key in list(pend):
+                    rest = [p for p in pend[key] if alive(p)]
+                    if rest:
+                        pend[key] = rest
+                    else:
+                        del pend[key]
+            else:
+                self.pending[i] = [p for p in pend if alive(p)]

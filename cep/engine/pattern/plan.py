@@ -1,0 +1,116 @@
+"""Flatten a pattern/sequence StateElement tree into a list of state nodes (an NFA).
+
+Each `StreamState` becomes one node with one slot of the partial match, in source order. The
+links between nodes follow Siddhi's pre/post state processors:
+  - `next`: the nodes a partial is handed to once this node completes (empty: emit a match);
+  - `every_to` / `every_slots`: on completing the last node of an `every` group, a copy of the
+    partial with the group's slots cleared goes back to the group's first node(s);
+  - logical `and`/`or` pairs share one partial; `partner` names the other side.
+Conditions are plain callables `cond(p, r) -> bool` over the partial `p` and the arriving row
+`r`; the builder compiles them from the model, tests may pass lambdas.
+"""
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from cep.errors import InvalidQueryError
+from cep.model.inputs import (
+    AbsentState, CountState, EveryState, LogicalState, NextState, StreamState,
+)
+
+STREAM, COUNT, LOGICAL = "stream", "count", "logical"
+
+
+@dataclass
+class NodeSpec:
+    """One state of the machine: which stream feeds it, its slot and its links."""
+    slot: int
+    stream_id: str
+    alias: Optional[str]
+    kind: str = STREAM
+    state: object = None  # the model StreamState
+    min_count: int = 1
+    max_count: Optional[int] = 1
+    op: Optional[str] = None  # 'and' | 'or' for logical sides
+    partner: Optional[int] = None
+    next: list = field(default_factory=list)
+    every_to: list = field(default_factory=list)
+    every_slots: tuple = ()
+    cond: Optional[Callable] = None
+    # equality index: key of the arriving row, key of a waiting partial (patterns only)
+    row_key: Optional[Callable] = None
+    partial_key: Optional[Callable] = None
+
+
+@dataclass
+class _Piece:
+    entries: list
+    exits: list
+    slots: list
+
+
+def flatten(element):
+    """Nodes of `element` in slot order; the first piece's entries are the start nodes."""
+    nodes = []
+    piece = _walk(element, nodes)
+    return nodes, piece.entries
+
+
+def _walk(element, nodes):
+    if isinstance(element, StreamState):
+        return _leaf(element, nodes, STREAM)
+    if isinstance(element, CountState):
+        piece = _leaf(element.state, nodes, COUNT)
+        node = nodes[piece.entries[0]]
+        node.min_count, node.max_count = element.min_count, element.max_count
+        return piece
+    if isinstance(element, NextState):
+        first = _walk(element.first, nodes)
+        then = _walk(element.then, nodes)
+        for i in first.exits:
+            nodes[i].next = list(then.entries)
+        return _Piece(first.entries, then.exits, first.slots + then.slots)
+    if isinstance(element, EveryState):
+        inner = _walk(element.inner, nodes)
+        for i in inner.exits:
+            nodes[i].every_to = list(inner.entries)
+            nodes[i].every_slots = tuple(inner.slots)
+        return inner
+    if isinstance(element, LogicalState):
+        return _logical(element, nodes)
+    if isinstance(element, AbsentState):
+        raise InvalidQueryError(
+            "non-occurrence (`not ... for`) states are not supported by this engine yet",
+            element.span)
+    raise InvalidQueryError(f"unknown pattern element {type(element).__name__}",
+                            getattr(element, "span", None))
+
+
+def _leaf(state, nodes, kind):
+    stream = state.stream if isinstance(state, StreamState) else state
+    node = NodeSpec(slot=len(nodes), stream_id=stream.stream_id, alias=stream.alias,
+                    kind=kind, state=state)
+    nodes.append(node)
+    return _Piece([node.slot], [node.slot], [node.slot])
+
+
+def _logical(element, nodes):
+    sides = []
+    for side in (element.left, element.right):
+        if not isinstance(side, StreamState):
+            raise InvalidQueryError(
+                f"each side of a logical `{element.op}` must be a single stream state",
+                getattr(side, "span", None) or element.span)
+        sides.append(_leaf(side, nodes, LOGICAL))
+    a, b = sides[0].entries[0], sides[1].entries[0]
+    for me, other in ((a, b), (b, a)):
+        nodes[me].op = element.op.lower()
+        nodes[me].partner = other
+    return _Piece([a, b], [a, b], [a, b])
+
+
+def successor_slots(nodes, node):
+    """Slots that are filled only after `node` completed: a partial holding one has moved on."""
+    out = []
+    for i in node.next:
+        out.append(nodes[i].slot)
+    return tuple(out)
