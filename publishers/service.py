@@ -1,0 +1,73 @@
+"""The worker's CEP publisher service for one plan: a PULL socket that publisher bolts push
+event batches to (PROTOCOL.md section 2), handed to the plan's SinkSet.
+
+The worker registers `host:port` with the manager's registry (kind `publisher`); frames that do
+not decode, have another format version or name a stream without sinks are dropped, counted and
+logged, and the socket keeps working."""
+import logging
+import threading
+
+import zmq
+
+from manager.registry.wire import BadFrameError, decode_batch
+from publishers.exceptions import PublisherError
+
+log = logging.getLogger(__name__)
+POLL_MS = 100
+
+
+class PublisherService:
+    """Bind a PULL socket on `bind_host` (port 0 = a free port) and dispatch to `sink_set`."""
+
+    def __init__(self, sink_set, bind_host="0.0.0.0", port=0, context=None):
+        self.sink_set = sink_set
+        self._sock = (context or zmq.Context.instance()).socket(zmq.PULL)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        self._sock.setsockopt(zmq.RCVHWM, 1000)
+        if port:
+            self._sock.bind(f"tcp://{bind_host}:{port}")
+            self.port = port
+        else:
+            self.port = self._sock.bind_to_random_port(f"tcp://{bind_host}")
+        self.frames = 0
+        self.events = 0
+        self.dropped_frames = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"publisher {sink_set.label}:{self.port}")
+
+    def start(self):
+        self._thread.start()
+        log.info("publisher service %s listening on port %d", self.sink_set.label, self.port)
+        return self
+
+    def stop(self):
+        """Stop receiving, then close the sinks."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.sink_set.close()
+
+    def _run(self):
+        poller = zmq.Poller()
+        poller.register(self._sock, zmq.POLLIN)
+        try:
+            while not self._stop.is_set():
+                if poller.poll(POLL_MS):
+                    self._handle(self._sock.recv(copy=True))
+        finally:
+            self._sock.close(0)
+
+    def _handle(self, frame):
+        try:
+            stream, events = decode_batch(frame)
+            self.sink_set.dispatch(stream, events)
+        except (BadFrameError, PublisherError) as exc:
+            self.dropped_frames += 1
+            log.warning("publisher service %s: frame dropped: %s", self.sink_set.label, exc)
+            return
+        self.frames += 1
+        self.events += len(events)
+
+    def metrics(self):
+        return {"port": self.port, "frames": self.frames, "events": self.events,
+                "dropped_frames": self.dropped_frames, "streams": self.sink_set.metrics()}

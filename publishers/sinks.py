@@ -1,0 +1,52 @@
+"""Build sinks from `@sink(type=..., ...)` annotations, the manager's sink specs or worker config.
+
+A sink spec is `{"type": "file", "options": {"path": "..."}}` (the shape the manager's
+/api/v1/deployments gives for each exported stream); no spec means the default log sink."""
+from publishers.exceptions import SinkConfigError
+from publishers.file_sink import FileSink
+from publishers.http_sink import HttpSink
+from publishers.log_sink import LogSink
+
+DEFAULT_SPEC = {"type": "log", "options": {}}
+
+
+def _zmq(stream, options):
+    from publishers.zmq_sink import ZmqPubSink
+    return ZmqPubSink(stream, options)
+
+
+def _redis(stream, options):
+    from publishers.redis_sink import RedisSink
+    return RedisSink(stream, options)
+
+
+SINK_TYPES = {"log": LogSink, "file": FileSink, "http": HttpSink, "zmq": _zmq, "redis": _redis}
+
+
+def build_sink(spec, stream):
+    """A sink for `stream` from a spec `{"type": ..., "options": {...}}`."""
+    if not isinstance(spec, dict):
+        raise SinkConfigError(f"sink for stream {stream}: expected a mapping with 'type', "
+                              f"got {spec!r}")
+    kind = str(spec.get("type", "")).lower()
+    options = spec.get("options")
+    if options is None:  # a flat mapping from worker config: {type: file, path: ...}
+        options = {k: v for k, v in spec.items() if k != "type"}
+    factory = SINK_TYPES.get(kind)
+    if factory is None:
+        raise SinkConfigError(f"sink for stream {stream}: unknown type {kind!r}; known: "
+                              f"{', '.join(SINK_TYPES)}")
+    return factory(stream, {str(k).lower(): v for k, v in options.items()})
+
+
+def sink_specs_from_annotations(annotations):
+    """The specs of every `@sink(...)` among a stream definition's annotations."""
+    specs = []
+    for a in annotations:
+        if a.matches("sink"):
+            options = {k.lower(): v for k, v in a.elements if k is not None}
+            kind = options.pop("type", None)
+            if not kind:
+                raise SinkConfigError(f"@sink at line {a.span.line} needs type='...'")
+            specs.append({"type": kind, "options": options})
+    return specs
