@@ -1,0 +1,122 @@
+"""An in-memory event table: rows in insertion order, with an optional unique hash key.
+
+`@IndexBy('k')` / `@PrimaryKey('k')` make `k` a unique key (last write wins) kept in a dict, so
+a lookup on `T.k == expr` is O(1). Without a key, rows are a list and duplicates are kept.
+Operations take compiled callables: `cond(t, r)` over a table row `t` and an event row `r`,
+`key(r)` the key an event looks up (None: scan), `setter(t, r)` the updated table row.
+"""
+from cep.errors import AnnotationError
+from cep.model.annotations import find_annotation
+
+
+def key_attribute(definition):
+    """The name of the table's unique key attribute, or None; rejects compound keys."""
+    ann = find_annotation(definition.annotations, "IndexBy") or \
+        find_annotation(definition.annotations, "PrimaryKey")
+    if ann is None:
+        return None
+    values = [v for _, v in ann.elements]
+    if len(values) != 1 or "," in values[0]:
+        raise AnnotationError(
+            f"@{ann.name} on table {definition.id} takes exactly one attribute, got "
+            f"{', '.join(values) or 'none'}", ann.span)
+    name = values[0].strip()
+    if definition.index_of(name) < 0:
+        raise AnnotationError(f"@{ann.name}('{name}'): table {definition.id} has no attribute "
+                              f"{name}", ann.span)
+    return name
+
+
+class Table:
+    """The rows of one `define table`."""
+
+    def __init__(self, definition):
+        self.definition = definition
+        self.id = definition.id
+        self.key_name = key_attribute(definition)
+        self.key_pos = definition.index_of(self.key_name) if self.key_name else None
+        self.rows = {} if self.key_pos is not None else []
+
+    @property
+    def indexed(self):
+        return self.key_pos is not None
+
+    def __len__(self):
+        return len(self.rows)
+
+    def all_rows(self):
+        return list(self.rows.values()) if self.indexed else list(self.rows)
+
+    # -- reads ----------------------------------------------------------------------------
+    def candidates(self, key_value, use_key):
+        """Rows that may match: the key's row when `use_key`, else all rows in order."""
+        if use_key:
+            row = self.rows.get(key_value)
+            return () if row is None else (row,)
+        return self.rows.values() if self.indexed else self.rows
+
+    def matching(self, r, cond, key=None):
+        """Rows meeting cond(t, r), in insertion order."""
+        cands = self.candidates(key(r) if key else None, key is not None)
+        if cond is None:
+            return list(cands)
+        return [t for t in cands if cond(t, r)]
+
+    def contains(self, r, cond, key=None):
+        """`cond in T`: some row meets the condition."""
+        cands = self.candidates(key(r) if key else None, key is not None)
+        if cond is None:
+            return bool(cands)
+        return any(cond(t, r) for t in cands)
+
+    # -- writes ---------------------------------------------------------------------------
+    def insert(self, rows):
+        if self.indexed:
+            k = self.key_pos
+            store = self.rows
+            for row in rows:
+                store[row[k]] = row
+        else:
+            self.rows.extend(rows)
+
+    def delete(self, events, cond, key=None):
+        for r in events:
+            if key is not None and self.indexed:
+                kv = key(r)
+                t = self.rows.get(kv)
+                if t is not None and (cond is None or cond(t, r)):
+                    del self.rows[kv]
+            elif self.indexed:
+                for kv in [kv for kv, t in self.rows.items() if cond is None or cond(t, r)]:
+                    del self.rows[kv]
+            else:
+                self.rows = [t for t in self.rows if not (cond is None or cond(t, r))]
+
+    def update(self, events, cond, setter, key=None, insert_row=None):
+        """Rewrite matching rows with setter(t, r); with insert_row, insert when none match."""
+        for r in events:
+            hits = self.matching(r, cond, key)
+            if hits:
+                self._replace(hits, r, setter)
+            elif insert_row is not None:
+                self.insert((insert_row(r),))
+
+    def _replace(self, hits, r, setter):
+        if self.indexed:
+            k = self.key_pos
+            for t in hits:
+                new = setter(t, r)
+                if new[k] != t[k]:
+                    del self.rows[t[k]]
+                self.rows[new[k]] = new
+            return
+        ids = {id(t) for t in hits}
+        self.rows = [setter(t, r) if id(t) in ids else t for t in self.rows]
+
+    # -- snapshot -------------------------------------------------------------------------
+    def get_state(self):
+        return self.all_rows()
+
+    def set_state(self, rows):
+        self.rows = {} if self.indexed else []
+        self.insert(rows)
