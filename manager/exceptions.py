@@ -54,6 +54,20 @@ class QueryPlanError(ManagerError):
     """The XML query plan cannot be built or does not validate against its schema."""
     status = 400
 
+    def __init__(self, message, span=None):
+        super().__init__(message)
+        self.span = span if span is not None and getattr(span, "line", 0) else None
+
+    def to_dict(self):
+        d = {"error": type(self).__name__, "message": str(self)}
+        if self.span is not None:
+            d.update(self.span.to_dict())
+        return d
+
+
+class DistributionError(QueryPlanError):
+    """A plan breaks a rule of distributed mode (@dist, partitions, group names)."""
+
 
 class TopologyBuildError(ManagerError):
     """A topology cannot be built from the XML query plan."""
