@@ -6,7 +6,7 @@ __all__ = [
     "CycleError", "BadGroupingError", "ComponentClassError", "BadNameError", "RoutingError",
     "SettingsError", "UnknownSettingError", "SettingValueError", "ConfigFileError",
     "ClusterError", "ClusterStartError", "LaunchError", "TopologyExistsError", "ControlError",
-    "TopologyNotFoundError",
+    "TopologyNotFoundError", "WaitTimeoutError",
 ]
 
 
@@ -105,3 +105,7 @@ class ControlError(TopologyError):
 
 class TopologyNotFoundError(ControlError):
     """No topology with that name is known."""
+
+
+class WaitTimeoutError(ControlError):
+    """A topology did not reach the awaited status in time."""

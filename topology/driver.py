@@ -1,0 +1,263 @@
+"""The topology's Spark driver: one Spark application running one barrier stage.
+
+Started by the launcher through spark-submit (client mode) with ``topology/sparkapp.py``.
+It binds three ZeroMQ sockets on the host: a REP control socket for the launcher (status,
+metrics, activate, deactivate, kill), a PUB socket telling tasks the desired state, and a
+PULL socket receiving task reports. It waits for the executors before submitting the stage
+(so Spark never refuses the barrier stage for lack of slots), reports WAITING_FOR_SLOTS
+while the master cannot give it cores, and on kill deactivates, drains, stops, exits.
+"""
+import json
+import logging
+import math
+import os
+import threading
+import time
+from pathlib import Path
+
+import zmq
+
+from topology import wire
+from topology.cluster import master_state
+from topology.metrics import add_queue_depths
+from topology.model import Topology
+
+log = logging.getLogger(__name__)
+
+
+class Driver:
+    """State machine + control loop of one running topology."""
+
+    def __init__(self, topology, launch, run_dir):
+        self.topology, self.launch, self.run_dir = topology, launch, Path(run_dir)
+        self.ntasks = topology.total_parallelism
+        self.phase, self.reason = "starting", ""
+        self.desired, self.seq = "active", 0
+        self.attempt, self.ready, self.restarts = -1, set(), 0
+        self.reports = {}
+        self.kill_deadline = None
+        self.app_id, self.sc, self.job_done = None, None, threading.Event()
+        self.started = time.time()
+        self.active_since = None
+        self._bind()
+
+    def _bind(self):
+        host = self.launch["host"]
+        self.zctx = zmq.Context()
+        self.rep, self.pub, self.pull = (self.zctx.socket(k) for k in (zmq.REP, zmq.PUB, zmq.PULL))
+        endpoints = {}
+        for name, sock in (("control", self.rep), ("tasks", self.pub), ("reports", self.pull)):
+            sock.setsockopt(zmq.LINGER, 0)
+            endpoints[name] = f"tcp://{host}:{sock.bind_to_random_port(f'tcp://{host}')}"
+        self.endpoints = endpoints
+        self._write("driver.json", {"pid": os.getpid(), "control": endpoints["control"],
+                                    "name": self.topology.name, "started": self.started})
+
+    def _write(self, name, data):
+        tmp = self.run_dir / f".{name}.tmp"
+        tmp.write_text(json.dumps(data))
+        tmp.replace(self.run_dir / name)
+
+    # --- Spark side (a background thread) ---------------------------------------------
+    def spark_thread(self):
+        """Create the SparkContext, wait for slots, run the barrier job until it ends."""
+        try:
+            from pyspark import SparkContext
+            self.sc = SparkContext()
+            self.sc.setLogLevel("WARN")
+            self.app_id = self.sc.applicationId
+            if self.phase == "starting":
+                self.phase = "waiting"
+                self._wait_for_slots()
+            if self.phase == "killing":
+                return
+            self.phase = "running"
+            self._run_job()
+        except Exception as exc:  # noqa: BLE001 - the job's failure is the topology's status
+            if self.phase != "killing":
+                self.phase, self.reason = "failed", _short(exc)
+                log.error("topology %s failed: %s", self.topology.name, exc)
+        finally:
+            self.job_done.set()
+
+    def _wait_for_slots(self):
+        """Poll until executors with enough cores registered (or a kill)."""
+        needed = self.launch["executors"]
+        tracker = self.sc._jsc.sc()
+        while self.phase == "waiting":
+            if tracker.getExecutorMemoryStatus().size() - 1 >= needed:
+                return
+            time.sleep(0.2)
+
+    def _run_job(self):
+        from topology.task import make_task_function
+        fn = make_task_function(self.topology.to_dict(), self.endpoints, self.launch["options"])
+        self.sc.setJobGroup("topology", self.topology.name, interruptOnCancel=True)
+        rdd = self.sc.parallelize(range(self.ntasks), self.ntasks).barrier().mapPartitions(fn)
+        # a failed barrier ResultStage is never retried, a failed barrier ShuffleMapStage is:
+        # so the instances run in a map stage feeding an (empty) shuffle
+        rdd.map(lambda row: (0, row)).partitionBy(1).count()
+
+    # --- control loop (the main thread) ----------------------------------------------
+    def serve(self):
+        """Answer control requests and reports until the job has ended; returns exit code."""
+        poller = zmq.Poller()
+        poller.register(self.rep, zmq.POLLIN)
+        poller.register(self.pull, zmq.POLLIN)
+        next_pub = 0.0
+        while not (self.job_done.is_set() and self.phase in ("failed", "killing", "done")):
+            events = dict(poller.poll(100))
+            if self.pull in events:
+                self._read_reports()
+            if self.rep in events:
+                self._answer(wire.unpack(self.rep.recv()))
+            if time.monotonic() >= next_pub:
+                self._publish()
+                next_pub = time.monotonic() + 0.2
+            if self.kill_deadline is not None:
+                self._kill_step()
+            if self.job_done.is_set() and self.phase == "running":
+                self.phase, self.reason = "failed", "the topology's tasks ended"
+        return self._finish()
+
+    def _publish(self):
+        state = "stop" if self.kill_deadline == "stop" else self.desired
+        self.pub.send(wire.pack({"state": state, "seq": self.seq}))
+
+    def _read_reports(self):
+        while True:
+            try:
+                report = wire.unpack(self.pull.recv(zmq.NOBLOCK))
+            except zmq.Again:
+                return
+            attempt = report["attempt"]
+            if attempt < 0:
+                continue
+            if attempt > self.attempt:
+                if self.attempt >= 0:
+                    self.restarts += 1
+                self.attempt, self.ready, self.reports = attempt, set(), {}
+            if attempt < self.attempt:
+                continue
+            self.reports[report["task"]] = report
+            if report["type"] == "ready":
+                self.ready.add(report["task"])
+                if len(self.ready) == self.ntasks and self.active_since is None:
+                    self.active_since = time.time()
+
+    def _answer(self, request):
+        cmd = request.get("cmd")
+        if cmd in ("activate", "deactivate") and self.kill_deadline is None:
+            self.desired = "active" if cmd == "activate" else "inactive"
+            self.seq += 1
+            self._publish()
+        elif cmd == "kill" and self.kill_deadline is None:
+            self._start_kill(float(request.get("wait", self.launch["kill_wait_secs"])))
+        if cmd == "metrics":
+            reply = {"instances": add_queue_depths([dict(r) for r in self.reports.values()]),
+                     "status": self.status()}
+        elif cmd in ("status", "activate", "deactivate", "kill"):
+            reply = self.status()
+        else:
+            reply = {"error": f"unknown command {cmd!r}"}
+        self.rep.send(wire.pack(reply))
+
+    # --- kill: deactivate, drain, stop ------------------------------------------------
+    def _start_kill(self, wait):
+        log.info("killing %s (drain up to %.1f s)", self.topology.name, wait)
+        self.desired, self.seq = "inactive", self.seq + 1
+        self.kill_deadline, self.kill_wait_until = time.monotonic() + wait, None
+        self.drain_totals, self.drain_seq = None, self.seq
+        if self.phase in ("starting", "waiting"):
+            self.phase = "killing"
+        self._publish()
+
+    def _kill_step(self):
+        if self.kill_deadline == "stop":
+            if time.monotonic() > self.kill_wait_until and self.sc is not None:
+                self.sc.cancelJobGroup("topology")
+                self.kill_wait_until = float("inf")
+            return
+        if not (self._drained() or time.monotonic() >= self.kill_deadline
+                or self.phase != "running"):
+            return
+        self.phase, self.kill_deadline = "killing", "stop"
+        self.kill_wait_until = time.monotonic() + self.launch["stop_timeout_s"]
+        self._publish()
+
+    def _drained(self):
+        """Spouts inactive, every queue empty, and totals unchanged since the last look."""
+        if self.phase != "running" or len(self.ready) < self.ntasks:
+            return False
+        fresh = [r for r in self.reports.values() if r["seq"] >= self.drain_seq]
+        if len(fresh) < self.ntasks or any(r["active"] for r in fresh):
+            self.seq += 1
+            return False
+        depths = add_queue_depths([dict(r) for r in fresh])
+        totals = sum(r["transferred"] + r["received"] for r in fresh)
+        drained = all(d["input_queue_depth"] == 0 for d in depths) and totals == self.drain_totals
+        self.drain_totals, self.drain_seq = totals, self.seq + 1
+        self.seq += 1
+        return drained
+
+    def status(self):
+        """The status dict the launcher shows (Storm's states plus WAITING_FOR_SLOTS)."""
+        status, reason = self._state()
+        return {"name": self.topology.name, "status": status, "reason": reason,
+                "app_id": self.app_id, "attempt": max(self.attempt, 0), "restarts": self.restarts,
+                "tasks": self.ntasks, "ready": len(self.ready),
+                "uptime_s": round(time.time() - self.started, 1),
+                "active_since": self.active_since, "driver_pid": os.getpid(),
+                "ui": self.sc.uiWebUrl if self.sc is not None else None}
+
+    def _state(self):
+        if self.kill_deadline is not None or self.phase == "killing":
+            return "KILLED", "draining" if isinstance(self.kill_deadline, float) else "stopping"
+        if self.phase == "failed":
+            return "FAILED", self.reason
+        if self.phase == "waiting" and self._master_says_waiting():
+            return "WAITING_FOR_SLOTS", f"needs {self.ntasks} free slots"
+        if self.phase == "running" and len(self.ready) == self.ntasks:
+            return ("ACTIVE" if self.desired == "active" else "INACTIVE"), ""
+        return "SUBMITTED", (f"starting tasks {len(self.ready)}/{self.ntasks} "
+                             f"(attempt {max(self.attempt, 0)})")
+
+    def _master_says_waiting(self):
+        state = master_state(self.launch["master_ui_url"], timeout=0.5)
+        if state is None:
+            return time.time() - self.started > 20
+        apps = [a for a in state.get("activeapps", []) if a.get("id") == self.app_id]
+        return bool(apps) and apps[0].get("state") == "WAITING"
+
+    def _finish(self):
+        status, reason = ("KILLED", "") if self.phase in ("killing", "done") else self._state()
+        self._write("final.json", {"name": self.topology.name, "status": status,
+                                   "reason": reason, "app_id": self.app_id, "ended": time.time()})
+        if self.sc is not None:
+            self.sc.stop()
+        self.zctx.destroy(linger=0)
+        return 0 if status == "KILLED" else 1
+
+
+def _short(exc, limit=800):
+    text = str(exc).strip().splitlines()
+    first = next((line for line in text if "Error" in line or "Exception" in line), text[0] if text else "")
+    return f"{type(exc).__name__}: {first}"[:limit]
+
+
+def main(run_dir):
+    """Entry point: read spec.json and launch.json from run_dir, run until killed."""
+    run_dir = Path(run_dir)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    topology = Topology.from_dict(json.loads((run_dir / "spec.json").read_text()))
+    launch = json.loads((run_dir / "launch.json").read_text())
+    driver = Driver(topology, launch, run_dir)
+    threading.Thread(target=driver.spark_thread, name="spark-job", daemon=True).start()
+    return driver.serve()
+
+
+def executors_needed(parallelism, workers):
+    """(executors, cores per executor) for N tasks over the configured workers."""
+    workers = max(1, min(workers, parallelism))
+    cores = math.ceil(parallelism / workers)
+    return workers, cores

@@ -1,0 +1,145 @@
+"""Submit topologies to Spark and control them: submit, handle, list.
+
+    handle = submit(topology)              # returns at once (spark-submit, client mode)
+    handle.wait_for("ACTIVE", timeout=60)
+    handle.metrics()                       # per component and instance, Storm UI names
+    handle.deactivate(); handle.activate()
+    handle.kill(wait_secs=5)               # deactivate, drain, stop the app, free its slots
+
+Each topology gets a run directory ``<state_dir>/topologies/<name>/`` with its spec, the
+launch options, the driver log, ``driver.json`` (the driver's control endpoint) and, once it
+ended, ``final.json``.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+from topology.cluster import SPARK_HOME, ensure_cluster
+from topology.control import TopologyHandle, run_dir_alive
+from topology.driver import executors_needed
+from topology.exceptions import LaunchError, TopologyExistsError, TopologyNotFoundError
+from topology.spark_settings import PROJECT_ROOT, load_spark_settings, state_dir
+
+SPARKAPP = Path(__file__).resolve().parent / "sparkapp.py"
+
+
+def run_dir_name(name):
+    """A file-system-safe, collision-free directory name for a topology name."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80]
+    return f"{safe}-{zlib.crc32(name.encode()):08x}"
+
+
+def topologies_dir(settings):
+    path = state_dir(settings) / "topologies"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def submit(topology, settings=None, overrides=None):
+    """Validate and submit; returns a TopologyHandle at once (status SUBMITTED)."""
+    settings = settings or load_spark_settings()
+    if overrides:
+        settings = settings.with_overrides(overrides)
+    topology.validate(for_spark=True)
+    cluster = ensure_cluster(settings)
+    run_dir = topologies_dir(settings) / run_dir_name(topology.name)
+    if run_dir_alive(run_dir):
+        raise TopologyExistsError(f"topology {topology.name!r} is already running "
+                                  f"(kill it first; state in {run_dir})")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for stale in ("driver.json", "final.json", "submit.json"):
+        (run_dir / stale).unlink(missing_ok=True)
+    executors, cores = executors_needed(topology.total_parallelism, settings["topology.workers"])
+    launch = _launch_options(settings, cluster, executors)
+    (run_dir / "spec.json").write_text(topology.to_json(indent=1))
+    (run_dir / "launch.json").write_text(json.dumps(launch, indent=1))
+    cmd = _spark_submit_command(topology.name, settings, cluster, executors, cores, run_dir)
+    python = settings["spark.python"] or sys.executable
+    env = dict(os.environ, SPARK_HOME=SPARK_HOME, PYSPARK_PYTHON=python,
+               PYSPARK_DRIVER_PYTHON=python, SPARK_LOCAL_IP=settings["spark.host"])
+    with open(run_dir / "driver.log", "ab") as log:
+        try:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        except OSError as exc:
+            raise LaunchError(f"cannot run spark-submit for {topology.name!r}: {exc}") from None
+    (run_dir / "submit.json").write_text(json.dumps(
+        {"pid": proc.pid, "submitted": time.time(), "name": topology.name,
+         "master": cluster.master_url, "master_ui": cluster.ui_url}))
+    return TopologyHandle(topology.name, run_dir, process=proc)
+
+
+def _launch_options(settings, cluster, executors):
+    return {"host": settings["spark.host"], "master_ui_url": cluster.ui_url,
+            "executors": executors, "kill_wait_secs": settings["topology.kill_wait_secs"],
+            "stop_timeout_s": settings["topology.stop_timeout_s"],
+            "options": {"host": settings["spark.host"],
+                        "queue_batches": settings["topology.queue_batches"],
+                        "metrics_interval_s": settings["topology.metrics_interval_s"],
+                        "idle_sleep_ms": settings["topology.idle_sleep_ms"]}}
+
+
+def spark_conf(settings, executors, cores):
+    """The Spark properties of a topology application."""
+    python = settings["spark.python"] or sys.executable
+    host = settings["spark.host"]
+    attempts = str(settings["topology.max_stage_attempts"])
+    conf = {
+        "spark.executor.cores": str(cores), "spark.cores.max": str(cores * executors),
+        "spark.task.cpus": "1", "spark.executor.memory": settings["spark.executor_memory"],
+        "spark.dynamicAllocation.enabled": "false",
+        # we wait for the executors ourselves (reporting WAITING_FOR_SLOTS) before the stage
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime": "1s",
+        "spark.scheduler.barrier.maxConcurrentTasksCheck.interval": "1s",
+        "spark.scheduler.barrier.maxConcurrentTasksCheck.maxFailures": "1000",
+        "spark.stage.maxConsecutiveAttempts": attempts, "spark.task.maxFailures": attempts,
+        "spark.locality.wait": "0s", "spark.driver.host": host, "spark.driver.bindAddress": host,
+        "spark.ui.port": "0", "spark.ui.showConsoleProgress": "false",
+        "spark.pyspark.python": python, "spark.pyspark.driver.python": python,
+        "spark.executorEnv.PYTHONPATH": os.pathsep.join(
+            [str(PROJECT_ROOT), *settings["spark.python_path"]]),
+        "spark.executorEnv.SPARK_LOCAL_IP": host,
+    }
+    for item in settings["spark.conf"]:
+        key, _, value = item.partition("=")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+def _spark_submit_command(name, settings, cluster, executors, cores, run_dir):
+    cmd = [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--master", cluster.master_url,
+           "--deploy-mode", "client", "--name", name,
+           "--driver-memory", settings["spark.driver_memory"]]
+    for key, value in spark_conf(settings, executors, cores).items():
+        cmd += ["--conf", f"{key}={value}"]
+    return cmd + [str(SPARKAPP), str(run_dir)]
+
+
+def get_topology(name, settings=None):
+    """The handle of a known topology (running or ended) by name."""
+    settings = settings or load_spark_settings()
+    run_dir = topologies_dir(settings) / run_dir_name(name)
+    if not (run_dir / "submit.json").exists():
+        raise TopologyNotFoundError(f"no topology named {name!r} in {run_dir.parent}")
+    return TopologyHandle(name, run_dir)
+
+
+def list_topologies(settings=None, include_ended=False):
+    """Status dicts of the topologies in this state_dir (running ones unless include_ended)."""
+    settings = settings or load_spark_settings()
+    out = []
+    for run_dir in sorted(topologies_dir(settings).iterdir()):
+        submit_file = run_dir / "submit.json"
+        if not submit_file.exists():
+            continue
+        handle = TopologyHandle(json.loads(submit_file.read_text())["name"], run_dir)
+        status = handle.status()
+        if include_ended or status["status"] not in ("KILLED", "FAILED") or run_dir_alive(run_dir):
+            out.append(status)
+    return out

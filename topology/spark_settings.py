@@ -1,0 +1,49 @@
+"""The settings of conf/spark.yaml: the Spark cluster and how topologies run on it."""
+from pathlib import Path
+
+from topology.settings import Schema, Setting
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+SPARK = Schema("spark", [
+    Setting("spark", "master", str, "embedded",
+            "`embedded` starts a one-machine standalone master+worker on loopback; "
+            "or `spark://host:port` of an existing cluster"),
+    Setting("spark", "slots", int, 16, "embedded worker cores (task slots; may exceed CPUs)"),
+    Setting("spark", "worker_memory", str, "8g", "memory the embedded worker offers"),
+    Setting("spark", "executor_memory", str, "512m", "spark.executor.memory per topology executor"),
+    Setting("spark", "driver_memory", str, "512m", "spark.driver.memory of each topology driver"),
+    Setting("spark", "python", str, "", "Python for drivers and executors (empty: this Python)"),
+    Setting("spark", "host", str, "127.0.0.1", "address the cluster, drivers and tasks bind to"),
+    Setting("spark", "state_dir", str, "", "cluster and topology state (empty: <project>/var/spark)"),
+    Setting("spark", "master_port", int, 0, "embedded master port (0: a free port)"),
+    Setting("spark", "master_ui_port", int, 0, "embedded master web UI port (0: a free port)"),
+    Setting("spark", "master_ui_url", str, "",
+            "master web UI for an external master (empty: http://<master host>:8080)"),
+    Setting("spark", "python_path", list, [], "extra PYTHONPATH entries for executors"),
+    Setting("spark", "conf", list, [], "extra Spark properties as key=value"),
+    Setting("topology", "workers", int, 1,
+            "executors per topology (Storm topology.workers); tasks are spread evenly"),
+    Setting("topology", "max_stage_attempts", int, 10,
+            "spark.stage.maxConsecutiveAttempts: restarts of a failed topology stage"),
+    Setting("topology", "queue_batches", int, 64,
+            "ZeroMQ high-water mark per link, in batches (bounded queues = backpressure)"),
+    Setting("topology", "metrics_interval_s", float, 1.0, "how often instances report metrics"),
+    Setting("topology", "idle_sleep_ms", float, 1.0, "spout pause after an empty next_batch()"),
+    Setting("topology", "kill_wait_secs", float, 30.0,
+            "default drain time of kill (Storm topology.message.timeout.secs)"),
+    Setting("topology", "stop_timeout_s", float, 15.0,
+            "after the drain, how long tasks get to stop before the job is cancelled"),
+])
+
+
+def load_spark_settings(overrides=None, conf_dir=None, env=None):
+    """conf/spark.yaml layered with CEP_SPARK_* / CEP_TOPOLOGY_* and overrides."""
+    return SPARK.load(conf_dir=conf_dir, env=env, overrides=overrides)
+
+
+def state_dir(settings):
+    """The state directory (created) for cluster and topology files."""
+    path = Path(settings["spark.state_dir"] or PROJECT_ROOT / "var" / "spark")
+    path.mkdir(parents=True, exist_ok=True)
+    return path

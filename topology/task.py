@@ -1,0 +1,187 @@
+"""A component instance as a long-running task of the topology's barrier stage.
+
+``make_task_function(spec, driver, options)`` returns the function Spark runs per partition:
+it binds a PULL socket, exchanges endpoints with every other instance through
+``BarrierTaskContext.allGather``, connects one PUSH socket per downstream task (high-water
+marks bound every link, so a slow bolt blocks its upstreams: backpressure), then loops until
+the driver says stop.
+"""
+import json
+import logging
+import time
+
+import zmq
+
+from topology import wire
+from topology.component import Batch
+from topology.instance import Instance
+from topology.model import Topology
+
+log = logging.getLogger(__name__)
+BURST = 64  # data messages handled per poll before checking control again
+
+
+def make_task_function(spec, driver, options):
+    """The mapPartitions function of the barrier stage (pickled to the executors)."""
+
+    def run_partition(_rows):
+        from pyspark import BarrierTaskContext
+        ctx = BarrierTaskContext.get()
+        topology = Topology.from_dict(spec)
+        task_id = ctx.partitionId()
+        host = ctx.getTaskInfos()[task_id].address.rsplit(":", 1)[0] or options["host"]
+        runner = TaskRunner(topology, task_id, driver, options)
+        try:
+            endpoint = runner.bind(host)
+            gathered = [json.loads(m) for m in ctx.allGather(
+                json.dumps([endpoint, ctx.taskAttemptId()]))]
+            # the stage attempt: the smallest task attempt id of this attempt's tasks, the
+            # same in every task and larger than any earlier attempt's
+            runner.attempt = min(g[1] for g in gathered)
+            runner.connect([g[0] for g in gathered])
+            runner.run()
+        finally:
+            runner.close()
+        return iter(())
+
+    return run_partition
+
+
+class TaskRunner:
+    """Sockets and the run loop around one Instance."""
+
+    def __init__(self, topology, task_id, driver, options):
+        cid, index = topology.tasks()[task_id]
+        self.task_id, self.attempt, self.options = task_id, -1, options
+        self.zctx = zmq.Context()
+        self.report = self._socket(zmq.PUSH, connect=driver["reports"])
+        self.control = self._socket(zmq.SUB, connect=driver["tasks"])
+        self.control.setsockopt(zmq.SUBSCRIBE, b"")
+        self.instance = Instance(topology, cid, index, task_id)
+        self.pull, self.pushes = None, {}
+        self.state, self.seq = "inactive", -1
+        self.instance.active = False
+
+    def _socket(self, kind, connect=None, hwm=None):
+        sock = self.zctx.socket(kind)
+        sock.setsockopt(zmq.LINGER, 0)
+        if hwm:
+            sock.setsockopt(zmq.SNDHWM if kind == zmq.PUSH else zmq.RCVHWM, hwm)
+        if connect:
+            sock.connect(connect)
+        return sock
+
+    def bind(self, host):
+        """Bind this task's input socket (bolts); returns its endpoint ('' for spouts)."""
+        if self.instance.kind == "spout":
+            return ""
+        self.pull = self._socket(zmq.PULL, hwm=self.options["queue_batches"])
+        port = self.pull.bind_to_random_port(f"tcp://{host}")
+        return f"tcp://{host}:{port}"
+
+    def connect(self, endpoints):
+        """Connect a PUSH socket to every task this instance routes to."""
+        targets = {t for routes in self.instance.routes.values() for r in routes for t in r.tasks}
+        for task in sorted(targets):
+            self.pushes[task] = self._socket(zmq.PUSH, connect=endpoints[task],
+                                             hwm=self.options["queue_batches"])
+
+    def run(self):
+        """Open the component, report ready, loop until stop."""
+        self.instance.open()
+        self._send_report("ready")
+        interval = self.options["metrics_interval_s"]
+        next_report = time.monotonic() + interval
+        step = self._spout_step if self.instance.kind == "spout" else self._bolt_step
+        while self.state != "stop":
+            step()
+            self._read_control(0)
+            if time.monotonic() >= next_report:
+                self._send_report("metrics")
+                next_report = time.monotonic() + interval
+
+    def _spout_step(self):
+        if self.state != "active":
+            self._read_control(100)
+            return
+        routed, origin = self.instance.poll_spout()
+        if routed:
+            self._send(routed, origin)
+        else:
+            self._read_control(self.options["idle_sleep_ms"])
+
+    def _bolt_step(self):
+        if not self.pull.poll(100):
+            return
+        for _ in range(BURST):
+            try:
+                head, payload = self.pull.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            stream, source, origin = wire.unpack(head)
+            try:
+                rows = wire.unpack_rows(payload)
+            except (ValueError, TypeError) as exc:
+                self.instance.metrics.record_error(1, exc, f"decode from {source}")
+                continue
+            self._send(self.instance.execute(Batch(rows, stream, source, origin)), origin)
+
+    def _send(self, routed, origin):
+        """Send routed parts; waits (backpressure) while a target's queue is full."""
+        metrics = self.instance.metrics
+        for task, stream, rows in routed:
+            frames = (wire.header(stream, self.instance.context.component_id, origin),
+                      wire.pack(rows))
+            sock = self.pushes[task]
+            while True:
+                try:
+                    sock.send_multipart(frames, zmq.NOBLOCK)
+                    break
+                except zmq.Again:
+                    started = time.perf_counter()
+                    sock.poll(50, zmq.POLLOUT)
+                    metrics.backpressure_s += time.perf_counter() - started
+                    self._read_control(0)
+                    if self.state == "stop":
+                        return
+            metrics.record_send(task, len(rows))
+
+    def _read_control(self, timeout_ms):
+        """Apply the newest control message; report at once when its seq is new."""
+        if not self.control.poll(timeout_ms):
+            return
+        message = None
+        while True:
+            try:
+                message = wire.unpack(self.control.recv(zmq.NOBLOCK))
+            except zmq.Again:
+                break
+        state, seq = message["state"], message["seq"]
+        if state != self.state and state != "stop":
+            self.instance.set_active(state == "active")
+        self.state = state
+        if seq != self.seq:
+            self.seq = seq
+            self._send_report("metrics")
+
+    def _send_report(self, kind):
+        data = self.instance.metrics.snapshot()
+        data.update(type=kind, attempt=self.attempt, seq=self.seq,
+                    active=self.instance.active, kind=self.instance.kind)
+        custom = getattr(self.instance.component, "custom_metrics", None)
+        if custom:
+            try:
+                data["custom"] = custom()
+            except Exception as exc:  # noqa: BLE001
+                data["custom"] = {"error": str(exc)}
+        try:
+            self.report.send(wire.pack(data), zmq.NOBLOCK)
+        except zmq.Again:
+            pass
+
+    def close(self):
+        """Close the component, send a last report, close sockets."""
+        self.instance.close()
+        self._send_report("stopped")
+        time.sleep(0.05)
+        self.zctx.destroy(linger=200)
