@@ -1,0 +1,84 @@
+"""Worker settings: declared once here, layered defaults < conf/worker.yaml < CEP_* env < flags.
+
+    cfg = load_config(overrides={"worker.mode": "standalone"})
+    cfg["http.port"], cfg.source("http.port")
+"""
+import os
+import socket
+
+from cep.worker.exceptions import WorkerConfigError
+from topology.exceptions import TopologyError
+from topology.settings import Schema, Setting
+
+MODES = ("distributed", "standalone")
+ROLES = ("receiver", "publisher")
+
+WORKER_SCHEMA = Schema("worker", [
+    Setting("worker", "id", str, "", "worker id; empty means <hostname>:<http port>"),
+    Setting("worker", "mode", str, "distributed", "distributed (plans on Spark via the "
+            "manager) or standalone (plans in-process with the engine)", MODES),
+    Setting("worker", "roles", list, ["receiver", "publisher"], "receiver, publisher or both"),
+    Setting("worker", "advertised_host", str, "", "host other machines reach this worker at; "
+            "empty means the first non-loopback IPv4"),
+    Setting("worker", "tenant", int, -1234, "tenant of locally loaded plans (standalone)"),
+    Setting("manager", "urls", list, ["http://127.0.0.1:9763"], "manager REST addresses; the "
+            "worker uses whichever answers"),
+    Setting("manager", "registries", list, [], "registry addresses (tcp://host:port), same "
+            "order as manager.urls; empty means each manager's host on port 8904"),
+    Setting("manager", "poll_interval", float, 2.0, "seconds between deployment polls (<= 5)"),
+    Setting("manager", "timeout", float, 2.0, "seconds to wait for one manager answer"),
+    Setting("http", "host", str, "0.0.0.0", "bind address of the HTTP receiver and status API"),
+    Setting("http", "port", int, 9090, "HTTP port; 0 picks a free port"),
+    Setting("zmq", "host", str, "0.0.0.0", "bind address of the ZeroMQ msgpack receiver"),
+    Setting("zmq", "port", int, 9091, "ZeroMQ receiver port; 0 picks a free port, -1 disables"),
+    Setting("transport", "buffer_events", int, 100000, "events buffered per imported stream "
+            "while its receiver spout is unreachable; more are refused"),
+    Setting("transport", "batch_size", int, 1000, "events per frame sent to a receiver spout"),
+    Setting("transport", "flush_ms", float, 5.0, "longest wait before a partial frame is sent"),
+    Setting("transport", "reconnect_interval", float, 1.0, "seconds between spout lookups "
+            "while disconnected"),
+    Setting("transport", "heartbeat_interval", float, 5.0, "seconds between publisher "
+            "registrations (the registry heartbeat)"),
+    Setting("standalone", "plans", list, [], "plan files or folders (*.siddhiql) run in "
+            "standalone mode; re-read when they change"),
+    Setting("sinks", "default", str, "log", "sink for exported streams without @sink: log or "
+            "file", ("log", "file")),
+    Setting("sinks", "dir", str, "var/out", "folder of default file sinks "
+            "(<dir>/<plan>/<stream>.jsonl)"),
+])
+
+
+def load_config(overrides=None, path=None, env=None, conf_dir=None):
+    """Load and check the worker settings; raises WorkerConfigError naming the bad setting."""
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    try:
+        cfg = WORKER_SCHEMA.load(conf_dir=conf_dir, env=env, overrides=overrides, path=path)
+    except TopologyError as exc:
+        raise WorkerConfigError(str(exc)) from None
+    _check(cfg)
+    return cfg
+
+
+def _check(cfg):
+    bad_roles = [r for r in cfg["worker.roles"] if r not in ROLES]
+    if bad_roles or not cfg["worker.roles"]:
+        raise WorkerConfigError(f"setting worker.roles ({cfg.source('worker.roles')}): "
+                                f"{cfg['worker.roles']!r} must name receiver and/or publisher")
+    if not 0 < cfg["manager.poll_interval"] <= 5:
+        raise WorkerConfigError(f"setting manager.poll_interval "
+                                f"({cfg.source('manager.poll_interval')}): must be in (0, 5] s")
+    if cfg["worker.mode"] == "distributed" and not cfg["manager.urls"]:
+        raise WorkerConfigError("distributed mode needs at least one manager address "
+                                "(manager.urls, CEP_MANAGER_URLS or --manager)")
+    regs = cfg["manager.registries"]
+    if regs and len(regs) != len(cfg["manager.urls"]):
+        raise WorkerConfigError(f"manager.registries has {len(regs)} addresses but manager.urls "
+                                f"has {len(cfg['manager.urls'])}; give one per manager or none")
+    for name in ("transport.buffer_events", "transport.batch_size"):
+        if cfg[name] < 1:
+            raise WorkerConfigError(f"setting {name} ({cfg.source(name)}): must be >= 1")
+
+
+def worker_id(cfg, http_port):
+    """The configured id, else `<hostname>:<http port>` (stable across restarts)."""
+    return cfg["worker.id"] or f"{socket.gethostname()}:{http_port or os.getpid()}"
