@@ -1,0 +1,90 @@
+"""The receiver spout (CEP 4.0's EventReceiverSpout): where a plan topology's events enter.
+
+Each task binds a ZeroMQ PULL socket on port 0 (the OS picks the port: no port probing),
+registers `host:port` with the manager's endpoint registry for the plan's imported streams,
+heartbeats, and emits the event batches CEP workers push to it (manager/registry/PROTOCOL.md
+section 2), one Storm stream per Siddhi stream, rows `(timestamp, *values)`.
+
+Config keys: registry (tcp URL), tenant, plan, streams ({stream id: [attribute names]}),
+host (advertised; default the first non-loopback IPv4), bind_host (default host),
+heartbeat_interval (s, default 5), max_frames (frames per next_batch, default 64).
+"""
+import logging
+
+import zmq
+
+from manager.registry.client import Heartbeat, RegistryClient
+from manager.registry.identity import default_host, machine_identity
+from manager.registry.wire import BadFrameError, decode_batch
+from topology.component import Spout
+
+log = logging.getLogger(__name__)
+
+
+class ReceiverSpout(Spout):
+    """PULL socket -> rows by stream; registered and heartbeating while open."""
+
+    def open(self, context, collector):
+        super().open(context, collector)
+        cfg = self.config
+        self.streams = {s: len(attrs) + 1 for s, attrs in cfg["streams"].items()}
+        self.host = cfg.get("host") or default_host()
+        self.label = f"[{cfg['tenant']}:{cfg['plan']}:EventReceiverSpout:{context.index}]"
+        self.max_frames = int(cfg.get("max_frames", 64))
+        self.dropped = 0
+        self.sock = zmq.Context.instance().socket(zmq.PULL)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.setsockopt(zmq.RCVHWM, int(cfg.get("rcvhwm", 1000)))
+        self.port = self.sock.bind_to_random_port(f"tcp://{cfg.get('bind_host') or self.host}")
+        self.registry = RegistryClient(cfg["registry"])
+        self.heartbeat = Heartbeat(
+            self.registry, float(cfg.get("heartbeat_interval", 5.0)), kind="receiver",
+            tenant=int(cfg["tenant"]), plan=cfg["plan"], host=self.host, port=self.port,
+            machine=machine_identity(self.host), streams=list(self.streams),
+            component=f"{context.topology_name}:{context.component_id}:{context.index}").start()
+        log.info("%s listening on tcp://%s:%s for %s", self.label, self.host, self.port,
+                 ", ".join(self.streams))
+
+    def next_batch(self):
+        """Drain up to max_frames frames without blocking and emit their rows by stream."""
+        by_stream = {}
+        for _ in range(self.max_frames):
+            try:
+                frame = self.sock.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            self._take(frame, by_stream)
+        for stream, rows in by_stream.items():
+            self.emit(rows, stream)
+        return None
+
+    def _take(self, frame, by_stream):
+        try:
+            stream, events = decode_batch(frame)
+        except BadFrameError as exc:
+            self._drop(1, f"bad frame: {exc}")
+            return
+        width = self.streams.get(stream)
+        if width is None:
+            self._drop(len(events), f"stream {stream!r} is not imported by this plan")
+            return
+        rows = by_stream.setdefault(stream, [])
+        try:
+            rows.extend([(ev[0], *ev[1]) for ev in events])
+        except (TypeError, IndexError):
+            self._drop(len(events), f"stream {stream!r}: events must be [ts, [values]]")
+            return
+        if any(len(r) != width for r in rows):
+            good = [r for r in rows if len(r) == width]
+            self._drop(len(rows) - len(good), f"stream {stream!r}: wrong number of values "
+                                              f"(expected {width - 1})")
+            rows[:] = good
+
+    def _drop(self, count, why):
+        self.dropped += count
+        log.warning("%s dropped %d event(s): %s", self.label, count, why)
+
+    def close(self):
+        self.heartbeat.stop(unregister=True)
+        self.registry.close()
+        self.sock.close(0)
