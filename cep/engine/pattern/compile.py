@@ -1,0 +1,95 @@
+"""Compile a pattern/sequence input (model) into a SharedMachine with generated conditions.
+
+Each state's filters become one generated `cond(p, r)`. A conjunct `own_attr == <expression
+over earlier states>` also becomes an index key: waiting partials are filed under the value of
+the expression, and an arriving event only looks at the partials filed under its own value.
+"""
+from cep.engine.expressions import FALLBACK_ERRORS, compile_expression, make_function
+from cep.engine.pattern.machine import compile_machine
+from cep.engine.pattern.plan import flatten
+from cep.engine.pattern.scope import PatternScope
+from cep.engine.table.keys import and_all, equi_split
+from cep.errors import InvalidQueryError, TypeMismatchError, UnknownStreamError
+from cep.model import AttrType, Filter
+
+
+def compile_pattern(state_input, definitions, scope_hook=None):
+    """SharedMachine for `state_input`; `definitions`: stream id -> StreamDefinition.
+
+    `scope_hook(scope)` may decorate each condition scope (e.g. with `in Table` support)."""
+    _check_streams(state_input, definitions)
+
+    def conditions(node, nodes):
+        scope = PatternScope(nodes, definitions, own=node)
+        if scope_hook is not None:
+            scope_hook(scope)
+        expr = and_all([h.expression for h in node.state.stream.handlers
+                        if isinstance(h, Filter)])
+        _reject_windows(node)
+        if expr is None:
+            return None, None, None
+        cond = _function("cond", "p, r", expr, scope, want_bool=True)
+        row_key, partial_key = _index_keys(expr, node, scope)
+        return cond, row_key, partial_key
+    return compile_machine(state_input, conditions)
+
+
+def selector_scope(shared, definitions):
+    """The scope a pattern query's selector compiles against (composite rows)."""
+    return PatternScope(shared.nodes, definitions)
+
+
+def _check_streams(state_input, definitions):
+    nodes, _ = flatten(state_input.state)
+    for n in nodes:
+        if n.stream_id not in definitions:
+            raise UnknownStreamError(
+                f"pattern state '{n.alias or n.stream_id}' reads stream '{n.stream_id}', "
+                f"which is not defined", n.state.stream.span or n.state.span)
+
+
+def _reject_windows(node):
+    for h in node.state.stream.handlers:
+        if not isinstance(h, Filter):
+            raise InvalidQueryError(
+                f"pattern state '{node.alias or node.stream_id}' can only have filters, not "
+                f"#{getattr(h, 'name', type(h).__name__)}", h.span)
+
+
+def _function(name, args, expr, scope, want_bool=False):
+    c = compile_expression(expr, scope)
+    if want_bool and c.type not in (AttrType.BOOL, AttrType.OBJECT):
+        raise TypeMismatchError(f"a pattern condition must be a bool expression, not {c.type}",
+                                getattr(expr, "span", None))
+    src = (f"def {name}({args}):\n"
+           "    try:\n"
+           f"        return {c.fast}\n"
+           "    except FALLBACK:\n"
+           f"        return {c.source}\n")
+    return make_function(name, src, {**c.globals, "FALLBACK": FALLBACK_ERRORS})
+
+
+def _index_keys(expr, node, scope):
+    """(row_key(r), partial_key(p)) from `own == earlier` conjuncts, or (None, None)."""
+    own_refs = {None, node.alias} if node.alias else {None, node.stream_id}
+
+    def side(v):
+        if v.stream in own_refs and v.index is None:
+            return "own"
+        return "earlier" if v.stream is not None else None
+    pairs, _ = equi_split(expr, side, probe="earlier", stored="own")
+    if not pairs:
+        return None, None
+    own_exprs = [a for a, _ in pairs]
+    earlier = [b for _, b in pairs]
+    row_src = [compile_expression(a, scope) for a in own_exprs]
+    part_src = [compile_expression(b, scope) for b in earlier]
+    g = {}
+    for c in row_src + part_src:
+        g.update(c.globals)
+    tup = (lambda cs: cs[0].source if len(cs) == 1 else
+           "(" + ", ".join(c.source for c in cs) + ",)")
+    row_key = make_function("row_key", f"def row_key(r):\n    return {tup(row_src)}\n", g)
+    partial_key = make_function("partial_key",
+                                f"def partial_key(p):\n    return {tup(part_src)}\n", g)
+    return row_key, partial_key
