@@ -1,0 +1,72 @@
+"""A plan served in distributed mode: imported streams go to receiver spouts (one connection
+each, chosen by the registry), and a publisher service registered with the registry takes the
+exported streams from the publisher bolts and writes them to the sinks."""
+import logging
+
+from cep.worker.inflow import SpoutConnection
+from cep.worker.plumbing import build_sink_set, start_sources, stop_all, stream_key
+from manager.registry.client import Heartbeat
+from publishers.service import PublisherService
+
+log = logging.getLogger(__name__)
+
+
+class DistributedPlan:
+    """Inflow connections and (for the publisher role) the plan's publisher service."""
+
+    mode = "distributed"
+
+    def __init__(self, spec, router, registry, cfg, identity):
+        self.spec, self.router, self.registry = spec, router, registry
+        self.cfg, self.identity = cfg, identity
+        roles = cfg["worker.roles"]
+        self.inflows = {}
+        if "receiver" in roles:
+            for s in spec.imported:
+                self.inflows[s.stream] = self._inflow(s.stream)
+        self.service = self.heartbeat = None
+        if "publisher" in roles and spec.exported:
+            self.service = PublisherService(build_sink_set(cfg, spec), cfg["http.host"])
+        self.sources = []
+
+    def _inflow(self, stream):
+        c = self.cfg
+        return SpoutConnection(
+            self.registry, self.spec.tenant, self.spec.name, stream, self.identity.worker_id,
+            self.identity.machine, capacity=c["transport.buffer_events"],
+            batch_size=c["transport.batch_size"], flush_ms=c["transport.flush_ms"],
+            reconnect_interval=c["transport.reconnect_interval"])
+
+    def start(self):
+        for s in self.spec.imported:
+            if s.stream in self.inflows:
+                self.inflows[s.stream].start()
+                self.router.register(stream_key(self.spec, s.stream), s.definition,
+                                     self.inflows[s.stream].offer)
+        if self.service is not None:
+            self.service.start()
+            self.heartbeat = Heartbeat(
+                self.registry, self.cfg["transport.heartbeat_interval"], kind="publisher",
+                tenant=self.spec.tenant, plan=self.spec.name, host=self.identity.host,
+                port=self.service.port, machine=self.identity.machine,
+                worker=self.identity.worker_id).start()
+        if self.inflows:
+            self.sources = start_sources(self.spec, self.router)
+        return self
+
+    def stop(self):
+        self.router.unregister_plan(str(self.spec.tenant), self.spec.name)
+        stop_all(self.sources)
+        stop_all(self.inflows.values())
+        if self.heartbeat is not None:
+            self.heartbeat.stop(unregister=True)
+        if self.service is not None:
+            self.service.stop()
+
+    def status(self):
+        inflow = [c.metrics() for c in self.inflows.values()]
+        connected = sum(1 for m in inflow if m["connected"])
+        return {"mode": self.mode, "version": self.spec.version,
+                "inflow": {"required": len(inflow), "connected": connected, "streams": inflow},
+                "outflow": self.service.metrics() if self.service else None,
+                "sources": [s.describe() for s in self.sources]}

@@ -1,0 +1,141 @@
+"""The worker node: its HTTP and ZeroMQ receivers, its deployed plans and its deployment sync.
+
+    w = Worker(load_config(overrides={...})).start()
+    w.status(); w.stop()
+"""
+import logging
+import threading
+from dataclasses import dataclass
+
+from cep.worker.config import worker_id
+from cep.worker.exceptions import PlanDeployError
+from cep.worker.managers import FailoverRegistry, ManagerSet
+from cep.worker.status_api import status_blueprint
+from cep.worker.sync import LocalPlanSync, ManagerSync
+from manager.registry.identity import default_host, machine_identity
+from receivers.http_receiver import HttpServer, create_app
+from receivers.router import IngestRouter
+from receivers.zmq_receiver import ZmqReceiver
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who this worker is to the registry: id, advertised host, machine identity."""
+    worker_id: str
+    host: str
+    machine: tuple
+
+
+class Worker:
+    """Receivers + plans (distributed or standalone) + deployment sync."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.mode = cfg["worker.mode"]
+        self.router = IngestRouter()
+        self.plans = {}  # (tenant, name) -> StandalonePlan | DistributedPlan
+        self.failed = {}  # (tenant, name) -> (version, message)
+        self._lock = threading.RLock()
+        app = create_app(self.router, [status_blueprint(self)])
+        self.http = HttpServer(app, cfg["http.host"], cfg["http.port"])
+        self.zmq = None
+        if cfg["zmq.port"] >= 0:
+            self.zmq = ZmqReceiver(self.router, f"tcp://{cfg['zmq.host']}:{cfg['zmq.port']}")
+        host = cfg["worker.advertised_host"] or default_host()
+        self.identity = Identity(worker_id(cfg, self.http.port), host,
+                                 tuple(machine_identity(host)))
+        self.managers = self.registry = None
+        if self.mode == "distributed":
+            self.managers = ManagerSet(cfg["manager.urls"], cfg["manager.registries"],
+                                       cfg["manager.timeout"])
+            self.registry = FailoverRegistry(self.managers, cfg["manager.timeout"])
+            self.sync = ManagerSync(self, self.managers, cfg["manager.poll_interval"])
+        else:
+            self.sync = LocalPlanSync(self, cfg["standalone.plans"], cfg["worker.tenant"],
+                                      cfg["manager.poll_interval"])
+
+    @property
+    def http_url(self):
+        return self.http.url
+
+    @property
+    def zmq_url(self):
+        return self.zmq.url if self.zmq else None
+
+    def start(self):
+        self.http.start()
+        if self.zmq:
+            self.zmq.start()
+        self.sync.start()
+        log.info("worker %s (%s) up: HTTP %s, ZeroMQ %s", self.identity.worker_id, self.mode,
+                 self.http.url, self.zmq_url)
+        return self
+
+    def stop(self):
+        self.sync.stop()
+        with self._lock:
+            for key in list(self.plans):
+                self.undeploy(key)
+        if self.zmq:
+            self.zmq.stop()
+        self.http.stop()
+        if self.registry:
+            self.registry.close()
+
+    # -- deployment --
+    def apply(self, specs):
+        """Make the deployed plans equal `specs`: start new, restart changed, stop removed."""
+        wanted = {s.key: s for s in specs}
+        with self._lock:
+            for key in [k for k in self.plans if k not in wanted]:
+                self.undeploy(key)
+            for key, spec in wanted.items():
+                running = self.plans.get(key)
+                if running is not None and running.spec.version == spec.version:
+                    continue
+                if self.failed.get(key, (None,))[0] == spec.version and running is None:
+                    continue  # this version already failed; wait for a new one
+                if running is not None:
+                    self.undeploy(key)
+                self.deploy(spec)
+
+    def deploy(self, spec):
+        try:
+            handle = self._build(spec).start()
+        except PlanDeployError as exc:
+            self.failed[spec.key] = (spec.version, str(exc))
+            log.error("plan %s (tenant %s) not deployed: %s", spec.name, spec.tenant, exc)
+            return None
+        self.failed.pop(spec.key, None)
+        self.plans[spec.key] = handle
+        log.info("plan %s (tenant %s) version %s deployed (%s)", spec.name, spec.tenant,
+                 spec.version, self.mode)
+        return handle
+
+    def _build(self, spec):
+        if self.mode == "standalone":
+            from cep.worker.standalone import StandalonePlan
+            return StandalonePlan(spec, self.router, self.cfg)
+        from cep.worker.distributed import DistributedPlan
+        return DistributedPlan(spec, self.router, self.registry, self.cfg, self.identity)
+
+    def undeploy(self, key):
+        handle = self.plans.pop(key, None)
+        if handle is not None:
+            handle.stop()
+            log.info("plan %s (tenant %s) torn down", key[1], key[0])
+
+    # -- status --
+    def status(self):
+        with self._lock:
+            plans = {f"{t}/{n}": h.status() for (t, n), h in sorted(self.plans.items())}
+            failed = {f"{t}/{n}": {"version": v, "error": m}
+                      for (t, n), (v, m) in sorted(self.failed.items())}
+        return {"worker": self.identity.worker_id, "mode": self.mode,
+                "host": self.identity.host, "roles": self.cfg["worker.roles"],
+                "http": self.http.url, "zmq": self.zmq_url, "sync": self.sync.describe(),
+                "plans": plans, "failed": failed,
+                "receivers": {"streams": self.router.counters(),
+                              "zmq_bad_messages": self.zmq.bad_messages if self.zmq else 0}}

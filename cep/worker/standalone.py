@@ -1,0 +1,73 @@
+"""A plan run in-process with the engine (standalone mode): receivers feed the engine's input
+handlers, the engine's callbacks feed the sinks. No Spark, no manager registry."""
+import logging
+import threading
+
+from cep.worker.exceptions import PlanDeployError
+from cep.worker.plumbing import build_sink_set, start_sources, stop_all, stream_key
+
+log = logging.getLogger(__name__)
+
+
+class StandalonePlan:
+    """One compiled plan running on the engine, with its sources and sinks."""
+
+    mode = "standalone"
+
+    def __init__(self, spec, router, cfg):
+        from cep.engine.runtime import ExecutionPlanRuntime
+        if spec.plan is None:
+            raise PlanDeployError(f"plan {spec.name}: standalone mode needs the compiled plan")
+        self.spec, self.router = spec, router
+        self._lock = threading.Lock()
+        self.sinks = build_sink_set(cfg, spec)
+        try:
+            self.runtime = ExecutionPlanRuntime(spec.plan)
+        except Exception as exc:
+            self.sinks.close()
+            raise PlanDeployError(f"plan {spec.name}: the engine rejected it: {exc}") from exc
+        for s in spec.exported:
+            self.runtime.add_callback(s.stream, self._sink_callback(s.stream))
+        self.sources = []
+        self.engine_errors = 0
+
+    def _sink_callback(self, stream):
+        dispatch = self.sinks.dispatch
+
+        def callback(events):
+            dispatch(stream, events)
+        return callback
+
+    def _deliver_to(self, stream):
+        handler = self.runtime.input_handler(stream)
+
+        def deliver(events):
+            with self._lock:
+                try:
+                    handler.send_batch(events)
+                except Exception:  # an engine failure must not kill the receiver thread
+                    self.engine_errors += 1
+                    log.exception("plan %s: engine failed on a batch of %d %s events",
+                                  self.spec.name, len(events), stream)
+            return 0
+        return deliver
+
+    def start(self):
+        for s in self.spec.imported:
+            self.router.register(stream_key(self.spec, s.stream), s.definition,
+                                 self._deliver_to(s.stream))
+        self.sources = start_sources(self.spec, self.router)
+        return self
+
+    def stop(self):
+        self.router.unregister_plan(str(self.spec.tenant), self.spec.name)
+        stop_all(self.sources)
+        with self._lock:
+            self.runtime.shutdown()
+        self.sinks.close()
+
+    def status(self):
+        return {"mode": self.mode, "version": self.spec.version, "state": "ACTIVE",
+                "imported": [s.stream for s in self.spec.imported],
+                "exported": self.sinks.metrics(), "engine_errors": self.engine_errors,
+                "sources": [s.describe() for s in self.sources]}
