@@ -1,0 +1,69 @@
+"""Start a CEP worker: HTTP/ZeroMQ receivers, plans (distributed via the manager, or standalone
+in-process), publishers. Settings come from conf/worker.yaml, CEP_* env vars, then these flags."""
+import logging
+import signal
+import threading
+
+from cep.worker.config import MODES, WORKER_SCHEMA, load_config
+from cep.worker.exceptions import WorkerError
+
+log = logging.getLogger("cep.worker")
+
+
+def subparser_hook(subparsers):
+    p = subparsers.add_parser("worker", help=__doc__.splitlines()[0], description=__doc__)
+    p.add_argument("--config", help="worker YAML file (default conf/worker.yaml)")
+    p.add_argument("--manager", help="manager REST address(es): URL[,URL...]")
+    p.add_argument("--registry", help="registry address(es) tcp://host:port[,...], one per manager")
+    p.add_argument("--id", help="worker id")
+    p.add_argument("--mode", choices=MODES, help="distributed or standalone")
+    p.add_argument("--http-port", type=int, help="HTTP receiver/status port (0: any free)")
+    p.add_argument("--zmq-port", type=int, help="ZeroMQ receiver port (0: any free, -1: off)")
+    p.add_argument("--host", help="bind address of the receivers")
+    p.add_argument("--advertised-host", help="host other machines reach this worker at")
+    p.add_argument("--roles", help="receiver,publisher (default both)")
+    p.add_argument("--plan", action="append", help="standalone: plan file or folder "
+                   "(repeatable)")
+    p.add_argument("--describe-config", action="store_true",
+                   help="print every setting (Markdown table) and exit")
+    p.set_defaults(func=run)
+
+
+def overrides_from_args(args):
+    """The flags given, as setting overrides."""
+    host = args.host
+    return {"manager.urls": args.manager, "manager.registries": args.registry,
+            "worker.id": args.id, "worker.mode": args.mode, "http.port": args.http_port,
+            "zmq.port": args.zmq_port, "http.host": host, "zmq.host": host,
+            "worker.advertised_host": args.advertised_host, "worker.roles": args.roles,
+            "standalone.plans": args.plan}
+
+
+def run(args):
+    if args.describe_config:
+        print(WORKER_SCHEMA.describe())
+        return 0
+    from cep.worker.node import Worker
+    try:
+        cfg = load_config(overrides_from_args(args), path=args.config)
+        worker = Worker(cfg).start()
+    except (WorkerError, OSError) as exc:
+        log.error("cannot start the worker: %s", exc)
+        return 1
+    print(f"worker {worker.identity.worker_id} ({worker.mode}) up", flush=True)
+    print(f"  events over HTTP: POST {worker.http_url}/events/<tenant>/<plan>/<stream>")
+    if worker.zmq_url:
+        print(f"  events over ZeroMQ: PUSH to {worker.zmq_url}")
+    print(f"  status: {worker.http_url}/status", flush=True)
+    _wait_for_signal()
+    print("stopping the worker", flush=True)
+    worker.stop()
+    return 0
+
+
+def _wait_for_signal():
+    done = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
+    while not done.wait(0.5):
+        pass
