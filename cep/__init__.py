@@ -1,2 +1,6 @@
 """SiddhiQL compiler and engine."""
 __version__ = "0.1.0"
+
+from cep.compiler import compile, parse, require_plan_name  # noqa: E402,F401
+from cep.errors import CepError, SiddhiQLError, SiddhiQLSyntaxError  # noqa: E402,F401
+from cep.model import ExecutionPlan  # noqa: E402,F401

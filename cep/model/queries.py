@@ -143,6 +143,15 @@ class Partition:
     annotations: tuple = ()
     text: str = field(default="", compare=False)
     span: Span = field(default=NO_SPAN, compare=False)
+    # definitions of the partition's inner `#streams`, inferred by the compiler
+    inner_streams: tuple = ()
+
+    def inner_stream(self, stream_id):
+        """The definition of inner stream `#stream_id`, or None."""
+        for s in self.inner_streams:
+            if s.id == stream_id:
+                return s
+        return None
 
     def key_for(self, stream_id):
         for k in self.keys:

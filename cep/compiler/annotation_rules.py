@@ -1,0 +1,153 @@
+"""The rules for annotations: plan (`@Plan:*`/`@App:*`), stream (`@Import`, `@Export`,
+`@source`, `@sink`), table (`@IndexBy`, `@PrimaryKey`), query and partition (`@info`, `@name`,
+`@dist`, `@purge`). The engine ignores most of them; the manager relies on them."""
+import re
+
+from cep.compiler.literals import parse_time_string
+from cep.errors import AnnotationError, DuplicateDefinitionError, UnknownAttributeError
+from cep.model import Partition, find_annotation
+
+PLAN_ANNOTATIONS = ("name", "description", "trace", "statistics", "playback", "dist", "async",
+                    "enablestatistics")
+_STREAM_REF = re.compile(r"^[a-zA-Z0-9_.]+:\d+\.\d+\.\d+$")
+_INT = re.compile(r"^\s*\d+\s*$")
+
+
+def require_plan_name(plan):
+    """Deploying needs `@Plan:name('...')`: raise AnnotationError when it is missing."""
+    if not plan.name:
+        raise AnnotationError("the plan has no name: add @Plan:name('MyPlan') at its top",
+                              None, plan.source)
+    return plan.name
+
+
+def check_annotations(plan):
+    """Check every annotation of `plan`; raise the first AnnotationError."""
+    _check_plan_annotations(plan)
+    for definition in plan.streams:
+        _check_stream_annotations(definition)
+    for table in plan.tables:
+        _check_table_annotations(table)
+    groups, names = {}, {}
+    for element in plan.elements:
+        _check_element(element, groups, names, in_partition=False)
+        if isinstance(element, Partition):
+            _check_purge(element)
+            for query in element.queries:
+                _check_element(query, groups, names, in_partition=True)
+
+
+def _check_plan_annotations(plan):
+    seen = {}
+    for a in plan.annotations:
+        key = a.name.lower()
+        if key not in PLAN_ANNOTATIONS:
+            raise AnnotationError(f"unknown plan annotation @{a.namespace}:{a.name} (known: "
+                                  f"{', '.join(PLAN_ANNOTATIONS[:6])})", a.span)
+        if key in seen and key != "dist":
+            raise AnnotationError(f"@{a.namespace}:{a.name} is given twice", a.span)
+        seen[key] = a
+    name = seen.get("name")
+    if name is not None:
+        value = name.value
+        if not value or any(c.isspace() for c in value):
+            raise AnnotationError(f"plan name {value!r} must be non-empty and have no "
+                                  f"whitespace", name.span)
+    for a in plan.annotations:
+        if a.name.lower() == "dist":
+            for key, value in a.elements:
+                _require_count(a, key or "value", value)
+
+
+def _require_count(annotation, key, value):
+    if value is None or not _INT.match(value):
+        raise AnnotationError(f"@{annotation.name}({key}=...) must be a whole number, not "
+                              f"{value!r}", annotation.span)
+    return int(value)
+
+
+def _check_stream_annotations(definition):
+    refs = {}
+    for a in definition.annotations:
+        lowered = a.name.lower()
+        if lowered in ("import", "export") and not a.namespace:
+            if lowered in refs:
+                raise AnnotationError(f"stream '{definition.id}' has two @{a.name} annotations",
+                                      a.span)
+            value = a.value or ""
+            if not _STREAM_REF.match(value):
+                raise AnnotationError(
+                    f"@{a.name}({value!r}) must name a stream as 'name:version', the name of "
+                    f"[a-zA-Z0-9_.] and the version d.d.d, e.g. 'StockStream:1.0.0'", a.span)
+            refs[lowered] = a
+        elif lowered in ("source", "sink") and a.get("type") is None:
+            raise AnnotationError(f"@{a.name} on stream '{definition.id}' needs type='...'",
+                                  a.span)
+    if len(refs) == 2:
+        raise AnnotationError(f"stream '{definition.id}' cannot be both imported and exported",
+                              refs["export"].span)
+
+
+def _check_table_annotations(table):
+    for a in table.annotations:
+        lowered = a.name.lower()
+        if lowered not in ("indexby", "primarykey"):
+            continue
+        values = [v for _, v in a.elements]
+        if not values:
+            raise AnnotationError(f"@{a.name} needs an attribute name", a.span)
+        if lowered == "indexby" and len(values) > 1:
+            raise AnnotationError(f"@IndexBy takes one attribute, not {len(values)}: the "
+                                  f"in-memory table indexes a single attribute", a.span)
+        for v in values:
+            if table.index_of(v) < 0:
+                raise UnknownAttributeError(f"@{a.name}('{v}'): table '{table.id}' has no "
+                                            f"attribute '{v}'", a.span)
+
+
+def _check_element(element, groups, names, in_partition):
+    name = element.name if hasattr(element, "name") else None
+    if name is not None:
+        if not name.strip():
+            raise AnnotationError("a query name must not be empty", element.span)
+        if name in names:
+            raise DuplicateDefinitionError(f"query name '{name}' is used twice", element.span)
+        names[name] = element
+    dist = find_annotation(element.annotations, "dist")
+    if dist is None:
+        return
+    if in_partition:
+        raise AnnotationError("@dist is not allowed inside a partition: annotate the "
+                              "partition instead", dist.span)
+    _check_dist(dist, groups)
+
+
+def _check_dist(dist, groups):
+    parallel = dist.get("parallel")
+    parallel = 1 if parallel is None else max(1, _require_count(dist, "parallel", parallel))
+    group = dist.get("execGroup")
+    if group is None:
+        return
+    if not group or any(c.isspace() for c in group):
+        raise AnnotationError(f"execGroup {group!r} must be non-empty and have no whitespace",
+                              dist.span)
+    first = groups.setdefault(group, (parallel, dist))
+    if first[0] != parallel:
+        raise AnnotationError(
+            f"execGroup '{group}' has parallel={first[0]} at line {first[1].span.line} but "
+            f"parallel={parallel} here: all members of a group share one parallelism", dist.span)
+
+
+def _check_purge(partition):
+    purge = find_annotation(partition.annotations, "purge")
+    if purge is None:
+        return
+    enable = (purge.get("enable") or "true").lower()
+    if enable not in ("true", "false"):
+        raise AnnotationError(f"@purge(enable=...) must be 'true' or 'false', not {enable!r}",
+                              purge.span)
+    for key in ("interval", "idle.period"):
+        value = purge.get(key)
+        if value is not None and parse_time_string(value) is None:
+            raise AnnotationError(f"@purge({key}={value!r}) is not a time such as '1 min'",
+                                  purge.span)

@@ -1,0 +1,177 @@
+"""Validation of query inputs: which definitions they read, their handlers, and the scope the
+rest of the query sees (single streams, joins, patterns and sequences)."""
+from cep.compiler import signatures
+from cep.compiler.scope import AttributeScope, CompositeScope
+from cep.compiler.types import expression_type, require_bool
+from cep.errors import (
+    DuplicateDefinitionError, InvalidQueryError, TypeMismatchError, UnknownFunctionError,
+    UnknownStreamError, UnknownWindowError,
+)
+from cep.model import (
+    AbsentState, CountState, EveryState, Filter, JoinInputStream, LogicalState, NextState,
+    SingleInputStream, StateInputStream, StreamFunction, StreamState, TableDefinition, Variable,
+    Window,
+)
+
+# stream functions of Siddhi 3 core that pass events through unchanged
+STREAM_FUNCTIONS = {"log": (0, 3)}
+
+
+def input_scope(stream_input, ctx):
+    """Check `stream_input` and return (scope, attributes of `select *`)."""
+    if isinstance(stream_input, SingleInputStream):
+        return _single_scope(stream_input, ctx)
+    if isinstance(stream_input, JoinInputStream):
+        return _join_scope(stream_input, ctx)
+    if isinstance(stream_input, StateInputStream):
+        return _state_scope(stream_input, ctx)
+    raise InvalidQueryError(f"unknown input {stream_input!r}")
+
+
+def _scope_for(stream, definition):
+    kind = "table" if isinstance(definition, TableDefinition) else "stream"
+    label = f"{kind} '{definition.id}'" + (f" (as {stream.alias})" if stream.alias else "")
+    refs = (stream.alias,) if stream.alias else (stream.stream_id,)
+    return AttributeScope(refs, definition.attributes, label)
+
+
+def _single_scope(stream, ctx):
+    definition = ctx.input_definition(stream)
+    if isinstance(definition, TableDefinition):
+        raise InvalidQueryError(
+            f"table '{stream.stream_id}' cannot be the input of a query: join it with a "
+            f"stream or test it with '... in {stream.stream_id}'", stream.span)
+    scope = _scope_for(stream, definition)
+    check_handlers(stream, scope, ctx)
+    return scope, definition.attributes
+
+
+def _join_scope(join, ctx):
+    sides = []
+    for stream in (join.left, join.right):
+        definition = ctx.input_definition(stream)
+        if isinstance(definition, TableDefinition) and stream.handlers:
+            raise InvalidQueryError(f"table '{stream.stream_id}' in a join cannot have a "
+                                    f"filter or window", stream.span)
+        sides.append((stream, definition, _scope_for(stream, definition)))
+    if all(isinstance(d, TableDefinition) for _, d, _ in sides):
+        raise InvalidQueryError("a join needs at least one stream; both sides are tables",
+                                join.span)
+    (left, _, left_scope), (right, _, right_scope) = sides
+    if left_scope.refs == right_scope.refs:
+        raise DuplicateDefinitionError(
+            f"both sides of the join are '{left.reference}': give them aliases "
+            f"('as a', 'as b')", right.span)
+    scope = CompositeScope((left_scope, right_scope), strict=True)
+    for stream, _, side_scope in sides:
+        check_handlers(stream, CompositeScope((side_scope, scope)), ctx)
+    if join.on is not None:
+        require_bool(join.on, scope, "the join condition", tables=ctx.tables)
+    return scope, sides[0][1].attributes + sides[1][1].attributes
+
+
+def state_streams(element):
+    """The StreamStates of a pattern or sequence, in source order."""
+    if isinstance(element, StreamState):
+        return [element]
+    if isinstance(element, (CountState, AbsentState)):
+        return [element.state]
+    if isinstance(element, EveryState):
+        return state_streams(element.inner)
+    if isinstance(element, (NextState,)):
+        return state_streams(element.first) + state_streams(element.then)
+    if isinstance(element, LogicalState):
+        return state_streams(element.left) + state_streams(element.right)
+    raise InvalidQueryError(f"unknown pattern element {element!r}")
+
+
+def _state_scope(state_input, ctx):
+    entries, seen = [], {}
+    for state in state_streams(state_input.state):
+        stream = state.stream
+        definition = ctx.input_definition(stream)
+        if isinstance(definition, TableDefinition):
+            raise InvalidQueryError(f"table '{stream.stream_id}' cannot be a pattern or "
+                                    f"sequence input", stream.span)
+        if stream.window is not None:
+            raise InvalidQueryError(f"a {state_input.kind} state cannot have a window",
+                                    stream.window.span)
+        if stream.alias is not None and stream.alias in seen:
+            raise DuplicateDefinitionError(
+                f"state alias '{stream.alias}' is used twice in this {state_input.kind}",
+                stream.span)
+        seen[stream.alias] = stream
+        entries.append((stream, _scope_for(stream, definition), definition))
+    everything = CompositeScope(tuple(s for _, s, _ in entries))
+    for stream, own, _ in entries:
+        check_handlers(stream, CompositeScope((own, everything)), ctx)
+    attributes = tuple(a for _, _, d in entries for a in d.attributes)
+    return everything, attributes
+
+
+def check_handlers(stream, scope, ctx):
+    """Filters are bool; windows and stream functions exist and get fitting parameters."""
+    windows = 0
+    for handler in stream.handlers:
+        if isinstance(handler, Filter):
+            require_bool(handler.expression, scope, "a filter", tables=ctx.tables)
+        elif isinstance(handler, Window):
+            windows += 1
+            if windows > 1:
+                raise InvalidQueryError("a stream can have only one window", handler.span)
+            check_window(handler, scope)
+        elif isinstance(handler, StreamFunction):
+            _check_stream_function(handler, scope)
+
+
+def _check_stream_function(handler, scope):
+    arity = None if handler.namespace else STREAM_FUNCTIONS.get(handler.name)
+    full = f"{handler.namespace}:{handler.name}" if handler.namespace else handler.name
+    if arity is None:
+        raise UnknownFunctionError(f"'#{full}' is not a known stream function", handler.span)
+    if not arity[0] <= len(handler.params) <= arity[1]:
+        raise TypeMismatchError(f"#{full}() takes {arity[0]} to {arity[1]} parameters",
+                                handler.span)
+    for p in handler.params:
+        expression_type(p, scope)
+
+
+def check_window(window, scope):
+    """The window exists and its parameters fit its signature (count, types, constness)."""
+    signature = None if window.namespace else signatures.lookup(signatures.WINDOWS, window.name)
+    if signature is None:
+        full = f"{window.namespace}:{window.name}" if window.namespace else window.name
+        known = ", ".join(signatures.WINDOWS)
+        raise UnknownWindowError(f"'{full}' is not a known window (known: {known})",
+                                 window.span)
+    args, i = window.params, 0
+    for param in signature.params:
+        if param.repeat:
+            for arg in args[i:]:
+                _check_window_param(window, param, arg, scope)
+            i = len(args)
+            break
+        if i >= len(args):
+            if param.optional:
+                break
+            raise TypeMismatchError(f"window {window.name}() needs parameter '{param.name}'",
+                                    window.span)
+        _check_window_param(window, param, args[i], scope)
+        i += 1
+    if i < len(args):
+        raise TypeMismatchError(f"window {window.name}() takes at most {i} parameters, "
+                                f"not {len(args)}", args[i].span)
+
+
+def _check_window_param(window, param, arg, scope):
+    found = expression_type(arg, scope)
+    if param.constant and signatures.constant_type(arg) is None:
+        raise TypeMismatchError(f"window {window.name}() parameter '{param.name}' must be a "
+                                f"constant", arg.span)
+    if param.attribute and not isinstance(arg, Variable):
+        raise TypeMismatchError(f"window {window.name}() parameter '{param.name}' must be an "
+                                f"attribute", arg.span)
+    if found not in param.types:
+        wanted = " or ".join(t.value for t in param.types)
+        raise TypeMismatchError(f"window {window.name}() parameter '{param.name}' must be "
+                                f"{wanted}, not {found}", arg.span)

@@ -1,0 +1,133 @@
+"""Parse-tree callbacks for selectors, outputs, rate limits and partitions (a Transformer mixin)."""
+from lark import Transformer, v_args
+from cep.compiler.expression_builder import meta_span
+from cep.errors import SiddhiQLSyntaxError
+from cep.model import (
+    DeleteFrom, InsertInto, OrderByAttribute, OutputAttribute, OutputRate, Partition, Query,
+    RangeCondition, RangePartitionKey, Selector, UpdateOrInsert, UpdateTable, ValuePartitionKey,
+    Variable,
+)
+from cep.compiler import literals
+
+
+@v_args(meta=True)
+class QueryBuilder(Transformer):
+    """Transformer callbacks for everything of a query after its input, and partitions."""
+
+    # -- selector --
+    def selector(self, meta, children):
+        select, group_by, having, order_by, limit = children
+        select_all = select == "*"
+        if isinstance(select, OutputAttribute):
+            select = (select,)
+        return Selector(() if select_all else tuple(select), select_all, tuple(group_by or ()),
+                        having, tuple(order_by or ()), limit, meta_span(meta))
+
+    def select_all(self, meta, children):
+        return "*"
+
+    def select_list(self, meta, children):
+        return tuple(children)
+
+    def out_attr(self, meta, children):
+        expression, alias = children
+        span = meta_span(meta)
+        if alias is not None:
+            return OutputAttribute(str(alias), expression, span)
+        if isinstance(expression, Variable):
+            return OutputAttribute(expression.name, expression, span)
+        raise SiddhiQLSyntaxError(
+            "a computed select expression needs a name: add 'as <name>'", span, self.text)
+
+    def group_by(self, meta, children):
+        return tuple(children)
+
+    def having(self, meta, children):
+        return children[0]
+
+    def order_by(self, meta, children):
+        return tuple(children)
+
+    def order_item(self, meta, children):
+        variable, direction = children
+        ascending = direction is None or direction.type == "ASC"
+        return OrderByAttribute(variable, ascending)
+
+    def limit(self, meta, children):
+        return int(str(children[0]))
+
+    # -- output rate --
+    def rate_mode(self, meta, children):
+        return str(children[0]).lower()
+
+    def rate_events(self, meta, children):
+        mode, count = children
+        n = int(str(count))
+        if n <= 0:
+            raise SiddhiQLSyntaxError("'output every N events' needs N > 0",
+                                      literals.token_span(count), self.text)
+        return OutputRate("events", n, mode or "all", meta_span(meta))
+
+    def rate_time(self, meta, children):
+        mode, period = children
+        return OutputRate("time", period.millis, mode or "all", meta_span(meta))
+
+    def rate_snapshot(self, meta, children):
+        return OutputRate("snapshot", children[0].millis, "all", meta_span(meta))
+
+    # -- outputs --
+    def event_type(self, meta, children):
+        return str(children[0]).lower() if children else "current"
+
+    def insert_into(self, meta, children):
+        event_type, (target, inner) = children
+        return InsertInto(str(target), event_type or "current", inner, meta_span(meta))
+
+    def insert_overwrite(self, meta, children):
+        (target, _), event_type, on = children
+        return UpdateOrInsert(str(target), on, (), event_type or "current", meta_span(meta))
+
+    def delete_from(self, meta, children):
+        (target, _), event_type, on = children
+        return DeleteFrom(str(target), on, event_type or "current", meta_span(meta))
+
+    def update_table(self, meta, children):
+        (target, _), event_type, assignments, on = children
+        return UpdateTable(str(target), on, tuple(assignments or ()), event_type or "current",
+                           meta_span(meta))
+
+    def update_or_insert(self, meta, children):
+        (target, _), event_type, assignments, on = children
+        return UpdateOrInsert(str(target), on, tuple(assignments or ()),
+                              event_type or "current", meta_span(meta))
+
+    def set_clause(self, meta, children):
+        return tuple(children)
+
+    def assignment(self, meta, children):
+        return (children[0], children[1])
+
+    # -- queries and partitions --
+    def query(self, meta, children):
+        stream_input, selector, rate, output = children
+        if selector is None:
+            selector = Selector(select_all=True)
+        return Query(stream_input, selector, output, rate, (), "", meta_span(meta))
+
+    def value_key(self, meta, children):
+        expression, stream = children
+        return ValuePartitionKey(str(stream), expression, meta_span(meta))
+
+    def range_key(self, meta, children):
+        *ranges, stream = children
+        return RangePartitionKey(str(stream), tuple(ranges), meta_span(meta))
+
+    def range_cond(self, meta, children):
+        condition, label = children
+        return RangeCondition(condition, literals.unquote_string(label), meta_span(meta))
+
+    def partition(self, meta, children):
+        keys = tuple(c for c in children if isinstance(c, (ValuePartitionKey, RangePartitionKey)))
+        items = [c for c in children[len(keys):] if c is not None]
+        queries = self.attach_annotations(items, inside_partition=True)
+        return Partition(keys, tuple(queries), (), "", meta_span(meta))

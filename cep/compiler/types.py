@@ -1,0 +1,154 @@
+"""Type inference of expressions, with Siddhi's (Java's) rules.
+
+`expression_type(expr, scope, aggregates=False, tables=None)` returns the AttrType of `expr` or
+raises a positioned error (TypeMismatchError, UnknownFunctionError, UnknownAttributeError, ...).
+`scope` resolves attribute references (see cep.compiler.scope); `tables` maps table ids to
+TableDefinitions for `cond in Table`; `aggregates` allows sum(), avg(), ... (select and having)."""
+from cep.compiler import signatures
+from cep.compiler.scope import AttributeScope, CompositeScope
+from cep.errors import (
+    InvalidQueryError, TypeMismatchError, UnknownFunctionError, UnknownStreamError,
+)
+from cep.model import (
+    And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, InTable, IsNull, IsNullStream,
+    Negate, Not, NUMERIC_TYPES, Or, TimeConstant, Variable,
+)
+
+_OP_WORDS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "%": "take modulo of"}
+
+
+def expression_type(expr, scope, aggregates=False, tables=None):
+    """The AttrType of `expr` in `scope` (see module docstring)."""
+    return _Typer(scope, aggregates, tables or {}).type_of(expr)
+
+
+def require_bool(expr, scope, what, aggregates=False, tables=None):
+    """Type `expr` and demand a bool (filters, having, on, partition ranges)."""
+    found = expression_type(expr, scope, aggregates, tables)
+    if found is not AttrType.BOOL:
+        raise TypeMismatchError(f"{what} must be a bool condition, but its type is {found}",
+                                getattr(expr, "span", None))
+    return found
+
+
+class _Typer:
+    """One inference pass over an expression tree."""
+
+    def __init__(self, scope, aggregates, tables):
+        self.scope = scope
+        self.aggregates = aggregates
+        self.tables = tables
+
+    def type_of(self, expr):
+        method = getattr(self, "_" + type(expr).__name__, None)
+        if method is None:
+            raise InvalidQueryError(f"cannot type expression {expr!r}", getattr(expr, "span", None))
+        return method(expr)
+
+    def _Constant(self, expr):
+        return expr.type
+
+    def _TimeConstant(self, expr):
+        return AttrType.LONG
+
+    def _Variable(self, expr):
+        return self.scope.resolve(expr)
+
+    def _BinaryOp(self, expr):
+        left, right = self.type_of(expr.left), self.type_of(expr.right)
+        if left not in NUMERIC_TYPES or right not in NUMERIC_TYPES:
+            raise TypeMismatchError(
+                f"cannot {_OP_WORDS[expr.op]} {left} and {right}: '{expr.op}' needs numbers "
+                f"(SiddhiQL has no string '+')", expr.span)
+        return signatures.widest(left, right)
+
+    def _CompareOp(self, expr):
+        left, right = self.type_of(expr.left), self.type_of(expr.right)
+        if left in NUMERIC_TYPES and right in NUMERIC_TYPES:
+            return AttrType.BOOL
+        if expr.op in ("==", "!=") and (left == right or AttrType.OBJECT in (left, right)):
+            return AttrType.BOOL
+        if left == right:
+            raise TypeMismatchError(f"{left} values cannot be compared with '{expr.op}' "
+                                    f"(only == and !=)", expr.span)
+        raise TypeMismatchError(f"{left} cannot be compared with {right}", expr.span)
+
+    def _logical(self, expr, word, operands):
+        for operand in operands:
+            found = self.type_of(operand)
+            if found is not AttrType.BOOL:
+                raise TypeMismatchError(f"'{word}' needs bool operands, but one is {found}",
+                                        operand.span)
+        return AttrType.BOOL
+
+    def _And(self, expr):
+        return self._logical(expr, "and", (expr.left, expr.right))
+
+    def _Or(self, expr):
+        return self._logical(expr, "or", (expr.left, expr.right))
+
+    def _Not(self, expr):
+        return self._logical(expr, "not", (expr.operand,))
+
+    def _Negate(self, expr):
+        found = self.type_of(expr.operand)
+        if found not in NUMERIC_TYPES:
+            raise TypeMismatchError(f"cannot negate a {found}", expr.span)
+        return found
+
+    def _IsNull(self, expr):
+        self.type_of(expr.operand)
+        return AttrType.BOOL
+
+    def _IsNullStream(self, expr):
+        if not self.scope.has_reference(expr.stream):
+            raise UnknownStreamError(f"'{expr.stream}' is not a pattern state of this query",
+                                     expr.span)
+        return AttrType.BOOL
+
+    def _InTable(self, expr):
+        table = self.tables.get(expr.table)
+        if table is None:
+            raise UnknownStreamError(f"'{expr.table}' in '... in {expr.table}' is not a "
+                                     f"defined table", expr.span)
+        table_scope = AttributeScope((table.id,), table.attributes, f"table '{table.id}'")
+        inner = _Typer(CompositeScope((self.scope, table_scope)), False, self.tables)
+        found = inner.type_of(expr.condition)
+        if found is not AttrType.BOOL:
+            raise TypeMismatchError(f"the condition of 'in {expr.table}' must be bool, not "
+                                    f"{found}", expr.condition.span)
+        return AttrType.BOOL
+
+    def _FunctionCall(self, expr):
+        full = f"{expr.namespace}:{expr.name}" if expr.namespace else expr.name
+        aggregator = None if expr.namespace else signatures.lookup(signatures.AGGREGATORS,
+                                                                   expr.name)
+        if aggregator is not None:
+            return self._aggregate(expr, aggregator)
+        function = None if expr.namespace else signatures.lookup(signatures.FUNCTIONS,
+                                                                 expr.name)
+        if function is None:
+            raise UnknownFunctionError(f"'{full}' is neither a function nor an aggregator",
+                                       expr.span)
+        types = [self.type_of(a) for a in expr.args]
+        _check_arity(function, expr)
+        return function.rule(types, expr)
+
+    def _aggregate(self, expr, signature):
+        if not self.aggregates:
+            raise InvalidQueryError(f"aggregator {expr.name}() is only allowed in select and "
+                                    f"having", expr.span)
+        inner = _Typer(self.scope, False, self.tables)
+        types = [inner.type_of(a) for a in expr.args]
+        _check_arity(signature, expr)
+        return signature.rule(types, expr)
+
+
+def _check_arity(signature, call):
+    n = len(call.args)
+    low, high = signature.min_args, signature.max_args
+    if n < low or (high is not None and n > high):
+        expected = str(low) if low == high else (f"{low} to {high}" if high is not None
+                                                  else f"at least {low}")
+        raise TypeMismatchError(f"{call.name}() takes {expected} argument"
+                                f"{'' if expected == '1' else 's'}, not {n}", call.span)
