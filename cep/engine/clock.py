@@ -1,0 +1,128 @@
+"""Time: one Scheduler per runtime, on event time (playback) or on the wall clock.
+
+Playback: the clock is the event time and never goes back. Before an event with timestamp t is
+processed, every timer due at or before t fires, in due order, while the clock reads t (Siddhi 3
+stamps what a timer emits with the time the clock stepped to, not with the due time).
+`advance(t)` does the same without an event.
+
+A timer may name an `owner` stream: a processor fed directly by that stream that also does the
+timer's work inline when the stream's events arrive (time windows expire on arrival). The input
+handler of the owner stream does not split its batches at such timers; they fire after the batch
+(and before any other stream's later events) and find nothing left to do.
+
+Wall clock: a daemon thread fires due timers under the runtime's lock.
+"""
+import heapq
+import itertools
+import threading
+import time
+
+
+def wall_millis():
+    return int(time.time() * 1000)
+
+
+class Scheduler:
+    """Timers `notify_at(due, fn, owner=None)`; `fn(now)` is called once when the clock reaches
+    `due`. `now()` is the current time in epoch milliseconds."""
+
+    def __init__(self, playback=False, lock=None):
+        self.playback = playback
+        self.lock = lock if lock is not None else threading.RLock()
+        self._heap = []  # (due, seq, fn, owner)
+        self._seq = itertools.count()
+        self._clock = None  # playback clock; None until the first event
+        self._thread = None
+        self._wake = threading.Condition(self.lock)
+        self._stopped = False
+
+    # -- time --
+    def now(self):
+        if self.playback:
+            return self._clock if self._clock is not None else 0
+        return wall_millis()
+
+    @property
+    def clock(self):
+        return self._clock
+
+    def set_clock(self, ts):
+        """Playback: move the clock forward to `ts` without firing timers."""
+        if self._clock is None or ts > self._clock:
+            self._clock = ts
+
+    # -- timers --
+    def notify_at(self, due, fn, owner=None):
+        heapq.heappush(self._heap, (due, next(self._seq), fn, owner))
+        if not self.playback:
+            self._ensure_thread()
+            self._wake.notify()
+
+    def next_due(self, skip_owner=None):
+        """The earliest due time of a timer not owned by `skip_owner`, or None."""
+        if not self._heap:
+            return None
+        if skip_owner is None or self._heap[0][3] != skip_owner:
+            return self._heap[0][0]
+        best = None
+        for due, _, _, owner in self._heap:
+            if owner != skip_owner and (best is None or due < best):
+                best = due
+        return best
+
+    def advance(self, ts):
+        """Playback: step the clock to `ts` (if later) and fire every timer due at or before it."""
+        self.set_clock(ts)
+        now = self._clock
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            _, _, fn, _ = heapq.heappop(heap)
+            fn(now)
+
+    def pending(self):
+        return len(self._heap)
+
+    def clear(self):
+        self._heap.clear()
+
+    def get_state(self):
+        return {"clock": self._clock}
+
+    def set_state(self, state):
+        self._heap.clear()
+        self._clock = state.get("clock")
+
+    # -- wall clock thread --
+    def _ensure_thread(self):
+        if self._thread is None and not self._stopped:
+            self._thread = threading.Thread(target=self._run, name="cep-scheduler", daemon=True)
+            self._thread.start()
+
+    def _run(self):
+        with self.lock:
+            while not self._stopped:
+                if not self._heap:
+                    self._wake.wait(1.0)
+                    continue
+                delay = (self._heap[0][0] - wall_millis()) / 1000.0
+                if delay > 0:
+                    self._wake.wait(min(delay, 1.0))
+                    continue
+                self._fire_due(wall_millis())
+
+    def _fire_due(self, now):
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            _, _, fn, _ = heapq.heappop(heap)
+            try:
+                fn(now)
+            except Exception:  # a failing timer must not kill the clock thread
+                import logging
+                logging.getLogger(__name__).exception("timer failed")
+
+    def stop(self):
+        with self.lock:
+            self._stopped = True
+            self._wake.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=2)

@@ -1,0 +1,116 @@
+"""Checking and coercing input rows to a stream definition, one pass per batch.
+
+The fast path checks whole columns at C speed (`set(map(type, column))`, min/max for integer
+ranges) and passes the rows on untouched; only a batch with something to convert or reject
+takes the per-event path, which converts what it can (int to double, ...) and rejects the rest
+with an EventError naming the attribute."""
+from cep.engine import javamath
+from cep.errors import EventError
+from cep.model import AttrType
+
+_NONE = type(None)
+_EXACT = {
+    AttrType.STRING: {str}, AttrType.INT: {int}, AttrType.LONG: {int},
+    AttrType.DOUBLE: {float}, AttrType.BOOL: {bool}, AttrType.FLOAT: None, AttrType.OBJECT: None,
+}
+_RANGE = {AttrType.INT: (javamath.INT_MIN, javamath.INT_MAX),
+          AttrType.LONG: (javamath.LONG_MIN, javamath.LONG_MAX)}
+
+
+def _convert(value, t):
+    """The value as type t, or raise ValueError with the reason."""
+    if value is None or t == AttrType.OBJECT:
+        return value
+    if t == AttrType.STRING:
+        if isinstance(value, str):
+            return value
+    elif t == AttrType.BOOL:
+        if isinstance(value, bool):
+            return value
+    elif isinstance(value, bool):
+        pass
+    elif t in _RANGE:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, int):
+            lo, hi = _RANGE[t]
+            if lo <= value <= hi:
+                return value
+            raise ValueError(f"{value} is out of the range of {t}")
+    elif isinstance(value, (int, float)):
+        return float(value) if t == AttrType.DOUBLE else javamath.f32(value)
+    raise ValueError(f"expected {t}, got {type(value).__name__} {value!r}")
+
+
+class RowCoercer:
+    """Checks `(timestamp, row)` pairs against `definition`; see the module docstring."""
+
+    def __init__(self, definition):
+        self.definition = definition
+        self.types = [a.type for a in definition.attributes]
+        self.names = [a.name for a in definition.attributes]
+        self.n = len(self.types)
+        self.fast_ok = all(_EXACT[t] is not None for t in self.types)
+
+    def coerce(self, events, default_ts):
+        """-> (list of (ts, row, CURRENT), list of (index, EventError))."""
+        if self.fast_ok and events:
+            good = self._fast(events, default_ts)
+            if good is not None:
+                return good, []
+        good, bad = [], []
+        for i, ev in enumerate(events):
+            try:
+                good.append(self.coerce_one(ev, default_ts))
+            except EventError as exc:
+                bad.append((i, exc))
+        return good, bad
+
+    def _fast(self, events, default_ts):
+        try:
+            tss, rows = zip(*events)
+        except (TypeError, ValueError):
+            return None
+        if set(map(type, tss)) != {int} or set(map(type, rows)) != {tuple}:
+            return None
+        if set(map(len, rows)) != {self.n}:
+            return None
+        for t, col in zip(self.types, zip(*rows)):
+            kinds = set(map(type, col))
+            if not kinds <= _EXACT[t]:
+                return None
+            if t in _RANGE:
+                lo, hi = _RANGE[t]
+                if min(col) < lo or max(col) > hi:
+                    return None
+        return [(t, r, 0) for t, r in events]
+
+    def coerce_one(self, event, default_ts):
+        """One `(timestamp, row)` pair -> `(ts, row, CURRENT)`, or raise EventError."""
+        sid = self.definition.id
+        try:
+            ts, row = event
+        except (TypeError, ValueError):
+            raise EventError(f"stream '{sid}': an event must be a (timestamp, row) pair, "
+                             f"got {event!r}") from None
+        if ts is None:
+            ts = default_ts
+        elif isinstance(ts, bool) or not isinstance(ts, int):
+            if isinstance(ts, float) and ts.is_integer():
+                ts = int(ts)
+            else:
+                raise EventError(f"stream '{sid}': timestamp must be an integer (epoch ms), "
+                                 f"got {ts!r}")
+        if not isinstance(row, (tuple, list)):
+            raise EventError(f"stream '{sid}': the data must be a list of {self.n} values, "
+                             f"got {type(row).__name__}")
+        if len(row) != self.n:
+            raise EventError(f"stream '{sid}' has {self.n} attributes "
+                             f"({', '.join(self.names)}), the event has {len(row)} values")
+        out = []
+        for name, t, v in zip(self.names, self.types, row):
+            try:
+                out.append(_convert(v, t))
+            except ValueError as exc:
+                raise EventError(f"stream '{sid}', attribute '{name}' ({t}): {exc}") from None
+        return ts, tuple(out), 0

@@ -1,0 +1,321 @@
+"""Expression code generation: a model expression becomes Python source over a row `r`.
+
+`compile_expression(expr, scope)` returns a `Compiled` with two sources:
+- `source`: Java/Siddhi semantics everywhere (null propagation, null on division by zero,
+  comparisons with null are false);
+- `fast`: the same without null guards on arithmetic and ordering comparisons. On a null or a
+  zero divisor it raises TypeError/ZeroDivisionError instead of giving a wrong answer, so a
+  stateless caller runs the fast version over a whole batch and reruns the batch with the safe
+  one when it raises (`FALLBACK_ERRORS`).
+The codegen never walks the tree per event. `Scope` resolves attribute references, so joins and
+patterns plug in their own row shapes.
+"""
+import itertools
+from dataclasses import dataclass, field
+
+from cep.engine import functions as fn_registry
+from cep.engine import javamath
+from cep.errors import EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError
+from cep.model import (
+    And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, InTable, IsNull, IsNullStream,
+    Negate, Not, Or, TimeConstant, Variable,
+)
+from cep.model.expressions import Expression
+
+FALLBACK_ERRORS = (TypeError, ZeroDivisionError)
+HELPERS = {
+    "_f32": javamath.f32, "_idiv": javamath.idiv, "_imod": javamath.imod,
+    "_ddiv": javamath.ddiv, "_dmod": javamath.dmod,
+}
+_tmp_ids = itertools.count()
+
+
+@dataclass(frozen=True)
+class SourceRef(Expression):
+    """An engine-internal leaf: ready-made Python source of a known type (aggregate values)."""
+    source: str
+    type: AttrType
+    nullable: bool = True
+
+
+@dataclass
+class Compiled:
+    source: str
+    fast: str
+    type: AttrType
+    globals: dict = field(default_factory=dict)
+    nullable: bool = True
+    simple: bool = False  # cheap to evaluate twice (a variable or a constant)
+
+
+class Scope:
+    """Resolves attribute references of one input."""
+
+    def resolve(self, variable):
+        """-> (python source, AttrType); raise UnknownAttributeError when unknown."""
+        raise NotImplementedError
+
+
+class SingleStreamScope(Scope):
+    """Attributes of one stream definition, read from `r[i]`; `reference` names (stream id or
+    alias) may qualify them."""
+
+    def __init__(self, definition, references=(), row="r"):
+        self.definition = definition
+        self.references = {definition.id, *[x for x in references if x]}
+        self.row = row
+
+    def resolve(self, variable):
+        if variable.stream is not None and variable.stream not in self.references:
+            raise UnknownAttributeError(
+                f"'{variable.stream}.{variable.name}': '{variable.stream}' is not the input "
+                f"stream '{self.definition.id}'", variable.span)
+        i = self.definition.index_of(variable.name)
+        if i < 0:
+            raise UnknownAttributeError(
+                f"attribute '{variable.name}' does not exist in '{self.definition.id}' "
+                f"(it has {', '.join(self.definition.attribute_names) or 'no attributes'})",
+                variable.span)
+        return f"{self.row}[{i}]", self.definition.attributes[i].type
+
+
+def compile_expression(expr, scope):
+    """Compile `expr` against `scope` into a `Compiled` (see the module docstring)."""
+    return _Gen(scope).gen(expr)
+
+
+class _Gen:
+    def __init__(self, scope):
+        self.scope = scope
+
+    def gen(self, e):
+        method = getattr(self, "_" + type(e).__name__, None)
+        if method is None:
+            hook = getattr(self.scope, "compile_special", None)
+            if hook is not None:
+                return hook(e, self)
+            raise EngineError(f"cannot compile expression {type(e).__name__}")
+        return method(e)
+
+    # -- leaves --
+    def _Constant(self, e):
+        v = e.value
+        if e.type == AttrType.FLOAT and v is not None:
+            v = javamath.f32(v)
+        src = repr(v)
+        return Compiled(src, src, e.type, {}, nullable=v is None, simple=True)
+
+    def _TimeConstant(self, e):
+        return Compiled(str(e.millis), str(e.millis), AttrType.LONG, {}, False, True)
+
+    def _Variable(self, e):
+        src, t = self.scope.resolve(e)
+        return Compiled(src, src, t, {}, nullable=True, simple=True)
+
+    def _SourceRef(self, e):
+        return Compiled(e.source, e.source, e.type, {}, e.nullable, True)
+
+    # -- operators --
+    def _BinaryOp(self, e):
+        a, b = self.gen(e.left), self.gen(e.right)
+        for side in (a, b):
+            if side.type not in fn_registry.NUM_RANK:
+                raise TypeMismatchError(f"'{e.op}' needs numbers, not {side.type}", e.span)
+        t = fn_registry.widest([a.type, b.type])
+        g = {**a.globals, **b.globals}
+        op = e.op
+        if op in "+-*":
+            fast = self._arith(f"({a.fast} {op} {b.fast})", t)
+            if a.nullable or b.nullable:
+                x = self._bind(a) if a.nullable else (a.source, a.source)
+                y = self._bind(b) if b.nullable else (b.source, b.source)
+                checks = " or ".join(f"{s[0]} is None" for s, c in ((x, a), (y, b))
+                                     if c.nullable)
+                safe = f"(None if {checks} else {self._arith(f'({x[1]} {op} {y[1]})', t)})"
+            else:
+                safe = self._arith(f"({a.source} {op} {b.source})", t)
+            g.update(HELPERS)
+            return Compiled(safe, fast, t, g, a.nullable or b.nullable)
+        helper = {("/", True): "_idiv", ("%", True): "_imod",
+                  ("/", False): "_ddiv", ("%", False): "_dmod"}[
+            (op, t in (AttrType.INT, AttrType.LONG))]
+        safe = f"{helper}({a.source}, {b.source})"
+        if t == AttrType.FLOAT:
+            safe = f"_f32({safe})"
+        fast = safe
+        if op == "/" and t == AttrType.DOUBLE:
+            fast = f"({a.fast} / {b.fast})"  # raises ZeroDivisionError / TypeError
+        g.update(HELPERS)
+        return Compiled(safe, fast, t, g, True)
+
+    @staticmethod
+    def _arith(src, t):
+        if t == AttrType.INT:
+            return f"((({src} + 2147483648) & 4294967295) - 2147483648)"
+        if t == AttrType.LONG:
+            return f"((({src} + 9223372036854775808) & 18446744073709551615) - 9223372036854775808)"
+        if t == AttrType.FLOAT:
+            return f"_f32({src})"
+        return src
+
+    @staticmethod
+    def _bind(c):
+        """(first use, second use) of `c`: a walrus binding unless it is cheap to repeat."""
+        if c.simple:
+            return c.source, c.source
+        name = f"_t{next(_tmp_ids)}"
+        return f"({name} := {c.source})", name
+
+    def _CompareOp(self, e):
+        a, b = self.gen(e.left), self.gen(e.right)
+        self._check_comparable(a.type, b.type, e)
+        g = {**a.globals, **b.globals}
+        op = e.op
+        if not (a.nullable or b.nullable):
+            src = f"({a.source} {op} {b.source})"
+            return Compiled(src, f"({a.fast} {op} {b.fast})", AttrType.BOOL, g, False)
+        x, y = self._bind(a), self._bind(b)
+        checks = [f"{s[0]} is not None" for s, c in ((x, a), (y, b)) if c.nullable]
+        first = [x[0] if not a.nullable else x[1], y[0] if not b.nullable else y[1]]
+        safe = f"({' and '.join(checks)} and {first[0]} {op} {first[1]})"
+        if op in ("<", "<=", ">", ">="):
+            fast = f"({a.fast} {op} {b.fast})"
+        elif op == "==" and (not a.nullable or not b.nullable):
+            fast = f"({a.fast} == {b.fast})"  # None == value is already False
+        else:
+            fast = safe
+        return Compiled(safe, fast, AttrType.BOOL, g, False)
+
+    @staticmethod
+    def _check_comparable(ta, tb, e):
+        num = fn_registry.NUM_RANK
+        if ta == AttrType.OBJECT or tb == AttrType.OBJECT:
+            return
+        if (ta in num) != (tb in num) or (ta not in num and ta != tb):
+            raise TypeMismatchError(f"{ta} cannot be compared with {tb}", e.span)
+        if e.op not in ("==", "!=") and ta == AttrType.BOOL:
+            raise TypeMismatchError(f"bool values cannot be ordered with '{e.op}'", e.span)
+
+    def _bool_operand(self, e, what):
+        c = self.gen(e)
+        if c.type not in (AttrType.BOOL, AttrType.OBJECT):
+            raise TypeMismatchError(f"'{what}' needs a bool operand, not {c.type}",
+                                    getattr(e, "span", None))
+        return c
+
+    def _And(self, e):
+        a, b = self._bool_operand(e.left, "and"), self._bool_operand(e.right, "and")
+        return Compiled(f"({a.source} and {b.source})", f"({a.fast} and {b.fast})",
+                        AttrType.BOOL, {**a.globals, **b.globals}, a.nullable or b.nullable)
+
+    def _Or(self, e):
+        a, b = self._bool_operand(e.left, "or"), self._bool_operand(e.right, "or")
+        return Compiled(f"({a.source} or {b.source})", f"({a.fast} or {b.fast})",
+                        AttrType.BOOL, {**a.globals, **b.globals}, a.nullable or b.nullable)
+
+    def _Not(self, e):
+        a = self._bool_operand(e.operand, "not")
+        return Compiled(f"(not {a.source})", f"(not {a.fast})", AttrType.BOOL, a.globals, False)
+
+    def _Negate(self, e):
+        a = self.gen(e.operand)
+        if a.type not in fn_registry.NUM_RANK:
+            raise TypeMismatchError(f"'-' needs a number, not {a.type}", e.span)
+        inner = self._arith(f"(-{a.source})", a.type)
+        safe = f"(None if {a.source} is None else {inner})" if a.nullable else inner
+        return Compiled(safe, self._arith(f"(-{a.fast})", a.type), a.type,
+                        {**a.globals, **HELPERS}, a.nullable)
+
+    def _IsNull(self, e):
+        a = self.gen(e.operand)
+        src = f"({a.source} is None)"
+        return Compiled(src, src, AttrType.BOOL, a.globals, False)
+
+    def _IsNullStream(self, e):
+        hook = getattr(self.scope, "compile_is_null_stream", None)
+        if hook is None:
+            raise EngineError(f"'{e.stream} is null' needs a pattern or join input")
+        return hook(e, self)
+
+    def _InTable(self, e):
+        hook = getattr(self.scope, "compile_in_table", None)
+        if hook is None:
+            raise EngineError(f"'in {e.table}' conditions need event tables (cep.engine.table)")
+        return hook(e, self)
+
+    def _FunctionCall(self, e):
+        spec = fn_registry.lookup(e.name, e.namespace)
+        if spec is None:
+            from cep.engine.aggregators import AGGREGATORS
+            if e.namespace is None and e.name in AGGREGATORS:
+                raise TypeMismatchError(
+                    f"aggregator {e.name}() can only be used in a select clause", e.span)
+            full = f"{e.namespace}:{e.name}" if e.namespace else e.name
+            raise UnknownFunctionError(f"unknown function {full}()", e.span)
+        n = len(e.args)
+        if n < spec.min_args or (spec.max_args is not None and n > spec.max_args):
+            raise TypeMismatchError(f"{e.name}() takes {spec.min_args}"
+                                    f"{'' if spec.max_args == spec.min_args else '+'} "
+                                    f"arguments, got {n}", e.span)
+        args = [self.gen(a) for a in e.args]
+        types = [a.type for a in args]
+        if e.name == "ifThenElse":
+            if args[1].type != args[2].type:
+                raise TypeMismatchError(
+                    f"ifThenElse branches must have the same type, got {args[1].type} and "
+                    f"{args[2].type}", e.span)
+        rt = spec.result(types, e.args)
+        g = {}
+        for a in args:
+            g.update(a.globals)
+        safe, extra = spec.emit([a.source for a in args], types, e.args)
+        fast, _ = spec.emit([a.fast for a in args], types, e.args)
+        g.update(extra)
+        return Compiled(safe, fast, rt, g, True)
+
+
+# -- helpers that compose whole-batch functions --
+
+def make_function(name, source, globals_):
+    """exec `source` (which defines `name`) with `globals_`; return the function."""
+    ns = dict(globals_)
+    code = compile(source, f"<cep:{name}>", "exec")
+    exec(code, ns)
+    return ns[name]
+
+
+def compile_filter(expr, scope, env=None, resets=False):
+    """A `keep(batch) -> batch` function for a filter condition (events keep their kind).
+    With `resets`, RESET events (row None) pass through untouched."""
+    c = compile_expression(expr, scope)
+    if c.type not in (AttrType.BOOL, AttrType.OBJECT):
+        raise TypeMismatchError(f"a filter must be a bool expression, not {c.type}",
+                                getattr(expr, "span", None))
+    g = {**c.globals, **(env or {}), "FALLBACK": FALLBACK_ERRORS}
+    pre = "k == 2 or " if resets else ""
+    src = (
+        "def keep(batch):\n"
+        "    try:\n"
+        f"        return [(ts, r, k) for ts, r, k in batch if {pre}{c.fast}]\n"
+        "    except FALLBACK:\n"
+        f"        return [(ts, r, k) for ts, r, k in batch if {pre}{c.source}]\n"
+    )
+    return make_function("keep", src, g)
+
+
+def compile_projection(exprs, scope, env=None):
+    """A `project(batch) -> batch` function building output rows from `exprs`."""
+    cs = [compile_expression(x, scope) for x in exprs]
+    g = {"FALLBACK": FALLBACK_ERRORS, **(env or {})}
+    for c in cs:
+        g.update(c.globals)
+    fast = ", ".join(c.fast for c in cs) + ("," if len(cs) == 1 else "")
+    safe = ", ".join(c.source for c in cs) + ("," if len(cs) == 1 else "")
+    src = (
+        "def project(batch):\n"
+        "    try:\n"
+        f"        return [(ts, ({fast}), k) for ts, r, k in batch]\n"
+        "    except FALLBACK:\n"
+        f"        return [(ts, ({safe}), k) for ts, r, k in batch]\n"
+    )
+    return make_function("project", src, g), [c.type for c in cs]

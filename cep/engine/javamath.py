@@ -1,0 +1,82 @@
+"""Java arithmetic and conversions the generated code calls: 32-bit floats, truncating integer
+division, remainders with the dividend's sign, null on division by zero, Java number strings."""
+import math
+from decimal import Decimal
+import struct
+
+_F = struct.Struct("f")
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
+LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def f32(x):
+    """Round a number to the nearest 32-bit float (None stays None)."""
+    if x is None:
+        return None
+    try:
+        return _F.unpack(_F.pack(x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def wrap32(x):
+    return ((x + 2147483648) & 4294967295) - 2147483648
+
+
+def wrap64(x):
+    return ((x + 9223372036854775808) & 18446744073709551615) - 9223372036854775808
+
+
+def idiv(a, b):
+    """Java integer division: truncates toward zero; null when dividing by zero."""
+    if a is None or b is None or b == 0:
+        return None
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def imod(a, b):
+    """Java integer remainder: takes the sign of the dividend; null on zero."""
+    if a is None or b is None or b == 0:
+        return None
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+def ddiv(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def dmod(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return math.fmod(a, b)
+
+
+def java_double_str(x):
+    """Double.toString: '3.75', '1.0', '1.0E10', '1.0E-4'."""
+    if x != x:
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    a = abs(x)
+    if a == 0 or 1e-3 <= a < 1e7:
+        s = repr(float(x))
+        return s if ("." in s or "e" in s) else s + ".0"
+    _, digits, exp = Decimal(repr(a)).as_tuple()
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    e10 = len(digits) + exp - 1
+    return f"{'-' if x < 0 else ''}{ds[0]}.{ds[1:] or '0'}E{e10}"
+
+
+def java_str(x):
+    """String.valueOf for the values our rows hold."""
+    if x is None:
+        return None
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, float):
+        return java_double_str(x)
+    return str(x)

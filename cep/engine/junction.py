@@ -1,0 +1,89 @@
+"""Stream junctions: fan each batch of a stream out to its subscribers, and input handlers
+that check events, keep the playback clock and split batches at timer boundaries."""
+import operator
+
+from cep.engine.coerce import RowCoercer
+from cep.errors import EventError
+
+
+class StreamJunction:
+    """One per stream: `process(batch)` hands the batch to every subscriber in order."""
+
+    def __init__(self, definition):
+        self.definition = definition
+        self.subscribers = []
+
+    @property
+    def stream_id(self):
+        return self.definition.id
+
+    def subscribe(self, processor):
+        self.subscribers.append(processor)
+
+    def process(self, batch):
+        for s in self.subscribers:
+            s.process(batch)
+
+
+class CallbackSink:
+    """A user callback on a stream: `fn` gets a list of `(timestamp, row)` pairs."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def process(self, batch):
+        self.fn([(t, r) for t, r, _ in batch])
+
+
+_TS = operator.itemgetter(0)
+
+
+class InputHandler:
+    """`send(row, timestamp=None)` and `send_batch([(ts, row), ...])` into one stream."""
+
+    def __init__(self, junction, scheduler, lock):
+        self.junction, self.scheduler, self.lock = junction, scheduler, lock
+        self.coercer = RowCoercer(junction.definition)
+        self.stream_id = junction.stream_id
+
+    def send(self, row, timestamp=None):
+        """Send one event; raises EventError when it does not fit the stream."""
+        errors = self.send_batch([(timestamp, row)])
+        if errors:
+            raise errors[0][1]
+
+    def send_batch(self, events):
+        """Send a list of `(timestamp, row)` pairs in order. Bad events are left out and
+        returned as `[(index, EventError), ...]`; the good ones are processed."""
+        with self.lock:
+            good, bad = self.coercer.coerce(events, self.scheduler.now())
+            if good:
+                self._dispatch(good)
+            return bad
+
+    def _dispatch(self, events):
+        sch = self.scheduler
+        if not sch.playback:
+            self.junction.process(events)
+            return
+        i, n = 0, len(events)
+        latest = max(map(_TS, events))
+        while i < n:
+            due = sch.next_due(skip_owner=self.stream_id)
+            if due is None or due > latest:
+                sch.set_clock(events[i][0])
+                self.junction.process(events[i:] if i else events)
+                break
+            j = i
+            while j < n and events[j][0] < due:
+                j += 1
+            if j > i:
+                sch.set_clock(events[i][0])
+                self.junction.process(events[i:j])
+            if j < n:
+                sch.advance(events[j][0])
+            i = j
+        sch.advance(events[-1][0])
+
+
+__all__ = ["StreamJunction", "InputHandler", "CallbackSink", "EventError"]

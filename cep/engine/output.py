@@ -1,0 +1,43 @@
+"""Query outputs: insert into a stream (expired rows become ordinary current events there),
+and dispatch of table outputs to cep.engine.table."""
+from cep.engine.processor import Processor
+from cep.errors import EngineError
+from cep.model import InsertInto
+
+
+class InsertIntoStream(Processor):
+    """Puts a query's output rows into a stream junction as CURRENT events."""
+
+    def __init__(self, junction, convert_kinds):
+        super().__init__()
+        self.junction = junction
+        self.convert_kinds = convert_kinds  # expired rows may reach here
+
+    def process(self, batch):
+        if self.convert_kinds:
+            batch = [(t, r, 0) for t, r, _ in batch]
+        self.junction.process(batch)
+
+    def clone(self):
+        return InsertIntoStream(self.junction, self.convert_kinds)
+
+
+def build_output(query, ctx, out_def):
+    """The processor that ends a query chain, for `query.output`."""
+    out = query.output
+    target = out.target
+    if isinstance(out, InsertInto) and ctx.plan.table(target) is None:
+        if out.inner:
+            hook = getattr(ctx, "inner_junction", None)
+            if hook is None:
+                raise EngineError(f"inner stream '#{target}' outside a partition")
+            junction = hook(target, out_def)
+        else:
+            junction = ctx.junction_for(target, out_def)
+        return InsertIntoStream(junction, out.event_type != "current")
+    try:
+        from cep.engine import table as table_mod
+    except ImportError:
+        raise EngineError(f"event tables are not supported yet (query writes to table "
+                          f"'{target}')") from None
+    return table_mod.build_table_output(query, ctx, out_def)

@@ -1,0 +1,111 @@
+"""Builds the processor chain of a single-stream query:
+`junction -> [filter | window | stream function]* -> selector -> [rate limiter] -> output`.
+Leading filters with no window are fused into a stateless selector (one comprehension)."""
+from cep.engine.expressions import SingleStreamScope, compile_filter
+from cep.engine.processor import Processor, link
+from cep.engine.selector import has_aggregators
+from cep.engine.windows import WindowProcessor, build_window
+from cep.engine.windows.base import WindowEnv
+from cep.errors import InvalidQueryError, UnknownFunctionError, UnknownStreamError
+from cep.model import And, Filter, StreamFunction, Window
+
+
+class FilterProcessor(Processor):
+    def __init__(self, keep):
+        super().__init__()
+        self.keep = keep
+
+    def process(self, batch):
+        out = self.keep(batch)
+        if out:
+            self.next.process(out)
+
+    def clone(self):
+        return FilterProcessor(self.keep)
+
+
+class LogProcessor(Processor):
+    """`#log(...)`: logs each batch and passes it on."""
+
+    def __init__(self, prefix):
+        super().__init__()
+        self.prefix = prefix
+
+    def process(self, batch):
+        import logging
+        logging.getLogger("cep.log").info("%s %s", self.prefix, batch)
+        self.next.process(batch)
+
+    def clone(self):
+        return LogProcessor(self.prefix)
+
+
+def input_definition(stream, ctx):
+    """The definition of a query's input stream, or a clear error."""
+    if ctx.plan.table(stream.stream_id) is not None:
+        raise InvalidQueryError(f"table '{stream.stream_id}' cannot be a query's input stream; "
+                                f"join it with a stream instead", stream.span)
+    j = ctx.junctions.get(stream.stream_id)
+    if j is None:
+        raise UnknownStreamError(f"stream '{stream.stream_id}' is not defined", stream.span)
+    return j.definition
+
+
+def build_handlers(stream, scope, ctx, owner_ok=True):
+    """Processors for a stream's handlers -> (list, has window, has batch window)."""
+    procs, window, batch = [], False, False
+    for i, h in enumerate(stream.handlers):
+        if isinstance(h, Filter):
+            procs.append(FilterProcessor(compile_filter(h.expression, scope, ctx.env,
+                                                        resets=batch)))
+        elif isinstance(h, Window):
+            owner = stream.stream_id if (i == 0 and owner_ok and not stream.inner) else None
+            w = build_window(h, scope, WindowEnv(ctx.scheduler, ctx.playback, owner))
+            procs.append(w)
+            window, batch = True, w.is_batch
+        elif isinstance(h, StreamFunction):
+            if h.namespace is None and h.name == "log":
+                procs.append(LogProcessor(stream.stream_id))
+            else:
+                name = f"{h.namespace}:{h.name}" if h.namespace else h.name
+                raise UnknownFunctionError(f"unknown stream function #{name}()", h.span)
+    return procs, window, batch
+
+
+def build_single_query(query, ctx, name):
+    """Build and subscribe the chain of a query over one stream; returns its head."""
+    stream = query.input
+    definition = input_definition(stream, ctx)
+    scope = SingleStreamScope(definition, [stream.alias])
+    handlers = stream.handlers
+    pre = None
+    if handlers and all(isinstance(h, Filter) for h in handlers) and not has_aggregators(
+            query.selector):
+        pre = handlers[0].expression
+        for h in handlers[1:]:
+            pre = And(pre, h.expression)
+        procs, window, batch = [], False, False
+    else:
+        procs, window, batch = build_handlers(stream, scope, ctx)
+    selector = ctx.build_selector(query, scope, definition, window=window,
+                                  batch_window=batch, pre_filter=pre)
+    out_def = selector.code.output_definition(getattr(query.output, "target", name))
+    out = ctx.build_output(query, out_def, selector)
+    chain = procs + [selector]
+    head = link(chain + [out])
+    for i, p in enumerate(chain + _rest(out)):
+        if getattr(p, "stateful", False):
+            ctx.register(f"{name}/{i}:{type(p).__name__}", p)
+    ctx.junction_for(stream.stream_id).subscribe(head)
+    return head
+
+
+def _rest(p):
+    out = []
+    while p is not None and isinstance(p, Processor):
+        out.append(p)
+        p = p.next
+    return out
+
+
+__all__ = ["build_single_query", "build_handlers", "FilterProcessor", "WindowProcessor"]

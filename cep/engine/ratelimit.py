@@ -1,0 +1,213 @@
+"""Output rate limiting: `output [all|first|last] every N events | every T` and
+`output snapshot every T`, as processors between the selector and the output.
+
+Event-count limiters count every output event (current and expired alike). Time limiters tick
+every T on the scheduler: on event time in playback (the first period starts with the first
+event), on the wall clock otherwise. With group by, `first` and `last` work per group (the
+group key is read from the output attributes named in `group by`)."""
+from cep.engine.events import CURRENT, EXPIRED
+from cep.engine.processor import Processor
+
+
+class RateLimiter(Processor):
+    stateful = True
+
+    def __init__(self, value, key=None, scheduler=None):
+        super().__init__()
+        self.value, self.key, self.scheduler = value, key, scheduler
+        self.reset_state()
+
+    def reset_state(self):
+        pass
+
+    def clone(self):
+        return type(self)(self.value, self.key, self.scheduler)
+
+    def get_state(self):
+        return {k: v for k, v in self.__dict__.items() if k.startswith("s_")}
+
+    def set_state(self, state):
+        self.__dict__.update(state)
+
+
+class AllEveryEvents(RateLimiter):
+    """Releases the buffered events every N events."""
+
+    def reset_state(self):
+        self.s_buf = []
+
+    def process(self, batch):
+        buf = self.s_buf
+        buf.extend(batch)
+        n = self.value
+        if len(buf) >= n:
+            cut = len(buf) // n * n
+            out, self.s_buf = buf[:cut], buf[cut:]
+            self.next.process(out)
+
+
+class FirstEveryEvents(RateLimiter):
+    """The first event (per group) of each N-event period."""
+
+    def reset_state(self):
+        self.s_count, self.s_seen = 0, set()
+
+    def process(self, batch):
+        out, n, key = [], self.value, self.key
+        for e in batch:
+            if key is None:
+                if self.s_count == 0:
+                    out.append(e)
+            else:
+                k = key(e[1])
+                if k not in self.s_seen:
+                    self.s_seen.add(k)
+                    out.append(e)
+            self.s_count += 1
+            if self.s_count >= n:
+                self.s_count, self.s_seen = 0, set()
+        self.emit(out)
+
+
+class LastEveryEvents(RateLimiter):
+    """The last event (per group, in first-appearance order) of each N-event period."""
+
+    def reset_state(self):
+        self.s_count, self.s_last = 0, {}
+
+    def process(self, batch):
+        out, n, key = [], self.value, self.key
+        for e in batch:
+            self.s_last[None if key is None else key(e[1])] = e
+            self.s_count += 1
+            if self.s_count >= n:
+                out.extend(self.s_last.values())
+                self.s_count, self.s_last = 0, {}
+        self.emit(out)
+
+
+class TimeLimiter(RateLimiter):
+    """Base of the time-based limiters: a tick every T from the first event on."""
+
+    def reset_state(self):
+        self.s_next_tick = None
+
+    def _start(self, now):
+        if self.s_next_tick is None:
+            self.s_next_tick = now + self.value
+            self.scheduler.notify_at(self.s_next_tick, self._fire(self.s_next_tick))
+
+    def _fire(self, due):
+        def fire(now):
+            if self.s_next_tick != due:
+                return
+            self.s_next_tick = due + self.value
+            self.on_tick(now)
+            self.scheduler.notify_at(self.s_next_tick, self._fire(self.s_next_tick))
+        return fire
+
+    def process(self, batch):
+        self._start(batch[0][0] if self.scheduler.playback else self.scheduler.now())
+        self.collect(batch)
+
+    def set_state(self, state):
+        super().set_state(state)
+        if self.s_next_tick is not None:
+            self.scheduler.notify_at(self.s_next_tick, self._fire(self.s_next_tick))
+
+
+class AllEveryTime(TimeLimiter):
+    def reset_state(self):
+        super().reset_state()
+        self.s_buf = []
+
+    def collect(self, batch):
+        self.s_buf.extend(batch)
+
+    def on_tick(self, now):
+        out, self.s_buf = self.s_buf, []
+        self.emit(out)
+
+
+class FirstEveryTime(TimeLimiter):
+    def reset_state(self):
+        super().reset_state()
+        self.s_seen = set()
+
+    def collect(self, batch):
+        out, key = [], self.key
+        for e in batch:
+            k = None if key is None else key(e[1])
+            if k not in self.s_seen:
+                self.s_seen.add(k)
+                out.append(e)
+        self.emit(out)
+
+    def on_tick(self, now):
+        self.s_seen = set()
+
+
+class LastEveryTime(TimeLimiter):
+    def reset_state(self):
+        super().reset_state()
+        self.s_last = {}
+
+    def collect(self, batch):
+        key = self.key
+        for e in batch:
+            self.s_last[None if key is None else key(e[1])] = e
+
+    def on_tick(self, now):
+        out, self.s_last = list(self.s_last.values()), {}
+        self.emit(out)
+
+
+class SnapshotEveryTime(TimeLimiter):
+    """Every T, the current state: the rows in the window (windowed, no aggregates), else the
+    latest row (per group)."""
+
+    def __init__(self, value, key=None, scheduler=None, windowed=False, aggregating=False):
+        self.windowed, self.aggregating = windowed, aggregating
+        super().__init__(value, key, scheduler)
+
+    def clone(self):
+        return SnapshotEveryTime(self.value, self.key, self.scheduler, self.windowed,
+                                 self.aggregating)
+
+    def reset_state(self):
+        super().reset_state()
+        self.s_rows = []
+        self.s_last = {}
+
+    def collect(self, batch):
+        if self.windowed and not self.aggregating:
+            rows = self.s_rows
+            for e in batch:
+                if e[2] == CURRENT:
+                    rows.append(e)
+                elif e[2] == EXPIRED:
+                    for i, x in enumerate(rows):
+                        if x[1] == e[1]:
+                            del rows[i]
+                            break
+            return
+        key = self.key
+        for e in batch:
+            self.s_last[None if key is None else key(e[1])] = (e[0], e[1], CURRENT)
+
+    def on_tick(self, now):
+        if self.windowed and not self.aggregating:
+            self.emit(list(self.s_rows))
+        else:
+            self.emit(list(self.s_last.values()))
+
+
+def build_rate_limiter(rate, key, scheduler, windowed, aggregating):
+    """The limiter for a model `OutputRate`."""
+    if rate.kind == "events":
+        cls = {"all": AllEveryEvents, "first": FirstEveryEvents, "last": LastEveryEvents}
+        return cls[rate.mode](rate.value, key)
+    if rate.kind == "time":
+        cls = {"all": AllEveryTime, "first": FirstEveryTime, "last": LastEveryTime}
+        return cls[rate.mode](rate.value, key, scheduler)
+    return SnapshotEveryTime(rate.value, key, scheduler, windowed, aggregating)

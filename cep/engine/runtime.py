@@ -1,0 +1,117 @@
+"""ExecutionPlanRuntime: builds a compiled plan's junctions, tables and queries, and is the
+public API (input handlers, callbacks, time, snapshots)."""
+import importlib
+import threading
+
+from cep.engine import snapshot as snap
+from cep.engine.clock import Scheduler
+from cep.engine.context import BuildContext
+from cep.engine.junction import CallbackSink, InputHandler, StreamJunction
+from cep.engine.query_builder import build_single_query
+from cep.errors import EngineError, UnknownInputStreamError
+from cep.model import JoinInputStream, Partition, Query, SingleInputStream, StateInputStream
+from cep.model.definitions import StreamDefinition
+
+# builder dispatch for the multi-stream half: (module, function, what, ...)
+_BUILDERS = {
+    JoinInputStream: ("cep.engine.join", "build_join_query", "joins"),
+    StateInputStream: ("cep.engine.pattern", "build_state_query", "patterns and sequences"),
+    Partition: ("cep.engine.partition", "build_partition", "partitions"),
+}
+
+
+def _builder(module, function, what):
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.startswith(exc.name):
+            raise EngineError(f"{what} are not supported yet") from None
+        raise
+    fn = getattr(mod, function, None)
+    if fn is None:
+        raise EngineError(f"{what} are not supported yet ({module}.{function} is missing)")
+    return fn
+
+
+class ExecutionPlanRuntime:
+    """A running execution plan. `playback` overrides the plan's `@Plan:playback`."""
+
+    def __init__(self, plan, playback=None):
+        self.plan = plan
+        self.playback = bool(plan.playback if playback is None else playback)
+        self.lock = threading.RLock()
+        self.scheduler = Scheduler(self.playback, self.lock)
+        self.junctions = {s.id: StreamJunction(s) for s in plan.streams}
+        for t in plan.triggers:
+            self.junctions[t.id] = StreamJunction(StreamDefinition(t.id, t.attributes))
+        self.tables = {}
+        self.ctx = BuildContext(plan, self.junctions, self.tables, self.scheduler,
+                                self.playback, self.lock)
+        self._handlers = {}
+        self._build()
+
+    def _build(self):
+        ctx = self.ctx
+        if self.plan.tables:
+            build_table = _builder("cep.engine.table", "build_table", "event tables")
+            for t in self.plan.tables:
+                self.tables[t.id] = build_table(t, ctx)
+        for i, element in enumerate(self.plan.elements):
+            ctx.element_name = name = self._element_name(element, i)
+            if isinstance(element, Query) and isinstance(element.input, SingleInputStream):
+                build_single_query(element, ctx, name)
+            elif isinstance(element, Partition):
+                _builder(*_BUILDERS[Partition])(element, ctx)
+            else:
+                _builder(*_BUILDERS[type(element.input)])(element, ctx)
+        if self.plan.triggers:
+            build_trigger = _builder("cep.engine.trigger", "build_trigger", "triggers")
+            for t in self.plan.triggers:
+                build_trigger(t, ctx)
+
+    @staticmethod
+    def _element_name(element, index):
+        name = element.name if isinstance(element, Query) else None
+        return name or f"{'query' if isinstance(element, Query) else 'partition'}{index}"
+
+    # -- public API --
+    def input_handler(self, stream_id):
+        """The InputHandler of a stream (raises UnknownInputStreamError)."""
+        h = self._handlers.get(stream_id)
+        if h is None:
+            j = self.junctions.get(stream_id)
+            if j is None:
+                raise UnknownInputStreamError(
+                    f"stream '{stream_id}' is not in the plan (streams: "
+                    f"{', '.join(sorted(self.junctions))})")
+            h = self._handlers[stream_id] = InputHandler(j, self.scheduler, self.lock)
+        return h
+
+    def add_callback(self, stream_id, fn):
+        """Call `fn([(timestamp, row), ...])` with every batch inserted into `stream_id`."""
+        j = self.junctions.get(stream_id)
+        if j is None:
+            raise UnknownInputStreamError(f"stream '{stream_id}' is not in the plan")
+        j.subscribe(CallbackSink(fn))
+
+    def advance_time(self, ts):
+        """Playback: move the clock to `ts`, firing every timer due by then."""
+        with self.lock:
+            self.scheduler.advance(ts)
+
+    def snapshot(self):
+        """The whole runtime state as versioned bytes."""
+        with self.lock:
+            states = {name: p.get_state() for name, p in self.ctx.stateful.items()}
+            return snap.dump({"clock": self.scheduler.get_state(), "elements": states})
+
+    def restore(self, data):
+        """Replace the runtime state with a snapshot of the same plan."""
+        with self.lock:
+            states = snap.load(data, self.ctx.stateful)
+            self.scheduler.set_state(states["clock"])  # drops pending timers
+            for name, state in states["elements"].items():
+                self.ctx.stateful[name].set_state(state)  # re-registers its timers
+
+    def shutdown(self):
+        self.scheduler.stop()

@@ -1,0 +1,270 @@
+"""The query selector: projection, aggregation, group by, having, order by and limit, as one
+generated function over a whole batch.
+
+Three shapes of generated code:
+- stateless (no aggregator): one list comprehension (fast version, safe fallback);
+- running aggregates: one loop; CURRENT events add to the running state, EXPIRED events remove,
+  RESET events (from batch windows) reset it; each event of a wanted kind gives an output row
+  carrying the aggregate values after its update;
+- batch mode (a batch window feeds aggregates, Siddhi's `processInBatch`): the same loop, but
+  one row per window flush (no group by: the last row; group by: the last row of each group, in
+  first-appearance order).
+Events of kinds the output does not want update the aggregates and are then dropped, so rate
+limiters only count what is output (Siddhi 3's currentOn/expiredOn)."""
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from cep.engine import aggregators as agg
+from cep.engine.aggregation_codegen import build_aggregating
+from cep.engine.events import CURRENT, EXPIRED
+from cep.engine.expressions import (
+    FALLBACK_ERRORS, Scope, SourceRef, compile_expression, make_function,
+)
+from cep.engine.processor import Processor
+from cep.errors import TypeMismatchError, UnknownAttributeError
+from cep.model import AttrType, Attribute, FunctionCall, StreamDefinition, Variable
+from cep.model.expressions import Expression
+
+
+class OutputScope(Scope):
+    """Names of the output row (`having`, `order by`), read from `o[i]`."""
+
+    def __init__(self, names, types, out_id="output"):
+        self.names, self.types, self.out_id = list(names), list(types), out_id
+
+    def resolve(self, variable):
+        if variable.name in self.names:
+            i = self.names.index(variable.name)
+            return f"o[{i}]", self.types[i]
+        raise UnknownAttributeError(
+            f"attribute '{variable.name}' does not exist in the output of the query "
+            f"'{self.out_id}' (it has {', '.join(self.names)})", variable.span)
+
+
+def rewrite(expr, fn):
+    """Rebuild `expr` bottom-up, replacing each node n by fn(n) (or n when fn returns None)."""
+    if not isinstance(expr, Expression):
+        return expr
+    changes = {}
+    for f in dataclasses.fields(expr):
+        v = getattr(expr, f.name)
+        if isinstance(v, Expression):
+            nv = rewrite(v, fn)
+        elif isinstance(v, tuple) and any(isinstance(x, Expression) for x in v):
+            nv = tuple(rewrite(x, fn) for x in v)
+        else:
+            continue
+        if nv is not v:
+            changes[f.name] = nv
+    node = dataclasses.replace(expr, **changes) if changes else expr
+    out = fn(node)
+    return node if out is None else out
+
+
+@dataclass
+class _Agg:
+    spec: agg.AggSpec
+    arg: object  # Compiled or None
+    slots: list  # slot indexes
+    type: AttrType
+
+
+class SelectorCode:
+    """What a query's selector compiles to; shared by clones."""
+
+    def __init__(self, fn, init_state, names, types, batch_mode, order_by, limit):
+        self.fn, self.init_state = fn, init_state
+        self.names, self.types = names, types
+        self.batch_mode, self.order_by, self.limit = batch_mode, order_by, limit
+
+    def output_definition(self, stream_id):
+        return StreamDefinition(stream_id, tuple(Attribute(n, t) for n, t in zip(self.names,
+                                                                                 self.types)))
+
+
+class QuerySelector(Processor):
+    stateful = True
+
+    def __init__(self, code, per_flush=False):
+        super().__init__()
+        self.code = code
+        self.state = code.init_state()
+        self.per_flush = per_flush  # order by / limit apply to each incoming batch
+
+    def process(self, batch):
+        out = self.code.fn(batch, self.state)
+        if out:
+            if self.per_flush and (self.code.order_by or self.code.limit is not None):
+                out = self._order_limit(out)
+            self.next.process(out)
+
+    def _order_limit(self, out):
+        for i, asc in reversed(self.code.order_by):
+            out.sort(key=lambda e: (e[1][i] is not None, e[1][i]) if asc else
+                     (e[1][i] is None, e[1][i]), reverse=not asc)
+        return out if self.code.limit is None else out[:self.code.limit]
+
+    def get_state(self):
+        return self.state
+
+    def set_state(self, state):
+        self.state = state
+
+    def clone(self):
+        return QuerySelector(self.code, self.per_flush)
+
+
+def _kind_condition(wanted):
+    if wanted == {CURRENT}:
+        return "k == 0"
+    if wanted == {EXPIRED}:
+        return "k == 1"
+    return "k != 2"
+
+
+def output_items(selector, scope, input_definition):
+    """(name, expression) pairs of the select clause; `select *` expands the input."""
+    if selector.select_all or not selector.attributes:
+        items = getattr(scope, "select_all", None)
+        if items is not None:
+            return list(items())
+        return [(a.name, Variable(a.name)) for a in input_definition.attributes]
+    return [(a.rename, a.expression) for a in selector.attributes]
+
+
+def compile_selector(selector, scope, input_definition, wanted, *, window=False,
+                     batch_window=False, pre_filter=None, out_id="output", env=None):
+    """Compile a model `Selector` into `SelectorCode`.
+
+    wanted: the event kinds the output keeps; window: events may be EXPIRED/RESET;
+    batch_window: a batch window feeds it; pre_filter: a filter Expression fused in (only
+    used when there are no aggregates)."""
+    items = output_items(selector, scope, input_definition)
+    aggs = []
+
+    def extract(node):
+        if isinstance(node, FunctionCall) and agg.lookup(node.name, node.namespace):
+            return _make_agg(node, scope, aggs)
+        return None
+
+    exprs = [rewrite(e, extract) for _, e in items]
+    having = rewrite(selector.having, extract) if selector.having is not None else None
+    compiled = [compile_expression(e, scope) for e in exprs]
+    names = [n for n, _ in items]
+    types = [c.type for c in compiled]
+    hv = None
+    if having is not None:
+        hv = compile_expression(having, _HavingScope(OutputScope(names, types, out_id)))
+        if hv.type not in (AttrType.BOOL, AttrType.OBJECT):
+            raise TypeMismatchError(f"having must be a bool expression, not {hv.type}",
+                                    getattr(selector.having, "span", None))
+    order = _order_spec(selector, names)
+    g = {"FALLBACK": FALLBACK_ERRORS, "_sqrt": math.sqrt, **agg.AGG_GLOBALS, **(env or {})}
+    for c in compiled + ([hv] if hv else []) + [a.arg for a in aggs if a.arg]:
+        g.update(c.globals)
+    keys = [compile_expression(v, scope) for v in selector.group_by]
+    for c in keys:
+        g.update(c.globals)
+    batch_mode = batch_window and bool(aggs)
+    if not aggs:
+        pf = compile_expression(pre_filter, scope) if pre_filter is not None else None
+        if pf:
+            g.update(pf.globals)
+        fn = _stateless(compiled, hv, pf, wanted if (window or CURRENT not in wanted) else None, g,
+                        identity=_is_identity(selector, items, input_definition, scope))
+        return SelectorCode(fn, lambda: None, names, types, False, order, selector.limit)
+    fn, init = build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g, removes=window)
+    return SelectorCode(fn, init, names, types, batch_mode, order, selector.limit)
+
+
+class _HavingScope(Scope):
+    def __init__(self, out):
+        self.out = out
+
+    def resolve(self, variable):
+        return self.out.resolve(variable)
+
+
+def _make_agg(node, scope, aggs):
+    spec = agg.lookup(node.name, node.namespace)
+    if spec.nargs == 0:
+        arg, t = None, None
+    else:
+        if len(node.args) != 1:
+            raise TypeMismatchError(f"{node.name}() takes one argument, got {len(node.args)}",
+                                    node.span)
+        arg = compile_expression(node.args[0], scope)
+        t = arg.type
+    rt = spec.result(t, node.span)
+    start = sum(len(a.slots) for a in aggs)
+    n = len(spec.init(t or AttrType.LONG, True))
+    aggs.append(_Agg(spec, arg, list(range(start, start + n)), t))
+    return SourceRef(f"_a{len(aggs) - 1}", rt, nullable=True)
+
+
+def _order_spec(selector, names):
+    order = []
+    for o in selector.order_by:
+        name = getattr(o.variable, "name", None)
+        if name not in names:
+            raise UnknownAttributeError(f"order by '{name}': not an output attribute "
+                                        f"({', '.join(names)})", getattr(o.variable, "span", None))
+        order.append((names.index(name), o.ascending))
+    return order
+
+
+def _is_identity(selector, items, definition, scope):
+    if not (selector.select_all or not selector.attributes) or selector.having is not None:
+        return False
+    return getattr(scope, "select_all", None) is None and definition is not None
+
+
+def _tuple(srcs):
+    return "(" + ", ".join(srcs) + ("," if len(srcs) == 1 else "") + ")"
+
+
+def _stateless(compiled, hv, pf, wanted, g, identity=False):
+    conds = []
+    if wanted is not None:
+        conds.append(_kind_condition(wanted))
+
+    def comp(attr):
+        cs = list(conds)
+        if pf is not None:
+            cs.append(getattr(pf, attr))
+        cond = f" if {' and '.join(cs)}" if cs else ""
+        if identity and hv is None:
+            row = "r"
+        else:
+            row = _tuple([getattr(c, attr) for c in compiled])
+        if hv is not None:
+            return f"[(ts, o, k) for ts, r, k in batch{cond} for o in ({row},) if {getattr(hv, attr)}]"
+        return f"[(ts, {row}, k) for ts, r, k in batch{cond}]"
+
+    if identity and hv is None and not conds and pf is None:
+        return lambda batch, state: batch
+    src = (
+        "def select(batch, S):\n"
+        "    try:\n"
+        f"        return {comp('fast')}\n"
+        "    except FALLBACK:\n"
+        f"        return {comp('source')}\n"
+    )
+    return make_function("select", src, g)
+
+
+def has_aggregators(selector):
+    """Whether a select clause (or its having) calls an aggregator."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, FunctionCall) and agg.lookup(node.name, node.namespace):
+            found.append(node)
+        return None
+
+    for a in selector.attributes:
+        rewrite(a.expression, visit)
+    if selector.having is not None:
+        rewrite(selector.having, visit)
+    return bool(found)

@@ -1,0 +1,163 @@
+"""The window processor base, parameter checking, and the registry of window types.
+
+A window receives CURRENT events and emits, in Siddhi's order, the events it expires (kind
+EXPIRED, stamped with the time the expiry was processed) and the events it lets through. Batch
+windows emit, per flush, the previous batch as EXPIRED, a RESET event, then the new batch.
+Time in playback is each event's timestamp (arrival expires inline); on the wall clock it is
+read once per batch. Timers cover idle periods only."""
+from cep.engine.expressions import compile_expression, make_function
+from cep.engine.processor import Processor
+from cep.errors import TypeMismatchError, UnknownWindowError
+from cep.model import AttrType, Constant, TimeConstant, Variable
+
+WINDOWS = {}
+
+
+def register(*names):
+    def deco(cls):
+        for n in names:
+            WINDOWS[n] = cls
+        return cls
+    return deco
+
+
+class WindowEnv:
+    """What a window needs from the runtime: the scheduler and whether time is event time."""
+
+    def __init__(self, scheduler, playback, owner=None):
+        self.scheduler, self.playback, self.owner = scheduler, playback, owner
+
+
+class WindowProcessor(Processor):
+    stateful = True
+    is_batch = False
+
+    def __init__(self, env, args):
+        super().__init__()
+        self.env = env
+        self.args = args  # parsed parameters, shared by clones
+        self._timer_due = None
+        self.setup(*args)
+
+    def setup(self, *args):
+        pass
+
+    @classmethod
+    def parse(cls, p):
+        """Parse `WindowParams` into the tuple of args `setup` takes."""
+        raise NotImplementedError
+
+    def clone(self):
+        return type(self)(self.env, self.args)
+
+    # -- time --
+    def _schedule(self, due):
+        """Keep one pending timer, at the earliest `due` asked for."""
+        if self._timer_due is not None and self._timer_due <= due:
+            return
+        self._timer_due = due
+        self.env.scheduler.notify_at(due, self._on_timer_guarded(due), owner=self.env.owner)
+
+    def _on_timer_guarded(self, due):
+        def fire(now):
+            if self._timer_due != due:
+                return  # superseded by an earlier timer, or state restored
+            self._timer_due = None
+            self.on_timer(now)
+        return fire
+
+    def on_timer(self, now):
+        pass
+
+    def now(self):
+        return self.env.scheduler.now()
+
+    # -- state --
+    def get_state(self):
+        return {"s": self.state_items(), "timer": self._timer_due}
+
+    def set_state(self, state):
+        self.load_state_items(state["s"])
+        self._timer_due = None
+        if state.get("timer") is not None:
+            self._schedule(state["timer"])
+
+    def state_items(self):
+        return {}
+
+    def load_state_items(self, items):
+        pass
+
+
+class WindowParams:
+    """The parameters of `#window.name(...)`, with checks that name the window and position."""
+
+    def __init__(self, window, scope):
+        self.window, self.scope = window, scope
+        self.params = list(window.params)
+
+    def __len__(self):
+        return len(self.params)
+
+    def _fail(self, i, why):
+        span = self.params[i].span if i < len(self.params) else self.window.span
+        raise TypeMismatchError(f"window {self.window.name}: parameter {i + 1} {why}", span)
+
+    def count(self, lo, hi=None):
+        n = len(self.params)
+        if n < lo or (hi is not None and n > hi):
+            want = f"{lo}" if hi == lo else f"{lo} to {hi}" if hi else f"at least {lo}"
+            raise TypeMismatchError(f"window {self.window.name} takes {want} parameters, got {n}",
+                                    self.window.span)
+
+    def is_const(self, i):
+        return isinstance(self.params[i], (Constant, TimeConstant))
+
+    def int_const(self, i, what="an int"):
+        p = self.params[i]
+        if isinstance(p, TimeConstant):
+            return p.millis
+        if not isinstance(p, Constant) or p.type not in (AttrType.INT, AttrType.LONG):
+            t = p.type if isinstance(p, Constant) else "an attribute"
+            self._fail(i, f"must be {what} constant, got {t}")
+        return p.value
+
+    def time(self, i):
+        return self.int_const(i, "a time (such as 10 sec) or an int/long")
+
+    def float_const(self, i):
+        p = self.params[i]
+        if not isinstance(p, Constant) or p.type not in (AttrType.INT, AttrType.LONG,
+                                                         AttrType.FLOAT, AttrType.DOUBLE):
+            self._fail(i, "must be a numeric constant")
+        return float(p.value)
+
+    def str_const(self, i):
+        p = self.params[i]
+        if not isinstance(p, Constant) or p.type != AttrType.STRING:
+            self._fail(i, "must be a string constant")
+        return p.value
+
+    def getter(self, i, types=None):
+        """A function row -> value for an attribute (or expression) parameter."""
+        c = compile_expression(self.params[i], self.scope)
+        if types and c.type not in types:
+            self._fail(i, f"must be {' or '.join(map(str, types))}, got {c.type}")
+        if c.source.startswith("r[") and c.source[2:-1].isdigit():
+            import operator
+            return operator.itemgetter(int(c.source[2:-1]))
+        return make_function("get", f"def get(r):\n    ts = None\n    return {c.source}\n",
+                             c.globals)
+
+    def is_attr(self, i):
+        return isinstance(self.params[i], Variable)
+
+
+def build_window(window, scope, env):
+    """The WindowProcessor for a model `Window`."""
+    cls = WINDOWS.get(window.name) if not window.namespace else None
+    if cls is None:
+        name = f"{window.namespace}:{window.name}" if window.namespace else window.name
+        raise UnknownWindowError(f"unknown window type '{name}' (known: "
+                                 f"{', '.join(sorted(WINDOWS))})", window.span)
+    return cls(env, cls.parse(WindowParams(window, scope)))

@@ -1,0 +1,193 @@
+"""Batch windows: lengthBatch, timeBatch, externalTimeBatch, uniqueExternalTimeBatch.
+
+Each flush goes on as its own batch: the previous batch as EXPIRED events (stamped with the
+flush time), a RESET event, then the new batch's events with their own timestamps."""
+from cep.engine.windows.base import WindowProcessor, register
+from cep.engine.windows.sliding import _TS_TYPES, _positive
+
+
+class BatchWindow(WindowProcessor):
+    is_batch = True
+
+    def setup(self, *args):
+        self.cur = []
+        self.prev = []
+
+    def flush(self, now):
+        prev, cur = self.prev, self._current_events()
+        if not prev and not cur:
+            return
+        chunk = [(now, r, 1) for _, r, _ in prev]
+        if cur:
+            chunk.append((now, None, 2))
+            chunk.extend(cur)
+        self.prev = cur
+        self._clear_current()
+        self.next.process(chunk)
+
+    def _current_events(self):
+        return self.cur
+
+    def _clear_current(self):
+        self.cur = []
+
+    def state_items(self):
+        return {"cur": self.cur, "prev": self.prev}
+
+    def load_state_items(self, s):
+        self.cur, self.prev = list(s["cur"]), list(s["prev"])
+
+
+@register("lengthBatch")
+class LengthBatchWindow(BatchWindow):
+    """Flushes every n events."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(1, 1)
+        return (_positive(p, 0, p.int_const(0)),)
+
+    def setup(self, n):
+        super().setup()
+        self.n = n
+
+    def process(self, batch):
+        n = self.n
+        wall = None if self.env.playback else self.now()
+        for e in batch:
+            if e[2]:
+                continue
+            self.cur.append(e)
+            if len(self.cur) >= n:
+                self.flush(e[0] if wall is None else wall)
+
+
+@register("timeBatch")
+class TimeBatchWindow(BatchWindow):
+    """Flushes every T ms; the first period starts at the first event, or on `start` mod T."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(1, 2)
+        start = p.int_const(1) if len(p) > 1 else None
+        return (_positive(p, 0, p.time(0)), start)
+
+    def setup(self, t, start):
+        super().setup()
+        self.t, self.start = t, start
+        self.next_emit = None
+
+    def _first_emit(self, now):
+        if self.start is None:
+            return now + self.t
+        return now + (self.t - (now - self.start) % self.t)
+
+    def process(self, batch):
+        wall = None if self.env.playback else self.now()
+        for e in batch:
+            if e[2]:
+                continue
+            now = e[0] if wall is None else wall
+            if self.next_emit is None:
+                self.next_emit = self._first_emit(now)
+            elif now >= self.next_emit:
+                self._flush_due(now)
+            self.cur.append(e)
+        if self.next_emit is not None:
+            self._schedule(self.next_emit)
+
+    def _flush_due(self, now):
+        t = self.t
+        while self.next_emit <= now:
+            self.flush(now)
+            self.next_emit += t
+            if not self.cur and not self.prev and self.next_emit <= now:
+                self.next_emit += t * ((now - self.next_emit) // t + 1)
+
+    def on_timer(self, now):
+        if self.next_emit is not None and now >= self.next_emit:
+            self._flush_due(now)
+        if self.next_emit is not None:
+            self._schedule(self.next_emit)
+
+    def state_items(self):
+        return {**super().state_items(), "next_emit": self.next_emit}
+
+    def load_state_items(self, s):
+        super().load_state_items(s)
+        self.next_emit = s["next_emit"]
+
+
+@register("externalTimeBatch")
+class ExternalTimeBatchWindow(BatchWindow):
+    """Batches cut by a timestamp attribute; a batch flushes when an event past its end comes."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(2, 4)
+        start = p.int_const(2) if len(p) > 2 else None
+        timeout = p.time(3) if len(p) > 3 else None
+        return (p.getter(0, _TS_TYPES), _positive(p, 1, p.time(1)), start, timeout)
+
+    def setup(self, get, t, start, timeout):
+        super().setup()
+        self.get, self.t, self.start, self.timeout = get, t, start, timeout
+        self.end = None
+
+    def process(self, batch):
+        get, t = self.get, self.t
+        for e in batch:
+            if e[2]:
+                continue
+            ext = get(e[1])
+            if self.end is None:
+                base = ext if self.start is None else (
+                    self.start + ((ext - self.start) // t) * t)
+                self.end = base + t
+            elif ext >= self.end:
+                self.flush(ext)
+                self.end += t * ((ext - self.end) // t + 1)
+            self._add(e)
+
+    def _add(self, e):
+        self.cur.append(e)
+
+    def state_items(self):
+        return {**super().state_items(), "end": self.end}
+
+    def load_state_items(self, s):
+        super().load_state_items(s)
+        self.end = s["end"]
+
+
+@register("uniqueExternalTimeBatch")
+class UniqueExternalTimeBatchWindow(ExternalTimeBatchWindow):
+    """externalTimeBatch keeping only the latest event per unique key within a batch."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(3, 5)
+        start = p.int_const(3) if len(p) > 3 else None
+        timeout = p.time(4) if len(p) > 4 else None
+        return (p.getter(0), p.getter(1, _TS_TYPES), _positive(p, 2, p.time(2)), start, timeout)
+
+    def setup(self, key, get, t, start, timeout):
+        super().setup(get, t, start, timeout)
+        self.key = key
+        self.cur = {}
+
+    def _add(self, e):
+        self.cur[self.key(e[1])] = e
+
+    def _current_events(self):
+        return list(self.cur.values())
+
+    def _clear_current(self):
+        self.cur = {}
+
+    def state_items(self):
+        return {**super().state_items(), "cur": dict(self.cur)}
+
+    def load_state_items(self, s):
+        super().load_state_items(s)
+        self.cur = dict(s["cur"])

@@ -1,0 +1,250 @@
+"""Windows that keep events by key or order: sort, unique, firstUnique, frequent, lossyFrequent."""
+import bisect
+import math
+
+from cep.engine.windows.base import WindowProcessor, register
+
+
+class _Desc:
+    """Reverses the order of a sort key component."""
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        return other.v < self.v
+
+    def __eq__(self, other):
+        return self.v == other.v
+
+
+def _key_of(getters):
+    if len(getters) == 1:
+        return getters[0]
+
+    def key(r):
+        return tuple(g(r) for g in getters)
+    return key
+
+
+def _attr_getters(p, first):
+    if len(p) <= first:
+        return [lambda r: r]
+    return [p.getter(i) for i in range(first, len(p))]
+
+
+@register("sort")
+class SortWindow(WindowProcessor):
+    """Keeps the n first events in sort order; an arrival beyond n expires the last one
+    (current first, then expired; a newcomer that sorts last expires at once)."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(2)
+        n = p.int_const(0)
+        parts, i = [], 1
+        while i < len(p):
+            get = p.getter(i)
+            asc = True
+            if i + 1 < len(p) and p.is_const(i + 1):
+                order = p.str_const(i + 1).lower()
+                if order not in ("asc", "desc"):
+                    p._fail(i + 1, f"must be 'asc' or 'desc', got '{order}'")
+                asc = order == "asc"
+                i += 1
+            parts.append((get, asc))
+            i += 1
+        return (n, tuple(parts))
+
+    def setup(self, n, parts):
+        self.n = n
+
+        def key(e):
+            r = e[1]
+            out = []
+            for get, asc in parts:
+                v = get(r)
+                c = (v is not None, v)
+                out.append(c if asc else _Desc(c))
+            return tuple(out)
+        self.key = key
+        self.items = []
+
+    def process(self, batch):
+        items, n, key, out = self.items, self.n, self.key, []
+        wall = None if self.env.playback else self.now()
+        for e in batch:
+            if e[2]:
+                continue
+            bisect.insort_right(items, e, key=key)
+            out.append(e)
+            if len(items) > n:
+                out.append((e[0] if wall is None else wall, items.pop()[1], 1))
+        self.emit(out)
+
+    def state_items(self):
+        return {"items": list(self.items)}
+
+    def load_state_items(self, s):
+        self.items = list(s["items"])
+
+
+@register("unique")
+class UniqueWindow(WindowProcessor):
+    """The latest event per key; a newcomer expires the event it replaces (expired first)."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(1)
+        return (_key_of(_attr_getters(p, 0)),)
+
+    def setup(self, key):
+        self.key = key
+        self.map = {}
+
+    def process(self, batch):
+        m, key, out = self.map, self.key, []
+        wall = None if self.env.playback else self.now()
+        for e in batch:
+            if e[2]:
+                continue
+            k = key(e[1])
+            old = m.get(k)
+            m[k] = e
+            if old is not None:
+                out.append((e[0] if wall is None else wall, old[1], 1))
+            out.append(e)
+        self.emit(out)
+
+    def state_items(self):
+        return {"map": dict(self.map)}
+
+    def load_state_items(self, s):
+        self.map = dict(s["map"])
+
+
+@register("firstUnique")
+class FirstUniqueWindow(UniqueWindow):
+    """The first event per key; later events with a known key are dropped."""
+
+    def process(self, batch):
+        m, key, out = self.map, self.key, []
+        for e in batch:
+            if e[2]:
+                continue
+            k = key(e[1])
+            if k not in m:
+                m[k] = e
+                out.append(e)
+        self.emit(out)
+
+
+@register("frequent")
+class FrequentWindow(WindowProcessor):
+    """Events of the n most frequent keys (Misra-Gries counting, as Siddhi 3)."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(1)
+        return (p.int_const(0), _key_of(_attr_getters(p, 1)))
+
+    def setup(self, n, key):
+        self.n, self.key = n, key
+        self.map, self.counts = {}, {}
+
+    def process(self, batch):
+        out = []
+        wall = None if self.env.playback else self.now()
+        for e in batch:
+            if not e[2]:
+                self._one(e, e[0] if wall is None else wall, out)
+        self.emit(out)
+
+    def _one(self, e, now, out):
+        m, counts, k = self.map, self.counts, self.key(e[1])
+        if k in m:
+            m[k] = e
+            counts[k] += 1
+            out.append(e)
+            return
+        m[k] = e
+        if len(m) <= self.n:
+            counts[k] = 1
+            out.append(e)
+            return
+        for ck in list(counts)[:self.n]:
+            c = counts[ck] - 1
+            if c == 0:
+                del counts[ck]
+                out.append((now, m.pop(ck)[1], 1))
+            else:
+                counts[ck] = c
+        if len(m) > self.n:
+            del m[k]
+        else:
+            counts[k] = 1
+            out.append(e)
+
+    def state_items(self):
+        return {"map": dict(self.map), "counts": dict(self.counts)}
+
+    def load_state_items(self, s):
+        self.map, self.counts = dict(s["map"]), dict(s["counts"])
+
+
+@register("lossyFrequent")
+class LossyFrequentWindow(WindowProcessor):
+    """Events whose key's frequency is at least support - error (lossy counting)."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(1)
+        support = p.float_const(0)
+        i, error = 1, support / 10
+        if len(p) > 1 and p.is_const(1):
+            error, i = p.float_const(1), 2
+        return (support, error, _key_of(_attr_getters(p, i)))
+
+    def setup(self, support, error, key):
+        self.support, self.error, self.key = support, error, key
+        self.width = math.ceil(1 / error)
+        self.map, self.counts, self.total, self.bucket = {}, {}, 0, 1
+
+    def process(self, batch):
+        out = []
+        wall = None if self.env.playback else self.now()
+        for e in batch:
+            if not e[2]:
+                self._one(e, e[0] if wall is None else wall, out)
+        self.emit(out)
+
+    def _one(self, e, now, out):
+        self.total += 1
+        if self.total != 1:
+            self.bucket = math.ceil(self.total / self.width)
+        k = self.key(e[1])
+        old = self.map.get(k)
+        self.map[k] = e
+        c = self.counts.get(k)
+        if c is None:
+            c = self.counts[k] = [0, self.bucket - 1]
+        c[0] += 1
+        if c[0] + c[1] >= (self.support - self.error) * self.total:
+            if old is not None:
+                out.append((now, old[1], 1))
+            out.append(e)
+        if self.total % self.width == 0:
+            for ck in [x for x, (n, b) in self.counts.items() if n + b <= self.bucket]:
+                del self.counts[ck]
+                ev = self.map.pop(ck, None)
+                if ev is not None:
+                    out.append((now, ev[1], 1))
+
+    def state_items(self):
+        return {"map": dict(self.map), "counts": {k: list(v) for k, v in self.counts.items()},
+                "total": self.total, "bucket": self.bucket}
+
+    def load_state_items(self, s):
+        self.map, self.counts = dict(s["map"]), {k: list(v) for k, v in s["counts"].items()}
+        self.total, self.bucket = s["total"], s["bucket"]

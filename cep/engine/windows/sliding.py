@@ -1,0 +1,195 @@
+"""Sliding windows: length, time, timeLength, externalTime, delay."""
+from collections import deque
+
+from cep.engine.windows.base import WindowProcessor, register
+from cep.model import AttrType
+
+_TS_TYPES = (AttrType.LONG, AttrType.INT)
+
+
+def _positive(p, i, v):
+    if v <= 0:
+        p._fail(i, f"must be positive, got {v}")
+    return v
+
+
+@register("length")
+class LengthWindow(WindowProcessor):
+    """The last n events; an arrival beyond n expires the oldest (expired before current)."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(1, 1)
+        return (_positive(p, 0, p.int_const(0)),)
+
+    def setup(self, n):
+        self.n = n
+        self.q = deque()
+
+    def process(self, batch):
+        q, n, out = self.q, self.n, []
+        append, push, pop = out.append, q.append, q.popleft
+        wall = None if self.env.playback else self.now()
+        for e in batch:
+            if e[2]:
+                continue
+            if len(q) >= n:
+                append((e[0] if wall is None else wall, pop()[1], 1))
+            push(e)
+            append(e)
+        self.emit(out)
+
+    def state_items(self):
+        return {"q": list(self.q)}
+
+    def load_state_items(self, s):
+        self.q = deque(s["q"])
+
+
+@register("time")
+class TimeWindow(WindowProcessor):
+    """Events of the last T ms; an event at t is gone for anything at t + T (inclusive)."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(1, 1)
+        return (_positive(p, 0, p.time(0)),)
+
+    def setup(self, t):
+        self.t = t
+        self.q = deque()
+
+    def process(self, batch):
+        q, t, out = self.q, self.t, []
+        append, push, pop = out.append, q.append, q.popleft
+        if self.env.playback:
+            for e in batch:
+                if e[2]:
+                    continue
+                ts = e[0]
+                lim = ts - t
+                while q and q[0][0] <= lim:
+                    append((ts, pop()[1], 1))
+                push(e)
+                append(e)
+        else:
+            now = self.now()
+            self._expire(now, append)
+            for e in batch:
+                if not e[2]:
+                    push(e)
+                    append(e)
+        if q:
+            self._schedule(q[0][0] + t)
+        self.emit(out)
+
+    def _expire(self, now, append):
+        q, lim = self.q, now - self.t
+        while q and q[0][0] <= lim:
+            append((now, q.popleft()[1], 1))
+
+    def on_timer(self, now):
+        out = []
+        self._expire(now, out.append)
+        if self.q:
+            self._schedule(self.q[0][0] + self.t)
+        self.emit(out)
+
+    def state_items(self):
+        return {"q": list(self.q)}
+
+    def load_state_items(self, s):
+        self.q = deque(s["q"])
+
+
+@register("timeLength")
+class TimeLengthWindow(TimeWindow):
+    """At most n events of the last T ms."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(2, 2)
+        return (_positive(p, 0, p.time(0)), _positive(p, 1, p.int_const(1)))
+
+    def setup(self, t, n):
+        super().setup(t)
+        self.n = n
+
+    def process(self, batch):
+        q, t, n, out = self.q, self.t, self.n, []
+        append, push, pop = out.append, q.append, q.popleft
+        wall = None if self.env.playback else self.now()
+        for e in batch:
+            if e[2]:
+                continue
+            now = e[0] if wall is None else wall
+            lim = now - t
+            while q and q[0][0] <= lim:
+                append((now, pop()[1], 1))
+            if len(q) >= n:
+                append((now, pop()[1], 1))
+            push(e)
+            append(e)
+        if q:
+            self._schedule(q[0][0] + t)
+        self.emit(out)
+
+
+@register("externalTime")
+class ExternalTimeWindow(WindowProcessor):
+    """Sliding over a timestamp attribute; expired events carry the triggering event's value."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(2, 2)
+        return (p.getter(0, _TS_TYPES), _positive(p, 1, p.time(1)))
+
+    def setup(self, get, t):
+        self.get, self.t = get, t
+        self.q = deque()  # (external ts, event)
+
+    def process(self, batch):
+        q, t, get, out = self.q, self.t, self.get, []
+        append = out.append
+        for e in batch:
+            if e[2]:
+                continue
+            ext = get(e[1])
+            lim = ext - t
+            while q and q[0][0] <= lim:
+                append((ext, q.popleft()[1][1], 1))
+            q.append((ext, e))
+            append(e)
+        self.emit(out)
+
+    def state_items(self):
+        return {"q": list(self.q)}
+
+    def load_state_items(self, s):
+        self.q = deque(s["q"])
+
+
+@register("delay")
+class DelayWindow(TimeWindow):
+    """Holds each event for T ms, then lets it through as a current event stamped then."""
+
+    def process(self, batch):
+        q, t, out = self.q, self.t, []
+        append = out.append
+        wall = None if self.env.playback else self.now()
+        for e in batch:
+            if e[2]:
+                continue
+            now = e[0] if wall is None else wall
+            lim = now - t
+            while q and q[0][0] <= lim:
+                append((now, q.popleft()[1], 0))
+            q.append(e)
+        if q:
+            self._schedule(q[0][0] + t)
+        self.emit(out)
+
+    def _expire(self, now, append):
+        q, lim = self.q, now - self.t
+        while q and q[0][0] <= lim:
+            append((now, q.popleft()[1], 0))
