@@ -1,16 +1,11 @@
 """Fixtures of the manager tests: a real redis-server on a free port (started here)."""
-import socket
 import subprocess
 import time
 
 import pytest
 import redis
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.manager.helpers import free_port
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,7 @@ select ipAdd, userID, searchTerms
 insert into filteredAnalyticsStats;
 
 @name('query2') @dist(parallel='4', execGroup='1')
-from filteredAnalyticsStats[not(userID in BlockedUsers.userID)]
+from filteredAnalyticsStats[not((BlockedUsers.userID == userID) in BlockedUsers)]
 select userID, searchTerms
 insert into validAnalyticsStat;
 
@@ -81,7 +81,7 @@ def stat_plan_model():
     q2 = query("filteredAnalyticsStats", "validAnalyticsStat", ["userID", "searchTerms"],
                _between(t, "@name('query2')", ";"), ann("name", "query2"),
                ann("dist", parallel="4", execGroup="1"),
-               filt=Not(InTable(CompareOp("==", Variable("userID"), Variable("userID", "BlockedUsers")),
+               filt=Not(InTable(CompareOp("==", Variable("userID", "BlockedUsers"), Variable("userID")),
                                 "BlockedUsers")))
     q3 = query("validAnalyticsStat", "processedAnalyticsStats", ["userID"],
                _between(t, "@name('query3')", ";"), ann("name", "query3"),
@@ -126,7 +126,7 @@ from analyticsStats[ipAdd != '192.168.1.1']
 select ipAdd, userID, searchTerms
 insert into filteredAnalyticsStats;
 @name('query2') @dist(parallel='4', execGroup='1')
-from filteredAnalyticsStats[not(userID in BlockedUsers.userID)]
+from filteredAnalyticsStats[not((BlockedUsers.userID == userID) in BlockedUsers)]
 select userID, searchTerms
 insert into validAnalyticsStat;</queries>
     <output-streams>

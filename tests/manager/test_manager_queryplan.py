@@ -87,3 +87,9 @@ def test_range_partition_rejected_with_position():
     with pytest.raises(DistributionError, match="Range partitioning") as err:
         query_plan_xml(_plan([part]))
     assert err.value.to_dict()["line"] == 9 and err.value.to_dict()["column"] == 16
+
+
+def test_compiled_stat_plan_gives_the_same_xml():
+    import cep
+    from tests.manager.plans import STAT_PLAN
+    assert query_plan_xml(cep.compile(STAT_PLAN)) == STAT_XML

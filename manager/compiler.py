@@ -1,0 +1,57 @@
+"""Compile and check a plan for distributed mode: SiddhiQL errors and distribution errors come
+back as PlanRejectedError with positions (line, column, endLine, endColumn)."""
+import re
+from dataclasses import dataclass
+
+from cep.errors import SiddhiQLError
+from manager.exceptions import PlanRejectedError, QueryPlanError
+from manager.queryplan import query_plan_xml
+
+
+@dataclass(frozen=True)
+class CompiledPlan:
+    """A plan that passed every check: its name, model, XML query plan and text."""
+    name: str
+    model: object
+    xml: str
+    text: str
+
+
+def default_compiler(text):
+    import cep
+    if not hasattr(cep, "compile"):
+        raise PlanRejectedError("the SiddhiQL compiler (cep.compile) is not available")
+    return cep.compile(text)
+
+
+def _rejected(exc):
+    d = exc.to_dict()
+    if isinstance(exc, SiddhiQLError):
+        snippet = exc.snippet()
+        if snippet:
+            d["snippet"] = snippet
+    return d
+
+
+def compile_plan(text, compiler=None):
+    """CompiledPlan, or PlanRejectedError naming every problem found and where it is."""
+    if not isinstance(text, str) or not text.strip():
+        raise PlanRejectedError("the execution plan is empty")
+    try:
+        model = (compiler or default_compiler)(text)
+    except SiddhiQLError as exc:
+        errors = [_rejected(e) for e in getattr(exc, "errors", None) or [exc]]
+        raise PlanRejectedError(f"SiddhiQL error: {errors[0]['message']}", errors) from None
+    name = model.name
+    if not name:
+        raise PlanRejectedError("@Plan:name('...') is mandatory",
+                                [{"error": "AnnotationError", "message": "missing @Plan:name"}])
+    if re.search(r"\s", name) or not re.match(r"^[A-Za-z0-9_.\-]+$", name):
+        raise PlanRejectedError(f"Execution plan name '{name}' contains whitespaces or "
+                                f"characters other than letters, digits, '_', '.', '-'",
+                                [{"error": "AnnotationError", "message": "bad plan name"}])
+    try:
+        xml = query_plan_xml(model)
+    except QueryPlanError as exc:
+        raise PlanRejectedError(str(exc), [exc.to_dict()]) from None
+    return CompiledPlan(name, model, xml, text)

@@ -1,0 +1,161 @@
+"""The plan service: add, edit, remove, list, show, status, query-plan; per tenant.
+
+add validates and compiles (a rejected plan changes nothing), stores, then deploys; edit kills
+the running topology and submits the new one (a changed @Plan:name kills the old topology
+too); remove kills it and drops its endpoints. A version counter grows on every change so
+workers can poll /api/v1/deployments cheaply."""
+import itertools
+import logging
+import threading
+
+from manager.compiler import compile_plan
+from manager.exceptions import PlanExistsError, PlanNotFoundError, PlanRejectedError
+from manager.queryplan.streams import cep_stream
+from manager.status import plan_status
+from manager.store.base import parse_tenant
+from manager.topology_builder import build_topology, topology_name
+from manager.worker_view import plan_view
+
+log = logging.getLogger("manager.topology_manager")
+
+
+class PlanService:
+    """Plans of every tenant: the store, compiled plans, topologies and status."""
+
+    def __init__(self, store, topologies, registry_table, registry_url, host, compiler=None):
+        self.store = store
+        self.topologies = topologies
+        self.table = registry_table
+        self.registry_url = registry_url
+        self.host = host
+        self.compiler = compiler
+        self.compiled = {}  # (tenant, name) -> CompiledPlan
+        self.versions = {}  # (tenant, name) -> int
+        self._counter = itertools.count(1)
+        self.version = 0
+        self._lock = threading.RLock()
+
+    # -- lifecycle --
+    def load_all(self, deploy=True):
+        """Compile (and deploy) every stored plan; a plan that no longer compiles is logged."""
+        for tenant, name, text in self.store.all():
+            try:
+                compiled = compile_plan(text, self.compiler)
+            except PlanRejectedError as exc:
+                log.error("Stored plan %s of tenant %s is rejected: %s", name, tenant, exc)
+                continue
+            with self._lock:
+                self.compiled[(tenant, name)] = compiled
+                self._bump(tenant, name)
+            if deploy:
+                self._deploy(tenant, compiled)
+
+    def _bump(self, tenant, name):
+        self.version = next(self._counter)
+        self.versions[(tenant, name)] = self.version
+
+    def _deploy(self, tenant, compiled):
+        log.debug("Query plan of %s:\n%s", topology_name(compiled.name, tenant), compiled.xml)
+        playback = compiled.model.playback
+
+        def factory():
+            return build_topology(compiled.xml, tenant, compiled.name, self.registry_url,
+                                  self.host, playback=playback)
+        self.topologies.deploy(tenant, compiled.name, factory, topology_name(compiled.name, tenant))
+
+    def _get(self, tenant, name):
+        compiled = self.compiled.get((tenant, name))
+        if compiled is None:
+            raise PlanNotFoundError(f"no execution plan {name!r} for tenant {tenant}")
+        return compiled
+
+    # -- operations --
+    def add(self, tenant, text):
+        tenant = parse_tenant(tenant)
+        compiled = compile_plan(text, self.compiler)
+        with self._lock:
+            if (tenant, compiled.name) in self.compiled or self.store.exists(tenant, compiled.name):
+                raise PlanExistsError(f"execution plan {compiled.name!r} already exists for "
+                                      f"tenant {tenant}; edit it instead")
+            self.store.save(tenant, compiled.name, text)
+            self.compiled[(tenant, compiled.name)] = compiled
+            self._bump(tenant, compiled.name)
+        self._deploy(tenant, compiled)
+        return self.summary(tenant, compiled.name)
+
+    def edit(self, tenant, name, text):
+        tenant = parse_tenant(tenant)
+        compiled = compile_plan(text, self.compiler)
+        with self._lock:
+            self._get(tenant, name)
+            renamed = compiled.name != name
+            if renamed and (tenant, compiled.name) in self.compiled:
+                raise PlanExistsError(f"cannot rename {name!r} to {compiled.name!r}: that plan "
+                                      f"already exists for tenant {tenant}")
+            self.store.save(tenant, compiled.name, text)
+            if renamed:
+                self.store.delete(tenant, name)
+                del self.compiled[(tenant, name)]
+                self.versions.pop((tenant, name), None)
+            self.compiled[(tenant, compiled.name)] = compiled
+            self._bump(tenant, compiled.name)
+        if renamed:
+            self.topologies.undeploy(tenant, name)
+        self._deploy(tenant, compiled)
+        return self.summary(tenant, compiled.name)
+
+    def remove(self, tenant, name):
+        tenant = parse_tenant(tenant)
+        with self._lock:
+            self._get(tenant, name)
+            self.store.delete(tenant, name)
+            del self.compiled[(tenant, name)]
+            self.versions.pop((tenant, name), None)
+            self.version = next(self._counter)
+        self.topologies.undeploy(tenant, name)
+        return {"tenant": tenant, "name": name, "removed": True}
+
+    def list(self, tenant):
+        tenant = parse_tenant(tenant)
+        names = sorted(n for t, n in self.compiled if t == tenant)
+        return [self.summary(tenant, n) for n in names]
+
+    def show(self, tenant, name):
+        tenant = parse_tenant(tenant)
+        return {**self.summary(tenant, name), "text": self._get(tenant, name).text}
+
+    def query_plan(self, tenant, name):
+        return self._get(parse_tenant(tenant), name).xml
+
+    def exists(self, tenant, name):
+        return (tenant, name) in self.compiled
+
+    def status(self, tenant, name):
+        tenant = parse_tenant(tenant)
+        compiled = self._get(tenant, name)
+        imported = [s.id for s in compiled.model.streams if cep_stream(s, "Import")] or \
+            _receiver_streams(compiled.xml)
+        return {"tenant": tenant, "name": name,
+                **plan_status(self.topologies.status(tenant, name), self.table.status(tenant, name),
+                              imported, compiled.model.plan_dist("publisherParallelism"))}
+
+    def summary(self, tenant, name):
+        compiled = self._get(tenant, name)
+        state = self.topologies.status(tenant, name)
+        return {"tenant": tenant, "name": name, "topology": topology_name(name, tenant),
+                "description": compiled.model.description, "version": self.versions.get((tenant, name)),
+                "state": state["state"], "reason": state["reason"]}
+
+    def deployments(self, tenant=None):
+        """The worker's view (PROTOCOL.md section 3) and the global version."""
+        with self._lock:
+            items = sorted(self.compiled.items())
+            version = self.version
+        plans = [plan_view(t, c, self.versions.get((t, n))) for (t, n), c in items
+                 if tenant is None or t == tenant]
+        return {"version": version, "plans": plans}
+
+
+def _receiver_streams(xml):
+    from manager.queryplan.reader import read_query_plan
+    return [s.id for s in read_query_plan(xml).imported]

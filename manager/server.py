@@ -1,0 +1,58 @@
+"""The manager process's parts wired together: store, registry, topology manager, plans."""
+import logging
+
+from manager.launcher import SparkLauncher
+from manager.plans import PlanService
+from manager.registry.identity import default_host
+from manager.registry.service import RegistryService
+from manager.settings import data_dir, load_manager_settings, spark_overrides
+from manager.store import open_store
+from manager.topology_manager import TopologyManager
+
+log = logging.getLogger("manager")
+
+
+class Manager:
+    """Build with settings (manager.settings); start() binds the registry and deploys plans."""
+
+    def __init__(self, settings=None, compiler=None, launcher=None):
+        self.settings = settings or load_manager_settings()
+        s = self.settings
+        self.store = open_store(data_dir(s), s["store.redis_url"] or None, s["store.redis_prefix"])
+        self.registry = RegistryService(s["registry.port"], s["registry.bind_host"],
+                                        s["registry.liveness"], s["registry.heartbeat_interval"],
+                                        plan_exists=lambda t, p: self.plans.exists(t, p))
+        self.launcher = launcher or SparkLauncher(spark_overrides(s))
+        self.topologies = TopologyManager(self.launcher, self.registry.table,
+                                          s["topology.kill_wait_secs"],
+                                          s["topology.resubmit_interval"])
+        self.host = s["manager.advertised_host"] or default_host()
+        self.plans = PlanService(self.store, self.topologies, self.registry.table, None,
+                                 self.host, compiler)
+        self.started = False
+
+    @property
+    def registry_url(self):
+        return f"tcp://{self.host}:{self.registry.port}"
+
+    def start(self, deploy=True):
+        """Bind the registry, then compile and deploy every stored plan."""
+        self.registry.start()
+        self.plans.registry_url = self.registry_url
+        self.plans.load_all(deploy=deploy)
+        self.started = True
+        log.info("Manager started: registry %s, %d plan(s)", self.registry_url,
+                 len(self.plans.compiled))
+        return self
+
+    def stop(self, kill_topologies=False):
+        """Stop the registry and deploy threads; kill the topologies only when asked."""
+        self.topologies.shutdown(kill=kill_topologies)
+        self.registry.stop()
+        self.store.close()
+        self.started = False
+
+    def info(self):
+        return {"registry": self.registry_url, "registryPort": self.registry.port,
+                "host": self.host, "store": "redis" if self.settings["store.redis_url"] else "files",
+                "plans": len(self.plans.compiled), "version": self.plans.version}

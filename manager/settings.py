@@ -1,0 +1,53 @@
+"""The manager's settings (conf/manager.yaml, CEP_* environment variables, flags)."""
+from pathlib import Path
+
+from topology.settings import Schema, Setting
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+MANAGER = Schema("manager", [
+    Setting("manager", "data_dir", str, "", "plan files and state (empty: <project>/var/manager)"),
+    Setting("manager", "advertised_host", str, "",
+            "host spouts and workers reach the manager at (empty: first non-loopback IPv4)"),
+    Setting("http", "host", str, "0.0.0.0", "address the REST API binds to"),
+    Setting("http", "port", int, 9763, "REST API port (0: a free port)"),
+    Setting("registry", "bind_host", str, "*", "address the endpoint registry binds to"),
+    Setting("registry", "port", int, 8904, "ZeroMQ endpoint registry port (0: a free port)"),
+    Setting("registry", "liveness", float, 30.0,
+            "seconds without a heartbeat after which an endpoint is skipped (with a warning)"),
+    Setting("registry", "heartbeat_interval", float, 5.0,
+            "seconds between heartbeats of spouts and worker publishers"),
+    Setting("store", "redis_url", str, "",
+            "keep plans in Redis (redis://host:port/db) instead of files under data_dir"),
+    Setting("store", "redis_prefix", str, "cep", "key prefix of the Redis plan store"),
+    Setting("spark", "master", str, "embedded", "`embedded` or spark://host:port"),
+    Setting("spark", "state_dir", str, "", "Spark cluster/topology state (empty: spark.yaml's)"),
+    Setting("spark", "host", str, "", "address Spark drivers and tasks bind to (empty: spark.yaml's)"),
+    Setting("topology", "kill_wait_secs", float, 10.0,
+            "drain time when a plan's topology is killed (CEP 4.0: 10 s)"),
+    Setting("topology", "resubmit_interval", float, 10.0,
+            "seconds before retrying a submit the cluster refused"),
+    Setting("topology", "status_poll_s", float, 1.0,
+            "how often deploy threads check a topology while it is being deployed"),
+])
+
+
+def load_manager_settings(overrides=None, conf_dir=None, env=None):
+    """conf/manager.yaml layered with CEP_* environment variables and explicit overrides."""
+    return MANAGER.load(conf_dir=conf_dir, env=env, overrides=overrides)
+
+
+def data_dir(settings):
+    path = Path(settings["manager.data_dir"] or PROJECT_ROOT / "var" / "manager")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def spark_overrides(settings):
+    """The spark.yaml overrides the manager's settings imply."""
+    out = {"spark.master": settings["spark.master"]}
+    if settings["spark.state_dir"]:
+        out["spark.state_dir"] = settings["spark.state_dir"]
+    if settings["spark.host"]:
+        out["spark.host"] = settings["spark.host"]
+    return out

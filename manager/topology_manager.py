@@ -1,0 +1,137 @@
+"""Deploy, redeploy and kill plan topologies; report their state live.
+
+States (CEP 4.0's, plus Storm's and the launcher's): UNKNOWN, CLEANING (an old topology of the
+same name is being killed), DEPLOYING, WAITING_FOR_SLOTS, ACTIVE, INACTIVE, KILLED, FAILED
+(with the reason). Each deploy runs on its own thread and submits without waiting for slots,
+so a plan waiting for slots never blocks another; a newer deploy of the same topology
+supersedes an older one. The state is recomputed from the running topology on every call."""
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from topology.exceptions import TopologyError, TopologyExistsError, TopologyValidationError
+
+log = logging.getLogger("manager.topology_manager")
+
+
+@dataclass
+class Deployment:
+    """One deploy of one topology: its phase until submitted, then its handle."""
+    tenant: int
+    plan: str
+    name: str
+    phase: str = "UNKNOWN"
+    reason: str = ""
+    handle: object = None
+    since: float = field(default_factory=time.time)
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread = None
+
+    def set(self, phase, reason=""):
+        self.phase, self.reason = phase, reason
+        log.info("Topology %s: %s%s", self.name, phase, f" ({reason})" if reason else "")
+
+
+class TopologyManager:
+    """Owns the launcher and the plans' deployments, keyed by (tenant, plan)."""
+
+    def __init__(self, launcher, registry_table, kill_wait_secs=10.0, resubmit_interval=10.0):
+        self.launcher = launcher
+        self.table = registry_table
+        self.kill_wait = kill_wait_secs
+        self.resubmit = resubmit_interval
+        self.deployments = {}
+        self._lock = threading.Lock()
+
+    def deploy(self, tenant, plan, topology_factory, name):
+        """Kill any running topology `name` and submit a new one built by topology_factory()."""
+        dep = Deployment(tenant, plan, name)
+        with self._lock:
+            old = self.deployments.get((tenant, plan))
+            if old is not None:
+                old.cancelled.set()
+            self.deployments[(tenant, plan)] = dep
+        dep.thread = threading.Thread(target=self._run, args=(dep, topology_factory, old),
+                                      daemon=True, name=f"deploy {name}")
+        dep.thread.start()
+        return dep
+
+    def _run(self, dep, factory, previous):
+        try:
+            if previous is not None and previous.thread is not None:
+                previous.thread.join()
+            self._clean(dep, previous)
+            if dep.cancelled.is_set():
+                return
+            dep.set("DEPLOYING")
+            topology = factory()
+            self._submit(dep, topology)
+        except TopologyValidationError as exc:
+            dep.set("FAILED", f"invalid topology: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a deploy thread reports, never dies silently
+            log.exception("deploy of %s failed", dep.name)
+            dep.set("FAILED", f"{type(exc).__name__}: {exc}")
+
+    def _clean(self, dep, previous):
+        """CLEANING: kill the running topology of the same name (a previous deploy or run)."""
+        handles = [previous.handle] if previous is not None and previous.handle else []
+        running = self.launcher.find(dep.name)
+        if running is not None and not any(h.run_dir == running.run_dir for h in handles):
+            handles.append(running)
+        live = [h for h in handles if h.status()["status"] not in ("KILLED", "FAILED")]
+        if live:
+            dep.set("CLEANING")
+            for h in live:
+                h.kill(wait_secs=self.kill_wait)
+        self.table.remove_plan(dep.tenant, dep.plan, kind="receiver")
+
+    def _submit(self, dep, topology):
+        while not dep.cancelled.is_set():
+            try:
+                dep.handle = self.launcher.submit(topology)
+                dep.set("SUBMITTED")
+                return
+            except TopologyExistsError:
+                self._clean(dep, None)
+            except TopologyValidationError:
+                raise
+            except TopologyError as exc:
+                dep.reason = f"submit failed, retrying in {self.resubmit:g} s: {exc}"
+                log.warning("Topology %s: %s", dep.name, dep.reason)
+                dep.cancelled.wait(self.resubmit)
+
+    def status(self, tenant, plan):
+        """{"state", "reason", "topology", "since"} recomputed now."""
+        dep = self.deployments.get((tenant, plan))
+        if dep is None:
+            return {"state": "UNKNOWN", "reason": "not deployed", "topology": None, "since": None}
+        out = {"topology": dep.name, "since": dep.since}
+        if dep.handle is None or dep.phase != "SUBMITTED":
+            return {**out, "state": dep.phase, "reason": dep.reason}
+        st = dep.handle.status()
+        state = st.get("status", "UNKNOWN")
+        return {**out, "state": "DEPLOYING" if state == "SUBMITTED" else state,
+                "reason": st.get("reason", "")}
+
+    def undeploy(self, tenant, plan):
+        """Kill the plan's topology (waiting for it) and drop its endpoints."""
+        with self._lock:
+            dep = self.deployments.pop((tenant, plan), None)
+        if dep is not None:
+            dep.cancelled.set()
+            if dep.thread is not None:
+                dep.thread.join()
+            running = dep.handle or self.launcher.find(dep.name)
+            if running is not None:
+                final = running.kill(wait_secs=self.kill_wait)
+                log.info("Topology %s killed: %s", dep.name, final.get("status"))
+        self.table.remove_plan(tenant, plan)
+
+    def shutdown(self, kill=False):
+        """Stop deploy threads (and kill the topologies when `kill`)."""
+        for (tenant, plan) in list(self.deployments):
+            if kill:
+                self.undeploy(tenant, plan)
+            else:
+                self.deployments[(tenant, plan)].cancelled.set()
