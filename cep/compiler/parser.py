@@ -59,8 +59,18 @@ def terminal_display(name):
 
 
 def _expected_list(expected):
-    names = sorted({terminal_display(e) for e in expected if e not in ("WS", "COMMENT")})
-    return ", ".join(names)
+    """Keywords first (as SELECT, INSERT...), then names and literals, then punctuation."""
+    names = {terminal_display(e) for e in expected if e not in ("WS", "COMMENT")}
+    words = sorted(n for n in names if n.isupper())
+    return ", ".join(words + sorted(names - set(words)))
+
+
+def _acceptable(exc):
+    """The terminals the parser would really accept here (LALR's merged lookaheads over-report)."""
+    try:
+        return set(exc.interactive_parser.accepts())
+    except Exception:  # no interactive parser for this error: fall back to lark's set
+        return set(exc.expected)
 
 
 def _token_span(token, text):
@@ -81,7 +91,7 @@ def _token_error(exc, text):
     if token.type == "$END":
         return _eof_error(exc, text)
     span = _token_span(token, text)
-    expected = set(exc.expected)
+    expected = _acceptable(exc)
     message = f"mismatched input '{token}' expecting {_expected_list(expected)}"
     hint = _hint(token, expected)
     return SiddhiQLSyntaxError(message + (f" ({hint})" if hint else ""), span, text)

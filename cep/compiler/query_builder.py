@@ -1,13 +1,47 @@
 """Parse-tree callbacks for selectors, outputs, rate limits and partitions (a Transformer mixin)."""
+import dataclasses
+
 from lark import Transformer, v_args
+
+from cep.compiler import literals
 from cep.compiler.expression_builder import meta_span
+from cep.compiler.input_checks import state_streams
 from cep.errors import SiddhiQLSyntaxError
 from cep.model import (
-    DeleteFrom, InsertInto, OrderByAttribute, OutputAttribute, OutputRate, Partition, Query,
-    RangeCondition, RangePartitionKey, Selector, UpdateOrInsert, UpdateTable, ValuePartitionKey,
-    Variable,
+    DeleteFrom, Expression, InsertInto, IsNull, IsNullStream, OrderByAttribute, OutputAttribute,
+    OutputRate, Partition, Query, RangeCondition, RangePartitionKey, Selector, StateInputStream,
+    UpdateOrInsert, UpdateTable, ValuePartitionKey, Variable,
 )
-from cep.compiler import literals
+
+
+def _state_null_checks(selector, state_input):
+    """`e1 is null` on a pattern state alias is a state null check (IsNullStream), not an
+    attribute null check."""
+    aliases = {s.stream.alias for s in state_streams(state_input.state) if s.stream.alias}
+
+    def fix(expr):
+        if isinstance(expr, IsNull) and isinstance(expr.operand, Variable):
+            v = expr.operand
+            if v.stream is None and v.index is None and v.name in aliases:
+                return IsNullStream(v.name, None, expr.span)
+        if not dataclasses.is_dataclass(expr):
+            return expr
+        changes = {f.name: _fix_value(getattr(expr, f.name), fix)
+                   for f in dataclasses.fields(expr) if f.name != "span"}
+        return dataclasses.replace(expr, **changes)
+
+    attributes = tuple(dataclasses.replace(a, expression=fix(a.expression))
+                       for a in selector.attributes)
+    having = fix(selector.having) if selector.having is not None else None
+    return dataclasses.replace(selector, attributes=attributes, having=having)
+
+
+def _fix_value(value, fix):
+    if isinstance(value, tuple):
+        return tuple(_fix_value(v, fix) for v in value)
+    if isinstance(value, Expression):
+        return fix(value)
+    return value
 
 
 @v_args(meta=True)
@@ -112,6 +146,8 @@ class QueryBuilder(Transformer):
         stream_input, selector, rate, output = children
         if selector is None:
             selector = Selector(select_all=True)
+        elif isinstance(stream_input, StateInputStream):
+            selector = _state_null_checks(selector, stream_input)
         return Query(stream_input, selector, output, rate, (), "", meta_span(meta))
 
     def value_key(self, meta, children):
