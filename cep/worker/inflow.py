@@ -154,7 +154,7 @@ class SpoutConnection:
     def _drop(self, why):
         if self._sock is None:
             return
-        if self.connected:
+        if self.connected and not self._stop.is_set():
             self.stats["reconnects"] += 1
             log.warning("inflow %s/%s/%s: %s; %d events buffered", self.tenant, self.plan,
                         self.stream, why, len(self._buf))
