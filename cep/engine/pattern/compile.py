@@ -6,7 +6,7 @@ the expression, and an arriving event only looks at the partials filed under its
 """
 from cep.engine.expressions import FALLBACK_ERRORS, compile_expression, make_function
 from cep.engine.pattern.machine import compile_machine
-from cep.engine.pattern.plan import flatten
+from cep.engine.pattern.plan import STREAM, flatten
 from cep.engine.pattern.scope import PatternScope
 from cep.engine.table.keys import and_all, equi_split
 from cep.errors import InvalidQueryError, TypeMismatchError, UnknownStreamError
@@ -29,14 +29,19 @@ def compile_pattern(state_input, definitions, scope_hook=None):
         if expr is None:
             return None, None, None
         cond = _function("cond", "p, r", expr, scope, want_bool=True)
-        row_key, partial_key = _index_keys(expr, node, scope)
+        row_key, partial_key, rest = _index_keys(expr, node, scope)
+        if row_key is not None and node.kind == STREAM and state_input.kind == "pattern":
+            # the index already guarantees the equalities: test only the rest
+            expr = and_all(rest)
+            cond = _function("cond", "p, r", expr, scope) if expr is not None else None
+        node.hits = _hits_function(expr, scope) if expr is not None else None
         return cond, row_key, partial_key
     return compile_machine(state_input, conditions)
 
 
 def selector_scope(shared, definitions):
     """The scope a pattern query's selector compiles against (composite rows)."""
-    return PatternScope(shared.nodes, definitions)
+    return PatternScope(shared.nodes, definitions, filled=shared.final_filled)
 
 
 def _check_streams(state_input, definitions):
@@ -69,6 +74,17 @@ def _function(name, args, expr, scope, want_bool=False):
     return make_function(name, src, {**c.globals, "FALLBACK": FALLBACK_ERRORS})
 
 
+def _hits_function(expr, scope):
+    """`hits(items, r)`: the waiting partials the event fits, the condition inlined."""
+    c = compile_expression(expr, scope)
+    src = ("def hits(items, r):\n"
+           "    try:\n"
+           f"        return [p for p in items if {c.fast}]\n"
+           "    except FALLBACK:\n"
+           f"        return [p for p in items if {c.source}]\n")
+    return make_function("hits", src, {**c.globals, "FALLBACK": FALLBACK_ERRORS})
+
+
 def _index_keys(expr, node, scope):
     """(row_key(r), partial_key(p)) from `own == earlier` conjuncts, or (None, None)."""
     own_refs = {None, node.alias} if node.alias else {None, node.stream_id}
@@ -77,9 +93,9 @@ def _index_keys(expr, node, scope):
         if v.stream in own_refs and v.index is None:
             return "own"
         return "earlier" if v.stream is not None else None
-    pairs, _ = equi_split(expr, side, probe="earlier", stored="own")
+    pairs, rest = equi_split(expr, side, probe="earlier", stored="own")
     if not pairs:
-        return None, None
+        return None, None, None
     own_exprs = [a for a, _ in pairs]
     earlier = [b for _, b in pairs]
     row_src = [compile_expression(a, scope) for a in own_exprs]
@@ -92,4 +108,4 @@ def _index_keys(expr, node, scope):
     row_key = make_function("row_key", f"def row_key(r):\n    return {tup(row_src)}\n", g)
     partial_key = make_function("partial_key",
                                 f"def partial_key(p):\n    return {tup(part_src)}\n", g)
-    return row_key, partial_key
+    return row_key, partial_key, rest

@@ -4,7 +4,7 @@
 condition; `StateMachine(shared)` (cep.engine.pattern.nfa) holds the per-key partial matches.
 """
 from cep.engine.pattern.nfa import StateMachine
-from cep.engine.pattern.plan import COUNT, STREAM, flatten, successor_slots
+from cep.engine.pattern.plan import COUNT, STREAM, final_filled, flatten, successor_slots
 
 
 class SharedMachine:
@@ -19,13 +19,24 @@ class SharedMachine:
         self.succ_slots = [successor_slots(nodes, n) for n in nodes]
         self.count_slots = tuple(n.slot for n in nodes if n.kind == COUNT)
         self.start_every = any(s in n.every_to for n in nodes for s in starts)
-        self.steps = [StateMachine.step_count if n.kind == COUNT else StateMachine.step_stream
-                      for n in nodes]
+        # nodes whose `every` group holds every slot filled so far: the restart is a fresh partial
+        self.fresh_every = {n.slot for n in nodes if n.every_to and
+                            set(range(max(n.every_slots) + 1)) <= set(n.every_slots)}
+        self.blank = [None] * (self.n_slots + 1)  # never mutated
+        self.steps = [self._step_for(n) for n in nodes]
         by_stream = {}
         for n in reversed(nodes):
             by_stream.setdefault(n.stream_id, []).append(n.slot)
         self.order_by_stream = by_stream
         self.streams = tuple(dict.fromkeys(n.stream_id for n in nodes))
+
+    def _step_for(self, n):
+        if n.kind == COUNT:
+            return StateMachine.step_count
+        if (not self.sequence and n.kind == STREAM and n.slot in self.starts
+                and n.every_to == [n.slot] and n.slot in self.fresh_every):
+            return StateMachine.step_fresh_start
+        return StateMachine.step_stream
 
     def make_row(self, p):
         """The composite row of a match: one slot per state, count slots as tuples."""
@@ -35,8 +46,11 @@ class SharedMachine:
                 row[s] = tuple(row[s])
         return tuple(row)
 
-    def every_copy(self, p, slots):
+    def every_copy(self, p, node):
         """A copy of p with the `every` group's slots cleared, to restart the group."""
+        if node.slot in self.fresh_every:
+            return [None] * (self.n_slots + 1)
+        slots = node.every_slots
         q = list(p)
         for s in slots:
             q[s] = None
@@ -68,7 +82,9 @@ def compile_machine(state_input, conditions=None, within=None):
             node.cond = cond
             if row_key is not None and not sequence and node.kind == STREAM:
                 node.row_key, node.partial_key = row_key, partial_key
-    return SharedMachine(nodes, starts, sequence, within)
+    shared = SharedMachine(nodes, starts, sequence, within)
+    shared.final_filled = final_filled(state_input.state)
+    return shared
 
 
 def _every_within(element):

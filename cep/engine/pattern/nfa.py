@@ -27,6 +27,7 @@ class StateMachine:
         n = len(shared.nodes)
         self.pending = [{} if node.row_key is not None else [] for node in shared.nodes]
         self.new = [[] for _ in range(n)]
+        self.touched = set()  # nodes whose `new` list is not empty
         self.emitted = False
         self.last_sweep = None
         self._init_start()
@@ -42,6 +43,7 @@ class StateMachine:
 
     def set_state(self, state):
         self.pending, self.new = state["pending"], state["new"]
+        self.touched = {i for i, items in enumerate(self.new) if items}
         self.emitted, self.last_sweep = state["emitted"], state["last_sweep"]
 
     def pending_count(self):
@@ -87,6 +89,8 @@ class StateMachine:
         pend = self.pending[i]
         if node.row_key is not None:
             key = node.row_key(r)
+            if key is None:
+                return
             bucket = pend.get(key)
             if not bucket:
                 return
@@ -100,23 +104,33 @@ class StateMachine:
             self.pending[i] = self._scan_stream(i, node, pend, ts, r)
 
     def _scan_stream(self, i, node, items, ts, r):
-        keep = []
-        within, seq = self.s.within, self.s.sequence
-        slot, cond = node.slot, node.cond
-        for p in items:
-            start = p[-1]
-            if within is not None and start is not None and ts - start > within:
-                continue
+        """Complete the partials the event fits (in order); return those still waiting."""
+        if node.hits is not None:
+            hit = node.hits(items, r)
+        elif node.cond is not None:
+            cond = node.cond
+            hit = [p for p in items if cond(p, r)]
+        else:
+            hit = list(items)
+        within = self.s.within
+        live = hit
+        if within is not None and hit:
+            limit = ts - within
+            live = [p for p in hit if p[-1] is None or p[-1] >= limit]
+        slot = node.slot
+        for p in live:
             p[slot] = r
-            if cond is None or cond(p, r):
-                if start is None:
-                    p[-1] = ts
-                self._complete(i, node, p, ts)
-            else:
-                p[slot] = None
-                if not seq:
-                    keep.append(p)
-        return keep
+            if p[-1] is None:
+                p[-1] = ts
+            self._complete(i, node, p, ts)
+        if self.s.sequence:
+            return []
+        if not hit:
+            return items
+        if len(hit) == len(items):
+            return []
+        gone = set(map(id, hit))
+        return [p for p in items if id(p) not in gone]
 
     def step_count(self, i, ts, r):
         items = self.pending[i]
@@ -176,20 +190,59 @@ class StateMachine:
             self.emitted = True
             self.out.append((ts, self.s.make_row(p), CURRENT))
         if node.every_to:
-            q = self.s.every_copy(p, node.every_slots)
+            q = self.s.every_copy(p, node)
             for j in node.every_to:
                 self.new[j].append(q)
+                self.touched.add(j)
 
     def _add(self, j, p):
-        """Hand partial p to node j (visible after this event)."""
-        new = self.new[j]
-        if self.s.sequence and new:
-            return
-        new.append(p)
+        """Hand partial p on to a later node j.
+
+        Patterns file it straight into j's pending partials: nodes run last-first, so j has
+        already seen this event (or does not read its stream). Sequences queue it in `new`
+        (first one wins) until the event is done."""
         node = self.s.nodes[j]
+        if self.s.sequence:
+            new = self.new[j]
+            if new:
+                return
+            new.append(p)
+            self.touched.add(j)
+        else:
+            self._file(j, node, p)
         if node.kind == COUNT and node.min_count == 0 and p[node.slot] is None:
             for k in node.next:
                 self._add(k, p)
+
+    def _file(self, j, node, p):
+        pend = self.pending[j]
+        if node.partial_key is None:
+            pend.append(p)
+            return
+        key = node.partial_key(p)
+        if key is None:
+            return  # null never equals anything: this partial can never go on
+        bucket = pend.get(key)
+        if bucket is None:
+            pend[key] = [p]
+        else:
+            bucket.append(p)
+
+    def step_fresh_start(self, i, ts, r):
+        """A start state under its own `every` in a pattern: it always waits with one blank
+        partial, so a fitting event simply starts a new partial match."""
+        node = self.s.nodes[i]
+        if node.cond is not None and not node.cond(self.s.blank, r):
+            return
+        p = [None] * (self.s.n_slots + 1)
+        p[node.slot] = r
+        p[-1] = ts
+        if node.next:
+            for j in node.next:
+                self._add(j, p)
+        else:
+            self.emitted = True
+            self.out.append((ts, self.s.make_row(p), CURRENT))
 
     def _discard(self, j, p):
         """Remove partial p (by identity) from node j's lists."""
@@ -209,22 +262,22 @@ class StateMachine:
     # -- between events -------------------------------------------------------------------
     def _update(self):
         new = self.new
-        for i, items in enumerate(new):
+        touched = self.touched
+        if not touched:
+            return
+        for i in sorted(touched) if len(touched) > 1 else touched:
+            items = new[i]
             if not items:
                 continue
             pend = self.pending[i]
             if isinstance(pend, dict):
-                key_of = self.s.nodes[i].partial_key
+                node = self.s.nodes[i]
                 for p in items:
-                    key = key_of(p)
-                    bucket = pend.get(key)
-                    if bucket is None:
-                        pend[key] = [p]
-                    else:
-                        bucket.append(p)
+                    self._file(i, node, p)
             else:
                 pend.extend(items)
             new[i] = []
+        touched.clear()
 
     def _reset(self):
         """Sequences: whatever did not move on with this event is dropped."""
@@ -237,6 +290,7 @@ class StateMachine:
             p = [None] * (s.n_slots + 1)
             for i in s.starts:
                 self.new[i].append(p)
+                self.touched.add(i)
 
     def _sweep(self, now):
         """Drop every partial whose first event is more than `within` before now."""

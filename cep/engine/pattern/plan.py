@@ -36,6 +36,8 @@ class NodeSpec:
     every_to: list = field(default_factory=list)
     every_slots: tuple = ()
     cond: Optional[Callable] = None
+    hits: Optional[Callable] = None  # hits(items, r): the partials the row fits (stream nodes)
+    filled: frozenset = frozenset()  # slots certainly holding an event when a partial is here
     # equality index: key of the arriving row, key of a waiting partial (patterns only)
     row_key: Optional[Callable] = None
     partial_key: Optional[Callable] = None
@@ -46,37 +48,46 @@ class _Piece:
     entries: list
     exits: list
     slots: list
+    mandatory: frozenset = frozenset()  # slots filled whenever the piece has completed
 
 
 def flatten(element):
     """Nodes of `element` in slot order; the first piece's entries are the start nodes."""
     nodes = []
-    piece = _walk(element, nodes)
+    piece = _walk(element, nodes, frozenset())
     return nodes, piece.entries
 
 
-def _walk(element, nodes):
+def final_filled(element):
+    """Slots that hold an event in every complete match."""
+    return _walk(element, [], frozenset()).mandatory
+
+
+def _walk(element, nodes, before):
     if isinstance(element, StreamState):
-        return _leaf(element, nodes, STREAM)
+        piece = _leaf(element, nodes, STREAM, before)
+        piece.mandatory = before | {piece.entries[0]}
+        return piece
     if isinstance(element, CountState):
-        piece = _leaf(element.state, nodes, COUNT)
+        piece = _leaf(element.state, nodes, COUNT, before)
         node = nodes[piece.entries[0]]
         node.min_count, node.max_count = element.min_count, element.max_count
+        piece.mandatory = before | ({node.slot} if element.min_count >= 1 else set())
         return piece
     if isinstance(element, NextState):
-        first = _walk(element.first, nodes)
-        then = _walk(element.then, nodes)
+        first = _walk(element.first, nodes, before)
+        then = _walk(element.then, nodes, first.mandatory)
         for i in first.exits:
             nodes[i].next = list(then.entries)
-        return _Piece(first.entries, then.exits, first.slots + then.slots)
+        return _Piece(first.entries, then.exits, first.slots + then.slots, then.mandatory)
     if isinstance(element, EveryState):
-        inner = _walk(element.inner, nodes)
+        inner = _walk(element.inner, nodes, before)
         for i in inner.exits:
             nodes[i].every_to = list(inner.entries)
             nodes[i].every_slots = tuple(inner.slots)
         return inner
     if isinstance(element, LogicalState):
-        return _logical(element, nodes)
+        return _logical(element, nodes, before)
     if isinstance(element, AbsentState):
         raise InvalidQueryError(
             "non-occurrence (`not ... for`) states are not supported by this engine yet",
@@ -85,27 +96,28 @@ def _walk(element, nodes):
                             getattr(element, "span", None))
 
 
-def _leaf(state, nodes, kind):
+def _leaf(state, nodes, kind, before):
     stream = state.stream if isinstance(state, StreamState) else state
     node = NodeSpec(slot=len(nodes), stream_id=stream.stream_id, alias=stream.alias,
-                    kind=kind, state=state)
+                    kind=kind, state=state, filled=frozenset(before))
     nodes.append(node)
     return _Piece([node.slot], [node.slot], [node.slot])
 
 
-def _logical(element, nodes):
+def _logical(element, nodes, before):
     sides = []
     for side in (element.left, element.right):
         if not isinstance(side, StreamState):
             raise InvalidQueryError(
                 f"each side of a logical `{element.op}` must be a single stream state",
                 getattr(side, "span", None) or element.span)
-        sides.append(_leaf(side, nodes, LOGICAL))
+        sides.append(_leaf(side, nodes, LOGICAL, before))
     a, b = sides[0].entries[0], sides[1].entries[0]
     for me, other in ((a, b), (b, a)):
         nodes[me].op = element.op.lower()
         nodes[me].partner = other
-    return _Piece([a, b], [a, b], [a, b])
+    both = element.op.lower() == "and"
+    return _Piece([a, b], [a, b], [a, b], before | ({a, b} if both else set()))
 
 
 def successor_slots(nodes, node):

@@ -15,8 +15,10 @@ class PatternScope(Scope):
     """Attributes of a pattern's states. `own` (a NodeSpec) is the state whose condition is
     compiled: its unqualified attributes read the arriving row `r`, other states read `p`."""
 
-    def __init__(self, nodes, definitions, own=None, composite="r"):
+    def __init__(self, nodes, definitions, own=None, composite="r", filled=frozenset()):
         self.nodes = nodes
+        # slots certainly filled where this scope is evaluated: no null guard needed
+        self.filled = own.filled if own is not None else frozenset(filled)
         self.defs = definitions  # stream id -> definition
         self.own = own
         self.composite = "p" if own is not None else composite
@@ -55,6 +57,8 @@ class PatternScope(Scope):
     def _slot_source(self, node, index, i):
         s = f"{self.composite}[{node.slot}]"
         if node.kind != COUNT:
+            if node.slot in self.filled:
+                return f"{s}[{i}]"
             return f"({s}[{i}] if {s} is not None else None)"
         if index is None:
             index = ("last", 0)
