@@ -1,0 +1,119 @@
+"""Manage execution plans on a CEP manager: add, edit, remove, list, show, status, query-plan."""
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+from manager.status import status_text
+from manager.store.base import SUPER_TENANT
+
+DEFAULT_MANAGER = "http://127.0.0.1:9763"
+
+
+class CliError(Exception):
+    """A request to the manager failed; the message is what the user sees."""
+
+
+def subparser_hook(subparsers):
+    p = subparsers.add_parser("plan", help=__doc__.splitlines()[0], description=__doc__)
+    p.add_argument("--manager", default=os.environ.get("CEP_MANAGER_URL", DEFAULT_MANAGER),
+                   help=f"manager URL (default {DEFAULT_MANAGER}) [env: CEP_MANAGER_URL]")
+    p.add_argument("--tenant", type=int, default=SUPER_TENANT, help="tenant id (default -1234)")
+    p.add_argument("--json", action="store_true", help="print the manager's JSON")
+    verbs = p.add_subparsers(dest="plan_verb", metavar="ACTION", required=True)
+    for name, helptext, args in (
+            ("add", "add and deploy a plan from a .siddhiql file", ["file"]),
+            ("edit", "replace a plan (kills and redeploys its topology)", ["name", "file"]),
+            ("remove", "remove a plan and kill its topology", ["name"]),
+            ("list", "list the tenant's plans", []),
+            ("show", "print a plan's SiddhiQL", ["name"]),
+            ("status", "topology state, inflow and outflow connections", ["name"]),
+            ("query-plan", "print the XML query plan", ["name"])):
+        sp = verbs.add_parser(name, help=helptext)
+        for a in args:
+            sp.add_argument(a)
+        sp.add_argument("--tenant", type=int, dest="sub_tenant", help="tenant id (default -1234)")
+        sp.add_argument("--json", action="store_true", dest="sub_json", help="print JSON")
+    p.set_defaults(func=run)
+
+
+def request(base, method, path, body=None, raw=False):
+    """Call the manager; returns parsed JSON (or text); raises CliError with its message."""
+    data = body.encode() if isinstance(body, str) else None
+    req = urllib.request.Request(base.rstrip("/") + path, data=data, method=method,
+                                 headers={"Content-Type": "text/plain; charset=utf-8"})
+    try:
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            text = resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        raise CliError(_error_text(exc.read().decode(errors="replace"), exc.code)) from None
+    except urllib.error.URLError as exc:
+        raise CliError(f"cannot reach the manager at {base}: {exc.reason}") from None
+    return text if raw else json.loads(text)
+
+
+def _error_text(text, code):
+    try:
+        err = json.loads(text)
+    except ValueError:
+        return f"HTTP {code}: {text.strip()}"
+    where = f"line {err['line']}, column {err['column']}: " if "line" in err else ""
+    lines = [f"error: {where}{err.get('message', text)}"]
+    for e in err.get("errors", [])[:5]:
+        if e.get("snippet"):
+            lines.append(e["snippet"])
+    return "\n".join(lines)
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def run(args):
+    tenant = args.sub_tenant if args.sub_tenant is not None else args.tenant
+    base, as_json = args.manager, bool(args.json or args.sub_json)
+    plans = f"/api/v1/tenants/{tenant}/plans"
+    verb = args.plan_verb
+    try:
+        if verb == "query-plan":
+            print(request(base, "GET", f"{plans}/{args.name}/query-plan", raw=True), end="")
+            return 0
+        result = _call(base, plans, verb, args)
+    except CliError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(json.dumps(result, indent=2) if as_json else _human(verb, result))
+    return 0
+
+
+def _call(base, plans, verb, args):
+    if verb == "add":
+        return request(base, "POST", plans, _read(args.file))
+    if verb == "edit":
+        return request(base, "PUT", f"{plans}/{args.name}", _read(args.file))
+    if verb == "remove":
+        return request(base, "DELETE", f"{plans}/{args.name}")
+    if verb == "list":
+        return request(base, "GET", plans)
+    if verb == "show":
+        return request(base, "GET", f"{plans}/{args.name}")
+    return request(base, "GET", f"{plans}/{args.name}/status")
+
+
+def _human(verb, result):
+    if verb == "list":
+        rows = [f"{'NAME':<30} {'TOPOLOGY':<40} STATE"]
+        rows += [f"{p['name']:<30} {p['topology']:<40} {p['state']}" for p in result["plans"]]
+        return "\n".join(rows) if result["plans"] else "No execution plans."
+    if verb == "show":
+        return result["text"].rstrip("\n")
+    if verb == "status":
+        return status_text(result)
+    if verb == "remove":
+        return f"Removed {result['name']} (tenant {result['tenant']})"
+    return f"{'Added' if verb == 'add' else 'Edited'} {result['name']}: topology {result['topology']} {result['state']}"
