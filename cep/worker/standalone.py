@@ -30,6 +30,7 @@ class StandalonePlan:
             self.runtime.add_callback(s.stream, self._sink_callback(s.stream))
         self.sources = []
         self.engine_errors = 0
+        self.engine_rejected = 0
 
     def _sink_callback(self, stream):
         dispatch = self.sinks.dispatch
@@ -44,11 +45,16 @@ class StandalonePlan:
         def deliver(events):
             with self._lock:
                 try:
-                    handler.send_batch(events)
+                    bad = handler.send_batch(events)
                 except Exception:  # an engine failure must not kill the receiver thread
                     self.engine_errors += 1
                     log.exception("plan %s: engine failed on a batch of %d %s events",
                                   self.spec.name, len(events), stream)
+                    return 0
+            if bad:
+                self.engine_rejected += len(bad)
+                log.warning("plan %s: the engine rejected %d %s events, first: %s",
+                            self.spec.name, len(bad), stream, bad[0][1])
             return 0
         return deliver
 
@@ -70,4 +76,5 @@ class StandalonePlan:
         return {"mode": self.mode, "version": self.spec.version, "state": "ACTIVE",
                 "imported": [s.stream for s in self.spec.imported],
                 "exported": self.sinks.metrics(), "engine_errors": self.engine_errors,
+                "engine_rejected": self.engine_rejected,
                 "sources": [s.describe() for s in self.sources]}

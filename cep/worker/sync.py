@@ -106,8 +106,9 @@ class LocalPlanSync(_Poller):
         files, changed = self.plan_files(), False
         for path in files:
             sig = _signature(path)
-            if self._seen.get(path, (None,))[0] != sig:
-                self._seen[path] = (sig, self._load(path, sig))
+            old_sig, old_spec = self._seen.get(path, (None, None))
+            if old_sig != sig:  # a file that no longer compiles keeps its last good plan
+                self._seen[path] = (sig, self._load(path, sig) or old_spec)
                 changed = True
         for path in set(self._seen) - set(files):
             del self._seen[path]
