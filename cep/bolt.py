@@ -41,9 +41,10 @@ class SiddhiBolt(Bolt):
     def prepare(self, context, collector):
         super().prepare(context, collector)
         import cep
+        from cep.engine.runtime import ExecutionPlanRuntime
         self.label = f"[{self.config['tenant']}:{self.config['plan']}:{context.component_id}]"
         self.text = group_plan_text(self.config)
-        self.runtime = cep.ExecutionPlanRuntime(cep.compile(self.text))
+        self.runtime = ExecutionPlanRuntime(cep.compile(self.text))
         self._out, self._lock = [], threading.Lock()
         for sid in output_ids(self.config):
             self.runtime.add_callback(sid, self._collect(sid))

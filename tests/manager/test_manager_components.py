@@ -1,0 +1,106 @@
+"""The plan topology's components without Spark: the Siddhi bolt on a group of the sample plan,
+the receiver spout and the publisher bolt against a real registry and real ZeroMQ sockets."""
+import time
+
+import pytest
+import zmq
+
+from cep.bolt import SiddhiBolt, group_plan_text
+from manager.registry.client import RegistryClient
+from manager.registry.service import RegistryService
+from manager.registry.wire import decode_batch, encode_batch
+from manager.topology_builder import build_topology
+from publishers.bolt import PublisherBolt
+from receivers.spout import ReceiverSpout
+from tests.manager.helpers import poll
+from topology.component import Batch, Collector, Context
+
+T, P = -1234, "StockAnalysis"
+
+
+def sample_topology(registry="tcp://127.0.0.1:1"):
+    import cep
+    from manager.queryplan import query_plan_xml
+    plan = cep.compile(open("conf/samples/StockAnalysis.siddhiql").read())
+    return build_topology(query_plan_xml(plan), T, P, registry, "127.0.0.1")
+
+
+def start(component, topo, cid, index=0):
+    spec = topo.components[cid]
+    ctx = Context(topo.name, cid, index, spec.parallelism, 0, spec.outputs)
+    collector = Collector(cid, spec.outputs)
+    (component.open if spec.kind == "spout" else component.prepare)(ctx, collector)
+    return collector
+
+
+def test_siddhi_bolt_runs_its_group():
+    topo = sample_topology()
+    spec = topo.components["filter"]
+    assert "define stream StockStream ( symbol string, price double, volume long );" in \
+        group_plan_text(spec.config)
+    bolt = SiddhiBolt(spec.config)
+    collector = start(bolt, topo, "filter")
+    bolt.execute(Batch([(1000, "IBM", 600.0, 10), (1001, "WSO2", 20.0, 5), (1002, "X", 501.5, 1)],
+                       "StockStream", "EventReceiverSpout"))
+    assert collector.take() == [("HighPriceStream", [(1000, "IBM", 600.0, 10), (1002, "X", 501.5, 1)])]
+    bolt.cleanup()
+
+
+@pytest.fixture
+def registry():
+    svc = RegistryService(port=0, bind_host="127.0.0.1", heartbeat_interval=0.1)
+    svc.start()
+    yield svc
+    svc.stop()
+
+
+def test_spout_registers_receives_and_unregisters(registry):
+    url = f"tcp://127.0.0.1:{registry.port}"
+    topo = sample_topology(url)
+    spout = ReceiverSpout({**topo.components["EventReceiverSpout"].config, "heartbeat_interval": 0.1})
+    collector = start(spout, topo, "EventReceiverSpout")
+    client = RegistryClient(url)
+    ep = client.lookup("receiver", T, P, stream="StockStream")
+    push = zmq.Context.instance().socket(zmq.PUSH)
+    push.setsockopt(zmq.LINGER, 0)
+    push.connect(ep["endpoint"])
+    try:
+        push.send(b"not msgpack")
+        push.send(encode_batch("Unknown", [[1, ["a"]]]))
+        push.send(encode_batch("StockStream", [[5, ["IBM", 10.0, 3]], [6, ["bad"]]]))
+        rows = poll(lambda: spout.next_batch() or collector.take(), 5, 0.02, "spout rows")
+        assert rows == [("StockStream", [(5, "IBM", 10.0, 3)])]
+        assert spout.dropped == 3
+    finally:
+        push.close(0)
+        spout.close()
+    with pytest.raises(Exception, match="no live receiver spout"):
+        client.lookup("receiver", T, P, stream="StockStream")
+    client.close()
+
+
+def test_publisher_bolt_sends_and_releases(registry):
+    url = f"tcp://127.0.0.1:{registry.port}"
+    topo = sample_topology(url)
+    pull = zmq.Context.instance().socket(zmq.PULL)
+    pull.setsockopt(zmq.LINGER, 0)
+    port = pull.bind_to_random_port("tcp://127.0.0.1")
+    client = RegistryClient(url)
+    bolt = PublisherBolt({**topo.components["EventPublisherBolt"].config, "retry_interval": 0.05})
+    try:
+        start(bolt, topo, "EventPublisherBolt")  # no worker publisher yet: buffers
+        bolt.execute(Batch([(1, "IBM", 600.0, 10)], "HighPriceStream"))
+        assert bolt.sock is None and bolt.pending_events == 1
+        client.register("publisher", T, P, "127.0.0.1", port, worker="w1")
+        time.sleep(0.06)
+        bolt.execute(Batch([(2, "IBM", 12.5, 4)], "AvgPriceStream"))
+        assert pull.poll(2000)
+        assert decode_batch(pull.recv()) == ("HighPriceStream", [[1, ["IBM", 600.0, 10]]])
+        assert decode_batch(pull.recv()) == ("AvgPriceStream", [[2, ["IBM", 12.5, 4]]])
+        assert [c["client"] for c in client.status(T, P)["connections"]] == [
+            "StockAnalysis[-1234]:EventPublisherBolt:0"]
+    finally:
+        bolt.cleanup()
+        pull.close(0)
+    assert client.status(T, P)["connections"] == []  # released on close
+    client.close()
