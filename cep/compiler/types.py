@@ -14,6 +14,7 @@ from cep.model import (
     Negate, Not, NUMERIC_TYPES, Or, TimeConstant, Variable,
 )
 
+INT_MIN, INT_MAX = -2**31, 2**31 - 1
 _OP_WORDS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "%": "take modulo of"}
 
 
@@ -46,6 +47,9 @@ class _Typer:
         return method(expr)
 
     def _Constant(self, expr):
+        if expr.type is AttrType.INT and not INT_MIN <= expr.value <= INT_MAX:
+            raise TypeMismatchError(f"int literal {expr.value} is out of the int range; write "
+                                    f"{expr.value}L for a long", expr.span)
         return expr.type
 
     def _TimeConstant(self, expr):

@@ -189,3 +189,34 @@ def test_delete_on_table_output_model():
 def test_single_input_model():
     q = query_of("from Ticks select sym insert into Out;")
     assert q.input == SingleInputStream("Ticks")
+
+
+def test_int_literal_range():
+    assert query_of("from Ticks select -2147483648 as c insert into Out;"
+                    ).selector.attributes[0].expression.value == -2**31
+    with pytest.raises(cep.SiddhiQLError) as info:
+        query_of("from Ticks select 2147483648 as c insert into Out;")
+    assert "2147483648L" in info.value.message
+    assert query_of("from Ticks select 2147483648L as c insert into Out;"
+                    ).selector.attributes[0].expression.value == 2**31
+
+
+def test_keywords_are_names_where_no_keyword_fits():
+    plan = cep.compile(
+        "define stream S (time long, last int, events int, window double, start string);\n"
+        "from every e1=S -> e2=S[last > e1.last] select e1.start as start, e2.window as drop, "
+        "e2[last].time as output, e1.events as events insert into Out;")
+    assert plan.stream("Out").attribute_names == ("start", "drop", "output", "events")
+
+
+def test_fifty_query_plan_compiles_fast():
+    import time
+    body = "\n".join(
+        f"@info(name='q{i}') from Ticks[price > {i}.0]#window.time(1 min) select sym, "
+        f"avg(price) as ap, sum(vol) as sv group by sym having ap > 1.0 insert into O{i};"
+        for i in range(50))
+    cep.compile(TICKS + body)  # warm up: builds the cached parser
+    start = time.perf_counter()
+    plan = cep.compile(TICKS + body)
+    assert len(plan.queries) == 50
+    assert time.perf_counter() - start < 1.0  # typically ~30 ms on this machine
