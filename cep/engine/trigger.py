@@ -31,7 +31,10 @@ class TriggerRuntime:
         now = self.scheduler.now()
         d = self.definition
         if d.at_start:
-            self.emit([(now, (now,), CURRENT)])
+            # a timer due now: it fires once the runtime runs (callbacks attached), before
+            # the first event in playback
+            self.due = now
+            self.scheduler.notify_at(now, self._fire_once)
         elif d.every_millis:
             if d.every_millis <= 0:
                 raise InvalidQueryError(f"trigger {d.id}: period must be positive", d.span)
@@ -49,10 +52,20 @@ class TriggerRuntime:
     def set_state(self, state):
         """Re-arm the next firing (a restored scheduler has no timers)."""
         if state.get("due") is not None:
-            self._arm(state["due"])
+            if self.definition.at_start:
+                self.due = state["due"]
+                self.scheduler.notify_at(self.due, self._fire_once)
+            else:
+                self._arm(state["due"])
 
     def stop(self):
         self.stopped = True
+
+    def _fire_once(self, now):
+        if not self.stopped and self.due is not None:
+            ts = self.due if self.scheduler.playback else now
+            self.due = None
+            self.emit([(ts, (ts,), CURRENT)])
 
     def _fire(self, now):
         """Emit at the due time (a late clock step fires every missed period in order)."""
@@ -142,3 +155,12 @@ def _value(text, names):
     if not text.isdigit():
         raise ValueError(f"'{text}' is not a number")
     return int(text)
+
+
+def build_trigger(definition, ctx):
+    """Runtime entry point: a trigger feeding its stream junction, started at once."""
+    junction = ctx.junctions[definition.id]
+    trig = TriggerRuntime(definition, ctx.scheduler, junction.process)
+    ctx.register(f"trigger:{definition.id}", trig)
+    trig.start()
+    return trig
