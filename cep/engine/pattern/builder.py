@@ -1,0 +1,60 @@
+"""Runtime entry point for pattern and sequence queries: `build_state_query(query, ctx)`.
+
+Chain: each input stream's junction -> a receiver -> the PatternProcessor (state machine) ->
+the query selector (composite rows) -> [rate limiter] -> output."""
+from cep.engine.pattern.compile import compile_pattern, selector_scope
+from cep.engine.pattern.plan import flatten
+from cep.engine.pattern.runtime import PatternProcessor
+from cep.engine.processor import Processor, link
+from cep.errors import InvalidQueryError, UnknownStreamError
+
+
+def stream_definitions(stream_ids, spans, ctx):
+    """stream id -> definition for a query's inputs; rejects tables and unknown streams."""
+    out = {}
+    for sid in stream_ids:
+        if ctx.plan.table(sid) is not None:
+            raise InvalidQueryError(f"table '{sid}' cannot be a pattern or sequence input; "
+                                    f"only streams can", spans.get(sid))
+        j = ctx.junctions.get(sid)
+        if j is None:
+            raise UnknownStreamError(f"stream '{sid}' is not defined", spans.get(sid))
+        out[sid] = j.definition
+    return out
+
+
+def with_tables(ctx):
+    """A scope hook giving a scope `cond in Table` support over the runtime's tables."""
+    from cep.engine.table import compile_in_table
+
+    def hook(scope):
+        scope.compile_in_table = lambda e, gen: compile_in_table(e, gen, scope, ctx.tables)
+        return scope
+    return hook
+
+
+def build_state_query(query, ctx, name=None):
+    name = name or ctx.element_name
+    nodes, _ = flatten(query.input.state)
+    spans = {n.stream_id: n.state.stream.span for n in nodes}
+    defs = stream_definitions([n.stream_id for n in nodes], spans, ctx)
+    hook = with_tables(ctx)
+    shared = compile_pattern(query.input, defs, scope_hook=hook)
+    proc = PatternProcessor(shared)
+    selector = ctx.build_selector(query, hook(selector_scope(shared, defs)), None)
+    out_def = selector.code.output_definition(getattr(query.output, "target", name))
+    out = ctx.build_output(query, out_def, selector)
+    link([proc, selector, out])
+    register_chain(ctx, name, proc)
+    for sid in shared.streams:
+        ctx.junction_for(sid).subscribe(proc.receiver(sid))
+    return proc
+
+
+def register_chain(ctx, name, head):
+    """Register every stateful processor from `head` down the chain for snapshots."""
+    p, i = head, 0
+    while isinstance(p, Processor):
+        if getattr(p, "stateful", False):
+            ctx.register(f"{name}/{i}:{type(p).__name__}", p)
+        p, i = p.next, i + 1
