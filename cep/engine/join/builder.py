@@ -1,0 +1,199 @@
+"""Runtime entry point for join queries: `build_join_query(query, ctx)`.
+
+Chain per stream side: junction -> [filters] -> side receiver -> JoinProcessor -> selector ->
+[rate limiter] -> output. A table side is looked up, never subscribed. Equalities in `on`
+between the two sides become hash keys of the windows (and the table's unique key)."""
+from cep.engine.expressions import (
+    FALLBACK_ERRORS, SingleStreamScope, compile_expression, compile_filter, make_function,
+)
+from cep.engine.join.processor import LEFT, RIGHT, JoinProcessor, TableSide
+from cep.engine.join.scope import JoinScope
+from cep.engine.join.sides import make_side
+from cep.engine.pattern.builder import register_chain, with_tables
+from cep.engine.processor import Processor, link
+from cep.engine.selector import has_aggregators
+from cep.engine.table.keys import equi_split
+from cep.errors import InvalidQueryError, TypeMismatchError, UnknownStreamError
+from cep.model import AttrType, Filter, StreamFunction, TimeConstant, Window
+
+
+class SideReceiver(Processor):
+    """A junction subscriber feeding one side of a join (after the side's filters)."""
+
+    def __init__(self, owner, which, keep=None):
+        super().__init__()
+        self.owner, self.which, self.keep = owner, which, keep
+
+    def process(self, batch):
+        if self.keep is not None:
+            batch = self.keep(batch)
+            if not batch:
+                return
+        self.owner.process_side(self.which, batch)
+
+    def clone_with(self, owner):
+        return SideReceiver(owner, self.which, self.keep)
+
+
+class SelfJoinReceiver(Processor):
+    """A self-join: each event goes to the left side, then to the right (each after its own
+    filters), so it pairs with itself exactly once."""
+
+    def __init__(self, owner, keeps):
+        super().__init__()
+        self.owner, self.keeps = owner, keeps
+
+    def process(self, batch):
+        for ev in batch:
+            for which in (LEFT, RIGHT):
+                keep = self.keeps[which]
+                if keep is None or keep([ev]):
+                    self.owner.process_side(which, [ev])
+
+    def clone_with(self, owner):
+        return SelfJoinReceiver(owner, self.keeps)
+
+
+def build_join_query(query, ctx, name=None):
+    name = name or ctx.element_name
+    j = query.input
+    infos = [_side_info(s, ctx) for s in (j.left, j.right)]
+    hook = with_tables(ctx)
+    sides_scope = [(i["definition"], i["refs"]) for i in infos]
+    on_scope = hook(JoinScope(sides_scope, rows=("a", "b")))
+    on = _on_function(j.on, on_scope)
+    keys = _key_functions(j.on, on_scope, infos)
+    sides = [_make_side(info, keys[which]) for which, info in enumerate(infos)]
+    triggers = _triggers(j, infos)
+    outer = {"inner": [False, False], "left_outer": [True, False],
+             "right_outer": [False, True], "full_outer": [True, True]}[j.join_type]
+    aggregating = has_aggregators(query.selector)
+    proc = JoinProcessor(sides, on, [keys[RIGHT][1], keys[LEFT][1]], triggers, outer,
+                         chunked=aggregating)
+    if any(getattr(s, "triggers_timer", False) for s in sides):
+        proc.scheduler = ctx.scheduler
+    nullable = (outer[1], outer[0])
+    sel_scope = hook(JoinScope(sides_scope, nullable=nullable))
+    selector = ctx.build_selector(query, sel_scope, None, window=True,
+                                  batch_window=aggregating)
+    out_def = selector.code.output_definition(getattr(query.output, "target", name))
+    out = ctx.build_output(query, out_def, selector)
+    link([proc, selector, out])
+    register_chain(ctx, name, proc)
+    _subscribe(proc, infos, ctx)
+    return proc
+
+
+def _side_info(stream, ctx):
+    sid = stream.stream_id
+    table = ctx.tables.get(sid) if ctx.plan.table(sid) is not None else None
+    if table is not None:
+        if stream.handlers:
+            raise InvalidQueryError(f"table '{sid}' in a join cannot have filters or windows",
+                                    stream.span)
+        return {"stream": stream, "table": table, "definition": table.definition,
+                "refs": {sid, stream.alias}}
+    j = ctx.junctions.get(sid)
+    if j is None:
+        raise UnknownStreamError(f"join side '{sid}' is not a defined stream or table",
+                                 stream.span)
+    d = j.definition
+    scope = SingleStreamScope(d, [stream.alias])
+    keeps, window = [], None
+    for h in stream.handlers:
+        if isinstance(h, Filter):
+            if window is not None:
+                raise InvalidQueryError("a join side's filters must come before its window",
+                                        h.span)
+            keeps.append(h.expression)
+        elif isinstance(h, Window):
+            window = h
+        elif isinstance(h, StreamFunction):
+            raise InvalidQueryError(f"stream function #{h.name} is not supported on a join "
+                                    f"side", h.span)
+    keep = None
+    if keeps:
+        expr = keeps[0]
+        for e in keeps[1:]:
+            from cep.model import And
+            expr = And(expr, e)
+        keep = compile_filter(expr, with_tables(ctx)(scope), ctx.env)
+    return {"stream": stream, "table": None, "definition": d, "refs": {sid, stream.alias},
+            "keep": keep, "window": window}
+
+
+def _window_params(window):
+    out = []
+    for p in window.params:
+        if isinstance(p, TimeConstant):
+            out.append(p.millis)
+        else:
+            out.append(getattr(p, "value", None))
+    return out
+
+
+def _make_side(info, key):
+    if info["table"] is not None:
+        return TableSide(info["table"], key[0] is not None)
+    w = info["window"]
+    return make_side(w, _window_params(w) if w is not None else [], key[0])
+
+
+def _triggers(j, infos):
+    base = {None: [True, True], "left": [True, False], "right": [False, True]}[j.unidirectional]
+    return [t and info["table"] is None for t, info in zip(base, infos)]
+
+
+def _on_function(expr, scope):
+    if expr is None:
+        return None
+    c = compile_expression(expr, scope)
+    if c.type not in (AttrType.BOOL, AttrType.OBJECT):
+        raise TypeMismatchError(f"a join condition must be a bool expression, not {c.type}",
+                                getattr(expr, "span", None))
+    src = ("def on(a, b):\n    try:\n"
+           f"        return {c.fast}\n"
+           "    except FALLBACK:\n"
+           f"        return {c.source}\n")
+    return make_function("on", src, {**c.globals, "FALLBACK": FALLBACK_ERRORS})
+
+
+def _key_functions(expr, scope, infos):
+    """Per side: (key of a stored row, key of the other side's arriving row) or (None, None)."""
+    keys = [(None, None), (None, None)]
+    if expr is None:
+        return keys
+    for stored in (LEFT, RIGHT):
+        pairs, _ = equi_split(expr, lambda v: scope.side_of(v), probe=1 - stored,
+                              stored=stored)
+        table = infos[stored]["table"]
+        if table is not None:
+            pairs = [(s, p) for s, p in pairs if table.indexed and s.name == table.key_name]
+            pairs = pairs[:1]
+        if not pairs:
+            continue
+        keys[stored] = (_key_fn([s for s, _ in pairs], scope, "a" if stored == LEFT else "b"),
+                        _key_fn([p for _, p in pairs], scope, "b" if stored == LEFT else "a"))
+    return keys
+
+
+def _key_fn(exprs, scope, var):
+    cs = [compile_expression(e, scope) for e in exprs]
+    src = cs[0].source if len(cs) == 1 else "(" + ", ".join(c.source for c in cs) + ",)"
+    g = {}
+    for c in cs:
+        g.update(c.globals)
+    return make_function("key", f"def key({var}):\n    return {src}\n", g)
+
+
+def _subscribe(proc, infos, ctx):
+    left, right = infos
+    if left["table"] is None and right["table"] is None and \
+            left["stream"].stream_id == right["stream"].stream_id:
+        ctx.junction_for(left["stream"].stream_id).subscribe(
+            SelfJoinReceiver(proc, [left["keep"], right["keep"]]))
+        return
+    for which, info in enumerate(infos):
+        if info["table"] is None:
+            ctx.junction_for(info["stream"].stream_id).subscribe(
+                SideReceiver(proc, which, info["keep"]))
