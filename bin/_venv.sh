@@ -13,13 +13,18 @@ cep_venv() {
         echo "[setup] creating $VENV" >&2
         python3 -m venv "$VENV"
     fi
-    want="$(cat "$ROOT/setup.cfg" "$ROOT/pyproject.toml" | sha1sum | cut -c1-16)-${extras:-base}"
-    stamp="$VENV/.cep-installed-$want"
+    want="$(cat "$ROOT/setup.cfg" "$ROOT/pyproject.toml" | sha1sum | cut -c1-16)"
+    stamp="$VENV/.cep-installed-$want-${extras:-base}"
     if [ ! -f "$stamp" ]; then
         echo "[setup] installing the project into $VENV (first use or setup.cfg changed)" >&2
-        "$PY" -m pip install --quiet --upgrade pip >&2
-        "$PY" -m pip install --quiet -e "$spec" >&2
-        rm -f "$VENV"/.cep-installed-*
+        local log="$VENV/pip-install.log"
+        if ! { "$PY" -m pip install --upgrade pip && "$PY" -m pip install -e "$spec"; } >"$log" 2>&1; then
+            tail -n 30 "$log" >&2
+            echo "[setup] pip install failed; full log: $log" >&2
+            return 1
+        fi
+        # stamps of an older setup.cfg are stale; other extras of this one stay valid
+        find "$VENV" -maxdepth 1 -name '.cep-installed-*' ! -name ".cep-installed-$want-*" -delete
         touch "$stamp"
     fi
 }
