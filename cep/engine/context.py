@@ -18,7 +18,8 @@ class BuildContext:
         self.plan, self.junctions, self.tables = plan, junctions, tables
         self.scheduler, self.playback, self.lock = scheduler, playback, lock
         self.stateful = {}  # element name -> processor with get_state/set_state
-        self.env = {"_now": scheduler.now}
+        # globals of generated code: currentTimeMillis() is the event time in playback
+        self.env = {"_now": (lambda ts: ts) if playback else (lambda ts: scheduler.now())}
 
     # -- streams --
     def junction_for(self, stream_id, definition=None):

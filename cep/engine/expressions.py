@@ -306,9 +306,10 @@ def compile_filter(expr, scope, env=None, resets=False):
 def compile_projection(exprs, scope, env=None):
     """A `project(batch) -> batch` function building output rows from `exprs`."""
     cs = [compile_expression(x, scope) for x in exprs]
-    g = {"FALLBACK": FALLBACK_ERRORS, **(env or {})}
+    g = {"FALLBACK": FALLBACK_ERRORS}
     for c in cs:
         g.update(c.globals)
+    g.update(env or {})
     fast = ", ".join(c.fast for c in cs) + ("," if len(cs) == 1 else "")
     safe = ", ".join(c.source for c in cs) + ("," if len(cs) == 1 else "")
     src = (

@@ -87,6 +87,12 @@ def _call(helper_name, helper):
     return emit
 
 
+def _wall_now(ts=None):
+    """currentTimeMillis() on the wall clock; playback runtimes put the event time in `_now`."""
+    import time
+    return int(time.time() * 1000)
+
+
 def _coalesce(*xs):
     for x in xs:
         if x is not None:
@@ -150,7 +156,7 @@ def _build():
     f["UUID"] = _spec("UUID", 0, 0, lambda ts, a: AttrType.STRING,
                       lambda s, t, a: ("_uuid()", {"_uuid": lambda: str(uuid.uuid4())}))
     f["currentTimeMillis"] = _spec("currentTimeMillis", 0, 0, lambda ts, a: AttrType.LONG,
-                                   lambda s, t, a: ("_now()", {}))
+                                   lambda s, t, a: ("_now(ts)", {"_now": _wall_now}))
     f["eventTimestamp"] = _spec("eventTimestamp", 0, 0, lambda ts, a: AttrType.LONG,
                                 lambda s, t, a: ("ts", {}))
     for fname, pyt, ats in (

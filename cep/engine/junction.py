@@ -20,6 +20,11 @@ class StreamJunction:
     def subscribe(self, processor):
         self.subscribers.append(processor)
 
+    def subscribe_first(self, processor):
+        """Subscribe ahead of the queries (user callbacks see an event before its results)."""
+        n = sum(1 for s in self.subscribers if isinstance(s, CallbackSink))
+        self.subscribers.insert(n, processor)
+
     def process(self, batch):
         for s in self.subscribers:
             s.process(batch)

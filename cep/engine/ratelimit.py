@@ -87,33 +87,55 @@ class LastEveryEvents(RateLimiter):
 
 
 class TimeLimiter(RateLimiter):
-    """Base of the time-based limiters: a tick every T from the first event on."""
+    """Base of the time-based limiters: a tick every T from the first event on. In playback an
+    event at or past the next tick first runs the tick inline (as the scheduler would have,
+    had the timer existed when the batch was split)."""
 
     def reset_state(self):
         self.s_next_tick = None
 
-    def _start(self, now):
-        if self.s_next_tick is None:
-            self.s_next_tick = now + self.value
-            self.scheduler.notify_at(self.s_next_tick, self._fire(self.s_next_tick))
+    def _arm(self):
+        due = self.s_next_tick
+        self.scheduler.notify_at(due, self._fire(due))
 
     def _fire(self, due):
         def fire(now):
-            if self.s_next_tick != due:
-                return
-            self.s_next_tick = due + self.value
-            self.on_tick(now)
-            self.scheduler.notify_at(self.s_next_tick, self._fire(self.s_next_tick))
+            if self.s_next_tick == due:
+                self._run_ticks(now)
         return fire
 
+    def _run_ticks(self, now):
+        while self.s_next_tick <= now:
+            self.s_next_tick += self.value
+            self.on_tick(now)
+        self._arm()
+
     def process(self, batch):
-        self._start(batch[0][0] if self.scheduler.playback else self.scheduler.now())
-        self.collect(batch)
+        sch = self.scheduler
+        if not sch.playback:
+            if self.s_next_tick is None:
+                self.s_next_tick = sch.now() + self.value
+                self._arm()
+            self.collect(batch)
+            return
+        if self.s_next_tick is None:
+            self.s_next_tick = batch[0][0] + self.value
+            self._arm()
+        i, n = 0, len(batch)
+        while i < n:
+            j, tick = i, self.s_next_tick
+            while j < n and batch[j][0] < tick:
+                j += 1
+            if j > i:
+                self.collect(batch[i:j] if (i or j < n) else batch)
+            if j < n:
+                self._run_ticks(batch[j][0])
+            i = j
 
     def set_state(self, state):
         super().set_state(state)
         if self.s_next_tick is not None:
-            self.scheduler.notify_at(self.s_next_tick, self._fire(self.s_next_tick))
+            self._arm()
 
 
 class AllEveryTime(TimeLimiter):

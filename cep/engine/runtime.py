@@ -92,7 +92,7 @@ class ExecutionPlanRuntime:
         j = self.junctions.get(stream_id)
         if j is None:
             raise UnknownInputStreamError(f"stream '{stream_id}' is not in the plan")
-        j.subscribe(CallbackSink(fn))
+        j.subscribe_first(CallbackSink(fn))
 
     def advance_time(self, ts):
         """Playback: move the clock to `ts`, firing every timer due by then."""

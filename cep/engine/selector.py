@@ -166,11 +166,13 @@ def compile_selector(selector, scope, input_definition, wanted, *, window=False,
     keys = [compile_expression(v, scope) for v in selector.group_by]
     for c in keys:
         g.update(c.globals)
+    g.update(env or {})
     batch_mode = batch_window and bool(aggs)
     if not aggs:
         pf = compile_expression(pre_filter, scope) if pre_filter is not None else None
         if pf:
             g.update(pf.globals)
+            g.update(env or {})
         fn = _stateless(compiled, hv, pf, wanted if (window or CURRENT not in wanted) else None, g,
                         identity=_is_identity(selector, items, input_definition, scope))
         return SelectorCode(fn, lambda: None, names, types, False, order, selector.limit)

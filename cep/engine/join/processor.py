@@ -53,6 +53,7 @@ class JoinProcessor(Processor):
     def clone(self):
         p = JoinProcessor([s.fresh() for s in self.sides], self.on, self.probe_keys,
                           self.triggers, self.outer, self.chunked)
+        p.scheduler = self.scheduler
         return p
 
     def get_state(self):
@@ -61,6 +62,8 @@ class JoinProcessor(Processor):
     def set_state(self, state):
         for s, st in zip(self.sides, state):
             s.set_state(st)
+        self.armed = None
+        self.arm()  # a restored scheduler has no timers
 
     # -- input ----------------------------------------------------------------------------
     def process_side(self, which, batch):

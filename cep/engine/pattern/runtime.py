@@ -17,6 +17,9 @@ class StreamReceiver(Processor):
     def process(self, batch):
         self.owner.process_stream(self.stream_id, batch)
 
+    def clone_with(self, owner):
+        return StreamReceiver(owner, self.stream_id)
+
 
 class PatternProcessor(Processor):
     stateful = True

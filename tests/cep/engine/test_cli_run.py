@@ -1,0 +1,70 @@
+"""`cep run`: output lines, bad input lines, --on-error, rejected plans."""
+import json
+
+from cep.cli.main import main
+
+PLAN = """@Plan:playback
+define stream S (sym string, price double);
+from S[price > 10.0] select sym, price insert into Big;
+from Big select sym, count() as c insert into Counts;
+"""
+
+
+def run(tmp_path, capsys, events, *flags, plan=PLAN):
+    (tmp_path / "p.siddhiql").write_text(plan)
+    (tmp_path / "e.jsonl").write_text("\n".join(events) + "\n")
+    code = main(["run", str(tmp_path / "p.siddhiql"), "--events", str(tmp_path / "e.jsonl"),
+                 *flags])
+    out, err = capsys.readouterr()
+    return code, [json.loads(x) for x in out.splitlines()], err
+
+
+def test_outputs_every_stream_the_input_does_not_feed(tmp_path, capsys):
+    code, out, err = run(tmp_path, capsys, [
+        '{"stream": "S", "timestamp": 1000, "data": ["A", 11.0]}',
+        '{"stream": "S", "timestamp": 2000, "data": ["B", 1.0]}'])
+    assert code == 0 and err == ""
+    assert out == [
+        {"stream": "Big", "timestamp": 1000, "data": ["A", 11.0], "expired": False},
+        {"stream": "Counts", "timestamp": 1000, "data": ["A", 1], "expired": False}]
+
+
+def test_bad_lines_are_reported_with_line_number_and_skipped(tmp_path, capsys):
+    code, out, err = run(tmp_path, capsys, [
+        '{"stream": "S", "timestamp": 1000, "data": ["A", 11.0]}',
+        '{"stream": "S", "timestamp": 1001, "data": ["A"]}',
+        'not json',
+        '{"stream": "T", "timestamp": 1002, "data": ["A", 11.0]}',
+        '{"stream": "S", "timestamp": 1003, "data": ["A", "x"]}',
+        '{"stream": "S", "timestamp": 1004, "data": ["C", 12.0]}'], "--on-error", "skip")
+    assert code == 0
+    assert [e["data"][0] for e in out if e["stream"] == "Big"] == ["A", "C"]
+    lines = err.strip().splitlines()
+    assert [x.split(": ")[1] for x in lines] == ["line 2", "line 3", "line 4", "line 5"]
+    assert "2 attributes" in lines[0] and "JSON" in lines[1] and "'T'" in lines[2]
+    assert "price" in lines[3]
+
+
+def test_on_error_fail_stops_with_exit_1(tmp_path, capsys):
+    code, out, err = run(tmp_path, capsys, [
+        '{"stream": "S", "timestamp": 1000, "data": ["A", 11.0]}',
+        '{"stream": "S", "timestamp": 1001, "data": ["A"]}',
+        '{"stream": "S", "timestamp": 1004, "data": ["C", 12.0]}'], "--on-error", "fail")
+    assert code == 1 and "line 2" in err
+    assert [e["data"][0] for e in out if e["stream"] == "Big"] == ["A"]
+
+
+def test_a_rejected_plan_exits_2_with_its_position(tmp_path, capsys):
+    code, out, err = run(tmp_path, capsys, [], plan="define stream S (a int);\n"
+                                                    "from S[b > 1] select a insert into O;\n")
+    assert code == 2 and out == []
+    assert "line 2" in err and "'b'" in err
+
+
+def test_clock_lines_advance_playback_time(tmp_path, capsys):
+    plan = """define stream S (a int);
+    from S#window.time(1 sec) select count() as c insert expired events into O;"""
+    code, out, err = run(tmp_path, capsys, ['{"stream": "S", "timestamp": 1000, "data": [1]}',
+                                            '{"timestamp": 2500}'], "--playback", plan=plan)
+    assert code == 0
+    assert out == [{"stream": "O", "timestamp": 2500, "data": [0], "expired": False}]
