@@ -10,6 +10,7 @@ idle longer than the idle period, checked every interval (on event time in playb
 from cep.engine.context import BuildContext
 from cep.engine.junction import StreamJunction
 from cep.engine.output import InsertIntoStream
+from cep.engine.partition.clock import PartitionScheduler
 from cep.engine.partition.instances import OutputBuffer, make_instance
 from cep.engine.partition.keys import compile_router_key, purge_settings
 from cep.engine.processor import Processor
@@ -44,6 +45,9 @@ class PartitionRuntime:
     def __init__(self, partition, ctx, name):
         self.partition, self.ctx, self.name = partition, ctx, name
         self.scheduler = ctx.scheduler
+        self.clock = PartitionScheduler(ctx.scheduler)
+        self.order = {}  # key -> creation order of its instance
+        self._created = 0
         self.instances = {}
         self.last_seen = {}
         self.proto = self._build_prototype()
@@ -85,7 +89,7 @@ class PartitionRuntime:
             local.setdefault(s.stream_id, StreamJunction(j.definition))
         junctions = dict(ctx.junctions)
         junctions.update(local)
-        pctx = BuildContext(ctx.plan, junctions, ctx.tables, ctx.scheduler, ctx.playback,
+        pctx = BuildContext(ctx.plan, junctions, ctx.tables, self.clock, ctx.playback,
                             ctx.lock)
         pctx.env = ctx.env
 
@@ -137,7 +141,8 @@ class PartitionRuntime:
             b.routing = True
         try:
             if route is None:
-                for inst in list(self.instances.values()):
+                for key, inst in list(self.instances.items()):
+                    self.clock.current = self.order[key]
                     inst.junctions[stream_id].process(batch)
             else:
                 self._routed(stream_id, batch, route)
@@ -147,13 +152,20 @@ class PartitionRuntime:
                 b.flush()
 
     def _routed(self, stream_id, batch, route):
-        instances, seen = self.instances, self.last_seen
+        instances, seen, clock, order = self.instances, self.last_seen, self.clock, self.order
         for key, events in route(batch):
             inst = instances.get(key)
             if inst is None:
-                inst = instances[key] = make_instance(self.proto, self.buffers)
+                inst = self._new_instance(key)
             seen[key] = events[-1][0]
+            clock.current = order[key]
             inst.junctions[stream_id].process(events)
+
+    def _new_instance(self, key):
+        self._created += 1
+        self.order[key] = self._created
+        inst = self.instances[key] = make_instance(self.proto, self.buffers)
+        return inst
 
     # -- purging --------------------------------------------------------------------------
     def _arm_purge(self, now):
@@ -164,20 +176,26 @@ class PartitionRuntime:
         for key in [k for k, ts in self.last_seen.items() if ts < limit]:
             del self.last_seen[key]
             self.instances.pop(key, None)
+            self.order.pop(key, None)
         self._arm_purge(now)
 
     # -- snapshot -------------------------------------------------------------------------
     def get_state(self):
         return {"keys": {k: [p.get_state() for p in inst.stateful]
                          for k, inst in self.instances.items()},
-                "last_seen": dict(self.last_seen)}
+                "last_seen": dict(self.last_seen), "order": dict(self.order),
+                "created": self._created}
 
     def set_state(self, state):
-        self.instances = {}
+        self.instances, self.order = {}, {}
+        self.clock.clear()
         for key, states in state["keys"].items():
-            inst = self.instances[key] = make_instance(self.proto, self.buffers)
+            inst = self._new_instance(key)
+            self.order[key] = state["order"][key]
+            self.clock.current = self.order[key]
             for p, st in zip(inst.stateful, states):
                 p.set_state(st)
+        self._created = state["created"]
         self.last_seen = dict(state["last_seen"])
         if self.purge is not None:
             self._arm_purge(self.scheduler.now())

@@ -1,0 +1,41 @@
+"""The partition's view of the scheduler: timers fire instance by instance.
+
+Siddhi fires the timers of a partition's instances, when the clock steps, in the order the
+instances were created (then by due time), not merged by due time across keys. Processors
+inside a partition register timers here; the wrapper keeps one real timer per due time and,
+when it fires, runs every due timer of the partition grouped by instance."""
+import heapq
+import itertools
+
+
+class PartitionScheduler:
+    def __init__(self, scheduler):
+        self.real = scheduler
+        self.current = 0  # creation order of the instance whose code is running
+        self._timers = []  # (due, seq, order, fn)
+        self._seq = itertools.count()
+        self._armed = set()
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def notify_at(self, due, fn, owner=None):
+        heapq.heappush(self._timers, (due, next(self._seq), self.current, fn))
+        if due not in self._armed:
+            self._armed.add(due)
+            self.real.notify_at(due, self._fire, owner=owner)
+
+    def _fire(self, now):
+        due_now = []
+        while self._timers and self._timers[0][0] <= now:
+            due_now.append(heapq.heappop(self._timers))
+        self._armed = {d for d in self._armed if d > now}
+        previous = self.current
+        for due, seq, order, fn in sorted(due_now, key=lambda t: (t[2], t[0], t[1])):
+            self.current = order
+            fn(now)
+        self.current = previous
+
+    def clear(self):
+        self._timers.clear()
+        self._armed.clear()
