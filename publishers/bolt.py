@@ -10,7 +10,7 @@ retry_interval (s between lookups while no worker publisher exists, default 1),
 send_timeout_ms (default 2000), buffer_limit (events kept while unconnected, default 100000).
 """
 import logging
-import time
+import threading
 
 import zmq
 
@@ -38,16 +38,26 @@ class PublisherBolt(Bolt):
         self.send_timeout = int(cfg.get("send_timeout_ms", 2000))
         self.buffer_limit = int(cfg.get("buffer_limit", 100000))
         self.sock = self.connection = self.endpoint = None
-        self.next_lookup = 0.0
         self.pending = []  # frames (and their sizes) waiting for a connection
         self.pending_events = self.sent = self.dropped = 0
-        self._connect()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._wake = threading.Event()
+        self._connector = threading.Thread(target=self._keep_connected, daemon=True,
+                                           name=f"{self.client_id} connector")
+        self._connector.start()
+
+    def _keep_connected(self):
+        """Until cleanup: (re)connect when unconnected, then flush what was buffered."""
+        while not self._closed.is_set():
+            with self._lock:
+                if self.sock is None and self._connect():
+                    self._flush()
+            self._wake.wait(self.retry_interval)
+            self._wake.clear()
 
     def _connect(self):
         """Look up a worker publisher and connect; False when none is registered yet."""
-        if time.monotonic() < self.next_lookup:
-            return False
-        self.next_lookup = time.monotonic() + self.retry_interval
         try:
             ep = self.registry.lookup("publisher", self.tenant, self.plan, machine=self.machine)
             sock = zmq.Context.instance().socket(zmq.PUSH)
@@ -65,12 +75,12 @@ class PublisherBolt(Bolt):
 
     def execute(self, batch):
         frame = encode_batch(batch.stream, [[r[0], list(r[1:])] for r in batch.rows])
-        self.pending.append((frame, len(batch.rows)))
-        self.pending_events += len(batch.rows)
-        self._trim()
-        if self.sock is None and not self._connect():
-            return
-        self._flush()
+        with self._lock:
+            self.pending.append((frame, len(batch.rows)))
+            self.pending_events += len(batch.rows)
+            self._trim()
+            if self.sock is not None:
+                self._flush()
 
     def _flush(self):
         while self.pending:
@@ -81,6 +91,7 @@ class PublisherBolt(Bolt):
                 log.warning("%s CEP publisher %s does not take frames; reconnecting",
                             self.label, self.endpoint)
                 self._disconnect()
+                self._wake.set()
                 return
             self.pending.pop(0)
             self.pending_events -= n
@@ -104,5 +115,9 @@ class PublisherBolt(Bolt):
         self.sock = self.connection = self.endpoint = None
 
     def cleanup(self):
-        self._disconnect()
+        self._closed.set()
+        self._wake.set()
+        self._connector.join(timeout=self.retry_interval + 5)
+        with self._lock:
+            self._disconnect()
         self.registry.close()
