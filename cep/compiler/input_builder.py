@@ -15,7 +15,7 @@ from cep.model import (
 
 @dataclasses.dataclass(frozen=True)
 class Group:
-    """A parenthesised state chain with its optional `within`, until `every` or the input takes it."""
+    """A parenthesised state chain and its `within`, until `every` or the input takes it."""
     chain: object
     within_millis: object
     span: object
@@ -23,7 +23,7 @@ class Group:
 
 @v_args(meta=True)
 class InputBuilder(Transformer):
-    """Transformer callbacks for query inputs; keeps which chain operators the current query used."""
+    """Transformer callbacks for query inputs; notes the chain operators the query used."""
 
     def _note(self, kind, span):
         self._chain_kinds.setdefault(kind, span)
@@ -55,7 +55,8 @@ class InputBuilder(Transformer):
         stream, alias = children
         if alias is None:
             return stream
-        return dataclasses.replace(stream, alias=str(alias), span=meta_span(meta))
+        alias = self.check_reserved(alias, "an alias", f"as {alias}")
+        return dataclasses.replace(stream, alias=alias, span=meta_span(meta))
 
     def inner_join(self, meta, children):
         return "inner"
@@ -83,7 +84,8 @@ class InputBuilder(Transformer):
     def stateful(self, meta, children):
         alias, stream = children
         if alias is not None:
-            stream = dataclasses.replace(stream, alias=str(alias))
+            alias = self.check_reserved(alias, "a pattern state", f"{alias}=")
+            stream = dataclasses.replace(stream, alias=alias)
         return StreamState(stream, meta_span(meta))
 
     def absent(self, meta, children):

@@ -5,7 +5,7 @@ from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.compiler.types import expression_type, require_bool
 from cep.errors import (
     DuplicateDefinitionError, InvalidQueryError, TypeMismatchError, UnknownFunctionError,
-    UnknownStreamError, UnknownWindowError,
+    UnknownWindowError,
 )
 from cep.model import (
     AbsentState, CountState, EveryState, Filter, JoinInputStream, LogicalState, NextState,

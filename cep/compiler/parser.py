@@ -1,4 +1,4 @@
-"""Text to parse tree: the cached LALR parser for siddhiql.lark, and syntax errors with positions."""
+"""Text to parse tree: the cached LALR parser for siddhiql.lark; syntax errors with positions."""
 import functools
 import os
 

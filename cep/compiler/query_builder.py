@@ -104,10 +104,16 @@ class QueryBuilder(Transformer):
 
     def rate_time(self, meta, children):
         mode, period = children
-        return OutputRate("time", period.millis, mode or "all", meta_span(meta))
+        return OutputRate("time", self._period(period), mode or "all", meta_span(meta))
 
     def rate_snapshot(self, meta, children):
-        return OutputRate("snapshot", children[0].millis, "all", meta_span(meta))
+        return OutputRate("snapshot", self._period(children[0]), "all", meta_span(meta))
+
+    def _period(self, period):
+        if period.millis <= 0:
+            raise SiddhiQLSyntaxError("an output rate period must be positive", period.span,
+                                      self.text)
+        return period.millis
 
     # -- outputs --
     def event_type(self, meta, children):

@@ -66,10 +66,14 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
 
     # -- definitions --
     def _definition_name(self, token, kind):
+        return self.check_reserved(token, f"a {kind}", f"define {kind} {token}")
+
+    def check_reserved(self, token, what, context):
+        """`token` as a name, unless it is a reserved keyword such as `in`."""
         if str(token).lower() in RESERVED_NAMES:
             raise SiddhiQLSyntaxError(
-                f"'{token}' is a reserved keyword and cannot name a {kind} "
-                f"(define {kind} {token})", literals.token_span(token), self.text)
+                f"'{token}' is a reserved keyword and cannot name {what} ({context})",
+                literals.token_span(token), self.text)
         return str(token)
 
     def attr_def(self, meta, children):

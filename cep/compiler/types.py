@@ -9,10 +9,7 @@ from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.errors import (
     InvalidQueryError, TypeMismatchError, UnknownFunctionError, UnknownStreamError,
 )
-from cep.model import (
-    And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, InTable, IsNull, IsNullStream,
-    Negate, Not, NUMERIC_TYPES, Or, TimeConstant, Variable,
-)
+from cep.model import AttrType, NUMERIC_TYPES
 
 INT_MIN, INT_MAX = -2**31, 2**31 - 1
 _OP_WORDS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "%": "take modulo of"}
@@ -41,6 +38,7 @@ class _Typer:
         self.tables = tables
 
     def type_of(self, expr):
+        # dispatch on the node class name: _Constant, _Variable, _BinaryOp, ...
         method = getattr(self, "_" + type(expr).__name__, None)
         if method is None:
             raise InvalidQueryError(f"cannot type expression {expr!r}", getattr(expr, "span", None))

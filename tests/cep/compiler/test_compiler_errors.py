@@ -68,7 +68,8 @@ def test_unknown_function_and_window():
 
 
 @pytest.mark.parametrize("body,words", [
-    ("from Ticks[price > 'abc'] select sym insert into Out;", "double cannot be compared with string"),
+    ("from Ticks[price > 'abc'] select sym insert into Out;",
+     "double cannot be compared with string"),
     ("from Ticks[price] select sym insert into Out;", "bool"),
     ("from Ticks#window.length('ten') select sym insert into Out;", "not string"),
     ("from Ticks select sum(sym) as s insert into Out;", "sum not supported for string"),
@@ -147,3 +148,16 @@ def test_errors_serialise_for_the_api():
     d = e.to_dict()
     assert d["error"] == "UnknownStreamError" and d["line"] == 2 and d["column"] == 6
     assert d["endLine"] == 2 and d["endColumn"] == 11
+
+
+def test_unterminated_string_and_reserved_alias():
+    e = reject("from Ticks[sym == 'abc] select sym insert into Out;", SiddhiQLSyntaxError)
+    assert "unterminated string" in e.message and where(e)[:2] == (2, 19)
+    e = reject("from Ticks#window.length(1) as in join Ticks#window.length(1) as b "
+               "select b.sym as s insert into Out;", SiddhiQLSyntaxError)
+    assert "reserved" in e.message
+
+
+def test_rate_limits_must_be_positive():
+    reject("from Ticks select sym output every 0 events insert into Out;", SiddhiQLSyntaxError)
+    reject("from Ticks select sym output every 0 sec insert into Out;", SiddhiQLSyntaxError)
