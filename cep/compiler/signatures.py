@@ -196,9 +196,6 @@ WINDOWS = {s.name: s for s in (
        Param("attribute", ANY, False, True, repeat=True)),
     _w("delay", Param("window.delay", _TIME)),
     _w("cron", Param("cron.expression", (STRING,))),
-    _w("session", Param("window.session", _TIME), Param("window.key", ANY, False, True, True),
-       Param("window.allowedlatency", _TIME, optional=True)),
-    _w("batch", Param("window.length", (INT,), optional=True)),
 )}
 
 
