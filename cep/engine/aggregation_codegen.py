@@ -64,13 +64,18 @@ def build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g, removes=T
         L += [f"            _key = {key}", "            st = _get(_key)",
               "            if st is None:", "                st = G[_key] = _init()"]
     add, rem = [], []
+    arg_names = {}  # one local per distinct argument source
     for n, a in enumerate(aggs):
         sl = (lambda a: (lambda i: S(a.slots[i])))(a)
-        v = f"_v{n}"
+        v = "_v"
         if a.arg is not None:
-            L.append(f"            {v} = {a.arg.source}")
+            v = arg_names.get(a.arg.source)
+            if v is None:
+                v = arg_names[a.arg.source] = f"_v{len(arg_names)}"
+                L.append(f"            {v} = {a.arg.source}")
         add += a.spec.add(sl, v, removes)
         rem += a.spec.remove(sl, v)
+    add, rem = _merge_guards(add), _merge_guards(rem)
     L.append("            if k == 0:")
     L += ["                " + x for x in (add or ["pass"])]
     L.append("            else:")
@@ -108,3 +113,18 @@ def build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g, removes=T
     fn.source = src
     init_state = (lambda: {}) if grouped else init_fn
     return fn, init_state
+
+
+def _merge_guards(lines):
+    """Join consecutive one-line `if X: a` statements with the same guard into one."""
+    out = []
+    for line in lines:
+        if (out and line.startswith("if ") and ": " in line and "\n" not in line
+                and out[-1].startswith("if ") and not out[-1].endswith(":")):
+            guard, body = line.split(": ", 1)
+            pguard, pbody = out[-1].split(": ", 1)
+            if guard == pguard:
+                out[-1] = f"{pguard}: {pbody}; {body}"
+                continue
+        out.append(line)
+    return out

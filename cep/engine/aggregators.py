@@ -54,8 +54,12 @@ def _dq_remove(dq, v):
 def _extreme(name, cmp):
     # cmp: '>' for min (drop larger tail values), '<' for max
     def add(S, v, removes):
-        if not removes:
-            return [f"if {v} is not None and ({S(0)} is None or {v} {'<' if cmp == '>' else '>'} {S(0)}): {S(0)} = {v}"]
+        if not removes:  # no window: one running extreme in a deque of one
+            better = "<" if cmp == ">" else ">"
+            return [f"if {v} is not None:",
+                    f"    _dq = {S(0)}",
+                    f"    if not _dq: _dq.append({v})",
+                    f"    elif {v} {better} _dq[0]: _dq[0] = {v}"]
         return [f"if {v} is not None:",
                 f"    _dq = {S(0)}",
                 f"    while _dq and _dq[-1] {cmp} {v}: _dq.pop()",
@@ -63,7 +67,7 @@ def _extreme(name, cmp):
 
     return AggSpec(
         name, 1, _numeric(name, lambda t: t),
-        lambda t, removes: [deque()] if removes else [None],
+        lambda t, removes: [deque()],
         add,
         lambda S, v: [f"if {v} is not None: _dq_remove({S(0)}, {v})"],
         lambda S: f"({S(0)}[0] if {S(0)} else None)",

@@ -51,6 +51,25 @@ class RowCoercer:
         self.names = [a.name for a in definition.attributes]
         self.n = len(self.types)
         self.fast_ok = all(_EXACT[t] is not None for t in self.types)
+        self.quick = self._make_quick()
+
+    def _make_quick(self):
+        """A generated check `quick(row)`: True when the row is a tuple of exactly typed values
+        (None allowed) that needs no conversion."""
+        if not self.fast_ok:
+            return lambda row: False
+        conds = [f"type(row) is tuple and len(row) == {self.n}"]
+        for i, t in enumerate(self.types):
+            (py,) = _EXACT[t]
+            c = f"(type(row[{i}]) is {py.__name__} or row[{i}] is None)"
+            if t in _RANGE:
+                lo, hi = _RANGE[t]
+                c = (f"((type(row[{i}]) is int and {lo} <= row[{i}] <= {hi}) "
+                     f"or row[{i}] is None)")
+            conds.append(c)
+        ns = {}
+        exec(f"def quick(row):\n    return {' and '.join(conds)}\n", ns)
+        return ns["quick"]
 
     def coerce(self, events, default_ts):
         """-> (list of (ts, row, CURRENT), list of (index, EventError))."""
@@ -90,6 +109,8 @@ class RowCoercer:
         sid = self.definition.id
         try:
             ts, row = event
+            if type(ts) is int and self.quick(row):
+                return ts, row, 0
         except (TypeError, ValueError):
             raise EventError(f"stream '{sid}': an event must be a (timestamp, row) pair, "
                              f"got {event!r}") from None

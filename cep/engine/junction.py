@@ -53,15 +53,22 @@ class InputHandler:
 
     def send(self, row, timestamp=None):
         """Send one event; raises EventError when it does not fit the stream."""
-        errors = self.send_batch([(timestamp, row)])
-        if errors:
-            raise errors[0][1]
-
-    def send_batch(self, events):
-        """Send a list of `(timestamp, row)` pairs in order. Bad events are left out and
-        returned as `[(index, EventError), ...]`; the good ones are processed."""
         with self.lock:
-            good, bad = self.coercer.coerce(events, self.scheduler.now())
+            event = self.coercer.coerce_one((timestamp, row), self.scheduler.now())
+            self._dispatch([event])
+
+    def send_batch(self, events, validated=False):
+        """Send a list of `(timestamp, row)` pairs in order. Bad events are left out and
+        returned as `[(index, EventError), ...]`; the good ones are processed.
+
+        `validated=True` is for in-process producers that already hold checked
+        `(int timestamp, tuple row)` pairs of the definition's types (a receiver that decoded
+        and checked them): the per-value checks are skipped."""
+        with self.lock:
+            if validated:
+                good, bad = [(t, r, 0) for t, r in events], []
+            else:
+                good, bad = self.coercer.coerce(events, self.scheduler.now())
             if good:
                 self._dispatch(good)
             return bad

@@ -103,3 +103,20 @@ def test_uuid_and_current_time():
     (t1, (u1, c1)), (t2, (u2, c2)) = got["O"]
     assert len(u1) == 36 and u1 != u2
     assert (c1, c2) == (5000, 6000)  # playback: the event time
+
+
+def test_aggregates_without_a_window_run_forever():
+    rt = runtime("""@Plan:playback
+        define stream S (sym string, p double);
+        from S select max(p) as hi, min(p) as lo, sum(p) as s, avg(p) as a, count() as c,
+        stddev(p) as sd, distinctcount(sym) as dc insert into O;
+        from S select sym, max(p) as hi, min(p) as lo group by sym insert into G;""")
+    got = collect(rt, ["O", "G"])
+    rt.input_handler("S").send_batch([(1, ("A", 3.0)), (2, ("B", 1.0)), (3, ("A", 5.0)),
+                                      (4, ("A", None))])
+    assert [r for _, r in got["O"]] == [
+        (3.0, 3.0, 3.0, 3.0, 1, 0.0, 1), (3.0, 1.0, 4.0, 2.0, 2, 1.0, 2),
+        (5.0, 1.0, 9.0, 3.0, 3, pytest.approx(1.632993161855452), 2),
+        (5.0, 1.0, 9.0, 3.0, 4, pytest.approx(1.632993161855452), 2)]
+    assert [r for _, r in got["G"]] == [("A", 3.0, 3.0), ("B", 1.0, 1.0), ("A", 5.0, 3.0),
+                                        ("A", 5.0, 3.0)]

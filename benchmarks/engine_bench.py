@@ -1,0 +1,97 @@
+"""Engine throughput, in-process (issue 2 section 6).
+
+Batches of 1,000 events of S(sym string, price double, vol long), 100 symbols; each workload
+is warmed up, then timed over several runs; medians are reported in events/s.
+
+    .venv/bin/python benchmarks/engine_bench.py [--runs 5] [--events 200000] [--only NAME]
+"""
+import argparse
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import cep  # noqa: E402
+
+HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
+WORKLOADS = {
+    "filter+projection": "from S[price > 500.0] select sym, price insert into Out;",
+    "time(1 min) avg/sum/count group by sym":
+        "from S#window.time(1 min) select sym, avg(price) as ap, sum(price) as sp, "
+        "count() as c group by sym insert into Out;",
+    "length(10000) sum": "from S#window.length(10000) select sum(price) as s insert into Out;",
+    "length(10) sum": "from S#window.length(10) select sum(price) as s insert into Out;",
+    "length(100000) sum": "from S#window.length(100000) select sum(price) as s insert into Out;",
+    "length(10000) min/max": "from S#window.length(10000) select min(price) as lo, "
+                             "max(price) as hi insert into Out;",
+    "group by sym sum, 10 groups": "from S select sym, sum(price) as s group by sym "
+                                   "insert into Out;",
+    "group by sym sum, 100000 groups": "from S select sym, sum(price) as s group by sym "
+                                       "insert into Out;",
+}
+GROUPS = {"group by sym sum, 10 groups": 10, "group by sym sum, 100000 groups": 100000}
+WARMUP = {"time(1 min) avg/sum/count group by sym": 70000, "length(100000) sum": 110000}
+
+
+def make_batches(n, symbols, batch=1000, seed=1, start_ts=0):
+    rnd = random.Random(seed)
+    syms = [f"S{i}" for i in range(symbols)]
+    events = [(start_ts + i, (rnd.choice(syms), rnd.random() * 1000.0, rnd.randint(1, 1000)))
+              for i in range(n)]
+    return [events[i:i + batch] for i in range(0, n, batch)]
+
+
+def run_workload(query, n, symbols, warmup):
+    rt = cep.ExecutionPlanRuntime(cep.compile(HEAD + query))
+    count = [0]
+    rt.add_callback("Out", lambda evs: count.__setitem__(0, count[0] + len(evs)))
+    h = rt.input_handler("S")
+    for b in make_batches(warmup, symbols, seed=2):
+        h.send_batch(b)
+    batches = make_batches(n, symbols, start_ts=warmup)
+    t0 = time.perf_counter()
+    for b in batches:
+        h.send_batch(b)
+    dt = time.perf_counter() - t0
+    rt.shutdown()
+    return n / dt, count[0]
+
+
+def run_single_sends(n):
+    rt = cep.ExecutionPlanRuntime(cep.compile(HEAD + WORKLOADS["filter+projection"]))
+    rt.add_callback("Out", lambda evs: None)
+    send = rt.input_handler("S").send
+    events = [e for b in make_batches(n, 100) for e in b]
+    t0 = time.perf_counter()
+    for ts, row in events:
+        send(row, ts)
+    return n / (time.perf_counter() - t0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--events", type=int, default=200000)
+    ap.add_argument("--only", default=None)
+    args = ap.parse_args()
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}; medians of {args.runs} runs")
+    for name, query in WORKLOADS.items():
+        if args.only and args.only not in name:
+            continue
+        rates = [run_workload(query, args.events, GROUPS.get(name, 100), WARMUP.get(name, 5000))[0]
+                 for _ in range(args.runs)]
+        print(f"{name:45s} {statistics.median(rates) / 1e6:6.2f} M events/s  "
+              f"(min {min(rates) / 1e6:.2f}, max {max(rates) / 1e6:.2f})")
+    if not args.only or "single" in args.only:
+        rates = [run_single_sends(min(args.events, 50000)) for _ in range(args.runs)]
+        print(f"{'single-event send(), filter+projection':45s} "
+              f"{statistics.median(rates) / 1e6:6.2f} M events/s")
+
+
+if __name__ == "__main__":
+    main()
