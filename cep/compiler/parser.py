@@ -1,6 +1,7 @@
 """Text to parse tree: the cached LALR parser for siddhiql.lark; syntax errors with positions."""
 import functools
 import os
+import re
 
 import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
@@ -93,7 +94,7 @@ def _token_error(exc, text):
     span = _token_span(token, text)
     expected = _acceptable(exc)
     message = f"mismatched input '{token}' expecting {_expected_list(expected)}"
-    hint = _hint(token, expected)
+    hint = _hint(token, expected) or _keyword_as_name_hint(token, text)
     return SiddhiQLSyntaxError(message + (f" ({hint})" if hint else ""), span, text)
 
 
@@ -105,6 +106,20 @@ def _hint(token, expected):
         return "did you mean SELECT or INSERT?"
     if token.type == "_IN" or str(token).lower() == "in":
         return "'in' is a reserved keyword and cannot be a name"
+    return ""
+
+
+_CLAUSE_WORDS = {"select", "insert", "from", "group", "having", "output", "order", "limit",
+                 "delete", "update", "within", "on", "join", "define", "partition"}
+
+
+def _keyword_as_name_hint(token, text):
+    """A clause keyword right before the bad token was read as a name (`select a, insert`)."""
+    before = text[:token.start_pos].rstrip()
+    word = re.search(r"([A-Za-z_]+)$", before)
+    if word and word.group(1).lower() in _CLAUSE_WORDS:
+        return (f"'{word.group(1)}' was read as a name here: is something missing or extra "
+                f"before it, such as a trailing ','?")
     return ""
 
 

@@ -161,3 +161,8 @@ def test_unterminated_string_and_reserved_alias():
 def test_rate_limits_must_be_positive():
     reject("from Ticks select sym output every 0 events insert into Out;", SiddhiQLSyntaxError)
     reject("from Ticks select sym output every 0 sec insert into Out;", SiddhiQLSyntaxError)
+
+
+def test_trailing_comma_hint_names_the_keyword_read_as_a_name():
+    e = reject("from Ticks select sym, insert into Out;", SiddhiQLSyntaxError)
+    assert "'insert' was read as a name" in e.message and where(e)[:2] == (2, 31)
