@@ -31,8 +31,8 @@ def input_scope(stream_input, ctx):
 def _scope_for(stream, definition):
     kind = "table" if isinstance(definition, TableDefinition) else "stream"
     label = f"{kind} '{definition.id}'" + (f" (as {stream.alias})" if stream.alias else "")
-    refs = (stream.alias,) if stream.alias else (stream.stream_id,)
-    return AttributeScope(refs, definition.attributes, label)
+    refs = (stream.alias, stream.stream_id) if stream.alias else (stream.stream_id,)
+    return AttributeScope(refs, definition.attributes, label, stream.alias)
 
 
 def _single_scope(stream, ctx):
@@ -58,7 +58,7 @@ def _join_scope(join, ctx):
         raise InvalidQueryError("a join needs at least one stream; both sides are tables",
                                 join.span)
     (left, _, left_scope), (right, _, right_scope) = sides
-    if left_scope.refs == right_scope.refs:
+    if left.reference == right.reference:
         raise DuplicateDefinitionError(
             f"both sides of the join are '{left.reference}': give them aliases "
             f"('as a', 'as b')", right.span)

@@ -10,8 +10,9 @@ from cep.errors import InvalidQueryError, UnknownAttributeError, UnknownStreamEr
 class AttributeScope:
     """The attributes of one definition (or output row), reachable bare or as `ref.attr`."""
 
-    def __init__(self, refs, attributes, label):
+    def __init__(self, refs, attributes, label, alias=None):
         self.refs = tuple(r for r in refs if r)
+        self.alias = alias  # when set, `alias.attr` wins over `stream_id.attr` in a composite
         self.types = {a.name: a.type for a in attributes}
         self.label = label
 
@@ -69,9 +70,16 @@ class CompositeScope:
         return holders[0].lookup(variable.name)
 
     def _resolve_qualified(self, variable):
-        for s in self.scopes:
-            if s.has_reference(variable.stream):
-                return s.resolve(variable)
+        holders = [s for s in self._leaves() if s.has_reference(variable.stream)]
+        by_alias = [s for s in holders if getattr(s, "alias", None) == variable.stream]
+        if by_alias:
+            return by_alias[0].resolve(variable)
+        if self.strict and len(holders) > 1:
+            names = " and ".join(s.label for s in holders)
+            raise InvalidQueryError(f"'{variable.stream}' is ambiguous: it names {names}; use "
+                                    f"their aliases", variable.span)
+        if holders:
+            return holders[0].resolve(variable)
         refs = ", ".join(r for s in self._leaves() for r in s.refs) or "none"
         raise UnknownStreamError(
             f"'{variable.stream}' is not a stream, alias or pattern state of this query "

@@ -232,3 +232,12 @@ def test_trigger_is_a_stream_input():
     with pytest.raises(InvalidQueryError):
         cep.compile("define trigger Boot at 'start';\ndefine stream S (t long);\n"
                     "from S insert into Boot;")
+
+
+def test_aliased_streams_can_still_be_named_by_stream_id_when_unambiguous():
+    query("from A#window.length(2) as x join B#window.length(2) as y on A.id == y.id "
+          "select x.id as i, B.price as p insert into O;")
+    query("from every e1=A -> e2=B[B.price > e1.price] select e2.id as i insert into O;")
+    e = reject("from A#window.length(2) as x join A#window.length(2) as y on A.id == y.id "
+               "select x.id as i insert into O;", InvalidQueryError)
+    assert "'A' is ambiguous" in e.message
