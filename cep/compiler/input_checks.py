@@ -85,7 +85,24 @@ def state_streams(element):
     raise InvalidQueryError(f"unknown pattern element {element!r}")
 
 
+def _check_absent(element, in_and=False):
+    """`not S` needs `for <time>` unless it is one side of an `and`."""
+    if isinstance(element, AbsentState):
+        if element.for_millis is None and not in_and:
+            raise InvalidQueryError("'not S' needs 'for <time>' unless it is one side of an "
+                                    "'and' (not A and e2=B)", element.span)
+    elif isinstance(element, LogicalState):
+        for side in (element.left, element.right):
+            _check_absent(side, element.op == "and")
+    elif isinstance(element, NextState):
+        _check_absent(element.first)
+        _check_absent(element.then)
+    elif isinstance(element, EveryState):
+        _check_absent(element.inner)
+
+
 def _state_scope(state_input, ctx):
+    _check_absent(state_input.state)
     entries, seen = [], {}
     for state in state_streams(state_input.state):
         stream = state.stream

@@ -241,3 +241,10 @@ def test_aliased_streams_can_still_be_named_by_stream_id_when_unambiguous():
     e = reject("from A#window.length(2) as x join A#window.length(2) as y on A.id == y.id "
                "select x.id as i insert into O;", InvalidQueryError)
     assert "'A' is ambiguous" in e.message
+
+
+def test_absent_state_needs_for_unless_anded():
+    e = reject("from e1=A -> not B select e1.id as a insert into O;", InvalidQueryError)
+    assert "'for <time>'" in e.message
+    reject("from not A or e2=B select e2.id as b insert into O;", InvalidQueryError)
+    query("from e1=A -> not B for 1 sec select e1.id as a insert into O;")
