@@ -4,6 +4,8 @@ The fast path checks whole columns at C speed (`set(map(type, column))`, min/max
 ranges) and passes the rows on untouched; only a batch with something to convert or reject
 takes the per-event path, which converts what it can (int to double, ...) and rejects the rest
 with an EventError naming the attribute."""
+from itertools import chain
+
 from cep.engine import javamath
 from cep.errors import EventError
 from cep.model import AttrType
@@ -52,6 +54,9 @@ class RowCoercer:
         self.n = len(self.types)
         self.fast_ok = all(_EXACT[t] is not None for t in self.types)
         self.quick = self._make_quick()
+        self._sig = [next(iter(_EXACT[t])) for t in self.types] if self.fast_ok else []
+        self._ranges = [(i, _RANGE[t]) for i, t in enumerate(self.types) if t in _RANGE]
+        self._pairs, self._rows = [], []
 
     def _make_quick(self):
         """A generated check `quick(row)`: True when the row is a tuple of exactly typed values
@@ -86,23 +91,35 @@ class RowCoercer:
         return good, bad
 
     def _fast(self, events, default_ts):
-        try:
-            tss, rows = zip(*events)
-        except (TypeError, ValueError):
+        """The batch as events when every value already has its exact type, else None.
+
+        Type checks run at C speed over flattened lists: `map(type, ...)` compared with the
+        expected sequence of types (identity comparisons), plus min/max for integer ranges."""
+        n = len(events)
+        flat = list(chain.from_iterable(events))
+        if len(flat) != 2 * n or list(map(type, flat)) != self._pair_sig(n):
             return None
-        if set(map(type, tss)) != {int} or set(map(type, rows)) != {tuple}:
-            return None
+        rows = flat[1::2]
         if set(map(len, rows)) != {self.n}:
             return None
-        for t, col in zip(self.types, zip(*rows)):
-            kinds = set(map(type, col))
-            if not kinds <= _EXACT[t]:
+        values = list(chain.from_iterable(rows))
+        if list(map(type, values)) != self._row_sig(n):
+            return None
+        for i, (lo, hi) in self._ranges:
+            col = values[i::self.n]
+            if min(col) < lo or max(col) > hi:
                 return None
-            if t in _RANGE:
-                lo, hi = _RANGE[t]
-                if min(col) < lo or max(col) > hi:
-                    return None
         return [(t, r, 0) for t, r in events]
+
+    def _pair_sig(self, n):
+        if len(self._pairs) != 2 * n:
+            self._pairs = [int, tuple] * n
+        return self._pairs
+
+    def _row_sig(self, n):
+        if len(self._rows) != self.n * n:
+            self._rows = self._sig * n
+        return self._rows
 
     def coerce_one(self, event, default_ts):
         """One `(timestamp, row)` pair -> `(ts, row, CURRENT)`, or raise EventError."""
