@@ -35,13 +35,15 @@ def selector_attributes(selector, scope, star_attributes, ctx):
 
 
 def _check_selector_rest(selector, scope, output_scope, ctx):
+    """group by reads the input; having and order by read the output row (as in Siddhi), the
+    aggregators inside having read the input."""
     for variable in selector.group_by:
         expression_type(variable, scope)
-    after = CompositeScope((output_scope, scope))
     if selector.having is not None:
-        require_bool(selector.having, after, "having", aggregates=True, tables=ctx.tables)
+        require_bool(selector.having, output_scope, "having", aggregates=True,
+                     tables=ctx.tables, aggregate_scope=scope)
     for item in selector.order_by:
-        expression_type(item.variable, after)
+        expression_type(item.variable, output_scope)
 
 
 def _check_output(query, outputs, output_scope, ctx):

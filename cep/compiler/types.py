@@ -3,7 +3,9 @@
 `expression_type(expr, scope, aggregates=False, tables=None)` returns the AttrType of `expr` or
 raises a positioned error (TypeMismatchError, UnknownFunctionError, UnknownAttributeError, ...).
 `scope` resolves attribute references (see cep.compiler.scope); `tables` maps table ids to
-TableDefinitions for `cond in Table`; `aggregates` allows sum(), avg(), ... (select and having)."""
+TableDefinitions for `cond in Table`; `aggregates` allows sum(), avg(), ... (select and having),
+whose arguments are typed in `aggregate_scope` when given (having sees the output row, but its
+aggregators read the input)."""
 from cep.compiler import signatures
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.errors import (
@@ -15,14 +17,14 @@ INT_MIN, INT_MAX = -2**31, 2**31 - 1
 _OP_WORDS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "%": "take modulo of"}
 
 
-def expression_type(expr, scope, aggregates=False, tables=None):
+def expression_type(expr, scope, aggregates=False, tables=None, aggregate_scope=None):
     """The AttrType of `expr` in `scope` (see module docstring)."""
-    return _Typer(scope, aggregates, tables or {}).type_of(expr)
+    return _Typer(scope, aggregates, tables or {}, aggregate_scope).type_of(expr)
 
 
-def require_bool(expr, scope, what, aggregates=False, tables=None):
+def require_bool(expr, scope, what, aggregates=False, tables=None, aggregate_scope=None):
     """Type `expr` and demand a bool (filters, having, on, partition ranges)."""
-    found = expression_type(expr, scope, aggregates, tables)
+    found = expression_type(expr, scope, aggregates, tables, aggregate_scope)
     if found is not AttrType.BOOL:
         raise TypeMismatchError(f"{what} must be a bool condition, but its type is {found}",
                                 getattr(expr, "span", None))
@@ -32,8 +34,9 @@ def require_bool(expr, scope, what, aggregates=False, tables=None):
 class _Typer:
     """One inference pass over an expression tree."""
 
-    def __init__(self, scope, aggregates, tables):
+    def __init__(self, scope, aggregates, tables, aggregate_scope=None):
         self.scope = scope
+        self.aggregate_scope = aggregate_scope or scope
         self.aggregates = aggregates
         self.tables = tables
 
@@ -140,7 +143,7 @@ class _Typer:
         if not self.aggregates:
             raise InvalidQueryError(f"aggregator {expr.name}() is only allowed in select and "
                                     f"having", expr.span)
-        inner = _Typer(self.scope, False, self.tables)
+        inner = _Typer(self.aggregate_scope, False, self.tables)
         types = [inner.type_of(a) for a in expr.args]
         _check_arity(signature, expr)
         return signature.rule(types, expr)

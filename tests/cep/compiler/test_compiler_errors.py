@@ -166,3 +166,12 @@ def test_rate_limits_must_be_positive():
 def test_trailing_comma_hint_names_the_keyword_read_as_a_name():
     e = reject("from Ticks select sym, insert into Out;", SiddhiQLSyntaxError)
     assert "'insert' was read as a name" in e.message and where(e)[:2] == (2, 31)
+
+
+def test_having_and_order_by_see_the_output_row_and_aggregators_the_input():
+    cep.compile(DEFS + "from Ticks select sym, sum(price) as s group by sym "
+                       "having avg(price) > 1.0 and s > 2.0 order by s insert into Out;")
+    e = reject("from Ticks select sym group by sym having price > 1.0 insert into Out;",
+               UnknownAttributeError)
+    assert "'price'" in e.message and "output" in e.message
+    reject("from Ticks select sym order by price insert into Out;", UnknownAttributeError)
