@@ -12,6 +12,7 @@ from cep.engine.junction import StreamJunction
 from cep.engine.output import InsertIntoStream
 from cep.engine.partition.clock import PartitionScheduler
 from cep.engine.partition.instances import OutputBuffer, make_instance
+from cep.engine.partition.keyed import KeyedPatterns, qualifies
 from cep.engine.partition.keys import compile_router_key, purge_settings
 from cep.engine.processor import Processor
 from cep.errors import InvalidQueryError, UnknownStreamError
@@ -50,9 +51,16 @@ class PartitionRuntime:
         self._created = 0
         self.instances = {}
         self.last_seen = {}
-        self.proto = self._build_prototype()
-        self.buffers = self._collect_buffers()
         self.purge = purge_settings(partition)
+        self._check_keys()
+        self.fast = None
+        if qualifies(partition):
+            self.fast = KeyedPatterns(partition, ctx, name)
+            self.local_ids = set(self.fast.streams)
+            self.proto, self.buffers = {}, {}
+        else:
+            self.proto = self._build_prototype()
+            self.buffers = self._collect_buffers()
         self._subscribe()
         if self.purge is not None:
             self._arm_purge(self.scheduler.now())
@@ -75,12 +83,14 @@ class PartitionRuntime:
                 s.stream_id) is None)
         return out
 
-    def _build_prototype(self):
-        ctx = self.ctx
+    def _check_keys(self):
         for key in self.partition.keys:
-            if key.stream_id not in ctx.junctions:
+            if key.stream_id not in self.ctx.junctions:
                 raise UnknownStreamError(f"partition key stream '{key.stream_id}' is not "
                                          f"defined", key.span)
+
+    def _build_prototype(self):
+        ctx = self.ctx
         local = {}
         for s in self._input_streams():
             j = ctx.junctions.get(s.stream_id)
@@ -131,12 +141,19 @@ class PartitionRuntime:
             keyed[key.stream_id] = compile_router_key(
                 key, self.ctx.junctions[key.stream_id].definition)
         self.keyed = set(keyed)
-        for sid in self.local_ids:
-            if sid in self.ctx.junctions and sid in {s.stream_id for s in self._input_streams()}:
+        inputs = {s.stream_id for s in self._input_streams()}
+        for sid in sorted(self.local_ids):
+            if sid in self.ctx.junctions and sid in inputs:
                 self.ctx.junctions[sid].subscribe(Router(self, sid, keyed.get(sid)))
 
     # -- events ---------------------------------------------------------------------------
     def dispatch(self, stream_id, batch, route):
+        if self.fast is not None:
+            if self.fast.merged is not None:
+                self.fast.process_merged(stream_id, batch)
+            else:
+                self.fast.dispatch(stream_id, route(batch), self.last_seen)
+            return
         for b in self.buffers.values():
             b.routing = True
         try:
@@ -176,17 +193,27 @@ class PartitionRuntime:
         for key in [k for k, ts in self.last_seen.items() if ts < limit]:
             del self.last_seen[key]
             self.instances.pop(key, None)
+            if self.fast is not None:
+                self.fast.drop(key)
             self.order.pop(key, None)
         self._arm_purge(now)
 
     # -- snapshot -------------------------------------------------------------------------
     def get_state(self):
+        if self.fast is not None:
+            return {"machines": self.fast.get_state(), "last_seen": dict(self.last_seen)}
         return {"keys": {k: [p.get_state() for p in inst.stateful]
                          for k, inst in self.instances.items()},
                 "last_seen": dict(self.last_seen), "order": dict(self.order),
                 "created": self._created}
 
     def set_state(self, state):
+        if self.fast is not None:
+            self.fast.set_state(state["machines"])
+            self.last_seen = dict(state["last_seen"])
+            if self.purge is not None:
+                self._arm_purge(self.scheduler.now())
+            return
         self.instances, self.order = {}, {}
         self.clock.clear()
         for key, states in state["keys"].items():

@@ -23,12 +23,18 @@ class SharedMachine:
         self.fresh_every = {n.slot for n in nodes if n.every_to and
                             set(range(max(n.every_slots) + 1)) <= set(n.every_slots)}
         self.blank = [None] * (self.n_slots + 1)  # never mutated
+        self.refresh()
+        self.simple_starts = not sequence and all(nodes[i].kind != COUNT for i in starts)
         self.steps = [self._step_for(n) for n in nodes]
         by_stream = {}
         for n in reversed(nodes):
             by_stream.setdefault(n.stream_id, []).append(n.slot)
         self.order_by_stream = by_stream
         self.streams = tuple(dict.fromkeys(n.stream_id for n in nodes))
+
+    def refresh(self):
+        """Recompute what depends on the nodes' index keys (after they change)."""
+        self.indexed = tuple(n.row_key is not None for n in self.nodes)
 
     def _step_for(self, n):
         if n.kind == COUNT:

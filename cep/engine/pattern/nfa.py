@@ -14,6 +14,8 @@ its first event). Semantics follow Siddhi 3's pre/post state processors:
 Waiting partials of a pattern node whose condition has `attr == <earlier state expr>` sit in a
 dict keyed by that expression, so an event only looks at its own key's partials.
 """
+from collections import deque
+
 from cep.engine.pattern.plan import COUNT, LOGICAL
 
 CURRENT = 0
@@ -24,10 +26,10 @@ class StateMachine:
 
     def __init__(self, shared):
         self.s = shared
-        n = len(shared.nodes)
-        self.pending = [{} if node.row_key is not None else [] for node in shared.nodes]
-        self.new = [[] for _ in range(n)]
+        self.pending = [{} if indexed else [] for indexed in shared.indexed]
+        self.new = [[] for _ in shared.indexed]
         self.touched = set()  # nodes whose `new` list is not empty
+        self.expiry = deque()  # (start, node, key, partial) as filed in indexed nodes
         self.emitted = False
         self.last_sweep = None
         self._init_start()
@@ -39,12 +41,13 @@ class StateMachine:
 
     def get_state(self):
         return {"pending": self.pending, "new": self.new, "emitted": self.emitted,
-                "last_sweep": self.last_sweep}
+                "last_sweep": self.last_sweep, "expiry": self.expiry}
 
     def set_state(self, state):
         self.pending, self.new = state["pending"], state["new"]
         self.touched = {i for i, items in enumerate(self.new) if items}
         self.emitted, self.last_sweep = state["emitted"], state["last_sweep"]
+        self.expiry = state["expiry"]
 
     def pending_count(self):
         """How many partial matches are waiting (for tests and memory checks)."""
@@ -55,6 +58,10 @@ class StateMachine:
 
     def _init_start(self):
         p = [None] * (self.s.n_slots + 1)
+        if self.s.simple_starts:  # plain stream states: nothing is indexed before them
+            for i in self.s.starts:
+                self.pending[i].append(p)
+            return
         for i in self.s.starts:
             self._add(i, p)
         self._update()
@@ -82,6 +89,8 @@ class StateMachine:
                     self.last_sweep = ts
                 elif ts - self.last_sweep > within:
                     self._sweep(ts)
+        if within is not None and self.expiry and batch:
+            self._expire(batch[-1][0] - within)
 
     # -- node behaviour -------------------------------------------------------------------
     def step_stream(self, i, ts, r):
@@ -227,6 +236,25 @@ class StateMachine:
             pend[key] = [p]
         else:
             bucket.append(p)
+        if self.s.within is not None:
+            self.expiry.append((p[-1], j, key, p))
+
+    def _expire(self, limit):
+        """Drop filed partials that started before `limit` (oldest first, O(1) each)."""
+        dq, nodes, pending = self.expiry, self.s.nodes, self.pending
+        while dq and dq[0][0] is not None and dq[0][0] < limit:
+            _, j, key, p = dq.popleft()
+            if p[nodes[j].slot] is not None:
+                continue  # it went on from there already
+            bucket = pending[j].get(key)
+            if bucket is None:
+                continue
+            if bucket[0] is p:
+                del bucket[0]
+            else:
+                bucket[:] = [q for q in bucket if q is not p]
+            if not bucket:
+                del pending[j][key]
 
     def step_fresh_start(self, i, ts, r):
         """A start state under its own `every` in a pattern: it always waits with one blank
@@ -300,12 +328,5 @@ class StateMachine:
         def alive(p):
             return p[-1] is None or p[-1] >= limit
         for i, pend in enumerate(self.pending):
-            if isinstance(pend, dict):
-                for key in list(pend):
-                    rest = [p for p in pend[key] if alive(p)]
-                    if rest:
-                        pend[key] = rest
-                    else:
-                        del pend[key]
-            else:
+            if not isinstance(pend, dict):  # indexed nodes expire through self.expiry
                 self.pending[i] = [p for p in pend if alive(p)]

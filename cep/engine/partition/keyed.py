@@ -1,0 +1,155 @@
+"""The fast form of a partition whose queries are all patterns/sequences with stateless
+selectors: per key only a small state machine (`dict[key] -> StateMachine`), while the
+compiled conditions, the selector and the output are shared by all keys. This is what keeps
+100,000 keys cheap: a new key costs one small object, not a cloned query chain.
+
+Better still, a pattern whose start state is `every` (so the start is the same for every key)
+and whose other states are plain stream states needs no per-key object at all: one machine
+serves every key, with the partition key added to each state's index key, so a partial match
+only ever meets events of its own key. Then the whole batch goes through in one call, in
+event order."""
+from cep.engine.pattern.builder import stream_definitions, with_tables
+from cep.engine.pattern.compile import compile_pattern, selector_scope
+from cep.engine.pattern.plan import STREAM, flatten
+from cep.engine.expressions import SingleStreamScope, compile_expression, make_function
+from cep.model import ValuePartitionKey
+from cep.engine.processor import link
+from cep.engine.selector import has_aggregators
+from cep.model import InsertInto, StateInputStream
+
+
+def qualifies(partition):
+    """True when every query is a pattern/sequence over partitioned streams only, with no
+    aggregation, rate limit or inner stream."""
+    keyed = {k.stream_id for k in partition.keys}
+    for q in partition.queries:
+        if not isinstance(q.input, StateInputStream) or q.rate is not None:
+            return False
+        if has_aggregators(q.selector) or q.selector.group_by:
+            return False
+        if isinstance(q.output, InsertInto) and q.output.inner:
+            return False
+        nodes, _ = flatten(q.input.state)
+        if any(n.stream_id not in keyed or n.state.stream.inner for n in nodes):
+            return False
+    return True
+
+
+class KeyedPatterns:
+    """The queries' shared parts, and the per-key machines."""
+
+    def __init__(self, partition, ctx, name):
+        self.queries = []  # (shared machine, selector head)
+        pkeys = _partition_key_functions(partition, ctx)
+        merged = []
+        for i, q in enumerate(partition.queries):
+            nodes, _ = flatten(q.input.state)
+            spans = {n.stream_id: n.state.stream.span for n in nodes}
+            defs = stream_definitions([n.stream_id for n in nodes], spans, ctx)
+            hook = with_tables(ctx)
+            shared = compile_pattern(q.input, defs, scope_hook=hook)
+            merged.append(pkeys is not None and _merge_keys(shared, pkeys))
+            selector = ctx.build_selector(q, hook(selector_scope(shared, defs)), None)
+            out_def = selector.code.output_definition(getattr(q.output, "target", name))
+            link([selector, ctx.build_output(q, out_def, selector)])
+            self.queries.append((shared, selector))
+        self.streams = {sid for shared, _ in self.queries for sid in shared.streams}
+        self.machines = {}
+        self.merged = None
+        if all(merged):
+            self.merged = [shared.machine() for shared, _ in self.queries]
+
+    def new_key(self, key):
+        ms = self.machines[key] = [shared.machine() for shared, _ in self.queries]
+        return ms
+
+    def dispatch(self, stream_id, groups, seen):
+        """Feed `(key, events)` groups; matches of all keys leave in one batch per query."""
+        if self.merged is not None:
+            return
+        machines = self.machines
+        outs = [[] for _ in self.queries]
+        for key, events in groups:
+            ms = machines.get(key)
+            if ms is None:
+                ms = self.new_key(key)
+            seen[key] = events[-1][0]
+            for m, out in zip(ms, outs):
+                m.process(stream_id, events, out)
+        for (_, selector), out in zip(self.queries, outs):
+            if out:
+                selector.process(out)
+
+    def process_merged(self, stream_id, batch):
+        """One machine for all keys: the whole batch in one call, in event order."""
+        for m, (_, selector) in zip(self.merged, self.queries):
+            out = []
+            m.process(stream_id, batch, out)
+            if out:
+                selector.process(out)
+
+    def drop(self, key):
+        self.machines.pop(key, None)
+
+    def get_state(self):
+        if self.merged is not None:
+            return {"merged": [m.get_state() for m in self.merged]}
+        return {k: [m.get_state() for m in ms] for k, ms in self.machines.items()}
+
+    def set_state(self, state):
+        if self.merged is not None:
+            for m, st in zip(self.merged, state["merged"]):
+                m.set_state(st)
+            return
+        self.machines = {}
+        for key, states in state.items():
+            for m, st in zip(self.new_key(key), states):
+                m.set_state(st)
+
+
+def _partition_key_functions(partition, ctx):
+    """stream id -> key(r) for value partitions (None when a range key is present)."""
+    out = {}
+    for k in partition.keys:
+        if not isinstance(k, ValuePartitionKey):
+            return None
+        c = compile_expression(k.expression, SingleStreamScope(ctx.junctions[k.stream_id]
+                                                               .definition))
+        out[k.stream_id] = make_function("pkey", f"def pkey(r):\n    return {c.source}\n",
+                                         c.globals)
+    return out
+
+
+def _merge_keys(shared, pkeys):
+    """Add the partition key to every non-start state's index; False when not possible."""
+    nodes, starts = shared.nodes, shared.starts
+    if shared.sequence or len(starts) != 1 or not shared.start_every:
+        return False
+    start = nodes[starts[0]]
+    if start.kind != STREAM or start.slot not in shared.fresh_every:
+        return False
+    if any(n.kind != STREAM for n in nodes if n.slot != start.slot):
+        return False
+    p_start, s0 = pkeys[start.stream_id], start.slot
+    for n in nodes:
+        if n.slot != start.slot:
+            _augment(n, pkeys[n.stream_id], p_start, s0)
+    shared.refresh()
+    return True
+
+
+def _augment(node, p_row, p_start, s0):
+    rk, pk = node.row_key, node.partial_key
+    if rk is None:
+        node.row_key = p_row
+        node.partial_key = lambda p: p_start(p[s0])
+        return
+
+    def row_key(r):
+        k = rk(r)
+        return None if k is None else (p_row(r), k)
+
+    def partial_key(p):
+        k = pk(p)
+        return None if k is None else (p_start(p[s0]), k)
+    node.row_key, node.partial_key = row_key, partial_key
