@@ -106,6 +106,11 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
         value = literals.unquote_string(children[1])
         if value.strip().lower() == "start":
             return TriggerDefinition(name, at_start=True, span=meta_span(meta))
+        if not 6 <= len(value.split()) <= 7:
+            raise SiddhiQLSyntaxError(
+                f"trigger '{name}' at {value!r}: expected 'start' or a cron expression of 6 or "
+                f"7 fields (sec min hour day month weekday [year])",
+                literals.token_span(children[1]), self.text)
         return TriggerDefinition(name, cron=value, span=meta_span(meta))
 
     # -- the plan --

@@ -175,3 +175,9 @@ def test_having_and_order_by_see_the_output_row_and_aggregators_the_input():
                UnknownAttributeError)
     assert "'price'" in e.message and "output" in e.message
     reject("from Ticks select sym order by price insert into Out;", UnknownAttributeError)
+
+
+def test_trigger_at_needs_start_or_cron():
+    e = reject("define trigger T at 'tomorrow';", SiddhiQLSyntaxError)
+    assert "cron" in e.message and where(e) == (2, 21, 2, 31)
+    cep.compile("define trigger T at '0 0 12 * * ?';")
