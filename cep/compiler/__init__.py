@@ -8,7 +8,8 @@ from cep.compiler.parser import parse_tree
 from cep.compiler.transformer import to_model
 from cep.compiler.types import expression_type
 from cep.compiler.validator import validate
-from cep.errors import SiddhiQLError
+from cep.errors import InvalidQueryError, SiddhiQLError
+from cep.model import Span
 
 __all__ = ["compile", "parse", "validate", "require_plan_name", "expression_type"]
 
@@ -17,20 +18,25 @@ def parse(text):
     """The unvalidated ExecutionPlan of `text`; raises SiddhiQLSyntaxError."""
     if not isinstance(text, str):
         raise TypeError(f"plan text must be a str, not {type(text).__name__}")
-    try:
-        return to_model(parse_tree(text), text)
-    except SiddhiQLError as exc:
-        if exc.text is None:
-            exc.text = text
-        raise
+    return _positioned(text, lambda: to_model(parse_tree(text), text))
 
 
 def compile(text):  # noqa: A001 - the public name the issue asks for
     """The validated ExecutionPlan of SiddhiQL `text`; raises a positioned SiddhiQLError."""
     plan = parse(text)
+    return _positioned(text, lambda: validate(plan))
+
+
+def _positioned(text, step):
+    """Run `step`; give its SiddhiQLError the plan text, and turn a too-deep expression into one."""
     try:
-        return validate(plan)
+        return step()
     except SiddhiQLError as exc:
         if exc.text is None:
             exc.text = text
         raise
+    except RecursionError:
+        lines = text.splitlines() or [""]
+        span = Span(1, 1, len(lines), len(lines[-1]) + 1, 0, len(text))
+        raise InvalidQueryError("the plan nests expressions too deeply to compile (hundreds of "
+                                "operators in one expression?)", span, text) from None

@@ -55,3 +55,10 @@ def test_mangled_plans_fail_cleanly_with_positions(seed):
             assert 1 <= exc.span.line <= text.count("\n") + 1
             assert exc.message and str(exc)
     assert rejected > 50  # most mangled plans are wrong: the test really exercises errors
+
+
+def test_absurdly_deep_expression_is_a_clear_error():
+    deep = " + ".join(["a"] * 3000)
+    with pytest.raises(SiddhiQLError) as info:
+        cep.compile(f"define stream S (a int);\nfrom S select {deep} as x insert into O;")
+    assert "too deeply" in info.value.message and info.value.span.line == 1
