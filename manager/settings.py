@@ -27,8 +27,6 @@ MANAGER = Schema("manager", [
             "drain time when a plan's topology is killed (CEP 4.0: 10 s)"),
     Setting("topology", "resubmit_interval", float, 10.0,
             "seconds before retrying a submit the cluster refused"),
-    Setting("topology", "status_poll_s", float, 1.0,
-            "how often deploy threads check a topology while it is being deployed"),
 ])
 
 
