@@ -23,7 +23,8 @@ class PlanContext:
         self.triggers = {}
         self.inferred = []
         self.inner = None  # name -> StreamDefinition, inside a partition
-        for definition in plan.streams + plan.tables + plan.triggers:
+        definitions = plan.streams + plan.tables + plan.triggers
+        for definition in sorted(definitions, key=lambda d: d.span.start_pos):
             self._define(definition)
 
     def _define(self, definition):

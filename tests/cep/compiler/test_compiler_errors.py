@@ -181,3 +181,9 @@ def test_trigger_at_needs_start_or_cron():
     e = reject("define trigger T at 'tomorrow';", SiddhiQLSyntaxError)
     assert "cron" in e.message and where(e) == (2, 21, 2, 31)
     cep.compile("define trigger T at '0 0 12 * * ?';")
+
+
+def test_duplicate_points_at_the_later_definition_whatever_its_kind():
+    e = reject("define stream Tab (a int);", DuplicateDefinitionError,
+               "define table Tab (a int);\n")
+    assert where(e)[:2] == (2, 1)
