@@ -1,15 +1,11 @@
-"""Generates the selector loop for queries with aggregates (see cep.engine.selector)."""
+"""Generates the selector loop for queries with aggregates (see cep.engine.selector).
+
+`AggCode` produces the pieces (state load/store, reset, the per-event body for a CURRENT or an
+EXPIRED event, the batch-mode result) so that the plain selector and the window-fused selector
+(cep.engine.fused) assemble the same statements."""
 from collections import deque
 
 from cep.engine.expressions import make_function
-
-
-def _kind_condition(wanted):
-    if wanted == {0}:
-        return "k == 0"
-    if wanted == {1}:
-        return "k == 1"
-    return None
 
 
 def _init_source(values):
@@ -28,91 +24,141 @@ def _tuple(srcs):
     return "(" + ", ".join(srcs) + ("," if len(srcs) == 1 else "") + ")"
 
 
-def build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g, removes=True):
-    """-> (select(batch, state) -> out, init_state()). See the selector module docstring."""
-    grouped = bool(keys)
-    init_values = []
-    for a in aggs:
-        init_values.extend(a.spec.init(a.type, removes))
-    nslots = len(init_values)
-    S = (lambda i: f"st[{i}]") if grouped else (lambda i: f"s{i}")
-    g = dict(g)
-    init_fn = make_function("_init", f"def _init():\n    return {_init_source(init_values)}\n", g)
-    g["_init"] = init_fn
+def _indent(lines, n):
+    return [" " * n + x for x in lines]
 
-    L = ["def select(batch, S):", "    out = []", "    _append = out.append"]
-    locals_ = ", ".join(f"s{i}" for i in range(nslots))
-    if grouped:
-        L += ["    G = S", "    _get = G.get"]
-    elif nslots:
-        L.append(f"    {locals_}{',' if nslots == 1 else ''} = S")
-    if batch_mode:
-        L.append("    _last = None" if not grouped else "    _chosen = {}")
-    L += ["    try:", "        for ts, r, k in batch:", "            if k == 2:"]
-    reset = []
-    for a in aggs:
-        sl = (lambda a: (lambda i: S(a.slots[i])))(a)
-        reset += a.spec.reset(sl)
-    if grouped:
-        L.append("                for st in G.values():")
-        L += ["                    " + x for x in (reset or ["pass"])]
-    else:
-        L += ["                " + x for x in reset]
-    L.append("                continue")
-    if grouped:
-        key = keys[0].source if len(keys) == 1 else _tuple([c.source for c in keys])
-        L += [f"            _key = {key}", "            st = _get(_key)",
-              "            if st is None:", "                st = G[_key] = _init()"]
-    add, rem = [], []
-    arg_names = {}  # one local per distinct argument source
-    for n, a in enumerate(aggs):
-        sl = (lambda a: (lambda i: S(a.slots[i])))(a)
-        v = "_v"
-        if a.arg is not None:
-            v = arg_names.get(a.arg.source)
-            if v is None:
-                v = arg_names[a.arg.source] = f"_v{len(arg_names)}"
-                L.append(f"            {v} = {a.arg.source}")
-        add += a.spec.add(sl, v, removes)
-        rem += a.spec.remove(sl, v)
-    add, rem = _merge_guards(add), _merge_guards(rem)
-    L.append("            if k == 0:")
-    L += ["                " + x for x in (add or ["pass"])]
-    L.append("            else:")
-    L += ["                " + x for x in (rem or ["pass"])]
-    cond = _kind_condition(wanted)
-    ind = "            "
-    if cond:
-        L.append(f"{ind}if {cond}:")
-        ind += "    "
-    for n, a in enumerate(aggs):
-        sl = (lambda a: (lambda i: S(a.slots[i])))(a)
-        L.append(f"{ind}_a{n} = {a.spec.value(sl)}")
-    L.append(f"{ind}o = {_tuple([c.source for c in compiled])}")
-    if hv is not None:
-        L.append(f"{ind}if {hv.source}:")
-        ind += "    "
-    if not batch_mode:
-        L.append(f"{ind}_append((ts, o, k))")
-    elif grouped:
-        L.append(f"{ind}_chosen[_key] = (ts, o, k)")
-    else:
-        L.append(f"{ind}_last = (ts, o, k)")
-    L.append("    finally:")
-    if not grouped and nslots:
-        L.append(f"        S[:] = [{locals_}]")
-    else:
-        L.append("        pass")
-    if batch_mode:
-        L.append("    return list(_chosen.values())" if grouped else
-                 "    return [_last] if _last is not None else out")
-    else:
-        L.append("    return out")
+
+class AggCode:
+    """Statement pieces of an aggregating selector."""
+
+    def __init__(self, compiled, hv, aggs, keys, wanted, batch_mode, g, removes=True):
+        self.compiled, self.hv, self.aggs, self.keys = compiled, hv, aggs, keys
+        self.wanted, self.batch_mode, self.removes = set(wanted), batch_mode, removes
+        self.grouped = bool(keys)
+        init_values = []
+        for a in aggs:
+            init_values.extend(a.spec.init(a.type, removes))
+        self.nslots = len(init_values)
+        self.g = dict(g)
+        self.init_fn = make_function(
+            "_init", f"def _init():\n    return {_init_source(init_values)}\n", self.g)
+        self.g["_init"] = self.init_fn
+        self.S = (lambda i: f"st[{i}]") if self.grouped else (lambda i: f"s{i}")
+        self._args()
+
+    def _slots(self, a):
+        return lambda i: self.S(a.slots[i])
+
+    def _args(self):
+        self.arg_lines, self.add, self.rem = [], [], []
+        names = {}
+        for a in self.aggs:
+            v = "_v"
+            if a.arg is not None:
+                v = names.get(a.arg.source)
+                if v is None:
+                    v = names[a.arg.source] = f"_v{len(names)}"
+                    self.arg_lines.append(f"{v} = {a.arg.source}")
+            self.add += a.spec.add(self._slots(a), v, self.removes)
+            self.rem += a.spec.remove(self._slots(a), v)
+        self.add, self.rem = _merge_guards(self.add), _merge_guards(self.rem)
+
+    def init_state(self):
+        return {} if self.grouped else self.init_fn()
+
+    # -- pieces --
+    def prologue(self):
+        L = ["out = []", "_append = out.append"]
+        if self.grouped:
+            L += ["G = S", "_get = G.get"]
+        elif self.nslots:
+            L.append(f"{self._locals()}{',' if self.nslots == 1 else ''} = S")
+        if self.batch_mode:
+            L.append("_chosen = {}" if self.grouped else "_last = None")
+        return L
+
+    def _locals(self):
+        return ", ".join(f"s{i}" for i in range(self.nslots))
+
+    def epilogue(self):
+        if not self.grouped and self.nslots:
+            return [f"S[:] = [{self._locals()}]"]
+        return ["pass"]
+
+    def result(self):
+        if not self.batch_mode:
+            return ["return out"]
+        return ["return list(_chosen.values())" if self.grouped else
+                "return [_last] if _last is not None else out"]
+
+    def reset(self):
+        lines = []
+        for a in self.aggs:
+            lines += a.spec.reset(self._slots(a))
+        if self.grouped:
+            return ["for st in G.values():"] + _indent(lines or ["pass"], 4)
+        return lines or ["pass"]
+
+    def body(self, kind=None):
+        """Statements for one event (`ts`, `r`, `k` bound); kind 0/1 when known statically."""
+        L = []
+        if self.grouped:
+            ks = self.keys
+            key = ks[0].source if len(ks) == 1 else _tuple([c.source for c in ks])
+            L += [f"_key = {key}", "st = _get(_key)", "if st is None:",
+                  "    st = G[_key] = _init()"]
+        L += self.arg_lines
+        if kind == 0:
+            L += self.add
+        elif kind == 1:
+            L += self.rem
+        else:
+            L += ["if k == 0:"] + _indent(self.add or ["pass"], 4)
+            L += ["else:"] + _indent(self.rem or ["pass"], 4)
+        return L + self._output(kind)
+
+    def _output(self, kind):
+        if kind is not None and kind not in self.wanted:
+            return []
+        out, ind = [], 0
+        cond = None if kind is not None else {frozenset({0}): "k == 0",
+                                              frozenset({1}): "k == 1"}.get(
+            frozenset(self.wanted))
+        if cond:
+            out.append(f"if {cond}:")
+            ind = 4
+        inner = [f"_a{n} = {a.spec.value(self._slots(a))}" for n, a in enumerate(self.aggs)]
+        inner.append(f"o = {_tuple([c.source for c in self.compiled])}")
+        kk = "k" if kind is None else str(kind)
+        if self.hv is not None:
+            inner.append(f"if {self.hv.source}:")
+            emit_ind = 4
+        else:
+            emit_ind = 0
+        if not self.batch_mode:
+            emit = f"_append((ts, o, {kk}))"
+        elif self.grouped:
+            emit = f"_chosen[_key] = (ts, o, {kk})"
+        else:
+            emit = f"_last = (ts, o, {kk})"
+        inner.append(" " * emit_ind + emit)
+        return out + _indent(inner, ind)
+
+
+def build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g, removes=True,
+                      resets=True):
+    """-> (select(batch, state) -> out, init_state()). See the selector module docstring."""
+    c = AggCode(compiled, hv, aggs, keys, wanted, batch_mode, g, removes)
+    L = ["def select(batch, S):"] + _indent(c.prologue(), 4) + ["    try:"]
+    L.append("        for ts, r, k in batch:")
+    if resets:
+        L += ["            if k == 2:"] + _indent(c.reset(), 16) + ["                continue"]
+    L += _indent(c.body(None if removes else 0), 12)
+    L += ["    finally:"] + _indent(c.epilogue(), 8) + _indent(c.result(), 4)
     src = "\n".join(L) + "\n"
-    fn = make_function("select", src, g)
+    fn = make_function("select", src, c.g)
     fn.source = src
-    init_state = (lambda: {}) if grouped else init_fn
-    return fn, init_state
+    return fn, c.init_state
 
 
 def _merge_guards(lines):

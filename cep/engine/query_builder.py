@@ -87,8 +87,12 @@ def build_single_query(query, ctx, name):
         procs, window, batch = [], False, False
     else:
         procs, window, batch = build_handlers(stream, scope, ctx)
+    fuse, owner = _fuse_spec(stream, query, scope, ctx)
+    if fuse is not None:
+        procs = procs[:-1]  # the window's work moves into the fused selector
+        owner = stream.stream_id if not procs and not stream.inner else None
     selector = ctx.build_selector(query, scope, definition, window=window,
-                                  batch_window=batch, pre_filter=pre)
+                                  batch_window=batch, pre_filter=pre, fuse=fuse, owner=owner)
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
     out = ctx.build_output(query, out_def, selector)
     chain = procs + [selector]
@@ -98,6 +102,18 @@ def build_single_query(query, ctx, name):
             ctx.register(f"{name}/{i}:{type(p).__name__}", p)
     ctx.junction_for(stream.stream_id).subscribe(head)
     return head
+
+
+def _fuse_spec(stream, query, scope, ctx):
+    """(FuseSpec, None) when the query's window can be fused into its selector, else
+    (None, None)."""
+    from cep.engine.fused import FuseSpec, fusable_window
+    from cep.engine.windows.base import WINDOWS, WindowParams
+    w = fusable_window(stream, query.selector)
+    if w is None:
+        return None, None
+    (param,) = WINDOWS[w.name].parse(WindowParams(w, scope))
+    return FuseSpec(w.name, param, ctx.playback), None
 
 
 def _rest(p):

@@ -134,12 +134,14 @@ def output_items(selector, scope, input_definition):
 
 
 def compile_selector(selector, scope, input_definition, wanted, *, window=False,
-                     batch_window=False, pre_filter=None, out_id="output", env=None):
+                     batch_window=False, pre_filter=None, out_id="output", env=None,
+                     fuse=None):
     """Compile a model `Selector` into `SelectorCode`.
 
     wanted: the event kinds the output keeps; window: events may be EXPIRED/RESET;
     batch_window: a batch window feeds it; pre_filter: a filter Expression fused in (only
-    used when there are no aggregates)."""
+    used when there are no aggregates); fuse: a `cep.engine.fused.FuseSpec` to build the
+    window-fused loop instead (only with aggregates)."""
     items = output_items(selector, scope, input_definition)
     aggs = []
 
@@ -176,7 +178,16 @@ def compile_selector(selector, scope, input_definition, wanted, *, window=False,
         fn = _stateless(compiled, hv, pf, wanted if (window or CURRENT not in wanted) else None, g,
                         identity=_is_identity(selector, items, input_definition, scope))
         return SelectorCode(fn, lambda: None, names, types, False, order, selector.limit)
-    fn, init = build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g, removes=window)
+    if fuse is not None:
+        from cep.engine.aggregation_codegen import AggCode
+        from cep.engine.fused import build_fused
+        c = AggCode(compiled, hv, aggs, keys, wanted, False, g, removes=True)
+        fn, expire = build_fused(c, fuse)
+        code = SelectorCode(fn, c.init_state, names, types, False, order, selector.limit)
+        code.expire = expire
+        return code
+    fn, init = build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g,
+                                 removes=window, resets=batch_window)
     return SelectorCode(fn, init, names, types, batch_mode, order, selector.limit)
 
 

@@ -99,3 +99,12 @@ def test_multi_stream_queries_dispatch_to_their_builders_or_say_not_supported():
         assert "not supported yet" in str(exc)
     else:
         rt.shutdown()
+
+
+def test_batches_with_nulls_lists_and_ints_for_doubles_are_accepted():
+    rt, got = make()
+    bad = rt.input_handler("S").send_batch([(1, ["A", 11, None, None, None, None]),
+                                            (2, ("B", 12.5, 3, 1, True, 0.5))])
+    assert bad == []
+    assert got["Big"] == [(1, ("A", 11.0, None)), (2, ("B", 12.5, 3))]
+    assert got["Sums"] == [(1, (0,)), (2, (3,))]

@@ -1,0 +1,126 @@
+"""A sliding window (length, time) fused with the aggregating selector it feeds.
+
+The generic chain runs two loops per batch (the window builds a list of expired and current
+events, the selector walks it). For the common `S#window.length(n)` / `S#window.time(T)`
+followed by aggregates, one generated loop does both: each arriving event first expires what
+it pushes out (the EXPIRED body: subtract, and output only if the query wants expired rows),
+then adds itself (the CURRENT body). Semantics are exactly those of the two processors
+(cep.engine.windows.sliding + cep.engine.selector); the tests run both shapes."""
+from collections import deque
+from dataclasses import dataclass
+
+from cep.engine.aggregation_codegen import _indent
+from cep.engine.expressions import make_function
+from cep.engine.processor import Processor
+from cep.engine.selector import has_aggregators
+from cep.model import Filter, Window
+
+FUSABLE = ("length", "time")
+
+
+@dataclass(frozen=True)
+class FuseSpec:
+    kind: str  # 'length' | 'time'
+    param: int  # n or T in ms
+    playback: bool
+
+
+def fusable_window(stream, selector):
+    """The Window handler when `stream`'s handlers are filters then a length/time window and
+    the selector aggregates; else None."""
+    hs = stream.handlers
+    if not hs or not isinstance(hs[-1], Window) or hs[-1].namespace or \
+            hs[-1].name not in FUSABLE or not all(isinstance(h, Filter) for h in hs[:-1]):
+        return None
+    return hs[-1] if has_aggregators(selector) else None
+
+
+def build_fused(c, spec):
+    """-> (select(batch, S, W, now), expire(S, W, now) or None) from an AggCode."""
+    head = ["_pop = W.popleft", "_push = W.append"]
+    expired_body = ["r = _pop()[1]"] + c.body(1)
+    current_body = c.body(0)
+    if spec.kind == "length":
+        stamp = [] if spec.playback else ["ts = now"]
+        loop = ["for e in batch:", "    ts, r, k = e", "    if k:", "        continue",
+                f"    if len(W) >= {spec.param}:"] + _indent(stamp + expired_body, 8) + \
+            _indent(["ts, r, k = e"], 8) + ["    _push(e)"] + _indent(current_body, 4)
+        body = loop
+    elif spec.playback:
+        body = ["for e in batch:", "    ts, r, k = e", "    if k:", "        continue",
+                f"    lim = ts - {spec.param}",
+                "    if W and W[0][0] <= lim:",
+                "        while W and W[0][0] <= lim:"] + _indent(expired_body, 12) + \
+               ["        r = e[1]", "    _push(e)"] + _indent(current_body, 4)
+    else:
+        body = ["ts = now", f"lim = now - {spec.param}", "while W and W[0][0] <= lim:"] + \
+            _indent(expired_body, 4) + \
+            ["for e in batch:", "    ts, r, k = e", "    if k:", "        continue",
+             "    _push(e)"] + _indent(current_body, 4)
+    fn = _assemble("select", "batch, S, W, now", c, head, body)
+    expire = None
+    if spec.kind == "time":
+        ebody = ["ts = now", f"lim = now - {spec.param}", "while W and W[0][0] <= lim:"] + \
+            _indent(expired_body, 4)
+        expire = _assemble("expire", "S, W, now", c, head, ebody)
+    return fn, expire
+
+
+def _assemble(name, params, c, head, body):
+    L = [f"def {name}({params}):"] + _indent(c.prologue() + head, 4) + ["    try:"]
+    L += _indent(body, 8) + ["    finally:"] + _indent(c.epilogue(), 8)
+    L += _indent(c.result(), 4)
+    src = "\n".join(L) + "\n"
+    fn = make_function(name, src, c.g)
+    fn.source = src
+    return fn
+
+
+class FusedWindowSelector(Processor):
+    """`#window.length(n)` or `#window.time(T)` and the selector, as one processor."""
+    stateful = True
+
+    def __init__(self, code, spec, scheduler, owner=None):
+        super().__init__()
+        self.code, self.spec, self.scheduler, self.owner = code, spec, scheduler, owner
+        self.state = code.init_state()
+        self.window = deque()
+        self._timer_due = None
+
+    def process(self, batch):
+        now = None if self.spec.playback else self.scheduler.now()
+        out = self.code.fn(batch, self.state, self.window, now)
+        if self.code.expire is not None and self.window:
+            self._schedule(self.window[0][0] + self.spec.param)
+        if out:
+            self.next.process(out)
+
+    def _schedule(self, due):
+        if self._timer_due is not None and self._timer_due <= due:
+            return
+        self._timer_due = due
+
+        def fire(now):
+            if self._timer_due == due:
+                self._timer_due = None
+                self.on_timer(now)
+        self.scheduler.notify_at(due, fire, owner=self.owner)
+
+    def on_timer(self, now):
+        out = self.code.expire(self.state, self.window, now)
+        if self.window:
+            self._schedule(self.window[0][0] + self.spec.param)
+        if out:
+            self.next.process(out)
+
+    def get_state(self):
+        return {"sel": self.state, "q": list(self.window), "timer": self._timer_due}
+
+    def set_state(self, state):
+        self.state, self.window = state["sel"], deque(state["q"])
+        self._timer_due = None
+        if state.get("timer") is not None:
+            self._schedule(state["timer"])
+
+    def clone(self):
+        return FusedWindowSelector(self.code, self.spec, self.scheduler, self.owner)
