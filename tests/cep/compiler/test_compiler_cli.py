@@ -45,3 +45,13 @@ def test_syntax_error_kind_and_require_name(tmp_path, capsys):
 def test_unreadable_file(tmp_path, capsys):
     code, _, err = run_validate([str(tmp_path / "missing.siddhiql")], capsys)
     assert code == 2 and "cannot read" in err
+
+
+def test_several_plans(tmp_path, capsys):
+    good, bad = tmp_path / "good.siddhiql", tmp_path / "bad.siddhiql"
+    good.write_text("define stream S (a int);\nfrom S select a insert into O;\n")
+    bad.write_text("define stream S (a int);\nfrom T select a insert into O;\n")
+    code, out, err = run_validate([str(good), str(bad)], capsys)
+    assert code == 2
+    assert out.strip() == f"{good}: valid"
+    assert err.startswith(f"{bad}:2:6: UnknownStreamError: stream 'T' is not defined")
