@@ -25,6 +25,9 @@ class TriggerRuntime:
         self.scheduler = scheduler
         self.emit = emit
         self.cron = Cron(definition.cron, definition.span) if definition.cron else None
+        if definition.every_millis is not None and definition.every_millis <= 0:
+            raise InvalidQueryError(f"trigger {definition.id}: the period must be positive, "
+                                    f"got {definition.every_millis} ms", definition.span)
         self.stopped = False
 
     def start(self):
@@ -35,9 +38,15 @@ class TriggerRuntime:
             # the first event in playback
             self.due = now
             self.scheduler.notify_at(now, self._fire_once)
-        elif d.every_millis:
-            if d.every_millis <= 0:
-                raise InvalidQueryError(f"trigger {d.id}: period must be positive", d.span)
+        elif self.scheduler.playback and self.scheduler.clock is None:
+            # playback before any event: time starts with the first event
+            self.scheduler.notify_at(0, self._begin)
+        else:
+            self._begin(now)
+
+    def _begin(self, now):
+        d = self.definition
+        if d.every_millis:
             self._arm(now + d.every_millis)
         elif self.cron is not None:
             self._arm(self.cron.next_after(now))
@@ -47,11 +56,13 @@ class TriggerRuntime:
         self.scheduler.notify_at(due, self._fire)
 
     def get_state(self):
-        return {"due": getattr(self, "due", None)}
+        return {"due": getattr(self, "due", None)}  # None before the first event: restart
 
     def set_state(self, state):
         """Re-arm the next firing (a restored scheduler has no timers)."""
-        if state.get("due") is not None:
+        if state.get("due") is None and not self.definition.at_start:
+            self.scheduler.notify_at(0, self._begin)
+        elif state.get("due") is not None:
             if self.definition.at_start:
                 self.due = state["due"]
                 self.scheduler.notify_at(self.due, self._fire_once)

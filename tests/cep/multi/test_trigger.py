@@ -13,8 +13,10 @@ def utc_ms(*args):
     return int(datetime(*args, tzinfo=timezone.utc).timestamp()) * 1000
 
 
-def started(definition):
+def started(definition, clock=0):
     sched, got = Scheduler(playback=True), []
+    if clock is not None:
+        sched.set_clock(clock)  # as after a first event at `clock`
     TriggerRuntime(definition, sched, got.extend).start()
     return sched, got
 
@@ -30,6 +32,18 @@ def test_periodic_trigger_follows_event_time():
     sched.advance(12_000)
     assert [ts for ts, _, _ in got] == [5000, 10000]
     assert all(row == (ts,) for ts, row, _ in got)
+
+
+def test_periodic_trigger_in_playback_starts_with_the_first_event():
+    sched, got = started(TriggerDefinition("Tick", every_millis=5000), clock=None)
+    sched.advance(1_000_000)  # first event time
+    sched.advance(1_011_000)
+    assert [ts for ts, _, _ in got] == [1_005_000, 1_010_000]
+
+
+def test_non_positive_period_is_rejected():
+    with pytest.raises(InvalidQueryError, match="positive"):
+        TriggerRuntime(TriggerDefinition("T", every_millis=0), Scheduler(playback=True), print)
 
 
 def test_cron_trigger_every_ten_seconds():
