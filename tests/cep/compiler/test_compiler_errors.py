@@ -187,3 +187,12 @@ def test_duplicate_points_at_the_later_definition_whatever_its_kind():
     e = reject("define stream Tab (a int);", DuplicateDefinitionError,
                "define table Tab (a int);\n")
     assert where(e)[:2] == (2, 1)
+
+
+def test_window_and_invalid_query_errors_have_positions():
+    e = reject("from Ticks#window.lenght(3) select sym insert into Out;", UnknownWindowError)
+    assert where(e) == (2, 11, 2, 28)
+    e = reject("from Ticks[sum(price) > 1.0] select sym insert into Out;", InvalidQueryError)
+    assert where(e) == (2, 12, 2, 22)
+    e = reject("from Ticks select sym insert into #Inner;", InvalidQueryError)
+    assert where(e) == (2, 23, 2, 41)
