@@ -104,7 +104,7 @@ class Driver:
         poller = zmq.Poller()
         poller.register(self.rep, zmq.POLLIN)
         poller.register(self.pull, zmq.POLLIN)
-        next_pub = 0.0
+        next_pub = next_check = 0.0
         while not (self.job_done.is_set() and self.phase in ("failed", "killing", "done")):
             events = dict(poller.poll(100))
             if self.pull in events:
@@ -118,7 +118,21 @@ class Driver:
                 self._kill_step()
             if self.job_done.is_set() and self.phase == "running":
                 self.phase, self.reason = "failed", "the topology's tasks ended"
+            if time.monotonic() >= next_check:
+                self._check_context()
+                next_check = time.monotonic() + 2.0
         return self._finish()
+
+    def _check_context(self):
+        """Fail (and exit) when Spark stopped the application, e.g. its master is gone."""
+        if self.sc is not None and self.phase in ("waiting", "running"):
+            try:
+                stopped = self.sc._jsc.sc().isStopped()
+            except Exception:  # noqa: BLE001 - the JVM side is gone too
+                stopped = True
+            if stopped:
+                self.phase, self.reason = "failed", "the Spark application was stopped (master lost?)"
+                self.job_done.set()
 
     def _publish(self):
         state = "stop" if self.kill_deadline == "stop" else self.desired

@@ -80,6 +80,7 @@ def _launch_options(settings, cluster, executors):
             "stop_timeout_s": settings["topology.stop_timeout_s"],
             "options": {"host": settings["spark.host"],
                         "queue_batches": settings["topology.queue_batches"],
+                        "socket_buffer": settings["topology.socket_buffer_kb"] * 1024,
                         "metrics_interval_s": settings["topology.metrics_interval_s"],
                         "idle_sleep_ms": settings["topology.idle_sleep_ms"]}}
 

@@ -3,7 +3,8 @@
 Counters are in events (rows): emitted, transferred (counted once per receiving task),
 executed, failed. ``capacity`` is the busy fraction of the last interval (Storm: above 1.0
 the bolt cannot keep up), ``execute_latency_ms`` the mean time of one execute() call (one
-batch) over the last interval, ``input_queue_depth`` the events sent to an instance but not
+batch) over the last interval, ``backpressure_ms`` the total time spent waiting for full
+downstream queues, ``input_queue_depth`` the events sent to an instance but not
 yet executed (computed by the driver from every upstream's per-task transfer counts).
 """
 import os
@@ -52,7 +53,7 @@ class InstanceMetrics:
                 "sent_to": {str(k): v for k, v in self.sent_to.items()},
                 "last_error": self.last_error, "pid": os.getpid(), "uptime_s":
                 round(time.time() - self.started, 1)}
-        self.busy, self.calls, self.backpressure_s, self.interval_start = 0.0, 0, 0.0, now
+        self.busy, self.calls, self.interval_start = 0.0, 0, now
         return data
 
 

@@ -28,6 +28,8 @@ SPARK = Schema("spark", [
             "spark.stage.maxConsecutiveAttempts: restarts of a failed topology stage"),
     Setting("topology", "queue_batches", int, 64,
             "ZeroMQ high-water mark per link, in batches (bounded queues = backpressure)"),
+    Setting("topology", "socket_buffer_kb", int, 256,
+            "kernel send/receive buffer per link (bounds the bytes queued beyond the HWM)"),
     Setting("topology", "metrics_interval_s", float, 1.0, "how often instances report metrics"),
     Setting("topology", "idle_sleep_ms", float, 1.0, "spout pause after an empty next_batch()"),
     Setting("topology", "kill_wait_secs", float, 30.0,

@@ -66,7 +66,9 @@ class TaskRunner:
         sock = self.zctx.socket(kind)
         sock.setsockopt(zmq.LINGER, 0)
         if hwm:
-            sock.setsockopt(zmq.SNDHWM if kind == zmq.PUSH else zmq.RCVHWM, hwm)
+            push = kind == zmq.PUSH
+            sock.setsockopt(zmq.SNDHWM if push else zmq.RCVHWM, hwm)
+            sock.setsockopt(zmq.SNDBUF if push else zmq.RCVBUF, self.options["socket_buffer"])
         if connect:
             sock.connect(connect)
         return sock

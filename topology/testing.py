@@ -8,6 +8,7 @@
   ``config["out_dir"]/<component>-<index>.json`` every second and on cleanup.
 - ``CollectBolt``: keeps every row it receives in ``self.rows`` (for run_local).
 - ``FailingBolt``: raises on rows whose field 0 equals ``config["bad"]``, passes others on.
+- ``SlowBolt``: sleeps ``config["sleep_ms"]`` per batch (backpressure tests).
 """
 import json
 import os
@@ -108,3 +109,12 @@ class FailingBolt(Bolt):
         if any(row[0] == bad for row in batch.rows):
             raise ValueError(f"bad row value {bad!r}")
         self.emit(list(batch.rows))
+
+
+class SlowBolt(Bolt):
+    """Sleeps config['sleep_ms'] per batch (to show backpressure), passes rows on."""
+
+    def execute(self, batch):
+        time.sleep(float(self.config.get("sleep_ms", 10)) / 1000.0)
+        if self.context.outputs:
+            self.emit(list(batch.rows))

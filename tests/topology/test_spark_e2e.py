@@ -1,0 +1,161 @@
+"""End-to-end on the real embedded Spark standalone cluster (slow)."""
+import collections
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from topology.cluster import master_state
+from topology.launcher import get_topology, list_topologies, submit
+from topology.model import Grouping, Topology
+
+pytestmark = pytest.mark.slow
+SENTENCES = [["the quick brown fox"], ["jumps over the lazy dog"], ["the dog sleeps"]] * 200
+
+
+def poll(fn, timeout=60.0, interval=0.25):
+    """Call fn until it returns a truthy value; fail with the last value otherwise."""
+    deadline, value = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"condition not met within {timeout} s (last value {value!r})")
+
+
+def counter_topology(name, bolts=1, rate=20000):
+    t = Topology(name)
+    t.add_spout("nums", "topology.testing:CounterSpout", outputs=["n"],
+                config={"batch_size": 500, "rate": rate})
+    t.add_bolt("pass", "topology.testing:CollectBolt", inputs={"nums": "shuffle"},
+               parallelism=bolts, outputs=["n"])
+    t.add_bolt("count", "topology.testing:CountBolt", inputs={"pass": ["n"]})
+    return t
+
+
+def executed(handle, component="count"):
+    return handle.metrics()["components"].get(component, {}).get("executed", 0)
+
+
+def active_app_names(cluster):
+    return [a["name"] for a in master_state(cluster.ui_url)["activeapps"]]
+
+
+def test_word_count_fields_grouping_exact(spark_settings, cluster, tmp_path):
+    t = Topology("WordCount[-1234]")
+    t.add_spout("sentences", "topology.testing:ListSpout", outputs=["sentence"],
+                config={"rows": SENTENCES, "batch_size": 50})
+    t.add_bolt("split", "topology.testing:SplitBolt", inputs={"sentences": "shuffle"},
+               parallelism=2, outputs=["word"])
+    t.add_bolt("count", "topology.testing:CountBolt", inputs={"split": Grouping.by_fields("word")},
+               parallelism=2, config={"out_dir": str(tmp_path)})
+    expected = collections.Counter(w for (s,) in SENTENCES for w in s.split())
+    started = time.monotonic()
+    handle = submit(t, spark_settings)
+    status = handle.wait_for("ACTIVE", timeout=60)
+    submit_to_active = time.monotonic() - started
+    assert status["tasks"] == 5 and status["ready"] == 5
+    assert "WordCount[-1234]" in active_app_names(cluster)
+    assert [s["name"] for s in list_topologies(spark_settings)] == ["WordCount[-1234]"]
+    poll(lambda: executed(handle) == sum(expected.values()))
+    metrics = handle.metrics()["components"]
+    assert metrics["sentences"]["emitted"] == len(SENTENCES)
+    assert metrics["split"]["transferred"] == sum(expected.values())
+    assert len(metrics["count"]["instances"]) == 2 and metrics["count"]["failed"] == 0
+    final = handle.kill(wait_secs=5)
+    assert final["status"] == "KILLED"
+    parts = [json.loads(p.read_text())["counts"] for p in sorted(tmp_path.glob("count-*.json"))]
+    assert len(parts) == 2 and not set(parts[0]) & set(parts[1]), "a word reached two instances"
+    assert collections.Counter(parts[0]) + collections.Counter(parts[1]) == expected
+    assert submit_to_active < 30, f"submit to ACTIVE took {submit_to_active:.1f} s"
+
+
+def test_waiting_for_slots_kill_frees_slots_side_by_side(spark_settings, cluster):
+    big = submit(counter_topology("Big[-1234]", bolts=4), spark_settings)      # 6 of 8 slots
+    big.wait_for("ACTIVE", timeout=60)
+    small = submit(counter_topology("Small[-1234]", bolts=1), spark_settings)  # 3 slots
+    status = small.wait_for("WAITING_FOR_SLOTS", timeout=60)
+    assert status["reason"] == "needs 3 free slots"
+    assert master_state(cluster.ui_url)["coresused"] == 6
+    poll(lambda: executed(big) > 0)
+    assert big.kill(wait_secs=2)["status"] == "KILLED"
+    assert "Big[-1234]" not in active_app_names(cluster)
+    small.wait_for("ACTIVE", timeout=60)  # started once the slots were freed
+    poll(lambda: executed(small) > 0)
+    assert master_state(cluster.ui_url)["coresused"] == 3
+    third = submit(counter_topology("Third[-1234]", bolts=1), spark_settings)
+    third.wait_for("ACTIVE", timeout=60)  # 3 + 3 slots: side by side
+    first_count = executed(small)
+    poll(lambda: executed(third) > 0 and executed(small) > first_count)
+    assert {"Small[-1234]", "Third[-1234]"} <= set(active_app_names(cluster))
+    assert {s["name"] for s in list_topologies(spark_settings)} == {"Small[-1234]", "Third[-1234]"}
+    for handle in (small, third):
+        assert handle.kill(wait_secs=1)["status"] == "KILLED"
+    poll(lambda: master_state(cluster.ui_url)["coresused"] == 0, timeout=30)
+    assert list_topologies(spark_settings) == []
+
+
+def test_killed_python_worker_restarts_stage_and_deactivate(spark_settings):
+    handle = submit(counter_topology("Restart[-1234]", bolts=2), spark_settings)
+    handle.wait_for("ACTIVE", timeout=60)
+    poll(lambda: executed(handle) > 0)
+    victim = handle.metrics()["components"]["pass"]["instances"][0]
+    os.kill(victim["pid"], signal.SIGKILL)  # the Python worker running one instance
+    status = poll(lambda: (lambda s: s if s["status"] == "ACTIVE" and s["restarts"] >= 1
+                           else None)(handle.status()), timeout=90)
+    assert status["attempt"] > victim["attempt"]
+    poll(lambda: executed(handle) > 0)  # counters restart with the new attempt
+    pids = {i["pid"] for i in handle.metrics()["components"]["pass"]["instances"]}
+    assert victim["pid"] not in pids
+    assert get_topology("Restart[-1234]", spark_settings).kill(wait_secs=2)["status"] == "KILLED"
+
+
+def test_backpressure_and_cli_verbs(spark_settings, monkeypatch, capsys):
+    from cep.cli.main import main
+    monkeypatch.setenv("CEP_SPARK_STATE_DIR", spark_settings["spark.state_dir"])
+    t = Topology("Slow[-1234]")
+    t.add_spout("nums", "topology.testing:CounterSpout", outputs=["n"], config={"batch_size": 500})
+    t.add_bolt("slow", "topology.testing:SlowBolt", inputs={"nums": "shuffle"},
+               config={"sleep_ms": 20})
+    handle = submit(t, spark_settings, overrides={"topology.queue_batches": 4,
+                                                  "topology.socket_buffer_kb": 64})
+    handle.wait_for("ACTIVE", timeout=60)
+    time.sleep(3)
+    comps = handle.metrics()["components"]
+    emitted, done = comps["nums"]["emitted"], comps["slow"]["executed"]
+    # an unthrottled spout would emit millions of rows in 3 s; the bolt does ~25 batches/s
+    assert emitted - done < 200 * 500, (emitted, done)
+    assert comps["nums"]["instances"][0]["backpressure_ms"] > 1000, comps["nums"]
+    assert comps["slow"]["capacity"] > 0.5, comps["slow"]
+    assert main(["topology", "list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["Topology_name", "Status", "Num_tasks", "Num_workers",
+                              "Uptime_secs", "Topology_Id", "Reason"]
+    assert out[1].split()[:3] == ["Slow[-1234]", "ACTIVE", "2"]
+    assert main(["topology", "deactivate", "Slow[-1234]"]) == 0
+    assert capsys.readouterr().out.strip() == "Slow[-1234]: INACTIVE"
+    time.sleep(1.5)
+    paused = handle.metrics()["components"]["nums"]["emitted"]
+    time.sleep(1.5)
+    assert handle.metrics()["components"]["nums"]["emitted"] == paused
+    assert main(["topology", "activate", "Slow[-1234]"]) == 0
+    poll(lambda: handle.metrics()["components"]["nums"]["emitted"] > paused)
+    assert main(["topology", "kill", "Slow[-1234]", "-w", "1"]) == 0
+    assert capsys.readouterr().out.strip().endswith("Slow[-1234]: KILLED")
+    assert main(["topology", "list"]) == 0
+    assert capsys.readouterr().out.strip() == "No topologies running."
+    assert main(["topology", "kill", "Nope"]) == 1
+    assert "no topology named 'Nope'" in capsys.readouterr().out
+
+
+def test_bench_cli_counts_every_event(spark_settings, monkeypatch, capsys):
+    from cep.cli.main import main
+    monkeypatch.setenv("CEP_SPARK_STATE_DIR", spark_settings["spark.state_dir"])
+    assert main(["topology", "bench", "--events", "50000", "--grouping", "fields", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["events_sent"] == result["events_received"] == 50000
+    assert result["events_per_s"] > 0 and 0 < result["latency_ms"]["p50"] <= result["latency_ms"]["p99"]
+    assert 0 < result["submit_to_active_s"] < 60
