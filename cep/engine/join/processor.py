@@ -10,6 +10,7 @@ itself exactly once.
 `on(a, b)` is the compiled condition over a left row `a` and a right row `b`; `probe_key` gives,
 per side, the key function of the *arriving* row when the other side is indexed on it.
 """
+from cep.engine.join.sides import Side
 from cep.engine.processor import Processor
 
 LEFT, RIGHT = 0, 1
@@ -49,6 +50,7 @@ class JoinProcessor(Processor):
         self.chunked = chunked  # one downstream call per arrival (group-by over joins)
         self.scheduler = None  # set by the builder when a side expires by time
         self.armed = None
+        self.lookup = [self._keyed_lookup(w) for w in (LEFT, RIGHT)]
 
     def clone(self):
         p = JoinProcessor([s.fresh() for s in self.sides], self.on, self.probe_keys,
@@ -69,6 +71,9 @@ class JoinProcessor(Processor):
     def process_side(self, which, batch):
         """Events arriving on side `which` (LEFT or RIGHT)."""
         side = self.sides[which]
+        if self.lookup[which] is not None:
+            self.emit(self.lookup[which](batch))
+            return
         out = []
         for ts, row, kind in batch:
             emitted = side.arrive(ts, row)
@@ -114,6 +119,31 @@ class JoinProcessor(Processor):
         dues = [s.next_due() for s in self.sides if s.triggers_timer]
         dues = [d for d in dues if d is not None]
         return min(dues) if dues else None
+
+    def _keyed_lookup(self, which):
+        """A whole-batch probe for a windowless stream side against a table's unique key
+        (one dict lookup per event, no per-event window work), or None."""
+        side, other = self.sides[which], self.sides[1 - which]
+        key = self.probe_keys[which]
+        if (type(side) is not Side or not isinstance(other, TableSide) or key is None
+                or not other.use_key or not other.table.indexed or self.chunked
+                or not self.triggers[which]):
+            return None
+        table, on, pad = other.table, self.on, self.outer[which]
+        left = which == LEFT
+
+        def lookup(batch):
+            get = table.rows.get
+            hits = [(ts, r, k, get(key(r))) for ts, r, k in batch]
+            if on is not None:
+                hits = [(ts, r, k, t if t is not None and (on(r, t) if left else on(t, r))
+                         else None) for ts, r, k, t in hits]
+            if not pad:
+                hits = [h for h in hits if h[3] is not None]
+            if left:
+                return [(ts, (r, t), k) for ts, r, k, t in hits]
+            return [(ts, (t, r), k) for ts, r, k, t in hits]
+        return lookup
 
     # -- probing --------------------------------------------------------------------------
     def _probe(self, which, emitted, out):

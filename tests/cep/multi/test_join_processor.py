@@ -7,7 +7,7 @@ from cep.engine.join.sides import LengthBatchSide, LengthSide, Side, TimeSide, m
 from cep.engine.processor import Collector
 from cep.engine.table.store import Table
 from cep.errors import InvalidQueryError
-from cep.model import Attribute, AttrType, TableDefinition, Window
+from cep.model import Annotation, Attribute, AttrType, TableDefinition, Window
 
 SYM = lambda r: r[0]  # noqa: E731
 ON_SYM = lambda a, b: a[0] == b[0]  # noqa: E731
@@ -134,3 +134,24 @@ def test_state_round_trip_and_clone():
 def test_unsupported_window_is_rejected():
     with pytest.raises(InvalidQueryError, match="sort"):
         make_side(Window("sort", ()), [3])
+
+
+@pytest.mark.parametrize("table_left", [False, True])
+def test_keyed_table_lookup_batch_path(table_left):
+    tab = Table(TableDefinition("Tab", (Attribute("k", AttrType.STRING),
+                                        Attribute("v", AttrType.DOUBLE)),
+                                (Annotation("IndexBy", elements=((None, "k"),)),)))
+    tab.insert([("a", 1.0), ("b", 5.0)])
+    key = lambda r: r[0]  # noqa: E731
+    if table_left:
+        j = JoinProcessor([TableSide(tab, True), Side()], lambda t, r: t[1] < 3.0,
+                          [None, key], [False, True], [False, True])
+    else:
+        j = JoinProcessor([Side(), TableSide(tab, True)], lambda r, t: t[1] < 3.0,
+                          [key, None], [True, False], [True, False])
+    j.next = Collector()
+    stream = RIGHT if table_left else LEFT
+    assert j.lookup[stream] is not None  # the whole-batch path is used
+    j.process_side(stream, [(1, ("a",), 0), (2, ("b",), 0), (3, ("z",), 0)])
+    pairs = [r if not table_left else (r[1], r[0]) for _, r, _ in j.next.events]
+    assert pairs == [(("a",), ("a", 1.0)), (("b",), None), (("z",), None)]
