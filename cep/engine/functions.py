@@ -176,9 +176,9 @@ FUNCTIONS = _build()
 
 def lookup(name, namespace=None):
     """The FunctionSpec for `name` (no namespace: Siddhi core), or None."""
-    if namespace:
+    if namespace or not name:
         return None
-    return FUNCTIONS.get(name)
+    return FUNCTIONS.get(name) or FUNCTIONS.get(name[0].swapcase() + name[1:])
 
 
 def result_type(name, arg_types, args=(), namespace=None):

@@ -30,8 +30,11 @@ def fusable_window(stream, selector):
     the selector aggregates; else None."""
     hs = stream.handlers
     if not hs or not isinstance(hs[-1], Window) or hs[-1].namespace or \
-            hs[-1].name not in FUSABLE or not all(isinstance(h, Filter) for h in hs[:-1]):
+            hs[-1].name.lower() not in FUSABLE or \
+            not all(isinstance(h, Filter) for h in hs[:-1]):
         return None
+    if selector.order_by or selector.limit is not None:
+        return None  # ordering and limits apply per arrival: the plain selector does that
     return hs[-1] if has_aggregators(selector) else None
 
 

@@ -112,8 +112,8 @@ def _fuse_spec(stream, query, scope, ctx):
     w = fusable_window(stream, query.selector)
     if w is None:
         return None, None
-    (param,) = WINDOWS[w.name].parse(WindowParams(w, scope))
-    return FuseSpec(w.name, param, ctx.playback), None
+    (param,) = WINDOWS[w.name.lower()].parse(WindowParams(w, scope))
+    return FuseSpec(w.name.lower(), param, ctx.playback), None
 
 
 def _rest(p):

@@ -93,10 +93,16 @@ class QuerySelector(Processor):
         self.per_flush = per_flush  # order by / limit apply to each incoming batch
 
     def process(self, batch):
-        out = self.code.fn(batch, self.state)
+        code = self.code
+        if not code.order_by and code.limit is None:
+            out = code.fn(batch, self.state)
+        elif self.per_flush:  # a batch window's flush is one output chunk
+            out = self._order_limit(code.fn(batch, self.state))
+        else:  # Siddhi orders and limits the output of each arriving event
+            out = []
+            for chunk in _arrival_chunks(batch):
+                out.extend(self._order_limit(code.fn(chunk, self.state)))
         if out:
-            if self.per_flush and (self.code.order_by or self.code.limit is not None):
-                out = self._order_limit(out)
             self.next.process(out)
 
     def _order_limit(self, out):
@@ -113,6 +119,17 @@ class QuerySelector(Processor):
 
     def clone(self):
         return QuerySelector(self.code, self.per_flush)
+
+
+def _arrival_chunks(batch):
+    """Split a batch after each CURRENT event: what one arrival produced (its expiries first)."""
+    start = 0
+    for i, e in enumerate(batch):
+        if e[2] == CURRENT:
+            yield batch[start:i + 1]
+            start = i + 1
+    if start < len(batch):
+        yield batch[start:]
 
 
 def _kind_condition(wanted):

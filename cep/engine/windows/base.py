@@ -155,7 +155,10 @@ class WindowParams:
 
 def build_window(window, scope, env):
     """The WindowProcessor for a model `Window`."""
-    cls = WINDOWS.get(window.name) if not window.namespace else None
+    cls = None
+    if not window.namespace and window.name:  # case-sensitive past the first letter
+        cls = WINDOWS.get(window.name) or WINDOWS.get(window.name[0].swapcase() +
+                                                      window.name[1:])
     if cls is None:
         name = f"{window.namespace}:{window.name}" if window.namespace else window.name
         raise UnknownWindowError(f"unknown window type '{name}' (known: "

@@ -191,3 +191,28 @@ class UniqueExternalTimeBatchWindow(ExternalTimeBatchWindow):
     def load_state_items(self, s):
         super().load_state_items(s)
         self.cur = dict(s["cur"])
+
+
+@register("cron")
+class CronWindow(TimeBatchWindow):
+    """Flushes at the times of a cron expression ('0/5 * * * * ?': every 5 seconds)."""
+
+    @classmethod
+    def parse(cls, p):
+        p.count(1, 1)
+        from cep.engine.trigger import Cron
+        return (Cron(p.str_const(0), p.params[0].span),)
+
+    def setup(self, cron):
+        BatchWindow.setup(self)
+        self.cron = cron
+        self.next_emit = None
+
+    def _first_emit(self, now):
+        return self.cron.next_after(now)
+
+    def _flush_due(self, now):
+        while self.next_emit <= now:
+            self.flush(now)
+            self.next_emit = self.cron.next_after(
+                self.next_emit if (self.cur or self.prev) else now)

@@ -102,3 +102,39 @@ def test_sort_window_orders_by_several_attributes():
     h = rt.input_handler("S")
     h.send_batch([(1, ("A", 1.0, 0)), (2, ("B", 1.0, 0)), (3, ("C", 1.0, 0))])
     assert got["O"] == [(3, ("A", 1.0))]  # ties on price: 'A' sorts last descending by sym
+
+
+def test_order_by_and_limit_apply_to_each_flush_or_arrival():
+    rt = runtime("""@Plan:playback
+        define stream S (sym string, price double, ets long);
+        from S#window.lengthBatch(3) select sym, price order by price desc limit 2
+        insert into B;
+        from S#window.length(1) select sym, price order by price limit 1
+        insert all events into L;""")
+    got = collect(rt, ["B", "L"])
+    rt.input_handler("S").send_batch([(1, ("A", 2.0, 0)), (2, ("B", 9.0, 0)),
+                                      (3, ("C", 5.0, 0)), (4, ("D", 7.0, 0))])
+    assert [r[0] for _, r in got["B"]] == ["B", "C"]
+    # each arrival after the first expires the previous event: the cheaper row of the pair
+    assert [r[0] for _, r in got["L"]] == ["A", "A", "C", "C"]
+
+
+def test_cron_window_flushes_on_its_schedule():
+    rt = runtime("""@Plan:playback
+        define stream S (sym string, price double, ets long);
+        from S#window.cron('*/2 * * * * ?') select sum(price) as s insert into O;""")
+    got = collect(rt, ["O"])
+    rt.input_handler("S").send_batch([(1000, ("A", 1.0, 0)), (1500, ("A", 2.0, 0)),
+                                      (2500, ("A", 4.0, 0))])
+    rt.advance_time(4000)
+    assert got["O"] == [(1500, (3.0,)), (2500, (4.0,))]
+
+
+def test_window_and_function_names_match_past_the_first_letter():
+    rt = runtime("""@Plan:playback
+        define stream S (sym string, price double, ets long);
+        from S#window.Length(2) select Coalesce(price, 0.0) as p, Sum(price) as s
+        insert into O;""")
+    got = collect(rt, ["O"])
+    rt.input_handler("S").send_batch([(1, ("A", 1.0, 0)), (2, ("A", None, 0))])
+    assert got["O"] == [(1, (1.0, 1.0)), (2, (0.0, 1.0))]
