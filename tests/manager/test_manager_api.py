@@ -154,3 +154,12 @@ def test_create_app_builds_its_own_manager(tmp_path):
         assert info["store"] == "files" and info["registryPort"] > 0
     finally:
         app.config["MANAGER"].stop()
+
+
+def test_query_plan_logged_at_debug_by_topology_manager_logger(client, caplog):
+    import logging
+    with caplog.at_level(logging.DEBUG, logger="manager.topology_manager"):
+        client.post("/api/v1/tenants/-1234/plans", data=STAT_PLAN)
+    records = [r for r in caplog.records if r.name == "manager.topology_manager"
+               and r.levelno == logging.DEBUG and "Query plan of" in r.getMessage()]
+    assert records and records[0].getMessage().endswith(STAT_XML)
