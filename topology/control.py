@@ -111,12 +111,13 @@ class TopologyHandle:
         message = {"cmd": "kill"}
         if wait_secs is not None:
             message["wait"] = float(wait_secs)
-        try:
-            self.request(message)
-        except ControlError:
-            if self._alive() and (self.run_dir / "driver.json").exists():
-                raise
         deadline = time.monotonic() + (wait_secs or 0) + timeout
+        while self._alive() and time.monotonic() < deadline:
+            try:  # the driver may still be starting: retry until it answers
+                self.request(message)
+                break
+            except ControlError:
+                time.sleep(0.2)
         while self._alive() and time.monotonic() < deadline:
             time.sleep(0.2)
         if self._alive():

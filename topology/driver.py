@@ -39,6 +39,7 @@ class Driver:
         self.app_id, self.sc, self.job_done = None, None, threading.Event()
         self.started = time.time()
         self.active_since = None
+        self.timeline = {"driver_started": self.started}
         self._bind()
 
     def _bind(self):
@@ -66,11 +67,13 @@ class Driver:
             self.sc = SparkContext()
             self.sc.setLogLevel("WARN")
             self.app_id = self.sc.applicationId
+            self.timeline["context_ready"] = time.time()
             if self.phase == "starting":
                 self.phase = "waiting"
                 self._wait_for_slots()
             if self.phase == "killing":
                 return
+            self.timeline["executors_ready"] = time.time()
             self.phase = "running"
             self._run_job()
         except Exception as exc:  # noqa: BLE001 - the job's failure is the topology's status
@@ -157,7 +160,7 @@ class Driver:
             if report["type"] == "ready":
                 self.ready.add(report["task"])
                 if len(self.ready) == self.ntasks and self.active_since is None:
-                    self.active_since = time.time()
+                    self.active_since = self.timeline["tasks_ready"] = time.time()
 
     def _answer(self, request):
         cmd = request.get("cmd")
@@ -222,6 +225,7 @@ class Driver:
                 "tasks": self.ntasks, "ready": len(self.ready),
                 "uptime_s": round(time.time() - self.started, 1),
                 "active_since": self.active_since, "driver_pid": os.getpid(),
+                "timeline": self.timeline,
                 "ui": self.sc.uiWebUrl if self.sc is not None else None}
 
     def _state(self):

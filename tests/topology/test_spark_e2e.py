@@ -3,11 +3,14 @@ import collections
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
 from topology.cluster import master_state
+from topology.exceptions import TopologyExistsError
 from topology.launcher import get_topology, list_topologies, submit
 from topology.model import Grouping, Topology
 
@@ -74,22 +77,25 @@ def test_word_count_fields_grouping_exact(spark_settings, cluster, tmp_path):
 
 
 def test_waiting_for_slots_kill_frees_slots_side_by_side(spark_settings, cluster):
+    huge = submit(counter_topology("Huge[-1234]", bolts=7), spark_settings)    # 9 > 8 slots
     big = submit(counter_topology("Big[-1234]", bolts=4), spark_settings)      # 6 of 8 slots
     big.wait_for("ACTIVE", timeout=60)
+    assert huge.wait_for("WAITING_FOR_SLOTS", timeout=30)["reason"] == "needs 9 free slots"
+    assert huge.kill(wait_secs=1)["status"] == "KILLED"  # a waiting topology can be killed
+    assert "Huge[-1234]" not in active_app_names(cluster)
     small = submit(counter_topology("Small[-1234]", bolts=1), spark_settings)  # 3 slots
-    status = small.wait_for("WAITING_FOR_SLOTS", timeout=60)
-    assert status["reason"] == "needs 3 free slots"
+    third = submit(counter_topology("Third[-1234]", bolts=1), spark_settings)  # 3 slots
+    for handle in (small, third):
+        assert handle.wait_for("WAITING_FOR_SLOTS", timeout=60)["reason"] == "needs 3 free slots"
     assert master_state(cluster.ui_url)["coresused"] == 6
     poll(lambda: executed(big) > 0)
     assert big.kill(wait_secs=2)["status"] == "KILLED"
     assert "Big[-1234]" not in active_app_names(cluster)
-    small.wait_for("ACTIVE", timeout=60)  # started once the slots were freed
-    poll(lambda: executed(small) > 0)
-    assert master_state(cluster.ui_url)["coresused"] == 3
-    third = submit(counter_topology("Third[-1234]", bolts=1), spark_settings)
-    third.wait_for("ACTIVE", timeout=60)  # 3 + 3 slots: side by side
-    first_count = executed(small)
-    poll(lambda: executed(third) > 0 and executed(small) > first_count)
+    for handle in (small, third):  # both start once the slots are freed: 3 + 3 side by side
+        handle.wait_for("ACTIVE", timeout=60)
+    first_counts = executed(small), executed(third)
+    poll(lambda: executed(small) > first_counts[0] and executed(third) > first_counts[1])
+    assert master_state(cluster.ui_url)["coresused"] == 6
     assert {"Small[-1234]", "Third[-1234]"} <= set(active_app_names(cluster))
     assert {s["name"] for s in list_topologies(spark_settings)} == {"Small[-1234]", "Third[-1234]"}
     for handle in (small, third):
@@ -98,7 +104,7 @@ def test_waiting_for_slots_kill_frees_slots_side_by_side(spark_settings, cluster
     assert list_topologies(spark_settings) == []
 
 
-def test_killed_python_worker_restarts_stage_and_deactivate(spark_settings):
+def test_killed_python_worker_restarts_the_stage(spark_settings):
     handle = submit(counter_topology("Restart[-1234]", bolts=2), spark_settings)
     handle.wait_for("ACTIVE", timeout=60)
     poll(lambda: executed(handle) > 0)
@@ -110,6 +116,8 @@ def test_killed_python_worker_restarts_stage_and_deactivate(spark_settings):
     poll(lambda: executed(handle) > 0)  # counters restart with the new attempt
     pids = {i["pid"] for i in handle.metrics()["components"]["pass"]["instances"]}
     assert victim["pid"] not in pids
+    with pytest.raises(TopologyExistsError, match="already running"):
+        submit(counter_topology("Restart[-1234]"), spark_settings)
     assert get_topology("Restart[-1234]", spark_settings).kill(wait_secs=2)["status"] == "KILLED"
 
 
@@ -159,3 +167,14 @@ def test_bench_cli_counts_every_event(spark_settings, monkeypatch, capsys):
     assert result["events_sent"] == result["events_received"] == 50000
     assert result["events_per_s"] > 0 and 0 < result["latency_ms"]["p50"] <= result["latency_ms"]["p99"]
     assert 0 < result["submit_to_active_s"] < 60
+
+
+def test_embedded_cluster_is_reused_by_another_process(spark_settings, cluster):
+    code = ("import json; from topology.cluster import ensure_cluster;"
+            "from topology.spark_settings import load_spark_settings as l;"
+            f"i = ensure_cluster(l({{'spark.state_dir': {spark_settings['spark.state_dir']!r}}}));"
+            "print(json.dumps([i.master_url, list(i.pids)]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    assert json.loads(out) == [cluster.master_url, list(cluster.pids)]
+    assert master_state(cluster.ui_url)["aliveworkers"] == 1
