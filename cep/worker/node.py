@@ -38,6 +38,7 @@ class Worker:
         self.plans = {}  # (tenant, name) -> StandalonePlan | DistributedPlan
         self.failed = {}  # (tenant, name) -> (version, message)
         self._lock = threading.RLock()
+        self._stopped = False
         app = create_app(self.router, [status_blueprint(self)])
         self.http = HttpServer(app, cfg["http.host"], cfg["http.port"])
         self.zmq = None
@@ -74,6 +75,10 @@ class Worker:
         return self
 
     def stop(self):
+        """Stop syncing, tear every plan down, close the receivers (idempotent)."""
+        if self._stopped:
+            return
+        self._stopped = True
         self.sync.stop()
         with self._lock:
             for key in list(self.plans):
