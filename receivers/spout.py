@@ -68,17 +68,17 @@ class ReceiverSpout(Spout):
         if width is None:
             self._drop(len(events), f"stream {stream!r} is not imported by this plan")
             return
-        rows = by_stream.setdefault(stream, [])
         try:
-            rows.extend([(ev[0], *ev[1]) for ev in events])
+            new = [(ev[0], *ev[1]) for ev in events]
         except (TypeError, IndexError):
             self._drop(len(events), f"stream {stream!r}: events must be [ts, [values]]")
             return
-        if any(len(r) != width for r in rows):
-            good = [r for r in rows if len(r) == width]
-            self._drop(len(rows) - len(good), f"stream {stream!r}: wrong number of values "
-                                              f"(expected {width - 1})")
-            rows[:] = good
+        if any(len(r) != width for r in new):
+            good = [r for r in new if len(r) == width]
+            self._drop(len(new) - len(good), f"stream {stream!r}: wrong number of values "
+                                             f"(expected {width - 1})")
+            new = good
+        by_stream.setdefault(stream, []).extend(new)
 
     def _drop(self, count, why):
         self.dropped += count
