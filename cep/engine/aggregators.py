@@ -69,7 +69,11 @@ def _extreme(name, cmp):
         name, 1, _numeric(name, lambda t: t),
         lambda t, removes: [deque()],
         add,
-        lambda S, v: [f"if {v} is not None: _dq_remove({S(0)}, {v})"],
+        # Siddhi 3 removes the first occurrence of the value (exact for FIFO windows)
+        lambda S, v: [f"if {v} is not None:",
+                      f"    _dq = {S(0)}",
+                      f"    if _dq and _dq[0] == {v}: _dq.popleft()",
+                      f"    elif {v} in _dq: _dq.remove({v})"],
         lambda S: f"({S(0)}[0] if {S(0)} else None)",
         lambda S: [f"{S(0)}.clear()"],
     )
