@@ -9,6 +9,7 @@ second of wall time and, because other jobs share this 2-core machine, also per 
 this process's CPU time (the less noisy figure when the load average is high).
 
     .venv/bin/python benchmarks/multi_bench.py [--runs 5] [--only pattern,join] [--rss]
+(`--rss` alone runs only the memory curve.)
 """
 import argparse
 import gc
@@ -199,7 +200,7 @@ def rss_curve(total, step):
     is active for 20 events, then idle): RSS must level off, not grow with the key count."""
     text = (STREAM_S + "@purge(enable='true', interval='1 sec', idle.period='2 sec')\n"
             "partition with (sym of S) begin\n" + PATTERN +
-            "\nfrom every e1=S, e2=S[price > e1.price] select e1.sym as sym insert into Out;\n"
+            "\nfrom every e1=S, e2=S[price > e1.price] select e1.sym as sym insert into Out2;\n"
             "end;")
     rt = ExecutionPlanRuntime(compile_plan(text))
     rt.add_callback("Out", lambda b: None)
@@ -207,16 +208,19 @@ def rss_curve(total, step):
     proc = psutil.Process()
     rnd = random.Random(9)
     part = next(p for k, p in rt.ctx.stateful.items() if k.startswith("partition"))
-    print(f"{'events':>12} {'RSS MiB':>9} {'live keys':>10} {'ev/s':>10}", flush=True)
-    t0, done = time.perf_counter(), 0
+    print(f"{'events':>12} {'RSS MiB':>9} {'live keys':>10} {'ev/s wall':>10} "
+          f"{'ev/s CPU':>10}  (rates of the last step)", flush=True)
+    done = 0
     while done < total:
+        t0 = clock()
         for _ in range(step // BATCH):
             h.send_batch([(1_000_000 + i, (f"K{i // 20}", 100.0 + rnd.random() * 100.0))
                           for i in range(done, done + BATCH)])
             done += BATCH
-        rate = done / (time.perf_counter() - t0)
+        wall, cpu = elapsed(t0)
         print(f"{done:>12,} {proc.memory_info().rss / 2**20:>9.1f} "
-              f"{len(part.last_seen):>10,} {rate:>10,.0f}", flush=True)
+              f"{len(part.last_seen):>10,} {step / wall:>10,.0f} {step / cpu:>10,.0f}",
+              flush=True)
 
 
 def main(argv=None):
@@ -229,7 +233,10 @@ def main(argv=None):
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, "
           f"{os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load {os.getloadavg()[0]:.1f}", flush=True)
-    names = [x for x in args.only.split(",") if x] or list(WORKLOADS)
+    names = [x for x in args.only.split(",") if x] or ([] if args.rss else list(WORKLOADS))
+    unknown = [x for x in names if x not in WORKLOADS]
+    if unknown:
+        ap.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
     for name in names:
         bench(name, args.runs)
     if args.rss:
