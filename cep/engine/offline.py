@@ -99,4 +99,6 @@ def _feed(rt, text, n):
         rt.input_handler(stream).send(data, ts)
     except (EventError, UnknownInputStreamError) as exc:
         return str(exc)
+    except (TypeError, ValueError, ArithmeticError) as exc:  # e.g. incomparable object values
+        return f"processing the event failed: {type(exc).__name__}: {exc}"
     return None

@@ -68,3 +68,18 @@ def test_clock_lines_advance_playback_time(tmp_path, capsys):
                                             '{"timestamp": 2500}'], "--playback", plan=plan)
     assert code == 0
     assert out == [{"stream": "O", "timestamp": 2500, "data": [0], "expired": False}]
+
+
+def test_an_event_that_fails_in_processing_is_reported_not_raised():
+    from cep.engine.offline import _feed
+
+    class Handler:
+        def send(self, data, ts):
+            raise TypeError("'>' not supported between instances of 'str' and 'int'")
+
+    class Runtime:
+        def input_handler(self, stream):
+            return Handler()
+
+    problem = _feed(Runtime(), '{"stream": "S", "timestamp": 1, "data": ["x"]}', 1)
+    assert problem.startswith("processing the event failed: TypeError")
