@@ -103,3 +103,22 @@ def test_publisher_bolt_sends_and_releases(registry):
         pull.close(0)
     assert client.status(T, P)["connections"] == []  # released on close
     client.close()
+
+
+def test_every_group_of_the_three_group_plan_runs_as_a_bolt():
+    """Each event-processor's text (table, partition, pruned inner stream) compiles and runs."""
+    from tests.manager.plans import STAT_XML
+    topo = build_topology(STAT_XML, T, "StatExecutionPlan", "tcp://127.0.0.1:1", "127.0.0.1")
+    outputs = {}
+    for cid, rows, stream in (
+            ("1", [(1, "10.0.0.1", "u1", "a"), (2, "192.168.1.1", "u2", "b")], "analyticsStats"),
+            ("2", [(3, "u1", "a"), (4, "u1", "b")], "validAnalyticsStat"),
+            ("query4", [(5, "u1", 6), (6, "u2", 2)], "processedAnalyticsStats")):
+        bolt = SiddhiBolt(topo.components[cid].config)
+        collector = start(bolt, topo, cid)
+        bolt.execute(Batch(rows, stream))
+        outputs[cid] = collector.take()
+        bolt.cleanup()
+    assert outputs["1"] == [("validAnalyticsStat", [(1, "u1", "a")])]
+    assert outputs["2"] == [("processedAnalyticsStats", [(3, "u1", 1), (4, "u1", 2)])]
+    assert outputs["query4"] == [("processedStream", [(5, "u1", 6)])]
