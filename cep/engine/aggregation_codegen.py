@@ -5,7 +5,10 @@ EXPIRED event, the batch-mode result) so that the plain selector and the window-
 (cep.engine.fused) assemble the same statements."""
 from collections import deque
 
+import re
+
 from cep.engine.expressions import make_function
+from cep.model import AttrType
 
 
 def _init_source(values):
@@ -49,10 +52,26 @@ class AggCode:
     def _slots(self, a):
         return lambda i: self.S(a.slots[i])
 
+    def _share_sums(self):
+        """sum(x) of a floating x reads avg(x)'s running sum instead of keeping its own."""
+        avgs = {a.arg.source: a for a in self.aggs
+                if a.spec.name == "avg" and a.arg is not None}
+        shared = set()
+        for a in self.aggs:
+            other = avgs.get(a.arg.source) if a.arg is not None else None
+            if a.spec.name == "sum" and other is not None and \
+                    a.type in (AttrType.DOUBLE, AttrType.FLOAT):
+                a.slots = [other.slots[0]]
+                shared.add(id(a))
+        return shared
+
     def _args(self):
         self.arg_lines, self.add, self.rem = [], [], []
         names = {}
+        shared = self._share_sums()
         for a in self.aggs:
+            if id(a) in shared:
+                continue
             v = "_v"
             if a.arg is not None:
                 v = names.get(a.arg.source)
@@ -127,8 +146,8 @@ class AggCode:
         if cond:
             out.append(f"if {cond}:")
             ind = 4
-        inner = [f"_a{n} = {a.spec.value(self._slots(a))}" for n, a in enumerate(self.aggs)]
-        inner.append(f"o = {_tuple([c.source for c in self.compiled])}")
+        inner, srcs = self._inline_values()
+        inner.append(f"o = {_tuple(srcs)}")
         kk = "k" if kind is None else str(kind)
         if self.hv is not None:
             inner.append(f"if {self.hv.source}:")
@@ -143,6 +162,21 @@ class AggCode:
             emit = f"_last = (ts, o, {kk})"
         inner.append(" " * emit_ind + emit)
         return out + _indent(inner, ind)
+
+
+    def _inline_values(self):
+        """(assignments, projection sources): an aggregate value used once is inlined."""
+        srcs = [c.source for c in self.compiled]
+        having = self.hv.source if self.hv is not None else ""
+        lines = []
+        for n, a in enumerate(self.aggs):
+            value, name = a.spec.value(self._slots(a)), f"_a{n}"
+            pat = re.compile(rf"\b{name}\b")
+            if len(pat.findall(" ".join(srcs))) == 1 and not pat.search(having):
+                srcs = [pat.sub(lambda m: value, x) for x in srcs]
+            else:
+                lines.append(f"{name} = {value}")
+        return lines, srcs
 
 
 def build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g, removes=True,
