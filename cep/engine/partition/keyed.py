@@ -48,6 +48,8 @@ class KeyedPatterns:
             defs = stream_definitions([n.stream_id for n in nodes], spans, ctx)
             hook = with_tables(ctx)
             shared = compile_pattern(q.input, defs, scope_hook=hook)
+            if shared.absent_timed:
+                shared.scheduler = ctx.scheduler
             merged.append(pkeys is not None and _merge_keys(shared, pkeys))
             selector = ctx.build_selector(q, hook(selector_scope(shared, defs)), None)
             out_def = selector.code.output_definition(getattr(q.output, "target", name))
@@ -58,9 +60,13 @@ class KeyedPatterns:
         self.merged = None
         if all(merged):
             self.merged = [shared.machine() for shared, _ in self.queries]
+            for m, (_, selector) in zip(self.merged, self.queries):
+                m.on_output = selector.process
 
     def new_key(self, key):
         ms = self.machines[key] = [shared.machine() for shared, _ in self.queries]
+        for m, (_, selector) in zip(ms, self.queries):
+            m.on_output = selector.process  # matches completed by a timer
         return ms
 
     def dispatch(self, stream_id, groups, seen):

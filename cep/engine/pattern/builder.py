@@ -40,6 +40,8 @@ def build_state_query(query, ctx, name=None):
     defs = stream_definitions([n.stream_id for n in nodes], spans, ctx)
     hook = with_tables(ctx)
     shared = compile_pattern(query.input, defs, scope_hook=hook)
+    if shared.absent_timed:
+        shared.scheduler = ctx.scheduler
     proc = PatternProcessor(shared)
     selector = ctx.build_selector(query, hook(selector_scope(shared, defs)), None)
     out_def = selector.code.output_definition(getattr(query.output, "target", name))

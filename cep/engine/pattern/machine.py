@@ -4,7 +4,9 @@
 condition; `StateMachine(shared)` (cep.engine.pattern.nfa) holds the per-key partial matches.
 """
 from cep.engine.pattern.nfa import StateMachine
-from cep.engine.pattern.plan import COUNT, STREAM, final_filled, flatten, successor_slots
+from cep.engine.pattern.plan import (
+    ABSENT, COUNT, STREAM, final_filled, flatten, successor_slots,
+)
 
 
 class SharedMachine:
@@ -23,8 +25,10 @@ class SharedMachine:
         self.fresh_every = {n.slot for n in nodes if n.every_to and
                             set(range(max(n.every_slots) + 1)) <= set(n.every_slots)}
         self.blank = [None] * (self.n_slots + 1)  # never mutated
+        self.absent_timed = tuple(n.slot for n in nodes if n.kind == ABSENT and n.for_millis)
+        self.scheduler = None  # set by the builder when absent states need timers
         self.refresh()
-        self.simple_starts = not sequence and all(nodes[i].kind != COUNT for i in starts)
+        self.simple_starts = not sequence and all(nodes[i].kind == STREAM for i in starts)
         self.steps = [self._step_for(n) for n in nodes]
         by_stream = {}
         for n in reversed(nodes):
@@ -39,6 +43,8 @@ class SharedMachine:
     def _step_for(self, n):
         if n.kind == COUNT:
             return StateMachine.step_count
+        if n.kind == ABSENT:
+            return StateMachine.step_absent
         if (not self.sequence and n.kind == STREAM and n.slot in self.starts
                 and n.every_to == [n.slot] and n.slot in self.fresh_every):
             return StateMachine.step_fresh_start

@@ -16,7 +16,7 @@ dict keyed by that expression, so an event only looks at its own key's partials.
 """
 from collections import deque
 
-from cep.engine.pattern.plan import COUNT, LOGICAL
+from cep.engine.pattern.plan import ABSENT, COUNT, LOGICAL
 
 CURRENT = 0
 
@@ -32,6 +32,9 @@ class StateMachine:
         self.expiry = deque()  # (start, node, key, partial) as filed in indexed nodes
         self.emitted = False
         self.last_sweep = None
+        self.now = None  # time of the event (or timer) being processed
+        self.armed = None  # earliest absence deadline a timer is set for
+        self.on_output = None  # where timer-driven matches go (set by the processor)
         self._init_start()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -48,6 +51,8 @@ class StateMachine:
         self.touched = {i for i, items in enumerate(self.new) if items}
         self.emitted, self.last_sweep = state["emitted"], state["last_sweep"]
         self.expiry = state["expiry"]
+        self.armed = None
+        self._arm(self._next_deadline())  # a restored scheduler has no timers
 
     def pending_count(self):
         """How many partial matches are waiting (for tests and memory checks)."""
@@ -79,6 +84,9 @@ class StateMachine:
         for ts, r, kind in batch:
             if kind != CURRENT:
                 continue
+            if self.now is None and self.s.absent_timed:
+                self._activate(ts)
+            self.now = ts
             for i in order:
                 steps[i](self, i, ts, r)
             if sequence:
@@ -188,9 +196,11 @@ class StateMachine:
     def _complete(self, i, node, p, ts):
         if node.kind == LOGICAL:
             other = self.s.nodes[node.partner]
-            if node.op == "and" and p[other.slot] is None:
+            if other.kind == ABSENT:
+                self._discard(node.partner, p)  # `not A and B`: B came first
+            elif node.op == "and" and p[other.slot] is None:
                 return
-            if node.op == "or":
+            elif node.op == "or":
                 self._discard(node.partner, p)
         if node.next:
             for j in node.next:
@@ -211,6 +221,11 @@ class StateMachine:
         already seen this event (or does not read its stream). Sequences queue it in `new`
         (first one wins) until the event is done."""
         node = self.s.nodes[j]
+        if node.kind == ABSENT and node.for_millis is not None:
+            due = None if self.now is None else self.now + node.for_millis
+            self.pending[j].append([due, p])
+            self._arm(due)
+            return
         if self.s.sequence:
             new = self.new[j]
             if new:
@@ -271,6 +286,80 @@ class StateMachine:
         else:
             self.emitted = True
             self.out.append((ts, self.s.make_row(p), CURRENT))
+
+    def step_absent(self, i, ts, r):
+        """`not S for T` waits out its deadline; `not S` beside `and` guards its partner.
+        An S that fits while the partial waits kills the partial."""
+        items = self.pending[i]
+        if not items:
+            return
+        node = self.s.nodes[i]
+        cond = node.cond
+        if node.for_millis is None:
+            dead = [p for p in items if cond is None or cond(p, r)]
+            if dead:
+                self.pending[i] = [p for p in items if not any(p is d for d in dead)]
+                for p in dead:
+                    self._discard(node.partner, p)
+            return
+        keep = []
+        for entry in items:
+            due, p = entry
+            if due is None:
+                entry[0] = due = ts + node.for_millis
+                self._arm(due)
+            if due <= ts:
+                self._complete(i, node, p, due)  # the deadline passed before this event
+            elif cond is not None and not cond(p, r):
+                keep.append(entry)
+        self.pending[i] = keep
+
+    def _activate(self, ts):
+        """The first event starts the clock of absences waiting from the start."""
+        for i in self.s.absent_timed:
+            for entry in self.pending[i]:
+                if entry[0] is None:
+                    entry[0] = ts + self.s.nodes[i].for_millis
+        self._arm(self._next_deadline())
+
+    def _due_absences(self, now):
+        for i in self.s.absent_timed:
+            items = self.pending[i]
+            if not items:
+                continue
+            node, keep = self.s.nodes[i], []
+            for entry in items:
+                if entry[0] is not None and entry[0] <= now:
+                    self._complete(i, node, entry[1], now)
+                else:
+                    keep.append(entry)
+            self.pending[i] = keep
+
+    def _next_deadline(self):
+        dues = [e[0] for i in self.s.absent_timed for e in self.pending[i] if e[0] is not None]
+        return min(dues) if dues else None
+
+    def _arm(self, due):
+        sch = self.s.scheduler
+        if sch is None or due is None:
+            return
+        if self.armed is None or due < self.armed:
+            self.armed = due
+            sch.notify_at(due, self.on_time)
+
+    def on_time(self, now):
+        """Timer: partials whose absence deadline has passed go on (or are emitted)."""
+        if self.armed is not None and self.armed <= now:
+            self.armed = None
+        out = self.out = []
+        self.now = now
+        self._due_absences(now)
+        if self.s.sequence:
+            self._reset()
+        self._update()
+        if out and self.on_output is not None:
+            self.on_output(out)
+        self._arm(self._next_deadline())
 
     def _discard(self, j, p):
         """Remove partial p (by identity) from node j's lists."""

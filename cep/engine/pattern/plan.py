@@ -17,7 +17,7 @@ from cep.model.inputs import (
     AbsentState, CountState, EveryState, LogicalState, NextState, StreamState,
 )
 
-STREAM, COUNT, LOGICAL = "stream", "count", "logical"
+STREAM, COUNT, LOGICAL, ABSENT = "stream", "count", "logical", "absent"
 
 
 @dataclass
@@ -31,6 +31,7 @@ class NodeSpec:
     min_count: int = 1
     max_count: Optional[int] = 1
     op: Optional[str] = None  # 'and' | 'or' for logical sides
+    for_millis: Optional[int] = None  # `not S for T`: how long S must stay away
     partner: Optional[int] = None
     next: list = field(default_factory=list)
     every_to: list = field(default_factory=list)
@@ -89,9 +90,13 @@ def _walk(element, nodes, before):
     if isinstance(element, LogicalState):
         return _logical(element, nodes, before)
     if isinstance(element, AbsentState):
-        raise InvalidQueryError(
-            "non-occurrence (`not ... for`) states are not supported by this engine yet",
-            element.span)
+        if element.for_millis is None:
+            raise InvalidQueryError("`not S` needs `for <time>` unless it is a side of `and`",
+                                    element.span)
+        piece = _leaf(element.state, nodes, ABSENT, before)
+        nodes[piece.entries[0]].for_millis = element.for_millis
+        piece.mandatory = before
+        return piece
     raise InvalidQueryError(f"unknown pattern element {type(element).__name__}",
                             getattr(element, "span", None))
 
@@ -107,17 +112,26 @@ def _leaf(state, nodes, kind, before):
 def _logical(element, nodes, before):
     sides = []
     for side in (element.left, element.right):
+        if isinstance(side, AbsentState) and side.for_millis is None \
+                and element.op.lower() == "and":
+            sides.append(_leaf(side.state, nodes, ABSENT, before))
+            continue
         if not isinstance(side, StreamState):
             raise InvalidQueryError(
-                f"each side of a logical `{element.op}` must be a single stream state",
-                getattr(side, "span", None) or element.span)
+                f"each side of a logical `{element.op}` must be a single stream state (or "
+                f"`not S` beside `and`)", getattr(side, "span", None) or element.span)
         sides.append(_leaf(side, nodes, LOGICAL, before))
+    if all(nodes[p.entries[0]].kind == ABSENT for p in sides):
+        raise InvalidQueryError("at least one side of `and` must be an event that occurs",
+                                element.span)
     a, b = sides[0].entries[0], sides[1].entries[0]
     for me, other in ((a, b), (b, a)):
         nodes[me].op = element.op.lower()
         nodes[me].partner = other
     both = element.op.lower() == "and"
-    return _Piece([a, b], [a, b], [a, b], before | ({a, b} if both else set()))
+    present = {x for x in (a, b) if nodes[x].kind != ABSENT}
+    exits = sorted(present)  # an absent side never completes the pair by itself
+    return _Piece([a, b], exits, [a, b], before | (present if both else set()))
 
 
 def successor_slots(nodes, node):

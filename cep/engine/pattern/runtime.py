@@ -28,6 +28,11 @@ class PatternProcessor(Processor):
         super().__init__()
         self.shared = shared
         self.machine = shared.machine()
+        self.machine.on_output = self._timer_output
+
+    def _timer_output(self, out):
+        """Matches completed by a timer (an absence deadline passing)."""
+        self.next.process(out)
 
     @property
     def streams(self):
