@@ -46,7 +46,14 @@ class AggCode:
         self.init_fn = make_function(
             "_init", f"def _init():\n    return {_init_source(init_values)}\n", self.g)
         self.g["_init"] = self.init_fn
-        self.S = (lambda i: f"st[{i}]") if self.grouped else (lambda i: f"s{i}")
+        # one scalar slot per group (count, sum, ...): the dict holds the value itself
+        self.scalar = self.grouped and self.nslots == 1 and not isinstance(
+            init_values[0], (deque, dict))
+        self.scalar_init = repr(init_values[0]) if self.scalar else None
+        if self.scalar:
+            self.S = lambda i: "st"
+        else:
+            self.S = (lambda i: f"st[{i}]") if self.grouped else (lambda i: f"s{i}")
         self._args()
 
     def _slots(self, a):
@@ -114,6 +121,9 @@ class AggCode:
         lines = []
         for a in self.aggs:
             lines += a.spec.reset(self._slots(a))
+        if self.scalar:
+            return ["for _k in list(G):", "    st = G[_k]"] + _indent(lines, 4) + \
+                ["    G[_k] = st"]
         if self.grouped:
             return ["for st in G.values():"] + _indent(lines or ["pass"], 4)
         return lines or ["pass"]
@@ -124,8 +134,11 @@ class AggCode:
         if self.grouped:
             ks = self.keys
             key = ks[0].source if len(ks) == 1 else _tuple([c.source for c in ks])
-            L += [f"_key = {key}", "st = _get(_key)", "if st is None:",
-                  "    st = G[_key] = _init()"]
+            if self.scalar:
+                L += [f"_key = {key}", f"st = _get(_key, {self.scalar_init})"]
+            else:
+                L += [f"_key = {key}", "st = _get(_key)", "if st is None:",
+                      "    st = G[_key] = _init()"]
         L += self.arg_lines
         if kind == 0:
             L += self.add
@@ -134,6 +147,8 @@ class AggCode:
         else:
             L += ["if k == 0:"] + _indent(self.add or ["pass"], 4)
             L += ["else:"] + _indent(self.rem or ["pass"], 4)
+        if self.scalar:
+            L.append("G[_key] = st")
         return L + self._output(kind)
 
     def _output(self, kind):
