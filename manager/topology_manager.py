@@ -84,7 +84,9 @@ class TopologyManager:
             dep.set("CLEANING")
             for h in live:
                 h.kill(wait_secs=self.kill_wait)
+        # the old spouts' endpoints, and the old publisher bolts' connections to workers
         self.table.remove_plan(dep.tenant, dep.plan, kind="receiver")
+        self.table.drop_connections(dep.tenant, dep.plan, kind="publisher")
 
     def _submit(self, dep, topology):
         while not dep.cancelled.is_set():

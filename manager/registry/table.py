@@ -108,6 +108,14 @@ class EndpointTable:
                                    and kind in (None, c.kind))
             return len(keys)
 
+    def drop_connections(self, tenant, plan, kind):
+        """Forget a plan's open connections of one kind (their clients were killed)."""
+        with self._lock:
+            before = len(self.connections)
+            self._drop_connections(lambda c: c.tenant == tenant and c.plan == plan
+                                   and c.kind == kind)
+            return before - len(self.connections)
+
     def lookup(self, kind, tenant, plan, stream=None, machine=()):
         """Choose a live endpoint (local first, then fewest open connections)."""
         with self._lock:

@@ -71,11 +71,13 @@ def test_redeploy_cleans_then_supersedes_and_undeploy_drops_endpoints():
     wait(tm, (1, "A"), "ACTIVE")
     table.register("receiver", 1, "A", "h", 1, streams=["S"])
     table.register("publisher", 1, "A", "h", 2, worker="w1")
+    table.connect("publisher", 1, "A", "tcp://h:2", "A[1]:EventPublisherBolt:0")  # killed hard
     tm.deploy(1, "A", lambda: tiny("A[1]"), "A[1]")
     wait(tm, (1, "A"), "ACTIVE")
     assert launcher.killed == ["A[1]"] and len(launcher.submitted) == 2
     # old spouts' endpoints are dropped at CLEANING; the worker's publisher stays
     assert [k[0] for k in table.endpoints] == ["publisher"]
+    assert table.connections == {}  # the killed bolt's connection does not count as outflow
     tm.undeploy(1, "A")
     assert launcher.killed == ["A[1]", "A[1]"] and table.endpoints == {}
     assert tm.status(1, "A")["state"] == "UNKNOWN"
