@@ -27,9 +27,10 @@ class SharedMachine:
         self.blank = [None] * (self.n_slots + 1)  # never mutated
         self.absent_timed = tuple(n.slot for n in nodes if n.kind == ABSENT and n.for_millis)
         self.scheduler = None  # set by the builder when absent states need timers
+        if not self.count_slots:
+            self.make_row = self._plain_row
         self.refresh()
         self.simple_starts = not sequence and all(nodes[i].kind == STREAM for i in starts)
-        self.steps = [self._step_for(n) for n in nodes]
         by_stream = {}
         for n in reversed(nodes):
             by_stream.setdefault(n.stream_id, []).append(n.slot)
@@ -39,6 +40,12 @@ class SharedMachine:
     def refresh(self):
         """Recompute what depends on the nodes' index keys (after they change)."""
         self.indexed = tuple(n.row_key is not None for n in self.nodes)
+        self.steps = [self._step_for(n) for n in self.nodes]
+        # a fresh start handing on to exactly one indexed plain state: filed inline
+        self.keyed_next = [n.next[0] if (len(n.next) == 1 and not self.sequence
+                                         and self.nodes[n.next[0]].kind == STREAM
+                                         and self.nodes[n.next[0]].row_key is not None)
+                           else None for n in self.nodes]
 
     def _step_for(self, n):
         if n.kind == COUNT:
@@ -48,7 +55,13 @@ class SharedMachine:
         if (not self.sequence and n.kind == STREAM and n.slot in self.starts
                 and n.every_to == [n.slot] and n.slot in self.fresh_every):
             return StateMachine.step_fresh_start
+        if not self.sequence and n.kind == STREAM and n.row_key is not None:
+            return StateMachine.step_keyed
         return StateMachine.step_stream
+
+    @staticmethod
+    def _plain_row(p):
+        return tuple(p[:-1])
 
     def make_row(self, p):
         """The composite row of a match: one slot per state, count slots as tuples."""

@@ -101,6 +101,46 @@ class StateMachine:
             self._expire(batch[-1][0] - within)
 
     # -- node behaviour -------------------------------------------------------------------
+    def step_keyed(self, i, ts, r):
+        """step_stream for an indexed pattern state with no logical partner (the hot path)."""
+        node = self.s.nodes[i]
+        key = node.row_key(r)
+        if key is None:
+            return
+        pend = self.pending[i]
+        bucket = pend.get(key)
+        if not bucket:
+            return
+        if node.hits is not None:
+            hit = node.hits(bucket, r)
+        elif node.cond is not None:
+            cond = node.cond
+            hit = [p for p in bucket if cond(p, r)]
+        else:
+            hit = list(bucket)
+        within = self.s.within
+        if within is not None and hit:
+            limit = ts - within
+            hit = [p for p in hit if p[-1] >= limit]
+        if not hit:
+            return
+        slot = node.slot
+        if node.next or node.every_to:
+            for p in hit:
+                p[slot] = r
+                self._complete(i, node, p, ts)
+        else:
+            out, make = self.out, self.s.make_row
+            for p in hit:
+                p[slot] = r
+                out.append((ts, make(p), CURRENT))
+            self.emitted = True
+        keep = [p for p in bucket if p[slot] is None]
+        if keep:
+            pend[key] = keep
+        else:
+            del pend[key]
+
     def step_stream(self, i, ts, r):
         node = self.s.nodes[i]
         pend = self.pending[i]
@@ -142,12 +182,11 @@ class StateMachine:
             self._complete(i, node, p, ts)
         if self.s.sequence:
             return []
-        if not hit:
+        if not live:
             return items
-        if len(hit) == len(items):
-            return []
-        gone = set(map(id, hit))
-        return [p for p in items if id(p) not in gone]
+        # a completed partial has this node's slot filled; waiting ones (and expired hits,
+        # which the expiry drops later) do not
+        return [p for p in items if p[slot] is None]
 
     def step_count(self, i, ts, r):
         items = self.pending[i]
@@ -280,7 +319,20 @@ class StateMachine:
         p = [None] * (self.s.n_slots + 1)
         p[node.slot] = r
         p[-1] = ts
-        if node.next:
+        j = self.s.keyed_next[i]
+        if j is not None:  # inline _add/_file into one indexed state
+            key = self.s.nodes[j].partial_key(p)
+            if key is None:
+                return
+            pend = self.pending[j]
+            bucket = pend.get(key)
+            if bucket is None:
+                pend[key] = [p]
+            else:
+                bucket.append(p)
+            if self.s.within is not None:
+                self.expiry.append((ts, j, key, p))
+        elif node.next:
             for j in node.next:
                 self._add(j, p)
         else:
