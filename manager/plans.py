@@ -22,7 +22,8 @@ log = logging.getLogger("manager.topology_manager")
 class PlanService:
     """Plans of every tenant: the store, compiled plans, topologies and status."""
 
-    def __init__(self, store, topologies, registry_table, registry_url, host, compiler=None):
+    def __init__(self, store, topologies, registry_table, registry_url, host=None, compiler=None):
+        """`host`: what spouts advertise (None: each executor's own address)."""
         self.store = store
         self.topologies = topologies
         self.table = registry_table

@@ -28,7 +28,7 @@ class Manager:
                                           s["topology.resubmit_interval"])
         self.host = s["manager.advertised_host"] or default_host()
         self.plans = PlanService(self.store, self.topologies, self.registry.table, None,
-                                 self.host, compiler)
+                                 s["topology.component_host"] or None, compiler)
         self.started = False
 
     @property

@@ -23,6 +23,9 @@ MANAGER = Schema("manager", [
     Setting("spark", "master", str, "embedded", "`embedded` or spark://host:port"),
     Setting("spark", "state_dir", str, "", "Spark cluster/topology state (empty: spark.yaml's)"),
     Setting("spark", "host", str, "", "address Spark drivers and tasks bind to (empty: spark.yaml's)"),
+    Setting("topology", "component_host", str, "",
+            "host receiver spouts bind to and advertise, and publisher bolts identify with "
+            "(empty: each executor machine's first non-loopback IPv4)"),
     Setting("topology", "kill_wait_secs", float, 10.0,
             "drain time when a plan's topology is killed (CEP 4.0: 10 s)"),
     Setting("topology", "resubmit_interval", float, 10.0,
