@@ -30,6 +30,7 @@ class PlanService:
         self.registry_url = registry_url
         self.host = host
         self.compiler = compiler
+        self.component_config = {}  # extra config of every spout and publisher bolt
         self.compiled = {}  # (tenant, name) -> CompiledPlan
         self.versions = {}  # (tenant, name) -> int
         self._counter = itertools.count(1)
@@ -61,7 +62,7 @@ class PlanService:
 
         def factory():
             return build_topology(compiled.xml, tenant, compiled.name, self.registry_url,
-                                  self.host, playback=playback)
+                                  self.host, playback=playback, extra=self.component_config)
         self.topologies.deploy(tenant, compiled.name, factory, topology_name(compiled.name, tenant))
 
     def _get(self, tenant, name):

@@ -29,6 +29,7 @@ class Manager:
         self.host = s["manager.advertised_host"] or default_host()
         self.plans = PlanService(self.store, self.topologies, self.registry.table, None,
                                  s["topology.component_host"] or None, compiler)
+        self.plans.component_config = {"heartbeat_interval": s["registry.heartbeat_interval"]}
         self.started = False
 
     @property

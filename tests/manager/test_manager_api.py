@@ -53,7 +53,8 @@ def test_add_list_show_query_plan_status(client, manager, tmp_path):
     assert status["outflow"] == {"connected": 0, "required": 3, "text": "0/3 established"}
     assert status["inflow"] == {}
     topo = manager.launcher.submitted[0]
-    assert topo.components["EventReceiverSpout"].config["registry"] == manager.registry_url
+    spout = topo.components["EventReceiverSpout"].config
+    assert (spout["registry"], spout["heartbeat_interval"]) == (manager.registry_url, 5.0)
 
 
 def test_rejected_plan_returns_positions_and_changes_nothing(client, manager, tmp_path):
