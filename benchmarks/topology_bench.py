@@ -4,7 +4,8 @@
 
 Scenarios (spout -> pass-through bolt -> counting bolt, 1,000-event batches):
   max-shuffle   as fast as possible, shuffle grouping
-  max-fields    as fast as possible, fields grouping
+  max-fields    as fast as possible, fields grouping (one instance per bolt: no hashing)
+  max-fields-x2 as fast as possible, fields grouping over 2 instances per bolt (hashing)
   rate-100k     100,000 events/s, shuffle grouping (latency at a steady rate)
 Each run submits a fresh topology (so submit_to_active_s is measured every time) and kills it.
 """
@@ -24,6 +25,7 @@ from topology.spark_settings import load_spark_settings
 def scenarios(events):
     return {"max-shuffle": dict(events=events, grouping="shuffle"),
             "max-fields": dict(events=events, grouping="fields"),
+            "max-fields-x2": dict(events=events, grouping="fields", parallelism=2),
             "rate-100k": dict(events=min(events, 1_500_000), grouping="shuffle", rate=100_000)}
 
 

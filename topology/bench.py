@@ -70,14 +70,16 @@ class SinkBolt(Bolt):
         return {"count": self.count, "last": self.last, "hist": self.hist}
 
 
-def bench_topology(events, grouping="shuffle", batch_size=1000, rate=0.0, name=None):
+def bench_topology(events, grouping="shuffle", batch_size=1000, rate=0.0, name=None,
+                   parallelism=1):
     """The bench topology (fields grouping keys on the 'key' field)."""
     t = Topology(name or f"TopologyBench[{os.getpid()}]")
     t.add_spout("spout", BenchSpout, outputs=["seq", "key"],
                 config={"events": events, "batch_size": batch_size, "rate": rate})
     group = ["key"] if grouping == "fields" else "shuffle"
-    t.add_bolt("pass", PassBolt, inputs={"spout": group}, outputs=["seq", "key"])
-    t.add_bolt("sink", SinkBolt, inputs={"pass": group})
+    t.add_bolt("pass", PassBolt, inputs={"spout": group}, outputs=["seq", "key"],
+               parallelism=parallelism)
+    t.add_bolt("sink", SinkBolt, inputs={"pass": group}, parallelism=parallelism)
     return t
 
 
@@ -95,10 +97,11 @@ def percentile(hist, q):
 
 
 def run_bench(events=2_000_000, grouping="shuffle", batch_size=1000, rate=0.0, settings=None,
-              timeout=300.0):
+              timeout=300.0, parallelism=1):
     """Submit, measure, kill; returns the result dict (the CLI's --json object)."""
     started = time.monotonic()
-    handle = submit(bench_topology(events, grouping, batch_size, rate), settings)
+    handle = submit(bench_topology(events, grouping, batch_size, rate, parallelism=parallelism),
+                    settings)
     try:
         handle.wait_for("ACTIVE", timeout=120)
         submit_to_active = time.monotonic() - started
@@ -111,7 +114,7 @@ def run_bench(events=2_000_000, grouping="shuffle", batch_size=1000, rate=0.0, s
             "latency_ms": {"p50": percentile(sink["hist"], 0.5),
                            "p99": percentile(sink["hist"], 0.99)},
             "submit_to_active_s": round(submit_to_active, 2), "grouping": grouping,
-            "batch_size": batch_size, "rate": rate}
+            "batch_size": batch_size, "rate": rate, "parallelism": parallelism}
 
 
 def _wait_done(handle, events, timeout):
@@ -120,10 +123,21 @@ def _wait_done(handle, events, timeout):
     while True:
         comps = handle.metrics()["components"]
         spout = comps["spout"]["instances"][0].get("custom") or {}
-        sink = comps["sink"]["instances"][0].get("custom") or {}
-        count = sink.get("count", 0)
+        sink = _merge_sinks([i.get("custom") or {} for i in comps["sink"]["instances"]])
+        count = sink["count"]
         if count >= events or time.monotonic() > deadline or time.monotonic() - stalled > 15:
             return spout, sink
         if count != last:
             last, stalled = count, time.monotonic()
         time.sleep(0.2)
+
+
+def _merge_sinks(customs):
+    """One sink result from several instances: summed counts and histograms, latest time."""
+    hist = [0] * (len(BUCKETS) + 1)
+    for custom in customs:
+        for i, n in enumerate(custom.get("hist", ())):
+            hist[i] += n
+    lasts = [c["last"] for c in customs if c.get("last")]
+    return {"count": sum(c.get("count", 0) for c in customs), "hist": hist,
+            "last": max(lasts) if lasts else None}

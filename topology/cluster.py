@@ -68,6 +68,17 @@ def ensure_cluster(settings):
     return info
 
 
+def recorded_cluster(settings):
+    """The running embedded cluster of this state_dir, or None (starts nothing)."""
+    root = state_dir(settings)
+    with _locked(root / "cluster.lock"):
+        path = root / "cluster.json"
+        if not path.exists():
+            return None
+        info = ClusterInfo(**json.loads(path.read_text()))
+        return info if master_state(info.ui_url) else None
+
+
 def _running_cluster(root):
     path = root / "cluster.json"
     if not path.exists():

@@ -13,6 +13,10 @@ from topology.exceptions import RoutingError
 from topology.model import ALL, FIELDS, GLOBAL, SHUFFLE
 
 _packb = msgpack.Packer(use_bin_type=True).pack
+# keys whose bucket may be memoised: exact str/int only, since 1 == 1.0 == True in a dict
+# but they pack (and hash) differently
+_MEMO_TYPES = (str, int)
+_MEMO_LIMIT = 65536
 
 
 def stable_hash(values):
@@ -28,6 +32,7 @@ class Route:
     tasks: list
     key: object = None
     next_index: int = 0
+    memo: dict = None
 
     def split(self, rows):
         """[(task id, rows)] for this route, plus the rows that could not be routed."""
@@ -50,10 +55,19 @@ class Route:
                     [(tasks[0], rows)]), list(bad.values())
         buckets = [[] for _ in range(n)]
         bad = []
-        crc, pack = zlib.crc32, _packb
+        if self.memo is None or len(self.memo) > _MEMO_LIMIT:
+            self.memo = {}
+        memo, crc, pack, memo_types = self.memo, zlib.crc32, _packb, _MEMO_TYPES
         for row in rows:
             try:
-                buckets[crc(pack(key(row))) % n].append(row)
+                k = key(row)
+                if type(k) in memo_types:
+                    bucket = memo.get(k)
+                    if bucket is None:
+                        bucket = memo[k] = crc(pack(k)) % n
+                else:
+                    bucket = crc(pack(k)) % n
+                buckets[bucket].append(row)
             except (IndexError, TypeError, ValueError) as exc:
                 bad.append((row, exc))
         return [(tasks[i], b) for i, b in enumerate(buckets) if b], bad

@@ -1,4 +1,8 @@
-"""Control topologies on Spark with Storm's verbs: list, kill [-w SECS], activate, deactivate, bench."""
+"""Control topologies on Spark with Storm's verbs: list, kill [-w SECS], activate, deactivate, bench.
+
+`cep topology cluster start|stop|status` manages the embedded Spark standalone cluster (it
+keeps running between commands so that topologies and other processes share it).
+"""
 import json
 
 from topology.exceptions import TopologyError
@@ -28,8 +32,12 @@ def subparser_hook(subparsers):
     p.add_argument("--grouping", choices=("shuffle", "fields"), default="shuffle")
     p.add_argument("--batch-size", type=int, default=1000)
     p.add_argument("--rate", type=float, default=0.0, help="events/s (0: as fast as possible)")
+    p.add_argument("--parallelism", type=int, default=1, help="instances of each bolt")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench)
+    p = verbs.add_parser("cluster", help="start, stop or show the embedded Spark cluster")
+    p.add_argument("action", choices=("start", "stop", "status"))
+    p.set_defaults(func=cmd_cluster)
 
 
 def _settings():
@@ -87,7 +95,8 @@ def cmd_switch(args):
 def cmd_bench(args):
     from topology.bench import run_bench
     try:
-        result = run_bench(args.events, args.grouping, args.batch_size, args.rate, _settings())
+        result = run_bench(args.events, args.grouping, args.batch_size, args.rate, _settings(),
+                           parallelism=args.parallelism)
     except TopologyError as exc:
         return _fail(exc)
     if args.json:
@@ -97,7 +106,32 @@ def cmd_bench(args):
         print(f"events sent {result['events_sent']}, received {result['events_received']} "
               f"({'exact' if result['events_sent'] == result['events_received'] else 'LOST'})")
         print(f"throughput {result['events_per_s']} events/s ({args.grouping} grouping, "
-              f"batches of {args.batch_size})")
+              f"batches of {args.batch_size}, bolt parallelism {args.parallelism})")
         print(f"latency p50 {lat['p50']} ms, p99 {lat['p99']} ms")
         print(f"submit to ACTIVE {result['submit_to_active_s']} s")
     return 0 if result["events_sent"] == result["events_received"] == args.events else 1
+
+
+def cmd_cluster(args):
+    from topology.cluster import ensure_cluster, master_state, stop_cluster
+    settings = _settings()
+    try:
+        if args.action == "stop":
+            stop_cluster(settings)
+            print("embedded cluster stopped")
+            return 0
+        if args.action == "start" or settings["spark.master"] != "embedded":
+            info = ensure_cluster(settings)
+        else:
+            from topology.cluster import recorded_cluster
+            info = recorded_cluster(settings)
+            if info is None:
+                print("embedded cluster not running")
+                return 1
+    except TopologyError as exc:
+        return _fail(exc)
+    state = master_state(info.ui_url) or {}
+    print(f"master {info.master_url}  web UI {info.ui_url}  status {state.get('status', 'DOWN')}  "
+          f"slots {state.get('coresused', '?')}/{state.get('cores', '?')} used  "
+          f"apps {len(state.get('activeapps', []))}")
+    return 0 if state else 1

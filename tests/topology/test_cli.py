@@ -16,3 +16,5 @@ def test_list_and_kill_on_an_empty_state_dir(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().out.strip() == "No topologies running."
     assert main(["topology", "deactivate", "Nope[-1234]"]) == 1
     assert "no topology named 'Nope[-1234]'" in capsys.readouterr().out
+    assert main(["topology", "cluster", "status"]) == 1
+    assert capsys.readouterr().out.strip() == "embedded cluster not running"

@@ -65,3 +65,14 @@ def test_all_and_global():
     assert [t for t, _ in split_batch(routes, "default", [("x", 1)])[0]] == tasks
     routes, tasks = fanout(Grouping.global_())
     assert [t for t, _ in split_batch(routes, "default", [("x", 1)])[0]] == [tasks[0]]
+
+
+def test_memoised_buckets_equal_the_hash_and_keep_types_apart():
+    routes, tasks = fanout(["k"], par=5)
+    keys = ["a", 1, 1.0, True, "b", 2, ("x", 1), None] * 3
+    rows = [(k, i) for i, k in enumerate(keys)]
+    parts, bad = split_batch(routes, "default", rows)
+    assert not bad
+    where = {row: task for task, part in parts for row in part}
+    for k, i in rows:  # every row lands where the plain stable hash says, memo or not
+        assert where[(k, i)] == tasks[stable_hash(k) % 5]

@@ -178,3 +178,11 @@ def test_embedded_cluster_is_reused_by_another_process(spark_settings, cluster):
                          check=True, timeout=60).stdout
     assert json.loads(out) == [cluster.master_url, list(cluster.pids)]
     assert master_state(cluster.ui_url)["aliveworkers"] == 1
+
+
+def test_cluster_status_cli(spark_settings, cluster, monkeypatch, capsys):
+    from cep.cli.main import main
+    monkeypatch.setenv("CEP_SPARK_STATE_DIR", spark_settings["spark.state_dir"])
+    assert main(["topology", "cluster", "status"]) == 0
+    out = capsys.readouterr().out
+    assert f"master {cluster.master_url}" in out and "status ALIVE" in out and "/8 used" in out
