@@ -12,7 +12,7 @@ from cep.engine.join.sides import make_side
 from cep.engine.pattern.builder import register_chain, with_tables
 from cep.engine.processor import Processor, link
 from cep.engine.selector import has_aggregators
-from cep.engine.table.keys import equi_split
+from cep.engine.table.keys import and_all, conjuncts, equi_split
 from cep.errors import InvalidQueryError, TypeMismatchError, UnknownStreamError
 from cep.model import AttrType, Filter, StreamFunction, TimeConstant, Window
 
@@ -68,8 +68,15 @@ def build_join_query(query, ctx, name=None):
     outer = {"inner": [False, False], "left_outer": [True, False],
              "right_outer": [False, True], "full_outer": [True, True]}[j.join_type]
     aggregating = has_aggregators(query.selector)
+    from cep.engine.events import EXPIRED
+    want_expired = aggregating or EXPIRED in ctx.wanted_kinds(query)
+    lookups = [None, None]
+    if not aggregating:
+        for which in (LEFT, RIGHT):
+            if triggers[which] and infos[which]["window"] is None:
+                lookups[which] = _table_lookup(j.on, on_scope, infos, which, outer[which])
     proc = JoinProcessor(sides, on, [keys[RIGHT][1], keys[LEFT][1]], triggers, outer,
-                         chunked=aggregating)
+                         chunked=aggregating, want_expired=want_expired, lookups=lookups)
     if any(getattr(s, "triggers_timer", False) for s in sides):
         proc.scheduler = ctx.scheduler
     nullable = (outer[1], outer[0])
@@ -175,6 +182,44 @@ def _key_functions(expr, scope, infos):
         keys[stored] = (_key_fn([s for s, _ in pairs], scope, "a" if stored == LEFT else "b"),
                         _key_fn([p for _, p in pairs], scope, "b" if stored == LEFT else "a"))
     return keys
+
+
+def _table_lookup(expr, scope, infos, which, pad):
+    """A generated whole-batch lookup of stream side `which` against an indexed table on the
+    other side (the key equality is not re-tested), or None."""
+    other = 1 - which
+    table = infos[other]["table"]
+    if table is None or not table.indexed or expr is None:
+        return None
+    pairs, _ = equi_split(expr, lambda v: scope.side_of(v), probe=which, stored=other)
+    pair = next(((s, p) for s, p in pairs if s.name == table.key_name), None)
+    if pair is None:
+        return None
+    rest = [c for c in conjuncts(expr) if not _is_pair(c, pair)]
+    key = compile_expression(pair[1], scope)
+    g = {**key.globals, "T": table}
+    arr, tab = ("a", "b") if which == LEFT else ("b", "a")
+    cond = "True"
+    if rest:
+        c = compile_expression(and_all(rest), scope)
+        cond, g = c.source, {**g, **c.globals}
+    if pad:
+        body = (f"[(ts, (a, b), k) for ts, {arr}, k in batch for {tab} in "
+                f"(_fit(get({key.source}), {arr}),)]")
+        pre = (f"    def _fit({tab}, {arr}):\n"
+               f"        return {tab} if {tab} is not None and {cond} else None\n")
+    else:
+        body = (f"[(ts, (a, b), k) for ts, {arr}, k in batch for {tab} in "
+                f"(get({key.source}),) if {tab} is not None and {cond}]")
+        pre = ""
+    src = f"def lookup(batch):\n    get = T.rows.get\n{pre}    return {body}\n"
+    return make_function("lookup", src, g)
+
+
+def _is_pair(c, pair):
+    from cep.model import CompareOp
+    return isinstance(c, CompareOp) and c.op == "==" and {id(c.left), id(c.right)} == \
+        {id(pair[0]), id(pair[1])}
 
 
 def _key_fn(exprs, scope, var):

@@ -40,8 +40,11 @@ class TableSide:
 class JoinProcessor(Processor):
     stateful = True
 
-    def __init__(self, sides, on, probe_keys, triggers, outer, chunked=False):
+    def __init__(self, sides, on, probe_keys, triggers, outer, chunked=False,
+                 want_expired=True, lookups=None):
         super().__init__()
+        self.lookups = lookups  # generated whole-batch table lookups per side (or None)
+        self.want_expired = want_expired  # False: expired rows need no probe (never output)
         self.sides = sides  # [left, right]
         self.on = on
         self.probe_keys = probe_keys  # [key of a left row into right's index, right -> left]
@@ -50,11 +53,13 @@ class JoinProcessor(Processor):
         self.chunked = chunked  # one downstream call per arrival (group-by over joins)
         self.scheduler = None  # set by the builder when a side expires by time
         self.armed = None
-        self.lookup = [self._keyed_lookup(w) for w in (LEFT, RIGHT)]
+        self.lookup = [(lookups[w] if lookups and lookups[w] else self._keyed_lookup(w))
+                       for w in (LEFT, RIGHT)]
 
     def clone(self):
         p = JoinProcessor([s.fresh() for s in self.sides], self.on, self.probe_keys,
-                          self.triggers, self.outer, self.chunked)
+                          self.triggers, self.outer, self.chunked, self.want_expired,
+                          self.lookups)
         p.scheduler = self.scheduler
         return p
 
@@ -151,7 +156,10 @@ class JoinProcessor(Processor):
         key = self.probe_keys[which]
         on = self.on
         pad = self.outer[which]
+        skip_expired = not self.want_expired
         for ts, row, kind in emitted:
+            if kind and skip_expired:
+                continue
             cands = other.candidates(key(row), True) if key is not None else other.candidates()
             n = len(out)
             if which == LEFT:

@@ -168,3 +168,20 @@ def test_bad_multi_stream_plans_are_rejected_with_a_position(text, word):
     err = info.value
     assert word in str(err).lower()
     assert isinstance(err, SiddhiQLError) and err.line > 0, f"no position: {err!r}"
+
+
+@pytest.mark.parametrize("table_left", [False, True])
+def test_indexed_table_join_is_one_generated_lookup_per_batch(table_left):
+    sides = "L right outer join Quote" if table_left else "Quote left outer join L"
+    text = TRADES + f"""@PrimaryKey('sym') define table L (sym string, price double);
+    from Trade select sym, price insert into L;
+    from {sides} on L.sym == Quote.sym and L.price > Quote.bid
+    select Quote.sym as s, L.price as p insert into Out;"""
+    rt, got = runtime(text)
+    rt.input_handler("Trade").send_batch([(1, ("A", 10.0, 1)), (2, ("B", 20.0, 1))])
+    join = next(p for n, p in rt.ctx.stateful.items() if "JoinProcessor" in n)
+    stream_side = 1 if table_left else 0
+    assert join.lookups[stream_side] is not None  # the generated whole-batch lookup
+    rt.input_handler("Quote").send_batch([(3, ("A", 5.0)), (4, ("A", 15.0)), (5, ("C", 1.0)),
+                                          (6, ("B", 19.0))])
+    assert [r for _, _, r in got] == [("A", 10.0), ("A", None), ("C", None), ("B", 20.0)]
