@@ -5,10 +5,11 @@ Stages (each run `--runs` times after a warm-up; medians reported):
              socket standing in for the receiver spout (registered with a real registry)
   publish    a PUSH socket standing in for a publisher bolt -> worker publisher service ->
              file sink (JSON lines)
-  latency    HTTP-free latency receiver -> sink through a standalone worker running a filter
-             plan on the engine, at a fixed rate (default 20K events/s): p50/p99 in ms
-  full       worker -> spout -> Siddhi bolt -> publisher bolt -> worker publisher -> sink on
-             Spark: needs the manager and topology runtime (skipped with a reason if missing)
+  latency    ZeroMQ receiver -> sink through a standalone worker running a filter plan on the
+             engine, at a fixed rate (default 20K events/s): p50/p99 in ms
+  full       worker -> spout -> Siddhi bolt -> publisher bolt -> worker publisher -> sink, the
+             filter plan on a manager with its own embedded Spark cluster (stopped at the end);
+             throughput, then latency (p50/p99) at --rate events/s
 
     .venv/bin/python benchmarks/pipeline_bench.py --stage ingest --events 500000 --runs 5
 """
@@ -127,8 +128,8 @@ def run_latency(n, rate):
         with open(plan, "w") as fh:
             fh.write(LATENCY_PLAN)
         cfg = load_config(path=os.path.join(tmp, "none.yaml"), env={}, overrides={
-            "worker.mode": "standalone", "standalone.plans": [plan], "http.port": 0,
-            "http.host": "127.0.0.1", "zmq.port": 0, "zmq.host": "127.0.0.1"})
+            "worker.mode": "standalone", "standalone.plans": [plan], "receivers.http_port": 0,
+            "receivers.http_host": "127.0.0.1", "receivers.zmq_port": 0, "receivers.zmq_host": "127.0.0.1"})
         w = Worker(cfg).start()
         while not w.plans:
             time.sleep(0.01)
@@ -164,17 +165,150 @@ def run_latency(n, rate):
             "received": len(lat)}
 
 
+FULL_PLAN = """@Plan:name('BenchFilter')
+@Plan:dist(receiverParallelism='1', publisherParallelism='1')
+@Import('StockStream:1.0.0')
+define stream StockStream (symbol string, price double, volume long);
+@Export('Out:1.0.0')
+define stream Out (symbol string, price double, volume long);
+@info(name='filter') @dist(parallel='1')
+from StockStream[price >= 0.0] select symbol, price, volume insert into Out;
+"""
+
+
+class FullSystem:
+    """A manager on its own embedded Spark cluster, one worker, the filter plan deployed."""
+
+    def __init__(self, root):
+        import threading
+        from werkzeug.serving import make_server
+        from cep.worker.config import load_config
+        from cep.worker.node import Worker
+        from manager.launcher import SparkLauncher
+        from manager.server import Manager
+        from manager.settings import load_manager_settings
+        from manager.web import create_app
+        self.launcher = SparkLauncher({"spark.state_dir": os.path.join(root, "spark"),
+                                       "spark.slots": 8, "spark.host": "127.0.0.1"})
+        self.manager = Manager(load_manager_settings(overrides={
+            "manager.data_dir": os.path.join(root, "manager"), "registry.port": 0,
+            "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1"},
+            env={}), launcher=self.launcher).start()
+        self.server = make_server("127.0.0.1", 0, create_app({"MANAGER": self.manager}),
+                                  threaded=True)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.manager.plans.add(-1234, FULL_PLAN)
+        self.worker = Worker(load_config(path=os.path.join(root, "none.yaml"), env={}, overrides={
+            "worker.id": "bench", "managers.urls": [f"http://127.0.0.1:{self.server.server_port}"],
+            "managers.registries": [self.manager.registry_url],
+            "worker.advertised_host": "127.0.0.1", "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
+            "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0, "managers.poll_interval": 0.5})).start()
+        self.lat, self.count = [], 0
+        self._wait_active()
+
+    def _wait_active(self, timeout=300):
+        from publishers.base import Sink
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            st = self.manager.plans.status(-1234, "BenchFilter")
+            if (st["state"] == "ACTIVE" and st["outflow"]["connected"] == 1
+                    and (st.get("inflow") or {}).get("bench", {}).get("connected") == 1):
+                break
+            time.sleep(0.5)
+        else:
+            raise RuntimeError(f"BenchFilter not ACTIVE with all connections: {st}")
+        system = self
+
+        class Probe(Sink):
+            type = "probe"
+
+            def write_batch(self, events):
+                now = time.time() * 1000
+                system.count += len(events)
+                if system.lat is not None:
+                    system.lat.extend(now - ts for ts, _ in events)
+
+        self.worker.plans[(-1234, "BenchFilter")].service.sink_set.add("Out", Probe("Out", {}))
+
+    def throughput(self, n):
+        from receivers.zmq_receiver import ZmqEventClient
+        client = ZmqEventClient(self.worker.zmq_url)
+        data, self.lat = batches(n), None
+        start, t0 = self.count, time.perf_counter()
+        for b in data:
+            client.send(("-1234", "BenchFilter", STREAM), b)
+        while self.count - start < n:
+            if time.perf_counter() - t0 > 120:
+                raise RuntimeError(f"only {self.count - start} of {n} events reached the sink")
+            time.sleep(0.002)
+        elapsed = time.perf_counter() - t0
+        client.close()
+        return n / elapsed
+
+    def latency(self, n, rate):
+        from receivers.zmq_receiver import ZmqEventClient
+        client = ZmqEventClient(self.worker.zmq_url)
+        self.lat, start = [], self.count
+        per_ms, sent, t0 = rate / 1000.0, 0, time.perf_counter()
+        while sent < n:
+            due = min(n, int((time.perf_counter() - t0) * 1000 * per_ms) + 1)
+            if due > sent:
+                now = int(time.time() * 1000)
+                client.send(("-1234", "BenchFilter", STREAM),
+                            [[now, ["IBM", 1.0, i]] for i in range(sent, due)])
+                sent = due
+            time.sleep(0.0005)
+        deadline = time.time() + 30
+        while self.count - start < n and time.time() < deadline:
+            time.sleep(0.01)
+        client.close()
+        lat = sorted(self.lat)
+        return {"p50_ms": lat[len(lat) // 2], "p99_ms": lat[int(len(lat) * 0.99)],
+                "received": len(lat)}
+
+    def close(self):
+        from topology.cluster import stop_cluster
+        self.worker.stop()
+        self.server.shutdown()
+        self.manager.stop(kill_topologies=True)
+        stop_cluster(self.launcher.settings)
+
+
+def run_full(args):
+    """Throughput and latency through worker -> spout -> Siddhi bolt -> publisher bolt ->
+    worker publisher -> sink, on an embedded Spark cluster."""
+    with tempfile.TemporaryDirectory() as root:
+        system = FullSystem(root)
+        try:
+            system.throughput(min(args.events, 50000))  # warm-up
+            rates = [system.throughput(args.events) for _ in range(args.runs)]
+            print(json.dumps({"stage": "full", "events": args.events,
+                              "median_events_per_s": int(statistics.median(rates)),
+                              "runs": [int(r) for r in rates]}), flush=True)
+            runs = [system.latency(args.rate * 3, args.rate) for _ in range(args.runs)]
+            print(json.dumps({"stage": "full-latency", "rate": args.rate,
+                              "median_p50_ms": round(statistics.median(r["p50_ms"] for r in runs), 2),
+                              "median_p99_ms": round(statistics.median(r["p99_ms"] for r in runs), 2),
+                              "runs": [round(r["p99_ms"], 2) for r in runs]}), flush=True)
+        finally:
+            system.close()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--stage", choices=["ingest", "publish", "latency", "all"], default="all")
+    ap.add_argument("--stage", choices=["ingest", "publish", "latency", "full", "all"],
+                    default="all")
     ap.add_argument("--events", type=int, default=300000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--rate", type=int, default=20000, help="latency stage: events/s")
     args = ap.parse_args(argv)
     print(f"# {platform.node()} {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    stages = ["ingest", "publish", "latency"] if args.stage == "all" else [args.stage]
+    stages = ["ingest", "publish", "latency", "full"] if args.stage == "all" else [args.stage]
     for stage in stages:
+        if stage == "full":
+            run_full(args)
+            continue
         if stage == "latency":
             runs = [run_latency(args.rate * 3, args.rate) for _ in range(args.runs)]
             p99 = statistics.median(r["p99_ms"] for r in runs)

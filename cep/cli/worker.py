@@ -32,9 +32,9 @@ def subparser_hook(subparsers):
 def overrides_from_args(args):
     """The flags given, as setting overrides."""
     host = args.host
-    return {"manager.urls": args.manager, "manager.registries": args.registry,
-            "worker.id": args.id, "worker.mode": args.mode, "http.port": args.http_port,
-            "zmq.port": args.zmq_port, "http.host": host, "zmq.host": host,
+    return {"managers.urls": args.manager, "managers.registries": args.registry,
+            "worker.id": args.id, "worker.mode": args.mode, "receivers.http_port": args.http_port,
+            "receivers.zmq_port": args.zmq_port, "receivers.http_host": host, "receivers.zmq_host": host,
             "worker.advertised_host": args.advertised_host, "worker.roles": args.roles,
             "standalone.plans": args.plan}
 

@@ -1,7 +1,7 @@
 """Worker settings: declared once here, layered defaults < conf/worker.yaml < CEP_* env < flags.
 
     cfg = load_config(overrides={"worker.mode": "standalone"})
-    cfg["http.port"], cfg.source("http.port")
+    cfg["receivers.http_port"], cfg.source("receivers.http_port")
 """
 import os
 import socket
@@ -21,16 +21,16 @@ WORKER_SCHEMA = Schema("worker", [
     Setting("worker", "advertised_host", str, "", "host other machines reach this worker at; "
             "empty means the first non-loopback IPv4"),
     Setting("worker", "tenant", int, -1234, "tenant of locally loaded plans (standalone)"),
-    Setting("manager", "urls", list, ["http://127.0.0.1:9763"], "manager REST addresses; the "
+    Setting("managers", "urls", list, ["http://127.0.0.1:9763"], "manager REST addresses; the "
             "worker uses whichever answers"),
-    Setting("manager", "registries", list, [], "registry addresses (tcp://host:port), same "
-            "order as manager.urls; empty means each manager's host on port 8904"),
-    Setting("manager", "poll_interval", float, 2.0, "seconds between deployment polls (<= 5)"),
-    Setting("manager", "timeout", float, 2.0, "seconds to wait for one manager answer"),
-    Setting("http", "host", str, "0.0.0.0", "bind address of the HTTP receiver and status API"),
-    Setting("http", "port", int, 9090, "HTTP port; 0 picks a free port"),
-    Setting("zmq", "host", str, "0.0.0.0", "bind address of the ZeroMQ msgpack receiver"),
-    Setting("zmq", "port", int, 9091, "ZeroMQ receiver port; 0 picks a free port, -1 disables"),
+    Setting("managers", "registries", list, [], "registry addresses (tcp://host:port), same "
+            "order as managers.urls; empty means each manager's host on port 8904"),
+    Setting("managers", "poll_interval", float, 2.0, "seconds between deployment polls (<= 5)"),
+    Setting("managers", "timeout", float, 2.0, "seconds to wait for one manager answer"),
+    Setting("receivers", "http_host", str, "0.0.0.0", "bind address of the HTTP receiver, status API and publisher services"),
+    Setting("receivers", "http_port", int, 9090, "HTTP port; 0 picks a free port"),
+    Setting("receivers", "zmq_host", str, "0.0.0.0", "bind address of the ZeroMQ msgpack receiver"),
+    Setting("receivers", "zmq_port", int, 9091, "ZeroMQ receiver port; 0 picks a free port, -1 disables"),
     Setting("transport", "buffer_events", int, 100000, "events buffered per imported stream "
             "while its receiver spout is unreachable; more are refused"),
     Setting("transport", "batch_size", int, 1000, "events per frame sent to a receiver spout"),
@@ -64,16 +64,16 @@ def _check(cfg):
     if bad_roles or not cfg["worker.roles"]:
         raise WorkerConfigError(f"setting worker.roles ({cfg.source('worker.roles')}): "
                                 f"{cfg['worker.roles']!r} must name receiver and/or publisher")
-    if not 0 < cfg["manager.poll_interval"] <= 5:
-        raise WorkerConfigError(f"setting manager.poll_interval "
-                                f"({cfg.source('manager.poll_interval')}): must be in (0, 5] s")
-    if cfg["worker.mode"] == "distributed" and not cfg["manager.urls"]:
+    if not 0 < cfg["managers.poll_interval"] <= 5:
+        raise WorkerConfigError(f"setting managers.poll_interval "
+                                f"({cfg.source('managers.poll_interval')}): must be in (0, 5] s")
+    if cfg["worker.mode"] == "distributed" and not cfg["managers.urls"]:
         raise WorkerConfigError("distributed mode needs at least one manager address "
-                                "(manager.urls, CEP_MANAGER_URLS or --manager)")
-    regs = cfg["manager.registries"]
-    if regs and len(regs) != len(cfg["manager.urls"]):
-        raise WorkerConfigError(f"manager.registries has {len(regs)} addresses but manager.urls "
-                                f"has {len(cfg['manager.urls'])}; give one per manager or none")
+                                "(managers.urls, CEP_MANAGERS_URLS or --manager)")
+    regs = cfg["managers.registries"]
+    if regs and len(regs) != len(cfg["managers.urls"]):
+        raise WorkerConfigError(f"managers.registries has {len(regs)} addresses but managers.urls "
+                                f"has {len(cfg['managers.urls'])}; give one per manager or none")
     for name in ("transport.buffer_events", "transport.batch_size"):
         if cfg[name] < 1:
             raise WorkerConfigError(f"setting {name} ({cfg.source(name)}): must be >= 1")

@@ -26,7 +26,7 @@ class DistributedPlan:
                 self.inflows[s.stream] = self._inflow(s.stream)
         self.service = self.heartbeat = None
         if "publisher" in roles and spec.exported:
-            self.service = PublisherService(build_sink_set(cfg, spec), cfg["http.host"])
+            self.service = PublisherService(build_sink_set(cfg, spec), cfg["receivers.http_host"])
         self.sources = []
 
     def _inflow(self, stream):

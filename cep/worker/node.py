@@ -40,22 +40,22 @@ class Worker:
         self._lock = threading.RLock()
         self._stopped = False
         app = create_app(self.router, [status_blueprint(self)])
-        self.http = HttpServer(app, cfg["http.host"], cfg["http.port"])
+        self.http = HttpServer(app, cfg["receivers.http_host"], cfg["receivers.http_port"])
         self.zmq = None
-        if cfg["zmq.port"] >= 0:
-            self.zmq = ZmqReceiver(self.router, f"tcp://{cfg['zmq.host']}:{cfg['zmq.port']}")
+        if cfg["receivers.zmq_port"] >= 0:
+            self.zmq = ZmqReceiver(self.router, f"tcp://{cfg['receivers.zmq_host']}:{cfg['receivers.zmq_port']}")
         host = cfg["worker.advertised_host"] or default_host()
         self.identity = Identity(worker_id(cfg, self.http.port), host,
                                  tuple(machine_identity(host)))
         self.managers = self.registry = None
         if self.mode == "distributed":
-            self.managers = ManagerSet(cfg["manager.urls"], cfg["manager.registries"],
-                                       cfg["manager.timeout"])
-            self.registry = FailoverRegistry(self.managers, cfg["manager.timeout"])
-            self.sync = ManagerSync(self, self.managers, cfg["manager.poll_interval"])
+            self.managers = ManagerSet(cfg["managers.urls"], cfg["managers.registries"],
+                                       cfg["managers.timeout"])
+            self.registry = FailoverRegistry(self.managers, cfg["managers.timeout"])
+            self.sync = ManagerSync(self, self.managers, cfg["managers.poll_interval"])
         else:
             self.sync = LocalPlanSync(self, cfg["standalone.plans"], cfg["worker.tenant"],
-                                      cfg["manager.poll_interval"])
+                                      cfg["managers.poll_interval"])
 
     @property
     def http_url(self):

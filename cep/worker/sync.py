@@ -1,7 +1,7 @@
 """Deployment sync: keep the worker's plans equal to what it should serve.
 
 `ManagerSync` polls the manager's `GET /api/v1/deployments` (ETag, so an unchanged answer is a
-304) every `manager.poll_interval` seconds (<= 5). `LocalPlanSync` (standalone) re-reads plan
+304) every `managers.poll_interval` seconds (<= 5). `LocalPlanSync` (standalone) re-reads plan
 files whose size or mtime changed. Both hand the full desired list to `worker.apply(specs)`,
 which starts new plans, restarts changed ones and tears down removed ones."""
 import logging

@@ -36,11 +36,20 @@ def test_file_sink_unwritable_path_is_a_write_error(tmp_path):
         sink.write_batch(EVENTS)
 
 
-def test_log_sink(caplog):
-    sink = build_sink({"type": "log", "options": {"prefix": "out: "}}, "High")
-    with caplog.at_level(logging.INFO, logger="publishers.log"):
-        sink.write_batch(EVENTS)
-    assert [r.getMessage() for r in caplog.records] == ["out: " + line for line in LINES]
+def test_log_sink():
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("publishers.log")
+    logger.addHandler(handler)
+    old = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        build_sink({"type": "log", "options": {"prefix": "out: "}}, "High").write_batch(EVENTS)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old)
+    assert [r.getMessage() for r in records] == ["out: " + line for line in LINES]
 
 
 class _Collect(BaseHTTPRequestHandler):

@@ -17,20 +17,23 @@ CEP = os.path.join(os.path.dirname(sys.executable), "cep")
 
 def test_settings_layer_yaml_env_flags(tmp_path):
     conf = tmp_path / "worker.yaml"
-    conf.write_text("http:\n  port: 9100\nworker:\n  id: from-yaml\n  mode: standalone\n")
-    cfg = load_config(path=conf, env={"CEP_HTTP_PORT": "9200"},
-                      overrides={"worker.id": "from-flag", "manager.urls": "http://a:1,http://b:2"})
-    assert cfg["http.port"] == 9200 and cfg.source("http.port") == "CEP_HTTP_PORT"
+    conf.write_text("receivers:\n  http_port: 9100\n  zmq_port: 9101\n"
+                    "worker:\n  id: from-yaml\n  mode: standalone\n")
+    cfg = load_config(path=conf, env={"CEP_RECEIVERS_HTTP_PORT": "9200", "CEP_HTTP_PORT": "1"},
+                      overrides={"worker.id": "from-flag", "managers.urls": "http://a:1,http://b:2"})
+    assert cfg["receivers.http_port"] == 9200  # the manager's CEP_HTTP_PORT is not ours
+    assert cfg.source("receivers.http_port") == "CEP_RECEIVERS_HTTP_PORT"
+    assert cfg["receivers.zmq_port"] == 9101 and cfg.source("receivers.zmq_port").endswith(".yaml")
     assert cfg["worker.id"] == "from-flag" and cfg["worker.mode"] == "standalone"
-    assert cfg["manager.urls"] == ["http://a:1", "http://b:2"]
+    assert cfg["managers.urls"] == ["http://a:1", "http://b:2"]
 
 
 @pytest.mark.parametrize("overrides, fragment", [
     ({"worker.mode": "cluster"}, "is not one of distributed, standalone"),
     ({"worker.roles": "receiver,janitor"}, "must name receiver and/or publisher"),
-    ({"manager.poll_interval": 30}, "must be in (0, 5]"),
-    ({"manager.registries": "tcp://a:1,tcp://b:2"}, "give one per manager"),
-    ({"http.port": "eighty"}, "setting http.port: 'eighty'"),
+    ({"managers.poll_interval": 30}, "must be in (0, 5]"),
+    ({"managers.registries": "tcp://a:1,tcp://b:2"}, "give one per manager"),
+    ({"receivers.http_port": "eighty"}, "setting receivers.http_port: 'eighty'"),
 ])
 def test_bad_settings_name_the_setting(tmp_path, overrides, fragment):
     with pytest.raises(WorkerConfigError) as exc:

@@ -36,11 +36,11 @@ def dead_url():
 def make_worker(fake_manager, registry_service, tmp_path, wid="w1", managers=None):
     cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
         "worker.id": wid, "worker.mode": "distributed", "worker.advertised_host": "127.0.0.1",
-        "manager.urls": managers or [fake_manager.url],
-        "manager.registries": [f"tcp://127.0.0.1:{registry_service.port}"] * len(
+        "managers.urls": managers or [fake_manager.url],
+        "managers.registries": [f"tcp://127.0.0.1:{registry_service.port}"] * len(
             managers or [fake_manager.url]),
-        "manager.poll_interval": 0.2, "manager.timeout": 1.0,
-        "http.host": "127.0.0.1", "http.port": 0, "zmq.host": "127.0.0.1", "zmq.port": 0,
+        "managers.poll_interval": 0.2, "managers.timeout": 1.0,
+        "receivers.http_host": "127.0.0.1", "receivers.http_port": 0, "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0,
         "transport.reconnect_interval": 0.1, "transport.heartbeat_interval": 0.5,
         "sinks.default": "file", "sinks.dir": str(tmp_path / "out")})
     return Worker(cfg)

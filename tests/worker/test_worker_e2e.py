@@ -81,10 +81,10 @@ def manager(tmp_path_factory):
 
 def start_worker(manager, wid, out_dir):
     cfg = load_config(path=os.path.join(out_dir, "none.yaml"), env={}, overrides={
-        "worker.id": wid, "manager.urls": [manager.rest_url],
-        "manager.registries": [manager.registry_url], "worker.advertised_host": "127.0.0.1",
-        "manager.poll_interval": 0.5, "http.host": "127.0.0.1", "http.port": 0,
-        "zmq.host": "127.0.0.1", "zmq.port": 0, "transport.reconnect_interval": 0.2,
+        "worker.id": wid, "managers.urls": [manager.rest_url],
+        "managers.registries": [manager.registry_url], "worker.advertised_host": "127.0.0.1",
+        "managers.poll_interval": 0.5, "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
+        "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0, "transport.reconnect_interval": 0.2,
         "transport.heartbeat_interval": 1.0, "sinks.default": "file", "sinks.dir": out_dir})
     return Worker(cfg).start()
 

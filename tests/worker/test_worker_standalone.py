@@ -45,8 +45,8 @@ def offline(plan_text, events):
 def make_worker(tmp_path, plans):
     cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
         "worker.id": "s1", "worker.mode": "standalone", "standalone.plans": plans,
-        "manager.poll_interval": 0.2, "http.host": "127.0.0.1", "http.port": 0,
-        "zmq.host": "127.0.0.1", "zmq.port": 0, "sinks.default": "file",
+        "managers.poll_interval": 0.2, "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
+        "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0, "sinks.default": "file",
         "sinks.dir": str(tmp_path / "out")})
     return Worker(cfg)
 
