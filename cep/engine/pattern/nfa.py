@@ -16,12 +16,13 @@ dict keyed by that expression, so an event only looks at its own key's partials.
 """
 from collections import deque
 
+from cep.engine.pattern.kinds import AbsentSteps, CountSteps
 from cep.engine.pattern.plan import ABSENT, COUNT, LOGICAL
 
-CURRENT = 0
+from cep.engine.events import CURRENT
 
 
-class StateMachine:
+class StateMachine(CountSteps, AbsentSteps):
     """Partial-match state of one pattern or sequence query (one per partition key)."""
 
     def __init__(self, shared):
@@ -188,50 +189,6 @@ class StateMachine:
         # which the expiry drops later) do not
         return [p for p in items if p[slot] is None]
 
-    def step_count(self, i, ts, r):
-        items = self.pending[i]
-        if not items:
-            return
-        node = self.s.nodes[i]
-        keep = []
-        within, seq = self.s.within, self.s.sequence
-        slot, cond, succ = node.slot, node.cond, self.s.succ_slots[i]
-        for p in items:
-            start = p[-1]
-            if within is not None and start is not None and ts - start > within:
-                continue
-            if any(p[s] is not None for s in succ):
-                continue  # a later state already took this partial
-            if self._count_one(i, node, p, ts, r, slot, cond):
-                continue
-            if not seq:
-                keep.append(p)
-        self.pending[i] = keep
-
-    def _count_one(self, i, node, p, ts, r, slot, cond):
-        """Offer r to count node i; True when p leaves this node's pending list."""
-        lst = p[slot]
-        if lst is None:
-            lst = p[slot] = []
-        lst.append(r)
-        if cond is not None and not cond(p, r):
-            lst.pop()
-            if not lst:
-                p[slot] = None
-            return self.s.sequence
-        if p[-1] is None:
-            p[-1] = ts
-        n = len(lst)
-        full = node.max_count is not None and n >= node.max_count
-        if n >= node.min_count and (self.s.sequence or n == node.min_count or not node.next):
-            self._complete(i, node, p, ts)
-        if full:
-            return True
-        if self.s.sequence:
-            self._add(i, p)
-            return True
-        return False
-
     def _complete(self, i, node, p, ts):
         if node.kind == LOGICAL:
             other = self.s.nodes[node.partner]
@@ -338,80 +295,6 @@ class StateMachine:
         else:
             self.emitted = True
             self.out.append((ts, self.s.make_row(p), CURRENT))
-
-    def step_absent(self, i, ts, r):
-        """`not S for T` waits out its deadline; `not S` beside `and` guards its partner.
-        An S that fits while the partial waits kills the partial."""
-        items = self.pending[i]
-        if not items:
-            return
-        node = self.s.nodes[i]
-        cond = node.cond
-        if node.for_millis is None:
-            dead = [p for p in items if cond is None or cond(p, r)]
-            if dead:
-                self.pending[i] = [p for p in items if not any(p is d for d in dead)]
-                for p in dead:
-                    self._discard(node.partner, p)
-            return
-        keep = []
-        for entry in items:
-            due, p = entry
-            if due is None:
-                entry[0] = due = ts + node.for_millis
-                self._arm(due)
-            if due <= ts:
-                self._complete(i, node, p, due)  # the deadline passed before this event
-            elif cond is not None and not cond(p, r):
-                keep.append(entry)
-        self.pending[i] = keep
-
-    def _activate(self, ts):
-        """The first event starts the clock of absences waiting from the start."""
-        for i in self.s.absent_timed:
-            for entry in self.pending[i]:
-                if entry[0] is None:
-                    entry[0] = ts + self.s.nodes[i].for_millis
-        self._arm(self._next_deadline())
-
-    def _due_absences(self, now):
-        for i in self.s.absent_timed:
-            items = self.pending[i]
-            if not items:
-                continue
-            node, keep = self.s.nodes[i], []
-            for entry in items:
-                if entry[0] is not None and entry[0] <= now:
-                    self._complete(i, node, entry[1], now)
-                else:
-                    keep.append(entry)
-            self.pending[i] = keep
-
-    def _next_deadline(self):
-        dues = [e[0] for i in self.s.absent_timed for e in self.pending[i] if e[0] is not None]
-        return min(dues) if dues else None
-
-    def _arm(self, due):
-        sch = self.s.scheduler
-        if sch is None or due is None:
-            return
-        if self.armed is None or due < self.armed:
-            self.armed = due
-            sch.notify_at(due, self.on_time)
-
-    def on_time(self, now):
-        """Timer: partials whose absence deadline has passed go on (or are emitted)."""
-        if self.armed is not None and self.armed <= now:
-            self.armed = None
-        out = self.out = []
-        self.now = now
-        self._due_absences(now)
-        if self.s.sequence:
-            self._reset()
-        self._update()
-        if out and self.on_output is not None:
-            self.on_output(out)
-        self._arm(self._next_deadline())
 
     def _discard(self, j, p):
         """Remove partial p (by identity) from node j's lists."""
