@@ -16,10 +16,9 @@ dict keyed by that expression, so an event only looks at its own key's partials.
 """
 from collections import deque
 
+from cep.engine.events import CURRENT
 from cep.engine.pattern.kinds import AbsentSteps, CountSteps
 from cep.engine.pattern.plan import ABSENT, COUNT, LOGICAL
-
-from cep.engine.events import CURRENT
 
 
 class StateMachine(CountSteps, AbsentSteps):
