@@ -159,53 +159,62 @@ def compile_selector(selector, scope, input_definition, wanted, *, window=False,
     batch_window: a batch window feeds it; pre_filter: a filter Expression fused in (only
     used when there are no aggregates); fuse: a `cep.engine.fused.FuseSpec` to build the
     window-fused loop instead (only with aggregates)."""
-    items = output_items(selector, scope, input_definition)
-    aggs = []
-
-    def extract(node):
-        if isinstance(node, FunctionCall) and agg.lookup(node.name, node.namespace):
-            return _make_agg(node, scope, aggs)
-        return None
-
-    exprs = [rewrite(e, extract) for _, e in items]
-    having = rewrite(selector.having, extract) if selector.having is not None else None
-    compiled = [compile_expression(e, scope) for e in exprs]
-    names = [n for n, _ in items]
-    types = [c.type for c in compiled]
-    hv = None
-    if having is not None:
-        hv = compile_expression(having, _HavingScope(OutputScope(names, types, out_id)))
-        if hv.type not in (AttrType.BOOL, AttrType.OBJECT):
-            raise TypeMismatchError(f"having must be a bool expression, not {hv.type}",
-                                    getattr(selector.having, "span", None))
-    order = _order_spec(selector, names)
-    g = {"FALLBACK": FALLBACK_ERRORS, "_sqrt": math.sqrt, **agg.AGG_GLOBALS, **(env or {})}
-    for c in compiled + ([hv] if hv else []) + [a.arg for a in aggs if a.arg]:
-        g.update(c.globals)
-    keys = [compile_expression(v, scope) for v in selector.group_by]
-    for c in keys:
-        g.update(c.globals)
-    g.update(env or {})
-    batch_mode = batch_window and bool(aggs)
-    if not aggs:
+    p = _Parts(selector, scope, input_definition, out_id, env)
+    order = _order_spec(selector, p.names)
+    if not p.aggs:
         pf = compile_expression(pre_filter, scope) if pre_filter is not None else None
         if pf:
-            g.update(pf.globals)
-            g.update(env or {})
-        fn = _stateless(compiled, hv, pf, wanted if (window or CURRENT not in wanted) else None, g,
-                        identity=_is_identity(selector, items, input_definition, scope))
-        return SelectorCode(fn, lambda: None, names, types, False, order, selector.limit)
+            p.g.update(pf.globals)
+            p.g.update(env or {})
+        fn = _stateless(p.compiled, p.hv, pf,
+                        wanted if (window or CURRENT not in wanted) else None, p.g,
+                        identity=_is_identity(selector, p.items, input_definition, scope))
+        return SelectorCode(fn, lambda: None, p.names, p.types, False, order, selector.limit)
     if fuse is not None:
         from cep.engine.aggregation_codegen import AggCode
         from cep.engine.fused import build_fused
-        c = AggCode(compiled, hv, aggs, keys, wanted, False, g, removes=True)
+        c = AggCode(p.compiled, p.hv, p.aggs, p.keys, wanted, False, p.g, removes=True)
         fn, expire = build_fused(c, fuse)
-        code = SelectorCode(fn, c.init_state, names, types, False, order, selector.limit)
+        code = SelectorCode(fn, c.init_state, p.names, p.types, False, order, selector.limit)
         code.expire = expire
         return code
-    fn, init = build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g,
+    batch_mode = batch_window and bool(p.aggs)
+    fn, init = build_aggregating(p.compiled, p.hv, p.aggs, p.keys, wanted, batch_mode, p.g,
                                  removes=window, resets=batch_window)
-    return SelectorCode(fn, init, names, types, batch_mode, order, selector.limit)
+    return SelectorCode(fn, init, p.names, p.types, batch_mode, order, selector.limit)
+
+
+class _Parts:
+    """The compiled pieces of a select clause: output expressions (aggregator calls replaced by
+    value slots), having, group keys, and the globals of the generated code."""
+
+    def __init__(self, selector, scope, input_definition, out_id, env):
+        self.items = output_items(selector, scope, input_definition)
+        self.aggs = []
+
+        def extract(node):
+            if isinstance(node, FunctionCall) and agg.lookup(node.name, node.namespace):
+                return _make_agg(node, scope, self.aggs)
+            return None
+
+        exprs = [rewrite(e, extract) for _, e in self.items]
+        having = rewrite(selector.having, extract) if selector.having is not None else None
+        self.compiled = [compile_expression(e, scope) for e in exprs]
+        self.names = [n for n, _ in self.items]
+        self.types = [c.type for c in self.compiled]
+        self.hv = None
+        if having is not None:
+            self.hv = compile_expression(
+                having, _HavingScope(OutputScope(self.names, self.types, out_id)))
+            if self.hv.type not in (AttrType.BOOL, AttrType.OBJECT):
+                raise TypeMismatchError(f"having must be a bool expression, not "
+                                        f"{self.hv.type}", getattr(selector.having, "span", None))
+        self.keys = [compile_expression(v, scope) for v in selector.group_by]
+        self.g = {"FALLBACK": FALLBACK_ERRORS, "_sqrt": math.sqrt, **agg.AGG_GLOBALS}
+        for c in self.compiled + ([self.hv] if self.hv else []) + self.keys + \
+                [a.arg for a in self.aggs if a.arg]:
+            self.g.update(c.globals)
+        self.g.update(env or {})
 
 
 class _HavingScope(Scope):
