@@ -53,8 +53,11 @@ class Scheduler:
 
     # -- timers --
     def notify_at(self, due, fn, owner=None):
-        heapq.heappush(self._heap, (due, next(self._seq), fn, owner))
-        if not self.playback:
+        if self.playback:
+            heapq.heappush(self._heap, (due, next(self._seq), fn, owner))
+            return
+        with self.lock:  # re-entrant: callers under the runtime lock are fine
+            heapq.heappush(self._heap, (due, next(self._seq), fn, owner))
             self._ensure_thread()
             self._wake.notify()
 
