@@ -57,6 +57,9 @@ class SelfJoinReceiver(Processor):
 def build_join_query(query, ctx, name=None):
     name = name or ctx.element_name
     j = query.input
+    if j.within_millis is not None:
+        raise InvalidQueryError("`within` on a join is not supported; bound the sides with "
+                                "time windows instead", j.span)
     infos = [_side_info(s, ctx) for s in (j.left, j.right)]
     hook = with_tables(ctx)
     sides_scope = [(i["definition"], i["refs"]) for i in infos]
