@@ -26,6 +26,8 @@ def default_compiler(text):
 
 def _rejected(exc):
     d = exc.to_dict()
+    if d.get("error") == "SyntaxError_":  # the compiler's class, under its exported name
+        d["error"] = "SiddhiQLSyntaxError"
     if isinstance(exc, SiddhiQLError):
         snippet = exc.snippet()
         if snippet:
@@ -42,16 +44,24 @@ def compile_plan(text, compiler=None):
     except SiddhiQLError as exc:
         errors = [_rejected(e) for e in getattr(exc, "errors", None) or [exc]]
         raise PlanRejectedError(f"SiddhiQL error: {errors[0]['message']}", errors) from None
-    name = model.name
-    if not name:
-        raise PlanRejectedError("@Plan:name('...') is mandatory",
-                                [{"error": "AnnotationError", "message": "missing @Plan:name"}])
-    if re.search(r"\s", name) or not re.match(r"^[A-Za-z0-9_.\-]+$", name):
-        raise PlanRejectedError(f"Execution plan name '{name}' contains whitespaces or "
-                                f"characters other than letters, digits, '_', '.', '-'",
-                                [{"error": "AnnotationError", "message": "bad plan name"}])
+    _check_name(model)
     try:
         xml = query_plan_xml(model)
     except QueryPlanError as exc:
         raise PlanRejectedError(str(exc), [exc.to_dict()]) from None
-    return CompiledPlan(name, model, xml, text)
+    return CompiledPlan(model.name, model, xml, text)
+
+
+def _check_name(model):
+    """@Plan:name is mandatory and becomes a file and topology name: no whitespace."""
+    name = model.name
+    if not name:
+        where = {"line": 1, "column": 1, "endLine": 1, "endColumn": 1}
+        raise PlanRejectedError("@Plan:name('...') is mandatory", [
+            {"error": "AnnotationError", "message": "@Plan:name('...') is mandatory", **where}])
+    if not re.match(r"^[A-Za-z0-9_.\-]+$", name):
+        message = (f"Execution plan name '{name}' contains whitespaces or characters other "
+                   f"than letters, digits, '_', '.', '-'")
+        span = model.plan_annotation("name").span
+        where = span.to_dict() if span.line else {}
+        raise PlanRejectedError(message, [{"error": "AnnotationError", "message": message, **where}])

@@ -10,7 +10,8 @@ def create_app(config=None):
     inject) or SETTINGS (manager setting overrides, e.g. {"http.port": 0}); without MANAGER
     one is built from conf/manager.yaml, CEP_* variables and SETTINGS, and started."""
     app = Flask(__name__)
-    app.config.from_mapping(JSON_SORT_KEYS=False, MANAGER=None, SETTINGS={})
+    app.config.from_mapping(MANAGER=None, SETTINGS={})
+    app.json.sort_keys = False
     app.config.update(config or {})
     if app.config["MANAGER"] is None:
         from manager.server import Manager

@@ -164,3 +164,13 @@ def test_query_plan_logged_at_debug_by_topology_manager_logger(client, caplog):
     records = [r for r in caplog.records if r.name == "manager.topology_manager"
                and r.levelno == logging.DEBUG and "Query plan of" in r.getMessage()]
     assert records and records[0].getMessage().endswith(STAT_XML)
+
+
+@pytest.mark.parametrize("text,message,line", [
+    ("define stream S (a int);", "@Plan:name('...') is mandatory", 1),
+    ("\n@Plan:name('../etc')\ndefine stream S (a int);", "contains whitespaces", 2),
+])
+def test_plan_name_rules_with_positions(client, text, message, line):
+    resp = client.post("/api/v1/tenants/-1234/plans", data=text)
+    body = resp.get_json()
+    assert resp.status_code == 400 and message in body["message"] and body["line"] == line
