@@ -80,3 +80,17 @@ def test_snapshot_restore_of_rate_limiters(rate):
     got_b = collect(b, ["O"])
     feed(b, items[13:], 4)
     assert got_a["O"] + got_b["O"] == whole["O"] and got_b["O"]
+
+
+def test_time_rate_limit_on_the_wall_clock():
+    import time as _time
+    rt = runtime("""define stream S (sym string, n int);
+        from S select sym, n output every 100 milliseconds insert into O;""")
+    got = collect(rt, ["O"])
+    rt.input_handler("S").send_batch([(None, ("A", 1)), (None, ("A", 2))])
+    assert got["O"] == []  # buffered until the period ends
+    deadline = _time.time() + 3
+    while not got["O"] and _time.time() < deadline:
+        _time.sleep(0.02)
+    rt.shutdown()
+    assert [r for _, r in got["O"]] == [("A", 1), ("A", 2)]
