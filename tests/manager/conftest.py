@@ -5,7 +5,7 @@ import time
 import pytest
 import redis
 
-from tests.manager.helpers import free_port
+from tests.manager.manager_helpers import free_port
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,8 @@ import pytest
 from manager.server import Manager
 from manager.settings import load_manager_settings
 from manager.web import create_app
-from tests.manager.fakes import FakeLauncher
-from tests.manager.plans import STAT_PLAN, STAT_XML
+from tests.manager.manager_fakes import FakeLauncher
+from tests.manager.manager_plans import STAT_PLAN, STAT_XML
 
 SAMPLE = open("conf/samples/StockAnalysis.siddhiql").read()
 

@@ -13,8 +13,8 @@ from cep.cli.main import main
 from manager.server import Manager
 from manager.settings import load_manager_settings
 from manager.web import create_app
-from tests.manager.fakes import FakeLauncher
-from tests.manager.helpers import poll
+from tests.manager.manager_fakes import FakeLauncher
+from tests.manager.manager_helpers import poll
 
 SAMPLE_PATH = "conf/samples/StockAnalysis.siddhiql"
 

@@ -10,7 +10,7 @@ from manager.registry.wire import decode_batch, encode_batch
 from manager.topology_builder import build_topology
 from publishers.bolt import PublisherBolt
 from receivers.spout import ReceiverSpout
-from tests.manager.helpers import poll
+from tests.manager.manager_helpers import poll
 from topology.component import Batch, Collector, Context
 
 T, P = -1234, "StockAnalysis"
@@ -107,7 +107,7 @@ def test_publisher_bolt_sends_and_releases(registry):
 
 def test_every_group_of_the_three_group_plan_runs_as_a_bolt():
     """Each event-processor's text (table, partition, pruned inner stream) compiles and runs."""
-    from tests.manager.plans import STAT_XML
+    from tests.manager.manager_plans import STAT_XML
     topo = build_topology(STAT_XML, T, "StatExecutionPlan", "tcp://127.0.0.1:1", "127.0.0.1")
     outputs = {}
     for cid, rows, stream in (

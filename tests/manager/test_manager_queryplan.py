@@ -7,7 +7,7 @@ from lxml import etree
 from cep.model import JoinInputStream, Partition, RangeCondition, RangePartitionKey
 from manager.exceptions import DistributionError, QueryPlanError
 from manager.queryplan import query_plan_xml, read_query_plan, validate_query_plan
-from tests.manager.plans import STAT_XML, ann, query, stat_plan_model, stream, S
+from tests.manager.manager_plans import STAT_XML, ann, query, stat_plan_model, stream, S
 
 
 def test_stat_plan_xml_is_exactly_as_expected():
@@ -91,5 +91,5 @@ def test_range_partition_rejected_with_position():
 
 def test_compiled_stat_plan_gives_the_same_xml():
     import cep
-    from tests.manager.plans import STAT_PLAN
+    from tests.manager.manager_plans import STAT_PLAN
     assert query_plan_xml(cep.compile(STAT_PLAN)) == STAT_XML

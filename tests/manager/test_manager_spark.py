@@ -21,7 +21,7 @@ from manager.registry.client import RegistryClient
 from manager.registry.wire import decode_batch, encode_batch
 from manager.server import Manager
 from manager.settings import load_manager_settings
-from tests.manager.helpers import poll
+from tests.manager.manager_helpers import poll
 from topology.cluster import master_state, stop_cluster
 
 pytestmark = pytest.mark.slow

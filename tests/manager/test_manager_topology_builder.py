@@ -2,7 +2,7 @@
 import logging
 
 from manager.topology_builder import build_topology
-from tests.manager.plans import STAT_XML
+from tests.manager.manager_plans import STAT_XML
 from topology.routing import build_routes
 
 

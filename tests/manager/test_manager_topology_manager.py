@@ -6,7 +6,7 @@ import pytest
 
 from manager.registry.table import EndpointTable
 from manager.topology_manager import TopologyManager
-from tests.manager.fakes import FakeLauncher
+from tests.manager.manager_fakes import FakeLauncher
 from topology.exceptions import BadParallelismError, LaunchError
 from topology.model import Topology
 
