@@ -171,3 +171,16 @@ def lookup(name, namespace=None):
 def result_type(name, arg_type, span=None):
     spec = lookup(name)
     return spec.result(arg_type, span) if spec else None
+
+
+def result_type_of(call, arg_type, spec):
+    """The result type of aggregator `call`, by the compiler's signature table when it knows
+    the aggregator (one set of type rules), else by the spec's own rule."""
+    try:
+        from cep.compiler import signatures
+    except ImportError:
+        signatures = None
+    sig = signatures.lookup(signatures.AGGREGATORS, call.name) if signatures else None
+    if sig is not None:
+        return sig.rule([arg_type] if arg_type is not None else [], call)
+    return spec.result(arg_type, call.span)

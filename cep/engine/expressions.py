@@ -264,7 +264,7 @@ class _Gen:
                 raise TypeMismatchError(
                     f"ifThenElse branches must have the same type, got {args[1].type} and "
                     f"{args[2].type}", e.span)
-        rt = spec.result(types, e.args)
+        rt = fn_registry.result_type_of(e, types, spec)
         g = {}
         for a in args:
             g.update(a.globals)

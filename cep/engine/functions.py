@@ -181,6 +181,20 @@ def lookup(name, namespace=None):
     return FUNCTIONS.get(name) or FUNCTIONS.get(name[0].swapcase() + name[1:])
 
 
+def result_type_of(call, arg_types, spec):
+    """The result type of `call`, by the compiler's signature table (one set of type rules for
+    the validator and the engine), else by the engine's own rule."""
+    try:
+        from cep.compiler import signatures
+    except ImportError:  # the engine also runs on models built without the compiler
+        signatures = None
+    sig = signatures.lookup(signatures.FUNCTIONS, call.name) if (
+        signatures is not None and not call.namespace) else None
+    if sig is not None:
+        return sig.rule(list(arg_types), call)
+    return spec.result(list(arg_types), tuple(call.args))
+
+
 def result_type(name, arg_types, args=(), namespace=None):
     """Result type of a call, or None when the function is unknown."""
     spec = lookup(name, namespace)

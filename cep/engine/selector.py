@@ -235,7 +235,7 @@ def _make_agg(node, scope, aggs):
                                     node.span)
         arg = compile_expression(node.args[0], scope)
         t = arg.type
-    rt = spec.result(t, node.span)
+    rt = agg.result_type_of(node, t, spec)
     start = sum(len(a.slots) for a in aggs)
     n = len(spec.init(t or AttrType.LONG, True))
     aggs.append(_Agg(spec, arg, list(range(start, start + n)), t))
