@@ -11,7 +11,7 @@ from cep.engine.context import BuildContext
 from cep.engine.junction import StreamJunction
 from cep.engine.output import InsertIntoStream
 from cep.engine.partition.clock import PartitionScheduler
-from cep.engine.partition.instances import OutputBuffer, make_instance
+from cep.engine.partition.instances import OutputBuffer, Recipe
 from cep.engine.partition.keyed import KeyedPatterns, qualifies
 from cep.engine.partition.keys import compile_router_key, purge_settings
 from cep.engine.processor import Processor
@@ -61,6 +61,7 @@ class PartitionRuntime:
         else:
             self.proto = self._build_prototype()
             self.buffers = self._collect_buffers()
+            self.recipe = Recipe(self.proto, self.buffers)
         self._subscribe()
         if self.purge is not None:
             self._arm_purge(self.scheduler.now())
@@ -181,7 +182,7 @@ class PartitionRuntime:
     def _new_instance(self, key):
         self._created += 1
         self.order[key] = self._created
-        inst = self.instances[key] = make_instance(self.proto, self.buffers)
+        inst = self.instances[key] = self.recipe.make()
         return inst
 
     # -- purging --------------------------------------------------------------------------

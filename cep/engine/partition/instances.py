@@ -53,35 +53,63 @@ class Instance:
         self.stateful = stateful
 
 
-def make_instance(proto_junctions, buffers):
-    """Clone the prototype: `proto_junctions` stream id -> junction with prototype heads;
-    `buffers` id(outer InsertIntoStream) -> OutputBuffer."""
-    by_proto = {id(j): sid for sid, j in proto_junctions.items()}
-    junctions = {sid: StreamJunction(j.definition) for sid, j in proto_junctions.items()}
-    memo = {}
+class Recipe:
+    """How to clone the prototype, worked out once: every processor reachable from the local
+    junctions gets an index; an instance is then a flat loop of clone calls and links."""
 
-    def copy(p):
-        if p is None or not isinstance(p, Processor):
-            return p
-        q = memo.get(id(p))
-        if q is not None:
-            return q
+    def __init__(self, proto_junctions, buffers):
+        self.sids = list(proto_junctions)
+        self.definitions = [proto_junctions[sid].definition for sid in self.sids]
+        local = {id(j): n for n, j in enumerate(proto_junctions.values())}
+        self.index, self.steps, self.links, self.owners = {}, [], [], []
+        for sid in self.sids:
+            for head in proto_junctions[sid].subscribers:
+                self._visit(head, local, buffers)
+        self.heads = [[self.index[id(h)] for h in proto_junctions[sid].subscribers]
+                      for sid in self.sids]
+        self.stateful = [n for n, (kind, p, _) in enumerate(self.steps)
+                         if kind != "receiver" and getattr(p, "stateful", False)]
+
+    def _visit(self, p, local, buffers):
+        if not isinstance(p, Processor) or id(p) in self.index:
+            return
+        n = self.index[id(p)] = len(self.steps)
         if hasattr(p, "clone_with"):
-            q = p.clone_with(copy(p.owner))
-            memo[id(p)] = q
-            return q
-        if isinstance(p, InsertIntoStream) and id(p.junction) in by_proto:
-            q = InsertIntoStream(junctions[by_proto[id(p.junction)]], p.convert_kinds)
+            self.steps.append(("receiver", p, None))
+            self._visit(p.owner, local, buffers)
+            self.owners.append((n, self.index[id(p.owner)]))
+            return
+        if isinstance(p, InsertIntoStream) and id(p.junction) in local:
+            self.steps.append(("inner", p, local[id(p.junction)]))
         elif id(p) in buffers:
-            q = BufferedInsert(buffers[id(p)])
+            self.steps.append(("buffer", p, buffers[id(p)]))
         else:
-            q = p.clone()
-        memo[id(p)] = q
-        q.next = copy(p.next)
-        return q
+            self.steps.append(("clone", p, None))
+        if isinstance(p.next, Processor):
+            self._visit(p.next, local, buffers)
+            self.links.append((n, self.index[id(p.next)]))
 
-    for sid, j in proto_junctions.items():
-        for s in j.subscribers:
-            junctions[sid].subscribe(copy(s))
-    stateful = [q for q in memo.values() if getattr(q, "stateful", False)]
-    return Instance(junctions, stateful)
+    def make(self):
+        junctions = [StreamJunction(d) for d in self.definitions]
+        objs = []
+        for kind, p, arg in self.steps:
+            if kind == "clone":
+                objs.append(p.clone())
+            elif kind == "buffer":
+                objs.append(BufferedInsert(arg))
+            elif kind == "inner":
+                objs.append(InsertIntoStream(junctions[arg], p.convert_kinds))
+            else:
+                objs.append(None)  # receivers: once their owner exists
+        for n, owner in self.owners:
+            objs[n] = self.steps[n][1].clone_with(objs[owner])
+        for a, b in self.links:
+            objs[a].next = objs[b]
+        for j, heads in zip(junctions, self.heads):
+            j.subscribers = [objs[n] for n in heads]
+        return Instance(dict(zip(self.sids, junctions)), [objs[n] for n in self.stateful])
+
+
+def make_instance(proto_junctions, buffers):
+    """Clone the prototype once (see Recipe; callers that clone often keep the Recipe)."""
+    return Recipe(proto_junctions, buffers).make()
