@@ -54,8 +54,18 @@ class InputHandler:
     def send(self, row, timestamp=None):
         """Send one event; raises EventError when it does not fit the stream."""
         with self.lock:
-            event = self.coercer.coerce_one((timestamp, row), self.scheduler.now())
-            self._dispatch([event])
+            sch = self.scheduler
+            event = self.coercer.coerce_one((timestamp, row), sch.now())
+            if not sch.playback:
+                self.junction.process([event])
+                return
+            ts = event[0]
+            due = sch.next_due(skip_owner=self.stream_id)
+            if due is not None and due <= ts:
+                sch.advance(ts)  # timers due by now fire before the event
+            sch.set_clock(ts)
+            self.junction.process([event])
+            sch.advance(ts)
 
     def send_batch(self, events, validated=False):
         """Send a list of `(timestamp, row)` pairs in order. Bad events are left out and

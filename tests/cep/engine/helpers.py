@@ -19,14 +19,16 @@ def collect(rt, streams):
 
 def feed(rt, items, batch=1):
     """items: ("S", ts, row) events and ("clock", ts) steps. Consecutive events of one stream
-    go in batches of up to `batch` (a clock step always ends a batch)."""
+    go in batches of up to `batch` (a clock step always ends a batch); batch=1 uses send()."""
     pending, stream = [], None
 
     def flush():
-        if pending:
+        if pending and batch == 1:  # one at a time goes through send()
+            rt.input_handler(stream).send(pending[0][1], pending[0][0])
+        elif pending:
             bad = rt.input_handler(stream).send_batch(list(pending))
             assert not bad, bad
-            pending.clear()
+        pending.clear()
 
     for item in items:
         if item[0] == "clock":
