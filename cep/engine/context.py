@@ -18,6 +18,10 @@ class BuildContext:
         self.plan, self.junctions, self.tables = plan, junctions, tables
         self.scheduler, self.playback, self.lock = scheduler, playback, lock
         self.stateful = {}  # element name -> processor with get_state/set_state
+        # True only for the runtime's own context, whose junctions input handlers feed
+        # directly: then a window first on a stream may own its timers (see clock.py).
+        # Contexts of partitions and the like keep False.
+        self.timer_owners = False
         # globals of generated code: currentTimeMillis() is the event time in playback
         self.env = {"_now": (lambda ts: ts) if playback else (lambda ts: scheduler.now())}
 

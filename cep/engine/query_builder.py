@@ -59,7 +59,8 @@ def build_handlers(stream, scope, ctx, owner_ok=True):
             procs.append(FilterProcessor(compile_filter(h.expression, scope, ctx.env,
                                                         resets=batch)))
         elif isinstance(h, Window):
-            owner = stream.stream_id if (i == 0 and owner_ok and not stream.inner) else None
+            owner = stream.stream_id if (i == 0 and owner_ok and not stream.inner
+                                         and ctx.timer_owners) else None
             w = build_window(h, scope, WindowEnv(ctx.scheduler, ctx.playback, owner))
             procs.append(w)
             window, batch = True, w.is_batch
@@ -90,7 +91,8 @@ def build_single_query(query, ctx, name):
     fuse, owner = _fuse_spec(stream, query, scope, ctx)
     if fuse is not None:
         procs = procs[:-1]  # the window's work moves into the fused selector
-        owner = stream.stream_id if not procs and not stream.inner else None
+        owner = stream.stream_id if (not procs and not stream.inner
+                                     and ctx.timer_owners) else None
     selector = ctx.build_selector(query, scope, definition, window=window,
                                   batch_window=batch, pre_filter=pre, fuse=fuse, owner=owner)
     out_def = selector.code.output_definition(getattr(query.output, "target", name))

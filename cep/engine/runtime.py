@@ -47,6 +47,7 @@ class ExecutionPlanRuntime:
         self.tables = {}
         self.ctx = BuildContext(plan, self.junctions, self.tables, self.scheduler,
                                 self.playback, self.lock)
+        self.ctx.timer_owners = True
         self._handlers = {}
         self._build()
 
