@@ -53,11 +53,12 @@ def _range_router(key, scope):
     return route
 
 
-def parse_duration(text, where):
+def parse_duration(text, where, span=None):
     """'1 min', '30 sec', '1 hour', '500' (ms) -> milliseconds."""
     m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
     if not m or (m.group(2) and m.group(2).lower() not in _UNITS):
-        raise AnnotationError(f"{where}: '{text}' is not a duration (e.g. '10 sec', '1 hour')")
+        raise AnnotationError(f"{where}: '{text}' is not a duration (e.g. '10 sec', '1 hour')",
+                              span)
     return int(m.group(1)) * _UNITS.get(m.group(2).lower(), 1)
 
 
@@ -72,4 +73,5 @@ def purge_settings(partition):
     if interval is None or idle is None:
         raise AnnotationError("@purge needs interval and idle.period (e.g. @purge(enable="
                               "'true', interval='1 min', idle.period='1 hour'))", ann.span)
-    return parse_duration(interval, "@purge interval"), parse_duration(idle, "@purge idle.period")
+    return (parse_duration(interval, "@purge interval", ann.span),
+            parse_duration(idle, "@purge idle.period", ann.span))

@@ -4,6 +4,8 @@
 condition; `StateMachine(shared)` (cep.engine.pattern.nfa) holds the per-key partial matches.
 """
 from cep.engine.pattern.nfa import StateMachine
+from cep.errors import InvalidQueryError
+from cep.model import EveryState, LogicalState, NextState
 from cep.engine.pattern.plan import (
     ABSENT, COUNT, STREAM, final_filled, flatten, successor_slots,
 )
@@ -113,5 +115,21 @@ def compile_machine(state_input, conditions=None, within=None):
 
 
 def _every_within(element):
-    """`every (...) within T` as the outermost element bounds the whole pattern."""
+    """`every (...) within T` as the outermost element bounds the whole pattern; on an inner
+    group it is rejected rather than ignored."""
+    _reject_inner_within(element, outermost=True)
     return getattr(element, "within_millis", None)
+
+
+def _reject_inner_within(element, outermost=False):
+    if isinstance(element, EveryState):
+        if element.within_millis is not None and not outermost:
+            raise InvalidQueryError(
+                "`within` on an inner `every (...)` group is not supported; put `within` "
+                "after the whole pattern", element.span)
+        _reject_inner_within(element.inner)
+    elif isinstance(element, (NextState, LogicalState)):
+        _reject_inner_within(element.first if isinstance(element, NextState) else
+                             element.left)
+        _reject_inner_within(element.then if isinstance(element, NextState) else
+                             element.right)

@@ -185,3 +185,26 @@ def test_indexed_table_join_is_one_generated_lookup_per_batch(table_left):
     rt.input_handler("Quote").send_batch([(3, ("A", 5.0)), (4, ("A", 15.0)), (5, ("C", 1.0)),
                                           (6, ("B", 19.0))])
     assert [r for _, _, r in got] == [("A", 10.0), ("A", None), ("C", None), ("B", 20.0)]
+
+
+@pytest.mark.parametrize("annotation, word", [
+    ("@purge(enable='true', interval='soon', idle.period='1 hour')", "soon"),
+    ("@purge(enable='true', interval='1 sec')", "idle.period"),
+])
+def test_bad_purge_annotation_is_rejected(annotation, word):
+    text = TRADES + f"{annotation}\npartition with (sym of Trade) begin " \
+                    "from Trade select sym insert into Out; end;"
+    with pytest.raises(CepError, match=word):
+        ExecutionPlanRuntime(compile_plan(text))
+
+
+def test_within_on_an_inner_every_group_is_rejected():
+    text = TRADES + ("from every (e1=Trade -> e2=Quote) within 1 sec -> e3=Trade "
+                     "select e1.sym as s insert into Out;")
+    try:
+        plan = compile_plan(text)
+    except SiddhiQLError as exc:  # the compiler may already refuse it
+        assert "within" in str(exc).lower() or "syntax" in type(exc).__name__.lower()
+        return
+    with pytest.raises(CepError, match="within"):
+        ExecutionPlanRuntime(plan)
