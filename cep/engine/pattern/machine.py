@@ -99,6 +99,10 @@ def compile_machine(state_input, conditions=None, within=None):
     None); without it nodes have no conditions (tests pass their own)."""
     nodes, starts = flatten(state_input.state)
     sequence = state_input.kind == "sequence"
+    for n in nodes:
+        if sequence and n.kind == ABSENT:
+            raise InvalidQueryError("`not ...` states are supported in patterns (`->`), not in "
+                                    "sequences", n.state.span)
     if within is None:
         within = state_input.within_millis
     if within is None:

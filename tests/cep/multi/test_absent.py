@@ -69,3 +69,8 @@ def test_absence_inside_a_partition_is_per_key():
 def test_not_without_for_outside_and_is_rejected():
     with pytest.raises(CepError, match="for"):
         run("from e1=A -> not B select e1.id as a insert into Out;", [])
+
+
+def test_absence_in_a_sequence_is_rejected():
+    with pytest.raises(CepError, match="sequences"):
+        run("from every e1=A, not B for 1 sec select e1.id as a insert into Out;", [])
