@@ -95,7 +95,8 @@ class KeyedPatterns:
                 selector.process(out)
 
     def drop(self, key):
-        self.machines.pop(key, None)
+        for m in self.machines.pop(key, ()):
+            m.on_output = None  # a purged key's pending deadlines must not emit any more
 
     def get_state(self):
         if self.merged is not None:
