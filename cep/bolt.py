@@ -6,7 +6,8 @@ It compiles them into a small plan, runs an ExecutionPlanRuntime, feeds it each 
 (rows `(ts, *values)`) and emits the output streams' events as rows of the same shape.
 
 Config keys: plan, tenant, group, table_definitions, inputs and outputs (lists of
-`define stream ...;` texts), queries, playback (bool).
+`define stream ...;` texts), queries, playback (bool). A batch on the `_tick` stream only
+emits what the runtime's timers produced since the last batch.
 """
 import logging
 import threading
@@ -58,6 +59,9 @@ class SiddhiBolt(Bolt):
         return callback
 
     def execute(self, batch):
+        if batch.stream == "_tick":
+            self._emit_pending()
+            return
         handler = self.handlers.get(batch.stream)
         if handler is None:
             handler = self.handlers[batch.stream] = self.runtime.input_handler(batch.stream)

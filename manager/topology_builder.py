@@ -14,6 +14,7 @@ from topology.model import Grouping, Topology
 
 log = logging.getLogger("manager.topology_manager")
 TIMESTAMP = "_timestamp"
+TICK_STREAM = "_tick"  # spout -> every Siddhi bolt (all grouping): timer output leaves on ticks
 SPOUT_CLASS = "receivers.spout:ReceiverSpout"
 SIDDHI_BOLT_CLASS = "cep.bolt:SiddhiBolt"
 PUBLISHER_CLASS = "publishers.bolt:PublisherBolt"
@@ -66,12 +67,15 @@ def build_topology(xml, tenant, plan, registry_url, host, playback=False, extra=
     common = {"tenant": tenant, "plan": plan, "registry": registry_url, "host": host,
               **(extra or {})}
     topo = Topology(topology_name(plan, tenant), config={"tenant": tenant, "plan": plan})
-    topo.add_spout(RECEIVER_NAME, SPOUT_CLASS, qp.receiver_parallel, _fields(qp.imported),
+    topo.add_spout(RECEIVER_NAME, SPOUT_CLASS, qp.receiver_parallel,
+                   {**_fields(qp.imported), TICK_STREAM: [TIMESTAMP]},
                    {**common, "streams": {s.id: attribute_names(s.definition)
                                           for s in qp.imported}})
     producers = _producers(qp)
     for p in qp.processors:
-        topo.add_bolt(p.name, SIDDHI_BOLT_CLASS, _inputs(p.name, p.inputs, producers),
+        inputs = {**_inputs(p.name, p.inputs, producers),
+                  (RECEIVER_NAME, TICK_STREAM): Grouping.all()}
+        topo.add_bolt(p.name, SIDDHI_BOLT_CLASS, inputs,
                       p.parallel, _fields(p.outputs),
                       {"tenant": tenant, "plan": plan, "group": p.name, "playback": playback,
                        "table_definitions": p.table_definitions, "queries": p.queries,

@@ -7,9 +7,13 @@ section 2), one Storm stream per Siddhi stream, rows `(timestamp, *values)`.
 
 Config keys: registry (tcp URL), tenant, plan, streams ({stream id: [attribute names]}),
 host (advertised; default the first non-loopback IPv4), bind_host (default host),
-heartbeat_interval (s, default 5), max_frames (frames per next_batch, default 64).
+heartbeat_interval (s, default 5), max_frames (frames per next_batch, default 64),
+tick_ms (default 200; 0 = off): every tick_ms the spout emits `(now_ms,)` on the `_tick`
+stream, which the Siddhi bolts subscribe to (all grouping) so that output produced by their
+timers (time windows while no input arrives) leaves within a tick.
 """
 import logging
+import time
 
 import zmq
 
@@ -19,6 +23,7 @@ from manager.registry.wire import BadFrameError, decode_batch
 from topology.component import Spout
 
 log = logging.getLogger(__name__)
+TICK_STREAM = "_tick"
 
 
 class ReceiverSpout(Spout):
@@ -31,6 +36,8 @@ class ReceiverSpout(Spout):
         self.host = cfg.get("host") or default_host()
         self.label = f"[{cfg['tenant']}:{cfg['plan']}:EventReceiverSpout:{context.index}]"
         self.max_frames = int(cfg.get("max_frames", 64))
+        self.tick_s = float(cfg.get("tick_ms", 200)) / 1000.0
+        self.next_tick = time.monotonic() + self.tick_s
         self.dropped = 0
         self.sock = zmq.Context.instance().socket(zmq.PULL)
         self.sock.setsockopt(zmq.LINGER, 0)
@@ -56,6 +63,10 @@ class ReceiverSpout(Spout):
             self._take(frame, by_stream)
         for stream, rows in by_stream.items():
             self.emit(rows, stream)
+        if self.tick_s > 0 and time.monotonic() >= self.next_tick:
+            self.next_tick = time.monotonic() + self.tick_s
+            if TICK_STREAM in self.context.outputs:
+                self.emit([(int(time.time() * 1000),)], TICK_STREAM)
         return None
 
     def _take(self, frame, by_stream):

@@ -1,5 +1,7 @@
 """The plan topology's components without Spark: the Siddhi bolt on a group of the sample plan,
 the receiver spout and the publisher bolt against a real registry and real ZeroMQ sockets."""
+import time
+
 import pytest
 import zmq
 
@@ -55,7 +57,8 @@ def registry():
 def test_spout_registers_receives_and_unregisters(registry):
     url = f"tcp://127.0.0.1:{registry.port}"
     topo = sample_topology(url)
-    spout = ReceiverSpout({**topo.components["EventReceiverSpout"].config, "heartbeat_interval": 0.1})
+    spout = ReceiverSpout({**topo.components["EventReceiverSpout"].config, "heartbeat_interval": 0.1,
+                          "tick_ms": 0})
     collector = start(spout, topo, "EventReceiverSpout")
     client = RegistryClient(url)
     ep = client.lookup("receiver", T, P, stream="StockStream")
@@ -122,3 +125,35 @@ def test_every_group_of_the_three_group_plan_runs_as_a_bolt():
     assert outputs["1"] == [("validAnalyticsStat", [(1, "u1", "a")])]
     assert outputs["2"] == [("processedAnalyticsStats", [(3, "u1", 1), (4, "u1", 2)])]
     assert outputs["query4"] == [("processedStream", [(5, "u1", 6)])]
+
+
+def test_timer_output_of_a_siddhi_bolt_leaves_on_the_spouts_tick():
+    import cep
+    from manager.queryplan import query_plan_xml
+    text = """@Plan:name('Ticks')
+@Import('S:1.0.0') define stream S (a int);
+@Export('O:1.0.0') define stream O (c long);
+from S#window.timeBatch(100 milliseconds) select count() as c insert into O;"""
+    topo = build_topology(query_plan_xml(cep.compile(text)), T, "Ticks", "tcp://127.0.0.1:1",
+                          "127.0.0.1", extra={"tick_ms": 50})
+    (group,) = [c for c in topo.bolts if c.id != "EventPublisherBolt"]
+    bolt = SiddhiBolt(group.config)
+    collector = start(bolt, topo, group.id)
+    now = int(time.time() * 1000)
+    bolt.execute(Batch([(now, 1), (now, 2)], "S"))
+    assert collector.take() == []
+    time.sleep(0.3)  # the window's timer fires with no further input
+    bolt.execute(Batch([(now + 300,)], "_tick"))
+    assert [(s, [r[1:] for r in rows]) for s, rows in collector.take()] == [("O", [(2,)])]
+    bolt.cleanup()
+
+
+def test_spout_emits_ticks_when_wired(registry):
+    topo = sample_topology(f"tcp://127.0.0.1:{registry.port}")
+    spout = ReceiverSpout({**topo.components["EventReceiverSpout"].config, "tick_ms": 20})
+    collector = start(spout, topo, "EventReceiverSpout")
+    try:
+        ticks = poll(lambda: spout.next_batch() or collector.take(), 3, 0.03, "a tick")
+        assert [s for s, _ in ticks] == ["_tick"] and len(ticks[0][1][0]) == 1
+    finally:
+        spout.close()

@@ -20,7 +20,8 @@ def test_components_follow_the_xml(caplog):
         "query4": ("bolt", 3), "EventPublisherBolt": ("bolt", 3)}
     bolt2 = topo.components["2"]
     assert [(i.source, i.stream, i.grouping.kind, i.grouping.fields) for i in bolt2.inputs] == [
-        ("1", "validAnalyticsStat", "fields", ("userID",))]
+        ("1", "validAnalyticsStat", "fields", ("userID",)),
+        ("EventReceiverSpout", "_tick", "all", ())]  # timer output leaves on ticks
     pub = topo.components["EventPublisherBolt"]
     assert [(i.source, i.stream, i.grouping.kind) for i in pub.inputs] == [
         ("query4", "processedStream", "shuffle")]
