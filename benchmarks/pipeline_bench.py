@@ -280,11 +280,18 @@ def run_full(args):
     with tempfile.TemporaryDirectory() as root:
         system = FullSystem(root)
         try:
+            import psutil
             system.throughput(min(args.events, 50000))  # warm-up
-            rates = [system.throughput(args.events) for _ in range(args.runs)]
+            me, rates, cpu = psutil.Process(), [], []
+            for _ in range(args.runs):
+                c0, t0 = sum(me.cpu_times()[:2]), time.perf_counter()
+                rates.append(system.throughput(args.events))
+                cpu.append((sum(me.cpu_times()[:2]) - c0) / (time.perf_counter() - t0))
             print(json.dumps({"stage": "full", "events": args.events,
                               "median_events_per_s": int(statistics.median(rates)),
-                              "runs": [int(r) for r in rates]}), flush=True)
+                              "runs": [int(r) for r in rates],
+                              "worker_process_cores": round(statistics.median(cpu), 2)}),
+                  flush=True)
             runs = [system.latency(args.rate * 3, args.rate) for _ in range(args.runs)]
             print(json.dumps({"stage": "full-latency", "rate": args.rate,
                               "median_p50_ms": round(statistics.median(r["p50_ms"] for r in runs), 2),

@@ -101,7 +101,7 @@ class SourcePump:
 
     def _ingest(self, batch):
         try:
-            result = self.router.ingest_json(self.key, batch)
+            result = self.router.ingest_json(self.key, batch, wait=60.0)
         except Exception:  # keep reading: one failed batch must not end the source
             log.exception("source %s: batch of %d events failed", self.key, len(batch))
             return

@@ -1,8 +1,9 @@
 """The ingest router: validates events for a known stream and hands the good ones downstream.
 
 Receivers (HTTP, ZeroMQ, sources) call `ingest_json` or `ingest_pairs`; the worker registers
-each imported stream with its definition and a `deliver(events) -> refused_count` callable (the
-engine's input handler in standalone mode, the spout connection in distributed mode)."""
+each imported stream with its definition and a `deliver(events, wait) -> refused_count`
+callable (the engine's input handler in standalone mode, the spout connection in distributed
+mode); `wait` is how many seconds deliver may block for room before refusing events."""
 import logging
 import threading
 from dataclasses import dataclass
@@ -64,17 +65,18 @@ class IngestRouter:
         """{"tenant/plan/stream": {accepted, rejected, refused}} for metrics."""
         return {str(k): r.counters.to_dict() for k, r in sorted(self._routes.items())}
 
-    def ingest_json(self, key, events):
-        """Validate JSON-form events (see EventValidator.normalize) and deliver the good ones."""
+    def ingest_json(self, key, events, wait=0.5):
+        """Validate JSON-form events (see EventValidator.normalize) and deliver the good ones;
+        `wait` is how long a full downstream may hold the caller before refusing."""
         route = self._route(key)
         good, errors = route.validator.validate_json(events)
-        return self._deliver(route, key, good, errors)
+        return self._deliver(route, key, good, errors, wait)
 
-    def ingest_pairs(self, key, pairs):
+    def ingest_pairs(self, key, pairs, wait=0.5):
         """Validate `[ts, row]` pairs (the ZeroMQ form) and deliver the good ones."""
         route = self._route(key)
         good, errors = route.validator.validate_pairs(pairs)
-        return self._deliver(route, key, good, errors)
+        return self._deliver(route, key, good, errors, wait)
 
     def _route(self, key):
         route = self._routes.get(StreamKey(*key))
@@ -85,8 +87,8 @@ class IngestRouter:
         return route
 
     @staticmethod
-    def _deliver(route, key, good, errors):
-        refused = route.deliver(good) if good else 0
+    def _deliver(route, key, good, errors, wait):
+        refused = route.deliver(good, wait) if good else 0
         refused = refused or 0
         result = IngestResult.of(len(good) - refused, errors)
         if refused:

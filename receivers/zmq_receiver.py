@@ -3,7 +3,9 @@
 Wire format: a multipart message `[key, payload]`, where key is `tenant/plan/stream` (UTF-8)
 and payload is msgpack of an array of `[timestamp_ms | nil, [value, ...]]` pairs. A receiver
 bound for one stream (a `@source(type='zmq')`) also takes single-frame `[payload]` messages.
-PULL has no reply: rejected events and undecodable messages are counted and logged."""
+PULL has no reply: rejected events and undecodable messages are counted and logged. While a
+stream's downstream buffer is full the receiver stops reading (up to `block_s` per batch), so
+ZeroMQ's high-water marks push back to the sender instead of events being refused."""
 import logging
 import threading
 
@@ -45,8 +47,10 @@ def parse_key(frame):
 class ZmqReceiver:
     """Bind a PULL socket at `url` (tcp://host:0 picks a port) and route batches to a router."""
 
-    def __init__(self, router, url="tcp://127.0.0.1:0", default_key=None, context=None):
+    def __init__(self, router, url="tcp://127.0.0.1:0", default_key=None, context=None,
+                 block_s=60.0):
         self.router = router
+        self.block_s = block_s  # how long a full downstream may stall reading (back-pressure)
         self.default_key = StreamKey(*default_key) if default_key else None
         self._ctx = context or zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.PULL)
@@ -79,7 +83,7 @@ class ZmqReceiver:
     def _handle(self, frames):
         try:
             key = self._key(frames)
-            self.router.ingest_pairs(key, decode_batch(frames[-1]))
+            self.router.ingest_pairs(key, decode_batch(frames[-1]), wait=self.block_s)
         except ReceiverError as exc:
             self.bad_messages += 1
             log.warning("ZeroMQ receiver %s: message dropped: %s", self.url, exc)

@@ -44,14 +44,24 @@ class SpoutConnection:
                                         name=f"inflow {tenant}/{plan}/{stream}")
 
     # -- producer side (receiver threads) --
-    def offer(self, events):
-        """Buffer `events`; returns how many were refused because the buffer is full."""
+    def offer(self, events, wait=0.0):
+        """Buffer `events`, waiting up to `wait` seconds for room; returns how many were
+        refused because the buffer stayed full (ZeroMQ ingest waits, so back-pressure reaches
+        the sender; HTTP waits briefly and reports refusals in its reply)."""
+        deadline = time.monotonic() + wait
+        taken = 0
         with self._cond:
-            room = self.capacity - len(self._buf)
-            take = events if len(events) <= room else events[:max(room, 0)]
-            self._buf.extend(take)
-            self._cond.notify()
-        refused = len(events) - len(take)
+            while True:
+                room = self.capacity - len(self._buf)
+                chunk = events[taken:taken + max(room, 0)]
+                self._buf.extend(chunk)
+                taken += len(chunk)
+                self._cond.notify_all()
+                left = deadline - time.monotonic()
+                if taken == len(events) or left <= 0 or self._stop.is_set():
+                    break
+                self._cond.wait(min(left, 0.05))
+        refused = len(events) - taken
         if refused:
             self.stats["refused"] += refused
         return refused
@@ -139,6 +149,8 @@ class SpoutConnection:
                 self._cond.wait(self.flush_s)
             n = min(len(self._buf), self.batch_size)
             batch = [self._buf.popleft() for _ in range(n)]
+            if n:
+                self._cond.notify_all()  # room for producers waiting in offer()
         if not batch:
             return
         try:

@@ -42,7 +42,7 @@ class StandalonePlan:
     def _deliver_to(self, stream):
         handler = self.runtime.input_handler(stream)
 
-        def deliver(events):
+        def deliver(events, wait=0.0):
             with self._lock:
                 try:
                     bad = handler.send_batch(events)

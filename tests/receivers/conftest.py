@@ -22,7 +22,7 @@ class Recorder:
         self.events = []
         self.capacity = capacity
 
-    def __call__(self, events):
+    def __call__(self, events, wait=0.0):
         room = len(events) if self.capacity is None else max(0, self.capacity - len(self.events))
         self.events.extend(events[:room])
         return len(events) - min(room, len(events))

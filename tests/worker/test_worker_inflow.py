@@ -104,3 +104,17 @@ def test_spout_goes_away_and_comes_back_elsewhere(registry):
     assert c.metrics()["reconnects"] == 1 and c.metrics()["endpoint"].endswith(str(second.port))
     c.stop()
     second.close()
+
+
+def test_full_buffer_makes_a_waiting_producer_wait_instead_of_refusing(registry):
+    _, client = registry
+    c = conn(client, capacity=10, batch_size=5).start()
+    t0 = time.monotonic()
+    assert c.offer([(i, ("a", i)) for i in range(15)], wait=0.3) == 5  # nobody drains: refused
+    assert time.monotonic() - t0 >= 0.3
+    spout = FakeSpout(client)
+    assert c.offer([(100 + i, ("a", i)) for i in range(200)], wait=10) == 0  # drained meanwhile
+    assert wait_for(lambda: spout.drain() == 210)
+    assert c.metrics()["refused"] == 5
+    c.stop()
+    spout.close()
