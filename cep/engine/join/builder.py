@@ -202,18 +202,19 @@ def _table_lookup(expr, scope, infos, which, pad):
     key = compile_expression(pair[1], scope)
     g = {**key.globals, "T": table}
     arr, tab = ("a", "b") if which == LEFT else ("b", "a")
-    cond = "True"
+    cond = None
     if rest:
         c = compile_expression(and_all(rest), scope)
         cond, g = c.source, {**g, **c.globals}
+    fits = f"{tab} is not None" + (f" and {cond}" if cond else "")
     if pad:
         body = (f"[(ts, (a, b), k) for ts, {arr}, k in batch for {tab} in "
                 f"(_fit(get({key.source}), {arr}),)]")
         pre = (f"    def _fit({tab}, {arr}):\n"
-               f"        return {tab} if {tab} is not None and {cond} else None\n")
+               f"        return {tab} if {fits} else None\n")
     else:
         body = (f"[(ts, (a, b), k) for ts, {arr}, k in batch for {tab} in "
-                f"(get({key.source}),) if {tab} is not None and {cond}]")
+                f"(get({key.source}),) if {fits}]")
         pre = ""
     src = f"def lookup(batch):\n    get = T.rows.get\n{pre}    return {body}\n"
     return make_function("lookup", src, g)
