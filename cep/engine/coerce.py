@@ -97,8 +97,14 @@ class RowCoercer:
         expected sequence of types (identity comparisons), plus min/max for integer ranges."""
         n = len(events)
         flat = list(chain.from_iterable(events))
-        if len(flat) != 2 * n or list(map(type, flat)) != self._pair_sig(n):
+        if len(flat) != 2 * n:
             return None
+        stamp = None
+        if list(map(type, flat)) != self._pair_sig(n):
+            # timestamps left to the runtime's clock: all None, rows tuples
+            if set(map(type, flat[0::2])) != {_NONE} or set(map(type, flat[1::2])) != {tuple}:
+                return None
+            stamp = default_ts
         rows = flat[1::2]
         if set(map(len, rows)) != {self.n}:
             return None
@@ -109,6 +115,8 @@ class RowCoercer:
             col = values[i::self.n]
             if min(col) < lo or max(col) > hi:
                 return None
+        if stamp is not None:
+            return [(stamp, r, 0) for r in rows]
         return [(t, r, 0) for t, r in events]
 
     def _pair_sig(self, n):

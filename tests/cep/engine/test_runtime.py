@@ -108,3 +108,16 @@ def test_batches_with_nulls_lists_and_ints_for_doubles_are_accepted():
     assert bad == []
     assert got["Big"] == [(1, ("A", 11.0, None)), (2, ("B", 12.5, 3))]
     assert got["Sums"] == [(1, (0,)), (2, (3,))]
+
+
+def test_events_without_timestamps_take_the_runtime_clock():
+    rt, got = make()
+    rt.advance_time(7000)
+    bad = rt.input_handler("S").send_batch([(None, ("A", 11.0, 1, 1, True, 1.0)),
+                                            (None, ("B", 12.0, 2, 1, True, 1.0))])
+    assert bad == [] and [t for t, _ in got["Big"]] == [7000, 7000]
+    rt2, got2 = make(playback="")
+    before = int(time.time() * 1000)
+    rt2.input_handler("S").send_batch([(None, ("A", 11.0, 1, 1, True, 1.0))])
+    rt2.shutdown()
+    assert before <= got2["Big"][0][0] <= int(time.time() * 1000)
