@@ -69,7 +69,7 @@ def apps(launcher):
     return {a["name"]: a["id"] for a in state.get("activeapps", [])}
 
 
-def wait_state(manager, tenant, name, state, timeout=120):
+def wait_state(manager, tenant, name, state, timeout=180):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if manager.plans.status(tenant, name)["state"] == state:
