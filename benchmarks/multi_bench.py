@@ -48,6 +48,20 @@ def ticks(n, keys, seed=1):
             for i in range(n)]
 
 
+def walk(n, keys, seed=2):
+    """n events 1 ms apart: each symbol's price is a random walk (+-0.5% a step), so 5% rises
+    within 10 s are rare and many partial matches wait: the realistic case."""
+    rnd = random.Random(seed)
+    syms = [f"K{i}" for i in range(keys)]
+    px = [100.0] * keys
+    out = []
+    for i in range(n):
+        k = rnd.randrange(keys)
+        px[k] *= 1 + (rnd.random() - 0.5) * 0.01
+        out.append((1_000_000 + i, (syms[k], px[k])))
+    return out
+
+
 def batches(events):
     return [events[i:i + BATCH] for i in range(0, len(events), BATCH)]
 
@@ -69,6 +83,12 @@ def through_runtime(text, feeds):
 
 def w_pattern(n):
     evs = batches(ticks(n, 100))
+    return n, lambda: through_runtime(STREAM_S + PATTERN, [("S", evs)])
+
+
+def w_pattern_walk(n):
+    """The pattern over random-walk prices (about 100 partials waiting per symbol)."""
+    evs = batches(walk(n, 100))
     return n, lambda: through_runtime(STREAM_S + PATTERN, [("S", evs)])
 
 
@@ -171,6 +191,7 @@ def w_table_processor(n):
 
 WORKLOADS = {
     "pattern": (w_pattern, 300_000, 300_000),
+    "pattern-walk": (w_pattern_walk, 300_000, 300_000),
     "pattern-processor": (w_pattern_processor, 300_000, 300_000),
     "partition": (w_partition, 300_000, 200_000),
     "join": (w_join, 300_000, 300_000),

@@ -7,8 +7,9 @@ the expression, and an arriving event only looks at the partials filed under its
 from cep.engine.expressions import FALLBACK_ERRORS, compile_expression, make_function
 from cep.engine.pattern.machine import compile_machine
 from cep.engine.pattern.plan import STREAM, flatten
+from cep.engine.pattern.ranged import find_range
 from cep.engine.pattern.scope import PatternScope
-from cep.engine.table.keys import and_all, equi_split
+from cep.engine.table.keys import and_all, equi_split, sides_of
 from cep.errors import InvalidQueryError, TypeMismatchError, UnknownStreamError
 from cep.model import AttrType, Filter
 
@@ -34,6 +35,9 @@ def compile_pattern(state_input, definitions, scope_hook=None):
             # the index already guarantees the equalities: test only the rest
             expr = and_all(rest)
             cond = _function("cond", "p, r", expr, scope) if expr is not None else None
+            found = find_range(rest, _own_refs(node), lambda e: _sides(e, node), scope)
+            if found is not None:
+                node.range, expr = found[:3], and_all(found[3])
         node.hits = _hits_function(expr, scope) if expr is not None else None
         return cond, row_key, partial_key
     return compile_machine(state_input, conditions)
@@ -85,14 +89,27 @@ def _hits_function(expr, scope):
     return make_function("hits", src, {**c.globals, "FALLBACK": FALLBACK_ERRORS})
 
 
-def _index_keys(expr, node, scope):
-    """(row_key(r), partial_key(p)) from `own == earlier` conjuncts, or (None, None)."""
-    own_refs = {None, node.alias} if node.alias else {None, node.stream_id}
+def _own_refs(node):
+    return {None, node.alias} if node.alias else {None, node.stream_id}
+
+
+def _side_function(node):
+    own_refs = _own_refs(node)
 
     def side(v):
         if v.stream in own_refs and v.index is None:
             return "own"
         return "earlier" if v.stream is not None else None
+    return side
+
+
+def _sides(expr, node):
+    return sides_of(expr, _side_function(node))
+
+
+def _index_keys(expr, node, scope):
+    """(row_key(r), partial_key(p), other conjuncts) from `own == earlier` conjuncts."""
+    side = _side_function(node)
     pairs, rest = equi_split(expr, side, probe="earlier", stored="own")
     if not pairs:
         return None, None, None

@@ -46,7 +46,8 @@ class SharedMachine:
         # a fresh start handing on to exactly one indexed plain state: filed inline
         self.keyed_next = [n.next[0] if (len(n.next) == 1 and not self.sequence
                                          and self.nodes[n.next[0]].kind == STREAM
-                                         and self.nodes[n.next[0]].row_key is not None)
+                                         and self.nodes[n.next[0]].row_key is not None
+                                         and self.nodes[n.next[0]].range is None)
                            else None for n in self.nodes]
 
     def _step_for(self, n):
@@ -58,7 +59,7 @@ class SharedMachine:
                 and n.every_to == [n.slot] and n.slot in self.fresh_every):
             return StateMachine.step_fresh_start
         if not self.sequence and n.kind == STREAM and n.row_key is not None:
-            return StateMachine.step_keyed
+            return StateMachine.step_ranged if n.range else StateMachine.step_keyed
         return StateMachine.step_stream
 
     @staticmethod

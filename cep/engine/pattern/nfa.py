@@ -19,9 +19,10 @@ from collections import deque
 from cep.engine.events import CURRENT
 from cep.engine.pattern.kinds import AbsentSteps, CountSteps
 from cep.engine.pattern.plan import ABSENT, COUNT, LOGICAL
+from cep.engine.pattern.ranged import RangedSteps
 
 
-class StateMachine(CountSteps, AbsentSteps):
+class StateMachine(CountSteps, AbsentSteps, RangedSteps):
     """Partial-match state of one pattern or sequence query (one per partition key)."""
 
     def __init__(self, shared):
@@ -30,6 +31,7 @@ class StateMachine(CountSteps, AbsentSteps):
         self.new = [[] for _ in shared.indexed]
         self.touched = set()  # nodes whose `new` list is not empty
         self.expiry = deque()  # (start, node, key, partial) as filed in indexed nodes
+        self.seq = 0  # filing order of range-sorted partials
         self.emitted = False
         self.last_sweep = None
         self.now = None  # time of the event (or timer) being processed
@@ -44,13 +46,14 @@ class StateMachine(CountSteps, AbsentSteps):
 
     def get_state(self):
         return {"pending": self.pending, "new": self.new, "emitted": self.emitted,
-                "last_sweep": self.last_sweep, "expiry": self.expiry}
+                "last_sweep": self.last_sweep, "expiry": self.expiry, "seq": self.seq}
 
     def set_state(self, state):
         self.pending, self.new = state["pending"], state["new"]
         self.touched = {i for i, items in enumerate(self.new) if items}
         self.emitted, self.last_sweep = state["emitted"], state["last_sweep"]
         self.expiry = state["expiry"]
+        self.seq = state["seq"]
         self.armed = None
         self._arm(self._next_deadline())  # a restored scheduler has no timers
 
@@ -241,11 +244,14 @@ class StateMachine(CountSteps, AbsentSteps):
         key = node.partial_key(p)
         if key is None:
             return  # null never equals anything: this partial can never go on
-        bucket = pend.get(key)
-        if bucket is None:
-            pend[key] = [p]
+        if node.range is not None:
+            self._file_ranged(j, node, p, key)
         else:
-            bucket.append(p)
+            bucket = pend.get(key)
+            if bucket is None:
+                pend[key] = [p]
+            else:
+                bucket.append(p)
         if self.s.within is not None:
             self.expiry.append((p[-1], j, key, p))
 
@@ -259,7 +265,9 @@ class StateMachine(CountSteps, AbsentSteps):
             bucket = pending[j].get(key)
             if bucket is None:
                 continue
-            if bucket[0] is p:
+            if nodes[j].range is not None:
+                self._unfile_ranged(bucket, p)
+            elif bucket[0] is p:
                 del bucket[0]
             else:
                 bucket[:] = [q for q in bucket if q is not p]

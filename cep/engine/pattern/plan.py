@@ -39,6 +39,7 @@ class NodeSpec:
     cond: Optional[Callable] = None
     hits: Optional[Callable] = None  # hits(items, r): the partials the row fits (stream nodes)
     filled: frozenset = frozenset()  # slots certainly holding an event when a partial is here
+    range: Optional[tuple] = None  # (op, value(r), threshold(p)): waiting partials sorted
     # equality index: key of the arriving row, key of a waiting partial (patterns only)
     row_key: Optional[Callable] = None
     partial_key: Optional[Callable] = None
