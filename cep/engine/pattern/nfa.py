@@ -245,7 +245,8 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps):
         if key is None:
             return  # null never equals anything: this partial can never go on
         if node.range is not None:
-            self._file_ranged(j, node, p, key)
+            if not self._file_ranged(j, node, p, key):
+                return
         else:
             bucket = pend.get(key)
             if bucket is None:
@@ -266,8 +267,11 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps):
             if bucket is None:
                 continue
             if nodes[j].range is not None:
-                self._unfile_ranged(bucket, p)
-            elif bucket[0] is p:
+                self._unfile_ranged(nodes[j], bucket, p)
+                if not bucket.ents:
+                    del pending[j][key]
+                continue
+            if bucket[0] is p:
                 del bucket[0]
             else:
                 bucket[:] = [q for q in bucket if q is not p]

@@ -61,7 +61,7 @@ class RangedSteps:
     def _file_ranged(self, j, node, p, key):
         thr = node.range[2](p)
         if thr is None:
-            return  # comparisons with null are false: this partial can never go on
+            return False  # comparisons with null are false: this partial can never go on
         bucket = self.pending[j].get(key)
         if bucket is None:
             bucket = self.pending[j][key] = Sorted()
@@ -69,13 +69,21 @@ class RangedSteps:
         bucket.thrs.insert(at, thr)
         self.seq += 1
         bucket.ents.insert(at, (self.seq, p))
+        return True
 
-    def _unfile_ranged(self, bucket, p):
-        for n, (_, q) in enumerate(bucket.ents):
-            if q is p:
-                del bucket.ents[n]
-                del bucket.thrs[n]
+    def _unfile_ranged(self, node, bucket, p):
+        """Remove p, found by bisecting on its threshold (then by identity among equals)."""
+        thrs, ents = bucket.thrs, bucket.ents
+        thr = node.range[2](p)
+        if thr is None:
+            return
+        n = bisect_left(thrs, thr)
+        while n < len(ents):
+            if ents[n][1] is p:
+                del ents[n]
+                del thrs[n]
                 return
+            n += 1
 
     def step_ranged(self, i, ts, r):
         node = self.s.nodes[i]
@@ -83,7 +91,7 @@ class RangedSteps:
         if key is None:
             return
         bucket = self.pending[i].get(key)
-        if not bucket:
+        if bucket is None:
             return
         op, value, _ = node.range
         v = value(r)
