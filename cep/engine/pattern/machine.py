@@ -46,8 +46,7 @@ class SharedMachine:
         # a fresh start handing on to exactly one indexed plain state: filed inline
         self.keyed_next = [n.next[0] if (len(n.next) == 1 and not self.sequence
                                          and self.nodes[n.next[0]].kind == STREAM
-                                         and self.nodes[n.next[0]].row_key is not None
-                                         and self.nodes[n.next[0]].range is None)
+                                         and self.nodes[n.next[0]].row_key is not None)
                            else None for n in self.nodes]
 
     def _step_for(self, n):

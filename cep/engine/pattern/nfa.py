@@ -288,7 +288,9 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps):
         p[node.slot] = r
         p[-1] = ts
         j = self.s.keyed_next[i]
-        if j is not None:  # inline _add/_file into one indexed state
+        if j is not None and self.s.nodes[j].range is not None:
+            self._file(j, self.s.nodes[j], p)
+        elif j is not None:  # inline _add/_file into one indexed state
             key = self.s.nodes[j].partial_key(p)
             if key is None:
                 return
