@@ -121,3 +121,16 @@ def test_events_without_timestamps_take_the_runtime_clock():
     rt2.input_handler("S").send_batch([(None, ("A", 11.0, 1, 1, True, 1.0))])
     rt2.shutdown()
     assert before <= got2["Big"][0][0] <= int(time.time() * 1000)
+
+
+def test_wall_clock_time_batch_flushes_on_the_timer_thread():
+    rt = runtime("""define stream S (a int);
+        from S#window.timeBatch(100 milliseconds) select sum(a) as s insert into O;""")
+    got = collect(rt, ["O"])
+    rt.input_handler("S").send_batch([(None, (1,)), (None, (2,))])
+    assert got["O"] == []
+    deadline = time.time() + 3
+    while not got["O"] and time.time() < deadline:
+        time.sleep(0.02)
+    rt.shutdown()
+    assert [r for _, r in got["O"]] == [(3,)]
