@@ -125,7 +125,8 @@ def _wait_done(handle, events, timeout):
         spout = comps["spout"]["instances"][0].get("custom") or {}
         sink = _merge_sinks([i.get("custom") or {} for i in comps["sink"]["instances"]])
         count = sink["count"]
-        if count >= events or time.monotonic() > deadline or time.monotonic() - stalled > 15:
+        done = count >= events and spout.get("sent", 0) >= events  # both reports up to date
+        if done or time.monotonic() > deadline or time.monotonic() - stalled > 15:
             return spout, sink
         if count != last:
             last, stalled = count, time.monotonic()

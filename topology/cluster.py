@@ -120,7 +120,10 @@ def _start_cluster(settings, root):
 
 def _spark_class(log_path, main_class, *args):
     env = dict(os.environ, SPARK_HOME=SPARK_HOME, SPARK_DAEMON_MEMORY="256m",
-               SPARK_LOCAL_IP=args[args.index("--host") + 1] if "--host" in args else "127.0.0.1")
+               SPARK_LOCAL_IP=args[args.index("--host") + 1] if "--host" in args else "127.0.0.1",
+               # ended topologies' executor logs are removed after a week
+               SPARK_WORKER_OPTS="-Dspark.worker.cleanup.enabled=true "
+                                 "-Dspark.worker.cleanup.appDataTtl=604800")
     with open(log_path, "ab") as log:
         return subprocess.Popen([os.path.join(SPARK_HOME, "bin", "spark-class"), main_class, *args],
                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
