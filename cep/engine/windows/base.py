@@ -51,12 +51,14 @@ class WindowProcessor(Processor):
         return type(self)(self.env, self.args)
 
     # -- time --
-    def _schedule(self, due):
-        """Keep one pending timer, at the earliest `due` asked for."""
+    def _schedule(self, due, owned=True):
+        """Keep one pending timer, at the earliest `due` asked for. `owned=False` for work the
+        window does not also do inline when its stream's events arrive."""
         if self._timer_due is not None and self._timer_due <= due:
             return
         self._timer_due = due
-        self.env.scheduler.notify_at(due, self._on_timer_guarded(due), owner=self.env.owner)
+        self.env.scheduler.notify_at(due, self._on_timer_guarded(due),
+                                     owner=self.env.owner if owned else None)
 
     def _on_timer_guarded(self, due):
         def fire(now):

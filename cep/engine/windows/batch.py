@@ -120,7 +120,11 @@ class TimeBatchWindow(BatchWindow):
 
 @register("externalTimeBatch")
 class ExternalTimeBatchWindow(BatchWindow):
-    """Batches cut by a timestamp attribute; a batch flushes when an event past its end comes."""
+    """Batches cut by a timestamp attribute; a batch flushes when an event past its end comes.
+
+    With a `timeout`, a batch that gets no new event for that long (on the runtime's clock)
+    is output early, as a preview; its events stay in the batch, which is output again, whole,
+    when it ends (WSO2's documented behaviour)."""
 
     @classmethod
     def parse(cls, p):
@@ -148,6 +152,16 @@ class ExternalTimeBatchWindow(BatchWindow):
                 self.flush(ext)
                 self.end += t * ((ext - self.end) // t + 1)
             self._add(e)
+            last = e[0]
+        if self.timeout is not None and self._current_events():
+            arrival = last if self.env.playback else self.now()
+            self._timer_due = None  # each arrival restarts the wait
+            self._schedule(arrival + self.timeout, owned=False)
+
+    def on_timer(self, now):
+        cur = self._current_events()
+        if self.timeout is not None and cur:
+            self.next.process([(now, None, 2)] + list(cur))
 
     def _add(self, e):
         self.cur.append(e)

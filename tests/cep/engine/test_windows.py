@@ -138,3 +138,20 @@ def test_window_and_function_names_match_past_the_first_letter():
     got = collect(rt, ["O"])
     rt.input_handler("S").send_batch([(1, ("A", 1.0, 0)), (2, ("A", None, 0))])
     assert got["O"] == [(1, (1.0, 1.0)), (2, (0.0, 1.0))]
+
+
+def test_external_time_batch_timeout_outputs_a_waiting_batch_early():
+    rt = runtime("""@Plan:playback
+        define stream S (sym string, price double, ets long);
+        from S#window.externalTimeBatch(ets, 10 sec, 0, 2 sec) select sum(price) as s
+        insert into O;""")
+    got = collect(rt, ["O"])
+    h = rt.input_handler("S")
+    h.send_batch([(1000, ("A", 1.0, 1000)), (1500, ("A", 2.0, 1500))])
+    rt.advance_time(3400)
+    assert got["O"] == []
+    rt.advance_time(3500)  # 2 s after the last arrival: the batch so far, early
+    assert got["O"] == [(1500, (3.0,))]
+    h.send(("A", 4.0, 4000), 4000)  # restarts the wait: early output again at 6000
+    h.send(("A", 8.0, 12000), 12000)  # past the batch end: the whole batch, once more
+    assert got["O"] == [(1500, (3.0,)), (4000, (7.0,)), (4000, (7.0,))]
