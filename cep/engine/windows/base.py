@@ -56,7 +56,7 @@ class WindowProcessor(Processor):
         window does not also do inline when its stream's events arrive."""
         if self._timer_due is not None and self._timer_due <= due:
             return
-        self._timer_due = due
+        self._timer_due, self._timer_owned = due, owned
         self.env.scheduler.notify_at(due, self._on_timer_guarded(due),
                                      owner=self.env.owner if owned else None)
 
@@ -76,13 +76,14 @@ class WindowProcessor(Processor):
 
     # -- state --
     def get_state(self):
-        return {"s": self.state_items(), "timer": self._timer_due}
+        return {"s": self.state_items(), "timer": self._timer_due,
+                "owned": getattr(self, "_timer_owned", True)}
 
     def set_state(self, state):
         self.load_state_items(state["s"])
         self._timer_due = None
         if state.get("timer") is not None:
-            self._schedule(state["timer"])
+            self._schedule(state["timer"], state.get("owned", True))
 
     def state_items(self):
         return {}

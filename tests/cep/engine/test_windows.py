@@ -12,6 +12,7 @@ WINDOWS = {
     "timeBatch-start": "timeBatch(2 sec, 500)",
     "externalTime": "externalTime(ets, 2 sec)",
     "externalTimeBatch": "externalTimeBatch(ets, 2 sec)",
+    "externalTimeBatch-timeout": "externalTimeBatch(ets, 3 sec, 0, 1 sec)",
     "timeLength": "timeLength(2 sec, 3)",
     "sort": "sort(3, price)",
     "sort-desc": "sort(3, price, 'desc')",
