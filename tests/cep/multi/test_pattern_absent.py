@@ -74,3 +74,18 @@ def test_not_without_for_outside_and_is_rejected():
 def test_absence_in_a_sequence_is_rejected():
     with pytest.raises(CepError, match="sequences"):
         run("from every e1=A, not B for 1 sec select e1.id as a insert into Out;", [])
+
+
+def test_absence_deadline_on_the_wall_clock():
+    import threading
+    text = BASE.replace("@Plan:playback\n", "") + (
+        "from every e1=A -> not B for 150 millisec select e1.id as a insert into Out;")
+    rt = ExecutionPlanRuntime(compile_plan(text))
+    done, got = threading.Event(), []
+    rt.add_callback("Out", lambda b: (got.extend(b), done.set()))
+    try:
+        rt.input_handler("A").send((7, 1.0))
+        assert done.wait(5.0), "the deadline timer never fired"
+        assert [r for _, r in got] == [(7,)]
+    finally:
+        rt.shutdown()
