@@ -204,3 +204,17 @@ def test_within_on_an_inner_every_group_is_rejected():
     with pytest.raises(SiddhiQLError, match="within") as info:
         ExecutionPlanRuntime(compile_plan(text))
     assert info.value.line == 4
+
+
+def test_pattern_condition_can_test_table_membership():
+    text = TRADES + """define table Watch (sym string);
+    define stream Add (sym string);
+    from Add insert into Watch;
+    from every e1=Trade[(sym == Watch.sym) in Watch] -> e2=Quote[sym == e1.sym]
+    select e1.sym as s, e2.bid as b insert into Out;"""
+    rt, got = runtime(text)
+    rt.input_handler("Add").send(("A",), 1)
+    for sid, ts, row in [("Trade", 2, ("A", 1.0, 1)), ("Trade", 3, ("B", 1.0, 1)),
+                         ("Quote", 4, ("B", 2.0)), ("Quote", 5, ("A", 3.0))]:
+        rt.input_handler(sid).send(row, ts)
+    assert [r for _, _, r in got] == [("A", 3.0)]
