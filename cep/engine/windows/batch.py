@@ -140,9 +140,13 @@ class ExternalTimeBatchWindow(BatchWindow):
 
     def process(self, batch):
         get, t = self.get, self.t
+        pending = self._timer_due if self.timeout is not None and self.env.playback else None
         for e in batch:
             if e[2]:
                 continue
+            if pending is not None and e[0] >= pending:  # the wait ran out before e came
+                pending = self._timer_due = None
+                self.on_timer(e[0])
             ext = get(e[1])
             if self.end is None:
                 base = ext if self.start is None else (
@@ -153,6 +157,8 @@ class ExternalTimeBatchWindow(BatchWindow):
                 self.end += t * ((ext - self.end) // t + 1)
             self._add(e)
             last = e[0]
+            if self.timeout is not None and self.env.playback:
+                pending = last + self.timeout
         if self.timeout is not None and self._current_events():
             arrival = last if self.env.playback else self.now()
             self._timer_due = None  # each arrival restarts the wait
