@@ -129,7 +129,8 @@ def run_latency(n, rate):
             fh.write(LATENCY_PLAN)
         cfg = load_config(path=os.path.join(tmp, "none.yaml"), env={}, overrides={
             "worker.mode": "standalone", "standalone.plans": [plan], "receivers.http_port": 0,
-            "receivers.http_host": "127.0.0.1", "receivers.zmq_port": 0, "receivers.zmq_host": "127.0.0.1"})
+            "receivers.http_host": "127.0.0.1", "receivers.zmq_port": 0,
+            "receivers.zmq_host": "127.0.0.1"})
         w = Worker(cfg).start()
         while not w.plans:
             time.sleep(0.01)
@@ -202,7 +203,8 @@ class FullSystem:
             "worker.id": "bench", "managers.urls": [f"http://127.0.0.1:{self.server.server_port}"],
             "managers.registries": [self.manager.registry_url],
             "worker.advertised_host": "127.0.0.1", "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
-            "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0, "managers.poll_interval": 0.5})).start()
+            "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0,
+            "managers.poll_interval": 0.5, "worker.state_dir": os.path.join(root, "state")})).start()
         self.lat, self.count = [], 0
         self._wait_active()
 

@@ -17,24 +17,32 @@ POLL_MS = 100
 
 
 class PublisherService:
-    """Bind a PULL socket on `bind_host` (port 0 = a free port) and dispatch to `sink_set`."""
+    """Bind a PULL socket on `bind_host` and dispatch to `sink_set`; `port` is tried first
+    (a restarted worker's previous port), else the OS picks a free one."""
 
     def __init__(self, sink_set, bind_host="0.0.0.0", port=0, context=None):
         self.sink_set = sink_set
         self._sock = (context or zmq.Context.instance()).socket(zmq.PULL)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.RCVHWM, 1000)
-        if port:
-            self._sock.bind(f"tcp://{bind_host}:{port}")
-            self.port = port
-        else:
-            self.port = self._sock.bind_to_random_port(f"tcp://{bind_host}")
+        self.port = self._bind(bind_host, port)
         self.frames = 0
         self.events = 0
         self.dropped_frames = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"publisher {sink_set.label}:{self.port}")
+
+    def _bind(self, host, port):
+        """Bind `port` when given and free, else a free port the OS picks."""
+        if port:
+            try:
+                self._sock.bind(f"tcp://{host}:{port}")
+                return port
+            except zmq.ZMQError as exc:
+                log.warning("publisher service %s: port %d unavailable (%s); using a free one",
+                            self.sink_set.label, port, exc)
+        return self._sock.bind_to_random_port(f"tcp://{host}")
 
     def start(self):
         self._thread.start()

@@ -33,8 +33,9 @@ def overrides_from_args(args):
     """The flags given, as setting overrides."""
     host = args.host
     return {"managers.urls": args.manager, "managers.registries": args.registry,
-            "worker.id": args.id, "worker.mode": args.mode, "receivers.http_port": args.http_port,
-            "receivers.zmq_port": args.zmq_port, "receivers.http_host": host, "receivers.zmq_host": host,
+            "worker.id": args.id, "worker.mode": args.mode,
+            "receivers.http_port": args.http_port, "receivers.zmq_port": args.zmq_port,
+            "receivers.http_host": host, "receivers.zmq_host": host,
             "worker.advertised_host": args.advertised_host, "worker.roles": args.roles,
             "standalone.plans": args.plan}
 

@@ -21,16 +21,20 @@ WORKER_SCHEMA = Schema("worker", [
     Setting("worker", "advertised_host", str, "", "host other machines reach this worker at; "
             "empty means the first non-loopback IPv4"),
     Setting("worker", "tenant", int, -1234, "tenant of locally loaded plans (standalone)"),
+    Setting("worker", "state_dir", str, "var/worker", "where the worker remembers its publisher "
+            "ports, so a restarted worker rebinds them and publisher bolts reconnect"),
     Setting("managers", "urls", list, ["http://127.0.0.1:9763"], "manager REST addresses; the "
             "worker uses whichever answers"),
     Setting("managers", "registries", list, [], "registry addresses (tcp://host:port), same "
             "order as managers.urls; empty means each manager's host on port 8904"),
     Setting("managers", "poll_interval", float, 2.0, "seconds between deployment polls (<= 5)"),
     Setting("managers", "timeout", float, 2.0, "seconds to wait for one manager answer"),
-    Setting("receivers", "http_host", str, "0.0.0.0", "bind address of the HTTP receiver, status API and publisher services"),
+    Setting("receivers", "http_host", str, "0.0.0.0", "bind address of the HTTP receiver, "
+            "status API and publisher services"),
     Setting("receivers", "http_port", int, 9090, "HTTP port; 0 picks a free port"),
     Setting("receivers", "zmq_host", str, "0.0.0.0", "bind address of the ZeroMQ msgpack receiver"),
-    Setting("receivers", "zmq_port", int, 9091, "ZeroMQ receiver port; 0 picks a free port, -1 disables"),
+    Setting("receivers", "zmq_port", int, 9091, "ZeroMQ receiver port; 0 picks a free port, "
+            "-1 disables"),
     Setting("transport", "buffer_events", int, 100000, "events buffered per imported stream "
             "while its receiver spout is unreachable; more are refused"),
     Setting("transport", "batch_size", int, 1000, "events per frame sent to a receiver spout"),

@@ -16,8 +16,9 @@ class DistributedPlan:
 
     mode = "distributed"
 
-    def __init__(self, spec, router, registry, cfg, identity):
+    def __init__(self, spec, router, registry, cfg, identity, ports=None):
         self.spec, self.router, self.registry = spec, router, registry
+        self.ports, self.port_key = ports, f"{spec.tenant}/{spec.name}"
         self.cfg, self.identity = cfg, identity
         roles = cfg["worker.roles"]
         self.inflows = {}
@@ -26,7 +27,11 @@ class DistributedPlan:
                 self.inflows[s.stream] = self._inflow(s.stream)
         self.service = self.heartbeat = None
         if "publisher" in roles and spec.exported:
-            self.service = PublisherService(build_sink_set(cfg, spec), cfg["receivers.http_host"])
+            port = ports.get(self.port_key) if ports else 0
+            self.service = PublisherService(build_sink_set(cfg, spec),
+                                            cfg["receivers.http_host"], port)
+            if ports:
+                ports.put(self.port_key, self.service.port)
         self.sources = []
 
     def _inflow(self, stream):
@@ -54,12 +59,14 @@ class DistributedPlan:
             self.sources = start_sources(self.spec, self.router)
         return self
 
-    def stop(self):
+    def stop(self, unregister=True):
+        """Tear down; `unregister=False` (worker shutdown, not plan removal) leaves the publisher
+        endpoint registered, so bolts stay connected to the port a restart binds again."""
         self.router.unregister_plan(str(self.spec.tenant), self.spec.name)
         stop_all(self.sources)
         stop_all(self.inflows.values())
         if self.heartbeat is not None:
-            self.heartbeat.stop(unregister=True)
+            self.heartbeat.stop(unregister=unregister)
         if self.service is not None:
             self.service.stop()
 

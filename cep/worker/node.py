@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from cep.worker.config import worker_id
 from cep.worker.exceptions import PlanDeployError
 from cep.worker.managers import FailoverRegistry, ManagerSet
+from cep.worker.ports import PortBook
 from cep.worker.status_api import status_blueprint
 from cep.worker.sync import LocalPlanSync, ManagerSync
 from manager.registry.identity import default_host, machine_identity
@@ -43,12 +44,14 @@ class Worker:
         self.http = HttpServer(app, cfg["receivers.http_host"], cfg["receivers.http_port"])
         self.zmq = None
         if cfg["receivers.zmq_port"] >= 0:
-            self.zmq = ZmqReceiver(self.router, f"tcp://{cfg['receivers.zmq_host']}:{cfg['receivers.zmq_port']}")
+            url = f"tcp://{cfg['receivers.zmq_host']}:{cfg['receivers.zmq_port']}"
+            self.zmq = ZmqReceiver(self.router, url)
         host = cfg["worker.advertised_host"] or default_host()
         self.identity = Identity(worker_id(cfg, self.http.port), host,
                                  tuple(machine_identity(host)))
-        self.managers = self.registry = None
+        self.managers = self.registry = self.ports = None
         if self.mode == "distributed":
+            self.ports = PortBook(cfg["worker.state_dir"], self.identity.worker_id)
             self.managers = ManagerSet(cfg["managers.urls"], cfg["managers.registries"],
                                        cfg["managers.timeout"])
             self.registry = FailoverRegistry(self.managers, cfg["managers.timeout"])
@@ -82,7 +85,7 @@ class Worker:
         self.sync.stop()
         with self._lock:
             for key in list(self.plans):
-                self.undeploy(key)
+                self.undeploy(key, unregister=False)  # a restart takes the same ports again
         if self.zmq:
             self.zmq.stop()
         self.http.stop()
@@ -124,12 +127,13 @@ class Worker:
             from cep.worker.standalone import StandalonePlan
             return StandalonePlan(spec, self.router, self.cfg)
         from cep.worker.distributed import DistributedPlan
-        return DistributedPlan(spec, self.router, self.registry, self.cfg, self.identity)
+        return DistributedPlan(spec, self.router, self.registry, self.cfg, self.identity,
+                               self.ports)
 
-    def undeploy(self, key):
+    def undeploy(self, key, unregister=True):
         handle = self.plans.pop(key, None)
         if handle is not None:
-            handle.stop()
+            handle.stop(unregister=unregister)
             log.info("plan %s (tenant %s) torn down", key[1], key[0])
 
     # -- status --

@@ -65,7 +65,7 @@ class StandalonePlan:
         self.sources = start_sources(self.spec, self.router)
         return self
 
-    def stop(self):
+    def stop(self, unregister=True):
         self.router.unregister_plan(str(self.spec.tenant), self.spec.name)
         stop_all(self.sources)
         with self._lock:

@@ -46,7 +46,8 @@ def test_cli_starts_reports_urls_and_stops_on_sigint(fake_manager, tmp_path):
         [CEP, "worker", "--config", str(tmp_path / "none.yaml"), "--manager", fake_manager.url,
          "--registry", "tcp://127.0.0.1:1", "--id", "cli-w", "--http-port", "0",
          "--zmq-port", "0", "--host", "127.0.0.1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "CEP_WORKER_STATE_DIR": str(tmp_path / "state")})
     try:
         first = proc.stdout.readline()
         assert "worker cli-w (distributed) up" in first, proc.stderr.read() if proc.poll() else first

@@ -40,9 +40,11 @@ def make_worker(fake_manager, registry_service, tmp_path, wid="w1", managers=Non
         "managers.registries": [f"tcp://127.0.0.1:{registry_service.port}"] * len(
             managers or [fake_manager.url]),
         "managers.poll_interval": 0.2, "managers.timeout": 1.0,
-        "receivers.http_host": "127.0.0.1", "receivers.http_port": 0, "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0,
+        "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
+        "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0,
         "transport.reconnect_interval": 0.1, "transport.heartbeat_interval": 0.5,
-        "sinks.default": "file", "sinks.dir": str(tmp_path / "out")})
+        "sinks.default": "file", "sinks.dir": str(tmp_path / "out"),
+        "worker.state_dir": str(tmp_path / "state")})
     return Worker(cfg)
 
 
@@ -144,3 +146,40 @@ def test_worker_restart_reconnects_and_uses_whichever_manager_answers(
     finally:
         w2.stop()
         spout.close()
+
+
+def test_restarted_worker_rebinds_its_publisher_port_and_the_bolt_keeps_sending(
+        fake_manager, registry_service, registry_client, tmp_path, helpers):
+    wait_for = helpers["wait_for"]
+    fake_manager.set_plans([helpers["stock_entry"]()])
+    w = make_worker(fake_manager, registry_service, tmp_path).start()
+    assert wait_for(lambda: registry_client.status(-1234, "StockAnalysis")["publishers"])
+    port = w.plans[(-1234, "StockAnalysis")].service.port
+    bolt = helpers["FakePublisherBolt"](registry_client)
+    bolt.send("HighPriceStream", [[1, ["A", 501.0, 1]]])
+    out = tmp_path / "out" / "-1234" / "StockAnalysis" / "HighPriceStream.jsonl"
+    assert wait_for(lambda: out.exists() and len(out.read_text().splitlines()) == 1)
+    w.stop()
+    bolt.send("HighPriceStream", [[2, ["B", 502.0, 2]]])  # sent while the worker is down
+    w2 = make_worker(fake_manager, registry_service, tmp_path).start()
+    try:
+        assert wait_for(lambda: (-1234, "StockAnalysis") in w2.plans)
+        assert w2.plans[(-1234, "StockAnalysis")].service.port == port
+        assert wait_for(lambda: len(out.read_text().splitlines()) == 2)
+        assert [json.loads(x)["timestamp"] for x in out.read_text().splitlines()] == [1, 2]
+        conns = registry_client.status(-1234, "StockAnalysis")["connections"]
+        assert [c["client"] for c in conns if c["kind"] == "publisher"] == ["bolt:0"]
+    finally:
+        bolt.close()
+        w2.stop()
+
+
+def test_port_book_survives_restarts_and_bad_files(tmp_path):
+    from cep.worker.ports import PortBook
+    book = PortBook(str(tmp_path), "host:9090")
+    assert book.get("-1234/P") == 0
+    book.put("-1234/P", 41001)
+    assert PortBook(str(tmp_path), "host:9090").get("-1234/P") == 41001
+    with open(book.path, "w") as fh:
+        fh.write("{not json")
+    assert PortBook(str(tmp_path), "host:9090").get("-1234/P") == 0

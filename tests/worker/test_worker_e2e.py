@@ -85,7 +85,8 @@ def start_worker(manager, wid, out_dir):
         "managers.registries": [manager.registry_url], "worker.advertised_host": "127.0.0.1",
         "managers.poll_interval": 0.5, "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
         "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0, "transport.reconnect_interval": 0.2,
-        "transport.heartbeat_interval": 1.0, "sinks.default": "file", "sinks.dir": out_dir})
+        "transport.heartbeat_interval": 1.0, "sinks.default": "file", "sinks.dir": out_dir,
+        "worker.state_dir": os.path.join(out_dir, "state")})
     return Worker(cfg).start()
 
 
@@ -175,12 +176,13 @@ def test_two_workers_match_offline_and_survive_a_worker_restart(manager, tmp_pat
         chunks = [events[i:i + 8] for i in range(0, len(events), 8)]
         workers = {"w1": w1, "w2": w2}
         for k, chunk in enumerate(chunks):
-            if k == 3:  # restart the worker the publisher bolt is not sending to (see README)
-                wid = "w2" if publishing_worker(manager, workers) == "w1" else "w1"
+            if k in (2, 3):  # restart the worker the publisher bolt sends to, then the other
+                publishing = publishing_worker(manager, workers)
+                wid = publishing if k == 2 else ("w2" if publishing == "w1" else "w1")
                 workers[wid].stop()
                 workers[wid] = start_worker(manager, wid, dirs[int(wid[1]) - 1])
                 wait_for(lambda: all_active(manager, workers.values()), 60,
-                         "reconnection after restart",
+                         f"reconnection after restarting {wid}",
                          lambda: rest(manager, f"/api/v1/tenants/{TENANT}/plans/E2E/status"))
             worker, over = (workers["w1"], "http") if k % 2 == 0 else (workers["w2"], "zmq")
             send(worker, chunk, over)
