@@ -134,3 +134,26 @@ def test_wall_clock_time_batch_flushes_on_the_timer_thread():
         time.sleep(0.02)
     rt.shutdown()
     assert [r for _, r in got["O"]] == [(3,)]
+
+
+def test_a_runtime_is_built_from_a_hand_made_model_without_plan_text():
+    from cep.engine.runtime import ExecutionPlanRuntime
+    from cep.model import (
+        Annotation, Attribute, AttrType, CompareOp, Constant, ExecutionPlan, Filter,
+        FunctionCall, InsertInto, OutputAttribute, Query, Selector, SingleInputStream,
+        StreamDefinition, Variable, Window,
+    )
+    s = StreamDefinition("S", (Attribute("sym", AttrType.STRING), Attribute("p", AttrType.DOUBLE)))
+    out = StreamDefinition("O", (Attribute("sym", AttrType.STRING), Attribute("t", AttrType.DOUBLE)))
+    q = Query(SingleInputStream("S", (Filter(CompareOp(">", Variable("p"), Constant(1.0, AttrType.DOUBLE))),
+                                      Window("length", (Constant(2, AttrType.INT),)))),
+              Selector((OutputAttribute("sym", Variable("sym")),
+                        OutputAttribute("t", FunctionCall("sum", (Variable("p"),))))),
+              InsertInto("O"))
+    plan = ExecutionPlan(annotations=(Annotation("playback", "Plan"),), streams=(s, out),
+                         elements=(q,))
+    rt = ExecutionPlanRuntime(plan)
+    got = collect(rt, ["O"])
+    rt.input_handler("S").send_batch([(1, ("A", 2.0)), (2, ("B", 0.5)), (3, ("C", 3.0)),
+                                      (4, ("D", 4.0))])
+    assert got["O"] == [(1, ("A", 2.0)), (3, ("C", 5.0)), (4, ("D", 7.0))]
