@@ -1,12 +1,14 @@
 """`@source(type='http'|'zmq'|'file', ...)` on an imported stream: build and run the source.
 
-- `http`: the worker's own endpoint always serves the stream; with `port='N'` the source also
-  listens on its own port and takes `POST /` for this stream only.
+- `http`: the worker's own endpoint always serves the stream; with `port='N'` (or WSO2's
+  `receiver.url='http://host:port/...'`) the source also listens on its own port and takes
+  `POST /` (any path) for this stream only.
 - `zmq`: bind a PULL socket at `url='tcp://host:port'` for this stream only (one-frame or
   two-frame messages, see receivers.zmq_receiver).
 - `file`: read `path` as JSON lines; `tail='true'` keeps following it.
 Every source has start(), stop() and describe()."""
 import json
+from urllib.parse import urlsplit
 
 from flask import Flask, jsonify, request
 
@@ -29,7 +31,8 @@ def build_source(options, router, key):
     kind = str(options.get("type", "")).lower()
     key = StreamKey(*key)
     if kind == "http":
-        return HttpSource(router, key, _int(options, "port", 0, key), options.get("host"))
+        host, port = _http_address(options, key)
+        return HttpSource(router, key, port, host)
     if kind == "zmq":
         url = options.get("url") or _required(options, "url", key)
         return ZmqSource(ZmqReceiver(router, url, default_key=key))
@@ -100,8 +103,9 @@ class FileSourceRunner:
 def _single_stream_app(router, key):
     app = Flask(f"source-{key}")
 
-    @app.post("/")
-    def post():
+    @app.post("/", defaults={"path": ""})
+    @app.post("/<path:path>")
+    def post(path):
         try:
             body = json.loads(request.get_data() or b"null")
         except ValueError as exc:
@@ -110,6 +114,22 @@ def _single_stream_app(router, key):
         return jsonify(result.to_dict()), (400 if result.rejected and not result.accepted else 200)
 
     return app
+
+
+def _http_address(options, key):
+    """(host, port) from `receiver.url='http://host:port/...'` (WSO2's key) or host/port."""
+    url = options.get("receiver.url")
+    if url:
+        parts = urlsplit(url)
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if parts.scheme != "http" or not parts.hostname or not port:
+            raise SourceConfigError(f"@source(type='http') on {key}: receiver.url={url!r} must "
+                                    f"be http://host:port/...")
+        return parts.hostname, port
+    return options.get("host"), _int(options, "port", 0, key)
 
 
 def _required(options, name, key):

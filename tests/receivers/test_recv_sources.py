@@ -84,7 +84,25 @@ def test_http_source_with_port(router, recorder, key):
         h.stop()
 
 
+def test_http_source_with_wso2_receiver_url(router, recorder, key):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/endpoints/stock"
+    h = build_source({"type": "http", "receiver.url": url}, router, key).start()
+    try:
+        req = urllib.request.Request(url, method="POST",
+                                     data=json.dumps({"data": ["A", 1.0, 1, 1, True]}).encode())
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            assert json.loads(resp.read())["accepted"] == 1
+        assert h.describe()["url"] == f"http://127.0.0.1:{port}"
+    finally:
+        h.stop()
+
+
 @pytest.mark.parametrize("options, fragment", [
+    ({"type": "http", "receiver.url": "ftp://x:1/"}, "must be http://host:port"),
     ({"type": "kafka"}, "unknown type 'kafka'"),
     ({"type": "file"}, "needs path="),
     ({"type": "http", "port": "eighty"}, "is not an integer"),
