@@ -39,27 +39,25 @@ def fusable_window(stream, selector):
 
 
 def build_fused(c, spec):
-    """-> (select(batch, S, W, now), expire(S, W, now) or None) from an AggCode."""
+    """-> (select(batch, S, W, now), expire(S, W, now) or None) from an AggCode. Only
+    CURRENT events reach a fused selector (junction events, through filters at most)."""
     head = ["_pop = W.popleft", "_push = W.append"]
     expired_body = ["r = _pop()[1]"] + c.body(1)
     current_body = c.body(0)
     if spec.kind == "length":
         stamp = [] if spec.playback else ["ts = now"]
-        loop = ["for e in batch:", "    ts, r, k = e", "    if k:", "        continue",
-                f"    if len(W) >= {spec.param}:"] + _indent(stamp + expired_body, 8) + \
-            _indent(["ts, r, k = e"], 8) + ["    _push(e)"] + _indent(current_body, 4)
-        body = loop
+        body = ["for e in batch:", "    ts, r, k = e", f"    if len(W) >= {spec.param}:"] + \
+            _indent(stamp + expired_body + ["ts, r, k = e"], 8) + ["    _push(e)"] + \
+            _indent(current_body, 4)
     elif spec.playback:
-        body = ["for e in batch:", "    ts, r, k = e", "    if k:", "        continue",
-                f"    lim = ts - {spec.param}",
+        body = ["for e in batch:", "    ts, r, k = e", f"    lim = ts - {spec.param}",
                 "    if W and W[0][0] <= lim:",
                 "        while W and W[0][0] <= lim:"] + _indent(expired_body, 12) + \
                ["        r = e[1]", "    _push(e)"] + _indent(current_body, 4)
     else:
         body = ["ts = now", f"lim = now - {spec.param}", "while W and W[0][0] <= lim:"] + \
             _indent(expired_body, 4) + \
-            ["for e in batch:", "    ts, r, k = e", "    if k:", "        continue",
-             "    _push(e)"] + _indent(current_body, 4)
+            ["for e in batch:", "    ts, r, k = e", "    _push(e)"] + _indent(current_body, 4)
     fn = _assemble("select", "batch, S, W, now", c, head, body)
     expire = None
     if spec.kind == "time":
