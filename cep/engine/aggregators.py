@@ -5,7 +5,8 @@ Each spec gives the initial slot values and Python statements that update the sl
 event arrives (`add`), leaves (`remove`) or a batch window resets them (`reset`), and the
 expression of the current value. `S(i)` is the source of slot i (a local or `st[i]`), `v` the
 source of the argument's value. Running state makes the cost per event independent of the
-window length; min/max keep monotonic deques (Siddhi 3's algorithm, exact for FIFO windows)."""
+window length; min/max keep monotonic deques with Siddhi 3's removal (the first equal value),
+so their answers are Siddhi's, quirks included (see cep/engine/README.md)."""
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable
@@ -69,7 +70,7 @@ def _extreme(name, cmp):
         name, 1, _numeric(name, lambda t: t),
         lambda t, removes: [deque()],
         add,
-        # Siddhi 3 removes the first occurrence of the value (exact for FIFO windows)
+        # Siddhi 3 removes the first occurrence of the value (Deque.removeFirstOccurrence)
         lambda S, v: [f"if {v} is not None:",
                       f"    _dq = {S(0)}",
                       f"    if _dq and _dq[0] == {v}: _dq.popleft()",

@@ -120,3 +120,14 @@ def test_aggregates_without_a_window_run_forever():
         (5.0, 1.0, 9.0, 3.0, 4, pytest.approx(1.632993161855452), 2)]
     assert [r for _, r in got["G"]] == [("A", 3.0, 3.0), ("B", 1.0, 1.0), ("A", 5.0, 3.0),
                                         ("A", 5.0, 3.0)]
+
+
+def test_max_follows_siddhi_removal_of_the_first_equal_value():
+    """Siddhi 3's max deque: the expiring 5 was pruned by 9, so the newer 5 is removed in its
+    place, and after 9 expires max reads 1 though 5 is still in the window."""
+    rt = runtime("""@Plan:playback
+        define stream S (v double);
+        from S#window.length(3) select max(v) as m insert into O;""")
+    got = collect(rt, ["O"])
+    rt.input_handler("S").send_batch([(i, (v,)) for i, v in enumerate([5.0, 9.0, 5.0, 1.0, 0.0])])
+    assert [r[0] for _, r in got["O"]] == [5.0, 9.0, 9.0, 9.0, 1.0]
