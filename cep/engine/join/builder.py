@@ -213,8 +213,9 @@ def _table_lookup(expr, scope, infos, which, pad):
         pre = (f"    def _fit({tab}, {arr}):\n"
                f"        return {tab} if {fits} else None\n")
     else:
-        body = (f"[(ts, (a, b), k) for ts, {arr}, k in batch for {tab} in "
-                f"(get({key.source}),) if {fits}]")
+        body = (f"[(ts, (a, b), k) for ts, {arr}, k in batch "
+                f"if ({tab} := get({key.source})) is not None"
+                + (f" and {cond}]" if cond else "]"))
         pre = ""
     src = f"def lookup(batch):\n    get = T.rows.get\n{pre}    return {body}\n"
     return make_function("lookup", src, g)
