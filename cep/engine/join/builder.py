@@ -61,6 +61,9 @@ def build_join_query(query, ctx, name=None):
         raise InvalidQueryError("`within` on a join is not supported; bound the sides with "
                                 "time windows instead", j.span)
     infos = [_side_info(s, ctx) for s in (j.left, j.right)]
+    if infos[0]["table"] is not None and infos[1]["table"] is not None:
+        raise InvalidQueryError("a join of two tables never produces events: at least one "
+                                "side must be a stream", j.span)
     hook = with_tables(ctx)
     sides_scope = [(i["definition"], i["refs"]) for i in infos]
     on_scope = hook(JoinScope(sides_scope, rows=("a", "b")))
