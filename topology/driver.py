@@ -113,7 +113,7 @@ class Driver:
             if self.pull in events:
                 self._read_reports()
             if self.rep in events:
-                self._answer(wire.unpack(self.rep.recv()))
+                self._answer_raw(self.rep.recv())
             if time.monotonic() >= next_pub:
                 self._publish()
                 next_pub = time.monotonic() + 0.2
@@ -145,9 +145,12 @@ class Driver:
         while True:
             try:
                 report = wire.unpack(self.pull.recv(zmq.NOBLOCK))
+                attempt = report["attempt"]
             except zmq.Again:
                 return
-            attempt = report["attempt"]
+            except (ValueError, KeyError, TypeError) as exc:
+                log.warning("ignoring a malformed task report: %s", exc)
+                continue
             if attempt < 0:
                 continue
             if attempt > self.attempt:
@@ -161,6 +164,17 @@ class Driver:
                 self.ready.add(report["task"])
                 if len(self.ready) == self.ntasks and self.active_since is None:
                     self.active_since = self.timeline["tasks_ready"] = time.time()
+
+    def _answer_raw(self, data):
+        """Answer one request; a malformed one gets an error reply and changes nothing."""
+        try:
+            request = wire.unpack(data)
+            if not isinstance(request, dict):
+                raise ValueError(f"expected a map, got {type(request).__name__}")
+        except ValueError as exc:
+            self.rep.send(wire.pack({"error": f"malformed control request: {exc}"}))
+            return
+        self._answer(request)
 
     def _answer(self, request):
         cmd = request.get("cmd")

@@ -9,6 +9,7 @@ import logging
 import time
 
 from topology.component import Batch, Collector, Context
+from topology.metrics import InstanceMetrics
 from topology.routing import build_routes, describe_bad, split_batch
 
 log = logging.getLogger(__name__)
@@ -25,7 +26,6 @@ class Instance:
                                spec.outputs, dict(topology.config), attempt)
         self.collector = Collector(component_id, spec.outputs)
         self.routes = build_routes(topology, component_id)
-        from topology.metrics import InstanceMetrics
         self.metrics = InstanceMetrics(component_id, index, task_id)
         self.component = spec.load_class()(spec.config)
         self.batch_seq = 0

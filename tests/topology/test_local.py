@@ -5,6 +5,18 @@ from topology.local import run_local
 from topology.model import Topology
 from topology.testing import CollectBolt, CountBolt, FailingBolt, ListSpout, SplitBolt
 
+ACKS = []
+
+
+class RecordingSpout(ListSpout):
+    """ListSpout that records its ack/fail calls."""
+
+    def ack(self, batch_id):
+        ACKS.append(("ack", batch_id))
+
+    def fail(self, batch_id, reason):
+        ACKS.append(("fail", batch_id, reason))
+
 SENTENCES = [["the cat sat on the mat"], ["the dog ate the cat"], ["a b c a b a"]] * 50
 
 
@@ -49,3 +61,26 @@ def test_bad_row_fails_alone_and_neighbours_pass():
     f = result.metrics["f"]
     assert f["failed"] == 1 and f["executed"] == 3
     assert "bad row value" in f["instances"][0]["last_error"]["error"]
+
+
+def test_spout_ack_per_routed_batch_and_fail_for_unroutable_rows():
+    ACKS.clear()
+    t = Topology("t")
+    t.add_spout("s", RecordingSpout, outputs=["k", "v"],
+                config={"rows": [["a", 1], ["b", 2], ["short"], ["c", 3]], "batch_size": 2})
+    t.add_bolt("c", CollectBolt, inputs={"s": ["v"]}, parallelism=2)
+    result = run_local(t)
+    assert ACKS == [("ack", 1), ("fail", 2, "1 rows not routable"), ("ack", 2)]
+    assert sorted(r for b in result.components["c"] for r in b.rows) == [("a", 1), ("b", 2), ("c", 3)]
+    assert result.metrics["s"]["failed"] == 1 and result.metrics["s"]["acked"] == 2
+
+
+def test_mermaid_with_metrics_shows_counts_and_capacity():
+    t = Topology("wc")
+    t.add_spout("s", ListSpout, outputs=["x"], config={"rows": [[1], [2]]})
+    t.add_bolt("c", CollectBolt, inputs={("s", "default"): "global"})
+    text = t.to_mermaid()
+    from topology.draw import to_mermaid
+    drawn = to_mermaid(t, run_local(t).metrics)
+    assert 'c_s(["s x1<br/>2 events, capacity' in drawn and 'c_c["c x1<br/>2 events' in drawn
+    assert 'c_s -->|"global"| c_c' in text

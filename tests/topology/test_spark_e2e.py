@@ -8,7 +8,9 @@ import sys
 import time
 
 import pytest
+import zmq
 
+from topology import wire
 from topology.cluster import master_state
 from topology.exceptions import TopologyExistsError
 from topology.launcher import get_topology, list_topologies, submit
@@ -37,6 +39,20 @@ def counter_topology(name, bolts=1, rate=20000):
                parallelism=bolts, outputs=["n"])
     t.add_bolt("count", "topology.testing:CountBolt", inputs={"pass": ["n"]})
     return t
+
+
+def raw_request(handle, data):
+    """Send raw bytes to the driver's control socket and decode the reply."""
+    info = json.loads((handle.run_dir / "driver.json").read_text())
+    sock = zmq.Context.instance().socket(zmq.REQ)
+    sock.setsockopt(zmq.LINGER, 0)
+    try:
+        sock.connect(info["control"])
+        sock.send(data)
+        assert sock.poll(5000), "the driver did not answer"
+        return wire.unpack(sock.recv())
+    finally:
+        sock.close()
 
 
 def executed(handle, component="count"):
@@ -138,6 +154,9 @@ def test_backpressure_and_cli_verbs(spark_settings, monkeypatch, capsys):
     assert emitted - done < 200 * 500, (emitted, done)
     assert comps["nums"]["instances"][0]["backpressure_ms"] > 1000, comps["nums"]
     assert comps["slow"]["capacity"] > 0.5, comps["slow"]
+    for garbage in (b"\xc1 not msgpack", wire.pack(5), wire.pack({"cmd": "explode"})):
+        assert "error" in raw_request(handle, garbage)  # answered, nothing else changes
+    assert handle.status()["status"] == "ACTIVE"
     assert main(["topology", "list"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["Topology_name", "Status", "Num_tasks", "Num_workers",
