@@ -51,6 +51,9 @@ class Compiled:
 class Scope:
     """Resolves attribute references of one input."""
 
+    tables = {}  # table id -> Table, for `cond in Table`; the query builders set it
+
+
     def resolve(self, variable):
         """-> (python source, AttrType); raise UnknownAttributeError when unknown."""
         raise NotImplementedError
@@ -238,10 +241,8 @@ class _Gen:
         return hook(e, self)
 
     def _InTable(self, e):
-        hook = getattr(self.scope, "compile_in_table", None)
-        if hook is None:
-            raise EngineError(f"'in {e.table}' conditions need event tables (cep.engine.table)")
-        return hook(e, self)
+        from cep.engine.table.conditions import compile_in_table
+        return compile_in_table(e, self, self.scope, self.scope.tables)
 
     def _FunctionCall(self, e):
         spec = fn_registry.lookup(e.name, e.namespace)

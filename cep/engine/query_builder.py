@@ -78,6 +78,7 @@ def build_single_query(query, ctx, name):
     stream = query.input
     definition = input_definition(stream, ctx)
     scope = SingleStreamScope(definition, [stream.alias])
+    scope.tables = ctx.tables
     handlers = stream.handlers
     pre = None
     if handlers and all(isinstance(h, Filter) for h in handlers) and not has_aggregators(

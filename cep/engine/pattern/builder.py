@@ -25,10 +25,8 @@ def stream_definitions(stream_ids, spans, ctx):
 
 def with_tables(ctx):
     """A scope hook giving a scope `cond in Table` support over the runtime's tables."""
-    from cep.engine.table import compile_in_table
-
     def hook(scope):
-        scope.compile_in_table = lambda e, gen: compile_in_table(e, gen, scope, ctx.tables)
+        scope.tables = ctx.tables
         return scope
     return hook
 

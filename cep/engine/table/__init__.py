@@ -2,8 +2,6 @@
 
 Entry points for the runtime (see cep/engine/DESIGN.md): `build_table(definition, ctx)` and
 `build_table_output(query, ctx, out_def)`."""
-import threading
-
 from cep.engine.expressions import SingleStreamScope, compile_expression, make_function
 from cep.engine.table.conditions import compile_in_table, compile_table_condition
 from cep.engine.table.outputs import TableDelete, TableInsert, TableUpdate
@@ -12,11 +10,6 @@ from cep.errors import InvalidQueryError, TypeMismatchError, UnknownAttributeErr
 from cep.model import DeleteFrom, InsertInto, UpdateOrInsert, UpdateTable
 
 __all__ = ["Table", "build_table", "build_table_output", "compile_in_table"]
-
-# The tables of the runtime being built, for `in Table` inside single-stream filters (whose
-# scope does not carry the tables). Set by build_table; runtimes are built on one thread.
-_BUILDING = threading.local()
-
 
 class _TableState:
     """Snapshot adapter: a table registered as a stateful runtime element."""
@@ -33,18 +26,8 @@ class _TableState:
 
 def build_table(definition, ctx):
     table = Table(definition)
-    _BUILDING.tables = ctx.tables
     ctx.register(f"table:{definition.id}", _TableState(table))
     return table
-
-
-def _single_scope_in_table(self, e, gen):
-    tables = getattr(self, "tables", None) or getattr(_BUILDING, "tables", None) or {}
-    return compile_in_table(e, gen, self, tables)
-
-
-if not hasattr(SingleStreamScope, "compile_in_table"):
-    SingleStreamScope.compile_in_table = _single_scope_in_table
 
 
 def build_table_output(query, ctx, out_def):
