@@ -11,6 +11,7 @@ import json
 import logging
 import math
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -271,10 +272,18 @@ class Driver:
         return 0 if status == "KILLED" else 1
 
 
+PYTHON_ERROR = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception)): (.*)$")
+
+
 def _short(exc, limit=800):
-    text = str(exc).strip().splitlines()
-    first = next((line for line in text if "Error" in line or "Exception" in line), text[0] if text else "")
-    return f"{type(exc).__name__}: {first}"[:limit]
+    """A one-line reason: the task's Python exception when there is one, else the first line."""
+    lines = str(exc).strip().splitlines()
+    python = [m for m in map(PYTHON_ERROR.match, lines)
+              if m and not m.group(1).startswith(("org.", "py4j", "java."))]
+    if python:
+        last = python[-1]
+        return f"{last.group(1)}: {last.group(3)}"[:limit]
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:limit]
 
 
 def main(run_dir):

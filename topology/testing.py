@@ -8,6 +8,7 @@
   ``config["out_dir"]/<component>-<index>.json`` every second and on cleanup.
 - ``CollectBolt``: keeps every row it receives in ``self.rows`` (for run_local).
 - ``FailingBolt``: raises on rows whose field 0 equals ``config["bad"]``, passes others on.
+- ``BrokenSpout``: raises ``RuntimeError(config["message"])`` in open() (failure tests).
 - ``SlowBolt``: sleeps ``config["sleep_ms"]`` per batch (backpressure tests).
 """
 import json
@@ -118,3 +119,10 @@ class SlowBolt(Bolt):
         time.sleep(float(self.config.get("sleep_ms", 10)) / 1000.0)
         if self.context.outputs:
             self.emit(list(batch.rows))
+
+
+class BrokenSpout(Spout):
+    """Fails in open() with config['message']."""
+
+    def open(self, context, collector):
+        raise RuntimeError(self.config.get("message", "broken spout"))

@@ -12,7 +12,7 @@ import zmq
 
 from topology import wire
 from topology.cluster import master_state
-from topology.exceptions import TopologyExistsError
+from topology.exceptions import TopologyExistsError, WaitTimeoutError
 from topology.launcher import get_topology, list_topologies, submit
 from topology.model import Grouping, Topology
 
@@ -186,6 +186,19 @@ def test_bench_cli_counts_every_event(spark_settings, monkeypatch, capsys):
     assert result["events_sent"] == result["events_received"] == 50000
     assert result["events_per_s"] > 0 and 0 < result["latency_ms"]["p50"] <= result["latency_ms"]["p99"]
     assert 0 < result["submit_to_active_s"] < 60
+
+
+def test_failing_component_makes_the_topology_failed_with_its_reason(spark_settings, cluster):
+    t = Topology("Broken[-1234]")
+    t.add_spout("s", "topology.testing:BrokenSpout", outputs=["x"],
+                config={"message": "cannot reach the source at 10.0.0.1:9"})
+    t.add_bolt("c", "topology.testing:CountBolt", inputs={"s": "shuffle"})
+    handle = submit(t, spark_settings, overrides={"topology.max_stage_attempts": 1})
+    with pytest.raises(WaitTimeoutError):
+        handle.wait_for("ACTIVE", timeout=90)
+    status = handle.wait_for("FAILED", timeout=30)
+    assert status["reason"] == "RuntimeError: cannot reach the source at 10.0.0.1:9"
+    poll(lambda: "Broken[-1234]" not in active_app_names(cluster), timeout=30)
 
 
 def test_embedded_cluster_is_reused_by_another_process(spark_settings, cluster):
