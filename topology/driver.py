@@ -146,7 +146,7 @@ class Driver:
         while True:
             try:
                 report = wire.unpack(self.pull.recv(zmq.NOBLOCK))
-                attempt = report["attempt"]
+                attempt, task, kind = report["attempt"], report["task"], report["type"]
             except zmq.Again:
                 return
             except (ValueError, KeyError, TypeError) as exc:
@@ -160,9 +160,9 @@ class Driver:
                 self.attempt, self.ready, self.reports = attempt, set(), {}
             if attempt < self.attempt:
                 continue
-            self.reports[report["task"]] = report
-            if report["type"] == "ready":
-                self.ready.add(report["task"])
+            self.reports[task] = report
+            if kind == "ready":
+                self.ready.add(task)
                 if len(self.ready) == self.ntasks and self.active_since is None:
                     self.active_since = self.timeline["tasks_ready"] = time.time()
 
@@ -172,7 +172,9 @@ class Driver:
             request = wire.unpack(data)
             if not isinstance(request, dict):
                 raise ValueError(f"expected a map, got {type(request).__name__}")
-        except ValueError as exc:
+            if "wait" in request:
+                request["wait"] = float(request["wait"])
+        except (ValueError, TypeError) as exc:
             self.rep.send(wire.pack({"error": f"malformed control request: {exc}"}))
             return
         self._answer(request)
@@ -184,7 +186,7 @@ class Driver:
             self.seq += 1
             self._publish()
         elif cmd == "kill" and self.kill_deadline is None:
-            self._start_kill(float(request.get("wait", self.launch["kill_wait_secs"])))
+            self._start_kill(request.get("wait", self.launch["kill_wait_secs"]))
         if cmd == "metrics":
             reply = {"instances": add_queue_depths([dict(r) for r in self.reports.values()]),
                      "status": self.status()}

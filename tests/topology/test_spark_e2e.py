@@ -154,7 +154,8 @@ def test_backpressure_and_cli_verbs(spark_settings, monkeypatch, capsys):
     assert emitted - done < 200 * 500, (emitted, done)
     assert comps["nums"]["instances"][0]["backpressure_ms"] > 1000, comps["nums"]
     assert comps["slow"]["capacity"] > 0.5, comps["slow"]
-    for garbage in (b"\xc1 not msgpack", wire.pack(5), wire.pack({"cmd": "explode"})):
+    for garbage in (b"\xc1 not msgpack", wire.pack(5), wire.pack({"cmd": "explode"}),
+                    wire.pack({"cmd": "kill", "wait": "soon"})):
         assert "error" in raw_request(handle, garbage)  # answered, nothing else changes
     assert handle.status()["status"] == "ACTIVE"
     assert main(["topology", "list"]) == 0
