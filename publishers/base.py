@@ -15,8 +15,12 @@ def event_json(stream, ts, row):
 
 
 def batch_json_lines(stream, events):
-    """Every event of a batch as JSON lines, newline-terminated."""
-    return "".join(event_json(stream, ts, row) + "\n" for ts, row in events)
+    """Every event of a batch as JSON lines, newline-terminated (the same text as event_json,
+    built without a dict per event)."""
+    head = '{"stream": ' + _dumps(stream) + ', "timestamp": '
+    return "".join([
+        f'{head}{ts if type(ts) is int else _dumps(ts)}, "data": '
+        f'{_dumps(row if type(row) is list else list(row))}}}\n' for ts, row in events])
 
 
 class Sink:

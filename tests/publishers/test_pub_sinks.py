@@ -155,3 +155,10 @@ def test_sink_specs_from_annotations():
             Annotation("sink", elements=(("type", "log"),)))
     assert sink_specs_from_annotations(anns) == [
         {"type": "file", "options": {"path": "/tmp/x.jsonl"}}, {"type": "log", "options": {}}]
+
+
+def test_batch_lines_equal_event_json_for_every_shape():
+    from publishers.base import batch_json_lines, event_json
+    events = [(1, ("a", 1.5, None)), [2, ["b\u00e9", True, 3]], (3.0, ("c\n", -1, [1]))]
+    assert batch_json_lines("S\"x", events) == "".join(
+        event_json("S\"x", ts, row) + "\n" for ts, row in events)
