@@ -26,12 +26,13 @@ class StreamCounters:
 
 
 class _Route:
-    __slots__ = ("validator", "deliver", "counters")
+    __slots__ = ("validator", "deliver", "counters", "lock")
 
     def __init__(self, definition, deliver):
         self.validator = EventValidator(definition)
         self.deliver = deliver
         self.counters = StreamCounters()
+        self.lock = threading.Lock()  # receivers on several threads update the counters
 
 
 class IngestRouter:
@@ -96,9 +97,10 @@ class IngestRouter:
             result.errors.append((None, f"{refused} valid events refused: the stream's "
                                         f"downstream buffer is full"))
         c = route.counters
-        c.accepted += result.accepted
-        c.rejected += len(errors)
-        c.refused += refused
+        with route.lock:
+            c.accepted += result.accepted
+            c.rejected += len(errors)
+            c.refused += refused
         if errors:
             log.info("%s: rejected %d of %d events, first: #%s %s", key, len(errors),
                      len(errors) + len(good), errors[0][0], errors[0][1])
