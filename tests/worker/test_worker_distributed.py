@@ -33,8 +33,8 @@ def dead_url():
         return f"http://127.0.0.1:{s.getsockname()[1]}"
 
 
-def make_worker(fake_manager, registry_service, tmp_path, wid="w1", managers=None):
-    cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
+def make_worker(fake_manager, registry_service, tmp_path, wid="w1", managers=None, **extra):
+    cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={**extra,
         "worker.id": wid, "worker.mode": "distributed", "worker.advertised_host": "127.0.0.1",
         "managers.urls": managers or [fake_manager.url],
         "managers.registries": [f"tcp://127.0.0.1:{registry_service.port}"] * len(
@@ -183,3 +183,25 @@ def test_port_book_survives_restarts_and_bad_files(tmp_path):
     with open(book.path, "w") as fh:
         fh.write("{not json")
     assert PortBook(str(tmp_path), "host:9090").get("-1234/P") == 0
+
+
+@pytest.mark.parametrize("roles", ["receiver", "publisher"])
+def test_roles_limit_what_a_worker_serves(fake_manager, registry_service, registry_client,
+                                          tmp_path, helpers, roles):
+    wait_for = helpers["wait_for"]
+    fake_manager.set_plans([helpers["stock_entry"]()])
+    spout = helpers["FakeSpout"](registry_client)
+    w = make_worker(fake_manager, registry_service, tmp_path, **{"worker.roles": roles}).start()
+    try:
+        assert wait_for(lambda: "-1234/StockAnalysis" in w.status()["plans"])
+        status, _ = post(plan_url(w), [["A", 1.0, 1]])
+        publishers = registry_client.status(-1234, "StockAnalysis")["publishers"]
+        if roles == "receiver":
+            assert status == 200 and wait_for(lambda: spout.drain() == 1)
+            assert publishers == []
+        else:
+            assert status == 404
+            assert [p["worker"] for p in publishers] == ["w1"]
+    finally:
+        w.stop()
+        spout.close()
