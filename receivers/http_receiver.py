@@ -1,4 +1,5 @@
-"""HTTP JSON receiver: `POST /events/<tenant>/<plan>/<stream>` with one event or an array.
+"""HTTP JSON receiver: `POST /events/<tenant>/<plan>/<stream>` with one event, an array, or
+JSON lines (one event a line, e.g. `curl --data-binary @events.jsonl`).
 
 The reply counts accepted and rejected events and gives the reasons:
 `{"accepted": n, "rejected": m, "errors": [{"index": i, "reason": "..."}]}`; status 200 when
@@ -26,16 +27,15 @@ def events_blueprint(router):
     def post_events(tenant, plan, stream):
         key = StreamKey(tenant, plan, stream)
         try:
-            body = json.loads(request.get_data(cache=False) or b"null")
-        except (ValueError, UnicodeDecodeError) as exc:
-            return _error(400, f"body is not JSON: {exc}", key)
-        if body is None:
-            return _error(400, "empty body: send one event (a JSON object) or an array", key)
-        events = body if isinstance(body, list) else [body]
+            events, bad_lines = parse_body(request.get_data(cache=False))
+        except ValueError as exc:
+            return _error(400, str(exc), key)
         try:
             result = router.ingest_json(key, events)
         except UnknownStreamError as exc:
             return _error(404, str(exc), key)
+        if bad_lines:
+            result = _with_bad_lines(result, events, bad_lines)
         status = 400 if result.rejected and not result.accepted else 200
         return jsonify(result.to_dict()), status
 
@@ -44,6 +44,39 @@ def events_blueprint(router):
         return jsonify({"streams": [str(k) for k in router.keys()]})
 
     return bp
+
+
+def parse_body(data):
+    """(events, bad lines) from a JSON event, a JSON array, or JSON lines (one event a line, as
+    `cep run` reads them); ValueError when it is none of these."""
+    try:
+        body = json.loads(data or b"null")
+    except (ValueError, UnicodeDecodeError) as exc:
+        lines = [x for x in data.splitlines() if x.strip()]
+        if len(lines) < 2:
+            raise ValueError(f"body is not JSON: {exc}") from None
+        return _json_lines(lines)
+    if body is None:
+        raise ValueError("empty body: send one event (a JSON object), an array, or JSON lines")
+    return (body if isinstance(body, list) else [body]), []
+
+
+def _json_lines(lines):
+    events, bad = [], []
+    for n, line in enumerate(lines):
+        try:
+            events.append(json.loads(line))
+        except (ValueError, UnicodeDecodeError) as exc:
+            bad.append((n, f"line {n + 1} is not JSON: {exc}"))
+            events.append(None)  # keeps indexes = line numbers; rejected below
+    return events, bad
+
+
+def _with_bad_lines(result, events, bad_lines):
+    """The validator rejected the None placeholders; give them the JSON error instead."""
+    reasons = dict(bad_lines)
+    result.errors = [(i, reasons.get(i, r)) for i, r in result.errors]
+    return result
 
 
 def _error(status, message, key):

@@ -57,3 +57,13 @@ def test_not_json_is_400(server):
 def test_unknown_stream_is_404(server):
     status, body = post(f"{server.url}/events/t1/StockAnalysis/Other", [])
     assert status == 404 and "no stream t1/StockAnalysis/Other" in body["error"]
+
+
+def test_json_lines_body_with_a_bad_line(server, recorder):
+    body = (b'{"timestamp": 1, "data": ["A", 1.0, 2, 3, true]}\n{oops\n'
+            b'{"timestamp": 3, "data": ["C", 1.0, 2, 3, true]}\n')
+    status, reply = post(f"{server.url}/events/t1/StockAnalysis/StockStream", body, raw=True)
+    assert status == 200 and (reply["accepted"], reply["rejected"]) == (2, 1)
+    assert reply["errors"][0]["index"] == 1
+    assert reply["errors"][0]["reason"].startswith("line 2 is not JSON")
+    assert [e[0] for e in recorder.events] == [1, 3]
