@@ -10,6 +10,8 @@ import re
 from cep.engine.expressions import make_function
 from cep.model import AttrType
 
+FOREVER = ("minForever", "maxForever")  # their value outlives the window's events
+
 
 def _init_source(values):
     parts = []
@@ -34,13 +36,15 @@ def _indent(lines, n):
 class AggCode:
     """Statement pieces of an aggregating selector."""
 
-    def __init__(self, compiled, hv, aggs, keys, wanted, batch_mode, g, removes=True):
+    def __init__(self, compiled, hv, aggs, keys, wanted, batch_mode, g, removes=True,
+                 drop_empty=False):
         self.compiled, self.hv, self.aggs, self.keys = compiled, hv, aggs, keys
         self.wanted, self.batch_mode, self.removes = set(wanted), batch_mode, removes
         self.grouped = bool(keys)
         init_values = []
         for a in aggs:
             init_values.extend(a.spec.init(a.type, removes))
+        self.population = self._population(drop_empty, init_values)
         self.nslots = len(init_values)
         self.g = dict(g)
         self.init_fn = make_function(
@@ -55,6 +59,20 @@ class AggCode:
         else:
             self.S = (lambda i: f"st[{i}]") if self.grouped else (lambda i: f"s{i}")
         self._args()
+
+    def _population(self, drop_empty, init_values):
+        """The slot counting a group's events in the window when empty groups are dropped
+        (a count() aggregator's, else a hidden one appended to `init_values`); None when
+        groups are kept: no group by, no removals, or an aggregate that outlives the window
+        (minForever/maxForever)."""
+        if not (drop_empty and self.grouped and self.removes and not self.batch_mode) or \
+                any(a.spec.name in FOREVER for a in self.aggs):
+            return None
+        for a in self.aggs:
+            if a.spec.name == "count":
+                return a.slots[0]
+        init_values.append(0)
+        return len(init_values) - 1
 
     def _slots(self, a):
         return lambda i: self.S(a.slots[i])
@@ -87,6 +105,12 @@ class AggCode:
                     self.arg_lines.append(f"{v} = {a.arg.source}")
             self.add += a.spec.add(self._slots(a), v, self.removes)
             self.rem += a.spec.remove(self._slots(a), v)
+        n = self.population
+        if n is not None and not any(a.spec.name == "count" for a in self.aggs):
+            self.add.append(f"{self.S(n)} += 1")
+            self.rem.append(f"{self.S(n)} -= 1")
+        if n is not None and not self.scalar:  # the window holds no event of the group
+            self.rem.append(f"if not {self.S(n)}: del G[_key]")
         self.add, self.rem = _merge_guards(self.add), _merge_guards(self.rem)
 
     def init_state(self):
@@ -147,7 +171,9 @@ class AggCode:
         else:
             L += ["if k == 0:"] + _indent(self.add or ["pass"], 4)
             L += ["else:"] + _indent(self.rem or ["pass"], 4)
-        if self.scalar:
+        if self.scalar and self.population is not None and kind != 0:
+            L += ["if st: G[_key] = st", "else: del G[_key]"]
+        elif self.scalar:
             L.append("G[_key] = st")
         return L + self._output(kind)
 
@@ -195,9 +221,10 @@ class AggCode:
 
 
 def build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g, removes=True,
-                      resets=True):
-    """-> (select(batch, state) -> out, init_state()). See the selector module docstring."""
-    c = AggCode(compiled, hv, aggs, keys, wanted, batch_mode, g, removes)
+                      resets=True, drop_empty=False):
+    """-> (select(batch, state) -> out, init_state()). See the selector module docstring;
+    drop_empty: forget a group's state when the window holds none of its events."""
+    c = AggCode(compiled, hv, aggs, keys, wanted, batch_mode, g, removes, drop_empty)
     L = ["def select(batch, S):"] + _indent(c.prologue(), 4) + ["    try:"]
     L.append("        for ts, r, k in batch:")
     if resets:

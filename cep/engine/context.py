@@ -44,18 +44,20 @@ class BuildContext:
         return set(WANTED_KINDS[getattr(query.output, "event_type", "current") or "current"])
 
     def build_selector(self, query, scope, input_definition, *, window=False,
-                       batch_window=False, pre_filter=None, fuse=None, owner=None):
+                       batch_window=False, pre_filter=None, fuse=None, owner=None,
+                       drop_empty=False):
         """A QuerySelector for `query.selector` over rows that `scope` resolves.
 
         window: events may be EXPIRED (a window feeds it); batch_window: a batch window feeds
         it (one row per flush with aggregates); pre_filter: a filter fused into a selector
         without aggregates; fuse (a cep.engine.fused.FuseSpec): build the window-fused
-        selector, whose timers name `owner`."""
+        selector, whose timers name `owner`; drop_empty: forget emptied groups (only where
+        every expired event is an earlier arrival of the same input)."""
         code = compile_selector(query.selector, scope, input_definition,
                                 self.wanted_kinds(query), window=window,
                                 batch_window=batch_window, pre_filter=pre_filter,
                                 out_id=getattr(query.output, "target", "output"), env=self.env,
-                                fuse=fuse)
+                                fuse=fuse, drop_empty=drop_empty)
         if fuse is not None:
             from cep.engine.fused import FusedWindowSelector
             sel = FusedWindowSelector(code, fuse, self.scheduler, owner)

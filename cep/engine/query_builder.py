@@ -95,7 +95,8 @@ def build_single_query(query, ctx, name):
         owner = stream.stream_id if (not procs and not stream.inner
                                      and ctx.timer_owners) else None
     selector = ctx.build_selector(query, scope, definition, window=window,
-                                  batch_window=batch, pre_filter=pre, fuse=fuse, owner=owner)
+                                  batch_window=batch, pre_filter=pre, fuse=fuse, owner=owner,
+                                  drop_empty=_expires_arrivals(stream, procs, fuse))
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
     out = ctx.build_output(query, out_def, selector)
     chain = procs + [selector]
@@ -117,6 +118,16 @@ def _fuse_spec(stream, query, scope, ctx):
         return None, None
     (param,) = WINDOWS[w.name.lower()].parse(WindowParams(w, scope))
     return FuseSpec(w.name.lower(), param, ctx.playback), None
+
+
+def _expires_arrivals(stream, procs, fuse):
+    """Whether the selector sees each event expire exactly once after it arrived: filters,
+    then one window that guarantees it (cep.engine.windows.base), as the last handler."""
+    if fuse is not None:
+        return True
+    windows = [p for p in procs if isinstance(p, WindowProcessor)]
+    return (len(windows) == 1 and procs[-1] is windows[0] and windows[0].expires_arrivals
+            and all(isinstance(h, Filter) for h in stream.handlers[:-1]))
 
 
 def _rest(p):

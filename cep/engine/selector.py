@@ -152,13 +152,14 @@ def output_items(selector, scope, input_definition):
 
 def compile_selector(selector, scope, input_definition, wanted, *, window=False,
                      batch_window=False, pre_filter=None, out_id="output", env=None,
-                     fuse=None):
+                     fuse=None, drop_empty=False):
     """Compile a model `Selector` into `SelectorCode`.
 
     wanted: the event kinds the output keeps; window: events may be EXPIRED/RESET;
     batch_window: a batch window feeds it; pre_filter: a filter Expression fused in (only
     used when there are no aggregates); fuse: a `cep.engine.fused.FuseSpec` to build the
-    window-fused loop instead (only with aggregates)."""
+    window-fused loop instead (only with aggregates); drop_empty: forget a group's aggregate
+    state once the window holds none of its events (expired events are earlier arrivals)."""
     p = _Parts(selector, scope, input_definition, out_id, env)
     order = _order_spec(selector, p.names)
     if not p.aggs:
@@ -173,14 +174,16 @@ def compile_selector(selector, scope, input_definition, wanted, *, window=False,
     if fuse is not None:
         from cep.engine.aggregation_codegen import AggCode
         from cep.engine.fused import build_fused
-        c = AggCode(p.compiled, p.hv, p.aggs, p.keys, wanted, False, p.g, removes=True)
+        c = AggCode(p.compiled, p.hv, p.aggs, p.keys, wanted, False, p.g, removes=True,
+                    drop_empty=drop_empty)
         fn, expire = build_fused(c, fuse)
         code = SelectorCode(fn, c.init_state, p.names, p.types, False, order, selector.limit)
         code.expire = expire
         return code
     batch_mode = batch_window and bool(p.aggs)
     fn, init = build_aggregating(p.compiled, p.hv, p.aggs, p.keys, wanted, batch_mode, p.g,
-                                 removes=window, resets=batch_window)
+                                 removes=window, resets=batch_window,
+                                 drop_empty=drop_empty and not batch_window)
     return SelectorCode(fn, init, p.names, p.types, batch_mode, order, selector.limit)
 
 

@@ -31,6 +31,9 @@ class WindowEnv:
 class WindowProcessor(Processor):
     stateful = True
     is_batch = False
+    # every EXPIRED event it emits was emitted before as CURRENT, once (so a selector may
+    # count a group's events in the window and drop the group when none is left)
+    expires_arrivals = False
 
     def __init__(self, env, args):
         super().__init__()

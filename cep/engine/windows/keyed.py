@@ -38,6 +38,7 @@ def _attr_getters(p, first):
 class SortWindow(WindowProcessor):
     """Keeps the n first events in sort order; an arrival beyond n expires the last one
     (current first, then expired; a newcomer that sorts last expires at once)."""
+    expires_arrivals = True
 
     @classmethod
     def parse(cls, p):
@@ -93,6 +94,7 @@ class SortWindow(WindowProcessor):
 @register("unique")
 class UniqueWindow(WindowProcessor):
     """The latest event per key; a newcomer expires the event it replaces (expired first)."""
+    expires_arrivals = True
 
     @classmethod
     def parse(cls, p):

@@ -16,6 +16,7 @@ def _positive(p, i, v):
 @register("length")
 class LengthWindow(WindowProcessor):
     """The last n events; an arrival beyond n expires the oldest (expired before current)."""
+    expires_arrivals = True
 
     @classmethod
     def parse(cls, p):
@@ -49,6 +50,7 @@ class LengthWindow(WindowProcessor):
 @register("time")
 class TimeWindow(WindowProcessor):
     """Events of the last T ms; an event at t is gone for anything at t + T (inclusive)."""
+    expires_arrivals = True
 
     @classmethod
     def parse(cls, p):
@@ -138,6 +140,7 @@ class TimeLengthWindow(TimeWindow):
 @register("externalTime")
 class ExternalTimeWindow(WindowProcessor):
     """Sliding over a timestamp attribute; expired events carry the triggering event's value."""
+    expires_arrivals = True
 
     @classmethod
     def parse(cls, p):
