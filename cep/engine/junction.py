@@ -88,6 +88,12 @@ class InputHandler:
         if not sch.playback:
             self.junction.process(events)
             return
+        due = sch.next_due(skip_owner=self.stream_id)
+        if due is None or due > events[-1][0] and due > max(map(_TS, events)):
+            sch.set_clock(events[0][0])  # no timer falls inside the batch: one call
+            self.junction.process(events)
+            sch.advance(events[-1][0])
+            return
         i, n = 0, len(events)
         latest = max(map(_TS, events))
         while i < n:

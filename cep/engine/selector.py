@@ -152,14 +152,16 @@ def output_items(selector, scope, input_definition):
 
 def compile_selector(selector, scope, input_definition, wanted, *, window=False,
                      batch_window=False, pre_filter=None, out_id="output", env=None,
-                     fuse=None, drop_empty=False):
+                     fuse=None, drop_empty=False, for_clause=None, prologue=()):
     """Compile a model `Selector` into `SelectorCode`.
 
     wanted: the event kinds the output keeps; window: events may be EXPIRED/RESET;
     batch_window: a batch window feeds it; pre_filter: a filter Expression fused in (only
     used when there are no aggregates); fuse: a `cep.engine.fused.FuseSpec` to build the
     window-fused loop instead (only with aggregates); drop_empty: forget a group's aggregate
-    state once the window holds none of its events (expired events are earlier arrivals)."""
+    state once the window holds none of its events (expired events are earlier arrivals);
+    for_clause, prologue: the head of a stateless select's comprehension (instead of
+    `for ts, r, k in batch`) and statements before it (a join's fused table lookup)."""
     p = _Parts(selector, scope, input_definition, out_id, env)
     order = _order_spec(selector, p.names)
     if not p.aggs:
@@ -169,7 +171,9 @@ def compile_selector(selector, scope, input_definition, wanted, *, window=False,
             p.g.update(env or {})
         fn = _stateless(p.compiled, p.hv, pf,
                         wanted if (window or CURRENT not in wanted) else None, p.g,
-                        identity=_is_identity(selector, p.items, input_definition, scope))
+                        identity=for_clause is None and _is_identity(
+                            selector, p.items, input_definition, scope),
+                        head=for_clause or "for ts, r, k in batch", prologue=prologue)
         return SelectorCode(fn, lambda: None, p.names, p.types, False, order, selector.limit)
     if fuse is not None:
         from cep.engine.aggregation_codegen import AggCode
@@ -266,7 +270,8 @@ def _tuple(srcs):
     return "(" + ", ".join(srcs) + ("," if len(srcs) == 1 else "") + ")"
 
 
-def _stateless(compiled, hv, pf, wanted, g, identity=False):
+def _stateless(compiled, hv, pf, wanted, g, identity=False, head="for ts, r, k in batch",
+               prologue=()):
     conds = []
     if wanted is not None:
         conds.append(_kind_condition(wanted))
@@ -281,13 +286,13 @@ def _stateless(compiled, hv, pf, wanted, g, identity=False):
         else:
             row = _tuple([getattr(c, attr) for c in compiled])
         if hv is not None:
-            return f"[(ts, o, k) for ts, r, k in batch{cond} for o in ({row},) if {getattr(hv, attr)}]"
-        return f"[(ts, {row}, k) for ts, r, k in batch{cond}]"
+            return f"[(ts, o, k) {head}{cond} for o in ({row},) if {getattr(hv, attr)}]"
+        return f"[(ts, {row}, k) {head}{cond}]"
 
     if identity and hv is None and not conds and pf is None:
         return lambda batch, state: batch
     src = (
-        "def select(batch, S):\n"
+        "def select(batch, S):\n" + "".join(f"    {x}\n" for x in prologue) +
         "    try:\n"
         f"        return {comp('fast')}\n"
         "    except FALLBACK:\n"

@@ -11,7 +11,8 @@ from cep.engine.join.scope import JoinScope
 from cep.engine.join.sides import make_side
 from cep.engine.pattern.builder import register_chain, with_tables
 from cep.engine.processor import Processor, link
-from cep.engine.selector import has_aggregators
+from cep.engine.join.lookup import table_lookup
+from cep.engine.selector import compile_selector, has_aggregators
 from cep.engine.table.keys import and_all, conjuncts, equi_split
 from cep.errors import InvalidQueryError, TypeMismatchError, UnknownStreamError
 from cep.model import AttrType, Filter, StreamFunction, TimeConstant, Window
@@ -80,7 +81,8 @@ def build_join_query(query, ctx, name=None):
     if not aggregating:
         for which in (LEFT, RIGHT):
             if triggers[which] and infos[which]["window"] is None:
-                lookups[which] = _table_lookup(j.on, on_scope, infos, which, outer[which])
+                lookups[which] = table_lookup(j.on, on_scope, infos, which, outer[which],
+                                              selected=_selected(query, ctx, infos))
     proc = JoinProcessor(sides, on, [keys[RIGHT][1], keys[LEFT][1]], triggers, outer,
                          chunked=aggregating, want_expired=want_expired, lookups=lookups)
     if any(getattr(s, "triggers_timer", False) for s in sides):
@@ -95,6 +97,23 @@ def build_join_query(query, ctx, name=None):
     register_chain(ctx, name, proc)
     _subscribe(proc, infos, ctx)
     return proc
+
+
+def _selected(query, ctx, infos):
+    """compile(for_clause, prologue) -> the query's stateless select over rows `a` and `b`
+    with that comprehension head, or None (see cep.engine.join.lookup)."""
+    sides_scope = [(i["definition"], i["refs"]) for i in infos]
+
+    def compile_with(for_clause, prologue):
+        scope = with_tables(ctx)(JoinScope(sides_scope, rows=("a", "b"),
+                                           nullable=(False, False)))
+        code = compile_selector(query.selector, scope, None, ctx.wanted_kinds(query),
+                                window=True, out_id=getattr(query.output, "target", "output"),
+                                env=ctx.env, for_clause=for_clause, prologue=prologue)
+        if code.order_by or code.limit is not None:
+            return None
+        return code.fn
+    return compile_with
 
 
 def _side_info(stream, ctx):
@@ -188,46 +207,6 @@ def _key_functions(expr, scope, infos):
         keys[stored] = (_key_fn([s for s, _ in pairs], scope, "a" if stored == LEFT else "b"),
                         _key_fn([p for _, p in pairs], scope, "b" if stored == LEFT else "a"))
     return keys
-
-
-def _table_lookup(expr, scope, infos, which, pad):
-    """A generated whole-batch lookup of stream side `which` against an indexed table on the
-    other side (the key equality is not re-tested), or None."""
-    other = 1 - which
-    table = infos[other]["table"]
-    if table is None or not table.indexed or expr is None:
-        return None
-    pairs, _ = equi_split(expr, lambda v: scope.side_of(v), probe=which, stored=other)
-    pair = next(((s, p) for s, p in pairs if s.name == table.key_name), None)
-    if pair is None:
-        return None
-    rest = [c for c in conjuncts(expr) if not _is_pair(c, pair)]
-    key = compile_expression(pair[1], scope)
-    g = {**key.globals, "T": table}
-    arr, tab = ("a", "b") if which == LEFT else ("b", "a")
-    cond = None
-    if rest:
-        c = compile_expression(and_all(rest), scope)
-        cond, g = c.source, {**g, **c.globals}
-    fits = f"{tab} is not None" + (f" and {cond}" if cond else "")
-    if pad:
-        body = (f"[(ts, (a, b), k) for ts, {arr}, k in batch for {tab} in "
-                f"(_fit(get({key.source}), {arr}),)]")
-        pre = (f"    def _fit({tab}, {arr}):\n"
-               f"        return {tab} if {fits} else None\n")
-    else:
-        body = (f"[(ts, (a, b), k) for ts, {arr}, k in batch "
-                f"if ({tab} := get({key.source})) is not None"
-                + (f" and {cond}]" if cond else "]"))
-        pre = ""
-    src = f"def lookup(batch):\n    get = T.rows.get\n{pre}    return {body}\n"
-    return make_function("lookup", src, g)
-
-
-def _is_pair(c, pair):
-    from cep.model import CompareOp
-    return isinstance(c, CompareOp) and c.op == "==" and {id(c.left), id(c.right)} == \
-        {id(pair[0]), id(pair[1])}
 
 
 def _key_fn(exprs, scope, var):

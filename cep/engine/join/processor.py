@@ -55,6 +55,7 @@ class JoinProcessor(Processor):
         self.armed = None
         self.lookup = [(lookups[w] if lookups and lookups[w] else self._keyed_lookup(w))
                        for w in (LEFT, RIGHT)]
+        self.selected = [getattr(f, "selected", False) for f in self.lookup]
 
     def clone(self):
         p = JoinProcessor([s.fresh() for s in self.sides], self.on, self.probe_keys,
@@ -77,7 +78,9 @@ class JoinProcessor(Processor):
         """Events arriving on side `which` (LEFT or RIGHT)."""
         side = self.sides[which]
         if self.lookup[which] is not None:
-            self.emit(self.lookup[which](batch))
+            out = self.lookup[which](batch)
+            if out:  # a lookup fused with the select gives output rows: past the selector
+                (self.next.next if self.selected[which] else self.next).process(out)
             return
         out = []
         for ts, row, kind in batch:
