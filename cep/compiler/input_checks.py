@@ -101,8 +101,33 @@ def _check_absent(element, in_and=False):
         _check_absent(element.inner)
 
 
+def _check_scoped(element, scoped=None):
+    """`every (...) within T` groups (scoped to the group, as Siddhi 4) hold plain and
+    logical states only and do not nest."""
+    if isinstance(element, EveryState):
+        if element.within_millis is not None:
+            if scoped is not None:
+                raise InvalidQueryError("`every (...) within` groups cannot be nested",
+                                        element.span)
+            scoped = element
+        _check_scoped(element.inner, scoped)
+    elif isinstance(element, (CountState, AbsentState)):
+        if scoped is not None:
+            kind = "a counting state" if isinstance(element, CountState) else "`not ...`"
+            raise InvalidQueryError(f"{kind} inside an `every (...) within` group is not "
+                                    f"supported; put `within` after the whole pattern",
+                                    element.span)
+    elif isinstance(element, NextState):
+        _check_scoped(element.first, scoped)
+        _check_scoped(element.then, scoped)
+    elif isinstance(element, LogicalState):
+        _check_scoped(element.left, scoped)
+        _check_scoped(element.right, scoped)
+
+
 def _state_scope(state_input, ctx):
     _check_absent(state_input.state)
+    _check_scoped(state_input.state)
     entries, seen = [], {}
     for state in state_streams(state_input.state):
         stream = state.stream

@@ -35,7 +35,8 @@ def compile_pattern(state_input, definitions, scope_hook=None):
             # the index already guarantees the equalities: test only the rest
             expr = and_all(rest)
             cond = _function("cond", "p, r", expr, scope) if expr is not None else None
-            found = find_range(rest, _own_refs(node), lambda e: _sides(e, node), scope)
+            found = None if node.scope is not None else \
+                find_range(rest, _own_refs(node), lambda e: _sides(e, node), scope)
             if found is not None:
                 node.range, expr = found[:3], and_all(found[3])
         node.hits = _hits_function(expr, scope) if expr is not None else None

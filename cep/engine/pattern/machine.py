@@ -5,9 +5,8 @@ condition; `StateMachine(shared)` (cep.engine.pattern.nfa) holds the per-key par
 """
 from cep.engine.pattern.nfa import StateMachine
 from cep.errors import InvalidQueryError
-from cep.model import EveryState, LogicalState, NextState
 from cep.engine.pattern.plan import (
-    ABSENT, COUNT, STREAM, final_filled, flatten, successor_slots,
+    ABSENT, COUNT, STREAM, final_filled, flatten, group_scopes, successor_slots,
 )
 
 
@@ -20,17 +19,22 @@ class SharedMachine:
         self.sequence = sequence
         self.within = within
         self.n_slots = len(nodes)
+        self.scopes = group_scopes(nodes)
+        self.width = self.n_slots + len(self.scopes) + 1  # slots, group start times, start
         self.succ_slots = [successor_slots(nodes, n) for n in nodes]
         self.count_slots = tuple(n.slot for n in nodes if n.kind == COUNT)
         self.start_every = any(s in n.every_to for n in nodes for s in starts)
         # nodes whose `every` group holds every slot filled so far: the restart is a fresh partial
         self.fresh_every = {n.slot for n in nodes if n.every_to and
                             set(range(max(n.every_slots) + 1)) <= set(n.every_slots)}
-        self.blank = [None] * (self.n_slots + 1)  # never mutated
+        self._place_scopes()
+        self.scoped = tuple(n.slot for n in nodes if n.scope is not None)
+        self.blank = [None] * self.width  # never mutated
         self.absent_timed = tuple(n.slot for n in nodes if n.kind == ABSENT and n.for_millis)
         self.scheduler = None  # set by the builder when absent states need timers
         if not self.count_slots:
-            self.make_row = self._plain_row
+            width = self.n_slots
+            self.make_row = lambda p: tuple(p[:width])
         self.refresh()
         self.simple_starts = not sequence and all(nodes[i].kind == STREAM for i in starts)
         by_stream = {}
@@ -38,6 +42,16 @@ class SharedMachine:
             by_stream.setdefault(n.stream_id, []).append(n.slot)
         self.order_by_stream = by_stream
         self.streams = tuple(dict.fromkeys(n.stream_id for n in nodes))
+
+    def _place_scopes(self):
+        """Give each `every (...) within` group its start-time slot, which the group's
+        `every` restart clears with the group's own slots."""
+        for k, scope in enumerate(self.scopes):
+            scope.time_slot = self.n_slots + k
+            scope.slots = scope.slots + (scope.time_slot,)
+        for n in self.nodes:
+            if n.scope is not None and n.every_to:
+                n.every_slots = n.every_slots + (n.scope.time_slot,)
 
     def refresh(self):
         """Recompute what depends on the nodes' index keys (after they change)."""
@@ -54,6 +68,8 @@ class SharedMachine:
             return StateMachine.step_count
         if n.kind == ABSENT:
             return StateMachine.step_absent
+        if n.scope is not None:
+            return StateMachine.step_stream
         if (not self.sequence and n.kind == STREAM and n.slot in self.starts
                 and n.every_to == [n.slot] and n.slot in self.fresh_every):
             return StateMachine.step_fresh_start
@@ -61,13 +77,9 @@ class SharedMachine:
             return StateMachine.step_ranged if n.range else StateMachine.step_keyed
         return StateMachine.step_stream
 
-    @staticmethod
-    def _plain_row(p):
-        return tuple(p[:-1])
-
     def make_row(self, p):
         """The composite row of a match: one slot per state, count slots as tuples."""
-        row = p[:-1]
+        row = p[:self.n_slots]
         for s in self.count_slots:
             if row[s] is not None:
                 row[s] = tuple(row[s])
@@ -76,7 +88,7 @@ class SharedMachine:
     def every_copy(self, p, node):
         """A copy of p with the `every` group's slots cleared, to restart the group."""
         if node.slot in self.fresh_every:
-            return [None] * (self.n_slots + 1)
+            return [None] * self.width
         slots = node.every_slots
         q = list(p)
         for s in slots:
@@ -105,8 +117,6 @@ def compile_machine(state_input, conditions=None, within=None):
                                     "sequences", n.state.span)
     if within is None:
         within = state_input.within_millis
-    if within is None:
-        within = _every_within(state_input.state)
     if conditions is not None:
         for node in nodes:
             cond, row_key, partial_key = conditions(node, nodes)
@@ -116,24 +126,3 @@ def compile_machine(state_input, conditions=None, within=None):
     shared = SharedMachine(nodes, starts, sequence, within)
     shared.final_filled = final_filled(state_input.state)
     return shared
-
-
-def _every_within(element):
-    """`every (...) within T` as the outermost element bounds the whole pattern; on an inner
-    group it is rejected rather than ignored."""
-    _reject_inner_within(element, outermost=True)
-    return getattr(element, "within_millis", None)
-
-
-def _reject_inner_within(element, outermost=False):
-    if isinstance(element, EveryState):
-        if element.within_millis is not None and not outermost:
-            raise InvalidQueryError(
-                "`within` on an inner `every (...)` group is not supported; put `within` "
-                "after the whole pattern", element.span)
-        _reject_inner_within(element.inner)
-    elif isinstance(element, (NextState, LogicalState)):
-        _reject_inner_within(element.first if isinstance(element, NextState) else
-                             element.left)
-        _reject_inner_within(element.then if isinstance(element, NextState) else
-                             element.right)

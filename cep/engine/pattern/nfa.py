@@ -20,9 +20,10 @@ from cep.engine.events import CURRENT
 from cep.engine.pattern.kinds import AbsentSteps, CountSteps
 from cep.engine.pattern.plan import ABSENT, COUNT, LOGICAL
 from cep.engine.pattern.ranged import RangedSteps
+from cep.engine.pattern.scoped import ScopedSteps
 
 
-class StateMachine(CountSteps, AbsentSteps, RangedSteps):
+class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
     """Partial-match state of one pattern or sequence query (one per partition key)."""
 
     def __init__(self, shared):
@@ -65,7 +66,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps):
         return total + sum(len(x) for x in self.new)
 
     def _init_start(self):
-        p = [None] * (self.s.n_slots + 1)
+        p = [None] * self.s.width
         if self.s.simple_starts:  # plain stream states: nothing is indexed before them
             for i in self.s.starts:
                 self.pending[i].append(p)
@@ -90,6 +91,8 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps):
             if self.now is None and self.s.absent_timed:
                 self._activate(ts)
             self.now = ts
+            if self.s.scoped:
+                self._expire_groups(ts)
             for i in order:
                 steps[i](self, i, ts, r)
             if sequence:
@@ -178,10 +181,13 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps):
             limit = ts - within
             live = [p for p in hit if p[-1] is None or p[-1] >= limit]
         slot = node.slot
+        g = node.scope.time_slot if node.scope is not None else -1
         for p in live:
             p[slot] = r
             if p[-1] is None:
                 p[-1] = ts
+            if p[g] is None:  # the first event of an `every (...) within` group
+                p[g] = ts
             self._complete(i, node, p, ts)
         if self.s.sequence:
             return []
@@ -284,7 +290,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps):
         node = self.s.nodes[i]
         if node.cond is not None and not node.cond(self.s.blank, r):
             return
-        p = [None] * (self.s.n_slots + 1)
+        p = [None] * self.s.width
         p[node.slot] = r
         p[-1] = ts
         j = self.s.keyed_next[i]
@@ -352,7 +358,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps):
         if any(self.new[i] for i in s.starts):
             return
         if s.start_every or (not self.emitted and not any(self.new)):
-            p = [None] * (s.n_slots + 1)
+            p = [None] * s.width
             for i in s.starts:
                 self.new[i].append(p)
                 self.touched.add(i)

@@ -40,9 +40,24 @@ class NodeSpec:
     hits: Optional[Callable] = None  # hits(items, r): the partials the row fits (stream nodes)
     filled: frozenset = frozenset()  # slots certainly holding an event when a partial is here
     range: Optional[tuple] = None  # (op, value(r), threshold(p)): waiting partials sorted
+    # `every (...) within T` around this node: its GroupScope (the group's start time, its
+    # entries and slots), set by `flatten`
+    scope: Optional["GroupScope"] = None
     # equality index: key of the arriving row, key of a waiting partial (patterns only)
     row_key: Optional[Callable] = None
     partial_key: Optional[Callable] = None
+
+
+@dataclass
+class GroupScope:
+    """An `every (...) within T` group (Siddhi 4 scoping): its events must lie within T of the
+    group's first one. `index` numbers the groups: the partial keeps the group's start time
+    in an extra slot after the state slots (the machine places it)."""
+    index: int
+    millis: int
+    entries: list
+    slots: tuple
+    time_slot: Optional[int] = None
 
 
 @dataclass
@@ -58,6 +73,12 @@ def flatten(element):
     nodes = []
     piece = _walk(element, nodes, frozenset())
     return nodes, piece.entries
+
+
+def group_scopes(nodes):
+    """The GroupScopes of `nodes` in index order."""
+    found = {n.scope.index: n.scope for n in nodes if n.scope is not None}
+    return [found[i] for i in sorted(found)]
 
 
 def final_filled(element):
@@ -87,6 +108,8 @@ def _walk(element, nodes, before):
         for i in inner.exits:
             nodes[i].every_to = list(inner.entries)
             nodes[i].every_slots = tuple(inner.slots)
+        if element.within_millis is not None:
+            _scope(element, inner, nodes)
         return inner
     if isinstance(element, LogicalState):
         return _logical(element, nodes, before)
@@ -100,6 +123,20 @@ def _walk(element, nodes, before):
         return piece
     raise InvalidQueryError(f"unknown pattern element {type(element).__name__}",
                             getattr(element, "span", None))
+
+
+def _scope(element, inner, nodes):
+    index = len({n.scope.index for n in nodes if n.scope is not None})
+    scope = GroupScope(index, element.within_millis, list(inner.entries), tuple(inner.slots))
+    for i in inner.slots:
+        node = nodes[i]
+        if node.scope is not None:
+            raise InvalidQueryError("`every (...) within` groups cannot be nested",
+                                    element.span)
+        if node.kind not in (STREAM, LOGICAL):
+            raise InvalidQueryError("an `every (...) within` group can hold plain and "
+                                    "logical states only (no counting or `not`)", element.span)
+        node.scope = scope
 
 
 def _leaf(state, nodes, kind, before):

@@ -198,14 +198,6 @@ def test_bad_purge_annotation_is_rejected(annotation, word):
         ExecutionPlanRuntime(compile_plan(text))
 
 
-def test_within_on_an_inner_every_group_is_rejected():
-    text = TRADES + ("from every (e1=Trade -> e2=Quote) within 1 sec -> e3=Trade "
-                     "select e1.sym as s insert into Out;")
-    with pytest.raises(SiddhiQLError, match="within") as info:
-        ExecutionPlanRuntime(compile_plan(text))
-    assert info.value.line == 4
-
-
 def test_pattern_condition_can_test_table_membership():
     text = TRADES + """define table Watch (sym string);
     define stream Add (sym string);
