@@ -180,7 +180,7 @@ from StockStream[price >= 0.0] select symbol, price, volume insert into Out;
 class FullSystem:
     """A manager on its own embedded Spark cluster, one worker, the filter plan deployed."""
 
-    def __init__(self, root):
+    def __init__(self, root, batch_size=1000):
         import threading
         from werkzeug.serving import make_server
         from cep.worker.config import load_config
@@ -204,7 +204,8 @@ class FullSystem:
             "managers.registries": [self.manager.registry_url],
             "worker.advertised_host": "127.0.0.1", "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
             "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0,
-            "managers.poll_interval": 0.5, "worker.state_dir": os.path.join(root, "state")})).start()
+            "managers.poll_interval": 0.5, "worker.state_dir": os.path.join(root, "state"),
+            "transport.batch_size": batch_size})).start()
         self.lat, self.count = [], 0
         self._wait_active()
 
@@ -241,7 +242,9 @@ class FullSystem:
             client.send(("-1234", "BenchFilter", STREAM), b)
         while self.count - start < n:
             if time.perf_counter() - t0 > 120:
-                raise RuntimeError(f"only {self.count - start} of {n} events reached the sink")
+                plan = self.worker.status()["plans"]["-1234/BenchFilter"]
+                raise RuntimeError(f"only {self.count - start} of {n} events reached the sink; "
+                                   f"worker inflow: {plan['inflow']['streams']}")
             time.sleep(0.002)
         elapsed = time.perf_counter() - t0
         client.close()
@@ -280,7 +283,7 @@ def run_full(args):
     """Throughput and latency through worker -> spout -> Siddhi bolt -> publisher bolt ->
     worker publisher -> sink, on an embedded Spark cluster."""
     with tempfile.TemporaryDirectory() as root:
-        system = FullSystem(root)
+        system = FullSystem(root, args.batch_size)
         try:
             import psutil
             system.throughput(min(args.events, 50000))  # warm-up
@@ -310,6 +313,8 @@ def main(argv=None):
     ap.add_argument("--events", type=int, default=300000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--rate", type=int, default=20000, help="latency stage: events/s")
+    ap.add_argument("--batch-size", type=int, default=1000,
+                    help="full stage: the worker's transport.batch_size (events per frame)")
     args = ap.parse_args(argv)
     print(f"# {platform.node()} {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
