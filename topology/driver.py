@@ -41,6 +41,7 @@ class Driver:
         self.started = time.time()
         self.active_since = None
         self.timeline = {"driver_started": self.started}
+        self.master_seen, self.master_lost_since = False, None
         self._bind()
 
     def _bind(self):
@@ -128,15 +129,30 @@ class Driver:
         return self._finish()
 
     def _check_context(self):
-        """Fail (and exit) when Spark stopped the application, e.g. its master is gone."""
-        if self.sc is not None and self.phase in ("waiting", "running"):
-            try:
-                stopped = self.sc._jsc.sc().isStopped()
-            except Exception:  # noqa: BLE001 - the JVM side is gone too
-                stopped = True
-            if stopped:
-                self.phase, self.reason = "failed", "the Spark application was stopped (master lost?)"
-                self.job_done.set()
+        """Fail (and exit) when Spark stopped the application or its master is gone."""
+        if self.sc is None or self.phase not in ("waiting", "running"):
+            return
+        try:
+            stopped = self.sc._jsc.sc().isStopped()
+        except Exception:  # noqa: BLE001 - the JVM side is gone too
+            stopped = True
+        lost = self._master_lost_for()
+        if stopped or lost > self.launch.get("master_lost_s", 30.0):
+            self.phase = "failed"
+            self.reason = ("the Spark application was stopped" if stopped else
+                           f"the Spark master ({self.launch['master_ui_url']}) has not answered "
+                           f"for {lost:.0f} s")
+            self.job_done.set()
+
+    def _master_lost_for(self):
+        """Seconds the master's web UI has been unreachable (0 until it was seen once)."""
+        if master_state(self.launch["master_ui_url"], timeout=0.5) is not None:
+            self.master_seen, self.master_lost_since = True, None
+            return 0.0
+        if not self.master_seen:
+            return 0.0
+        self.master_lost_since = self.master_lost_since or time.monotonic()
+        return time.monotonic() - self.master_lost_since
 
     def _publish(self):
         state = "stop" if self.kill_deadline == "stop" else self.desired
@@ -250,7 +266,8 @@ class Driver:
             return "KILLED", "draining" if isinstance(self.kill_deadline, float) else "stopping"
         if self.phase == "failed":
             return "FAILED", self.reason
-        if self.phase == "waiting" and self._master_says_waiting():
+        if self.phase in ("waiting", "running") and len(self.ready) < self.ntasks \
+                and self._master_says_waiting():
             return "WAITING_FOR_SLOTS", f"needs {self.ntasks} free slots"
         if self.phase == "running" and len(self.ready) == self.ntasks:
             return ("ACTIVE" if self.desired == "active" else "INACTIVE"), ""

@@ -78,6 +78,7 @@ def _launch_options(settings, cluster, executors):
     return {"host": settings["spark.host"], "master_ui_url": cluster.ui_url,
             "executors": executors, "kill_wait_secs": settings["topology.kill_wait_secs"],
             "stop_timeout_s": settings["topology.stop_timeout_s"],
+            "master_lost_s": settings["topology.master_lost_s"],
             "options": {"host": settings["spark.host"],
                         "queue_batches": settings["topology.queue_batches"],
                         "socket_buffer": settings["topology.socket_buffer_kb"] * 1024,

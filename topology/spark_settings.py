@@ -34,6 +34,8 @@ SPARK = Schema("spark", [
     Setting("topology", "idle_sleep_ms", float, 1.0, "spout pause after an empty next_batch()"),
     Setting("topology", "kill_wait_secs", float, 30.0,
             "default drain time of kill (Storm topology.message.timeout.secs)"),
+    Setting("topology", "master_lost_s", float, 30.0,
+            "a topology whose Spark master's web UI stays unreachable this long is FAILED"),
     Setting("topology", "stop_timeout_s", float, 15.0,
             "after the drain, how long tasks get to stop before the job is cancelled"),
 ])

@@ -32,7 +32,7 @@ def spark_settings(tmp_path_factory):
     stop_cluster(settings)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def cluster(spark_settings):
-    """The started cluster's ClusterInfo (master URL, web UI URL)."""
+    """The session cluster's ClusterInfo (started, or restarted if a test stopped it)."""
     return ensure_cluster(spark_settings)

@@ -11,13 +11,22 @@ import pytest
 import zmq
 
 from topology import wire
-from topology.cluster import master_state
+from topology.cluster import master_state, stop_cluster
+from topology.control import run_dir_alive
 from topology.exceptions import TopologyExistsError, WaitTimeoutError
 from topology.launcher import get_topology, list_topologies, submit
 from topology.model import Grouping, Topology
 
 pytestmark = pytest.mark.slow
 SENTENCES = [["the quick brown fox"], ["jumps over the lazy dog"], ["the dog sleeps"]] * 200
+
+
+@pytest.fixture(autouse=True)
+def kill_leftovers(spark_settings):
+    """A failed test must not leave its topology holding slots for the next ones."""
+    yield
+    for status in list_topologies(spark_settings):
+        get_topology(status["name"], spark_settings).kill(wait_secs=0, timeout=20)
 
 
 def poll(fn, timeout=60.0, interval=0.25):
@@ -79,10 +88,13 @@ def test_word_count_fields_grouping_exact(spark_settings, cluster, tmp_path):
     assert status["tasks"] == 5 and status["ready"] == 5
     assert "WordCount[-1234]" in active_app_names(cluster)
     assert [s["name"] for s in list_topologies(spark_settings)] == ["WordCount[-1234]"]
-    poll(lambda: executed(handle) == sum(expected.values()))
-    metrics = handle.metrics()["components"]
-    assert metrics["sentences"]["emitted"] == len(SENTENCES)
-    assert metrics["split"]["transferred"] == sum(expected.values())
+    total = sum(expected.values())
+
+    def all_counted():  # metrics are periodic snapshots: wait until every report is current
+        m = handle.metrics()["components"]
+        return m if (m["sentences"]["emitted"], m["split"]["transferred"],
+                     m["count"]["executed"]) == (len(SENTENCES), total, total) else None
+    metrics = poll(all_counted)
     assert len(metrics["count"]["instances"]) == 2 and metrics["count"]["failed"] == 0
     final = handle.kill(wait_secs=5)
     assert final["status"] == "KILLED"
@@ -219,3 +231,14 @@ def test_cluster_status_cli(spark_settings, cluster, monkeypatch, capsys):
     assert main(["topology", "cluster", "status"]) == 0
     out = capsys.readouterr().out
     assert f"master {cluster.master_url}" in out and "status ALIVE" in out and "/8 used" in out
+
+
+def test_topology_fails_when_its_master_is_gone(spark_settings, cluster):
+    """Last in this file: it stops the session cluster (the fixture restarts it on demand)."""
+    handle = submit(counter_topology("Orphan[-1234]"), spark_settings,
+                    overrides={"topology.master_lost_s": 3.0})
+    handle.wait_for("ACTIVE", timeout=60)
+    stop_cluster(spark_settings)
+    status = handle.wait_for("FAILED", timeout=60)
+    assert status["reason"].startswith("the Spark master (") and "has not answered" in status["reason"]
+    poll(lambda: not run_dir_alive(handle.run_dir), timeout=30)  # the driver exited
