@@ -85,20 +85,29 @@ def state_streams(element):
     raise InvalidQueryError(f"unknown pattern element {element!r}")
 
 
-def _check_absent(element, in_and=False):
-    """`not S` needs `for <time>` unless it is one side of an `and`."""
+def _check_absent(element, in_and=False, sequence=False):
+    """`not S` needs `for <time>` unless it is one side of an `and` beside an event that
+    occurs; sequences have no `not` (patterns only)."""
     if isinstance(element, AbsentState):
+        if sequence:
+            raise InvalidQueryError("'not ...' is supported in patterns ('->'), not in "
+                                    "sequences (',')", element.span)
         if element.for_millis is None and not in_and:
             raise InvalidQueryError("'not S' needs 'for <time>' unless it is one side of an "
                                     "'and' (not A and e2=B)", element.span)
     elif isinstance(element, LogicalState):
-        for side in (element.left, element.right):
-            _check_absent(side, element.op == "and")
+        sides = (element.left, element.right)
+        if all(isinstance(x, AbsentState) for x in sides) and \
+                any(x.for_millis is None for x in sides):
+            raise InvalidQueryError("'not S' without 'for <time>' needs an event that occurs "
+                                    "beside it", element.span)
+        for side in sides:
+            _check_absent(side, element.op.lower() == "and", sequence)
     elif isinstance(element, NextState):
-        _check_absent(element.first)
-        _check_absent(element.then)
+        _check_absent(element.first, sequence=sequence)
+        _check_absent(element.then, sequence=sequence)
     elif isinstance(element, EveryState):
-        _check_absent(element.inner)
+        _check_absent(element.inner, sequence=sequence)
 
 
 def _check_scoped(element, scoped=None):
@@ -126,7 +135,7 @@ def _check_scoped(element, scoped=None):
 
 
 def _state_scope(state_input, ctx):
-    _check_absent(state_input.state)
+    _check_absent(state_input.state, sequence=state_input.kind == "sequence")
     _check_scoped(state_input.state)
     entries, seen = [], {}
     for state in state_streams(state_input.state):

@@ -17,7 +17,8 @@ dict keyed by that expression, so an event only looks at its own key's partials.
 from collections import deque
 
 from cep.engine.events import CURRENT
-from cep.engine.pattern.kinds import AbsentSteps, CountSteps
+from cep.engine.pattern.absent import WAIT, AbsentSteps
+from cep.engine.pattern.kinds import CountSteps
 from cep.engine.pattern.plan import ABSENT, COUNT, LOGICAL
 from cep.engine.pattern.ranged import RangedSteps
 from cep.engine.pattern.scoped import ScopedSteps
@@ -200,7 +201,12 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
     def _complete(self, i, node, p, ts):
         if node.kind == LOGICAL:
             other = self.s.nodes[node.partner]
-            if other.kind == ABSENT:
+            if other.kind == ABSENT and other.for_millis is not None:
+                if node.op == "or":
+                    self._discard_side(node.partner, p)
+                elif p[other.slot] is WAIT:
+                    return  # `not A for T and B`: the deadline completes the pair
+            elif other.kind == ABSENT:
                 self._discard(node.partner, p)  # `not A and B`: B came first
             elif node.op == "and" and p[other.slot] is None:
                 return
@@ -226,9 +232,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         (first one wins) until the event is done."""
         node = self.s.nodes[j]
         if node.kind == ABSENT and node.for_millis is not None:
-            due = None if self.now is None else self.now + node.for_millis
-            self.pending[j].append([due, p])
-            self._arm(due)
+            self._add_absent(j, node, p)
             return
         if self.s.sequence:
             new = self.new[j]
@@ -345,6 +349,9 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
                 node = self.s.nodes[i]
                 for p in items:
                     self._file(i, node, p)
+            elif i in self.s.absent_timed:  # an `every` restart of an absence
+                for p in items:
+                    self._add_absent(i, self.s.nodes[i], p)
             else:
                 pend.extend(items)
             new[i] = []

@@ -148,28 +148,33 @@ def _leaf(state, nodes, kind, before):
 
 
 def _logical(element, nodes, before):
+    op = element.op.lower()
     sides = []
     for side in (element.left, element.right):
-        if isinstance(side, AbsentState) and side.for_millis is None \
-                and element.op.lower() == "and":
-            sides.append(_leaf(side.state, nodes, ABSENT, before))
+        if isinstance(side, AbsentState) and (side.for_millis is not None or op == "and"):
+            piece = _leaf(side.state, nodes, ABSENT, before)
+            nodes[piece.entries[0]].for_millis = side.for_millis
+            sides.append(piece)
             continue
         if not isinstance(side, StreamState):
             raise InvalidQueryError(
-                f"each side of a logical `{element.op}` must be a single stream state (or "
-                f"`not S` beside `and`)", getattr(side, "span", None) or element.span)
+                f"each side of a logical `{element.op}` must be a single stream state or "
+                f"`not S for T` (`not S` alone only beside `and`)",
+                getattr(side, "span", None) or element.span)
         sides.append(_leaf(side, nodes, LOGICAL, before))
-    if all(nodes[p.entries[0]].kind == ABSENT for p in sides):
-        raise InvalidQueryError("at least one side of `and` must be an event that occurs",
-                                element.span)
     a, b = sides[0].entries[0], sides[1].entries[0]
+    untimed = [x for x in (a, b) if nodes[x].kind == ABSENT and nodes[x].for_millis is None]
+    if untimed and all(nodes[x].kind == ABSENT for x in (a, b)):
+        raise InvalidQueryError("`not S` without `for` needs an event that occurs beside it",
+                                element.span)
     for me, other in ((a, b), (b, a)):
-        nodes[me].op = element.op.lower()
+        nodes[me].op = op
         nodes[me].partner = other
-    both = element.op.lower() == "and"
     present = {x for x in (a, b) if nodes[x].kind != ABSENT}
-    exits = sorted(present)  # an absent side never completes the pair by itself
-    return _Piece([a, b], exits, [a, b], before | (present if both else set()))
+    timed = any(nodes[x].kind == ABSENT and nodes[x].for_millis for x in (a, b))
+    # a timed absence completes the pair itself when its deadline passes
+    exits = [a, b] if timed else sorted(present)
+    return _Piece([a, b], exits, [a, b], before | (present if op == "and" else set()))
 
 
 def successor_slots(nodes, node):
