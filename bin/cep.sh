@@ -1,13 +1,101 @@
 #!/usr/bin/env bash
-# Start the system on its embedded defaults.
-# Until the manager and workers are in place, this runs the sample execution plan
-# (conf/samples/StockAnalysis.siddhiql) over the sample events with `cep run` and prints
-# every output event as a JSON line.
+# Start the whole local system on its embedded defaults:
+#   the embedded Spark standalone cluster, a CEP manager (REST API, endpoint registry, topology
+#   launcher), one CEP worker, the sample StockAnalysis plan deployed as a topology on Spark,
+#   and sample events flowing in. Outputs are printed by the worker's log sink. Ctrl-C stops
+#   everything (topologies, worker, manager, Spark).
+# `bin/cep.sh --offline` instead runs the sample plan over the sample events in-process
+# (`cep run`) and prints the output events as JSON lines.
 . "$(dirname "$0")/_venv.sh"
 cep_venv
 cep_java
 cd "$ROOT"
-PLAN="${1:-conf/samples/StockAnalysis.siddhiql}"
-EVENTS="${2:-conf/samples/StockStream.jsonl}"
-echo "[cep] running $PLAN over $EVENTS (playback)" >&2
-exec "$VENV/bin/cep" run "$PLAN" --events "$EVENTS" --playback
+CEP="$VENV/bin/cep"
+PLAN="conf/samples/StockAnalysis.siddhiql"
+EVENTS="conf/samples/StockStream.jsonl"
+
+if [ "${1:-}" = "--offline" ]; then
+    exec "$CEP" run "$PLAN" --events "$EVENTS" --playback
+fi
+
+HTTP_PORT="${CEP_HTTP_PORT:-9763}"
+REGISTRY_PORT="${CEP_REGISTRY_PORT:-8904}"
+WORKER_PORT="${CEP_WORKER_HTTP_PORT:-9090}"
+MANAGER_URL="http://127.0.0.1:$HTTP_PORT"
+export CEP_MANAGER_URL="$MANAGER_URL"
+WORKER_URL="http://127.0.0.1:$WORKER_PORT"
+RUN_DIR="$ROOT/var/local-system"
+mkdir -p "$RUN_DIR"
+pids=()
+
+stop_all() {
+    trap - INT TERM EXIT
+    echo; echo "[cep] stopping: feed, worker, manager (and its topologies), Spark" >&2
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    "$CEP" topology cluster stop >/dev/null 2>&1 || true
+    echo "[cep] stopped" >&2
+}
+trap stop_all INT TERM EXIT
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for port in "$HTTP_PORT" "$REGISTRY_PORT" "$WORKER_PORT" "$((WORKER_PORT + 1))"; do
+    if port_busy "$port"; then
+        echo "[cep] port $port is in use (another bin/cep.sh?); set CEP_HTTP_PORT," \
+             "CEP_REGISTRY_PORT or CEP_WORKER_HTTP_PORT to other ports" >&2
+        exit 1
+    fi
+done
+
+echo "[cep] starting the embedded Spark cluster" >&2
+"$CEP" topology cluster start >"$RUN_DIR/spark.txt" || { cat "$RUN_DIR/spark.txt" >&2; exit 1; }
+
+echo "[cep] starting the manager (log: var/local-system/manager.log)" >&2
+"$CEP" manager --data-dir "$RUN_DIR/manager" --http-port "$HTTP_PORT" \
+    --registry-port "$REGISTRY_PORT" --advertised-host 127.0.0.1 --kill-on-exit \
+    >"$RUN_DIR/manager.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 60); do
+    curl -fs "$MANAGER_URL/api/v1/manager" >/dev/null 2>&1 && break
+    sleep 0.5
+done
+curl -fs "$MANAGER_URL/api/v1/manager" >/dev/null || { tail -20 "$RUN_DIR/manager.log" >&2; exit 1; }
+
+echo "[cep] deploying $PLAN" >&2
+if "$CEP" plan show StockAnalysis >/dev/null 2>&1; then
+    "$CEP" plan edit StockAnalysis "$PLAN" >/dev/null
+else
+    "$CEP" plan add "$PLAN" >/dev/null
+fi
+
+echo "[cep] starting worker-1 (its log sink prints the plan's output events below)" >&2
+"$CEP" worker --manager "$MANAGER_URL" --registry "tcp://127.0.0.1:$REGISTRY_PORT" \
+    --id worker-1 --advertised-host 127.0.0.1 --http-port "$WORKER_PORT" \
+    --zmq-port "$((WORKER_PORT + 1))" &
+pids+=($!)
+
+echo "[cep] waiting for the topology to be ACTIVE with its connections established" >&2
+for _ in $(seq 1 180); do
+    status="$("$CEP" plan status StockAnalysis 2>/dev/null || true)"
+    if grep -q "ACTIVE" <<<"$status" && ! grep -qE "[0-9]+/[0-9]+ established|no receivers" <<<"$status"; then
+        break
+    fi
+    sleep 1
+done
+echo "$status" >&2
+
+cat >&2 <<TXT
+
+[cep] the local system is up:
+  REST API          $MANAGER_URL/api/v1/tenants/-1234/plans
+  plan status       $MANAGER_URL/api/v1/tenants/-1234/plans/StockAnalysis/status
+  query plan (XML)  $MANAGER_URL/api/v1/tenants/-1234/plans/StockAnalysis/query-plan
+  Spark master UI   $(grep -oE 'http://[^ ]+' "$RUN_DIR/spark.txt" | head -1)
+  worker status     $WORKER_URL/status
+  send events       curl --data-binary @$EVENTS $WORKER_URL/events/-1234/StockAnalysis/StockStream
+Sample events are being sent (5 per second); press Ctrl-C to stop everything.
+
+TXT
+"$CEP" feed StockAnalysis "$EVENTS" --worker "$WORKER_URL" --rate 5 --batch 5 --loop --retry &
+pids+=($!)
+wait "${pids[0]}"

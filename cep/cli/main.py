@@ -17,6 +17,7 @@ VERB_MODULES = (
     "cep.cli.manager",
     "cep.cli.plan",
     "cep.cli.worker",
+    "cep.cli.feed",
 )
 
 

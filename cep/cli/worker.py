@@ -40,10 +40,19 @@ def overrides_from_args(args):
             "standalone.plans": args.plan}
 
 
+def _service_logging():
+    """A worker is a service: its log sink and its own messages show at INFO even when the root
+    level is WARNING; werkzeug's per-request access lines would drown them, so they do not."""
+    for name in ("publishers.log", "cep.worker"):
+        logging.getLogger(name).setLevel(min(logging.INFO, logging.getLogger().level))
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+
+
 def run(args):
     if args.describe_config:
         print(WORKER_SCHEMA.describe())
         return 0
+    _service_logging()
     from cep.worker.node import Worker
     try:
         cfg = load_config(overrides_from_args(args), path=args.config)
