@@ -13,7 +13,7 @@ from cep.engine.pattern.builder import register_chain, with_tables
 from cep.engine.processor import Processor, link
 from cep.engine.join.lookup import table_lookup
 from cep.engine.selector import compile_selector, has_aggregators
-from cep.engine.table.keys import and_all, conjuncts, equi_split
+from cep.engine.table.keys import equi_split
 from cep.errors import InvalidQueryError, TypeMismatchError, UnknownStreamError
 from cep.model import AttrType, Filter, StreamFunction, TimeConstant, Window
 
