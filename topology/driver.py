@@ -255,7 +255,8 @@ class Driver:
         status, reason = self._state()
         return {"name": self.topology.name, "status": status, "reason": reason,
                 "app_id": self.app_id, "attempt": max(self.attempt, 0), "restarts": self.restarts,
-                "tasks": self.ntasks, "ready": len(self.ready),
+                "tasks": self.ntasks, "workers": self.launch["executors"],
+                "ready": len(self.ready),
                 "uptime_s": round(time.time() - self.started, 1),
                 "active_since": self.active_since, "driver_pid": os.getpid(),
                 "timeline": self.timeline,

@@ -62,7 +62,8 @@ def cmd_list(args):
     if not rows:
         print("No topologies running.")
         return 0
-    table = [COLUMNS] + [(r["name"], r["status"], str(r.get("tasks", "")), "1",
+    table = [COLUMNS] + [(r["name"], r["status"], str(r.get("tasks", "")),
+                          str(r.get("workers", "")),
                           str(r.get("uptime_s", "")), str(r.get("app_id") or ""),
                           r.get("reason") or "") for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]

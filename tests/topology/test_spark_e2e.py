@@ -174,7 +174,7 @@ def test_backpressure_and_cli_verbs(spark_settings, monkeypatch, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["Topology_name", "Status", "Num_tasks", "Num_workers",
                               "Uptime_secs", "Topology_Id", "Reason"]
-    assert out[1].split()[:3] == ["Slow[-1234]", "ACTIVE", "2"]
+    assert out[1].split()[:4] == ["Slow[-1234]", "ACTIVE", "2", "1"]
     assert main(["topology", "deactivate", "Slow[-1234]"]) == 0
     assert capsys.readouterr().out.strip() == "Slow[-1234]: INACTIVE"
     time.sleep(1.5)
@@ -191,10 +191,14 @@ def test_backpressure_and_cli_verbs(spark_settings, monkeypatch, capsys):
     assert "no topology named 'Nope'" in capsys.readouterr().out
 
 
-def test_bench_cli_counts_every_event(spark_settings, monkeypatch, capsys):
+def test_bench_cli_counts_every_event_over_two_executors(spark_settings, monkeypatch, capsys):
     from cep.cli.main import main
+    from topology.launcher import run_dir_name, topologies_dir
     monkeypatch.setenv("CEP_SPARK_STATE_DIR", spark_settings["spark.state_dir"])
+    monkeypatch.setenv("CEP_TOPOLOGY_WORKERS", "2")  # 3 tasks over 2 executors of 2 cores
     assert main(["topology", "bench", "--events", "50000", "--grouping", "fields", "--json"]) == 0
+    launch = topologies_dir(spark_settings) / run_dir_name(f"TopologyBench[{os.getpid()}]")
+    assert json.loads((launch / "launch.json").read_text())["executors"] == 2
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["events_sent"] == result["events_received"] == 50000
     assert result["events_per_s"] > 0 and 0 < result["latency_ms"]["p50"] <= result["latency_ms"]["p99"]
