@@ -22,8 +22,3 @@ def require_binary(name, why):
 @pytest.fixture(scope="session")
 def redis_server_binary():
     return require_binary("redis-server", "Redis tests talk to a real redis-server")
-
-
-@pytest.fixture(scope="session")
-def chromium_binary():
-    return require_binary("chromium", "console tests drive a real headless Chromium")
