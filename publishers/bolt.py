@@ -1,18 +1,35 @@
 """The publisher bolt (CEP 4.0's EventPublisherBolt): sends the exported streams to a CEP worker.
 
-It asks the endpoint registry for a CEP publisher of its plan (preferring its own machine, then
-the fewest open connections), connects a ZeroMQ PUSH socket, reports the connection, and sends
-every batch as one frame `[1, stream, [[ts, [values]], ...]]` (manager/registry/PROTOCOL.md).
-The connection is released when the bolt closes or its endpoint stops taking frames.
+`execute` encodes each batch as one frame `[1, stream, [[ts, [values]], ...]]`
+(manager/registry/PROTOCOL.md) into a bounded queue; a sender thread owns the ZeroMQ PUSH
+socket and hands the frames over in order.
+
+- **Slow publisher = backpressure, never loss.** A frame leaves the queue only once ZeroMQ has
+  taken it. While the publisher does not take frames the sender waits, the queue fills, and
+  `execute` waits for room (buffer_limit events): the topology's bounded links then slow the
+  Siddhi bolts, the spout and the worker's inflow buffer, which reports it.
+- **Dead publisher = reconnect.** A socket monitor watches the connection; when the publisher
+  disconnects (even while the bolt is idle), or no connection comes up within
+  connect_timeout, the bolt releases it, asks the registry again (after a failure without the
+  same-machine preference, so another worker's publisher is chosen when there is one) and
+  sends the queued frames there. ZMQ_IMMEDIATE keeps frames from queueing for a peer that is
+  not connected; only the few frames ZeroMQ already holds for a peer that dies (at most
+  `sndhwm` frames plus the kernel buffer) can be lost, as PUSH/PULL has no acknowledgement.
+- While no worker publisher exists, the bolt keeps asking every retry_interval; frames wait
+  in the queue and, once it is full, `execute` waits (backpressure again).
 
 Config keys: registry, tenant, plan, streams ({stream id: [attribute names]}), host,
-retry_interval (s between lookups while no worker publisher exists, default 1),
-send_timeout_ms (default 2000), buffer_limit (events kept while unconnected, default 100000).
+retry_interval (s between lookups, default 1), connect_timeout (s, default 3),
+buffer_limit (events queued in the bolt, default 100000), sndhwm (frames, default 16),
+drain_timeout (s cleanup waits for queued frames to go out, default 5).
 """
+import collections
 import logging
 import threading
+import time
 
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 from manager.exceptions import RegistryError
 from manager.registry.client import RegistryClient
@@ -21,6 +38,7 @@ from manager.registry.wire import encode_batch
 from topology.component import Bolt
 
 log = logging.getLogger(__name__)
+_WATCHED = zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
 
 
 class PublisherBolt(Bolt):
@@ -35,89 +53,150 @@ class PublisherBolt(Bolt):
         self.machine = machine_identity(cfg.get("host"))
         self.registry = RegistryClient(cfg["registry"])
         self.retry_interval = float(cfg.get("retry_interval", 1.0))
-        self.send_timeout = int(cfg.get("send_timeout_ms", 2000))
+        self.connect_timeout = float(cfg.get("connect_timeout", 3.0))
         self.buffer_limit = int(cfg.get("buffer_limit", 100000))
-        self.sock = self.connection = self.endpoint = None
-        self.pending = []  # frames (and their sizes) waiting for a connection
-        self.pending_events = self.sent = self.dropped = 0
-        self._lock = threading.Lock()
+        self.sndhwm = int(cfg.get("sndhwm", 16))
+        self.drain_timeout = float(cfg.get("drain_timeout", 5.0))
+        self.sock = self.monitor = self.connection = self.endpoint = None
+        self.connected, self.failed_endpoint = False, None
+        self.pending = collections.deque()  # (frame, events) not yet taken by ZeroMQ
+        self.pending_events = self.sent = self.reconnects = 0
+        self.waited_s = 0.0  # time execute() spent waiting for room (backpressure)
+        self._cond = threading.Condition()
         self._closed = threading.Event()
-        self._wake = threading.Event()
-        self._connector = threading.Thread(target=self._keep_connected, daemon=True,
-                                           name=f"{self.client_id} connector")
-        self._connector.start()
+        self._sender = threading.Thread(target=self._run, daemon=True,
+                                        name=f"{self.client_id} sender")
+        self._sender.start()
 
-    def _keep_connected(self):
-        """Until cleanup: (re)connect when unconnected, then flush what was buffered."""
-        while not self._closed.is_set():
-            with self._lock:
-                if self.sock is None and self._connect():
-                    self._flush()
-            self._wake.wait(self.retry_interval)
-            self._wake.clear()
+    # -- task thread --
+    def execute(self, batch):
+        rows = batch.rows
+        frame = encode_batch(batch.stream, [(r[0], r[1:]) for r in rows])
+        with self._cond:
+            if self.pending_events >= self.buffer_limit:
+                started = time.perf_counter()
+                while self.pending_events >= self.buffer_limit and not self._closed.is_set():
+                    self._cond.wait(0.1)
+                self.waited_s += time.perf_counter() - started
+            self.pending.append((frame, len(rows)))
+            self.pending_events += len(rows)
+            self._cond.notify_all()
+
+    def custom_metrics(self):
+        return {"connected": self.connected, "endpoint": self.endpoint, "sent": self.sent,
+                "queued": self.pending_events, "reconnects": self.reconnects,
+                "waited_s": round(self.waited_s, 3)}
+
+    def cleanup(self):
+        """Let queued frames go out (up to drain_timeout while connected), then release."""
+        deadline = time.monotonic() + self.drain_timeout
+        while self.pending and self.connected and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if self.pending:
+            log.warning("%s closing with %d event(s) not sent", self.label, self.pending_events)
+        self._closed.set()
+        with self._cond:
+            self._cond.notify_all()
+        self._sender.join(timeout=self.retry_interval + 5)
+        self.registry.close()
+
+    # -- sender thread: the only user of the socket --
+    def _run(self):
+        try:
+            while not self._closed.is_set():
+                if self.sock is None and not self._connect():
+                    self._closed.wait(self.retry_interval)
+                    continue
+                if self._watch():
+                    self._send_next()
+        finally:
+            self._disconnect(linger_ms=1000)
 
     def _connect(self):
-        """Look up a worker publisher and connect; False when none is registered yet."""
+        """Look up a worker publisher and start connecting; False when none is registered."""
         try:
-            ep = self.registry.lookup("publisher", self.tenant, self.plan, machine=self.machine)
-            sock = zmq.Context.instance().socket(zmq.PUSH)
-            sock.setsockopt(zmq.LINGER, 1000)
-            sock.setsockopt(zmq.SNDTIMEO, self.send_timeout)
-            sock.connect(ep["endpoint"])
-            self.connection = self.registry.connect("publisher", self.tenant, self.plan,
-                                                    ep["endpoint"], client=self.client_id)
+            ep = self._lookup()
         except RegistryError as exc:
             log.info("%s no CEP publisher yet: %s", self.label, exc)
             return False
-        self.sock, self.endpoint = sock, ep["endpoint"]
-        log.info("%s connected to CEP publisher %s", self.label, self.endpoint)
+        sock = zmq.Context.instance().socket(zmq.PUSH)
+        sock.setsockopt(zmq.IMMEDIATE, 1)
+        sock.setsockopt(zmq.SNDHWM, self.sndhwm)
+        self.monitor = sock.get_monitor_socket(_WATCHED)
+        sock.connect(ep["endpoint"])
+        self.sock, self.endpoint, self.since = sock, ep["endpoint"], time.monotonic()
         return True
 
-    def execute(self, batch):
-        frame = encode_batch(batch.stream, [[r[0], list(r[1:])] for r in batch.rows])
-        with self._lock:
-            self.pending.append((frame, len(batch.rows)))
-            self.pending_events += len(batch.rows)
-            self._trim()
-            if self.sock is not None:
-                self._flush()
+    def _lookup(self):
+        """The registry's choice; after a failure, not the endpoint that just failed if the
+        registry has another one (it prefers the same machine, then the least recently chosen)."""
+        ep = self.registry.lookup("publisher", self.tenant, self.plan, machine=self.machine)
+        if ep["endpoint"] == self.failed_endpoint:
+            ep = self.registry.lookup("publisher", self.tenant, self.plan)
+        return ep
 
-    def _flush(self):
-        while self.pending:
+    def _watch(self):
+        """Apply monitor events; False (and disconnected) when the publisher is gone."""
+        while self.monitor.poll(0):
+            event = recv_monitor_message(self.monitor)["event"]
+            if event == zmq.EVENT_CONNECTED and not self.connected:
+                self._on_connected()
+            elif event == zmq.EVENT_DISCONNECTED:
+                self._fail(f"CEP publisher {self.endpoint} went away")
+                return False
+        if not self.connected and time.monotonic() - self.since > self.connect_timeout:
+            self._fail(f"no connection to CEP publisher {self.endpoint} "
+                       f"within {self.connect_timeout} s")
+            return False
+        return True
+
+    def _on_connected(self):
+        self.connected, self.failed_endpoint = True, None
+        try:
+            self.connection = self.registry.connect("publisher", self.tenant, self.plan,
+                                                    self.endpoint, client=self.client_id)
+        except RegistryError as exc:  # the data path works; the status catches up later
+            log.info("%s connect report failed: %s", self.label, exc)
+        log.info("%s connected to CEP publisher %s", self.label, self.endpoint)
+
+    def _send_next(self):
+        """Hand the oldest queued frame to ZeroMQ, or wait briefly for a frame or for room."""
+        with self._cond:
+            if not self.pending:
+                self._cond.wait(0.05)
+                if not self.pending:
+                    return
             frame, n = self.pending[0]
-            try:
-                self.sock.send(frame)
-            except zmq.Again:
-                log.warning("%s CEP publisher %s does not take frames; reconnecting",
-                            self.label, self.endpoint)
-                self._disconnect()
-                self._wake.set()
-                return
-            self.pending.pop(0)
+        try:
+            self.sock.send(frame, zmq.NOBLOCK, copy=False)
+        except zmq.Again:  # slow or not yet connected: keep the frame, wait for room
+            self.sock.poll(50, zmq.POLLOUT)
+            return
+        with self._cond:
+            self.pending.popleft()
             self.pending_events -= n
             self.sent += n
+            self._cond.notify_all()
 
-    def _trim(self):
-        while self.pending_events > self.buffer_limit and self.pending:
-            _, n = self.pending.pop(0)
-            self.pending_events -= n
-            self.dropped += n
-            log.warning("%s buffer full: dropped %d event(s) (no CEP publisher)", self.label, n)
+    def _fail(self, why):
+        log.warning("%s %s; %d event(s) queued; looking up a publisher again", self.label, why,
+                    self.pending_events)
+        self.failed_endpoint = self.endpoint
+        self.reconnects += 1
+        self._disconnect(linger_ms=0)
 
-    def _disconnect(self):
+    def _disconnect(self, linger_ms):
         if self.connection is not None:
             try:
                 self.registry.release(self.connection)
             except RegistryError as exc:
                 log.info("%s release failed: %s", self.label, exc)
         if self.sock is not None:
-            self.sock.close(0)
-        self.sock = self.connection = self.endpoint = None
-
-    def cleanup(self):
-        self._closed.set()
-        self._wake.set()
-        self._connector.join(timeout=self.retry_interval + 5)
-        with self._lock:
-            self._disconnect()
-        self.registry.close()
+            try:
+                self.sock.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self.monitor.close(0)
+            self.sock.close(linger_ms)
+        self.sock = self.monitor = self.connection = self.endpoint = None
+        self.connected = False

@@ -8,6 +8,8 @@ section 2), one Storm stream per Siddhi stream, rows `(timestamp, *values)`.
 Config keys: registry (tcp URL), tenant, plan, streams ({stream id: [attribute names]}),
 host (advertised; default the first non-loopback IPv4), bind_host (default host),
 heartbeat_interval (s, default 5), max_frames (frames per next_batch, default 64),
+max_events (a next_batch stops taking frames once it holds this many events, default 8192:
+4,000-event frames must not make 256K-event batches), rcvhwm (frames, default 1000),
 tick_ms (default 200; 0 = off): every tick_ms the spout emits `(now_ms,)` on the `_tick`
 stream, which the Siddhi bolts subscribe to (all grouping) so that output produced by their
 timers (time windows while no input arrives) leaves within a tick.
@@ -36,6 +38,7 @@ class ReceiverSpout(Spout):
         self.host = cfg.get("host") or default_host()
         self.label = f"[{cfg['tenant']}:{cfg['plan']}:EventReceiverSpout:{context.index}]"
         self.max_frames = int(cfg.get("max_frames", 64))
+        self.max_events = int(cfg.get("max_events", 8192))
         self.tick_s = float(cfg.get("tick_ms", 200)) / 1000.0
         self.next_tick = time.monotonic() + self.tick_s
         self.dropped = 0
@@ -54,13 +57,15 @@ class ReceiverSpout(Spout):
 
     def next_batch(self):
         """Drain up to max_frames frames without blocking and emit their rows by stream."""
-        by_stream = {}
+        by_stream, taken = {}, 0
         for _ in range(self.max_frames):
             try:
                 frame = self.sock.recv(zmq.NOBLOCK)
             except zmq.Again:
                 break
-            self._take(frame, by_stream)
+            taken += self._take(frame, by_stream)
+            if taken >= self.max_events:
+                break
         for stream, rows in by_stream.items():
             self.emit(rows, stream)
         if self.tick_s > 0 and time.monotonic() >= self.next_tick:
@@ -70,26 +75,37 @@ class ReceiverSpout(Spout):
         return None
 
     def _take(self, frame, by_stream):
+        """Add a frame's well-formed rows to by_stream; returns how many events it held."""
         try:
             stream, events = decode_batch(frame)
         except BadFrameError as exc:
             self._drop(1, f"bad frame: {exc}")
-            return
+            return 1
         width = self.streams.get(stream)
         if width is None:
             self._drop(len(events), f"stream {stream!r} is not imported by this plan")
-            return
+            return len(events)
         try:
             new = [(ev[0], *ev[1]) for ev in events]
-        except (TypeError, IndexError):
-            self._drop(len(events), f"stream {stream!r}: events must be [ts, [values]]")
-            return
+        except (TypeError, IndexError, KeyError):
+            new = self._rows_one_by_one(stream, events)
         if any(len(r) != width for r in new):
             good = [r for r in new if len(r) == width]
             self._drop(len(new) - len(good), f"stream {stream!r}: wrong number of values "
                                              f"(expected {width - 1})")
             new = good
         by_stream.setdefault(stream, []).extend(new)
+        return len(events)
+
+    def _rows_one_by_one(self, stream, events):
+        """Fallback for a frame with malformed events: only those are dropped."""
+        rows = []
+        for ev in events:
+            try:
+                rows.append((ev[0], *ev[1]))
+            except (TypeError, IndexError, KeyError):
+                self._drop(1, f"stream {stream!r}: event {ev!r} is not [ts, [values]]")
+        return rows
 
     def _drop(self, count, why):
         self.dropped += count

@@ -1,0 +1,106 @@
+"""The publisher bolt against a real registry, real ZeroMQ sockets and the real worker
+publisher service: a slow sink means backpressure (the bolt waits) and never lost events; a
+publisher that goes away while the bolt is idle is replaced by another worker's publisher and
+the events queued meanwhile arrive there."""
+import threading
+import time
+
+import pytest
+
+from manager.registry.client import RegistryClient
+from manager.registry.identity import machine_identity
+from manager.registry.service import RegistryService
+from publishers.base import Sink
+from publishers.bolt import PublisherBolt
+from publishers.service import PublisherService
+from publishers.sink_set import SinkSet
+from topology.component import Batch, Collector, Context
+
+T, P, S = -1234, "Flow", "Out"
+
+
+class SlowSink(Sink):
+    """Records every event's sequence number; sleeps per batch (a slow destination)."""
+    type = "slow"
+
+    def __init__(self, delay):
+        super().__init__(S, {})
+        self.delay, self.seqs = delay, []
+
+    def write_batch(self, events):
+        time.sleep(self.delay)
+        self.seqs.extend(row[0] for _, row in events)
+
+
+@pytest.fixture
+def registry():
+    svc = RegistryService(port=0, bind_host="127.0.0.1", heartbeat_interval=0.1)
+    svc.start()
+    client = RegistryClient(f"tcp://127.0.0.1:{svc.port}")
+    yield svc, client
+    client.close()
+    svc.stop()
+
+
+def publisher(client, sink, worker, machine=()):
+    sset = SinkSet(worker)
+    sset.add(S, sink)
+    svc = PublisherService(sset, "127.0.0.1").start()
+    client.register("publisher", T, P, "127.0.0.1", svc.port, machine=machine, worker=worker)
+    return svc
+
+
+def new_bolt(url, **extra):
+    bolt = PublisherBolt({"registry": url, "tenant": T, "plan": P, "streams": {S: ["seq"]},
+                          "host": "127.0.0.1", "retry_interval": 0.05, "connect_timeout": 0.5,
+                          **extra})
+    bolt.prepare(Context(f"{P}[{T}]", "EventPublisherBolt", 0, 1, 0, {}), Collector("p", {}))
+    return bolt
+
+
+def rows(start, n):
+    return [(1000 + i, i) for i in range(start, start + n)]
+
+
+def wait(cond, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def test_a_slow_publisher_gets_every_event_of_large_frames_in_order(registry):
+    """4,000-event batches, 200,000 events, a sink taking 20 ms a batch and a bolt whose old
+    send timeout (200 ms) would have declared the publisher dead: all arrive, in order."""
+    svc_reg, client = registry
+    sink = SlowSink(0.02)
+    svc = publisher(client, sink, "w1")
+    bolt = new_bolt(f"tcp://127.0.0.1:{svc_reg.port}", send_timeout_ms=200, buffer_limit=20000)
+    try:
+        n, size = 200_000, 4000
+        for start in range(0, n, size):
+            bolt.execute(Batch(rows(start, size), S))
+            assert bolt.pending_events <= 20000 + size  # bounded: execute waits for room
+        wait(lambda: len(sink.seqs) >= n, 60, "every event at the sink")
+        time.sleep(0.2)
+        assert sink.seqs == list(range(n))
+        assert bolt.waited_s > 0  # the slow sink backed up into execute (backpressure)
+        assert bolt.reconnects == 0
+    finally:
+        bolt.cleanup()
+        svc.stop()
+
+
+def test_a_batch_larger_than_the_buffer_is_sent_whole(registry):
+    svc_reg, client = registry
+    sink = SlowSink(0.0)
+    svc = publisher(client, sink, "w1")
+    bolt = new_bolt(f"tcp://127.0.0.1:{svc_reg.port}")  # buffer_limit 100,000 events
+    try:
+        bolt.execute(Batch(rows(0, 150_000), S))
+        wait(lambda: len(sink.seqs) >= 150_000, 30, "the whole batch")
+        assert sink.seqs == list(range(150_000))
+    finally:
+        bolt.cleanup()
+        svc.stop()
