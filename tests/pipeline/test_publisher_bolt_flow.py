@@ -104,3 +104,58 @@ def test_a_batch_larger_than_the_buffer_is_sent_whole(registry):
     finally:
         bolt.cleanup()
         svc.stop()
+
+
+def test_a_publisher_gone_while_idle_is_replaced_by_another_workers(registry):
+    """Publisher A (same machine, so preferred) stops while the bolt is idle, without
+    unregistering (a crash: the registry still lists it); the bolt notices the disconnect by
+    itself, moves to B, and the events executed meanwhile reach B."""
+    svc_reg, client = registry
+    sink_a, sink_b = SlowSink(0.0), SlowSink(0.0)
+    svc_a = publisher(client, sink_a, "wA", machine=machine_identity("127.0.0.1"))
+    bolt = new_bolt(f"tcp://127.0.0.1:{svc_reg.port}")
+    svc_b = None
+    try:
+        bolt.execute(Batch(rows(0, 100), S))
+        wait(lambda: len(sink_a.seqs) == 100, 10, "the first events at A")
+        svc_b = publisher(client, sink_b, "wB")
+        endpoint_a = bolt.endpoint
+        svc_a.stop()  # A's socket closes; nothing is executed now: the bolt is idle
+        wait(lambda: bolt.connected and bolt.endpoint != endpoint_a, 15, "a connection to B")
+        assert bolt.endpoint == f"tcp://127.0.0.1:{svc_b.port}"
+        assert [c["client"] for c in client.status(T, P)["connections"]
+                if c["endpoint"] == endpoint_a] == []  # A's connection was released
+        bolt.execute(Batch(rows(100, 100), S))
+        wait(lambda: len(sink_b.seqs) == 100, 10, "the next events at B")
+        assert sink_b.seqs == list(range(100, 200)) and bolt.reconnects >= 1
+    finally:
+        bolt.cleanup()
+        for svc in (svc_a, svc_b):
+            if svc is not None and svc._thread.is_alive():
+                svc.stop()
+
+
+def test_events_queued_while_no_publisher_is_live_arrive_at_the_next_one(registry):
+    """The only publisher goes away; batches executed while none is live wait in the bolt
+    and reach the publisher that registers later, in order."""
+    svc_reg, client = registry
+    sink_a, sink_b = SlowSink(0.0), SlowSink(0.0)
+    svc_a = publisher(client, sink_a, "wA")
+    bolt = new_bolt(f"tcp://127.0.0.1:{svc_reg.port}")
+    svc_b = None
+    try:
+        bolt.execute(Batch(rows(0, 10), S))
+        wait(lambda: len(sink_a.seqs) == 10, 10, "events at A")
+        svc_a.stop()
+        client.unregister("publisher", T, P, f"tcp://127.0.0.1:{svc_a.port}")
+        wait(lambda: not bolt.connected, 10, "the bolt to notice")
+        for start in range(10, 5010, 1000):
+            bolt.execute(Batch(rows(start, 1000), S))
+        assert bolt.pending_events == 5000
+        svc_b = publisher(client, sink_b, "wB")
+        wait(lambda: len(sink_b.seqs) == 5000, 15, "the queued events at B")
+        assert sink_b.seqs == list(range(10, 5010))
+    finally:
+        bolt.cleanup()
+        if svc_b is not None:
+            svc_b.stop()
