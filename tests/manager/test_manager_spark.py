@@ -23,6 +23,7 @@ from manager.server import Manager
 from manager.settings import load_manager_settings
 from tests.manager.manager_helpers import poll
 from topology.cluster import master_state, stop_cluster
+from topology.launcher import get_topology, list_topologies
 
 pytestmark = pytest.mark.slow
 SLOTS = 8
@@ -52,7 +53,18 @@ def launcher(tmp_path_factory):
         "topology.kill_wait_secs": 1.0, "topology.metrics_interval_s": 0.5})
     launcher.cluster()
     yield launcher
+    kill_all_topologies(launcher)
     stop_cluster(launcher.settings)
+
+
+def kill_all_topologies(launcher):
+    """Kill every topology still running in the launcher's state_dir (a failed test leaves
+    them behind, and a driver outlives the cluster: they used to stay running after the
+    session), then check that none is left."""
+    for status in list_topologies(launcher.settings):
+        get_topology(status["name"], launcher.settings).kill(wait_secs=0, timeout=30)
+    left = [s["name"] for s in list_topologies(launcher.settings)]
+    assert left == [], f"topologies still running after kill: {left}"
 
 
 def new_manager(tmp_path, redis_url, launcher):
