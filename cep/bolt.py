@@ -9,6 +9,7 @@ Config keys: plan, tenant, group, table_definitions, inputs and outputs (lists o
 `define stream ...;` texts), queries, playback (bool). A batch on the `_tick` stream only
 emits what the runtime's timers produced since the last batch.
 """
+import gc
 import logging
 import threading
 
@@ -50,6 +51,8 @@ class SiddhiBolt(Bolt):
         for sid in output_ids(self.config):
             self.runtime.add_callback(sid, self._collect(sid))
         self.handlers = {}
+        gc.freeze()  # the task process's long-lived objects (pyspark, the compiled plan) are
+        # not scanned again by every collection the per-batch tuples trigger (3x their cost)
 
     def _collect(self, sid):
         def callback(events):  # may run on the engine's timer thread: buffer, emit in execute

@@ -24,6 +24,7 @@ buffer_limit (events queued in the bolt, default 100000), sndhwm (frames, defaul
 drain_timeout (s cleanup waits for queued frames to go out, default 5).
 """
 import collections
+import gc
 import logging
 import threading
 import time
@@ -67,6 +68,7 @@ class PublisherBolt(Bolt):
         self._sender = threading.Thread(target=self._run, daemon=True,
                                         name=f"{self.client_id} sender")
         self._sender.start()
+        gc.freeze()  # long-lived objects of the task process: not scanned per batch again
 
     # -- task thread --
     def execute(self, batch):

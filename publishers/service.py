@@ -9,8 +9,9 @@ import threading
 
 import zmq
 
-from manager.registry.wire import BadFrameError, decode_batch
+from manager.registry.wire import BadFrameError
 from publishers.exceptions import PublisherError
+from receivers.spout import decode_frame
 
 log = logging.getLogger(__name__)
 POLL_MS = 100
@@ -67,7 +68,7 @@ class PublisherService:
 
     def _handle(self, frame):
         try:
-            stream, events = decode_batch(frame)
+            stream, events = decode_frame(frame)
             self.sink_set.dispatch(stream, events)
         except (BadFrameError, PublisherError) as exc:
             self.dropped_frames += 1

@@ -14,18 +14,38 @@ tick_ms (default 200; 0 = off): every tick_ms the spout emits `(now_ms,)` on the
 stream, which the Siddhi bolts subscribe to (all grouping) so that output produced by their
 timers (time windows while no input arrives) leaves within a tick.
 """
+import gc
 import logging
 import time
 
+import msgpack
 import zmq
 
 from manager.registry.client import Heartbeat, RegistryClient
 from manager.registry.identity import default_host, machine_identity
-from manager.registry.wire import BadFrameError, decode_batch
+from manager.registry.wire import FORMAT_VERSION, BadFrameError
 from topology.component import Spout
 
 log = logging.getLogger(__name__)
 TICK_STREAM = "_tick"
+
+
+def decode_frame(frame):
+    """(stream, ((ts, (values...)), ...)) from an event batch frame (PROTOCOL.md section 2),
+    decoded as tuples: 2-3x cheaper than lists per event. Raises BadFrameError."""
+    try:
+        data = msgpack.unpackb(frame, raw=False, use_list=False, strict_map_key=False)
+    except Exception as exc:  # noqa: BLE001 - msgpack raises several unrelated types
+        raise BadFrameError(f"event frame is not msgpack: {exc}") from None
+    if type(data) is not tuple or len(data) != 3:
+        raise BadFrameError(f"event frame must be [version, stream, events], got "
+                            f"{type(data).__name__}")
+    version, stream, events = data
+    if version != FORMAT_VERSION:
+        raise BadFrameError(f"event frame format version {version!r} is not {FORMAT_VERSION}")
+    if not isinstance(stream, str) or type(events) is not tuple:
+        raise BadFrameError("event frame must carry a stream id string and an event list")
+    return stream, events
 
 
 class ReceiverSpout(Spout):
@@ -54,6 +74,7 @@ class ReceiverSpout(Spout):
             component=f"{context.topology_name}:{context.component_id}:{context.index}").start()
         log.info("%s listening on tcp://%s:%s for %s", self.label, self.host, self.port,
                  ", ".join(self.streams))
+        gc.freeze()  # the task process's long-lived objects: no more scanning them per batch
 
     def next_batch(self):
         """Drain up to max_frames frames without blocking and emit their rows by stream."""
@@ -77,7 +98,7 @@ class ReceiverSpout(Spout):
     def _take(self, frame, by_stream):
         """Add a frame's well-formed rows to by_stream; returns how many events it held."""
         try:
-            stream, events = decode_batch(frame)
+            stream, events = decode_frame(frame)
         except BadFrameError as exc:
             self._drop(1, f"bad frame: {exc}")
             return 1
