@@ -14,6 +14,14 @@ from cep.worker.node import Worker
 from receivers.zmq_receiver import ZmqEventClient
 
 SAMPLE_PLAN = "conf/samples/StockAnalysis.siddhiql"
+
+
+def playback_copy(tmp_path):
+    """The sample plan in playback mode: the recorded events' own timestamps drive its time
+    window, so the worker's output is deterministic and comparable with the offline engine."""
+    path = tmp_path / "StockAnalysis.siddhiql"
+    path.write_text("@Plan:playback\n" + open(SAMPLE_PLAN).read())
+    return str(path)
 SAMPLE_EVENTS = "conf/samples/StockStream.jsonl"
 
 
@@ -63,8 +71,9 @@ def post(url, body):
 
 def test_sample_plan_over_http_and_zmq_equals_offline_engine(tmp_path):
     events = sample_events()
-    expected = offline(open(SAMPLE_PLAN).read(), events)
-    w = make_worker(tmp_path, [SAMPLE_PLAN]).start()
+    plan_file = playback_copy(tmp_path)
+    expected = offline(open(plan_file).read(), events)
+    w = make_worker(tmp_path, [plan_file]).start()
     try:
         assert wait_for(lambda: "-1234/StockAnalysis" in w.status()["plans"])
         url = f"{w.http_url}/events/-1234/StockAnalysis/StockStream"
