@@ -2,7 +2,6 @@
 publisher service: a slow sink means backpressure (the bolt waits) and never lost events; a
 publisher that goes away while the bolt is idle is replaced by another worker's publisher and
 the events queued meanwhile arrive there."""
-import threading
 import time
 
 import pytest
