@@ -19,13 +19,14 @@ POLL_MS = 100
 
 class PublisherService:
     """Bind a PULL socket on `bind_host` and dispatch to `sink_set`; `port` is tried first
-    (a restarted worker's previous port), else the OS picks a free one."""
+    (a restarted worker's previous port), else the OS picks a free one. `rcvhwm` bounds the
+    frames queued for the sinks: when they are full, the publisher bolts wait (backpressure)."""
 
-    def __init__(self, sink_set, bind_host="0.0.0.0", port=0, context=None):
+    def __init__(self, sink_set, bind_host="0.0.0.0", port=0, context=None, rcvhwm=1000):
         self.sink_set = sink_set
         self._sock = (context or zmq.Context.instance()).socket(zmq.PULL)
         self._sock.setsockopt(zmq.LINGER, 0)
-        self._sock.setsockopt(zmq.RCVHWM, 1000)
+        self._sock.setsockopt(zmq.RCVHWM, rcvhwm)
         self.port = self._bind(bind_host, port)
         self.frames = 0
         self.events = 0

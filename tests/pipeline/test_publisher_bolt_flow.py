@@ -41,10 +41,10 @@ def registry():
     svc.stop()
 
 
-def publisher(client, sink, worker, machine=()):
+def publisher(client, sink, worker, machine=(), rcvhwm=1000):
     sset = SinkSet(worker)
     sset.add(S, sink)
-    svc = PublisherService(sset, "127.0.0.1").start()
+    svc = PublisherService(sset, "127.0.0.1", rcvhwm=rcvhwm).start()
     client.register("publisher", T, P, "127.0.0.1", svc.port, machine=machine, worker=worker)
     return svc
 
@@ -70,21 +70,24 @@ def wait(cond, timeout, what):
 
 
 def test_a_slow_publisher_gets_every_event_of_large_frames_in_order(registry):
-    """4,000-event batches, 200,000 events, a sink taking 20 ms a batch and a bolt whose old
-    send timeout (200 ms) would have declared the publisher dead: all arrive, in order."""
+    """4,000-event batches, 600,000 events, a sink taking 20 ms a batch (3 s in all) behind a
+    4-frame receive queue and the loopback's kernel buffers (tens of frames), and the previous bolt's send timeout (200 ms, which declared such a
+    publisher dead): all arrive in order, and the bolt's execute waited for the sink."""
     svc_reg, client = registry
     sink = SlowSink(0.02)
-    svc = publisher(client, sink, "w1")
-    bolt = new_bolt(f"tcp://127.0.0.1:{svc_reg.port}", send_timeout_ms=200, buffer_limit=20000)
+    svc = publisher(client, sink, "w1", rcvhwm=4)
+    bolt = new_bolt(f"tcp://127.0.0.1:{svc_reg.port}", send_timeout_ms=200, buffer_limit=20000,
+                    sndhwm=4)
     try:
-        n, size = 200_000, 4000
+        wait(lambda: bolt.connected, 10, "the bolt to connect")  # waits below are the sink's
+        n, size = 600_000, 4000
         for start in range(0, n, size):
             bolt.execute(Batch(rows(start, size), S))
             assert bolt.pending_events <= 20000 + size  # bounded: execute waits for room
+        assert bolt.waited_s > 0.3  # 150 frames do not fit in the queues: it waited
         wait(lambda: len(sink.seqs) >= n, 60, "every event at the sink")
         time.sleep(0.2)
         assert sink.seqs == list(range(n))
-        assert bolt.waited_s > 0  # the slow sink backed up into execute (backpressure)
         assert bolt.reconnects == 0
     finally:
         bolt.cleanup()
