@@ -12,7 +12,9 @@ socket and hands the frames over in order.
   disconnects (even while the bolt is idle), or no connection comes up within
   connect_timeout, the bolt releases it, asks the registry again (after a failure without the
   same-machine preference, so another worker's publisher is chosen when there is one) and
-  sends the queued frames there. ZMQ_IMMEDIATE keeps frames from queueing for a peer that is
+  sends the queued frames there. Every liveness_check seconds it also asks the registry
+  whether its publisher is still live (heartbeating): a worker that hangs with its TCP
+  connection open is left too. ZMQ_IMMEDIATE keeps frames from queueing for a peer that is
   not connected; only the few frames ZeroMQ already holds for a peer that dies (at most
   `sndhwm` frames plus the kernel buffer) can be lost, as PUSH/PULL has no acknowledgement.
 - While no worker publisher exists, the bolt keeps asking every retry_interval; frames wait
@@ -21,7 +23,8 @@ socket and hands the frames over in order.
 Config keys: registry, tenant, plan, streams ({stream id: [attribute names]}), host,
 retry_interval (s between lookups, default 1), connect_timeout (s, default 3),
 buffer_limit (events queued in the bolt, default 100000), sndhwm (frames, default 16),
-drain_timeout (s cleanup waits for queued frames to go out, default 5).
+drain_timeout (s cleanup waits for queued frames to go out, default 5), liveness_check (s
+between registry checks of the connected publisher, default 5; 0 = off).
 """
 import collections
 import gc
@@ -53,6 +56,9 @@ class PublisherBolt(Bolt):
         self.label = f"[{self.tenant}:{self.plan}:EventPublisherBolt:{context.index}]"
         self.machine = machine_identity(cfg.get("host"))
         self.registry = RegistryClient(cfg["registry"])
+        # liveness checks run on the sender thread: a registry outage may stall it 0.5 s
+        self.checker = RegistryClient(cfg["registry"], timeout=0.5, retries=0)
+        self.liveness_check = float(cfg.get("liveness_check", 5.0))
         self.retry_interval = float(cfg.get("retry_interval", 1.0))
         self.connect_timeout = float(cfg.get("connect_timeout", 3.0))
         self.buffer_limit = int(cfg.get("buffer_limit", 100000))
@@ -101,6 +107,7 @@ class PublisherBolt(Bolt):
             self._cond.notify_all()
         self._sender.join(timeout=self.retry_interval + 5)
         self.registry.close()
+        self.checker.close()
 
     # -- sender thread: the only user of the socket --
     def _run(self):
@@ -146,14 +153,29 @@ class PublisherBolt(Bolt):
             elif event == zmq.EVENT_DISCONNECTED:
                 self._fail(f"CEP publisher {self.endpoint} went away")
                 return False
-        if not self.connected and time.monotonic() - self.since > self.connect_timeout:
+        now = time.monotonic()
+        if not self.connected and now - self.since > self.connect_timeout:
             self._fail(f"no connection to CEP publisher {self.endpoint} "
                        f"within {self.connect_timeout} s")
             return False
+        if self.connected and self.liveness_check > 0 and now >= self.next_check:
+            self.next_check = now + self.liveness_check
+            if not self._still_live():
+                self._fail(f"CEP publisher {self.endpoint} is no longer live in the registry")
+                return False
         return True
+
+    def _still_live(self):
+        """False only when the registry answers and no longer lists the endpoint as live."""
+        try:
+            live = self.checker.status(self.tenant, self.plan)["publishers"]
+        except RegistryError:
+            return True  # the registry is away; the connection itself looks fine
+        return any(ep["endpoint"] == self.endpoint for ep in live)
 
     def _on_connected(self):
         self.connected, self.failed_endpoint = True, None
+        self.next_check = time.monotonic() + self.liveness_check
         try:
             self.connection = self.registry.connect("publisher", self.tenant, self.plan,
                                                     self.endpoint, client=self.client_id)

@@ -161,3 +161,39 @@ def test_events_queued_while_no_publisher_is_live_arrive_at_the_next_one(registr
         bolt.cleanup()
         if svc_b is not None:
             svc_b.stop()
+
+
+def test_a_publisher_that_stops_heartbeating_is_left_for_a_live_one():
+    """A (same machine, preferred) keeps its socket open and taking frames but stops
+    heartbeating (a hung worker); once the registry's liveness window passes, the bolt moves
+    to B, which heartbeats, and the next events reach B."""
+    from manager.registry.client import Heartbeat
+    svc_reg = RegistryService(port=0, bind_host="127.0.0.1", liveness=1.0, heartbeat_interval=0.1)
+    svc_reg.start()
+    client = RegistryClient(f"tcp://127.0.0.1:{svc_reg.port}")
+    sink_a, sink_b = SlowSink(0.0), SlowSink(0.0)
+    svc_a = publisher(client, sink_a, "wA", machine=machine_identity("127.0.0.1"))
+    bolt = new_bolt(f"tcp://127.0.0.1:{svc_reg.port}", liveness_check=0.2)
+    svc_b = beat = None
+    try:
+        bolt.execute(Batch(rows(0, 10), S))
+        wait(lambda: len(sink_a.seqs) == 10, 10, "events at A")
+        sset = SinkSet("wB")
+        sset.add(S, sink_b)
+        svc_b = PublisherService(sset, "127.0.0.1").start()
+        beat = Heartbeat(client, 0.1, kind="publisher", tenant=T, plan=P, host="127.0.0.1",
+                         port=svc_b.port, worker="wB").start()
+        wait(lambda: bolt.endpoint == f"tcp://127.0.0.1:{svc_b.port}" and bolt.connected, 10,
+             "the bolt to leave A for B")
+        bolt.execute(Batch(rows(10, 10), S))
+        wait(lambda: len(sink_b.seqs) == 10, 10, "events at B")
+        assert sink_a.seqs == list(range(10)) and sink_b.seqs == list(range(10, 20))
+    finally:
+        bolt.cleanup()
+        if beat is not None:
+            beat.stop(unregister=False)
+        for svc in (svc_a, svc_b):
+            if svc is not None:
+                svc.stop()
+        client.close()
+        svc_reg.stop()
