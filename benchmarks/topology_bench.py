@@ -19,6 +19,7 @@ import time
 import psutil
 
 from topology.bench import run_bench
+from topology.cluster import recorded_cluster, stop_cluster
 from topology.spark_settings import load_spark_settings
 
 
@@ -42,6 +43,17 @@ def main(argv=None):
     parser.add_argument("--only", choices=sorted(scenarios(1)), action="append")
     args = parser.parse_args(argv)
     settings = load_spark_settings()
+    ours = settings["spark.master"] == "embedded" and recorded_cluster(settings) is None
+    try:
+        report = run_scenarios(args, settings)
+    finally:
+        if ours:  # leave a cluster that was already running, stop the one we started
+            stop_cluster(settings)
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+def run_scenarios(args, settings):
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "machine": f"{psutil.cpu_count()} cores, "
                          f"{round(psutil.virtual_memory().total / 2**30)} GiB, "
@@ -61,8 +73,7 @@ def main(argv=None):
             "latency_p99_ms": median_of(runs, "latency_ms", "p99"),
             "submit_to_active_s": median_of(runs, "submit_to_active_s")}
     report["load_avg_end"] = [round(x, 1) for x in psutil.getloadavg()]
-    print(json.dumps(report, indent=1))
-    return 0
+    return report
 
 
 if __name__ == "__main__":
