@@ -13,8 +13,18 @@ def _positive(p, i, v):
     return v
 
 
+class _QueueWindow(WindowProcessor):
+    """A window whose whole state is one deque `q`, in arrival (or expiry) order."""
+
+    def state_items(self):
+        return {"q": list(self.q)}
+
+    def load_state_items(self, s):
+        self.q = deque(s["q"])
+
+
 @register("length")
-class LengthWindow(WindowProcessor):
+class LengthWindow(_QueueWindow):
     """The last n events; an arrival beyond n expires the oldest (expired before current)."""
     expires_arrivals = True
 
@@ -40,15 +50,9 @@ class LengthWindow(WindowProcessor):
             append(e)
         self.emit(out)
 
-    def state_items(self):
-        return {"q": list(self.q)}
-
-    def load_state_items(self, s):
-        self.q = deque(s["q"])
-
 
 @register("time")
-class TimeWindow(WindowProcessor):
+class TimeWindow(_QueueWindow):
     """Events of the last T ms; an event at t is gone for anything at t + T (inclusive)."""
     expires_arrivals = True
 
@@ -97,12 +101,6 @@ class TimeWindow(WindowProcessor):
             self._schedule(self.q[0][0] + self.t)
         self.emit(out)
 
-    def state_items(self):
-        return {"q": list(self.q)}
-
-    def load_state_items(self, s):
-        self.q = deque(s["q"])
-
 
 @register("timeLength")
 class TimeLengthWindow(TimeWindow):
@@ -138,7 +136,7 @@ class TimeLengthWindow(TimeWindow):
 
 
 @register("externalTime")
-class ExternalTimeWindow(WindowProcessor):
+class ExternalTimeWindow(_QueueWindow):
     """Sliding over a timestamp attribute; expired events carry the triggering event's value."""
     expires_arrivals = True
 
@@ -164,12 +162,6 @@ class ExternalTimeWindow(WindowProcessor):
             q.append((ext, e))
             append(e)
         self.emit(out)
-
-    def state_items(self):
-        return {"q": list(self.q)}
-
-    def load_state_items(self, s):
-        self.q = deque(s["q"])
 
 
 @register("delay")
