@@ -2,6 +2,9 @@
 in CI (CI=true), where a missing real dependency is a failure."""
 import os
 import shutil
+import socket
+import subprocess
+import time
 
 import pytest
 
@@ -22,3 +25,47 @@ def require_binary(name, why):
 @pytest.fixture(scope="session")
 def redis_server_binary():
     return require_binary("redis-server", "Redis tests talk to a real redis-server")
+
+
+def free_port():
+    """A TCP port that was free a moment ago on the loopback interface."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def redis_url(redis_server_binary, tmp_path_factory):
+    """A redis-server of our own, on a free port, with no persistence; stopped after the session."""
+    import redis
+    port = free_port()
+    workdir = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen([redis_server_binary, "--port", str(port), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "no", "--dir", str(workdir)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    client = redis.Redis.from_url(url)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail(f"redis-server did not start on port {port}")
+            time.sleep(0.05)
+    client.close()
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture
+def redis_db(redis_url):
+    """The session's redis-server, flushed before the test."""
+    import redis
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    client.close()
+    return redis_url

@@ -114,7 +114,8 @@ def test_zmq_pub_sink_reaches_a_subscriber():
 
 
 @pytest.mark.slow
-def test_redis_sink_xadds_every_event(redis_url):
+def test_redis_sink_xadds_every_event(redis_db):
+    redis_url = redis_db
     sink = build_sink({"type": "redis", "options": {"url": redis_url, "key": "alerts"}}, "High")
     sink.write_batch(EVENTS)
     client = redis.Redis.from_url(redis_url, decode_responses=True)
