@@ -24,6 +24,16 @@ from cep.engine.pattern.ranged import RangedSteps
 from cep.engine.pattern.scoped import ScopedSteps
 
 
+
+def fitting(node, partials, r):
+    """The waiting partials (in order) whose condition the event row `r` meets at `node`."""
+    if node.hits is not None:
+        return node.hits(partials, r)
+    cond = node.cond
+    if cond is not None:
+        return [p for p in partials if cond(p, r)]
+    return list(partials)
+
 class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
     """Partial-match state of one pattern or sequence query (one per partition key)."""
 
@@ -118,13 +128,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         bucket = pend.get(key)
         if not bucket:
             return
-        if node.hits is not None:
-            hit = node.hits(bucket, r)
-        elif node.cond is not None:
-            cond = node.cond
-            hit = [p for p in bucket if cond(p, r)]
-        else:
-            hit = list(bucket)
+        hit = fitting(node, bucket, r)
         within = self.s.within
         if within is not None and hit:
             limit = ts - within
@@ -169,13 +173,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
 
     def _scan_stream(self, i, node, items, ts, r):
         """Complete the partials the event fits (in order); return those still waiting."""
-        if node.hits is not None:
-            hit = node.hits(items, r)
-        elif node.cond is not None:
-            cond = node.cond
-            hit = [p for p in items if cond(p, r)]
-        else:
-            hit = list(items)
+        hit = fitting(node, items, r)
         within = self.s.within
         live = hit
         if within is not None and hit:
