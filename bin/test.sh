@@ -6,5 +6,7 @@
 cep_venv test
 cep_java
 cep_apt redis-server redis-server
+cep_apt chromium chromium
+cep_apt chromium-driver chromedriver
 cd "$ROOT"
 exec "$PY" -m pytest -p no:cacheprovider "$@"
