@@ -178,13 +178,17 @@ class _Gen:
             src = f"({a.source} {op} {b.source})"
             return Compiled(src, f"({a.fast} {op} {b.fast})", AttrType.BOOL, g, False)
         x, y = self._bind(a), self._bind(b)
-        checks = [f"{s[0]} is not None" for s, c in ((x, a), (y, b)) if c.nullable]
         first = [x[0] if not a.nullable else x[1], y[0] if not b.nullable else y[1]]
-        safe = f"({' and '.join(checks)} and {first[0]} {op} {first[1]})"
+        if op == "!=":  # Siddhi 3.2: `!=` with a null operand is true
+            checks = [f"{s[0]} is None" for s, c in ((x, a), (y, b)) if c.nullable]
+            safe = f"({' or '.join(checks)} or {first[0]} != {first[1]})"
+        else:  # every other comparison with a null operand is false
+            checks = [f"{s[0]} is not None" for s, c in ((x, a), (y, b)) if c.nullable]
+            safe = f"({' and '.join(checks)} and {first[0]} {op} {first[1]})"
         if op in ("<", "<=", ">", ">="):
             fast = f"({a.fast} {op} {b.fast})"
-        elif op == "==" and (not a.nullable or not b.nullable):
-            fast = f"({a.fast} == {b.fast})"  # None == value is already False
+        elif op in ("==", "!=") and (not a.nullable or not b.nullable):
+            fast = f"({a.fast} {op} {b.fast})"  # None == value is False, None != value True
         else:
             fast = safe
         return Compiled(safe, fast, AttrType.BOOL, g, False)
@@ -207,14 +211,19 @@ class _Gen:
         return c
 
     def _And(self, e):
-        a, b = self._bool_operand(e.left, "and"), self._bool_operand(e.right, "and")
-        return Compiled(f"({a.source} and {b.source})", f"({a.fast} and {b.fast})",
-                        AttrType.BOOL, {**a.globals, **b.globals}, a.nullable or b.nullable)
+        return self._logical(e, "and")
 
     def _Or(self, e):
-        a, b = self._bool_operand(e.left, "or"), self._bool_operand(e.right, "or")
-        return Compiled(f"({a.source} or {b.source})", f"({a.fast} or {b.fast})",
-                        AttrType.BOOL, {**a.globals, **b.globals}, a.nullable or b.nullable)
+        return self._logical(e, "or")
+
+    def _logical(self, e, op):
+        """Siddhi 3.2's two-valued logic: a null operand counts as false and the result is
+        never null (`null or x` is x, `null and x` is false)."""
+        a, b = self._bool_operand(e.left, op), self._bool_operand(e.right, op)
+        safe, fast = f"({a.source} {op} {b.source})", f"({a.fast} {op} {b.fast})"
+        if a.nullable or b.nullable:
+            safe, fast = f"(True if {safe} else False)", f"(True if {fast} else False)"
+        return Compiled(safe, fast, AttrType.BOOL, {**a.globals, **b.globals}, False)
 
     def _Not(self, e):
         a = self._bool_operand(e.operand, "not")

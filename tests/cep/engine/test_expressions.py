@@ -46,11 +46,13 @@ def test_float_is_32_bit():
         pytest.approx(0.10000000149011612, abs=0)]
 
 
-def test_null_propagates_through_arithmetic_and_comparisons_are_false():
+def test_null_propagates_through_arithmetic_and_comparisons_but_not_equal_are_false():
     rows = [(None, 1, 0.0, 0.0, ""), (3, 1, 0.0, 0.0, "")]
     assert project(BinaryOp("+", a, b), *rows) == [None, 4]
+    keep = compile_filter(CompareOp("==", a, const(3, AttrType.INT)), SCOPE)
+    assert [e[1][0] for e in keep([(0, r, 0) for r in rows])] == [3]
     keep = compile_filter(CompareOp("!=", a, const(3, AttrType.INT)), SCOPE)
-    assert keep([(0, r, 0) for r in rows]) == []
+    assert [e[1][0] for e in keep([(0, r, 0) for r in rows])] == [None]  # Siddhi 3.2
     keep = compile_filter(Not(CompareOp(">", a, const(5, AttrType.INT))), SCOPE)
     assert [e[1][0] for e in keep([(0, r, 0) for r in rows])] == [None, 3]
 
