@@ -2,7 +2,9 @@
 
 Inflow: per worker id (not IP, as CEP 4.0 did), `k/n established` where n is the number of
 imported streams and k how many of them the worker has an open connection for. Outflow:
-`k/n established` where n is publisherParallelism and k the open publisher-bolt connections."""
+`k/n established` where n is publisherParallelism and k the publisher-bolt instances with a
+live connection. Only live connections count (the registry's `live` flag: endpoint and client
+heartbeating), so a killed task's unreleased connection never shows as `2/1`."""
 
 
 def _established(k, n):
@@ -12,13 +14,14 @@ def _established(k, n):
 def plan_status(topology_status, registry_status, imported, publisher_parallel):
     """The status dict served by /api/v1 and printed by `cep plan status`."""
     streams_by_worker = {}
-    for c in registry_status["connections"]:
+    live = [c for c in registry_status["connections"] if c.get("live", True)]
+    for c in live:
         if c["kind"] == "receiver" and c["stream"] in imported:
             streams_by_worker.setdefault(c["client"], set()).add(c["stream"])
     for ep in registry_status["publishers"]:
         streams_by_worker.setdefault(ep["worker"], set())
     inflow = {w: _established(len(s), len(imported)) for w, s in sorted(streams_by_worker.items())}
-    out_k = sum(1 for c in registry_status["connections"] if c["kind"] == "publisher")
+    out_k = len({c["client"] for c in live if c["kind"] == "publisher"})
     return {**topology_status, "inflow": inflow,
             "outflow": _established(out_k, publisher_parallel),
             "receivers": len(registry_status["receivers"]),

@@ -168,7 +168,7 @@ class PublisherBolt(Bolt):
     def _still_live(self):
         """False only when the registry answers and no longer lists the endpoint as live."""
         try:
-            live = self.checker.status(self.tenant, self.plan)["publishers"]
+            live = self.checker.status(self.tenant, self.plan, client=self.client_id)["publishers"]
         except RegistryError:
             return True  # the registry is away; the connection itself looks fine
         return any(ep["endpoint"] == self.endpoint for ep in live)

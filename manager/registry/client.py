@@ -87,8 +87,14 @@ class RegistryClient:
     def release(self, connection):
         return self.request("release", connection=connection)
 
-    def status(self, tenant, plan):
-        return self.request("status", tenant=tenant, plan=plan)
+    def status(self, tenant, plan, client=None):
+        """The plan's endpoints and connections; `client` makes it that client's heartbeat."""
+        fields = {"client": client} if client else {}
+        return self.request("status", tenant=tenant, plan=plan, **fields)
+
+    def worker_info(self, **info):
+        """Report a worker-info message (PROTOCOL.md: `worker`); also the worker's heartbeat."""
+        return self.request("worker", **info)
 
     def close(self):
         with self._lock:

@@ -133,7 +133,7 @@ class RegistryService:
         handler = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
         if handler is None:
             raise RegistryError("UnknownOp", f"unknown op {op!r}; known: register, unregister, "
-                                f"lookup, connect, release, status, ping")
+                                f"lookup, connect, release, status, worker, ping")
         return handler(req)
 
     def _plan(self, req):
@@ -156,6 +156,20 @@ class RegistryService:
                                       _str_list(req, "streams"), worker,
                                       _field(req, "component", str, False, ""))
         return {"ok": True, "endpoint": address, "heartbeat_interval": self.heartbeat_interval,
+                "liveness": self.table.liveness}
+
+    def op_worker(self, req):
+        """A worker-info message (PROTOCOL.md): the worker's facts and load; a heartbeat too."""
+        info = {"worker": _field(req, "worker", str),
+                "host": _field(req, "host", str, False, ""),
+                "url": _field(req, "url", str, False, ""),
+                "roles": _str_list(req, "roles"), "plans": _str_list(req, "plans"),
+                "machine": _str_list(req, "machine")}
+        for name in ("eventsIn", "eventsOut", "memoryRssBytes"):
+            info[name] = _field(req, name, int, False, 0)
+        info["cpuPercent"] = float(_field(req, "cpuPercent", (int, float), False, 0.0))
+        self.table.report_worker(info)
+        return {"ok": True, "heartbeat_interval": self.heartbeat_interval,
                 "liveness": self.table.liveness}
 
     def op_unregister(self, req):
@@ -185,6 +199,9 @@ class RegistryService:
 
     def op_status(self, req):
         tenant, plan = self._plan(req)
+        client = _field(req, "client", str, False, "")
+        if client:  # a connected client checking on its endpoint: its heartbeat
+            self.table.touch_client(client)
         return {"ok": True, **self.table.status(tenant, plan)}
 
 

@@ -56,10 +56,10 @@ class Connection:
     stream: str = ""
     since: float = field(default_factory=time.time)
 
-    def to_dict(self):
+    def to_dict(self, live=True):
         return {"connection": self.id, "kind": self.kind, "tenant": self.tenant,
                 "plan": self.plan, "endpoint": self.endpoint, "client": self.client,
-                "stream": self.stream}
+                "stream": self.stream, "live": live}
 
 
 class EndpointTable:
@@ -70,6 +70,8 @@ class EndpointTable:
         self.clock = clock
         self.endpoints = {}  # (kind, tenant, plan, address) -> Endpoint
         self.connections = {}  # id -> Connection
+        self.clients = {}  # client id -> last heartbeat (clients that heartbeat: workers, bolts)
+        self.workers = {}  # worker id -> (last heartbeat, worker-info dict)
         self._ids = itertools.count(1)
         self._choices = itertools.count(1)
         self._lock = threading.RLock()
@@ -159,14 +161,22 @@ class EndpointTable:
                             ep.address, ep.plan, ep.tenant)
                 self._drop_connections(lambda c, ep=ep: c.endpoint == ep.address
                                        and c.plan == ep.plan and c.tenant == ep.tenant)
+            gone = {cl for cl, seen in self.clients.items() if now - seen > 2 * self.liveness}
+            for cl in gone:
+                del self.clients[cl]
+            self._drop_connections(lambda c: c.client in gone)
             return len(dead)
 
     def connect(self, kind, tenant, plan, address, client, stream=""):
-        """Count a connection made to a registered endpoint; returns its id."""
+        """Count a connection made to a registered endpoint; returns its id. A client (a bolt
+        instance, a worker's stream) holds one connection per plan and stream: a new connect
+        replaces the one it made before (a restarted task never released it)."""
         with self._lock:
             if (kind, tenant, plan, address) not in self.endpoints:
                 raise RegistryError("EndpointNotFound", f"no {kind} endpoint {address} registered "
                                     f"for plan {plan} of tenant {tenant}")
+            self._drop_connections(lambda c: (c.kind, c.tenant, c.plan, c.client, c.stream)
+                                   == (kind, tenant, plan, client, stream))
             cid = f"c{next(self._ids)}"
             self.connections[cid] = Connection(cid, kind, tenant, plan, address, client, stream)
             return cid
@@ -187,17 +197,74 @@ class EndpointTable:
             counts[c.endpoint] = counts.get(c.endpoint, 0) + 1
         return counts
 
+    # -- clients and workers that heartbeat --
+    def touch_client(self, client):
+        """A heartbeat of a connecting party (a worker, a publisher bolt instance)."""
+        with self._lock:
+            self.clients[client] = self.clock()
+
+    def report_worker(self, info):
+        """A worker-info message (PROTOCOL.md): who the worker is, its load; also a heartbeat."""
+        with self._lock:
+            now = self.clock()
+            info = dict(info)
+            prev = self.workers.get(info["worker"])
+            for name in ("eventsIn", "eventsOut"):
+                info[name + "PerSec"] = _rate(prev, now, info, name)
+            self.workers[info["worker"]] = (now, info)
+            self.clients[info["worker"]] = now
+
+    def worker_infos(self):
+        """[(age in seconds, info dict)] of the workers heard from within two liveness windows."""
+        with self._lock:
+            now = self.clock()
+            for wid in [w for w, (seen, _) in self.workers.items()
+                        if now - seen > 2 * self.liveness]:
+                del self.workers[wid]
+            return [(now - seen, info) for seen, info in self.workers.values()]
+
+    def connection_live(self, c, now=None):
+        """Live: its endpoint heartbeats within liveness, and so does its client when the client
+        is one that heartbeats (a client never heard from is judged by its endpoint alone)."""
+        now = self.clock() if now is None else now
+        ep = self.endpoints.get((c.kind, c.tenant, c.plan, c.endpoint))
+        if ep is None or now - ep.last_seen > self.liveness:
+            return False
+        seen = self.clients.get(c.client)
+        return seen is None or now - seen <= self.liveness
+
     def status(self, tenant, plan):
-        """Live endpoints and open connections of one plan (dicts)."""
+        """Live endpoints and open connections of one plan (dicts; `live` per connection)."""
         with self._lock:
             self.expire()
             now = self.clock()
             counts = self._open_counts()
             eps = {kind: [ep.to_dict(now, counts.get(ep.address, 0))
                           for ep in self._live(kind, tenant, plan)] for kind in KINDS}
-            conns = [c.to_dict() for c in self.connections.values()
+            conns = [c.to_dict(self.connection_live(c, now)) for c in self.connections.values()
                      if c.tenant == tenant and c.plan == plan]
         return {"receivers": eps["receiver"], "publishers": eps["publisher"], "connections": conns}
+
+    def snapshot(self):
+        """Every endpoint (live or not) with its open and live connection counts, for the
+        deployment status page: [(endpoint dict, stale)]."""
+        with self._lock:
+            self.expire()
+            now = self.clock()
+            live_counts = {}
+            for c in self.connections.values():
+                if self.connection_live(c, now):
+                    live_counts[c.endpoint] = live_counts.get(c.endpoint, 0) + 1
+            return [(ep.to_dict(now, live_counts.get(ep.address, 0)),
+                     now - ep.last_seen > self.liveness) for ep in self.endpoints.values()]
+
+
+def _rate(prev, now, info, name):
+    """Events per second between two worker-info reports (0 for the first, or after a restart)."""
+    if prev is None or now <= prev[0]:
+        return 0.0
+    delta = info.get(name, 0) - prev[1].get(name, 0)
+    return round(delta / (now - prev[0]), 2) if delta >= 0 else 0.0
 
 
 def _not_found(kind, tenant, plan, stream, machine):
