@@ -19,6 +19,30 @@ def f32(x):
         return math.copysign(math.inf, x)
 
 
+def int_to_f32(x):
+    """Java's (float) of an int or long: one correctly rounded step (half to even), not two
+    through a double (None stays None)."""
+    if x is None or -16777216 <= x <= 16777216:
+        return None if x is None else float(x)
+    a = -x if x < 0 else x
+    shift = a.bit_length() - 24
+    m, rem, half = a >> shift, a & ((1 << shift) - 1), 1 << (shift - 1)
+    if rem > half or (rem == half and m & 1):
+        m += 1
+    return float(-(m << shift) if x < 0 else m << shift)
+
+
+def d2i(x, lo, hi):
+    """Java's narrowing (int)/(long) of a double: truncates, saturates at lo/hi, NaN is 0."""
+    if x != x:
+        return 0
+    if x >= hi:
+        return hi
+    if x <= lo:
+        return lo
+    return int(x)
+
+
 def wrap32(x):
     return ((x + 2147483648) & 4294967295) - 2147483648
 
@@ -50,9 +74,13 @@ def ddiv(a, b):
 
 
 def dmod(a, b):
+    """Java's double %: null on a zero divisor (Siddhi); an infinite dividend gives NaN."""
     if a is None or b is None or b == 0:
         return None
-    return math.fmod(a, b)
+    try:
+        return math.fmod(a, b)
+    except ValueError:  # fmod(inf, b): Java gives NaN
+        return math.nan
 
 
 def java_double_str(x):
