@@ -25,8 +25,10 @@ from cep.model.expressions import Expression
 FALLBACK_ERRORS = (TypeError, ZeroDivisionError)
 HELPERS = {
     "_f32": javamath.f32, "_idiv": javamath.idiv, "_imod": javamath.imod,
-    "_ddiv": javamath.ddiv, "_dmod": javamath.dmod,
+    "_ddiv": javamath.ddiv, "_dmod": javamath.dmod, "_i2f": javamath.int_to_f32,
+    "_l2d": lambda x: None if x is None else float(x),
 }
+_INTEGRAL = (AttrType.INT, AttrType.LONG)
 _tmp_ids = itertools.count()
 
 
@@ -125,6 +127,8 @@ class _Gen:
             if side.type not in fn_registry.NUM_RANK:
                 raise TypeMismatchError(f"'{e.op}' needs numbers, not {side.type}", e.span)
         t = fn_registry.widest([a.type, b.type])
+        if t == AttrType.FLOAT:  # long/int operands become floats first (Java)
+            a, b = self._promote(a, t), self._promote(b, t)
         g = {**a.globals, **b.globals}
         op = e.op
         if op in "+-*":
@@ -152,6 +156,20 @@ class _Gen:
         return Compiled(safe, fast, t, g, True)
 
     @staticmethod
+    def _promote(c, t):
+        """Java's promotion of an int/long operand to `t`: to float, one rounding to 32 bits;
+        a long to double (Python compares an int and a float exactly, Java rounds first)."""
+        if c.type not in _INTEGRAL or t not in (AttrType.FLOAT, AttrType.DOUBLE) or (
+                t == AttrType.DOUBLE and c.type == AttrType.INT):
+            return c
+        helper = "_i2f" if t == AttrType.FLOAT else "_l2d"
+        if c.simple and not c.nullable and c.source.lstrip("-").isdigit():  # a literal
+            v = repr(HELPERS[helper](int(c.source)))
+            return Compiled(v, v, t, c.globals, False, True)
+        return Compiled(f"{helper}({c.source})", f"{helper}({c.fast})", t,
+                        {**c.globals, **HELPERS}, c.nullable)
+
+    @staticmethod
     def _arith(src, t):
         if t == AttrType.INT:
             return f"((({src} + 2147483648) & 4294967295) - 2147483648)"
@@ -172,6 +190,9 @@ class _Gen:
     def _CompareOp(self, e):
         a, b = self.gen(e.left), self.gen(e.right)
         self._check_comparable(a.type, b.type, e)
+        if a.type in fn_registry.NUM_RANK and b.type in fn_registry.NUM_RANK:
+            t = fn_registry.widest([a.type, b.type])
+            a, b = self._promote_compared(a, b, t), self._promote_compared(b, a, t)
         g = {**a.globals, **b.globals}
         op = e.op
         if not (a.nullable or b.nullable):
@@ -192,6 +213,16 @@ class _Gen:
         else:
             fast = safe
         return Compiled(safe, fast, AttrType.BOOL, g, False)
+
+    def _promote_compared(self, c, other, t):
+        """Promote `c` for a comparison in type `t`, unless `other` is a literal small enough
+        that the exact comparison gives the same answer (the common `x > 100.0`)."""
+        limit = 16777216 if t == AttrType.FLOAT else 9007199254740992
+        try:
+            small = other.simple and not other.nullable and abs(float(other.source)) < limit
+        except ValueError:
+            small = False
+        return c if small else self._promote(c, t)
 
     @staticmethod
     def _check_comparable(ta, tb, e):

@@ -52,10 +52,10 @@ def _to_int(x, lo, hi):
         if isinstance(x, str):
             s = x.strip()
             v = int(s) if s.lstrip("+-").isdigit() else int(float(s))
-        elif isinstance(x, bool):
-            v = int(x)
+        elif isinstance(x, float):  # Java's (int)/(long): truncates, saturates, NaN is 0
+            return javamath.d2i(x, lo, hi)
         else:
-            v = int(x)  # truncates toward zero, as Java's (int) cast
+            v = int(x)
     except (ValueError, OverflowError):
         return None
     return javamath.wrap32(v) if hi == javamath.INT_MAX else javamath.wrap64(v)
@@ -150,7 +150,9 @@ def _build():
     f["ifThenElse"] = _spec("ifThenElse", 3, 3, lambda ts, a: ts[1], _emit_if)
     f["convert"] = _spec("convert", 2, 2, lambda ts, a: _type_param(a, 1, "convert"),
                          _emit_convert)
-    f["cast"] = _spec("cast", 2, 2, lambda ts, a: _type_param(a, 1, "cast"), _emit_convert)
+    # cast() only relabels the type: Siddhi 3.2 passes the value through unchanged
+    f["cast"] = _spec("cast", 2, 2, lambda ts, a: _type_param(a, 1, "cast"),
+                      lambda s, t, a: (s[0], {}))
     f["maximum"] = _spec("maximum", 1, None, lambda ts, a: widest(ts), _call("_maximum", _maximum))
     f["minimum"] = _spec("minimum", 1, None, lambda ts, a: widest(ts), _call("_minimum", _minimum))
     f["UUID"] = _spec("UUID", 0, 0, lambda ts, a: AttrType.STRING,

@@ -54,3 +54,59 @@ def test_not_equal_null_in_a_join_condition():
             "select A.k as a, B.k as b insert into Out;")
     rows = run(plan, [("A", 1, (None,)), ("B", 2, ("x",))])
     assert rows == [(None, "x")]
+
+
+# -- cast, convert, 32-bit float arithmetic, % of infinity --
+
+def test_cast_passes_values_through_in_any_direction():
+    plan = ("define stream S (i int, s string, d double);\n"
+            "from S select cast(i, 'string') as a, cast(s, 'int') as b, cast(d, 'long') as c "
+            "insert into Out;")
+    assert run(plan, [("S", 1, (7, "x", 2.5))]) == [(7, "x", 2.5)]
+
+
+def test_convert_of_a_float_saturates_and_nan_becomes_zero():
+    plan = ("define stream S (f float, d double);\n"
+            "from S select convert(f, 'int') as fi, convert(d, 'long') as dl, "
+            "convert(d, 'int') as di insert into Out;")
+    rows = run(plan, [("S", 1, (3.0e38, math.nan)), ("S", 2, (-3.0e38, math.inf)),
+                      ("S", 3, (-2.75, -2.75))])
+    assert rows == [(2147483647, 0, 0), (-2147483648, 9223372036854775807, 2147483647),
+                    (-2, -2, -2)]
+
+
+def test_convert_of_a_long_to_int_still_wraps():
+    plan = "define stream S (l long);\nfrom S select convert(l, 'int') as i insert into Out;"
+    assert run(plan, [("S", 1, (4294967297,))]) == [(1,)]
+
+
+def test_float_arithmetic_rounds_an_int_operand_to_32_bits_first():
+    # 16777217 is not a float: Java computes (float) 16777217 = 16777216f, then 16777216f + 1f
+    plan = ("define stream S (i int, l long, f float);\n"
+            "from S select i + f as a, l * f as b, i / f as c insert into Out;")
+    rows = run(plan, [("S", 1, (16777217, 9007199254740993, 1.0))])
+    assert rows == [(16777216.0, 9007199254740992.0, 16777216.0)]
+
+
+def test_long_compared_with_a_double_is_rounded_to_double_first():
+    plan = ("define stream S (l long, d double);\n"
+            "from S[l == d] select l, l > d as gt insert into Out;")
+    assert run(plan, [("S", 1, (9007199254740993, 9007199254740992.0))]) == [
+        (9007199254740993, False)]
+
+
+@pytest.mark.parametrize("batch", [1, 10])
+def test_modulo_of_infinity_is_nan_and_no_event_is_dropped(batch):
+    plan = ("define stream S (d double);\n"
+            "from S select d % 2.0 as m, (d * 10.0) % 0.0 as z insert into Out;")
+    rows = run(plan, [("S", 1, (math.inf,)), ("S", 2, (-math.inf,)), ("S", 3, (5.0,))],
+               batch=batch)
+    assert [math.isnan(m) for m, _ in rows[:2]] == [True, True]
+    assert rows[2] == (1.0, None) and rows[0][1] is None
+
+
+def test_modulo_of_infinity_inside_an_aggregate_keeps_the_event():
+    plan = ("define stream S (d double);\n"
+            "from S#window.length(2) select count() as n, sum(d % 3.0) as s insert into Out;")
+    rows = run(plan, [("S", 1, (math.inf,)), ("S", 2, (4.0,))])
+    assert [n for n, _ in rows] == [1, 2] and math.isnan(rows[1][1])
