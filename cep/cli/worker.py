@@ -14,7 +14,8 @@ def subparser_hook(subparsers):
     p = subparsers.add_parser("worker", help=__doc__.splitlines()[0], description=__doc__)
     p.add_argument("--config", help="worker YAML file (default conf/worker.yaml)")
     p.add_argument("--manager", help="manager REST address(es): URL[,URL...]")
-    p.add_argument("--registry", help="registry address(es) tcp://host:port[,...], one per manager")
+    p.add_argument("--registry", help="registry address(es) tcp://host:port[,...], one per "
+                   "manager (default: what each manager reports at /api/v1/manager)")
     p.add_argument("--id", help="worker id")
     p.add_argument("--mode", choices=MODES, help="distributed or standalone")
     p.add_argument("--http-port", type=int, help="HTTP receiver/status port (0: any free)")

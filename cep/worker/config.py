@@ -26,7 +26,8 @@ WORKER_SCHEMA = Schema("worker", [
     Setting("managers", "urls", list, ["http://127.0.0.1:9763"], "manager REST addresses; the "
             "worker uses whichever answers"),
     Setting("managers", "registries", list, [], "registry addresses (tcp://host:port), same "
-            "order as managers.urls; empty means each manager's host on port 8904"),
+            "order as managers.urls; empty means the address each manager reports at "
+            "GET /api/v1/manager"),
     Setting("managers", "poll_interval", float, 2.0, "seconds between deployment polls (<= 5)"),
     Setting("managers", "timeout", float, 2.0, "seconds to wait for one manager answer"),
     Setting("receivers", "http_host", str, "0.0.0.0", "bind address of the HTTP receiver, "

@@ -2,34 +2,33 @@
 
 `ManagerSet.get_json(path)` asks the manager that answered last, then the others in order.
 `FailoverRegistry` has the RegistryClient methods the worker needs and moves to the next
-manager's registry when one does not answer."""
+manager's registry when one does not answer. Without configured registry addresses, each
+manager's registry is the one its REST API reports (`GET /api/v1/manager`), so a manager on a
+non-default registry port is found."""
 import json
 import logging
 import threading
 import urllib.error
 import urllib.request
-from urllib.parse import urlsplit
 
 from cep.worker.exceptions import ManagerUnavailableError
 from manager.exceptions import RegistryUnavailableError
 from manager.registry.client import RegistryClient
 
 log = logging.getLogger(__name__)
-DEFAULT_REGISTRY_PORT = 8904
-
-
-def registry_url_for(rest_url):
-    """The default registry address of a manager: its REST host on port 8904."""
-    host = urlsplit(rest_url).hostname or "127.0.0.1"
-    return f"tcp://{host}:{DEFAULT_REGISTRY_PORT}"
 
 
 class ManagerSet:
-    """Manager REST base URLs (`http://host:port`), tried from the last one that answered."""
+    """Manager REST base URLs (`http://host:port`), tried from the last one that answered.
+
+    The registry of each manager is the configured address (`managers.registries`), else the
+    one the manager itself reports at `GET /api/v1/manager` (`registry`), learned on first use
+    and asked again after that registry stopped answering."""
 
     def __init__(self, urls, registries=(), timeout=2.0):
         self.urls = [u.rstrip("/") for u in urls]
-        self.registries = list(registries) or [registry_url_for(u) for u in self.urls]
+        self.configured = list(registries)
+        self.learned = {}  # index -> registry address the manager reported
         self.timeout = timeout
         self.current = 0
 
@@ -37,6 +36,25 @@ class ManagerSet:
         """Indexes to try: the current manager first, then the rest in order."""
         n = len(self.urls)
         return [(self.current + i) % n for i in range(n)]
+
+    def registry(self, i):
+        """The registry address of manager i; ManagerUnavailableError while it cannot be told."""
+        if self.configured:
+            return self.configured[i]
+        if i not in self.learned:
+            try:
+                _, _, body = self._get(self.urls[i] + "/api/v1/manager", None)
+                address = body["registry"]
+            except (OSError, ValueError, KeyError, TypeError, urllib.error.URLError) as exc:
+                raise ManagerUnavailableError(f"manager {self.urls[i]} did not tell its "
+                                              f"registry address: {exc}") from None
+            log.info("manager %s: registry %s", self.urls[i], address)
+            self.learned[i] = address
+        return self.learned[i]
+
+    def forget_registry(self, i):
+        """Ask manager i for its registry again next time (it stopped answering)."""
+        self.learned.pop(i, None)
 
     def get_json(self, path, etag=None):
         """(status, etag, body) of GET <manager><path>; 304 gives body None."""
@@ -70,21 +88,43 @@ class FailoverRegistry:
 
     def __init__(self, managers, timeout=2.0):
         self.managers = managers
-        self._clients = [RegistryClient(u, timeout=timeout, retries=0)
-                         for u in managers.registries]
+        self.timeout = timeout
+        self._clients = {}  # manager index -> RegistryClient
         self._lock = threading.Lock()
 
     @property
     def url(self):
-        return self.managers.registries[self.managers.current]
+        client = self._clients.get(self.managers.current)
+        return client.url if client is not None else None
+
+    def _client(self, i):
+        with self._lock:
+            if i not in self._clients:
+                try:
+                    address = self.managers.registry(i)
+                except ManagerUnavailableError as exc:
+                    raise RegistryUnavailableError(str(exc)) from None
+                self._clients[i] = RegistryClient(address, timeout=self.timeout, retries=0)
+            return self._clients[i]
+
+    def _forget(self, i):
+        """A learned registry stopped answering: ask its manager for the address again."""
+        if self.managers.configured:
+            return
+        with self._lock:
+            client = self._clients.pop(i, None)
+        self.managers.forget_registry(i)
+        if client is not None:
+            client.close()
 
     def _call(self, method, *args, **kwargs):
         last = None
         for i in self.managers.order():
             try:
-                result = getattr(self._clients[i], method)(*args, **kwargs)
+                result = getattr(self._client(i), method)(*args, **kwargs)
             except RegistryUnavailableError as exc:
                 last = exc
+                self._forget(i)
                 continue
             self.managers.current = i
             return result
@@ -105,6 +145,9 @@ class FailoverRegistry:
     def release(self, *args, **kwargs):
         return self._call("release", *args, **kwargs)
 
+    def worker_info(self, **info):
+        return self._call("worker_info", **info)
+
     def close(self):
-        for c in self._clients:
+        for c in list(self._clients.values()):
             c.close()

@@ -13,6 +13,7 @@ from cep.worker.managers import FailoverRegistry, ManagerSet
 from cep.worker.ports import PortBook
 from cep.worker.status_api import status_blueprint
 from cep.worker.sync import LocalPlanSync, ManagerSync
+from cep.worker.worker_info import WorkerReporter
 from manager.registry.identity import default_host, machine_identity
 from receivers.http_receiver import HttpServer, create_app
 from receivers.router import IngestRouter
@@ -49,13 +50,14 @@ class Worker:
         host = cfg["worker.advertised_host"] or default_host()
         self.identity = Identity(worker_id(cfg, self.http.port), host,
                                  tuple(machine_identity(host)))
-        self.managers = self.registry = self.ports = None
+        self.managers = self.registry = self.ports = self.reporter = None
         if self.mode == "distributed":
             self.ports = PortBook(cfg["worker.state_dir"], self.identity.worker_id)
             self.managers = ManagerSet(cfg["managers.urls"], cfg["managers.registries"],
                                        cfg["managers.timeout"])
             self.registry = FailoverRegistry(self.managers, cfg["managers.timeout"])
             self.sync = ManagerSync(self, self.managers, cfg["managers.poll_interval"])
+            self.reporter = WorkerReporter(self, self.registry, cfg["transport.heartbeat_interval"])
         else:
             self.sync = LocalPlanSync(self, cfg["standalone.plans"], cfg["worker.tenant"],
                                       cfg["managers.poll_interval"])
@@ -73,6 +75,8 @@ class Worker:
         if self.zmq:
             self.zmq.start()
         self.sync.start()
+        if self.reporter:
+            self.reporter.start()
         log.info("worker %s (%s) up: HTTP %s, ZeroMQ %s", self.identity.worker_id, self.mode,
                  self.http.url, self.zmq_url)
         return self
@@ -83,6 +87,8 @@ class Worker:
             return
         self._stopped = True
         self.sync.stop()
+        if self.reporter:
+            self.reporter.stop()
         with self._lock:
             for key in list(self.plans):
                 self.undeploy(key, unregister=False)  # a restart takes the same ports again

@@ -1,10 +1,15 @@
 """The worker's own REST endpoints next to `/events/...`: health, status and metrics."""
-from flask import Blueprint, jsonify
+from flask import Blueprint, Response, jsonify
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from cep.worker.prometheus import worker_registry
 
 
 def status_blueprint(worker):
-    """`GET /health`, `GET /status` (plans, connections, sync) and `GET /metrics` (counters)."""
+    """`GET /health`, `GET /status` (plans, connections, sync), `GET /metrics` (Prometheus text
+    exposition) and `GET /metrics.json` (the same counters as JSON)."""
     bp = Blueprint("worker_status", __name__)
+    registry = worker_registry(worker)
 
     @bp.get("/health")
     def health():
@@ -16,6 +21,10 @@ def status_blueprint(worker):
 
     @bp.get("/metrics")
     def metrics():
+        return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+
+    @bp.get("/metrics.json")
+    def metrics_json():
         s = worker.status()
         return jsonify({"worker": s["worker"], "receivers": s["receivers"],
                         "plans": s["plans"]})

@@ -1,0 +1,89 @@
+"""The worker's Prometheus metrics (`GET /metrics`, text exposition by prometheus_client).
+
+A collector reads the live counters at scrape time (receivers per stream, inflow to receiver
+spouts, CEP publishers and their sinks), so nothing is counted twice and no per-event work is
+added. Each worker has its own CollectorRegistry (not the process-wide one), so several
+workers in one process (tests) do not clash."""
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+STREAM = ["tenant", "plan", "stream"]
+PLAN = ["tenant", "plan"]
+
+
+def _family(kind, name, doc, labels):
+    cls = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
+    return cls(name, doc, labels=["worker", *labels])
+
+
+class WorkerCollector:
+    """Metric families of one worker, built from its status at each scrape."""
+
+    def __init__(self, worker):
+        self.worker = worker
+
+    def collect(self):
+        w = self.worker
+        wid = w.identity.worker_id
+        yield from self._receivers(wid, w.router.counters())
+        handles = {f"{t}/{n}": h for (t, n), h in sorted(list(w.plans.items()))}
+        yield from self._inflow(wid, handles)
+        yield from self._publishers(wid, handles)
+
+    def _receivers(self, wid, counters):
+        fams = {k: _family("counter", f"cep_worker_receiver_events_{k}",
+                           f"events {k} by the worker's receivers, per stream", STREAM)
+                for k in ("accepted", "rejected", "refused")}
+        for key, c in counters.items():
+            labels = [wid, *key.split("/", 2)]
+            for k, fam in fams.items():
+                fam.add_metric(labels, c[k])
+        return fams.values()
+
+    def _inflow(self, wid, handles):
+        sent = _family("counter", "cep_worker_inflow_events_forwarded",
+                       "events forwarded to the plan's receiver spouts", STREAM)
+        refused = _family("counter", "cep_worker_inflow_events_refused",
+                          "events refused because the inflow buffer was full", STREAM)
+        buffered = _family("gauge", "cep_worker_inflow_buffered_events",
+                           "events queued for a receiver spout (queue depth)", STREAM)
+        conns = _family("gauge", "cep_worker_inflow_connections",
+                        "open connections to receiver spouts (1 per served stream)", STREAM)
+        for key, h in handles.items():
+            for stream, c in getattr(h, "inflows", {}).items():
+                m = c.metrics()
+                labels = [wid, *key.split("/", 1), stream]
+                sent.add_metric(labels, m["sent"])
+                refused.add_metric(labels, m["refused"])
+                buffered.add_metric(labels, m["buffered"])
+                conns.add_metric(labels, 1 if m["connected"] else 0)
+        return sent, refused, buffered, conns
+
+    def _publishers(self, wid, handles):
+        frames = _family("counter", "cep_worker_publisher_events_received",
+                         "events the plan's CEP publisher took from publisher bolts", PLAN)
+        dropped = _family("counter", "cep_worker_publisher_frames_dropped",
+                          "frames the CEP publisher could not decode or route", PLAN)
+        sent = _family("counter", "cep_worker_sink_events_sent",
+                       "events written to the stream's sinks", STREAM)
+        errors = _family("counter", "cep_worker_sink_events_failed",
+                         "events a sink failed to write", STREAM)
+        for key, h in handles.items():
+            service = getattr(h, "service", None)
+            if service is None:
+                continue
+            m = service.metrics()
+            frames.add_metric([wid, *key.split("/", 1)], m["events"])
+            dropped.add_metric([wid, *key.split("/", 1)], m["dropped_frames"])
+            for stream, s in m["streams"].items():
+                labels = [wid, *key.split("/", 1), stream]
+                sent.add_metric(labels, s.get("events", 0))
+                errors.add_metric(labels, s.get("failed", 0))
+        return frames, dropped, sent, errors
+
+
+def worker_registry(worker):
+    """A CollectorRegistry of its own holding the worker's collector."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(WorkerCollector(worker))
+    return registry
