@@ -7,6 +7,7 @@ expression of the current value. `S(i)` is the source of slot i (a local or `st[
 source of the argument's value. Running state makes the cost per event independent of the
 window length; min/max keep monotonic deques with Siddhi 3's removal (the first equal value),
 so their answers are Siddhi's, quirks included (see cep/engine/README.md)."""
+import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable
@@ -140,15 +141,18 @@ def _build():
             f"    if {S(0)} <= 0: {S(0)} = 0; {S(1)} = {S(2)} = {S(3)} = 0.0",
             f"    else: _om = {S(2)}; {S(1)} -= {v}; {S(2)} = {S(1)} / {S(0)}; "
             f"{S(3)} -= ({v} - _om) * ({v} - {S(2)})"],
-        lambda S: f"(_sqrt(max({S(3)} / {S(0)}, 0.0)) if {S(0)} >= 2 else 0.0)",
+        # Siddhi's running sum of squares can drift below zero after removals: Java's
+        # Math.sqrt then gives NaN, and so do we (no clamping)
+        lambda S: f"(_jsqrt({S(3)} / {S(0)}) if {S(0)} >= 2 else 0.0)",
         lambda S: [f"{S(0)} = 0; {S(1)} = {S(2)} = {S(3)} = 0.0"],
     )
     a["distinctcount"] = AggSpec(
         "distinctcount", 1, lambda t, span: AttrType.LONG,
         lambda t, removes: [{}],
-        lambda S, v, removes: [f"if {v} is not None: _d = {S(0)}; _d[{v}] = _d.get({v}, 0) + 1"],
+        # null is a value like any other (Siddhi 3.2 keys a HashMap by the value, null too)
+        lambda S, v, removes: [f"_d = {S(0)}; _d[{v}] = _d.get({v}, 0) + 1"],
         lambda S, v: [
-            f"if {v} is not None and {v} in {S(0)}:",
+            f"if {v} in {S(0)}:",
             f"    _d = {S(0)}; _c = _d[{v}] - 1",
             f"    if _c: _d[{v}] = _c",
             f"    else: del _d[{v}]"],
@@ -159,7 +163,12 @@ def _build():
 
 
 AGGREGATORS = _build()
-AGG_GLOBALS = {"_dq_remove": _dq_remove, "deque": deque}
+def _jsqrt(x):
+    """Java's Math.sqrt: NaN for a negative argument (math.sqrt raises)."""
+    return math.sqrt(x) if x >= 0.0 else math.nan
+
+
+AGG_GLOBALS = {"_dq_remove": _dq_remove, "deque": deque, "_jsqrt": _jsqrt}
 
 
 def lookup(name, namespace=None):

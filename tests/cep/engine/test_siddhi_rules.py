@@ -110,3 +110,34 @@ def test_modulo_of_infinity_inside_an_aggregate_keeps_the_event():
             "from S#window.length(2) select count() as n, sum(d % 3.0) as s insert into Out;")
     rows = run(plan, [("S", 1, (math.inf,)), ("S", 2, (4.0,))])
     assert [n for n, _ in rows] == [1, 2] and math.isnan(rows[1][1])
+
+
+# -- aggregates: stddev is Siddhi's running (Welford) form, distinctcount counts null --
+
+@pytest.mark.parametrize("batch", [1, 10])
+def test_stddev_keeps_siddhis_running_sum_of_squares_which_can_drift_to_nan(batch):
+    # the true deviation of (0.7, 0.7) is 0; Siddhi's add/remove leave a tiny negative sum of
+    # squares and Math.sqrt gives NaN
+    plan = ("define stream S (d double);\n"
+            "from S#window.length(2) select stddev(d) as sd insert into Out;")
+    rows = run(plan, [("S", i, (v,)) for i, v in enumerate((1.1, 0.2, 0.7, 0.7, 1.1))],
+               batch=batch)
+    sd = [r[0] for r in rows]
+    assert sd[0] == 0.0 and sd[1] == pytest.approx(0.45) and sd[2] == pytest.approx(0.25)
+    assert math.isnan(sd[3]) and sd[4] == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("batch", [1, 10])
+def test_distinctcount_counts_null_as_a_value_and_forgets_it_on_expiry(batch):
+    plan = ("define stream S (s string);\n"
+            "from S#window.length(2) select distinctcount(s) as n insert into Out;")
+    rows = run(plan, [("S", 1, (None,)), ("S", 2, (None,)), ("S", 3, ("a",)),
+                      ("S", 4, ("b",))], batch=batch)
+    assert rows == [(1,), (1,), (2,), (2,)]
+
+
+def test_distinctcount_of_null_per_group():
+    plan = ("define stream S (k string, s string);\n"
+            "from S select k, distinctcount(s) as n group by k insert into Out;")
+    rows = run(plan, [("S", 1, ("x", None)), ("S", 2, ("x", "a")), ("S", 3, ("y", None))])
+    assert rows == [("x", 1), ("x", 2), ("y", 1)]
