@@ -47,10 +47,12 @@ class AllEveryEvents(RateLimiter):
 
 
 class FirstEveryEvents(RateLimiter):
-    """The first event (per group) of each N-event period."""
+    """The first event of each N-event period, at once. With group by (Siddhi 3.2), each
+    group's first event of the period is held and all of them are released at the period's
+    N-th event; a period that never completes releases nothing."""
 
     def reset_state(self):
-        self.s_count, self.s_seen = 0, set()
+        self.s_count, self.s_seen, self.s_held = 0, set(), []
 
     def process(self, batch):
         out, n, key = [], self.value, self.key
@@ -62,10 +64,11 @@ class FirstEveryEvents(RateLimiter):
                 k = key(e[1])
                 if k not in self.s_seen:
                     self.s_seen.add(k)
-                    out.append(e)
+                    self.s_held.append(e)
             self.s_count += 1
             if self.s_count >= n:
-                self.s_count, self.s_seen = 0, set()
+                out.extend(self.s_held)
+                self.s_count, self.s_seen, self.s_held = 0, set(), []
         self.emit(out)
 
 

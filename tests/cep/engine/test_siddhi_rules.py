@@ -141,3 +141,41 @@ def test_distinctcount_of_null_per_group():
             "from S select k, distinctcount(s) as n group by k insert into Out;")
     rows = run(plan, [("S", 1, ("x", None)), ("S", 2, ("x", "a")), ("S", 3, ("y", None))])
     assert rows == [("x", 1), ("x", 2), ("y", 1)]
+
+
+# -- output first every N events with group by: held until the N-th event --
+
+FIRST_BY_GROUP = ("define stream S (k string, n int);\n"
+                  "from S select k, n group by k output first every 3 events insert into Out;")
+
+
+def test_first_every_n_events_per_group_holds_rows_until_the_nth_event():
+    rt = runtime("@Plan:playback\n" + FIRST_BY_GROUP)
+    got = collect(rt, ["Out"])
+    h = rt.input_handler("S")
+    h.send(("A", 1), 1000)
+    h.send(("B", 2), 1001)
+    assert got["Out"] == []  # held: the period has seen 2 of its 3 events
+    h.send(("A", 3), 1002)
+    assert got["Out"] == [(1000, ("A", 1)), (1001, ("B", 2))]
+    h.send(("B", 4), 1003)  # the next period starts afresh, and never completes
+    rt.shutdown()
+    assert len(got["Out"]) == 2
+
+
+@pytest.mark.parametrize("batch", [1, 2, 7])
+def test_first_every_n_events_per_group_is_the_same_in_any_batching(batch):
+    keys = "ABACBBCAAB"
+    rows = run(FIRST_BY_GROUP, [("S", 1000 + i, (k, i)) for i, k in enumerate(keys)],
+               batch=batch)
+    # periods [A B A] [C B B] [C A A]; the 10th event starts a period that never completes
+    assert rows == [("A", 0), ("B", 1), ("C", 3), ("B", 4), ("C", 6), ("A", 7)]
+
+
+def test_first_every_n_events_without_group_by_emits_at_once():
+    rt = runtime("@Plan:playback\ndefine stream S (n int);\n"
+                 "from S select n output first every 3 events insert into Out;")
+    got = collect(rt, ["Out"])
+    rt.input_handler("S").send((1,), 1000)
+    rt.shutdown()
+    assert got["Out"] == [(1000, (1,))]
