@@ -7,8 +7,10 @@ stamps what a timer emits with the time the clock stepped to, not with the due t
 
 A timer may name an `owner` stream: a processor fed directly by that stream that also does the
 timer's work inline when the stream's events arrive (time windows expire on arrival). The input
-handler of the owner stream does not split its batches at such timers; they fire after the batch
-(and before any other stream's later events) and find nothing left to do.
+handler of the owner stream does not split its batches at such timers, but only while that
+processor's query is the stream's sole reader (with several, every timer due by an event fires
+before any query sees it, as in Siddhi 3.2); they fire after the batch (and before any other
+stream's later events) and find nothing left to do.
 
 Wall clock: a daemon thread fires due timers under the runtime's lock.
 """

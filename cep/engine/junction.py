@@ -51,6 +51,17 @@ class InputHandler:
         self.coercer = RowCoercer(junction.definition)
         self.stream_id = junction.stream_id
 
+    def _owner(self):
+        """The stream whose own timers need not split a batch, or None. Every timer due by an
+        event fires, in every query of the plan, before any query sees the event (Siddhi
+        3.2); a timer owned by this stream may wait until after the batch only when a single
+        query reads the stream, since that query does the timer's work inline first."""
+        n = 0
+        for s in self.junction.subscribers:
+            if type(s) is not CallbackSink:
+                n += 1
+        return self.stream_id if n <= 1 else None
+
     def send(self, row, timestamp=None):
         """Send one event; raises EventError when it does not fit the stream."""
         with self.lock:
@@ -60,7 +71,7 @@ class InputHandler:
                 self.junction.process([event])
                 return
             ts = event[0]
-            due = sch.next_due(skip_owner=self.stream_id)
+            due = sch.next_due(skip_owner=self._owner())
             if due is not None and due <= ts:
                 sch.advance(ts)  # timers due by now fire before the event
             sch.set_clock(ts)
@@ -88,7 +99,8 @@ class InputHandler:
         if not sch.playback:
             self.junction.process(events)
             return
-        due = sch.next_due(skip_owner=self.stream_id)
+        owner = self._owner()
+        due = sch.next_due(skip_owner=owner)
         if due is None or due > events[-1][0] and due > max(map(_TS, events)):
             sch.set_clock(events[0][0])  # no timer falls inside the batch: one call
             self.junction.process(events)
@@ -97,7 +109,7 @@ class InputHandler:
         i, n = 0, len(events)
         latest = max(map(_TS, events))
         while i < n:
-            due = sch.next_due(skip_owner=self.stream_id)
+            due = sch.next_due(skip_owner=owner)
             if due is None or due > latest:
                 sch.set_clock(events[i][0])
                 self.junction.process(events[i:] if i else events)
