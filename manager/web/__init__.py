@@ -20,6 +20,8 @@ def create_app(config=None):
     from manager.web import api_plans, api_worker
     app.register_blueprint(api_plans.bp)
     app.register_blueprint(api_worker.bp)
+    from manager.web import console
+    console.register(app)  # /console pages, /api/v1/try and /simulate, / -> /console/
     _register_errors(app)
     return app
 
