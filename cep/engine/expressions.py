@@ -11,6 +11,8 @@ The codegen never walks the tree per event. `Scope` resolves attribute reference
 patterns plug in their own row shapes.
 """
 import itertools
+import math
+import warnings
 from dataclasses import dataclass, field
 
 from cep.engine import functions as fn_registry
@@ -100,14 +102,17 @@ class _Gen:
             if hook is not None:
                 return hook(e, self)
             raise EngineError(f"cannot compile expression {type(e).__name__}")
-        return method(e)
+        c = method(e)
+        if isinstance(e, _FOLDABLE) and _literal_tree(e):
+            c = _fold(c)
+        return c
 
     # -- leaves --
     def _Constant(self, e):
         v = e.value
         if e.type == AttrType.FLOAT and v is not None:
             v = javamath.f32(v)
-        src = repr(v)
+        src = _literal(v)
         return Compiled(src, src, e.type, {}, nullable=v is None, simple=True)
 
     def _TimeConstant(self, e):
@@ -313,6 +318,42 @@ class _Gen:
         fast, _ = spec.emit([a.fast for a in args], types, e.args)
         g.update(extra)
         return Compiled(safe, fast, rt, g, True)
+
+
+# -- constant folding: generated code never operates on two literals (`0.5 <= 100.125`,
+# `1 is None`), which Python may warn about (SyntaxWarning) --
+
+_FOLDABLE = (BinaryOp, CompareOp, And, Or, Not, Negate, IsNull)
+
+
+def _literal_tree(e):
+    """Whether `e` is made of literals and operators only."""
+    if isinstance(e, (Constant, TimeConstant)):
+        return True
+    if isinstance(e, (BinaryOp, CompareOp, And, Or)):
+        return _literal_tree(e.left) and _literal_tree(e.right)
+    if isinstance(e, (Not, Negate, IsNull)):
+        return _literal_tree(e.operand)
+    return False
+
+
+def _literal(v):
+    """Python source of a constant value (non-finite floats have no literal)."""
+    if isinstance(v, float) and (v != v or v in (math.inf, -math.inf)):
+        return f"float('{v}')"
+    return repr(v)
+
+
+def _fold(c):
+    """The value of a literal-only expression, computed once, as a literal."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            v = eval(compile(c.source, "<cep:fold>", "eval"), dict(c.globals))
+    except Exception:  # leave it to run time, where the usual fallbacks apply
+        return c
+    src = _literal(v)
+    return Compiled(src, src, c.type, {}, nullable=v is None, simple=True)
 
 
 # -- helpers that compose whole-batch functions --

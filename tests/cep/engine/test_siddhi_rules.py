@@ -179,3 +179,48 @@ def test_first_every_n_events_without_group_by_emits_at_once():
     rt.input_handler("S").send((1,), 1000)
     rt.shutdown()
     assert got["Out"] == [(1000, (1,))]
+
+
+# -- no warnings from generated code --
+
+LITERAL_QUERIES = [
+    "from S[0.5f <= 100.125] select i insert into Out;",
+    "from S select 1 is null as a, not (1 == 1) as b, -(2) * 3 as c, 1.0e308 * 10.0 % 3.0 as d "
+    "insert into Out;",
+    "from S select 'a' != 'b' and true as a, 7 / 0 as b, 2147483647 + 1 as c, 1L * 2.5f as d "
+    "insert into Out;",
+    "from S#window.length(2) select sum(i) as s having 1 < 2 and null is null insert into Out;",
+    "from S select ifThenElse(0.5f <= 100.125, 1, 2) as a, convert(1 < 2, 'string') as b "
+    "insert into Out;",
+    "from every e1=S[1 == 1] -> e2=S[e2.i > e1.i and 2 > 1] select e1.i as a, e2.i as b "
+    "insert into Out;",
+]
+
+
+@pytest.mark.parametrize("query", LITERAL_QUERIES)
+def test_literal_operations_are_folded_without_any_warning(query):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = run("define stream S (i int);\n" + query, [("S", 1, (1,)), ("S", 2, (2,))])
+    assert rows
+
+
+def test_folded_literals_keep_java_semantics():
+    q = ("from S select 2147483647 + 1 as a, 7 / 0 as b, -7 % 3 as c, 1L * 2.5f as d, "
+         "1 is null as e, null != 1 as f, 0.1f + 0.0f as g insert into Out;")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = run("define stream S (i int);\n" + q, [("S", 1, (1,))])
+    assert rows == [(-2147483648, None, -1, 2.5, False, True, 0.10000000149011612)]
+
+
+def test_no_conformance_plan_makes_a_warning(tmp_path):
+    from tests.conformance.conformance import case_files, load_case, run_in_process
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for kind in ("single", "multi", "fuzz"):
+            for name in case_files(kind):
+                folder = tmp_path / kind / name
+                folder.mkdir(parents=True)
+                run_in_process(load_case(kind, name), folder)
+    assert [str(w.message) for w in caught] == []
