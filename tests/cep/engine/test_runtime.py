@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from cep.errors import EngineError, EventError, SnapshotError, UnknownInputStreamError
+from cep.errors import EventError, SnapshotError, UnknownInputStreamError
 from tests.cep.engine.helpers import collect, runtime
 
 PLAN = """{playback}
@@ -90,15 +90,16 @@ def test_insert_expired_events_into_chained_stream_become_current():
     assert got["O"] == [(2, (1, 1)), (3, (2, 2))]
 
 
-def test_multi_stream_queries_dispatch_to_their_builders_or_say_not_supported():
-    try:
-        rt = runtime("""define stream A (k int); define stream B (k int);
-            from A#window.length(1) join B#window.length(1) on A.k == B.k
-            select A.k as k insert into O;""")
-    except EngineError as exc:
-        assert "not supported yet" in str(exc)
-    else:
-        rt.shutdown()
+def test_multi_stream_queries_dispatch_to_their_builders():
+    rt = runtime("""@Plan:playback
+        define stream A (k int); define stream B (k int);
+        from A#window.length(1) join B#window.length(1) on A.k == B.k
+        select A.k as k insert into O;""")
+    got = collect(rt, ["O"])
+    rt.input_handler("A").send((7,), 1000)
+    rt.input_handler("B").send((7,), 1001)
+    rt.shutdown()
+    assert got["O"] == [(1001, (7,))]
 
 
 def test_batches_with_nulls_lists_and_ints_for_doubles_are_accepted():
