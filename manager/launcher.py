@@ -25,6 +25,22 @@ class SparkLauncher:
             return None
         return None if handle.status()["status"] in ENDED else handle
 
+    def locate(self):
+        """(master URL, web UI URL) of the cluster, starting nothing; None when the embedded
+        cluster is not running."""
+        import json
+
+        from topology.cluster import ensure_cluster
+        from topology.spark_settings import state_dir
+        if self.settings["spark.master"] != "embedded":
+            info = ensure_cluster(self.settings)  # an external master: nothing is started
+            return info.master_url, info.ui_url
+        try:
+            info = json.loads((state_dir(self.settings) / "cluster.json").read_text())
+        except (OSError, ValueError):
+            return None
+        return info["master_url"], info["ui_url"]
+
     def cluster(self):
         """The cluster's master URL and web UI (starting the embedded one if needed)."""
         from topology.cluster import ensure_cluster

@@ -7,11 +7,13 @@ workers can poll /api/v1/deployments cheaply."""
 import itertools
 import logging
 import threading
+import time
+from datetime import datetime, timezone
 
 from manager.compiler import compile_plan
 from manager.exceptions import PlanExistsError, PlanNotFoundError, PlanRejectedError
 from manager.queryplan.streams import cep_stream
-from manager.status import plan_status
+from manager.status import plan_status, status_text
 from manager.store.base import parse_tenant
 from manager.topology_builder import build_topology, topology_name
 from manager.worker_view import plan_view
@@ -33,6 +35,7 @@ class PlanService:
         self.component_config = {}  # extra config of every spout and publisher bolt
         self.compiled = {}  # (tenant, name) -> CompiledPlan
         self.versions = {}  # (tenant, name) -> int
+        self.changed = {}  # (tenant, name) -> time of the last add/edit/load (epoch seconds)
         self._counter = itertools.count(1)
         self.version = 0
         self._lock = threading.RLock()
@@ -55,6 +58,7 @@ class PlanService:
     def _bump(self, tenant, name):
         self.version = next(self._counter)
         self.versions[(tenant, name)] = self.version
+        self.changed[(tenant, name)] = time.time()
 
     def _deploy(self, tenant, compiled):
         log.debug("Query plan of %s:\n%s", topology_name(compiled.name, tenant), compiled.xml)
@@ -99,6 +103,7 @@ class PlanService:
                 self.store.delete(tenant, name)
                 del self.compiled[(tenant, name)]
                 self.versions.pop((tenant, name), None)
+                self.changed.pop((tenant, name), None)
             self.compiled[(tenant, compiled.name)] = compiled
             self._bump(tenant, compiled.name)
         if renamed:
@@ -113,18 +118,29 @@ class PlanService:
             self.store.delete(tenant, name)
             del self.compiled[(tenant, name)]
             self.versions.pop((tenant, name), None)
+            self.changed.pop((tenant, name), None)
             self.version = next(self._counter)
         self.topologies.undeploy(tenant, name)
         return {"tenant": tenant, "name": name, "removed": True}
 
     def list(self, tenant):
+        """Summaries of the tenant's plans with `status` and CEP 4.0's `statusText`."""
         tenant = parse_tenant(tenant)
         names = sorted(n for t, n in self.compiled if t == tenant)
-        return [self.summary(tenant, n) for n in names]
+        out = []
+        for n in names:
+            status = self.status(tenant, n)
+            out.append({**self.summary(tenant, n, status), "status": status,
+                        "statusText": status_text(status)})
+        return out
 
     def show(self, tenant, name):
         tenant = parse_tenant(tenant)
         return {**self.summary(tenant, name), "text": self._get(tenant, name).text}
+
+    def compiled_plan(self, tenant, name):
+        """The CompiledPlan (model, XML, text); PlanNotFoundError for an unknown plan."""
+        return self._get(parse_tenant(tenant), name)
 
     def query_plan(self, tenant, name):
         return self._get(parse_tenant(tenant), name).xml
@@ -141,11 +157,14 @@ class PlanService:
                 **plan_status(self.topologies.status(tenant, name), self.table.status(tenant, name),
                               imported, compiled.model.plan_dist("publisherParallelism"))}
 
-    def summary(self, tenant, name):
+    def summary(self, tenant, name, state=None):
         compiled = self._get(tenant, name)
-        state = self.topologies.status(tenant, name)
+        state = state or self.topologies.status(tenant, name)
+        changed = self.changed.get((tenant, name))
         return {"tenant": tenant, "name": name, "topology": topology_name(name, tenant),
-                "description": compiled.model.description, "version": self.versions.get((tenant, name)),
+                "description": compiled.model.description or "",
+                "version": self.versions.get((tenant, name)),
+                "lastChange": _iso(changed) if changed else None,
                 "state": state["state"], "reason": state["reason"]}
 
     def deployments(self, tenant=None):
@@ -156,6 +175,12 @@ class PlanService:
         plans = [plan_view(t, c, self.versions.get((t, n))) for (t, n), c in items
                  if tenant is None or t == tenant]
         return {"version": version, "plans": plans}
+
+
+def _iso(epoch):
+    """ISO-8601 UTC with milliseconds, e.g. 2026-11-25T08:15:00.123Z."""
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds") \
+        .replace("+00:00", "Z")
 
 
 def _receiver_streams(xml):

@@ -2,10 +2,14 @@
 import logging
 
 from manager.launcher import SparkLauncher
+from manager.metrics_history import MetricsHistory
+from manager.metrics_sampler import MetricsSampler
 from manager.plans import PlanService
+from manager.prometheus import ManagerMetrics
 from manager.registry.identity import default_host
 from manager.registry.service import RegistryService
 from manager.settings import data_dir, load_manager_settings, spark_overrides
+from manager.spark_status import SparkStatus
 from manager.store import open_store
 from manager.topology_manager import TopologyManager
 
@@ -30,6 +34,11 @@ class Manager:
         self.plans = PlanService(self.store, self.topologies, self.registry.table, None,
                                  s["topology.component_host"] or None, compiler)
         self.plans.component_config = {"heartbeat_interval": s["registry.heartbeat_interval"]}
+        self.spark = SparkStatus(getattr(self.launcher, "locate", lambda: None))
+        self.history = MetricsHistory()
+        self.metrics = ManagerMetrics(self)
+        self.sampler = MetricsSampler(self.topologies, self.history,
+                                      s["metrics.sample_interval"], self.metrics.observe)
         self.started = False
 
     @property
@@ -41,6 +50,8 @@ class Manager:
         self.registry.start()
         self.plans.registry_url = self.registry_url
         self.plans.load_all(deploy=deploy)
+        if self.settings["metrics.sample_interval"] > 0:
+            self.sampler.start()
         self.started = True
         log.info("Manager started: registry %s, %d plan(s)", self.registry_url,
                  len(self.plans.compiled))
@@ -48,6 +59,7 @@ class Manager:
 
     def stop(self, kill_topologies=False):
         """Stop the registry and deploy threads; kill the topologies only when asked."""
+        self.sampler.stop()
         self.topologies.shutdown(kill=kill_topologies)
         self.registry.stop()
         self.store.close()

@@ -30,6 +30,8 @@ MANAGER = Schema("manager", [
             "drain time when a plan's topology is killed (CEP 4.0: 10 s)"),
     Setting("topology", "resubmit_interval", float, 10.0,
             "seconds before retrying a submit the cluster refused"),
+    Setting("metrics", "sample_interval", float, 5.0,
+            "seconds between samples of each topology's metrics (windows, /metrics); 0: off"),
 ])
 
 

@@ -114,7 +114,8 @@ class TopologyManager:
         st = dep.handle.status()
         state = st.get("status", "UNKNOWN")
         return {**out, "state": "DEPLOYING" if state == "SUBMITTED" else state,
-                "reason": st.get("reason", "")}
+                "reason": st.get("reason", ""), "applicationId": st.get("app_id"),
+                "executors": st.get("workers"), "restarts": st.get("restarts", 0)}
 
     def undeploy(self, tenant, plan):
         """Kill the plan's topology (waiting for it) and drop its endpoints."""

@@ -17,9 +17,11 @@ def create_app(config=None):
         from manager.server import Manager
         from manager.settings import load_manager_settings
         app.config["MANAGER"] = Manager(load_manager_settings(app.config["SETTINGS"])).start()
-    from manager.web import api_plans, api_worker
+    from manager.web import api_docs, api_plans, api_status, api_validate, api_worker
     app.register_blueprint(api_plans.bp)
     app.register_blueprint(api_worker.bp)
+    for module in (api_validate, api_status, api_docs):  # issue 9: validate, status, docs
+        app.register_blueprint(module.bp)
     from manager.web import console
     console.register(app)  # /console pages, /api/v1/try and /simulate, / -> /console/
     _register_errors(app)

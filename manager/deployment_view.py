@@ -1,0 +1,80 @@
+"""The whole distributed deployment as `/api/v1/status` and `/api/v1/workers` serve it:
+managers, the Spark master (cached snapshot), topologies, workers (their worker-info
+messages), registry endpoints with live connection counts, and per plan which worker feeds
+which spout and which publisher bolt sends to which worker."""
+
+
+def workers(table):
+    """Workers heard from within two liveness windows, `stale` after one."""
+    out = []
+    for age, info in table.worker_infos():
+        out.append({"id": info["worker"], "host": info.get("host", ""),
+                    "roles": info.get("roles", []), "heartbeatAgeSec": round(age, 1),
+                    "stale": age > table.liveness, "plans": info.get("plans", []),
+                    "eventsInPerSec": info.get("eventsInPerSec", 0.0),
+                    "eventsOutPerSec": info.get("eventsOutPerSec", 0.0),
+                    "cpuPercent": info.get("cpuPercent", 0.0),
+                    "memoryRssBytes": info.get("memoryRssBytes", 0), "url": info.get("url", ""),
+                    "eventsIn": info.get("eventsIn", 0), "eventsOut": info.get("eventsOut", 0)})
+    return sorted(out, key=lambda w: w["id"])
+
+
+def endpoints(table):
+    """Every registered endpoint with its live connection count; stale ones flagged."""
+    out = []
+    for ep, stale in table.snapshot():
+        out.append({"kind": ep["kind"], "tenant": ep["tenant"], "plan": ep["plan"],
+                    "stream": ",".join(ep["streams"]), "streams": ep["streams"],
+                    "worker": ep["worker"], "component": ep["component"],
+                    "host": ep["host"], "port": ep["port"], "endpoint": ep["endpoint"],
+                    "connections": ep["connections"], "heartbeatAgeSec": ep["age"],
+                    "stale": stale})
+    return sorted(out, key=lambda e: (e["tenant"], e["plan"], e["kind"], e["endpoint"]))
+
+
+def topologies(plans):
+    """One row per plan: its topology's state, since, reason and Spark application."""
+    out = []
+    for tenant, name in sorted(plans.compiled):
+        st = plans.topologies.status(tenant, name)
+        out.append({"tenant": tenant, "plan": name, "topology": st.get("topology"),
+                    "state": st["state"], "since": st.get("since"), "reason": st["reason"],
+                    "applicationId": st.get("applicationId"),
+                    "executors": st.get("executors"), "restarts": st.get("restarts", 0)})
+    return out
+
+
+def _hostport(address):
+    return address[len("tcp://"):] if address.startswith("tcp://") else address
+
+
+def flows(plans, table):
+    """Per plan: inflow (worker -> stream -> spout) and outflow (bolt instance -> worker)."""
+    out = []
+    for tenant, name in sorted(plans.compiled):
+        st = table.status(tenant, name)
+        workers_of = {p["endpoint"]: p["worker"] for p in st["publishers"]}
+        live = [c for c in st["connections"] if c.get("live", True)]
+        inflow = [{"worker": c["client"], "stream": c["stream"], "spout": _hostport(c["endpoint"])}
+                  for c in live if c["kind"] == "receiver"]
+        outflow = [{"bolt": c["client"], "worker": workers_of.get(c["endpoint"], ""),
+                    "publisher": _hostport(c["endpoint"])}
+                   for c in live if c["kind"] == "publisher"]
+        out.append({"tenant": tenant, "plan": name,
+                    "inflow": sorted(inflow, key=lambda f: (f["worker"], f["stream"])),
+                    "outflow": sorted(outflow, key=lambda f: f["bolt"])})
+    return out
+
+
+def managers(manager, url):
+    """This manager (a single leader until HA exists)."""
+    return [{"url": url, "host": manager.host, "role": "leader",
+             "registry": manager.registry_url, "self": True}]
+
+
+def deployment_status(manager, url):
+    """The /api/v1/status document."""
+    table = manager.registry.table
+    return {"managers": managers(manager, url), "spark": manager.spark.snapshot(),
+            "topologies": topologies(manager.plans), "workers": workers(table),
+            "endpoints": endpoints(table), "flows": flows(manager.plans, table)}
