@@ -19,7 +19,12 @@ class StoreError(ManagerError):
 
 
 class BadTenantError(ManagerError):
-    """A tenant id is not an integer."""
+    """A tenant id is not an ASCII integer in the 32-bit signed range."""
+    status = 400
+
+
+class BadPlanNameError(ManagerError):
+    """A plan name is not 1-100 letters, digits, '_', '.' or '-', or is '.' or '..'."""
     status = 400
 
 

@@ -10,8 +10,10 @@ import threading
 import time
 from datetime import datetime, timezone
 
+from cep.policy import HostPolicy
 from manager.compiler import compile_plan
 from manager.exceptions import PlanExistsError, PlanNotFoundError, PlanRejectedError
+from manager.policy import check_compiled, check_plan_name, check_size
 from manager.queryplan.streams import cep_stream
 from manager.status import plan_status, status_text
 from manager.store.base import parse_tenant
@@ -33,6 +35,7 @@ class PlanService:
         self.host = host
         self.compiler = compiler
         self.component_config = {}  # extra config of every spout and publisher bolt
+        self.policy = HostPolicy()  # what plans may reach (manager.policy); the server sets it
         self.compiled = {}  # (tenant, name) -> CompiledPlan
         self.versions = {}  # (tenant, name) -> int
         self.changed = {}  # (tenant, name) -> time of the last add/edit/load (epoch seconds)
@@ -45,7 +48,7 @@ class PlanService:
         """Compile (and deploy) every stored plan; a plan that no longer compiles is logged."""
         for tenant, name, text in self.store.all():
             try:
-                compiled = compile_plan(text, self.compiler)
+                compiled = self._compile(tenant, text)
             except PlanRejectedError as exc:
                 log.error("Stored plan %s of tenant %s is rejected: %s", name, tenant, exc)
                 continue
@@ -69,7 +72,15 @@ class PlanService:
                                   self.host, playback=playback, extra=self.component_config)
         self.topologies.deploy(tenant, compiled.name, factory, topology_name(compiled.name, tenant))
 
+    def _compile(self, tenant, text):
+        """Compile and check against the host policy: size first, then name, sinks, limits."""
+        check_size(text, self.policy)
+        compiled = compile_plan(text, self.compiler)
+        check_compiled(compiled, tenant, self.policy)
+        return compiled
+
     def _get(self, tenant, name):
+        check_plan_name(name)
         compiled = self.compiled.get((tenant, name))
         if compiled is None:
             raise PlanNotFoundError(f"no execution plan {name!r} for tenant {tenant}")
@@ -78,7 +89,7 @@ class PlanService:
     # -- operations --
     def add(self, tenant, text):
         tenant = parse_tenant(tenant)
-        compiled = compile_plan(text, self.compiler)
+        compiled = self._compile(tenant, text)
         with self._lock:
             if (tenant, compiled.name) in self.compiled or self.store.exists(tenant, compiled.name):
                 raise PlanExistsError(f"execution plan {compiled.name!r} already exists for "
@@ -89,9 +100,17 @@ class PlanService:
         self._deploy(tenant, compiled)
         return self.summary(tenant, compiled.name)
 
+    def validate(self, tenant, text):
+        """Check a plan exactly as add does (compiler, distribution rules, host policy) and
+        change nothing; PlanRejectedError with positions when it fails."""
+        tenant = parse_tenant(tenant)
+        compiled = self._compile(tenant, text)
+        return {"tenant": tenant, "name": compiled.name, "valid": True}
+
     def edit(self, tenant, name, text):
         tenant = parse_tenant(tenant)
-        compiled = compile_plan(text, self.compiler)
+        check_plan_name(name)
+        compiled = self._compile(tenant, text)
         with self._lock:
             self._get(tenant, name)
             renamed = compiled.name != name

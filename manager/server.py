@@ -6,6 +6,7 @@ from manager.metrics_history import MetricsHistory
 from manager.metrics_sampler import MetricsSampler
 from manager.plans import PlanService
 from manager.prometheus import ManagerMetrics
+from manager.policy import manager_policy
 from manager.registry.identity import default_host
 from manager.registry.service import RegistryService
 from manager.settings import data_dir, load_manager_settings, spark_overrides
@@ -39,6 +40,7 @@ class Manager:
         self.metrics = ManagerMetrics(self)
         self.sampler = MetricsSampler(self.topologies, self.history,
                                       s["metrics.sample_interval"], self.metrics.observe)
+        self.plans.policy = manager_policy(s)
         self.started = False
 
     @property

@@ -1,6 +1,7 @@
 """The manager's settings (conf/manager.yaml, CEP_* environment variables, flags)."""
 from pathlib import Path
 
+from cep.policy import POLICY_SETTINGS
 from topology.settings import Schema, Setting
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -9,7 +10,8 @@ MANAGER = Schema("manager", [
     Setting("manager", "data_dir", str, "", "plan files and state (empty: <project>/var/manager)"),
     Setting("manager", "advertised_host", str, "",
             "host spouts and workers reach the manager at (empty: first non-loopback IPv4)"),
-    Setting("http", "host", str, "0.0.0.0", "address the REST API binds to"),
+    Setting("http", "host", str, "127.0.0.1", "address the REST API binds to (another "
+            "address than loopback is logged as a warning: the API has no authentication yet)"),
     Setting("http", "port", int, 9763, "REST API port (0: a free port)"),
     Setting("registry", "bind_host", str, "*", "address the endpoint registry binds to"),
     Setting("registry", "port", int, 8904, "ZeroMQ endpoint registry port (0: a free port)"),
@@ -32,6 +34,7 @@ MANAGER = Schema("manager", [
             "seconds before retrying a submit the cluster refused"),
     Setting("metrics", "sample_interval", float, 5.0,
             "seconds between samples of each topology's metrics (windows, /metrics); 0: off"),
+    *POLICY_SETTINGS,  # files.roots, sinks.http_allow, sinks.redis_connections, limits.*
 ])
 
 

@@ -1,26 +1,63 @@
 """The sink shape (bytewax's sink partition): write_batch, close, describe; and the JSON form.
 
 An output event is printed as `{"stream": id, "timestamp": ms, "data": [values]}`, one JSON
-object a line, exactly as `cep run` prints them."""
+object a line, exactly as `cep run` prints them. The text is always valid JSON: a NaN or an
+infinity (which Python's json would write as bare `NaN`/`Infinity`) is written as null, as
+JavaScript's JSON.stringify does; the batch without such values takes the fast path."""
 import json
+import math
 
 from publishers.exceptions import SinkConfigError
 
-_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=True).encode
+_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+def _finite(value):
+    """`value` with every NaN/infinity (at any depth) replaced by None."""
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
+def _safe(events):
+    return [(ts, _finite(list(row))) for ts, row in events]
 
 
 def event_json(stream, ts, row):
     """One output event as its JSON line (without the newline)."""
-    return _dumps({"stream": stream, "timestamp": ts, "data": list(row)})
+    try:
+        return _dumps({"stream": stream, "timestamp": ts, "data": list(row)})
+    except ValueError:
+        return _dumps({"stream": stream, "timestamp": ts, "data": _finite(list(row))})
 
 
 def batch_json_lines(stream, events):
     """Every event of a batch as JSON lines, newline-terminated (the same text as event_json,
     built without a dict per event)."""
     head = '{"stream": ' + _dumps(stream) + ', "timestamp": '
+    try:
+        return _json_lines(head, events)
+    except ValueError:  # a NaN or an infinity somewhere: write it as null
+        return _json_lines(head, _safe(events))
+
+
+def _json_lines(head, events):
     return "".join([
         f'{head}{ts if type(ts) is int else _dumps(ts)}, "data": '
         f'{_dumps(row if type(row) is list else list(row))}}}\n' for ts, row in events])
+
+
+def dumps_events(stream, events):
+    """A batch as one JSON array of `{"stream","timestamp","data"}` objects (NaN -> null)."""
+    items = [{"stream": stream, "timestamp": ts, "data": list(row)} for ts, row in events]
+    try:
+        return _dumps(items)
+    except ValueError:
+        return _dumps([{**item, "data": _finite(item["data"])} for item in items])
 
 
 class Sink:

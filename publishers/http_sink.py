@@ -1,12 +1,16 @@
 """HTTP sink: POST each batch as a JSON array of `{"stream","timestamp","data"}` objects.
 
 One persistent connection per sink; a failed POST is retried once on a fresh connection, then
-reported as SinkWriteError (the batch is counted as failed by the SinkSet)."""
+reported as SinkWriteError (the batch is counted as failed by the SinkSet). With `allow` (the
+host policy's HttpAllowList, cep.policy.hosts) the URL's host is checked when the sink is
+built and every time it connects, and the connection goes to an address that passed the check
+(no second name lookup). NaN and infinities are sent as null (valid JSON)."""
 import http.client
-import json
+import socket
 from urllib.parse import urlsplit
 
-from publishers.base import Sink
+from cep.policy import PolicyViolation
+from publishers.base import Sink, dumps_events
 from publishers.exceptions import SinkConfigError, SinkWriteError
 
 
@@ -14,7 +18,7 @@ class HttpSink(Sink):
     """`@sink(type='http', publisher.url='http://host:port/path', timeout='5')`."""
     type = "http"
 
-    def __init__(self, stream, options):
+    def __init__(self, stream, options, allow=None):
         super().__init__(stream, options)
         self.url = str(self.option("publisher.url") or self.option("url", required=True))
         parts = urlsplit(self.url)
@@ -22,19 +26,27 @@ class HttpSink(Sink):
             raise SinkConfigError(f"@sink(type='http') on stream {stream}: url {self.url!r} "
                                   f"is not an http(s) URL")
         self._parts = parts
+        self.allow = allow
+        if allow is not None:
+            try:
+                allow.addresses(self.url)
+            except PolicyViolation as exc:
+                raise SinkConfigError(f"@sink(type='http') on stream {stream}: {exc}") from None
         self.timeout = self.float_option("timeout", 5.0)
         self._conn = None
 
     def _connection(self):
         if self._conn is None:
-            cls = (http.client.HTTPSConnection if self._parts.scheme == "https"
-                   else http.client.HTTPConnection)
-            self._conn = cls(self._parts.hostname, self._parts.port, timeout=self.timeout)
+            https = self._parts.scheme == "https"
+            cls = http.client.HTTPSConnection if https else http.client.HTTPConnection
+            conn = cls(self._parts.hostname, self._parts.port, timeout=self.timeout)
+            if self.allow is not None:
+                _pin(conn, self.allow.addresses(self.url)[0][1], https)
+            self._conn = conn
         return self._conn
 
     def write_batch(self, events):
-        body = json.dumps([{"stream": self.stream, "timestamp": ts, "data": list(row)}
-                           for ts, row in events]).encode()
+        body = dumps_events(self.stream, events).encode()
         path = self._parts.path or "/"
         if self._parts.query:
             path += "?" + self._parts.query
@@ -42,6 +54,9 @@ class HttpSink(Sink):
             try:
                 status = self._post(path, body)
                 break
+            except PolicyViolation as exc:
+                self.close()
+                raise SinkWriteError(f"http sink {self.url}: {exc}") from None
             except (OSError, http.client.HTTPException) as exc:
                 self.close()
                 if attempt == 2:
@@ -64,3 +79,13 @@ class HttpSink(Sink):
 
     def describe(self):
         return {**super().describe(), "url": self.url}
+
+
+def _pin(conn, address, https):
+    """Make `conn` connect to `address` (checked) while keeping its Host header and TLS name."""
+    def connect():
+        conn.sock = socket.create_connection((address, conn.port), conn.timeout)
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if https:
+            conn.sock = conn._context.wrap_socket(conn.sock, server_hostname=conn.host)
+    conn.connect = connect

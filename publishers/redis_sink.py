@@ -1,21 +1,39 @@
 """Redis sink: XADD every event to a Redis stream, one pipeline round trip per batch.
 
-Entry fields: `timestamp` (epoch ms) and `data` (the row as a JSON array), plus `stream`."""
-import json
+Entry fields: `timestamp` (epoch ms) and `data` (the row as a JSON array, NaN as null), plus
+`stream`. With `connections` (the host policy's {name: url}, cep.policy.hosts) the sink must
+name one with `connection='name'` (or give exactly its url); other servers are refused."""
+import re
 
 import redis
 
-from publishers.base import Sink
-from publishers.exceptions import SinkWriteError
+from cep.policy import PolicyViolation
+from cep.policy.hosts import redis_url
+from publishers.base import Sink, _dumps, _finite
+from publishers.exceptions import SinkConfigError, SinkWriteError
+
+
+def _row_json(row):
+    try:
+        return _dumps(list(row))
+    except ValueError:
+        return _dumps(_finite(list(row)))
 
 
 class RedisSink(Sink):
-    """`@sink(type='redis', url='redis://host:6379/0', key='alerts', maxlen='100000')`."""
+    """`@sink(type='redis', connection='main', key='alerts', maxlen='100000')`, or
+    `url='redis://host:6379/0'` where no policy applies."""
     type = "redis"
 
-    def __init__(self, stream, options, client=None):
+    def __init__(self, stream, options, client=None, connections=None):
         super().__init__(stream, options)
-        self.url = str(self.option("url", "redis://127.0.0.1:6379/0"))
+        if connections is not None:
+            try:
+                self.url = redis_url(self.options, connections)
+            except PolicyViolation as exc:
+                raise SinkConfigError(f"@sink(type='redis') on stream {stream}: {exc}") from None
+        else:
+            self.url = str(self.option("url", "redis://127.0.0.1:6379/0"))
         self.key = str(self.option("key", stream))
         self.maxlen = self.int_option("maxlen", None)
         self.client = client or redis.Redis.from_url(
@@ -25,7 +43,7 @@ class RedisSink(Sink):
         pipe = self.client.pipeline(transaction=False)
         for ts, row in events:
             pipe.xadd(self.key, {"stream": self.stream, "timestamp": ts,
-                                 "data": json.dumps(list(row))},
+                                 "data": _row_json(row)},
                       maxlen=self.maxlen, approximate=self.maxlen is not None)
         try:
             pipe.execute()
@@ -37,4 +55,6 @@ class RedisSink(Sink):
         self.client.close()
 
     def describe(self):
-        return {**super().describe(), "url": self.url, "key": self.key}
+        shown = re.sub(r"//[^@/]*@", "//", self.url)  # no password in status pages
+        return {**super().describe(), "url": shown, "connection": self.options.get("connection"),
+                "key": self.key}

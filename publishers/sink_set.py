@@ -20,13 +20,18 @@ class SinkSet:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_specs(cls, specs_by_stream, label=""):
-        """Build from {stream: [spec, ...]}; an empty list means the default log sink."""
+    def from_specs(cls, specs_by_stream, label="", policy=None, tenant=None, default=None):
+        """Build from {stream: [spec, ...]}; an empty list means `default(stream)` (a spec the
+        worker itself chose, not confined by `policy`), else the default log sink. The plan's
+        specs are built under `policy` (cep.policy.HostPolicy) for `tenant` when given."""
         sset = cls(label)
         try:
             for stream, specs in specs_by_stream.items():
-                for spec in (specs or [DEFAULT_SPEC]):
-                    sset.add(stream, build_sink(spec, stream))
+                for spec in specs:
+                    sset.add(stream, build_sink(spec, stream, policy, tenant))
+                if not specs:
+                    sset.add(stream, build_sink(default(stream) if default else DEFAULT_SPEC,
+                                                stream))
         except PublisherError:
             sset.close()
             raise

@@ -1,7 +1,11 @@
 """Build sinks from `@sink(type=..., ...)` annotations, the manager's sink specs or worker config.
 
 A sink spec is `{"type": "file", "options": {"path": "..."}}` (the shape the manager's
-/api/v1/deployments gives for each exported stream); no spec means the default log sink."""
+/api/v1/deployments gives for each exported stream); no spec means the default log sink.
+`build_sink(spec, stream, policy, tenant)` applies the host policy (cep.policy) of the plan's
+tenant: file sinks stay under its file roots, HTTP sinks go to allow-listed hosts only, Redis
+sinks use configured connections only. Without a policy (library use, tests) nothing is
+confined; the worker always passes its policy."""
 from publishers.exceptions import SinkConfigError
 from publishers.file_sink import FileSink
 from publishers.http_sink import HttpSink
@@ -10,21 +14,35 @@ from publishers.log_sink import LogSink
 DEFAULT_SPEC = {"type": "log", "options": {}}
 
 
-def _zmq(stream, options):
+def _log(stream, options, policy, tenant):
+    return LogSink(stream, options)
+
+
+def _file(stream, options, policy, tenant):
+    roots = policy.file_roots_for(tenant) if policy is not None else None
+    return FileSink(stream, options, roots=roots)
+
+
+def _http(stream, options, policy, tenant):
+    return HttpSink(stream, options, allow=policy.http if policy is not None else None)
+
+
+def _zmq(stream, options, policy, tenant):
     from publishers.zmq_sink import ZmqPubSink
     return ZmqPubSink(stream, options)
 
 
-def _redis(stream, options):
+def _redis(stream, options, policy, tenant):
     from publishers.redis_sink import RedisSink
-    return RedisSink(stream, options)
+    return RedisSink(stream, options, connections=policy.redis if policy is not None else None)
 
 
-SINK_TYPES = {"log": LogSink, "file": FileSink, "http": HttpSink, "zmq": _zmq, "redis": _redis}
+SINK_TYPES = {"log": _log, "file": _file, "http": _http, "zmq": _zmq, "redis": _redis}
 
 
-def build_sink(spec, stream):
-    """A sink for `stream` from a spec `{"type": ..., "options": {...}}`."""
+def build_sink(spec, stream, policy=None, tenant=None):
+    """A sink for `stream` from a spec `{"type": ..., "options": {...}}`, confined by `policy`
+    (a cep.policy.HostPolicy) for `tenant` when given."""
     if not isinstance(spec, dict):
         raise SinkConfigError(f"sink for stream {stream}: expected a mapping with 'type', "
                               f"got {spec!r}")
@@ -36,7 +54,7 @@ def build_sink(spec, stream):
     if factory is None:
         raise SinkConfigError(f"sink for stream {stream}: unknown type {kind!r}; known: "
                               f"{', '.join(SINK_TYPES)}")
-    return factory(stream, {str(k).lower(): v for k, v in options.items()})
+    return factory(stream, {str(k).lower(): v for k, v in options.items()}, policy, tenant)
 
 
 def sink_specs_from_annotations(annotations):

@@ -3,13 +3,16 @@
 Each line is one event in any form the HTTP receiver takes, typically
 `{"stream": "S", "timestamp": 1700000000000, "data": [...]}` as `cep run` reads and prints them.
 `FileSource` is the partition (next_batch / snapshot / close); `SourcePump` drives one into an
-IngestRouter from a thread. A line that is not JSON is rejected with its line number."""
+IngestRouter from a thread. A line that is not JSON is rejected with its line number.
+With `roots` (the host policy's file roots of the tenant, cep.policy) the path must lie under
+one of them and is opened without following a final symlink."""
 import json
 import logging
 import threading
 import time
 
-from receivers.exceptions import SourceReadError
+from cep.policy import PolicyViolation, open_confined
+from receivers.exceptions import SourceConfigError, SourceReadError
 from receivers.validation import StreamKey
 
 log = logging.getLogger(__name__)
@@ -18,14 +21,17 @@ log = logging.getLogger(__name__)
 class FileSource:
     """Read a JSON-lines file from a byte offset; with `tail`, keep waiting for new lines."""
 
-    def __init__(self, path, batch_size=1000, tail=False, resume_state=None):
+    def __init__(self, path, batch_size=1000, tail=False, resume_state=None, roots=None):
         self.path = str(path)
         self.batch_size = batch_size
         self.tail = tail
         self.bad_lines = []  # (line number, reason), most recent last, bounded
         self._offset, self._line = resume_state or (0, 0)
         try:
-            self._fh = open(self.path, "rb")
+            self._fh = (open(self.path, "rb") if roots is None
+                        else open_confined(self.path, tuple(roots), "r"))
+        except PolicyViolation as exc:
+            raise SourceConfigError(f"file source: {exc}") from None
         except OSError as exc:
             raise SourceReadError(f"file source {self.path}: cannot open: {exc}") from None
         self._fh.seek(self._offset)

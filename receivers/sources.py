@@ -5,7 +5,9 @@
   `POST /` (any path) for this stream only.
 - `zmq`: bind a PULL socket at `url='tcp://host:port'` for this stream only (one-frame or
   two-frame messages, see receivers.zmq_receiver).
-- `file`: read `path` as JSON lines; `tail='true'` keeps following it.
+- `file`: read `path` as JSON lines; `tail='true'` keeps following it. With a host policy
+  (cep.policy) the path must lie under the tenant's file roots, and is opened without
+  following a final symlink.
 Every source has start(), stop() and describe()."""
 import json
 from urllib.parse import urlsplit
@@ -26,8 +28,9 @@ def source_options(annotation):
     return {k.lower(): v for k, v in annotation.elements if k is not None}
 
 
-def build_source(options, router, key):
-    """A started-able source for stream `key` from its options dict (must have `type`)."""
+def build_source(options, router, key, policy=None):
+    """A started-able source for stream `key` from its options dict (must have `type`);
+    `policy` (cep.policy.HostPolicy) confines file sources to the tenant's roots."""
     kind = str(options.get("type", "")).lower()
     key = StreamKey(*key)
     if kind == "http":
@@ -39,7 +42,9 @@ def build_source(options, router, key):
     if kind == "file":
         path = _required(options, "path", key)
         tail = str(options.get("tail", "false")).lower() == "true"
-        return FileSourceRunner(path, tail, router, key, _int(options, "batch.size", 1000, key))
+        roots = policy.file_roots_for(key.tenant) if policy is not None else None
+        return FileSourceRunner(path, tail, router, key, _int(options, "batch.size", 1000, key),
+                                roots)
     raise SourceConfigError(f"@source on {key}: unknown type {kind!r}; "
                             f"known: {', '.join(SOURCE_TYPES)}")
 
@@ -84,9 +89,9 @@ class ZmqSource:
 
 
 class FileSourceRunner:
-    def __init__(self, path, tail, router, key, batch_size):
+    def __init__(self, path, tail, router, key, batch_size, roots=None):
         self.path = path
-        self.pump = SourcePump(FileSource(path, batch_size, tail), router, key)
+        self.pump = SourcePump(FileSource(path, batch_size, tail, roots=roots), router, key)
 
     def start(self):
         self.pump.start()

@@ -12,7 +12,8 @@ log = logging.getLogger("manager")
 def subparser_hook(subparsers):
     p = subparsers.add_parser("manager", help=__doc__.splitlines()[0], description=__doc__)
     p.add_argument("--data-dir", help="plan files and state [env: CEP_MANAGER_DATA_DIR]")
-    p.add_argument("--http-host", help="REST API bind address (default 0.0.0.0) [env: CEP_HTTP_HOST]")
+    p.add_argument("--http-host", "--bind", dest="http_host",
+                   help="REST API bind address (default 127.0.0.1) [env: CEP_HTTP_HOST]")
     p.add_argument("--http-port", type=int, help="REST API port (default 9763) [env: CEP_HTTP_PORT]")
     p.add_argument("--registry-port", type=int,
                    help="ZeroMQ endpoint registry port (default 8904) [env: CEP_REGISTRY_PORT]")
@@ -37,6 +38,18 @@ def overrides_from(args):
             if getattr(args, flag, None) is not None}
 
 
+def _warn_if_exposed(host):
+    """The REST API has no authentication yet: say so when it binds beyond loopback."""
+    import ipaddress
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        log.warning("the REST API binds %s, not loopback, and has no authentication yet: "
+                    "anyone who reaches it can deploy plans (see SECURITY.md)", host)
+
+
 def run(args):
     """Start the manager and serve until SIGINT/SIGTERM."""
     from werkzeug.serving import make_server
@@ -48,6 +61,7 @@ def run(args):
         with open(args.log_config) as fh:
             logging.config.dictConfig(yaml.safe_load(fh))
     settings = load_manager_settings(overrides_from(args), conf_dir=args.conf_dir)
+    _warn_if_exposed(settings["http.host"])
     manager = Manager(settings).start()
     app = create_app({"MANAGER": manager})
     server = make_server(settings["http.host"], settings["http.port"], app, threaded=True)

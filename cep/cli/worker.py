@@ -20,7 +20,8 @@ def subparser_hook(subparsers):
     p.add_argument("--mode", choices=MODES, help="distributed or standalone")
     p.add_argument("--http-port", type=int, help="HTTP receiver/status port (0: any free)")
     p.add_argument("--zmq-port", type=int, help="ZeroMQ receiver port (0: any free, -1: off)")
-    p.add_argument("--host", help="bind address of the receivers")
+    p.add_argument("--host", "--bind", dest="host",
+                   help="bind address of the receivers (default 127.0.0.1)")
     p.add_argument("--advertised-host", help="host other machines reach this worker at")
     p.add_argument("--roles", help="receiver,publisher (default both)")
     p.add_argument("--plan", action="append", help="standalone: plan file or folder "

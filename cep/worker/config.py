@@ -6,6 +6,7 @@
 import os
 import socket
 
+from cep.policy import POLICY_SETTINGS
 from cep.worker.exceptions import WorkerConfigError
 from topology.exceptions import TopologyError
 from topology.settings import Schema, Setting
@@ -30,10 +31,21 @@ WORKER_SCHEMA = Schema("worker", [
             "GET /api/v1/manager"),
     Setting("managers", "poll_interval", float, 2.0, "seconds between deployment polls (<= 5)"),
     Setting("managers", "timeout", float, 2.0, "seconds to wait for one manager answer"),
-    Setting("receivers", "http_host", str, "0.0.0.0", "bind address of the HTTP receiver, "
-            "status API and publisher services"),
+    Setting("receivers", "http_host", str, "127.0.0.1", "bind address of the HTTP receiver, "
+            "status API and publisher services (another address than loopback is logged as a "
+            "warning: no authentication yet beyond ingest keys)"),
     Setting("receivers", "http_port", int, 9090, "HTTP port; 0 picks a free port"),
-    Setting("receivers", "zmq_host", str, "0.0.0.0", "bind address of the ZeroMQ msgpack receiver"),
+    Setting("receivers", "zmq_host", str, "127.0.0.1", "bind address of the ZeroMQ msgpack "
+            "receiver"),
+    Setting("receivers", "max_body_bytes", int, 16 * 1024 * 1024, "largest HTTP request body "
+            "(413 beyond it)"),
+    Setting("receivers", "max_json_depth", int, 32, "deepest JSON nesting of an HTTP body "
+            "(400 beyond it)"),
+    Setting("receivers", "max_events", int, 100_000, "most events in one HTTP request (413 "
+            "beyond it)"),
+    Setting("receivers", "ingest_keys", list, [], "per-tenant ingest keys as tenant=key; a "
+            "tenant listed here needs the key in X-CEP-Ingest-Key or Authorization: Bearer "
+            "(401 without it)"),
     Setting("receivers", "zmq_port", int, 9091, "ZeroMQ receiver port; 0 picks a free port, "
             "-1 disables"),
     Setting("transport", "buffer_events", int, 100000, "events buffered per imported stream "
@@ -50,6 +62,7 @@ WORKER_SCHEMA = Schema("worker", [
             "file", ("log", "file")),
     Setting("sinks", "dir", str, "var/out", "folder of default file sinks "
             "(<dir>/<plan>/<stream>.jsonl)"),
+    *POLICY_SETTINGS,  # files.roots (default <state_dir>/tenants/{tenant}/files), limits.*
 ])
 
 
@@ -82,6 +95,13 @@ def _check(cfg):
     for name in ("transport.buffer_events", "transport.batch_size"):
         if cfg[name] < 1:
             raise WorkerConfigError(f"setting {name} ({cfg.source(name)}): must be >= 1")
+
+
+def host_policy(cfg):
+    """The worker's HostPolicy (cep.policy); file roots default to
+    <worker.state_dir>/tenants/{tenant}/files."""
+    from cep.policy import HostPolicy
+    return HostPolicy.from_settings(cfg, os.path.abspath(cfg["worker.state_dir"]))
 
 
 def worker_id(cfg, http_port):

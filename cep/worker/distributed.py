@@ -56,7 +56,7 @@ class DistributedPlan:
                 port=self.service.port, machine=self.identity.machine,
                 worker=self.identity.worker_id).start()
         if self.inflows:
-            self.sources = start_sources(self.spec, self.router)
+            self.sources = start_sources(self.spec, self.router, self.cfg)
         return self
 
     def stop(self, unregister=True):

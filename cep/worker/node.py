@@ -3,6 +3,7 @@
     w = Worker(load_config(overrides={...})).start()
     w.status(); w.stop()
 """
+import ipaddress
 import logging
 import threading
 from dataclasses import dataclass
@@ -20,6 +21,14 @@ from receivers.router import IngestRouter
 from receivers.zmq_receiver import ZmqReceiver
 
 log = logging.getLogger(__name__)
+
+
+def _is_loopback(host):
+    """True for 127.0.0.0/8, ::1 and localhost (a worker bound there advertises 127.0.0.1)."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -47,7 +56,13 @@ class Worker:
         if cfg["receivers.zmq_port"] >= 0:
             url = f"tcp://{cfg['receivers.zmq_host']}:{cfg['receivers.zmq_port']}"
             self.zmq = ZmqReceiver(self.router, url)
-        host = cfg["worker.advertised_host"] or default_host()
+        for name in ("receivers.http_host", "receivers.zmq_host"):
+            if not _is_loopback(cfg[name]):
+                log.warning("%s is %s, not loopback: the worker's listeners take events and "
+                            "publisher frames without authentication (ingest keys aside); see "
+                            "SECURITY.md", name, cfg[name])
+        host = cfg["worker.advertised_host"] or (
+            "127.0.0.1" if _is_loopback(cfg["receivers.http_host"]) else default_host())
         self.identity = Identity(worker_id(cfg, self.http.port), host,
                                  tuple(machine_identity(host)))
         self.managers = self.registry = self.ports = self.reporter = None

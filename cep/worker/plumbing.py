@@ -3,6 +3,7 @@ exported streams (their @sink specs, else the worker's default sink)."""
 import logging
 import os
 
+from cep.worker.config import host_policy
 from cep.worker.exceptions import PlanDeployError
 from publishers.exceptions import PublisherError
 from publishers.sink_set import SinkSet
@@ -27,23 +28,38 @@ def default_sink_spec(cfg, spec, stream):
 
 
 def build_sink_set(cfg, spec):
-    """A SinkSet for every exported stream of the plan; PlanDeployError on bad @sink settings."""
-    specs = {s.stream: list(s.specs) or [default_sink_spec(cfg, spec, s.stream)]
-             for s in spec.exported}
+    """A SinkSet for every exported stream of the plan; PlanDeployError on bad @sink settings
+    or on one the host policy refuses (the worker's own default sink is not confined)."""
+    specs = {s.stream: list(s.specs) for s in spec.exported}
     try:
-        return SinkSet.from_specs(specs, label=f"{spec.tenant}/{spec.name}")
+        return SinkSet.from_specs(specs, label=f"{spec.tenant}/{spec.name}",
+                                  policy=host_policy(cfg), tenant=spec.tenant,
+                                  default=lambda stream: default_sink_spec(cfg, spec, stream))
     except PublisherError as exc:
         raise PlanDeployError(f"plan {spec.name}: {exc}") from None
 
 
-def start_sources(spec, router):
-    """Start the @source of every imported stream (http/zmq/file); returns them to stop later."""
+def check_policy(spec, cfg):
+    """PlanDeployError when a compiled plan (standalone) breaks the host policy's limits,
+    file roots or allow-lists (the manager checks distributed plans when they are added)."""
+    from cep.policy import PlanPolicyError, check_plan
+    try:
+        check_plan(spec.plan, host_policy(cfg), spec.tenant)
+    except PlanPolicyError as exc:
+        raise PlanDeployError(f"plan {spec.name}: {exc}") from None
+
+
+def start_sources(spec, router, cfg=None):
+    """Start the @source of every imported stream (http/zmq/file); returns them to stop later.
+    With `cfg`, file sources are confined by the worker's host policy."""
     started = []
+    policy = host_policy(cfg) if cfg is not None else None
     try:
         for s in spec.imported:
             for src in s.specs:
                 options = {"type": src["type"], **src.get("options", {})}
-                started.append(build_source(options, router, stream_key(spec, s.stream)).start())
+                started.append(build_source(options, router, stream_key(spec, s.stream),
+                                            policy).start())
     except (ReceiverError, OSError) as exc:
         stop_all(started)
         raise PlanDeployError(f"plan {spec.name}: {exc}") from None

@@ -4,7 +4,9 @@ import logging
 import threading
 
 from cep.worker.exceptions import PlanDeployError
-from cep.worker.plumbing import build_sink_set, start_sources, stop_all, stream_key
+from cep.worker.plumbing import (
+    build_sink_set, check_policy, start_sources, stop_all, stream_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -18,8 +20,9 @@ class StandalonePlan:
         from cep.engine.runtime import ExecutionPlanRuntime
         if spec.plan is None:
             raise PlanDeployError(f"plan {spec.name}: standalone mode needs the compiled plan")
-        self.spec, self.router = spec, router
+        self.spec, self.router, self.cfg = spec, router, cfg
         self._lock = threading.Lock()
+        check_policy(spec, cfg)
         self.sinks = build_sink_set(cfg, spec)
         try:
             self.runtime = ExecutionPlanRuntime(spec.plan)
@@ -62,7 +65,7 @@ class StandalonePlan:
         for s in self.spec.imported:
             self.router.register(stream_key(self.spec, s.stream), s.definition,
                                  self._deliver_to(s.stream))
-        self.sources = start_sources(self.spec, self.router)
+        self.sources = start_sources(self.spec, self.router, self.cfg)
         return self
 
     def stop(self, unregister=True):

@@ -4,22 +4,33 @@ import re
 from manager.exceptions import BadTenantError, PlanNotFoundError, StoreError
 
 SUPER_TENANT = -1234
-NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
+NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")
+
+
+TENANT_RE = re.compile(r"-?[0-9]{1,11}")
+TENANT_MIN, TENANT_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
 def parse_tenant(value):
-    """An integer tenant id from an int or a string; BadTenantError otherwise."""
-    if isinstance(value, bool):
-        raise BadTenantError(f"tenant id must be an integer, got {value!r}")
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise BadTenantError(f"tenant id must be an integer, got {value!r}") from None
+    """An integer tenant id from an int or a string of ASCII digits (an optional '-'), within
+    the 32-bit signed range; BadTenantError otherwise (no '٣', '1_0', ' 7' or 30 digits, which
+    int() would take)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and TENANT_RE.fullmatch(value):
+        number = int(value)
+    else:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+        raise BadTenantError(f"tenant id must be an integer of ASCII digits, got {shown}")
+    if not TENANT_MIN <= number <= TENANT_MAX:
+        raise BadTenantError(f"tenant id {number} is outside the 32-bit range "
+                             f"[{TENANT_MIN}, {TENANT_MAX}]")
+    return number
 
 
 def check_name(name):
     """Plan names become file names and topology names: no whitespace, no path separators."""
-    if not isinstance(name, str) or not NAME_RE.match(name):
+    if not isinstance(name, str) or not NAME_RE.match(name) or name in (".", ".."):
         raise StoreError(f"execution plan name {name!r} must match {NAME_RE.pattern}")
     return name
 

@@ -55,7 +55,7 @@ def make_worker(tmp_path, plans):
         "worker.id": "s1", "worker.mode": "standalone", "standalone.plans": plans,
         "managers.poll_interval": 0.2, "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
         "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0, "sinks.default": "file",
-        "sinks.dir": str(tmp_path / "out")})
+        "sinks.dir": str(tmp_path / "out"), "files.roots": [str(tmp_path)]})
     return Worker(cfg)
 
 

@@ -1,0 +1,110 @@
+"""Check a compiled plan model against a HostPolicy: @sink/@source annotations and limits.
+
+Every error is a PlanPolicyError positioned at the annotation, query or window at fault, and
+its message names the annotation (`@sink(type='file') on stream 'Out': ...`)."""
+import dataclasses
+
+from cep.model import Constant, Partition, Span, TimeConstant
+from cep.model.inputs import Window
+from cep.policy.exceptions import PlanLimitError, PlanPolicyError, PolicyViolation
+from cep.policy.files import confine
+
+# window parameter names (cep/compiler/signatures.py) that hold an event count or a time span
+COUNT_PARAMS = {"window.length", "event.count"}
+TIME_PARAMS = {"window.time", "timeout", "window.delay"}
+
+
+def check_plan_size(text, policy):
+    size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else 0
+    if size > policy.plan_bytes:
+        raise PlanLimitError(f"the plan is {size} bytes; the limit is {policy.plan_bytes} "
+                             f"(limits.plan_bytes)", Span(1, 1, 1, 2))
+
+
+def check_plan(plan, policy, tenant, resolve=True):
+    """Raise the first PlanPolicyError of `plan` under `policy` for `tenant`."""
+    if plan.source:
+        check_plan_size(plan.source, policy)
+    _check_query_count(plan, policy)
+    for definition in plan.streams:
+        for annotation in definition.annotations:
+            if annotation.matches("sink") or annotation.matches("source"):
+                _check_io(annotation, definition.id, policy, tenant, resolve)
+    for window in _windows(plan.elements):
+        _check_window(window, policy)
+
+
+def _check_query_count(plan, policy):
+    queries = []
+    for element in plan.elements:
+        queries.extend(element.queries if isinstance(element, Partition) else [element])
+    if len(queries) > policy.queries:
+        raise PlanLimitError(f"the plan has {len(queries)} queries; the limit is "
+                             f"{policy.queries} (limits.queries)", queries[policy.queries].span)
+
+
+def _check_io(annotation, stream, policy, tenant, resolve):
+    kind = str(annotation.get("type") or "").lower()
+    label = f"@{annotation.name}(type='{kind}') on stream '{stream}'"
+    is_sink = annotation.matches("sink")
+    options = {k.lower(): v for k, v in annotation.elements if k is not None}
+    try:
+        if kind == "file":
+            if options.get("path"):
+                confine(options["path"], policy.file_roots_for(tenant))
+        elif kind == "http" and is_sink:
+            url = options.get("publisher.url") or options.get("url")
+            if url and resolve:
+                policy.http.addresses(url)
+        elif kind == "redis" and is_sink:
+            policy.redis_url(options)
+    except PolicyViolation as exc:
+        raise PlanPolicyError(f"{label}: {exc}", annotation.span) from None
+
+
+def _check_window(window, policy):
+    from cep.compiler.signatures import WINDOWS, lookup
+    signature = lookup(WINDOWS, window.name)
+    if signature is None or window.namespace:
+        return
+    for param, value in zip(signature.params, window.params):
+        if param.name in COUNT_PARAMS and isinstance(value, Constant) \
+                and isinstance(value.value, int) and value.value > policy.window_length:
+            raise PlanLimitError(f"#window.{window.name}({value.value}): the limit is "
+                                 f"{policy.window_length} events (limits.window_length)",
+                                 _span(value, window))
+        if param.name in TIME_PARAMS:
+            millis = _millis(value)
+            if millis is not None and millis > policy.window_millis:
+                raise PlanLimitError(
+                    f"#window.{window.name}: a span of {millis / 1000:g} s; the limit is "
+                    f"{policy.window_millis / 1000:g} s (limits.window_secs)", _span(value, window))
+
+
+def _millis(value):
+    if isinstance(value, TimeConstant):
+        return value.millis
+    if isinstance(value, Constant) and isinstance(value.value, int) \
+            and not isinstance(value.value, bool):
+        return value.value
+    return None
+
+
+def _span(value, window):
+    span = getattr(value, "span", None)
+    return span if span is not None and span.line else window.span
+
+
+def _windows(node, depth=0):
+    """Every Window in a model subtree (queries, joins, patterns, partitions)."""
+    if depth > 200:
+        return
+    if isinstance(node, Window):
+        yield node
+    elif isinstance(node, (tuple, list)):
+        for item in node:
+            yield from _windows(item, depth + 1)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            if f.name not in ("span", "text", "annotations"):
+                yield from _windows(getattr(node, f.name), depth + 1)

@@ -1,0 +1,28 @@
+"""The host policy's settings, declared once: the manager's and the worker's schemas both
+include POLICY_SETTINGS, so conf/manager.yaml and conf/worker.yaml take the same keys."""
+from topology.settings import Setting
+
+MIB = 1024 * 1024
+
+POLICY_SETTINGS = [
+    Setting("files", "roots", list, [],
+            "folders @sink(type='file') and @source(type='file') may use; '{tenant}' in a root "
+            "is replaced by the tenant id; relative plan paths resolve under the first root; "
+            "empty: <data dir>/tenants/{tenant}/files"),
+    Setting("sinks", "http_allow", list, [],
+            "hosts HTTP sinks may post to: host names, host:port, IP addresses or CIDR "
+            "networks; 'public' allows any globally routable address. Loopback, link-local, "
+            "private and unspecified addresses are refused unless listed. Empty: no HTTP sink"),
+    Setting("sinks", "redis_connections", list, [],
+            "Redis servers sinks may write to, as name=redis://host:port/db; a plan names one "
+            "with @sink(type='redis', connection='name')"),
+    Setting("limits", "plan_bytes", int, MIB, "largest execution plan text, in bytes"),
+    Setting("limits", "queries", int, 500, "most queries in one plan (partitions included)"),
+    Setting("limits", "window_length", int, 1_000_000,
+            "largest event count of a length, lengthBatch, timeLength, sort or frequent window"),
+    Setting("limits", "window_secs", float, 7 * 86400.0,
+            "longest time span of a time, timeBatch, externalTime(Batch), timeLength or delay "
+            "window, in seconds"),
+    Setting("limits", "table_rows", int, 1_000_000,
+            "most rows an in-memory table keeps; inserts beyond it are refused and counted"),
+]
