@@ -27,6 +27,7 @@
     marks.forEach(function (m) { m.clear(); });
     widgets.forEach(function (w) { w.clear(); });
     marks = []; widgets = [];
+    document.getElementById("validation-ok").hidden = true;
     while (list.firstChild) { list.removeChild(list.firstChild); }
   }
 
@@ -81,6 +82,7 @@
       } else {
         valid = !!r.body.valid;
         showErrors(r.body.errors || []);
+        document.getElementById("validation-ok").hidden = !valid;
         setBadge(valid ? "valid" : (r.body.errors || []).length + " problem(s)", valid ? "ok" : "bad");
       }
       updateButton();

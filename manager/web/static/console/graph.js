@@ -1,11 +1,12 @@
 /* The topology as an SVG graph: receiver spouts on the left, Siddhi bolts by execution group in
    the middle, publisher bolts on the right; one edge per (from, to) pair labelled with its
    grouping, parallelism and streams. colourTopology() then shows per-edge rates and per-bolt
-   capacity from the /metrics JSON. The _tick stream (spout -> every Siddhi bolt) is not drawn. */
+   capacity from the /metrics JSON. Pairs joined only by the internal _tick stream (receiver
+   spout -> every Siddhi bolt, all grouping) are drawn dashed. */
 (function () {
   "use strict";
   var NS = "http://www.w3.org/2000/svg";
-  var W = 190, H = 58, COL = 330, ROW = 96, PAD = 24;
+  var W = 190, H = 58, COL = 410, ROW = 104, PAD = 24;
 
   function s(tag, attrs, text) {
     var e = document.createElementNS(NS, tag);
@@ -31,7 +32,6 @@
   function pairs(edges) {
     var out = {}, order = [];
     edges.forEach(function (e) {
-      if (e.stream === "_tick") { return; }
       var key = e.from + "\u0000" + e.to;
       if (!out[key]) { out[key] = {from: e.from, to: e.to, streams: [], edges: []}; order.push(key); }
       out[key].streams.push(e.stream);
@@ -44,6 +44,14 @@
     var g = e.grouping || "shuffle";
     if (g === "fields" && e.fields && e.fields.length) { g += "(" + e.fields.join(", ") + ")"; }
     return g + " \u00d7" + (e.parallelism || 1);
+  }
+
+  function internal(e) { return e.internal || e.stream === "_tick"; }
+
+  function groupings(edges) {
+    var seen = [];
+    edges.forEach(function (e) { var g = grouping(e); if (seen.indexOf(g) < 0) { seen.push(g); } });
+    return seen.join(" \u00b7 ");
   }
 
   function place(components, level) {
@@ -73,13 +81,27 @@
     return g;
   }
 
-  function edge(pair, from, to) {
+  /* Where along the curve the label goes: near the end that is not shared with other edges,
+     so labels of edges fanning out of (or into) one node do not overlap. */
+  function labelAt(pair, fanOut, fanIn) {
+    if (fanOut[pair.from] > 1 && fanIn[pair.to] <= 1) { return 0.72; }
+    if (fanIn[pair.to] > 1 && fanOut[pair.from] <= 1) { return 0.28; }
+    return 0.5;
+  }
+
+  function bezier(p0, p1, p2, p3, t) {
+    var u = 1 - t;
+    return u * u * u * p0 + 3 * u * u * t * p1 + 3 * u * t * t * p2 + t * t * t * p3;
+  }
+
+  function edge(pair, from, to, t) {
     var x1 = from.x + W, y1 = from.y + H / 2, x2 = to.x - 6, y2 = to.y + H / 2, mx = (x1 + x2) / 2;
-    var g = s("g", {"class": "edge", "data-from": pair.from, "data-to": pair.to});
+    var onlyInternal = pair.edges.every(internal);
+    var g = s("g", {"class": "edge" + (onlyInternal ? " internal" : ""), "data-from": pair.from, "data-to": pair.to});
     g.appendChild(s("path", {d: "M" + x1 + "," + y1 + " C" + mx + "," + y1 + " " + mx + "," + y2 + " " + x2 + "," + y2,
                              "marker-end": "url(#arrow)"}));
-    var lx = mx, ly = (y1 + y2) / 2;
-    g.appendChild(s("text", {x: lx, y: ly - 16, "class": "edge-label", "text-anchor": "middle"}, grouping(pair.edges[0])));
+    var lx = bezier(x1, mx, mx, x2, t), ly = bezier(y1, y1, y2, y2, t);
+    g.appendChild(s("text", {x: lx, y: ly - 16, "class": "edge-label", "text-anchor": "middle"}, groupings(pair.edges)));
     var streams = pair.streams.join(", ");
     g.appendChild(s("text", {x: lx, y: ly - 3, "class": "edge-streams", "text-anchor": "middle"},
                         streams.length > 40 ? streams.slice(0, 39) + "\u2026" : streams));
@@ -100,8 +122,11 @@
     marker.appendChild(s("path", {d: "M0,0 L10,5 L0,10 z", "class": "arrow-head"}));
     defs.appendChild(marker);
     svg.appendChild(defs);
-    pairs(topo.edges || []).forEach(function (p) {
-      if (layout.pos[p.from] && layout.pos[p.to]) { svg.appendChild(edge(p, layout.pos[p.from], layout.pos[p.to])); }
+    var drawn = pairs(topo.edges || []).filter(function (p) { return layout.pos[p.from] && layout.pos[p.to]; });
+    var fanOut = {}, fanIn = {};
+    drawn.forEach(function (p) { fanOut[p.from] = (fanOut[p.from] || 0) + 1; fanIn[p.to] = (fanIn[p.to] || 0) + 1; });
+    drawn.forEach(function (p) {
+      svg.appendChild(edge(p, layout.pos[p.from], layout.pos[p.to], labelAt(p, fanOut, fanIn)));
     });
     comps.forEach(function (c) { svg.appendChild(node(c, layout.pos[c.id])); });
   };
@@ -123,7 +148,7 @@
     var rates = {};
     (metrics.edges || []).forEach(function (e) {
       var k = e.from + "\u0000" + e.to;
-      if (e.stream !== "_tick" && typeof e.ratePerSec === "number") { rates[k] = (rates[k] || 0) + e.ratePerSec; }
+      if (!internal(e) && typeof e.ratePerSec === "number") { rates[k] = (rates[k] || 0) + e.ratePerSec; }
     });
     Array.prototype.forEach.call(svg.querySelectorAll("g.edge"), function (g) {
       var r = rates[g.getAttribute("data-from") + "\u0000" + g.getAttribute("data-to")];

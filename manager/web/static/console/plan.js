@@ -41,11 +41,11 @@
       if (!r.ok) { note.textContent = "The topology graph is not available: " + ((r.body && r.body.message) || "HTTP " + r.status); return; }
       CEP.drawTopology(svg, r.body);
       drawn = true;
-      note.textContent = "Edges show grouping \u00d7 parallelism of the target, the streams, and the rate over the window. The _tick stream (receiver spout \u2192 every Siddhi bolt, all grouping) is not drawn.";
+      note.textContent = "Edges show grouping \u00d7 parallelism of the target, the streams, and the rate over the window. Dashed: the internal _tick stream (receiver spout \u2192 every Siddhi bolt, all grouping) that drives timers.";
     });
   }
 
-  function cell(v, cls) { return CEP.el("td", {"class": cls || "num", text: v === null || v === undefined ? "" : String(v)}); }
+  function cell(v, cls) { return CEP.el("td", {"class": cls === undefined ? "num" : cls || null, text: v === null || v === undefined ? "" : String(v)}); }
 
   function fillMetrics(m) {
     var tbody = document.querySelector("#metrics tbody");
