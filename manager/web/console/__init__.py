@@ -8,12 +8,12 @@ from flask import Blueprint, redirect, url_for
 
 from manager.web.console import errors, nav
 
-bp = Blueprint("console", __name__, url_prefix="/console")
-
-
 def register(app):
     """Register the console pages, its JSON routes, and `/` -> `/console/`."""
     from manager.web.console import api, plan_views, status_views, tools_views
+    # a blueprint per app: routes cannot be added to one already registered (a second
+    # create_app in the same process, as every test does, failed)
+    bp = Blueprint("console", __name__, url_prefix="/console")
     for module in (plan_views, status_views, tools_views):
         module.register(bp)
     errors.register(bp)
