@@ -53,6 +53,11 @@ class Scheduler:
         if self._clock is None or ts > self._clock:
             self._clock = ts
 
+    def restore_clock(self, ts):
+        """Put the clock back after a processor raised it for its own output (a batch window's
+        flush inside a batch processed in one call); only that processor may."""
+        self._clock = ts
+
     # -- timers --
     def notify_at(self, due, fn, owner=None):
         if self.playback:

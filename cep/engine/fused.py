@@ -13,6 +13,7 @@ from cep.engine.aggregation_codegen import _indent
 from cep.engine.expressions import make_function
 from cep.engine.processor import Processor
 from cep.engine.selector import has_aggregators
+from cep.engine.windows.base import NEVER
 from cep.model import Filter, Window
 
 FUSABLE = ("length", "time")
@@ -44,16 +45,19 @@ def build_fused(c, spec):
     head = ["_pop = W.popleft", "_push = W.append"]
     expired_body = ["r = _pop()[1]"] + c.body(1)
     current_body = c.body(0)
+    # playback: `now` is the plan clock, raised by each arrival; expired rows carry it
+    tick = ["    if ts > now:", "        now = ts"] if spec.playback else []
     if spec.kind == "length":
-        stamp = [] if spec.playback else ["ts = now"]
-        body = ["for e in batch:", "    ts, r, k = e", f"    if len(W) >= {spec.param}:"] + \
-            _indent(stamp + expired_body + ["ts, r, k = e"], 8) + ["    _push(e)"] + \
+        body = ["for e in batch:", "    ts, r, k = e"] + tick + \
+            [f"    if len(W) >= {spec.param}:"] + \
+            _indent(["ts = now"] + expired_body + ["ts, r, k = e"], 8) + ["    _push(e)"] + \
             _indent(current_body, 4)
     elif spec.playback:
-        body = ["for e in batch:", "    ts, r, k = e", f"    lim = ts - {spec.param}",
-                "    if W and W[0][0] <= lim:",
+        body = ["for e in batch:", "    ts, r, k = e"] + tick + \
+               [f"    lim = now - {spec.param}", "    if W and W[0][0] <= lim:",
+                "        ts = now",
                 "        while W and W[0][0] <= lim:"] + _indent(expired_body, 12) + \
-               ["        r = e[1]", "    _push(e)"] + _indent(current_body, 4)
+               ["        ts, r, k = e", "    _push(e)"] + _indent(current_body, 4)
     else:
         body = ["ts = now", f"lim = now - {spec.param}", "while W and W[0][0] <= lim:"] + \
             _indent(expired_body, 4) + \
@@ -89,12 +93,21 @@ class FusedWindowSelector(Processor):
         self._timer_due = None
 
     def process(self, batch):
-        now = None if self.spec.playback else self.scheduler.now()
+        sch = self.scheduler
+        if self.spec.playback:
+            now = sch.clock if sch.clock is not None else NEVER
+        else:
+            now = sch.now()
         out = self.code.fn(batch, self.state, self.window, now)
         if self.code.expire is not None and self.window:
-            self._schedule(self.window[0][0] + self.spec.param)
+            self._schedule(self._late(self.window[0][0] + self.spec.param))
         if out:
             self.next.process(out)
+
+    def _late(self, due):
+        """A late event's timer (due already passed) fires at the next clock advance."""
+        clock = self.scheduler.clock if self.spec.playback else None
+        return clock + 1 if clock is not None and due <= clock else due
 
     def _schedule(self, due):
         if self._timer_due is not None and self._timer_due <= due:
@@ -110,7 +123,7 @@ class FusedWindowSelector(Processor):
     def on_timer(self, now):
         out = self.code.expire(self.state, self.window, now)
         if self.window:
-            self._schedule(self.window[0][0] + self.spec.param)
+            self._schedule(self._late(self.window[0][0] + self.spec.param))
         if out:
             self.next.process(out)
 

@@ -11,6 +11,7 @@ from cep.errors import TypeMismatchError, UnknownWindowError
 from cep.model import AttrType, Constant, TimeConstant, Variable
 
 WINDOWS = {}
+NEVER = -(1 << 62)  # the playback clock before the first event
 
 
 def register(*names):
@@ -76,6 +77,39 @@ class WindowProcessor(Processor):
 
     def now(self):
         return self.env.scheduler.now()
+
+    def clock(self):
+        """Where expiry stamps start: the plan clock in playback (each arriving event raises
+        it, so callers keep `now = max(now, ts)`; a flush's events keep their old times), the
+        wall clock otherwise. Siddhi 3.2 stamps expired rows with the plan's current time."""
+        if self.env.playback:
+            c = self.env.scheduler.clock
+            return NEVER if c is None else c
+        return self.env.scheduler.now()
+
+    def emit_at(self, now, chunk):
+        """Emit a flush made at `now`. In playback, a batch processed in one call leaves the
+        plan clock at its first event; while the flush (whose events keep their old times)
+        flows downstream, the clock reads `now`, so what it expires there is stamped `now`."""
+        sch = self.env.scheduler
+        saved = sch.clock
+        if not self.env.playback or saved is None or now <= saved:
+            self.next.process(chunk)
+            return
+        sch.set_clock(now)
+        try:
+            self.next.process(chunk)
+        finally:
+            if sch.clock == now:
+                sch.restore_clock(saved)
+
+    def late_due(self, due):
+        """A timer for a late event (due already passed) fires at the next clock advance."""
+        if self.env.playback:
+            c = self.env.scheduler.clock
+            if c is not None and due <= c:
+                return c + 1
+        return due
 
     # -- state --
     def get_state(self):

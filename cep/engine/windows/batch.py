@@ -23,7 +23,7 @@ class BatchWindow(WindowProcessor):
             chunk.extend(cur)
         self.prev = cur
         self._clear_current()
-        self.next.process(chunk)
+        self.emit_at(now, chunk)
 
     def _current_events(self):
         return self.cur
@@ -53,13 +53,15 @@ class LengthBatchWindow(BatchWindow):
 
     def process(self, batch):
         n = self.n
-        wall = None if self.env.playback else self.now()
+        now, playback = self.clock(), self.env.playback
         for e in batch:
             if e[2]:
                 continue
+            if playback and e[0] > now:
+                now = e[0]
             self.cur.append(e)
             if len(self.cur) >= n:
-                self.flush(e[0] if wall is None else wall)
+                self.flush(now)
 
 
 @register("timeBatch")
@@ -83,11 +85,12 @@ class TimeBatchWindow(BatchWindow):
         return now + (self.t - (now - self.start) % self.t)
 
     def process(self, batch):
-        wall = None if self.env.playback else self.now()
+        now, playback = self.clock(), self.env.playback
         for e in batch:
             if e[2]:
                 continue
-            now = e[0] if wall is None else wall
+            if playback and e[0] > now:
+                now = e[0]
             if self.next_emit is None:
                 self.next_emit = self._first_emit(now)
             elif now >= self.next_emit:

@@ -74,14 +74,16 @@ class SortWindow(WindowProcessor):
 
     def process(self, batch):
         items, n, key, out = self.items, self.n, self.key, []
-        wall = None if self.env.playback else self.now()
+        now, playback = self.clock(), self.env.playback
         for e in batch:
             if e[2]:
                 continue
+            if playback and e[0] > now:
+                now = e[0]
             bisect.insort_right(items, e, key=key)
             out.append(e)
             if len(items) > n:
-                out.append((e[0] if wall is None else wall, items.pop()[1], 1))
+                out.append((now, items.pop()[1], 1))
         self.emit(out)
 
     def state_items(self):
@@ -107,15 +109,17 @@ class UniqueWindow(WindowProcessor):
 
     def process(self, batch):
         m, key, out = self.map, self.key, []
-        wall = None if self.env.playback else self.now()
+        now, playback = self.clock(), self.env.playback
         for e in batch:
             if e[2]:
                 continue
+            if playback and e[0] > now:
+                now = e[0]
             k = key(e[1])
             old = m.get(k)
             m[k] = e
             if old is not None:
-                out.append((e[0] if wall is None else wall, old[1], 1))
+                out.append((now, old[1], 1))
             out.append(e)
         self.emit(out)
 
@@ -157,10 +161,12 @@ class FrequentWindow(WindowProcessor):
 
     def process(self, batch):
         out = []
-        wall = None if self.env.playback else self.now()
+        now, playback = self.clock(), self.env.playback
         for e in batch:
             if not e[2]:
-                self._one(e, e[0] if wall is None else wall, out)
+                if playback and e[0] > now:
+                    now = e[0]
+                self._one(e, now, out)
         self.emit(out)
 
     def _one(self, e, now, out):
@@ -215,10 +221,12 @@ class LossyFrequentWindow(WindowProcessor):
 
     def process(self, batch):
         out = []
-        wall = None if self.env.playback else self.now()
+        now, playback = self.clock(), self.env.playback
         for e in batch:
             if not e[2]:
-                self._one(e, e[0] if wall is None else wall, out)
+                if playback and e[0] > now:
+                    now = e[0]
+                self._one(e, now, out)
         self.emit(out)
 
     def _one(self, e, now, out):

@@ -40,12 +40,14 @@ class LengthWindow(_QueueWindow):
     def process(self, batch):
         q, n, out = self.q, self.n, []
         append, push, pop = out.append, q.append, q.popleft
-        wall = None if self.env.playback else self.now()
+        now, playback = self.clock(), self.env.playback
         for e in batch:
             if e[2]:
                 continue
+            if playback and e[0] > now:
+                now = e[0]
             if len(q) >= n:
-                append((e[0] if wall is None else wall, pop()[1], 1))
+                append((now, pop()[1], 1))  # stamped with the plan clock
             push(e)
             append(e)
         self.emit(out)
@@ -68,25 +70,26 @@ class TimeWindow(_QueueWindow):
     def process(self, batch):
         q, t, out = self.q, self.t, []
         append, push, pop = out.append, q.append, q.popleft
+        now = self.clock()
         if self.env.playback:
             for e in batch:
                 if e[2]:
                     continue
-                ts = e[0]
-                lim = ts - t
+                if e[0] > now:
+                    now = e[0]
+                lim = now - t
                 while q and q[0][0] <= lim:
-                    append((ts, pop()[1], 1))
+                    append((now, pop()[1], 1))
                 push(e)
                 append(e)
         else:
-            now = self.now()
             self._expire(now, append)
             for e in batch:
                 if not e[2]:
                     push(e)
                     append(e)
         if q:
-            self._schedule(q[0][0] + t)
+            self._schedule(self.late_due(q[0][0] + t))
         self.emit(out)
 
     def _expire(self, now, append):
@@ -98,7 +101,7 @@ class TimeWindow(_QueueWindow):
         out = []
         self._expire(now, out.append)
         if self.q:
-            self._schedule(self.q[0][0] + self.t)
+            self._schedule(self.late_due(self.q[0][0] + self.t))
         self.emit(out)
 
 
@@ -118,11 +121,12 @@ class TimeLengthWindow(TimeWindow):
     def process(self, batch):
         q, t, n, out = self.q, self.t, self.n, []
         append, push, pop = out.append, q.append, q.popleft
-        wall = None if self.env.playback else self.now()
+        now, playback = self.clock(), self.env.playback
         for e in batch:
             if e[2]:
                 continue
-            now = e[0] if wall is None else wall
+            if playback and e[0] > now:
+                now = e[0]
             lim = now - t
             while q and q[0][0] <= lim:
                 append((now, pop()[1], 1))
@@ -131,7 +135,7 @@ class TimeLengthWindow(TimeWindow):
             push(e)
             append(e)
         if q:
-            self._schedule(q[0][0] + t)
+            self._schedule(self.late_due(q[0][0] + t))
         self.emit(out)
 
 
@@ -171,17 +175,18 @@ class DelayWindow(TimeWindow):
     def process(self, batch):
         q, t, out = self.q, self.t, []
         append = out.append
-        wall = None if self.env.playback else self.now()
+        now, playback = self.clock(), self.env.playback
         for e in batch:
             if e[2]:
                 continue
-            now = e[0] if wall is None else wall
+            if playback and e[0] > now:
+                now = e[0]
             lim = now - t
             while q and q[0][0] <= lim:
                 append((now, q.popleft()[1], 0))
             q.append(e)
         if q:
-            self._schedule(q[0][0] + t)
+            self._schedule(self.late_due(q[0][0] + t))
         self.emit(out)
 
     def _expire(self, now, append):

@@ -46,3 +46,53 @@ def test_a_sole_query_keeps_its_inline_expiry_within_a_batch():
             "into Out;")
     events = [("S", 1000, ("A", 1)), ("S", 1400, ("B", 2)), ("S", 1600, ("C", 4))]
     assert run(plan, events, batch=10) == run(plan, events, batch=1)
+
+
+# -- expired rows carry the plan clock --
+
+_FLUSH = ("define stream S (s string, i int);\n"
+          "from S#window.timeBatch(200 milliseconds) select s, i insert into Mid;\n")
+_FLUSH_EVENTS = [("S", 1000, ("C", 4)), ("S", 1100, ("D", 5)), ("S", 1350, ("A", 1))]
+
+
+@pytest.mark.parametrize("window", ["length(1)", "sort(1, s, 'desc')", "unique(i)",
+                                    "lengthBatch(1)", "timeLength(10 sec, 1)"])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_a_row_expired_by_a_flushed_arrival_is_stamped_with_the_flush_clock(window, batch):
+    plan = _FLUSH + (f"from Mid#window.{window} select s, i "
+                     "insert expired events into Out;")
+    got = run(plan, [("S", 1000, ("C", 4)), ("S", 1100, ("D", 4)), ("S", 1350, ("A", 1))],
+              batch=batch)
+    assert got == [(1350, ("C", 4))]
+
+
+@pytest.mark.parametrize("agg", ["sum(i) as t", "count() as t"])
+def test_the_fused_length_aggregate_stamps_the_expired_row_with_the_clock(agg):
+    plan = _FLUSH + f"from Mid#window.length(1) select s, {agg} insert expired events into Out;"
+    got = run(plan, _FLUSH_EVENTS)
+    assert [ts for ts, _ in got] == [1350]
+
+
+# -- a late event in a time window expires at the next clock advance --
+
+@pytest.mark.parametrize("select", ["s, i", "s, sum(i) as i"])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_a_late_event_in_a_time_window_waits_for_the_next_clock_advance(select, batch):
+    plan = ("define stream S (s string, i int);\n"
+            f"from S#window.time(1 sec) select {select} insert expired events into Out;")
+    rt = runtime("@Plan:playback\n" + plan)
+    got = collect(rt, ["Out"])
+    feed(rt, [("clock", 5000), ("S", 1000, ("L", 1))], batch)
+    assert got["Out"] == []  # not expired on arrival, though 1000 + 1 sec has passed
+    rt.advance_time(5000)
+    assert got["Out"] == []
+    rt.advance_time(5300)
+    assert [(ts, r[0]) for ts, r in got["Out"]] == [(5300, "L")]
+    rt.shutdown()
+
+
+def test_a_late_event_behind_a_live_one_leaves_with_it_stamped_with_the_clock():
+    plan = ("define stream S (s string, i int);\n"
+            "from S#window.time(1 sec) select s, i insert expired events into Out;")
+    got = run(plan, [("S", 4800, ("A", 1)), ("S", 1000, ("L", 2)), ("S", 5900, ("B", 3))])
+    assert got == [(5900, ("A", 1)), (5900, ("L", 2))]
