@@ -1,4 +1,5 @@
 """Manage execution plans on a CEP manager: add, edit, remove, list, show, status, query-plan."""
+import argparse
 import json
 import os
 import sys
@@ -15,26 +16,39 @@ class CliError(Exception):
     """A request to the manager failed; the message is what the user sees."""
 
 
+def _global_options(parser, inherited):
+    """--manager, --tenant and --json; on an action (`inherited`) they default to the value
+    given before the action, so `cep plan --manager URL list` and `cep plan list --manager URL`
+    mean the same."""
+    def default(value):
+        return argparse.SUPPRESS if inherited else value
+    parser.add_argument("--manager", default=default(os.environ.get("CEP_MANAGER_URL",
+                                                                    DEFAULT_MANAGER)),
+                        help=f"manager URL (default {DEFAULT_MANAGER}) [env: CEP_MANAGER_URL]")
+    parser.add_argument("--tenant", type=int, default=default(SUPER_TENANT),
+                        help="tenant id (default -1234)")
+    parser.add_argument("--json", action="store_true", default=default(False),
+                        help="print the manager's JSON")
+
+
+ACTIONS = (("add", "add and deploy a plan from a .siddhiql file", ["file"]),
+           ("edit", "replace a plan (kills and redeploys its topology)", ["name", "file"]),
+           ("remove", "remove a plan and kill its topology", ["name"]),
+           ("list", "list the tenant's plans", []),
+           ("show", "print a plan's SiddhiQL", ["name"]),
+           ("status", "topology state, inflow and outflow connections", ["name"]),
+           ("query-plan", "print the XML query plan", ["name"]))
+
+
 def subparser_hook(subparsers):
     p = subparsers.add_parser("plan", help=__doc__.splitlines()[0], description=__doc__)
-    p.add_argument("--manager", default=os.environ.get("CEP_MANAGER_URL", DEFAULT_MANAGER),
-                   help=f"manager URL (default {DEFAULT_MANAGER}) [env: CEP_MANAGER_URL]")
-    p.add_argument("--tenant", type=int, default=SUPER_TENANT, help="tenant id (default -1234)")
-    p.add_argument("--json", action="store_true", help="print the manager's JSON")
+    _global_options(p, inherited=False)
     verbs = p.add_subparsers(dest="plan_verb", metavar="ACTION", required=True)
-    for name, helptext, args in (
-            ("add", "add and deploy a plan from a .siddhiql file", ["file"]),
-            ("edit", "replace a plan (kills and redeploys its topology)", ["name", "file"]),
-            ("remove", "remove a plan and kill its topology", ["name"]),
-            ("list", "list the tenant's plans", []),
-            ("show", "print a plan's SiddhiQL", ["name"]),
-            ("status", "topology state, inflow and outflow connections", ["name"]),
-            ("query-plan", "print the XML query plan", ["name"])):
+    for name, helptext, args in ACTIONS:
         sp = verbs.add_parser(name, help=helptext)
         for a in args:
             sp.add_argument(a)
-        sp.add_argument("--tenant", type=int, dest="sub_tenant", help="tenant id (default -1234)")
-        sp.add_argument("--json", action="store_true", dest="sub_json", help="print JSON")
+        _global_options(sp, inherited=True)
     p.set_defaults(func=run)
 
 
@@ -75,9 +89,8 @@ def _read(path):
 
 
 def run(args):
-    tenant = args.sub_tenant if args.sub_tenant is not None else args.tenant
-    base, as_json = args.manager, bool(args.json or args.sub_json)
-    plans = f"/api/v1/tenants/{tenant}/plans"
+    base, as_json = args.manager, bool(args.json)
+    plans = f"/api/v1/tenants/{args.tenant}/plans"
     verb = args.plan_verb
     try:
         if verb == "query-plan":
