@@ -94,8 +94,9 @@ def send(worker, tenant, plan, events, rate, post=None):
         for stream, offset, batch in _by_stream(events[i:i + chunk], i):
             reply = post(worker["url"], tenant, plan, stream, batch)
             accepted += reply.get("accepted", 0)
-            rejected += [{"index": offset + e.get("index", 0), "stream": stream,
-                          "reason": e.get("reason", "")} for e in reply.get("errors", [])]
+            rejected += [{"index": None if e.get("index") is None else offset + e["index"],
+                          "stream": stream, "reason": e.get("reason", "")}
+                         for e in reply.get("errors", [])]
     return {"sent": len(events), "worker": worker.get("id"), "accepted": accepted,
             "rejected": rejected}
 

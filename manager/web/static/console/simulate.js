@@ -30,7 +30,7 @@
       text: "Sent " + b.sent + " event(s) through worker " + b.worker + ": " + b.accepted + " accepted, " + b.rejected.length + " rejected."}));
     if (b.rejected.length) {
       result.appendChild(CEP.el("ul", {"class": "errors"}, b.rejected.slice(0, 50).map(function (x) {
-        return CEP.el("li", {text: "event " + (x.index + 1) + ": " + x.reason});
+        return CEP.el("li", {text: (x.index === null ? "" : "event " + (x.index + 1) + ": ") + x.reason});
       })));
     }
   }
