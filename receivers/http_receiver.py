@@ -4,7 +4,13 @@ JSON lines (one event a line, e.g. `curl --data-binary @events.jsonl`).
 The reply counts accepted and rejected events and gives the reasons:
 `{"accepted": n, "rejected": m, "errors": [{"index": i, "reason": "..."}]}`; status 200 when
 any event was accepted or nothing was sent, 400 when every event was rejected or the body is not
-JSON, 404 for a stream the worker does not serve. `HttpServer` runs any WSGI app on a thread."""
+JSON, 404 for a stream the worker does not serve.
+
+Limits (receivers.limits.ReceiverLimits, from the worker settings): a body over
+max_body_bytes (16 MiB) or with more than max_events (100,000) events is 413, JSON nested
+deeper than max_json_depth (32) is 400, a tenant id that is not an ASCII 32-bit integer is
+400, and a tenant with an ingest key needs it (X-CEP-Ingest-Key or Authorization: Bearer),
+else 401. Every error is JSON. `HttpServer` runs any WSGI app on a thread."""
 import json
 import logging
 import threading
@@ -12,24 +18,35 @@ import threading
 from flask import Blueprint, Flask, jsonify, request
 from werkzeug.serving import make_server
 
-from receivers.exceptions import UnknownStreamError
+from receivers.exceptions import BadPayloadError, UnknownStreamError
+from receivers.limits import ReceiverLimits, check_depth, install_error_handlers, key_ok
+from receivers.limits import parse_tenant
 from receivers.validation import StreamKey
 
 log = logging.getLogger(__name__)
-MAX_BODY_BYTES = 64 * 1024 * 1024
+DEFAULT_LIMITS = ReceiverLimits()
 
 
-def events_blueprint(router):
+def events_blueprint(router, limits=DEFAULT_LIMITS):
     """The `/events/...` routes over an IngestRouter."""
     bp = Blueprint("events", __name__)
 
     @bp.post("/events/<tenant>/<plan>/<stream>")
     def post_events(tenant, plan, stream):
-        key = StreamKey(tenant, plan, stream)
+        tenant_id = parse_tenant(tenant)
+        if tenant_id is None:
+            return _error(400, "tenant id must be an integer of ASCII digits within the "
+                               "32-bit range", StreamKey("?", plan[:100], stream[:100]))
+        key = StreamKey(str(tenant_id), plan, stream)
+        if not key_ok(limits, tenant_id, request.headers):
+            resp = _error(401, f"tenant {tenant_id} needs its ingest key (X-CEP-Ingest-Key "
+                               f"header or Authorization: Bearer)", key)
+            resp[0].headers["WWW-Authenticate"] = 'Bearer realm="cep-ingest"'
+            return resp
         try:
-            events, bad_lines = parse_body(request.get_data(cache=False))
-        except ValueError as exc:
-            return _error(400, str(exc), key)
+            events, bad_lines = read_events(limits)
+        except BadPayloadError as exc:
+            return _error(getattr(exc, "status", 400), str(exc), key)
         try:
             result = router.ingest_json(key, events)
         except UnknownStreamError as exc:
@@ -44,6 +61,26 @@ def events_blueprint(router):
         return jsonify({"streams": [str(k) for k in router.keys()]})
 
     return bp
+
+
+class TooManyEventsError(BadPayloadError):
+    """More events in one request than receivers.max_events."""
+    status = 413
+
+
+def read_events(limits):
+    """(events, bad lines) of the current request body within `limits`; BadPayloadError."""
+    data = request.get_data(cache=False)
+    check_depth(data, limits.max_json_depth)
+    try:
+        events, bad_lines = parse_body(data)
+    except (ValueError, RecursionError) as exc:
+        raise BadPayloadError(str(exc) if isinstance(exc, ValueError)
+                              else "JSON nests too deeply") from None
+    if len(events) > limits.max_events:
+        raise TooManyEventsError(f"{len(events)} events in one request; at most "
+                                 f"{limits.max_events} (receivers.max_events)")
+    return events, bad_lines
 
 
 def parse_body(data):
@@ -83,14 +120,16 @@ def _error(status, message, key):
     return jsonify({"accepted": 0, "rejected": 0, "error": message, "stream": str(key)}), status
 
 
-def create_app(router, blueprints=()):
-    """A Flask app with the events routes and any extra blueprints (the worker's status API)."""
+def create_app(router, blueprints=(), limits=DEFAULT_LIMITS):
+    """A Flask app with the events routes and any extra blueprints (the worker's status API);
+    every error it answers is JSON."""
     app = Flask("cep-worker")
-    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.config["MAX_CONTENT_LENGTH"] = limits.max_body_bytes
     app.json.sort_keys = False
-    app.register_blueprint(events_blueprint(router))
+    app.register_blueprint(events_blueprint(router, limits))
     for bp in blueprints:
         app.register_blueprint(bp)
+    install_error_handlers(app, limits)
     return app
 
 

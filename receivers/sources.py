@@ -9,14 +9,14 @@
   (cep.policy) the path must lie under the tenant's file roots, and is opened without
   following a final symlink.
 Every source has start(), stop() and describe()."""
-import json
 from urllib.parse import urlsplit
 
 from flask import Flask, jsonify, request
 
-from receivers.exceptions import SourceConfigError
+from receivers.exceptions import BadPayloadError, SourceConfigError
 from receivers.file_source import FileSource, SourcePump
-from receivers.http_receiver import HttpServer
+from receivers.http_receiver import DEFAULT_LIMITS, HttpServer, read_events
+from receivers.limits import install_error_handlers, key_ok, parse_tenant
 from receivers.validation import StreamKey
 from receivers.zmq_receiver import ZmqReceiver
 
@@ -28,14 +28,15 @@ def source_options(annotation):
     return {k.lower(): v for k, v in annotation.elements if k is not None}
 
 
-def build_source(options, router, key, policy=None):
+def build_source(options, router, key, policy=None, limits=None):
     """A started-able source for stream `key` from its options dict (must have `type`);
-    `policy` (cep.policy.HostPolicy) confines file sources to the tenant's roots."""
+    `policy` (cep.policy.HostPolicy) confines file sources to the tenant's roots, `limits`
+    (receivers.limits.ReceiverLimits) caps an HTTP source's own listener."""
     kind = str(options.get("type", "")).lower()
     key = StreamKey(*key)
     if kind == "http":
         host, port = _http_address(options, key)
-        return HttpSource(router, key, port, host)
+        return HttpSource(router, key, port, host, limits or DEFAULT_LIMITS)
     if kind == "zmq":
         url = options.get("url") or _required(options, "url", key)
         return ZmqSource(ZmqReceiver(router, url, default_key=key))
@@ -52,11 +53,12 @@ def build_source(options, router, key, policy=None):
 class HttpSource:
     """The worker endpoint always serves the stream; a `port` adds a listener of its own."""
 
-    def __init__(self, router, key, port, host=None):
-        self.key, self.port, self.host = key, port, host or "0.0.0.0"
+    def __init__(self, router, key, port, host=None, limits=None):
+        self.key, self.port, self.host = key, port, host or "127.0.0.1"
         self._server = None
         if port:
-            self._server = HttpServer(_single_stream_app(router, key), self.host, port)
+            self._server = HttpServer(_single_stream_app(router, key, limits or DEFAULT_LIMITS),
+                                      self.host, port)
 
     def start(self):
         if self._server:
@@ -105,19 +107,26 @@ class FileSourceRunner:
                 "sent": self.pump.sent, "bad_lines": len(self.pump.source.bad_lines)}
 
 
-def _single_stream_app(router, key):
+def _single_stream_app(router, key, limits):
+    """POST (any path) for one stream, with the worker's limits, ingest key and JSON errors."""
     app = Flask(f"source-{key}")
+    app.config["MAX_CONTENT_LENGTH"] = limits.max_body_bytes
 
     @app.post("/", defaults={"path": ""})
     @app.post("/<path:path>")
     def post(path):
+        if not key_ok(limits, parse_tenant(key.tenant), request.headers):
+            return jsonify({"error": "Unauthorized", "message": f"tenant {key.tenant} needs "
+                            f"its ingest key (X-CEP-Ingest-Key or Bearer)"}), 401
         try:
-            body = json.loads(request.get_data() or b"null")
-        except ValueError as exc:
-            return jsonify({"error": f"body is not JSON: {exc}"}), 400
-        result = router.ingest_json(key, body if isinstance(body, list) else [body])
+            events, _ = read_events(limits)
+        except BadPayloadError as exc:
+            return jsonify({"error": type(exc).__name__, "message": str(exc)}), \
+                getattr(exc, "status", 400)
+        result = router.ingest_json(key, events)
         return jsonify(result.to_dict()), (400 if result.rejected and not result.accepted else 200)
 
+    install_error_handlers(app, limits)
     return app
 
 

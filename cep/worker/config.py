@@ -92,7 +92,13 @@ def _check(cfg):
     if regs and len(regs) != len(cfg["managers.urls"]):
         raise WorkerConfigError(f"managers.registries has {len(regs)} addresses but managers.urls "
                                 f"has {len(cfg['managers.urls'])}; give one per manager or none")
-    for name in ("transport.buffer_events", "transport.batch_size"):
+    try:
+        from receivers.limits import parse_ingest_keys
+        parse_ingest_keys(cfg["receivers.ingest_keys"])
+    except ValueError as exc:
+        raise WorkerConfigError(str(exc)) from None
+    for name in ("transport.buffer_events", "transport.batch_size", "receivers.max_body_bytes",
+                 "receivers.max_json_depth", "receivers.max_events"):
         if cfg[name] < 1:
             raise WorkerConfigError(f"setting {name} ({cfg.source(name)}): must be >= 1")
 

@@ -17,6 +17,7 @@ from cep.worker.sync import LocalPlanSync, ManagerSync
 from cep.worker.worker_info import WorkerReporter
 from manager.registry.identity import default_host, machine_identity
 from receivers.http_receiver import HttpServer, create_app
+from receivers.limits import ReceiverLimits
 from receivers.router import IngestRouter
 from receivers.zmq_receiver import ZmqReceiver
 
@@ -50,7 +51,7 @@ class Worker:
         self.failed = {}  # (tenant, name) -> (version, message)
         self._lock = threading.RLock()
         self._stopped = False
-        app = create_app(self.router, [status_blueprint(self)])
+        app = create_app(self.router, [status_blueprint(self)], ReceiverLimits.from_config(cfg))
         self.http = HttpServer(app, cfg["receivers.http_host"], cfg["receivers.http_port"])
         self.zmq = None
         if cfg["receivers.zmq_port"] >= 0:

@@ -8,6 +8,7 @@ from cep.worker.exceptions import PlanDeployError
 from publishers.exceptions import PublisherError
 from publishers.sink_set import SinkSet
 from receivers.exceptions import ReceiverError
+from receivers.limits import ReceiverLimits
 from receivers.sources import build_source
 from receivers.validation import StreamKey
 
@@ -54,12 +55,13 @@ def start_sources(spec, router, cfg=None):
     With `cfg`, file sources are confined by the worker's host policy."""
     started = []
     policy = host_policy(cfg) if cfg is not None else None
+    limits = ReceiverLimits.from_config(cfg) if cfg is not None else None
     try:
         for s in spec.imported:
             for src in s.specs:
                 options = {"type": src["type"], **src.get("options", {})}
                 started.append(build_source(options, router, stream_key(spec, s.stream),
-                                            policy).start())
+                                            policy, limits).start())
     except (ReceiverError, OSError) as exc:
         stop_all(started)
         raise PlanDeployError(f"plan {spec.name}: {exc}") from None

@@ -4,7 +4,7 @@ import pytest
 from cep.model import Attribute, AttrType, StreamDefinition
 from receivers.router import IngestRouter
 
-KEY = ("t1", "StockAnalysis", "StockStream")
+KEY = ("1", "StockAnalysis", "StockStream")
 
 
 @pytest.fixture

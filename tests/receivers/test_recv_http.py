@@ -27,14 +27,14 @@ def post(url, body, raw=False):
 
 
 def test_one_event(server, recorder):
-    status, body = post(f"{server.url}/events/t1/StockAnalysis/StockStream",
+    status, body = post(f"{server.url}/events/1/StockAnalysis/StockStream",
                         {"timestamp": 7, "data": ["IBM", 1.0, 2, 3, True]})
     assert status == 200 and body == {"accepted": 1, "rejected": 0, "errors": []}
     assert recorder.events == [(7, ("IBM", 1.0, 2, 3, True))]
 
 
 def test_array_with_a_bad_event_keeps_its_neighbours(server, recorder):
-    status, body = post(f"{server.url}/events/t1/StockAnalysis/StockStream", [
+    status, body = post(f"{server.url}/events/1/StockAnalysis/StockStream", [
         {"timestamp": 1, "data": ["A", 1.0, 2, 3, True]},
         {"timestamp": 2, "data": ["B", "x", 2, 3, True]},
         {"timestamp": 3, "data": ["C", 1.0, 2, 3, True]}])
@@ -45,24 +45,24 @@ def test_array_with_a_bad_event_keeps_its_neighbours(server, recorder):
 
 
 def test_all_rejected_is_400(server):
-    status, body = post(f"{server.url}/events/t1/StockAnalysis/StockStream", [["A"]])
+    status, body = post(f"{server.url}/events/1/StockAnalysis/StockStream", [["A"]])
     assert status == 400 and body["rejected"] == 1
 
 
 def test_not_json_is_400(server):
-    status, body = post(f"{server.url}/events/t1/StockAnalysis/StockStream", b"{nope", raw=True)
+    status, body = post(f"{server.url}/events/1/StockAnalysis/StockStream", b"{nope", raw=True)
     assert status == 400 and "not JSON" in body["error"]
 
 
 def test_unknown_stream_is_404(server):
-    status, body = post(f"{server.url}/events/t1/StockAnalysis/Other", [])
-    assert status == 404 and "no stream t1/StockAnalysis/Other" in body["error"]
+    status, body = post(f"{server.url}/events/1/StockAnalysis/Other", [])
+    assert status == 404 and "no stream 1/StockAnalysis/Other" in body["error"]
 
 
 def test_json_lines_body_with_a_bad_line(server, recorder):
     body = (b'{"timestamp": 1, "data": ["A", 1.0, 2, 3, true]}\n{oops\n'
             b'{"timestamp": 3, "data": ["C", 1.0, 2, 3, true]}\n')
-    status, reply = post(f"{server.url}/events/t1/StockAnalysis/StockStream", body, raw=True)
+    status, reply = post(f"{server.url}/events/1/StockAnalysis/StockStream", body, raw=True)
     assert status == 200 and (reply["accepted"], reply["rejected"]) == (2, 1)
     assert reply["errors"][0]["index"] == 1
     assert reply["errors"][0]["reason"].startswith("line 2 is not JSON")

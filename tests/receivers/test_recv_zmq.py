@@ -33,9 +33,9 @@ def test_batches_arrive_in_order(receiver, recorder, key):
 
 def test_bad_message_is_counted_and_next_message_still_arrives(receiver, recorder, key, router):
     client = ZmqEventClient(receiver.url)
-    client.send_raw([b"t1/StockAnalysis/StockStream", b"\xc1not msgpack"])
+    client.send_raw([b"1/StockAnalysis/StockStream", b"\xc1not msgpack"])
     client.send_raw([b"only-one-frame"])
-    client.send(("t1", "StockAnalysis", "Nope"), [[1, ["A", 1.0, 1, 1, True]]])
+    client.send(("1", "StockAnalysis", "Nope"), [[1, ["A", 1.0, 1, 1, True]]])
     client.send(key, [[1, ["A", 1.0, 1, 1, True]], [2, ["bad"]]])
     assert wait_for(lambda: len(recorder.events) == 1)
     assert wait_for(lambda: receiver.bad_messages == 3)
