@@ -8,6 +8,7 @@ from flask import Blueprint, redirect, url_for
 
 from manager.web.console import errors, nav
 
+
 def register(app):
     """Register the console pages, its JSON routes, and `/` -> `/console/`."""
     from manager.web.console import api, plan_views, status_views, tools_views
