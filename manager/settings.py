@@ -13,6 +13,8 @@ MANAGER = Schema("manager", [
     Setting("http", "host", str, "127.0.0.1", "address the REST API binds to (another "
             "address than loopback is logged as a warning: the API has no authentication yet)"),
     Setting("http", "port", int, 9763, "REST API port (0: a free port)"),
+    Setting("http", "max_body_bytes", int, 4 * 1024 * 1024,
+            "largest REST request body (413 JSON beyond it)"),
     Setting("registry", "bind_host", str, "*", "address the endpoint registry binds to"),
     Setting("registry", "port", int, 8904, "ZeroMQ endpoint registry port (0: a free port)"),
     Setting("registry", "liveness", float, 30.0,

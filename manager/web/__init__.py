@@ -24,6 +24,8 @@ def create_app(config=None):
         app.register_blueprint(module.bp)
     from manager.web import console
     console.register(app)  # /console pages, /api/v1/try and /simulate, / -> /console/
+    settings = getattr(app.config["MANAGER"], "settings", None)
+    app.config["MAX_CONTENT_LENGTH"] = settings["http.max_body_bytes"] if settings else 4 << 20
     _register_errors(app)
     return app
 
@@ -35,9 +37,18 @@ def _register_errors(app):
 
     @app.errorhandler(HTTPException)
     def http_error(exc):
-        return jsonify({"error": type(exc).__name__, "message": exc.description}), exc.code
+        message = exc.description
+        if exc.code == 413:  # issue 10: JSON, with the limit
+            message = (f"request body is larger than {app.config['MAX_CONTENT_LENGTH']} bytes "
+                       f"(http.max_body_bytes)")
+        return jsonify({"error": type(exc).__name__, "message": message}), exc.code
+
+    @app.errorhandler(RecursionError)
+    def too_deep(exc):
+        return jsonify({"error": "BadRequest", "message": "the JSON body nests too deeply"}), 400
 
     @app.errorhandler(Exception)
-    def unexpected(exc):
+    def unexpected(exc):  # issue 10: no exception text (paths, internals) in the response
         app.logger.exception("unexpected error")
-        return jsonify({"error": type(exc).__name__, "message": str(exc)}), 500
+        return jsonify({"error": "InternalError",
+                        "message": "internal error; the manager's log has the details"}), 500
