@@ -33,6 +33,10 @@ def create_app(config=None):
 def _register_errors(app):
     @app.errorhandler(ManagerError)
     def manager_error(exc):
+        if exc.status >= 500:  # store/deploy failures name data paths and URLs: log them only
+            app.logger.error("%s: %s", type(exc).__name__, exc)
+            return jsonify({"error": type(exc).__name__, "message": "the manager could not "
+                            "complete the request; its log has the details"}), exc.status
         return jsonify(exc.to_dict()), exc.status
 
     @app.errorhandler(HTTPException)
