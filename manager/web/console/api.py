@@ -1,13 +1,20 @@
 """The console's JSON routes under /api/v1: `POST /try` (a plan over sample events,
 in-process) and `POST /tenants/<t>/plans/<n>/simulate` (events through a live worker).
-Errors are answered as JSON by the app's handlers."""
+Errors are answered as JSON (the console's own here, the rest by the app's handlers)."""
 from flask import Blueprint, jsonify, request
 
 from manager.store.base import parse_tenant
 from manager.web.console import data, simulate, tryit
-from manager.web.console.exceptions import BadConsoleRequestError
+from manager.web.console.exceptions import BadConsoleRequestError, ConsoleError
 
 bp = Blueprint("console_api", __name__, url_prefix="/api/v1")
+
+
+@bp.errorhandler(ConsoleError)
+def console_error(exc):
+    """The console's errors keep their message at 502/503 too (no worker, worker gone): it
+    names no data path, only what to do, unlike the store/deploy errors the app hides."""
+    return jsonify(exc.to_dict()), exc.status
 
 
 def json_body():

@@ -52,7 +52,8 @@
       var hasPos = !!err.line;
       var li = CEP.el("li", {"data-line": err.line || "", "data-column": err.column || "",
                              "class": hasPos ? "clickable" : ""},
-        [hasPos ? CEP.el("span", {"class": "pos", text: "line " + err.line + ", column " + err.column}) : null,
+        [hasPos ? CEP.el("span", {"class": "pos", text: "line " + err.line + ", column " + err.column + ":"}) : null,
+         hasPos ? " " : null,
          CEP.el("span", {"class": "msg", text: err.message})]);
       list.appendChild(li);
       if (!hasPos) { return; }
