@@ -7,6 +7,18 @@ row) and leaves the count state at the maximum. A state after a count state that
 partial makes the count state drop it."""
 
 
+def last_time(p):
+    """Time of the partial's last event; -1 (Siddhi's unset timestamp) before its first."""
+    t = p[-1]
+    return -1 if t is None else t
+
+
+class Collected(list):
+    """The rows a count state collected for `every A<n:m>` in a pattern: the `every` restart
+    shares this list with the partial it was copied from (its owner), as Siddhi 3.2's shallow
+    copy does, so As after the count was reached still extend the owner's match."""
+    __slots__ = ("owner",)
+
 
 class CountSteps:
     def step_count(self, i, ts, r):
@@ -15,40 +27,66 @@ class CountSteps:
             return
         node = self.s.nodes[i]
         keep = []
-        within, seq = self.s.within, self.s.sequence
+        within, seq = node.within, self.s.sequence
         slot, cond, succ = node.slot, node.cond, self.s.succ_slots[i]
+        last = not node.next and not seq
         for p in items:
-            start = p[-1]
-            if within is not None and start is not None and ts - start > within:
+            if within is not None and ts - last_time(p) > within:
                 continue
             if any(p[s] is not None for s in succ):
                 continue  # a later state already took this partial
+            lst = p[slot]
+            if lst is not None and not seq:
+                if last and len(lst) >= node.min_count:
+                    continue  # emitted already (a second filing of the same partial)
+                owner = getattr(lst, "owner", p)
+                if owner is not p and self._owner_done(owner, ts):
+                    continue  # a shared `every` copy whose owner can no longer change
             if self._count_one(i, node, p, ts, r, slot, cond):
                 continue
             if not seq:
                 keep.append(p)
         self.pending[i] = keep
 
+    def _owner_done(self, owner, ts):
+        """True when the partial an `every` copy shares its list with has completed or can
+        no longer complete (its `within` passed at the last state)."""
+        s = self.s
+        if any(owner[x] is not None for x in s.exit_slots):
+            return True
+        if s.within is None or ts - last_time(owner) <= s.within:
+            return False
+        return any(all(owner[x] is not None for x in s.nodes[w].filled)
+                   for w in s.within_slots)
+
     def _count_one(self, i, node, p, ts, r, slot, cond):
-        """Offer r to count node i; True when p leaves this node's pending list."""
+        """Offer r to count node i; True when p leaves this node's pending list.
+
+        Siddhi 3.2: a pattern hands the partial on (or emits it, as the last state) when the
+        count reaches its minimum, once, and drops it at exactly the maximum; a sequence hands
+        it on after every row from the minimum and never emits from a count state."""
         lst = p[slot]
         if lst is None:
-            lst = p[slot] = []
+            lst = p[slot] = Collected() if slot in self.s.shared_every else []
+            if slot in self.s.shared_every:
+                lst.owner = p
         lst.append(r)
         if cond is not None and not cond(p, r):
             lst.pop()
             if not lst:
                 p[slot] = None
             return self.s.sequence
-        if p[-1] is None:
-            p[-1] = ts
+        p[-1] = ts
         n = len(lst)
-        full = node.max_count is not None and n >= node.max_count
-        if n >= node.min_count and (self.s.sequence or n == node.min_count or not node.next):
-            self._complete(i, node, p, ts)
-        if full:
-            return True
         if self.s.sequence:
+            if n >= node.min_count and node.next:
+                self._complete(i, node, p, ts)
+            if node.max_count is not None and n >= node.max_count:
+                return True
             self._add(i, p)
             return True
-        return False
+        if n == node.min_count:
+            self._complete(i, node, p, ts)
+            if not node.next:
+                return True
+        return n == node.max_count

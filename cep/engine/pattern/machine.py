@@ -6,7 +6,8 @@ condition; `StateMachine(shared)` (cep.engine.pattern.nfa) holds the per-key par
 from cep.engine.pattern.nfa import StateMachine
 from cep.errors import InvalidQueryError
 from cep.engine.pattern.plan import (
-    ABSENT, COUNT, STREAM, final_filled, flatten, group_scopes, successor_slots,
+    ABSENT, COUNT, LOGICAL, STREAM, final_filled, flatten, group_scopes, successor_slots,
+    within_slots,
 )
 
 
@@ -19,17 +20,28 @@ class SharedMachine:
         self.sequence = sequence
         self.within = within
         self.n_slots = len(nodes)
+        # `every A<n:m>` in a pattern: the restart shares the collected list (Siddhi 3.2's
+        # shallow copy), so later As extend the match already handed on
+        self.shared_every = {n.slot for n in nodes if not sequence and n.kind == COUNT
+                             and n.every_to == [n.slot] and n.every_slots == (n.slot,)}
         self.scopes = group_scopes(nodes)
         self.width = self.n_slots + len(self.scopes) + 1  # slots, group start times, start
         self.succ_slots = [successor_slots(nodes, n) for n in nodes]
         self.count_slots = tuple(n.slot for n in nodes if n.kind == COUNT)
         self.start_every = any(s in n.every_to for n in nodes for s in starts)
         # nodes whose `every` group holds every slot filled so far: the restart is a fresh partial
-        self.fresh_every = {n.slot for n in nodes if n.every_to and
-                            set(range(max(n.every_slots) + 1)) <= set(n.every_slots)}
+        self.fresh_every = {n.slot for n in nodes if n.every_to and n.slot not in self.shared_every
+                            and set(range(max(n.every_slots) + 1)) <= set(n.every_slots)}
+        # a present-present `and`/`or` hands a partial on twice in patterns (Siddhi 3.2: each
+        # match of `(A or B) -> C` is emitted twice)
+        self.handoffs = [2 if (not sequence and n.kind == LOGICAL and
+                               nodes[n.partner].kind == LOGICAL) else 1 for n in nodes]
         self._place_scopes()
         self.scoped = tuple(n.slot for n in nodes if n.scope is not None)
         self.blank = [None] * self.width  # never mutated
+        self.within_slots = tuple(n.slot for n in nodes
+                                  if n.within is not None and n.kind != ABSENT)
+        self.exit_slots = tuple(n.slot for n in nodes if not n.next)
         self.absent_timed = tuple(n.slot for n in nodes if n.kind == ABSENT and n.for_millis)
         self.scheduler = None  # set by the builder when absent states need timers
         if not self.count_slots:
@@ -89,6 +101,8 @@ class SharedMachine:
         """A copy of p with the `every` group's slots cleared, to restart the group."""
         if node.slot in self.fresh_every:
             return [None] * self.width
+        if node.slot in self.shared_every:
+            return list(p)  # the count's list is shared with p (see shared_every)
         slots = node.every_slots
         q = list(p)
         for s in slots:
@@ -111,12 +125,17 @@ def compile_machine(state_input, conditions=None, within=None):
     None); without it nodes have no conditions (tests pass their own)."""
     nodes, starts = flatten(state_input.state)
     sequence = state_input.kind == "sequence"
+    if within is None:
+        within = state_input.within_millis
+    if within is not None:
+        bounded = within_slots(state_input.state)
+        for slot in bounded:
+            nodes[slot].within = within
+        within = within if bounded else None
     for n in nodes:
         if sequence and n.kind == ABSENT:
             raise InvalidQueryError("`not ...` states are supported in patterns (`->`), not in "
                                     "sequences", n.state.span)
-    if within is None:
-        within = state_input.within_millis
     if conditions is not None:
         for node in nodes:
             cond, row_key, partial_key = conditions(node, nodes)

@@ -1,7 +1,7 @@
 """The pattern/sequence state machine: partial matches moving through flattened state nodes.
 
-A partial match is a list `p` of one slot per state plus its start time at `p[-1]` (None until
-its first event). Semantics follow Siddhi 3's pre/post state processors:
+A partial match is a list `p` of one slot per state plus a time at `p[-1]` (None until its
+first event; see below). Semantics follow Siddhi 3's pre/post state processors:
   - an event is offered to the nodes of its stream, last node first; what a node hands on only
     becomes visible to the next node after the event (`new` -> `pending`), so one event never
     fills two consecutive states;
@@ -9,8 +9,10 @@ its first event). Semantics follow Siddhi 3's pre/post state processors:
     each event of the query's streams every node's pending list is cleared (strict
     contiguity), the start node getting a fresh partial again;
   - in sequences a node accepts at most one handed-on partial per event (first wins);
-  - `within W` drops a partial whose first event is more than W ms older than the event (the
-    bound is inclusive); a periodic sweep keeps memory bounded.
+  - `within W` (Siddhi 3.2) bounds the last state(s) only: a partial there whose last event
+    is more than W ms older than the event is dropped (inclusive; a partial with no event
+    counts from -1, as Siddhi's unset timestamp); a periodic sweep keeps memory bounded.
+`p[-1]` holds the time of the partial's last event.
 Waiting partials of a pattern node whose condition has `attr == <earlier state expr>` sit in a
 dict keyed by that expression, so an event only looks at its own key's partials.
 """
@@ -18,7 +20,7 @@ from collections import deque
 
 from cep.engine.events import CURRENT
 from cep.engine.pattern.absent import WAIT, AbsentSteps
-from cep.engine.pattern.kinds import CountSteps
+from cep.engine.pattern.kinds import CountSteps, last_time
 from cep.engine.pattern.plan import ABSENT, COUNT, LOGICAL
 from cep.engine.pattern.ranged import RangedSteps
 from cep.engine.pattern.scoped import ScopedSteps
@@ -129,16 +131,17 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         if not bucket:
             return
         hit = fitting(node, bucket, r)
-        within = self.s.within
+        within = node.within
         if within is not None and hit:
             limit = ts - within
-            hit = [p for p in hit if p[-1] >= limit]
+            hit = [p for p in hit if p[-1] >= limit]  # filed: never None (see _file)
         if not hit:
             return
         slot = node.slot
         if node.next or node.every_to:
             for p in hit:
                 p[slot] = r
+                p[-1] = ts
                 self._complete(i, node, p, ts)
         else:
             out, make = self.out, self.s.make_row
@@ -174,17 +177,16 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
     def _scan_stream(self, i, node, items, ts, r):
         """Complete the partials the event fits (in order); return those still waiting."""
         hit = fitting(node, items, r)
-        within = self.s.within
+        within = node.within
         live = hit
         if within is not None and hit:
             limit = ts - within
-            live = [p for p in hit if p[-1] is None or p[-1] >= limit]
+            live = [p for p in hit if last_time(p) >= limit]
         slot = node.slot
         g = node.scope.time_slot if node.scope is not None else -1
         for p in live:
             p[slot] = r
-            if p[-1] is None:
-                p[-1] = ts
+            p[-1] = ts
             if p[g] is None:  # the first event of an `every (...) within` group
                 p[g] = ts
             self._complete(i, node, p, ts)
@@ -211,8 +213,9 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
             elif node.op == "or":
                 self._discard(node.partner, p)
         if node.next:
-            for j in node.next:
-                self._add(j, p)
+            for _ in range(self.s.handoffs[i]):
+                for j in node.next:
+                    self._add(j, p)
         else:
             self.emitted = True
             self.out.append((ts, self.s.make_row(p), CURRENT))
@@ -232,6 +235,18 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         if node.kind == ABSENT and node.for_millis is not None:
             self._add_absent(j, node, p)
             return
+        if node.kind == COUNT and node.min_count == 0 and p[node.slot] is None:
+            if not node.next and self.now is not None:
+                # a trailing `B?` / `B*` / `B<0:n>` completes at once with a null (Siddhi 3.2)
+                self._complete(j, node, p, self.now)
+                return
+            self._queue(j, node, p)
+            for k in node.next:
+                self._add(k, p)
+            return
+        self._queue(j, node, p)
+
+    def _queue(self, j, node, p):
         if self.s.sequence:
             new = self.new[j]
             if new:
@@ -240,9 +255,6 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
             self.touched.add(j)
         else:
             self._file(j, node, p)
-        if node.kind == COUNT and node.min_count == 0 and p[node.slot] is None:
-            for k in node.next:
-                self._add(k, p)
 
     def _file(self, j, node, p):
         pend = self.pending[j]
@@ -252,6 +264,8 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         key = node.partial_key(p)
         if key is None:
             return  # null never equals anything: this partial can never go on
+        if node.within is not None and p[-1] is None:
+            p[-1] = -1  # no event yet: Siddhi's unset timestamp, so `within` can expire it
         if node.range is not None:
             if not self._file_ranged(j, node, p, key):
                 return
@@ -261,7 +275,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
                 pend[key] = [p]
             else:
                 bucket.append(p)
-        if self.s.within is not None:
+        if node.within is not None:
             self.expiry.append((p[-1], j, key, p))
 
     def _expire(self, limit):
@@ -308,7 +322,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
                 pend[key] = [p]
             else:
                 bucket.append(p)
-            if self.s.within is not None:
+            if self.s.nodes[j].within is not None:
                 self.expiry.append((ts, j, key, p))
         elif node.next:
             for j in node.next:
@@ -356,25 +370,24 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         touched.clear()
 
     def _reset(self):
-        """Sequences: whatever did not move on with this event is dropped."""
+        """Sequences: whatever did not move on with this event is dropped, and the start
+        state re-arms, with or without `every` (Siddhi 3.2: a sequence without `every` keeps
+        matching after a match and after a broken partial match)."""
+        s = self.s
         for i in range(len(self.pending)):
             self.pending[i] = []
-        s = self.s
         if any(self.new[i] for i in s.starts):
             return
-        if s.start_every or (not self.emitted and not any(self.new)):
-            p = [None] * s.width
-            for i in s.starts:
-                self.new[i].append(p)
-                self.touched.add(i)
+        p = [None] * s.width
+        for i in s.starts:
+            self.new[i].append(p)
+            self.touched.add(i)
 
     def _sweep(self, now):
         """Drop every partial whose first event is more than `within` before now."""
         limit = now - self.s.within
         self.last_sweep = now
-
-        def alive(p):
-            return p[-1] is None or p[-1] >= limit
-        for i, pend in enumerate(self.pending):
-            if not isinstance(pend, dict):  # indexed nodes expire through self.expiry
-                self.pending[i] = [p for p in pend if alive(p)]
+        for i in self.s.within_slots:
+            pend = self.pending[i]
+            if pend and not isinstance(pend, dict):  # indexed: through self.expiry
+                self.pending[i] = [p for p in pend if last_time(p) >= limit]

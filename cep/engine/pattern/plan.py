@@ -33,6 +33,8 @@ class NodeSpec:
     op: Optional[str] = None  # 'and' | 'or' for logical sides
     for_millis: Optional[int] = None  # `not S for T`: how long S must stay away
     partner: Optional[int] = None
+    within: Optional[int] = None  # `within` bounds this state (the last one): ms since the
+    # partial's last event (Siddhi 3.2 attaches `within` to the state it follows)
     next: list = field(default_factory=list)
     every_to: list = field(default_factory=list)
     every_slots: tuple = ()
@@ -73,6 +75,18 @@ def flatten(element):
     nodes = []
     piece = _walk(element, nodes, frozenset())
     return nodes, piece.entries
+
+
+def within_slots(element):
+    """Slots of the states a trailing `within` bounds (Siddhi 3.2): those of the chain's last
+    element, which check the gap to the partial's last event; none when that element is an
+    `every` (the `within` then belongs to the `every` step, and 3.2 does not apply it)."""
+    total = len(flatten(element)[0])
+    while isinstance(element, NextState):
+        element = element.then
+    if isinstance(element, EveryState):
+        return ()
+    return tuple(range(total - len(flatten(element)[0]), total))
 
 
 def group_scopes(nodes):

@@ -112,6 +112,7 @@ class RangedSteps:
             if emit:
                 self.out.append((ts, self.s.make_row(p), CURRENT))
             else:
+                p[-1] = ts
                 self._complete(i, node, p, ts)
         self.emitted = self.emitted or emit
         self._drop_completed(i, key, bucket, lo, hi, slot)
@@ -121,7 +122,7 @@ class RangedSteps:
             fits = node.hits([p for _, p in cand], r)
             ids = {id(p) for p in fits}
             cand = [e for e in cand if id(e[1]) in ids]
-        within = self.s.within
+        within = node.within
         if within is not None:
             limit = ts - within
             cand = [e for e in cand if e[1][-1] >= limit]
