@@ -8,6 +8,7 @@ and whose other states are plain stream states needs no per-key object at all: o
 serves every key, with the partition key added to each state's index key, so a partial match
 only ever meets events of its own key. Then the whole batch goes through in one call, in
 event order."""
+from cep.engine.partition.kernel import build_kernel
 from cep.engine.pattern.builder import stream_definitions, with_tables
 from cep.engine.pattern.compile import compile_pattern, selector_scope
 from cep.engine.pattern.plan import STREAM, flatten
@@ -41,7 +42,7 @@ class KeyedPatterns:
     def __init__(self, partition, ctx, name):
         self.queries = []  # (shared machine, selector head)
         pkeys = _partition_key_functions(partition, ctx)
-        merged = []
+        merged, kernels = [], []
         for i, q in enumerate(partition.queries):
             nodes, _ = flatten(q.input.state)
             spans = {n.stream_id: n.state.stream.span for n in nodes}
@@ -50,7 +51,10 @@ class KeyedPatterns:
             shared = compile_pattern(q.input, defs, scope_hook=hook)
             if shared.absent_timed:
                 shared.scheduler = ctx.scheduler
-            merged.append(pkeys is not None and _merge_keys(shared, pkeys))
+            kernel = pkeys and build_kernel(shared, defs, *pkeys[nodes[0].stream_id].kernel,
+                                            hook)
+            kernels.append(kernel)
+            merged.append(kernel or (pkeys is not None and _merge_keys(shared, pkeys)))
             selector = ctx.build_selector(q, hook(selector_scope(shared, defs)), None)
             out_def = selector.code.output_definition(getattr(q.output, "target", name))
             link([selector, ctx.build_output(q, out_def, selector)])
@@ -59,7 +63,8 @@ class KeyedPatterns:
         self.machines = {}
         self.merged = None
         if all(merged):
-            self.merged = [shared.machine() for shared, _ in self.queries]
+            self.merged = [k or shared.machine() for k, (shared, _) in zip(kernels,
+                                                                          self.queries)]
             for m, (_, selector) in zip(self.merged, self.queries):
                 m.on_output = selector.process
 
@@ -124,6 +129,7 @@ def _partition_key_functions(partition, ctx):
                                                                .definition))
         out[k.stream_id] = make_function("pkey", f"def pkey(r):\n    return {c.source}\n",
                                          c.globals)
+        out[k.stream_id].kernel = (c.source, c.globals)  # inlined by the pattern kernel
     return out
 
 
