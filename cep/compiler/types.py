@@ -6,7 +6,7 @@ raises a positioned error (TypeMismatchError, UnknownFunctionError, UnknownAttri
 TableDefinitions for `cond in Table`; `aggregates` allows sum(), avg(), ... (select and having),
 whose arguments are typed in `aggregate_scope` when given (having sees the output row, but its
 aggregators read the input)."""
-from cep.compiler import signatures
+from cep.catalog import aggregators, functions, rules
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.errors import (
     InvalidQueryError, TypeMismatchError, UnknownFunctionError, UnknownStreamError,
@@ -65,7 +65,7 @@ class _Typer:
             raise TypeMismatchError(
                 f"cannot {_OP_WORDS[expr.op]} {left} and {right}: '{expr.op}' needs numbers "
                 f"(SiddhiQL has no string '+')", expr.span)
-        return signatures.widest(left, right)
+        return rules.widest(left, right)
 
     def _CompareOp(self, expr):
         left, right = self.type_of(expr.left), self.type_of(expr.right)
@@ -126,34 +126,22 @@ class _Typer:
 
     def _FunctionCall(self, expr):
         full = f"{expr.namespace}:{expr.name}" if expr.namespace else expr.name
-        aggregator = None if expr.namespace else signatures.lookup(signatures.AGGREGATORS,
-                                                                   expr.name)
+        aggregator = aggregators.lookup(expr.name, expr.namespace)
         if aggregator is not None:
             return self._aggregate(expr, aggregator)
-        function = None if expr.namespace else signatures.lookup(signatures.FUNCTIONS,
-                                                                 expr.name)
+        function = rules.lookup(functions.FUNCTIONS, expr.name, expr.namespace)
         if function is None:
             raise UnknownFunctionError(f"'{full}' is neither a function nor an aggregator",
                                        expr.span)
         types = [self.type_of(a) for a in expr.args]
-        _check_arity(function, expr)
+        rules.check_arity(function, expr)
         return function.rule(types, expr)
 
-    def _aggregate(self, expr, signature):
+    def _aggregate(self, expr, entry):
         if not self.aggregates:
             raise InvalidQueryError(f"aggregator {expr.name}() is only allowed in select and "
                                     f"having", expr.span)
         inner = _Typer(self.aggregate_scope, False, self.tables)
         types = [inner.type_of(a) for a in expr.args]
-        _check_arity(signature, expr)
-        return signature.rule(types, expr)
-
-
-def _check_arity(signature, call):
-    n = len(call.args)
-    low, high = signature.min_args, signature.max_args
-    if n < low or (high is not None and n > high):
-        expected = str(low) if low == high else (f"{low} to {high}" if high is not None
-                                                  else f"at least {low}")
-        raise TypeMismatchError(f"{call.name}() takes {expected} argument"
-                                f"{'' if expected == '1' else 's'}, not {n}", call.span)
+        rules.check_arity(entry, expr)
+        return entry.rule(types, expr)
