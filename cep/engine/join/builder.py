@@ -8,14 +8,15 @@ from cep.engine.expressions import (
 )
 from cep.engine.join.processor import LEFT, RIGHT, JoinProcessor, TableSide
 from cep.engine.join.scope import JoinScope
-from cep.engine.join.sides import make_side
+from cep.engine.join.sides import StreamSide
 from cep.engine.pattern.builder import register_chain, with_tables
 from cep.engine.processor import Processor, link
 from cep.engine.join.lookup import table_lookup
 from cep.engine.selector import compile_selector, has_aggregators
 from cep.engine.table.keys import equi_split
+from cep.engine.windows import WindowEnv, build_window
 from cep.errors import InvalidQueryError, TypeMismatchError, UnknownStreamError
-from cep.model import AttrType, Filter, StreamFunction, TimeConstant, Window
+from cep.model import AttrType, Filter, StreamFunction, Window
 
 
 class SideReceiver(Processor):
@@ -70,7 +71,8 @@ def build_join_query(query, ctx, name=None):
     on_scope = hook(JoinScope(sides_scope, rows=("a", "b")))
     on = _on_function(j.on, on_scope)
     keys = _key_functions(j.on, on_scope, infos)
-    sides = [_make_side(info, keys[which]) for which, info in enumerate(infos)]
+    self_join = _is_self_join(infos)
+    sides = [_make_side(info, keys[which], ctx, self_join) for which, info in enumerate(infos)]
     triggers = _triggers(j, infos)
     outer = {"inner": [False, False], "left_outer": [True, False],
              "right_outer": [False, True], "full_outer": [True, True]}[j.join_type]
@@ -78,15 +80,13 @@ def build_join_query(query, ctx, name=None):
     from cep.engine.events import EXPIRED
     want_expired = aggregating or EXPIRED in ctx.wanted_kinds(query)
     lookups = [None, None]
-    if not aggregating:
+    if not want_expired:
         for which in (LEFT, RIGHT):
             if triggers[which] and infos[which]["window"] is None:
                 lookups[which] = table_lookup(j.on, on_scope, infos, which, outer[which],
                                               selected=_selected(query, ctx, infos))
     proc = JoinProcessor(sides, on, [keys[RIGHT][1], keys[LEFT][1]], triggers, outer,
                          chunked=aggregating, want_expired=want_expired, lookups=lookups)
-    if any(getattr(s, "triggers_timer", False) for s in sides):
-        proc.scheduler = ctx.scheduler
     nullable = (outer[1], outer[0])
     sel_scope = hook(JoinScope(sides_scope, nullable=nullable))
     selector = ctx.build_selector(query, sel_scope, None, window=True,
@@ -151,24 +151,28 @@ def _side_info(stream, ctx):
             expr = And(expr, e)
         keep = compile_filter(expr, with_tables(ctx)(scope), ctx.env)
     return {"stream": stream, "table": None, "definition": d, "refs": {sid, stream.alias},
-            "keep": keep, "window": window}
+            "keep": keep, "window": window, "scope": with_tables(ctx)(scope)}
 
 
-def _window_params(window):
-    out = []
-    for p in window.params:
-        if isinstance(p, TimeConstant):
-            out.append(p.millis)
-        else:
-            out.append(getattr(p, "value", None))
-    return out
+def _is_self_join(infos):
+    left, right = infos
+    return left["table"] is None and right["table"] is None and \
+        left["stream"].stream_id == right["stream"].stream_id
 
 
-def _make_side(info, key):
+def _make_side(info, key, ctx, self_join):
+    """A table side, or a stream side with its window: any window Siddhi accepts (the
+    single-stream processors). Its timers are owned by the stream (no batch splitting) when
+    the window reads the stream directly, as a single-stream query's first window does."""
     if info["table"] is not None:
         return TableSide(info["table"], key[0] is not None)
     w = info["window"]
-    return make_side(w, _window_params(w) if w is not None else [], key[0])
+    if w is None:
+        return StreamSide(None, key[0])
+    owner = info["stream"].stream_id if (ctx.timer_owners and not self_join
+                                         and info["keep"] is None) else None
+    window = build_window(w, info["scope"], WindowEnv(ctx.scheduler, ctx.playback, owner))
+    return StreamSide(window, key[0])
 
 
 def _triggers(j, infos):
@@ -220,8 +224,7 @@ def _key_fn(exprs, scope, var):
 
 def _subscribe(proc, infos, ctx):
     left, right = infos
-    if left["table"] is None and right["table"] is None and \
-            left["stream"].stream_id == right["stream"].stream_id:
+    if _is_self_join(infos):
         ctx.junction_for(left["stream"].stream_id).subscribe(
             SelfJoinReceiver(proc, [left["keep"], right["keep"]]))
         return

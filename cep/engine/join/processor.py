@@ -10,7 +10,7 @@ itself exactly once.
 `on(a, b)` is the compiled condition over a left row `a` and a right row `b`; `probe_key` gives,
 per side, the key function of the *arriving* row when the other side is indexed on it.
 """
-from cep.engine.join.sides import Side
+from cep.engine.join.sides import CURRENT, EXPIRED, RESET, SideSink, StreamSide
 from cep.engine.processor import Processor
 
 LEFT, RIGHT = 0, 1
@@ -18,7 +18,7 @@ LEFT, RIGHT = 0, 1
 
 class TableSide:
     """A table as a join side: probes look rows up in the table; it never triggers."""
-    triggers_timer = False
+    window = None
 
     def __init__(self, table, use_key):
         self.table = table
@@ -45,24 +45,23 @@ class JoinProcessor(Processor):
         super().__init__()
         self.lookups = lookups  # generated whole-batch table lookups per side (or None)
         self.want_expired = want_expired  # False: expired rows need no probe (never output)
-        self.sides = sides  # [left, right]
+        self.sides = sides  # [left, right]: StreamSide or TableSide
         self.on = on
         self.probe_keys = probe_keys  # [key of a left row into right's index, right -> left]
         self.triggers = triggers  # [left triggers, right triggers]
         self.outer = outer  # [pad unmatched left arrivals, pad unmatched right arrivals]
-        self.chunked = chunked  # one downstream call per arrival (group-by over joins)
-        self.scheduler = None  # set by the builder when a side expires by time
-        self.armed = None
+        self.chunked = chunked  # one selector call per probing row (aggregates over joins)
+        for which, side in enumerate(sides):
+            if isinstance(side, StreamSide):
+                side.attach(SideSink(self, which))
         self.lookup = [(lookups[w] if lookups and lookups[w] else self._keyed_lookup(w))
                        for w in (LEFT, RIGHT)]
         self.selected = [getattr(f, "selected", False) for f in self.lookup]
 
     def clone(self):
-        p = JoinProcessor([s.fresh() for s in self.sides], self.on, self.probe_keys,
-                          self.triggers, self.outer, self.chunked, self.want_expired,
-                          self.lookups)
-        p.scheduler = self.scheduler
-        return p
+        return JoinProcessor([s.fresh() for s in self.sides], self.on, self.probe_keys,
+                             self.triggers, self.outer, self.chunked, self.want_expired,
+                             self.lookups)
 
     def get_state(self):
         return [s.get_state() for s in self.sides]
@@ -70,28 +69,22 @@ class JoinProcessor(Processor):
     def set_state(self, state):
         for s, st in zip(self.sides, state):
             s.set_state(st)
-        self.armed = None
-        self.arm()  # a restored scheduler has no timers
 
     # -- input ----------------------------------------------------------------------------
     def process_side(self, which, batch):
-        """Events arriving on side `which` (LEFT or RIGHT)."""
-        side = self.sides[which]
+        """Events arriving on side `which` (LEFT or RIGHT): through its window (whose output
+        comes back to `window_output`, now or later on a timer)."""
         if self.lookup[which] is not None:
             out = self.lookup[which](batch)
             if out:  # a lookup fused with the select gives output rows: past the selector
                 (self.next.next if self.selected[which] else self.next).process(out)
             return
-        out = []
-        for ts, row, kind in batch:
-            emitted = side.arrive(ts, row)
-            if emitted and self.triggers[which]:
-                self._probe(which, emitted, out)
-            if self.chunked and out:
-                self.emit(out)
-                out = []
-        self.emit(out)
-        self.arm()
+        side = self.sides[which]
+        if side.window is not None:
+            side.window.process(batch)
+        else:
+            expire = self.want_expired and self.triggers[which]
+            self.window_output(which, side.passing(batch, expire))
 
     def process_self(self, batch):
         """A self-join: each event goes left first, then right."""
@@ -99,42 +92,45 @@ class JoinProcessor(Processor):
             self.process_side(LEFT, (ev,))
             self.process_side(RIGHT, (ev,))
 
-    def on_time(self, now):
-        """Timer path: windows that expire rows by time."""
+    def window_output(self, which, chunk):
+        """What side `which`'s window emits: keep its contents in step, and probe the other
+        side with each row. With aggregates the selector gets one call per probing row (as
+        Siddhi 3.2: each row of a flush or an expiry chunk gives its own output row), and an
+        outer side's RESET (a batch window's new batch) resets the aggregates."""
+        side = self.sides[which]
+        contents = side.contents if side.window is not None else None
+        trigger, chunked = self.triggers[which], self.chunked
+        skip_expired = not self.want_expired
         out = []
-        for which, side in enumerate(self.sides):
-            emitted = side.expire(now) if side.triggers_timer else ()
-            if emitted and self.triggers[which]:
-                self._probe(which, emitted, out)
+        for ev in chunk:
+            kind = ev[2]
+            if contents is not None:
+                if kind == CURRENT:
+                    contents.add(ev[1])
+                elif kind == EXPIRED:
+                    contents.remove(ev[1])
+                else:
+                    contents.clear()  # a batch window releases a new batch
+            if not trigger or (kind == EXPIRED and skip_expired):
+                continue
+            if kind == RESET:
+                if chunked and self.outer[which]:
+                    self.emit([(ev[0], None, RESET)])
+                continue
+            self._probe(which, ev, out)
+            if chunked and out:
+                self.emit(out)
+                out = []
         self.emit(out)
-
-    def arm(self):
-        """Make sure a timer is set for the earliest time-based expiry."""
-        if self.scheduler is None:
-            return
-        due = self.next_due()
-        if due is not None and (self.armed is None or due < self.armed):
-            self.armed = due
-            self.scheduler.notify_at(due, self._fire)
-
-    def _fire(self, now):
-        if self.armed is not None and self.armed <= now:
-            self.armed = None
-        self.on_time(now)
-        self.arm()
-
-    def next_due(self):
-        dues = [s.next_due() for s in self.sides if s.triggers_timer]
-        dues = [d for d in dues if d is not None]
-        return min(dues) if dues else None
 
     def _keyed_lookup(self, which):
         """A whole-batch probe for a windowless stream side against a table's unique key
         (one dict lookup per event, no per-event window work), or None."""
         side, other = self.sides[which], self.sides[1 - which]
         key = self.probe_keys[which]
-        if (type(side) is not Side or not isinstance(other, TableSide) or key is None
-                or not other.use_key or not other.table.indexed or self.chunked
+        if (not isinstance(side, StreamSide) or side.window is not None
+                or not isinstance(other, TableSide) or key is None or not other.use_key
+                or not other.table.indexed or self.chunked or self.want_expired
                 or not self.triggers[which]):
             return None
         table, on, pad = other.table, self.on, self.outer[which]
@@ -154,28 +150,25 @@ class JoinProcessor(Processor):
         return lookup
 
     # -- probing --------------------------------------------------------------------------
-    def _probe(self, which, emitted, out):
+    def _probe(self, which, ev, out):
+        """The join rows of one row `ev` of side `which` against the other side."""
+        ts, row, kind = ev
         other = self.sides[1 - which]
         key = self.probe_keys[which]
         on = self.on
-        pad = self.outer[which]
-        skip_expired = not self.want_expired
-        for ts, row, kind in emitted:
-            if kind and skip_expired:
-                continue
-            cands = other.candidates(key(row), True) if key is not None else other.candidates()
-            n = len(out)
-            if which == LEFT:
-                if on is None:
-                    out.extend([(ts, (row, b), kind) for b in cands])
-                else:
-                    out.extend([(ts, (row, b), kind) for b in cands if on(row, b)])
-                if pad and len(out) == n:
-                    out.append((ts, (row, None), kind))
+        cands = other.candidates(key(row), True) if key is not None else other.candidates()
+        n = len(out)
+        if which == LEFT:
+            if on is None:
+                out.extend([(ts, (row, b), kind) for b in cands])
             else:
-                if on is None:
-                    out.extend([(ts, (a, row), kind) for a in cands])
-                else:
-                    out.extend([(ts, (a, row), kind) for a in cands if on(a, row)])
-                if pad and len(out) == n:
-                    out.append((ts, (None, row), kind))
+                out.extend([(ts, (row, b), kind) for b in cands if on(row, b)])
+            if self.outer[which] and len(out) == n:
+                out.append((ts, (row, None), kind))
+        else:
+            if on is None:
+                out.extend([(ts, (a, row), kind) for a in cands])
+            else:
+                out.extend([(ts, (a, row), kind) for a in cands if on(a, row)])
+            if self.outer[which] and len(out) == n:
+                out.append((ts, (None, row), kind))

@@ -1,211 +1,136 @@
-"""The two inputs of a join: a window (or none, or a table) that keeps rows to probe against.
+"""The two inputs of a join: a stream side (its window, or none) and what the window holds.
 
-A side's `arrive(ts, row)` returns what its window emits for that event, Siddhi-style: rows
-evicted by it first (EXPIRED, stamped with the arriving event's time), then the event itself
-(CURRENT). `expire(now)` is the timer path of time windows. `candidates(key)` are the rows a
-probe from the other side looks at, in window order: with a `key` function (from an equality
-in the `on` condition) only the rows with that key, from a dict of deques.
+A stream side's window is an ordinary `cep.engine.windows` processor, so every window Siddhi
+accepts on a join side works there with the single-stream semantics (length, time, batch
+windows, unique, firstUnique, sort, externalTime, externalTimeBatch, frequent, ...). What the
+window emits (expired rows first, stamped with the plan clock; a batch window's flush; timer
+expiries) goes to the join processor, which keeps `Contents` in step (CURRENT rows enter,
+EXPIRED rows leave, a RESET starts a new batch) and probes the other side with each row.
+
+A side without a window is Siddhi 3's `length(0)`: each event passes as CURRENT and then at
+once as EXPIRED (so aggregates over a windowless side count only the triggering event's rows),
+and nothing is kept.
+
+`candidates(key)` are the rows a probe from the other side looks at, in window order: with a
+`key` function (from an equality in the `on` condition) only the rows with that key, from a
+dict of deques.
 """
 from collections import deque
 
-from cep.errors import InvalidQueryError
-
-CURRENT, EXPIRED = 0, 1
+CURRENT, EXPIRED, RESET = 0, 1, 2
 
 
-class Side:
-    """No window: events probe the other side but are never kept."""
-    triggers_timer = False
+class Contents:
+    """The rows a side's window holds, in window order; by key when the side is indexed."""
 
     def __init__(self, key=None):
         self.key = key
-        self.rows = deque()  # (ts, row) in window order
+        self.rows = deque() if key is None else None
         self.index = {} if key is not None else None
 
-    def arrive(self, ts, row):
-        return [(ts, row, CURRENT)]
+    def add(self, row):
+        if self.index is None:
+            self.rows.append(row)
+            return
+        k = self.key(row)
+        bucket = self.index.get(k)
+        if bucket is None:
+            self.index[k] = deque((row,))
+        else:
+            bucket.append(row)
 
-    def expire(self, now):
-        return []
-
-    def next_due(self):
-        return None
-
-    def candidates(self, key_value=None, use_key=False):
-        if use_key and self.index is not None:
-            return self.index.get(key_value, ())
-        return [r for _, r in self.rows]
-
-    # -- contents ------------------------------------------------------------------------
-    def _add(self, ts, row):
-        self.rows.append((ts, row))
-        if self.index is not None:
-            k = self.key(row)
-            bucket = self.index.get(k)
-            if bucket is None:
-                self.index[k] = deque((row,))
-            else:
-                bucket.append(row)
-
-    def _pop_oldest(self):
-        ts, row = self.rows.popleft()
-        if self.index is not None:
-            k = self.key(row)
-            bucket = self.index[k]
-            bucket.popleft()
+    def remove(self, row):
+        """Take `row` out: O(1) for the oldest row (FIFO windows), else a scan. A row the
+        contents do not hold is ignored."""
+        if self.index is None:
+            _take(self.rows, row)
+            return
+        k = self.key(row)
+        bucket = self.index.get(k)
+        if bucket is not None:
+            _take(bucket, row)
             if not bucket:
                 del self.index[k]
-        return ts, row
 
-    def _replace_all(self, items):
-        self.rows = deque(items)
-        if self.index is not None:
-            self.index = {}
-            for _, row in items:
-                self.index.setdefault(self.key(row), deque()).append(row)
-
-    def get_state(self):
-        return list(self.rows)
-
-    def set_state(self, state):
-        self._replace_all(state)
-
-    def fresh(self):
-        """An empty side with the same configuration."""
-        return type(self)(key=self.key)
-
-
-class LengthSide(Side):
-    def __init__(self, length, key=None):
-        super().__init__(key)
-        self.length = length
-
-    def arrive(self, ts, row):
-        out = []
-        if len(self.rows) >= self.length:
-            _, old = self._pop_oldest()
-            out.append((ts, old, EXPIRED))
-        if self.length > 0:
-            self._add(ts, row)
+    def clear(self):
+        if self.index is None:
+            self.rows.clear()
         else:
-            out.append((ts, row, EXPIRED))
-        out.append((ts, row, CURRENT))
-        return out
+            self.index.clear()
 
-    def fresh(self):
-        return LengthSide(self.length, self.key)
-
-
-class TimeSide(Side):
-    """time(T): an event is gone once now >= its time + T (expiry is inclusive)."""
-    triggers_timer = True
-
-    def __init__(self, millis, key=None):
-        super().__init__(key)
-        self.millis = millis
-
-    def expire(self, now):
-        out = []
-        limit = now - self.millis
-        while self.rows and self.rows[0][0] <= limit:
-            _, old = self._pop_oldest()
-            out.append((now, old, EXPIRED))
-        return out
-
-    def arrive(self, ts, row):
-        out = self.expire(ts)
-        self._add(ts, row)
-        out.append((ts, row, CURRENT))
-        return out
-
-    def next_due(self):
-        return self.rows[0][0] + self.millis if self.rows else None
-
-    def fresh(self):
-        return TimeSide(self.millis, self.key)
-
-
-class LengthBatchSide(Side):
-    """lengthBatch(n): rows collect unseen; every n-th arrival releases them together."""
-
-    def __init__(self, length, key=None):
-        super().__init__(key)
-        self.length = length
-        self.collecting = []
-
-    def arrive(self, ts, row):
-        self.collecting.append((ts, row))
-        if len(self.collecting) < self.length:
-            return []
-        out = [(ts, r, EXPIRED) for _, r in self.rows]
-        out.extend((t, r, CURRENT) for t, r in self.collecting)
-        self._replace_all(self.collecting)
-        self.collecting = []
-        return out
+    def candidates(self, key_value=None, use_key=False):
+        if self.index is None:
+            return self.rows
+        if use_key:
+            return self.index.get(key_value, ())
+        return [r for bucket in self.index.values() for r in bucket]
 
     def get_state(self):
-        return {"rows": list(self.rows), "collecting": list(self.collecting)}
+        return list(self.candidates())
 
-    def set_state(self, state):
-        self._replace_all(state["rows"])
-        self.collecting = list(state["collecting"])
-
-    def fresh(self):
-        return LengthBatchSide(self.length, self.key)
+    def set_state(self, rows):
+        self.clear()
+        for r in rows:
+            self.add(r)
 
 
-class TimeBatchSide(LengthBatchSide):
-    """timeBatch(T): rows collect unseen and are released together every T ms."""
-    triggers_timer = True
+def _take(dq, row):
+    if dq and (dq[0] is row or dq[0] == row):
+        dq.popleft()
+        return
+    try:
+        dq.remove(row)
+    except ValueError:
+        pass
 
-    def __init__(self, millis, key=None):
-        super().__init__(0, key)
-        self.millis = millis
-        self.due = None
 
-    def arrive(self, ts, row):
-        out = self.expire(ts)
-        if self.due is None:
-            self.due = ts + self.millis
-        self.collecting.append((ts, row))
-        return out
+class StreamSide:
+    """A stream side of a join: `window` (a WindowProcessor whose output the join receives,
+    or None) and the `contents` a probe from the other side looks at."""
 
-    def expire(self, now):
+    def __init__(self, window=None, key=None):
+        self.window = window
+        self.contents = Contents(key)
+        self.key = key
+
+    def attach(self, sink):
+        """Send the window's output (arrivals, flushes, timer expiries) to `sink`."""
+        if self.window is not None:
+            self.window.next = sink
+
+    def passing(self, batch, expire):
+        """No window: each event as CURRENT, then (when `expire`) at once as EXPIRED."""
+        if not expire:
+            return [(ts, row, CURRENT) for ts, row, kind in batch if not kind]
         out = []
-        while self.due is not None and now >= self.due:
-            out.extend((now, r, EXPIRED) for _, r in self.rows)
-            out.extend((t, r, CURRENT) for t, r in self.collecting)
-            self._replace_all(self.collecting)
-            self.collecting = []
-            self.due = self.due + self.millis if self.rows else None
+        for ts, row, kind in batch:
+            if not kind:
+                out.append((ts, row, CURRENT))
+                out.append((ts, row, EXPIRED))
         return out
 
-    def next_due(self):
-        return self.due
+    def candidates(self, key_value=None, use_key=False):
+        return self.contents.candidates(key_value, use_key)
 
     def get_state(self):
-        return {"rows": list(self.rows), "collecting": list(self.collecting), "due": self.due}
+        w = self.window.get_state() if self.window is not None else None
+        return {"window": w, "rows": self.contents.get_state()}
 
     def set_state(self, state):
-        super().set_state(state)
-        self.due = state["due"]
+        if self.window is not None:
+            self.window.set_state(state["window"])  # re-registers its timers
+        self.contents.set_state(state["rows"])
 
     def fresh(self):
-        return TimeBatchSide(self.millis, self.key)
+        """An empty side with the same configuration (compiled code shared)."""
+        return StreamSide(self.window.clone() if self.window is not None else None, self.key)
 
 
-def make_side(window, params, key=None):
-    """The side for `#window.name(params)` (params already evaluated to Python values)."""
-    if window is None:
-        return Side(key)
-    name = window.name
-    makers = {"length": LengthSide, "time": TimeSide, "lengthBatch": LengthBatchSide,
-              "timeBatch": TimeBatchSide}
-    if name not in makers or window.namespace:
-        raise InvalidQueryError(
-            f"window '{name}' cannot be used on a join side (supported: "
-            f"{', '.join(sorted(makers))})", window.span)
-    if len(params) != 1 or not isinstance(params[0], int) or isinstance(params[0], bool):
-        raise InvalidQueryError(f"window {name}() on a join side takes one int/time parameter",
-                                window.span)
-    return makers[name](params[0], key)
+class SideSink:
+    """Where a side's window emits: the join processor, tagged with the side."""
+
+    def __init__(self, join, which):
+        self.join, self.which = join, which
+
+    def process(self, chunk):
+        self.join.window_output(self.which, chunk)

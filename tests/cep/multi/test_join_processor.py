@@ -2,15 +2,48 @@
 (sym, price, qty), Quote (sym, bid)); scenarios mirror the conformance cases."""
 import pytest
 
+from cep.engine.clock import Scheduler
 from cep.engine.join.processor import LEFT, RIGHT, JoinProcessor, TableSide
-from cep.engine.join.sides import LengthBatchSide, LengthSide, Side, TimeSide, make_side
+from cep.engine.join.sides import StreamSide
 from cep.engine.processor import Collector
 from cep.engine.table.store import Table
-from cep.errors import InvalidQueryError
-from cep.model import Annotation, Attribute, AttrType, TableDefinition, Window
+from cep.engine.windows import WindowEnv
+from cep.engine.windows.batch import LengthBatchWindow
+from cep.engine.windows.sliding import LengthWindow, TimeWindow
+from cep.model import Annotation, Attribute, AttrType, TableDefinition
 
 SYM = lambda r: r[0]  # noqa: E731
 ON_SYM = lambda a, b: a[0] == b[0]  # noqa: E731
+SCHEDULER = None
+
+
+def Side(key=None):  # noqa: N802 (no window)
+    return StreamSide(None, key)
+
+
+def _windowed(cls, arg, key=None):
+    return StreamSide(cls(WindowEnv(SCHEDULER, True), (arg,)), key)
+
+
+def LengthSide(n, key=None):  # noqa: N802
+    return _windowed(LengthWindow, n, key)
+
+
+def TimeSide(t, key=None):  # noqa: N802
+    return _windowed(TimeWindow, t, key)
+
+
+def LengthBatchSide(n, key=None):  # noqa: N802
+    return _windowed(LengthBatchWindow, n, key)
+
+
+@pytest.fixture(autouse=True)
+def scheduler():
+    """The playback scheduler the windows of a test's sides run on."""
+    global SCHEDULER
+    SCHEDULER = Scheduler(playback=True)
+    yield SCHEDULER
+    SCHEDULER = None
 
 
 def join(left, right, on=ON_SYM, keys=(None, None), triggers=(True, True),
@@ -22,9 +55,7 @@ def join(left, right, on=ON_SYM, keys=(None, None), triggers=(True, True),
 
 def feed(j, events):
     for which, ts, row in events:
-        due = j.next_due()  # what the scheduler does before an event: fire due timers
-        if due is not None and due <= ts:
-            j.on_time(ts)
+        SCHEDULER.advance(ts)  # what the input handler does: fire due timers, then the event
         j.process_side(which, [(ts, row, 0)])
     return [(t, (a and a[1], b and b[1]), k) for t, (a, b), k in j.next.events]
 
@@ -82,14 +113,16 @@ def test_side_without_window_keeps_nothing_and_unidirectional():
     uni = join(Side(), LengthSide(5), triggers=(True, False), outer=(True, False))
     got = feed(uni, [(RIGHT, 1000, ("IBM", 9.0)), (LEFT, 1500, ("IBM", 10.0, 1)),
                      (LEFT, 1600, ("X", 1.0, 1))])
-    assert got == [(1500, (10.0, 9.0), 0), (1600, (1.0, None), 0)]
+    # a side without a window is Siddhi's length(0): each event passes, then expires at once
+    assert got == [(1500, (10.0, 9.0), 0), (1500, (10.0, 9.0), 1), (1600, (1.0, None), 0),
+                   (1600, (1.0, None), 1)]
 
 
 def test_time_window_expiry_by_timer_and_inline():
     j = join(TimeSide(2000), TimeSide(3000))
     feed(j, [(RIGHT, 1000, ("IBM", 9.0)), (LEFT, 1500, ("IBM", 10.0, 1))])
-    assert j.next_due() == 3500
-    j.on_time(3600)
+    assert SCHEDULER.next_due() == 3500  # the Trade's (the Quote's is at 4000)
+    SCHEDULER.advance(3600)
     assert j.next.events[-1] == (3600, (("IBM", 10.0, 1), ("IBM", 9.0)), 1)
     t = join(TimeSide(5000), TimeSide(5000))
     got = feed(t, [(LEFT, 1000, ("IBM", 10.0, 1)), (RIGHT, 3000, ("IBM", 9.0)),
@@ -114,7 +147,7 @@ def test_table_side_lookup_by_key():
                                         Attribute("v", AttrType.DOUBLE))))
     tab.insert([("a", 1.0), ("a", 2.0), ("b", 3.0)])
     j = JoinProcessor([Side(), TableSide(tab, False)], lambda a, b: a[0] == b[0],
-                      [None, None], [True, False], [True, False])
+                      [None, None], [True, False], [True, False], want_expired=False)
     j.next = Collector()
     j.process_side(LEFT, [(1, ("a",), 0), (2, ("z",), 0)])
     assert [r for _, r, _ in j.next.events] == [(("a",), ("a", 1.0)), (("a",), ("a", 2.0)),
@@ -131,11 +164,6 @@ def test_state_round_trip_and_clone():
     assert feed(k, [(LEFT, 1200, ("IBM", 2.0, 1))]) == [(1200, (2.0, 9.0), 0)]
 
 
-def test_unsupported_window_is_rejected():
-    with pytest.raises(InvalidQueryError, match="sort"):
-        make_side(Window("sort", ()), [3])
-
-
 @pytest.mark.parametrize("table_left", [False, True])
 def test_keyed_table_lookup_batch_path(table_left):
     tab = Table(TableDefinition("Tab", (Attribute("k", AttrType.STRING),
@@ -145,10 +173,10 @@ def test_keyed_table_lookup_batch_path(table_left):
     key = lambda r: r[0]  # noqa: E731
     if table_left:
         j = JoinProcessor([TableSide(tab, True), Side()], lambda t, r: t[1] < 3.0,
-                          [None, key], [False, True], [False, True])
+                          [None, key], [False, True], [False, True], want_expired=False)
     else:
         j = JoinProcessor([Side(), TableSide(tab, True)], lambda r, t: t[1] < 3.0,
-                          [key, None], [True, False], [True, False])
+                          [key, None], [True, False], [True, False], want_expired=False)
     j.next = Collector()
     stream = RIGHT if table_left else LEFT
     assert j.lookup[stream] is not None  # the whole-batch path is used
