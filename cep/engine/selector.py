@@ -15,7 +15,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from cep.engine import aggregators as agg
+from cep.catalog import aggregators as agg
 from cep.engine.aggregation_codegen import build_aggregating
 from cep.engine.events import CURRENT, EXPIRED
 from cep.engine.expressions import (
