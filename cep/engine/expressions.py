@@ -15,7 +15,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
-from cep.engine import functions as fn_registry
+from cep.catalog import aggregators, functions, rules
 from cep.engine import javamath
 from cep.errors import EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError
 from cep.model import (
@@ -129,9 +129,9 @@ class _Gen:
     def _BinaryOp(self, e):
         a, b = self.gen(e.left), self.gen(e.right)
         for side in (a, b):
-            if side.type not in fn_registry.NUM_RANK:
+            if side.type not in rules.NUM_RANK:
                 raise TypeMismatchError(f"'{e.op}' needs numbers, not {side.type}", e.span)
-        t = fn_registry.widest([a.type, b.type])
+        t = rules.widest_of([a.type, b.type])
         if t == AttrType.FLOAT:  # long/int operands become floats first (Java)
             a, b = self._promote(a, t), self._promote(b, t)
         g = {**a.globals, **b.globals}
@@ -195,8 +195,8 @@ class _Gen:
     def _CompareOp(self, e):
         a, b = self.gen(e.left), self.gen(e.right)
         self._check_comparable(a.type, b.type, e)
-        if a.type in fn_registry.NUM_RANK and b.type in fn_registry.NUM_RANK:
-            t = fn_registry.widest([a.type, b.type])
+        if a.type in rules.NUM_RANK and b.type in rules.NUM_RANK:
+            t = rules.widest_of([a.type, b.type])
             a, b = self._promote_compared(a, b, t), self._promote_compared(b, a, t)
         g = {**a.globals, **b.globals}
         op = e.op
@@ -231,7 +231,7 @@ class _Gen:
 
     @staticmethod
     def _check_comparable(ta, tb, e):
-        num = fn_registry.NUM_RANK
+        num = rules.NUM_RANK
         if ta == AttrType.OBJECT or tb == AttrType.OBJECT:
             return
         if (ta in num) != (tb in num) or (ta not in num and ta != tb):
@@ -267,7 +267,7 @@ class _Gen:
 
     def _Negate(self, e):
         a = self.gen(e.operand)
-        if a.type not in fn_registry.NUM_RANK:
+        if a.type not in rules.NUM_RANK:
             raise TypeMismatchError(f"'-' needs a number, not {a.type}", e.span)
         inner = self._arith(f"(-{a.source})", a.type)
         safe = f"(None if {a.source} is None else {inner})" if a.nullable else inner
@@ -290,32 +290,22 @@ class _Gen:
         return compile_in_table(e, self, self.scope, self.scope.tables)
 
     def _FunctionCall(self, e):
-        spec = fn_registry.lookup(e.name, e.namespace)
-        if spec is None:
-            from cep.engine.aggregators import AGGREGATORS
-            if e.namespace is None and e.name in AGGREGATORS:
+        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace)
+        if entry is None:
+            if aggregators.lookup(e.name, e.namespace) is not None:
                 raise TypeMismatchError(
                     f"aggregator {e.name}() can only be used in a select clause", e.span)
             full = f"{e.namespace}:{e.name}" if e.namespace else e.name
             raise UnknownFunctionError(f"unknown function {full}()", e.span)
-        n = len(e.args)
-        if n < spec.min_args or (spec.max_args is not None and n > spec.max_args):
-            raise TypeMismatchError(f"{e.name}() takes {spec.min_args}"
-                                    f"{'' if spec.max_args == spec.min_args else '+'} "
-                                    f"arguments, got {n}", e.span)
+        rules.check_arity(entry, e)
         args = [self.gen(a) for a in e.args]
         types = [a.type for a in args]
-        if e.name == "ifThenElse":
-            if args[1].type != args[2].type:
-                raise TypeMismatchError(
-                    f"ifThenElse branches must have the same type, got {args[1].type} and "
-                    f"{args[2].type}", e.span)
-        rt = fn_registry.result_type_of(e, types, spec)
+        rt = entry.rule(types, e)
         g = {}
         for a in args:
             g.update(a.globals)
-        safe, extra = spec.emit([a.source for a in args], types, e.args)
-        fast, _ = spec.emit([a.fast for a in args], types, e.args)
+        safe, extra = entry.emit([a.source for a in args], types, e.args)
+        fast, _ = entry.emit([a.fast for a in args], types, e.args)
         g.update(extra)
         return Compiled(safe, fast, rt, g, True)
 
@@ -323,17 +313,20 @@ class _Gen:
 # -- constant folding: generated code never operates on two literals (`0.5 <= 100.125`,
 # `1 is None`), which Python may warn about (SyntaxWarning) --
 
-_FOLDABLE = (BinaryOp, CompareOp, And, Or, Not, Negate, IsNull)
+_FOLDABLE = (BinaryOp, CompareOp, And, Or, Not, Negate, IsNull, FunctionCall)
 
 
 def _literal_tree(e):
-    """Whether `e` is made of literals and operators only."""
+    """Whether `e` is made of literals, operators and pure functions only."""
     if isinstance(e, (Constant, TimeConstant)):
         return True
     if isinstance(e, (BinaryOp, CompareOp, And, Or)):
         return _literal_tree(e.left) and _literal_tree(e.right)
     if isinstance(e, (Not, Negate, IsNull)):
         return _literal_tree(e.operand)
+    if isinstance(e, FunctionCall):
+        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace)
+        return entry is not None and entry.pure and all(map(_literal_tree, e.args))
     return False
 
 
