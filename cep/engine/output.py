@@ -1,6 +1,7 @@
 """Query outputs: insert into a stream (expired rows become ordinary current events there),
 and dispatch of table outputs to cep.engine.table."""
 from cep.engine.processor import Processor
+from cep.engine.table import build_table_output
 from cep.errors import EngineError
 from cep.model import InsertInto
 
@@ -35,9 +36,4 @@ def build_output(query, ctx, out_def):
         else:
             junction = ctx.junction_for(target, out_def)
         return InsertIntoStream(junction, out.event_type != "current")
-    try:
-        from cep.engine import table as table_mod
-    except ImportError:
-        raise EngineError(f"event tables are not supported yet (query writes to table "
-                          f"'{target}')") from None
-    return table_mod.build_table_output(query, ctx, out_def)
+    return build_table_output(query, ctx, out_def)

@@ -1,36 +1,26 @@
 """ExecutionPlanRuntime: builds a compiled plan's junctions, tables and queries, and is the
 public API (input handlers, callbacks, time, snapshots)."""
-import importlib
 import threading
 
 from cep.engine import snapshot as snap
 from cep.engine.clock import Scheduler
 from cep.engine.context import BuildContext
+from cep.engine.join import build_join_query
 from cep.engine.junction import CallbackSink, InputHandler, StreamJunction
+from cep.engine.partition import build_partition
+from cep.engine.pattern import build_state_query
 from cep.engine.query_builder import build_single_query
-from cep.errors import EngineError, UnknownInputStreamError
-from cep.model import JoinInputStream, Partition, Query, SingleInputStream, StateInputStream
+from cep.engine.table import build_table
+from cep.engine.trigger import build_trigger
+from cep.errors import UnknownInputStreamError
+from cep.model import JoinInputStream, Query, SingleInputStream, StateInputStream
 from cep.model.definitions import StreamDefinition
 
-# builder dispatch for the multi-stream half: (module, function, what, ...)
-_BUILDERS = {
-    JoinInputStream: ("cep.engine.join", "build_join_query", "joins"),
-    StateInputStream: ("cep.engine.pattern", "build_state_query", "patterns and sequences"),
-    Partition: ("cep.engine.partition", "build_partition", "partitions"),
+# the builder of each kind of multi-stream query input
+_QUERY_BUILDERS = {
+    JoinInputStream: build_join_query,
+    StateInputStream: build_state_query,
 }
-
-
-def _builder(module, function, what):
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name and module.startswith(exc.name):
-            raise EngineError(f"{what} are not supported yet") from None
-        raise
-    fn = getattr(mod, function, None)
-    if fn is None:
-        raise EngineError(f"{what} are not supported yet ({module}.{function} is missing)")
-    return fn
 
 
 class ExecutionPlanRuntime:
@@ -53,22 +43,18 @@ class ExecutionPlanRuntime:
 
     def _build(self):
         ctx = self.ctx
-        if self.plan.tables:
-            build_table = _builder("cep.engine.table", "build_table", "event tables")
-            for t in self.plan.tables:
-                self.tables[t.id] = build_table(t, ctx)
+        for t in self.plan.tables:
+            self.tables[t.id] = build_table(t, ctx)
         for i, element in enumerate(self.plan.elements):
             ctx.element_name = name = self._element_name(element, i)
-            if isinstance(element, Query) and isinstance(element.input, SingleInputStream):
+            if not isinstance(element, Query):
+                build_partition(element, ctx)
+            elif isinstance(element.input, SingleInputStream):
                 build_single_query(element, ctx, name)
-            elif isinstance(element, Partition):
-                _builder(*_BUILDERS[Partition])(element, ctx)
             else:
-                _builder(*_BUILDERS[type(element.input)])(element, ctx)
-        if self.plan.triggers:
-            build_trigger = _builder("cep.engine.trigger", "build_trigger", "triggers")
-            for t in self.plan.triggers:
-                build_trigger(t, ctx)
+                _QUERY_BUILDERS[type(element.input)](element, ctx)
+        for t in self.plan.triggers:
+            build_trigger(t, ctx)
 
     @staticmethod
     def _element_name(element, index):
