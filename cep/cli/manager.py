@@ -1,6 +1,7 @@
 """Run the CEP manager: plan store, endpoint registry, REST API and topology launcher."""
 import logging
 import logging.config
+import os
 import signal
 import threading
 
@@ -22,7 +23,12 @@ def subparser_hook(subparsers):
                                              "[env: CEP_MANAGER_ADVERTISED_HOST]")
     p.add_argument("--redis-url", help="keep plans in Redis [env: CEP_STORE_REDIS_URL]")
     p.add_argument("--conf-dir", help="directory of manager.yaml (default conf/)")
-    p.add_argument("--log-config", help="a logging YAML (dictConfig), e.g. conf/logging.yaml")
+    p.add_argument("--log-config", default=os.environ.get("CEP_LOG_CONFIG"),
+                   help="a logging YAML (dictConfig), e.g. conf/logging.yaml [env: CEP_LOG_CONFIG]")
+    p.add_argument("--log-query-plans", action="store_true",
+                   default=os.environ.get("CEP_LOG_QUERY_PLANS", "") in ("1", "true", "yes"),
+                   help="log each plan's XML query plan at DEBUG (logger "
+                        "manager.topology_manager) when it is deployed [env: CEP_LOG_QUERY_PLANS=1]")
     p.add_argument("--kill-on-exit", action="store_true",
                    help="kill the plans' topologies when the manager stops")
     p.set_defaults(func=run)
@@ -50,6 +56,15 @@ def _warn_if_exposed(host):
                     "anyone who reaches it can deploy plans (see SECURITY.md)", host)
 
 
+def enable_query_plan_log():
+    """DEBUG for `manager.topology_manager` (the XML of every deployed plan), shown even when
+    the root logger is at WARNING."""
+    logger = logging.getLogger("manager.topology_manager")
+    logger.setLevel(logging.DEBUG)
+    if not logging.getLogger().handlers:
+        logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
 def run(args):
     """Start the manager and serve until SIGINT/SIGTERM."""
     from werkzeug.serving import make_server
@@ -60,6 +75,8 @@ def run(args):
     if args.log_config:
         with open(args.log_config) as fh:
             logging.config.dictConfig(yaml.safe_load(fh))
+    if args.log_query_plans:
+        enable_query_plan_log()
     settings = load_manager_settings(overrides_from(args), conf_dir=args.conf_dir)
     _warn_if_exposed(settings["http.host"])
     manager = Manager(settings).start()
