@@ -32,10 +32,11 @@ class SharedMachine:
         # nodes whose `every` group holds every slot filled so far: the restart is a fresh partial
         self.fresh_every = {n.slot for n in nodes if n.every_to and n.slot not in self.shared_every
                             and set(range(max(n.every_slots) + 1)) <= set(n.every_slots)}
-        # a present-present `and`/`or` hands a partial on twice in patterns (Siddhi 3.2: each
-        # match of `(A or B) -> C` is emitted twice)
-        self.handoffs = [2 if (not sequence and n.kind == LOGICAL and
-                               nodes[n.partner].kind == LOGICAL) else 1 for n in nodes]
+        # a pattern starting with a present `and`/`or` starts with two fresh partials: Siddhi
+        # 3.2 initialises both sides and each adds one to the pair (so each match comes twice)
+        first = nodes[starts[0]]
+        self.start_copies = 2 if (not sequence and first.kind == LOGICAL
+                                  and nodes[first.partner].kind == LOGICAL) else 1
         self._place_scopes()
         self.scoped = tuple(n.slot for n in nodes if n.scope is not None)
         self.blank = [None] * self.width  # never mutated

@@ -84,8 +84,10 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
             for i in self.s.starts:
                 self.pending[i].append(p)
             return
-        for i in self.s.starts:
-            self._add(i, p)
+        for _ in range(self.s.start_copies):
+            p = [None] * self.s.width
+            for i in self.s.starts:
+                self._add(i, p)
         self._update()
 
     # -- per batch ------------------------------------------------------------------------
@@ -213,9 +215,8 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
             elif node.op == "or":
                 self._discard(node.partner, p)
         if node.next:
-            for _ in range(self.s.handoffs[i]):
-                for j in node.next:
-                    self._add(j, p)
+            for j in node.next:
+                self._add(j, p)
         else:
             self.emitted = True
             self.out.append((ts, self.s.make_row(p), CURRENT))

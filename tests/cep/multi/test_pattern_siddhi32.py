@@ -34,24 +34,33 @@ def rows(query, events):
     return [row for _, row in run(query, events)]
 
 
-# -- a logical state followed by another state hands each match on twice ---------------------
+# -- a pattern that starts with `and`/`or` starts with two partials: each match comes twice ----
 def test_or_then_next_emits_each_match_twice():
     q = "from (e1=A or e2=B) -> e3=C select e1.id as a, e2.id as b, e3.id as c insert into Out;"
     assert rows(q, [("B", 1000, 2), ("C", 1100, 3)]) == [(None, 2, 3), (None, 2, 3)]
 
 
-def test_logical_in_the_middle_and_before_two_states():
-    q = ("from e0=D -> (e1=A and e2=B) -> e3=C "
-         "select e0.id as d, e1.id as a, e2.id as b, e3.id as c insert into Out;")
-    events = [("D", 900, 0), ("A", 1000, 1), ("B", 1100, 2), ("C", 1200, 3)]
-    assert rows(q, events) == [(0, 1, 2, 3)] * 2
+def test_logical_start_before_two_states_and_alone():
     q = ("from (e1=A or e2=B) -> e3=C -> e4=D "
          "select e1.id as a, e3.id as c, e4.id as d insert into Out;")
     events = [("A", 1000, 1), ("C", 1100, 3), ("D", 1200, 4)]
     assert rows(q, events) == [(1, 3, 4)] * 2
+    q = "from e1=A and e2=B select e1.id as a, e2.id as b insert into Out;"
+    assert rows(q, [("B", 1000, 2), ("A", 1100, 1)]) == [(1, 2)] * 2
 
 
-def test_a_final_logical_state_emits_once():
+def test_every_logical_start_emits_each_match_twice():
+    q = ("from every (e1=A or e2=B) -> e3=C "
+         "select e1.id as a, e2.id as b, e3.id as c insert into Out;")
+    events = [("A", 1000, 1), ("C", 1100, 3), ("B", 1200, 2), ("C", 1300, 4)]
+    assert rows(q, events) == [(1, None, 3)] * 2 + [(None, 2, 4)] * 2
+
+
+def test_a_logical_state_after_the_start_hands_on_once():
+    q = ("from e0=D -> (e1=A and e2=B) -> e3=C "
+         "select e0.id as d, e1.id as a, e2.id as b, e3.id as c insert into Out;")
+    events = [("D", 900, 0), ("A", 1000, 1), ("B", 1100, 2), ("C", 1200, 3)]
+    assert rows(q, events) == [(0, 1, 2, 3)]
     q = "from e0=D -> (e1=A or e2=B) select e0.id as d, e1.id as a insert into Out;"
     assert rows(q, [("D", 900, 0), ("A", 1000, 1)]) == [(0, 1)]
 
