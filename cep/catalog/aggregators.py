@@ -26,7 +26,7 @@ class AggregatorEntry:
     init: Callable  # (arg_type, removes) -> list of initial slot values
     add: Callable  # (S, v, removes) -> list of statement lines
     remove: Callable  # (S, v) -> lines
-    value: Callable  # (S) -> expression source
+    value: Callable  # (S, arg_type) -> expression source
     reset: Callable  # (S) -> lines
     doc: str = ""
 
@@ -50,6 +50,10 @@ def _to(name, result):
 
 
 # -- implementations --
+def _wrap64(src):
+    return f"((({src} + 9223372036854775808) & 18446744073709551615) - 9223372036854775808)"
+
+
 def _extreme(name, cmp, doc):
     # cmp: '>' for min (drop larger tail values), '<' for max
     def add(S, v, removes):
@@ -71,7 +75,7 @@ def _extreme(name, cmp, doc):
                       f"    _dq = {S(0)}",
                       f"    if _dq and _dq[0] == {v}: _dq.popleft()",
                       f"    elif {v} in _dq: _dq.remove({v})"],
-        lambda S: f"({S(0)}[0] if {S(0)} else None)",
+        lambda S, t: f"({S(0)}[0] if {S(0)} else None)",
         lambda S: [f"{S(0)}.clear()"], doc)
 
 
@@ -80,7 +84,7 @@ def _forever(name, op):
         f"if {v} is not None and ({S(0)} is None or {v} {op} {S(0)}): {S(0)} = {v}"]
     return AggregatorEntry(
         name, 1, 1, 1, _keep(name), lambda t, removes: [None],
-        lambda S, v, removes: line(S, v), line, lambda S: S(0), lambda S: [],
+        lambda S, v, removes: line(S, v), line, lambda S, t: S(0), lambda S: [],
         "over every event so far, whatever the window")
 
 
@@ -89,7 +93,7 @@ SUM = AggregatorEntry(
     lambda t, removes: [0 if t in INTEGRAL else 0.0],
     lambda S, v, removes: [f"if {v} is not None: {S(0)} += {v}"],
     lambda S, v: [f"if {v} is not None: {S(0)} -= {v}"],
-    lambda S: S(0),
+    lambda S, t: _wrap64(S(0)) if t in INTEGRAL else S(0),  # a Java long wraps
     lambda S: [f"{S(0)} = {S(0)} * 0"],
     "int/long give long, float/double give double")
 
@@ -98,7 +102,7 @@ AVG = AggregatorEntry(
     lambda t, removes: [0.0, 0],
     lambda S, v, removes: [f"if {v} is not None: {S(0)} += {v}; {S(1)} += 1"],
     lambda S, v: [f"if {v} is not None: {S(0)} -= {v}; {S(1)} -= 1"],
-    lambda S: f"({S(0)} / {S(1)} if {S(1)} else 0.0)",
+    lambda S, t: f"({S(0)} / {S(1)} if {S(1)} else 0.0)",
     lambda S: [f"{S(0)} = 0.0; {S(1)} = 0"],
     "mean as a double; 0.0 when empty")
 
@@ -107,7 +111,7 @@ COUNT = AggregatorEntry(
     lambda t, removes: [0],
     lambda S, v, removes: [f"{S(0)} += 1"],
     lambda S, v: [f"{S(0)} -= 1"],
-    lambda S: S(0),
+    lambda S, t: S(0),
     lambda S: [f"{S(0)} = 0"],
     "number of events")
 
@@ -128,7 +132,7 @@ STDDEV = AggregatorEntry(
         f"{S(3)} -= ({v} - _om) * ({v} - {S(2)})"],
     # Siddhi's running sum of squares can drift below zero after removals: Java's Math.sqrt
     # then gives NaN, and so do we (no clamping)
-    lambda S: f"(_jsqrt({S(3)} / {S(0)}) if {S(0)} >= 2 else 0.0)",
+    lambda S, t: f"(_jsqrt({S(3)} / {S(0)}) if {S(0)} >= 2 else 0.0)",
     lambda S: [f"{S(0)} = 0; {S(1)} = {S(2)} = {S(3)} = 0.0"],
     "population standard deviation, kept incrementally as Siddhi 3.2 does")
 
@@ -142,7 +146,7 @@ DISTINCTCOUNT = AggregatorEntry(
         f"    _d = {S(0)}; _c = _d[{v}] - 1",
         f"    if _c: _d[{v}] = _c",
         f"    else: del _d[{v}]"],
-    lambda S: f"len({S(0)})",
+    lambda S, t: f"len({S(0)})",
     lambda S: [f"{S(0)}.clear()"],
     "number of distinct values, null included")
 

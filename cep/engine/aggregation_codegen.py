@@ -211,7 +211,7 @@ class AggCode:
         having = self.hv.source if self.hv is not None else ""
         lines = []
         for n, a in enumerate(self.aggs):
-            value, name = a.spec.value(self._slots(a)), f"_a{n}"
+            value, name = a.spec.value(self._slots(a), a.type), f"_a{n}"
             pat = re.compile(rf"\b{name}\b")
             if len(pat.findall(" ".join(srcs))) == 1 and not pat.search(having):
                 srcs = [pat.sub(lambda m: value, x) for x in srcs]

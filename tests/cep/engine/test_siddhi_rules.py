@@ -224,3 +224,12 @@ def test_no_conformance_plan_makes_a_warning(tmp_path):
                 folder.mkdir(parents=True)
                 run_in_process(load_case(kind, name), folder)
     assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.parametrize("window", ["", "#window.length(3)", "#window.lengthBatch(2)"])
+def test_sum_of_longs_wraps_like_a_java_long(window):
+    plan = ("define stream S (k string, l long);\n"
+            f"from S{window} select k, sum(l) as s group by k insert into Out;")
+    big = 9223372036854775807
+    rows = run(plan, [("S", 1, ("a", big)), ("S", 2, ("a", 2))])
+    assert rows[-1] == ("a", -9223372036854775807)
