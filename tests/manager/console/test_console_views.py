@@ -148,3 +148,37 @@ def test_static_assets_ship_in_the_package(client):
         assert client.get(f"/static/{path}").status_code == 200, path
     body = page(client, "/console/try")
     assert not re.search(r'(src|href)="(https?:)?//', body), "an asset fetched from elsewhere"
+
+
+def test_status_page_marks_stale_workers_and_failed_topologies(client, monkeypatch):
+    from manager.web.console import data
+    status = {
+        "managers": [{"url": "http://m:9763", "host": "m", "role": "leader", "registry": "tcp://m:8904",
+                      "self": True}],
+        "spark": {"master": "spark://m:7077", "alive": True, "uiUrl": "http://m:8080", "slotsUsed": 2,
+                  "slotsTotal": 4, "applications": [{"id": "app-1", "name": "A[-1234]",
+                                                     "state": "RUNNING", "cores": 2}]},
+        "topologies": [{"tenant": -1234, "plan": "A", "topology": "A[-1234]", "state": "ACTIVE",
+                        "since": 1.0, "reason": "", "applicationId": "app-1", "executors": 3},
+                       {"tenant": -1234, "plan": "B", "topology": "B[-1234]", "state": "FAILED",
+                        "since": 2.0, "reason": "<b>boom</b>", "applicationId": None, "executors": None}],
+        "workers": [{"id": "w1", "host": "h1", "roles": ["receiver"], "heartbeatAgeSec": 1.0, "stale": False,
+                     "plans": ["-1234/A"], "eventsInPerSec": 10.0, "eventsOutPerSec": 5.0,
+                     "cpuPercent": 3.5, "memoryRssBytes": 50 << 20, "url": "http://h1:9090"},
+                    {"id": "w2", "host": "h2", "roles": [], "heartbeatAgeSec": 95.0, "stale": True,
+                     "plans": [], "eventsInPerSec": 0.0, "eventsOutPerSec": 0.0, "cpuPercent": 0.0,
+                     "memoryRssBytes": 0, "url": ""}],
+        "endpoints": [{"kind": "receiver", "tenant": -1234, "plan": "A", "stream": "S", "worker": None,
+                       "host": "h3", "port": 5000, "connections": 1, "heartbeatAgeSec": 2.0, "stale": False}],
+        "flows": [{"tenant": -1234, "plan": "A", "inflow": [{"worker": "w1", "stream": "S", "spout": "h3:5000"}],
+                   "outflow": [{"bolt": "EventPublisherBolt[0]", "worker": "w1"}]}]}
+    monkeypatch.setattr(data, "deployment_status", lambda: status)
+    body = page(client, "/console/status")
+    assert re.search(r'<tr data-topology="B\[-1234\]" class="bad">', body)
+    assert re.search(r'<tr data-topology="A\[-1234\]" class="">', body)
+    assert re.search(r'<tr data-worker="w2" class="bad">', body)
+    assert re.search(r'<tr data-worker="w1" class="">', body)
+    assert "&lt;b&gt;boom&lt;/b&gt;" in body and "<b>boom</b>" not in body
+    assert "50.0 MiB" in body and "2 used / 4 total" in body
+    assert 'href="http://m:8080/app/?appId=app-1"' in body
+    assert "h3:5000" in body and "EventPublisherBolt[0]" in body
