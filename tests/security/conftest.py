@@ -2,9 +2,11 @@
 fake launcher, its REST client, and the folders a plan may and may not touch."""
 import pytest
 
+from cep.model import Attribute, AttrType, StreamDefinition
 from manager.server import Manager
 from manager.settings import load_manager_settings
 from manager.web import create_app
+from receivers.router import IngestRouter
 from tests.manager.manager_fakes import FakeLauncher
 
 
@@ -36,3 +38,33 @@ def manager(tmp_path, roots):
 @pytest.fixture
 def client(manager):
     return create_app({"MANAGER": manager}).test_client()
+
+
+STOCK = StreamDefinition("StockStream", (
+    Attribute("symbol", AttrType.STRING), Attribute("price", AttrType.DOUBLE),
+    Attribute("volume", AttrType.LONG), Attribute("qty", AttrType.INT),
+    Attribute("ok", AttrType.BOOL)))
+
+
+class Recorder:
+    """A deliver() that keeps every batch."""
+
+    def __init__(self):
+        self.events = []
+
+    def __call__(self, events, wait=0.0):
+        self.events.extend(events)
+        return 0
+
+
+@pytest.fixture
+def recorder():
+    return Recorder()
+
+
+@pytest.fixture
+def router(recorder):
+    """An IngestRouter serving tenant 1's StockAnalysis/StockStream."""
+    r = IngestRouter()
+    r.register(("1", "StockAnalysis", "StockStream"), STOCK, recorder)
+    return r
