@@ -66,8 +66,10 @@ def browser():
 
 
 def js_errors(driver):
-    """The SEVERE browser-console messages since the last call (JS errors, failed loads)."""
-    return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+    """The SEVERE browser-console messages since the last call (JS errors, failed loads), but
+    for Chromium's own request of /favicon.ico."""
+    return [e["message"] for e in driver.get_log("browser")
+            if e.get("level") == "SEVERE" and "/favicon.ico " not in e["message"]]
 
 
 def safe_name(text):

@@ -93,6 +93,8 @@ def test_add_plan_with_typo_then_deploy_reaches_active_without_reload(system, br
     browser.get(system.url + PLANS)
     browser.execute_script("window.__sameDocument = 'yes';")
     cell = f'tr[data-plan="{NAME}"] td.dist-status'
+    first = text_of(browser, cell)
+    assert "Storm topology :" in first and not status_ready(first), first  # not ready yet
     wait_until(lambda: status_ready(text_of(browser, cell)), 180,
                "the status column reaching ACTIVE with connections established")
     assert browser.execute_script("return window.__sameDocument;") == "yes", "the page reloaded"
@@ -134,19 +136,52 @@ def test_plan_page_shows_query_plan_and_topology_graph(deployed, browser, shot):
     assert {"10m", "3h", "1d", "all"} <= windows
     one(browser, "ul#recent-errors")
     shot("plan-details")
+
+    browser.execute_script("window.__sameDocument = 'yes';")
+    feed(deployed, 3)
+    siddhi = next(c["id"] for c in topo["components"] if c["role"] == "siddhi")
+    wait_until(lambda: metric_cell(browser, siddhi, "Executed") >= 15, 40,
+               "the Siddhi bolt's executed count (15 events fed) shown live")
+    wait_until(lambda: "cap-none" not in css(browser, f'g.node[data-id="{siddhi}"]')[0]
+               .get_attribute("class"), 20, "the Siddhi bolt coloured by its capacity")
+    rates = [el.text for el in css(browser, "svg#topology-graph g.edge .edge-rate")]
+    assert any(re.fullmatch(r"[\d.,]+ ev/s", r) for r in rates), rates
+    assert browser.execute_script("return window.__sameDocument;") == "yes", "the page reloaded"
+    shot("plan-details-live-metrics")
     assert not js_errors(browser)
+
+
+def feed(system, times):
+    """The test's events `times` times into the worker's HTTP receiver."""
+    events = [json.loads(x) for x in EVENTS_FILE.read_text().splitlines() if x.strip()]
+    for _ in range(times):
+        status, body = rest(system.worker.http_url, f"/events/{TENANT}/{NAME}/TradeStream",
+                            events)
+        assert status == 200 and body["accepted"] == len(events), body
+
+
+def metric_cell(browser, component, column):
+    """The number in table#metrics for a component's row under the header `column`."""
+    heads = [th.text.strip().lower() for th in css(browser, "table#metrics thead th")]
+    row = css(browser, f'table#metrics tbody tr[data-component="{component}"]')
+    cells = row[0].find_elements("css selector", "td") if row else []
+    text = cells[heads.index(column.lower())].text if cells else ""
+    return float(text.replace(",", "") or 0) if re.fullmatch(r"[\d.,]+", text) else 0
 
 
 def test_status_page_lists_the_worker_and_the_topology(deployed, browser, shot):
     browser.get(deployed.url + "/console/status")
-    worker = one(browser, 'table#workers tr[data-worker="w1"]')
+    worker = one(browser, 'table#workers tr[data-worker="w1"]', timeout=20)
     assert "127.0.0.1" in worker.text and "bad" not in (worker.get_attribute("class") or "")
+    assert f"{TENANT}/{NAME}" in worker.text, worker.text  # the worker's plans
     topo = one(browser, f'table#topologies tr[data-topology="{TOPOLOGY}"]')
     assert "ACTIVE" in topo.text and "bad" not in (topo.get_attribute("class") or "")
     spark = one(browser, "section#spark").text
     assert deployed.manager.launcher.cluster().master_url in spark, spark
     assert deployed.manager.registry_url.split("//")[1] in one(browser, "section#managers").text
     assert NAME in one(browser, "table#endpoints").text
+    flow = one(browser, f'tr[data-flow="{TENANT}/{NAME}"]').text
+    assert re.search(r"w1 → \S+:\d+", flow) and re.search(r"\S+ → w1", flow), flow
     shot("status-page")
     assert not js_errors(browser)
 
@@ -182,4 +217,23 @@ def test_simulator_events_reach_the_worker_sink(deployed, browser, shot):
                                if r["data"][0] == "SIMU"], 60, "the simulated event in the sink")
     assert rows[0]["data"] == ["SIMU", 777.5, 4242]
     shot("simulator-sent")
+    assert not js_errors(browser)
+
+
+def test_edit_shows_cleaning_deploying_active(deployed, browser, shot):
+    """Runs last: the plan is redeployed with a higher threshold."""
+    browser.get(f"{deployed.url}{PLANS}/{NAME}/edit")
+    one(browser, "#editor .CodeMirror")
+    assert browser.execute_script(
+        "return document.querySelector('#editor .CodeMirror').CodeMirror.getValue();") == PLAN
+    set_editor(browser, PLAN.replace("[volume > 100]", "[volume > 150]"))
+    wait_until(lambda: one(browser, "button#deploy").is_enabled(), 10, "deploy enabled")
+    one(browser, "button#deploy").click()
+    trail = wait_until(lambda: "ACTIVE" in text_of(browser, "#deploy-progress")
+                       and text_of(browser, "#deploy-progress"), 180, "the edit reaching ACTIVE")
+    states = re.findall(r"[A-Z_]{4,}", trail)
+    assert states[0] == "CLEANING" and "DEPLOYING" in states and states[-1] == "ACTIVE", trail
+    shot("edit-progress")
+    _, shown = rest(deployed.url, f"/api/v1/tenants/{TENANT}/plans/{NAME}")
+    assert "[volume > 150]" in shown["text"]
     assert not js_errors(browser)
