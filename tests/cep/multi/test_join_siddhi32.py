@@ -152,3 +152,30 @@ def test_a_due_join_timer_fires_before_a_sibling_query_sees_the_event():
                  "on L.s == R.s select L.s as s, R.j as i insert into Out;")
     got = run(plan, [("R", 900, ("A", 7)), ("L", 1000, ("A", 1, 0)), ("L", 1600, ("B", 2, 0))])
     assert rows(got) == [("A", 1), ("A", 7), ("B", 2)]
+
+
+def test_a_join_with_window_sides_in_a_partition_keeps_per_key_windows_and_timers():
+    plan = LR + ("partition with (s of L, s of R) begin\n"
+                 "from L#window.unique(i) join R#window.time(1 sec) "
+                 "select L.s as s, L.i as li, R.j as rj insert all events into Out;\n"
+                 "end;")
+    got = run(plan, [("R", 1000, ("A", 1)), ("R", 1000, ("B", 2)), ("L", 1100, ("A", 5, 0)),
+                     ("L", 1200, ("B", 6, 0)), ("clock", 2500)])
+    assert got == [(1100, ("A", 5, 1)), (1200, ("B", 6, 2)), (2500, ("A", 5, 1)),
+                   (2500, ("B", 6, 2))]
+
+
+def test_a_time_window_side_restored_from_a_snapshot_expires_on_its_timer():
+    plan = "@Plan:playback\n" + LR + (
+        "from L#window.time(1 sec) join R#window.length(2) on L.s == R.s "
+        "select L.i as li, R.j as rj insert expired events into Out;")
+    rt = runtime(plan)
+    feed(rt, [("R", 900, ("A", 7)), ("L", 1000, ("A", 1, 0))])
+    data = rt.snapshot()
+    rt2 = ExecutionPlanRuntime(rt.plan)
+    got = collect(rt2, ["Out"])
+    rt2.restore(data)
+    rt2.advance_time(2100)
+    assert got["Out"] == [(2100, (1, 7))]
+    rt.shutdown()
+    rt2.shutdown()
