@@ -10,7 +10,7 @@ from manager.policy import manager_policy
 from manager.registry.identity import default_host
 from manager.registry.service import RegistryService
 from manager.settings import data_dir, load_manager_settings, spark_overrides
-from manager.spark_status import SparkStatus
+from manager.spark_status import SparkStatus, locator
 from manager.store import open_store
 from manager.topology_manager import TopologyManager
 
@@ -35,7 +35,7 @@ class Manager:
         self.plans = PlanService(self.store, self.topologies, self.registry.table, None,
                                  s["topology.component_host"] or None, compiler)
         self.plans.component_config = {"heartbeat_interval": s["registry.heartbeat_interval"]}
-        self.spark = SparkStatus(getattr(self.launcher, "locate", lambda: None))
+        self.spark = SparkStatus(locator(self.launcher))
         self.history = MetricsHistory()
         self.metrics = ManagerMetrics(self)
         self.sampler = MetricsSampler(self.topologies, self.history,

@@ -21,6 +21,19 @@ def snapshot_from(master_url, ui_url, state):
             "workers": state.get("aliveworkers", len(state.get("workers", [])))}
 
 
+def locator(launcher):
+    """A `locate()` for a launcher: its own (SparkLauncher: starts nothing), else one from its
+    `cluster()` (test and benchmark launchers), else none."""
+    if hasattr(launcher, "locate"):
+        return launcher.locate
+    if hasattr(launcher, "cluster"):
+        def locate():
+            info = launcher.cluster()
+            return info.master_url, info.ui_url
+        return locate
+    return lambda: None
+
+
 class SparkStatus:
     """`snapshot()` of the cluster `locate()` names ((master_url, ui_url) or None)."""
 
