@@ -1,0 +1,125 @@
+"""Console pages in a real headless Chromium against the real manager (store, compiler, registry,
+REST API, console) with a fake Spark launcher: the tenant picker, delete with confirmation,
+try-it's positioned errors, and the status page's auto-refresh, where a stale worker and a
+FAILED topology stand out (class `bad`). The real-Spark scenario is test_console_e2e.py."""
+import time
+
+import pytest
+from selenium.webdriver.support.ui import Select
+
+from tests.console.conftest import js_errors
+from tests.console.console_helpers import (
+    TENANT, css, one, rest, set_field, text_of, wait_until)
+
+pytestmark = pytest.mark.slow
+PLAN = """@Plan:name('{name}')
+@Plan:description('{name} of the console page tests')
+@Import('InStream:1.0.0')
+define stream InStream (symbol string, price double);
+@Export('OutStream:1.0.0')
+define stream OutStream (symbol string, price double);
+from InStream[price > 10.0]
+select symbol, price
+insert into OutStream;
+"""
+
+
+def add(console, tenant, name):
+    status, body = rest(console.url, f"/api/v1/tenants/{tenant}/plans", PLAN.format(name=name))
+    assert status == 201, body
+
+
+def report_worker(console, wid, age=0.0):
+    """A worker-info message as a worker sends it, heard `age` seconds ago."""
+    table = console.manager.registry.table
+    table.report_worker({"worker": wid, "host": "127.0.0.1", "url": "http://127.0.0.1:1",
+                         "roles": ["receiver", "publisher"], "plans": [], "machine": [],
+                         "eventsIn": 0, "eventsOut": 0, "memoryRssBytes": 1 << 20,
+                         "cpuPercent": 1.0})
+    if age:
+        with table._lock:
+            seen, info = table.workers[wid]
+            table.workers[wid] = (seen - age, info)
+            table.clients[wid] = seen - age
+
+
+def test_tenant_picker_switches_the_plans_shown(fake_console, browser, shot):
+    add(fake_console, TENANT, "SuperPlan")
+    add(fake_console, 7, "SevenPlan")
+    browser.get(fake_console.url + f"/console/tenants/{TENANT}/plans")
+    one(browser, 'tr[data-plan="SuperPlan"]')
+    Select(one(browser, "select#tenant")).select_by_value("7")
+    wait_until(lambda: browser.current_url.endswith("/console/tenants/7/plans"), 10,
+               "the picker opening tenant 7's plans")
+    one(browser, 'tr[data-plan="SevenPlan"]')
+    assert not css(browser, 'tr[data-plan="SuperPlan"]')
+    shot("tenant-7")
+    browser.get(fake_console.url + "/console/")  # the picked tenant is remembered
+    wait_until(lambda: browser.current_url.endswith("/console/tenants/7/plans"), 10,
+               "/console/ opening the picked tenant")
+    assert not js_errors(browser)
+
+
+def test_delete_asks_first(fake_console, browser, shot):
+    add(fake_console, TENANT, "DeleteMe")
+    path = f"/api/v1/tenants/{TENANT}/plans/DeleteMe"
+    browser.get(fake_console.url + f"/console/tenants/{TENANT}/plans")
+    button = one(browser, 'tr[data-plan="DeleteMe"] button.action-delete')
+    button.click()
+    alert = wait_until(lambda: browser.switch_to.alert, 5, "a confirmation")
+    assert "DeleteMe" in alert.text
+    alert.dismiss()
+    time.sleep(0.5)
+    assert rest(fake_console.url, path)[0] == 200, "deleted although the user said no"
+    one(browser, 'tr[data-plan="DeleteMe"] button.action-delete').click()
+    wait_until(lambda: browser.switch_to.alert, 5, "a confirmation").accept()
+    wait_until(lambda: not css(browser, 'tr[data-plan="DeleteMe"]'), 10, "the row removed")
+    assert rest(fake_console.url, path)[0] == 404
+    shot("deleted")
+    assert not js_errors(browser)
+
+
+def test_try_it_shows_positioned_errors(fake_console, browser, shot):
+    browser.get(fake_console.url + "/console/try")
+    bad = PLAN.format(name="Bad").replace("select symbol", "selct symbol")
+    set_field(browser, "textarea#try-plan", bad)
+    set_field(browser, "textarea#try-events",
+              '{"stream": "InStream", "timestamp": 1, "data": ["A", 11.0]}')
+    one(browser, "button#try-run").click()
+    error = wait_until(lambda: text_of(browser, "ul#try-errors"), 10, "try-it's errors")
+    line = bad[:bad.index("selct")].count("\n") + 1
+    assert "selct" in error and f"{line}" in error, error
+    assert not text_of(browser, "pre#try-output").strip().startswith("{")
+    shot("try-errors")
+    assert not js_errors(browser)
+
+
+def test_status_page_refreshes_and_marks_stale_workers_and_failed_topologies(
+        fake_console, browser, shot):
+    liveness = fake_console.manager.registry.table.liveness
+    report_worker(fake_console, "w-live")
+    report_worker(fake_console, "w-stale", age=1.5 * liveness)
+    launcher = fake_console.manager.launcher
+    launcher.initial_state = "FAILED"
+    try:
+        add(fake_console, TENANT, "Broken")
+        wait_until(lambda: rest(fake_console.url, f"/api/v1/tenants/{TENANT}/plans/Broken/status")
+                   [1].get("state") == "FAILED", 10, "Broken FAILED")
+    finally:
+        launcher.initial_state = "ACTIVE"
+    browser.get(fake_console.url + "/console/status")
+    browser.execute_script("window.__sameDocument = 'yes';")
+    live = one(browser, 'table#workers tr[data-worker="w-live"]')
+    assert "bad" not in (live.get_attribute("class") or "").split()
+    stale = one(browser, 'table#workers tr[data-worker="w-stale"]')
+    assert "bad" in stale.get_attribute("class").split()
+    failed = one(browser, f'table#topologies tr[data-topology="Broken[{TENANT}]"]')
+    assert "bad" in failed.get_attribute("class").split() and "FAILED" in failed.text
+    shot("stale-and-failed")
+
+    report_worker(fake_console, "w-new")
+    wait_until(lambda: css(browser, 'table#workers tr[data-worker="w-new"]'), 15,
+               "a new worker shown by the auto-refresh")
+    assert browser.execute_script("return window.__sameDocument;") == "yes", "the page reloaded"
+    shot("refreshed")
+    assert not js_errors(browser)
