@@ -22,3 +22,4 @@ def register(app):
     app.register_blueprint(bp)
     app.register_blueprint(api.bp)
     app.add_url_rule("/", "root", lambda: redirect(url_for("console.index")))
+    app.add_url_rule("/favicon.ico", "favicon", lambda: app.send_static_file("console/favicon.svg"))
