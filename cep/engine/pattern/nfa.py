@@ -188,7 +188,6 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         g = node.scope.time_slot if node.scope is not None else -1
         for p in live:
             p[slot] = r
-            p[-1] = ts
             if p[g] is None:  # the first event of an `every (...) within` group
                 p[g] = ts
             self._complete(i, node, p, ts)
@@ -214,6 +213,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
                 return
             elif node.op == "or":
                 self._discard(node.partner, p)
+        p[-1] = ts  # the partial's last event (a half-done `and` does not move it: Siddhi 3.2)
         if node.next:
             for j in node.next:
                 self._add(j, p)

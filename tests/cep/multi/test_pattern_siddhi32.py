@@ -124,6 +124,14 @@ def test_within_on_a_final_logical_state():
     assert rows(q, [("A", 0, 1), ("C", 1001, 3)]) == []
 
 
+def test_within_counts_from_a_completed_step_not_half_an_and():
+    # B alone does not complete `B and C`, so the gap is measured from A
+    q = ("from e1=A -> e2=B and e3=C within 1 sec "
+         "select e1.id as a, e3.id as c insert into Out;")
+    assert rows(q, [("A", 0, 1), ("B", 900, 2), ("C", 1000, 3)]) == [(1, 3)]
+    assert rows(q, [("A", 0, 1), ("B", 900, 2), ("C", 1800, 3)]) == []
+
+
 def test_within_after_a_final_every_is_not_applied():
     q = ("from e1=A -> e2=B -> every e3=C within 1 sec "
          "select e1.id as a, e3.id as c insert into Out;")
