@@ -59,6 +59,18 @@ def idiv(a, b):
     return q if (a < 0) == (b < 0) else -q
 
 
+def idiv32(a, b):
+    """int division: MIN_VALUE / -1 overflows back to MIN_VALUE, as in Java."""
+    q = idiv(a, b)
+    return INT_MIN if q == 2147483648 else q
+
+
+def idiv64(a, b):
+    """long division: MIN_VALUE / -1 overflows back to MIN_VALUE, as in Java."""
+    q = idiv(a, b)
+    return LONG_MIN if q == 9223372036854775808 else q
+
+
 def imod(a, b):
     """Java integer remainder: takes the sign of the dividend; null on zero."""
     if a is None or b is None or b == 0:
@@ -97,6 +109,18 @@ def java_double_str(x):
     ds = "".join(map(str, digits)).rstrip("0") or "0"
     e10 = len(digits) + exp - 1
     return f"{'-' if x < 0 else ''}{ds[0]}.{ds[1:] or '0'}E{e10}"
+
+
+def java_float_str(x):
+    """Float.toString of a 32-bit float: the fewest digits that read back as the same float
+    ('0.1' for the float nearest 0.1, where Double.toString gives '0.10000000149011612')."""
+    if x is None or x != x or math.isinf(x) or x == 0:
+        return java_str(x)
+    for digits in range(1, 10):
+        shortest = float(f"{x:.{digits}g}")
+        if f32(shortest) == x:
+            return java_double_str(shortest)
+    return java_double_str(x)
 
 
 def java_str(x):
