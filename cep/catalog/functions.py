@@ -138,6 +138,8 @@ def _call(helper_name, helper):
 
 def _emit_convert(srcs, types, args):
     target = TYPES[args[1].value.lower()]
+    if target is STRING and types[0] is AttrType.FLOAT:  # Float.toString, not Double's
+        return f"_float_str({srcs[0]})", {"_float_str": javamath.java_float_str}
     name = f"_convert_{target.value}"
     return f"{name}({srcs[0]})", {name: CONVERTERS[target]}
 

@@ -26,7 +26,8 @@ from cep.model.expressions import Expression
 
 FALLBACK_ERRORS = (TypeError, ZeroDivisionError)
 HELPERS = {
-    "_f32": javamath.f32, "_idiv": javamath.idiv, "_imod": javamath.imod,
+    "_f32": javamath.f32, "_idiv32": javamath.idiv32, "_idiv64": javamath.idiv64,
+    "_imod": javamath.imod,
     "_ddiv": javamath.ddiv, "_dmod": javamath.dmod, "_i2f": javamath.int_to_f32,
     "_l2d": lambda x: None if x is None else float(x),
 }
@@ -148,9 +149,9 @@ class _Gen:
                 safe = self._arith(f"({a.source} {op} {b.source})", t)
             g.update(HELPERS)
             return Compiled(safe, fast, t, g, a.nullable or b.nullable)
-        helper = {("/", True): "_idiv", ("%", True): "_imod",
-                  ("/", False): "_ddiv", ("%", False): "_dmod"}[
-            (op, t in (AttrType.INT, AttrType.LONG))]
+        helper = {("/", AttrType.INT): "_idiv32", ("/", AttrType.LONG): "_idiv64",
+                  ("%", AttrType.INT): "_imod", ("%", AttrType.LONG): "_imod"}.get(
+            (op, t), "_ddiv" if op == "/" else "_dmod")
         safe = f"{helper}({a.source}, {b.source})"
         if t == AttrType.FLOAT:
             safe = f"_f32({safe})"

@@ -233,3 +233,17 @@ def test_sum_of_longs_wraps_like_a_java_long(window):
     big = 9223372036854775807
     rows = run(plan, [("S", 1, ("a", big)), ("S", 2, ("a", 2))])
     assert rows[-1] == ("a", -9223372036854775807)
+
+
+def test_integer_division_of_min_value_by_minus_one_overflows_like_java():
+    plan = ("define stream S (i int, l long);\n"
+            "from S select i / -1 as a, l / -1 as b, i % -1 as c insert into Out;")
+    rows = run(plan, [("S", 1, (-2147483648, -9223372036854775808))])
+    assert rows == [(-2147483648, -9223372036854775808, 0)]
+
+
+def test_convert_of_a_float_to_string_is_float_to_string():
+    plan = ("define stream S (f float, d double);\n"
+            "from S select convert(f, 'string') as a, convert(d, 'string') as b insert into Out;")
+    rows = run(plan, [("S", 1, (0.1, 0.1)), ("S", 2, (1.0e10, 1.0e10))])
+    assert rows == [("0.1", "0.1"), ("1.0E10", "1.0E10")]
