@@ -79,6 +79,9 @@ def build_join_query(query, ctx, name=None):
     aggregating = has_aggregators(query.selector)
     from cep.engine.events import EXPIRED
     want_expired = aggregating or EXPIRED in ctx.wanted_kinds(query)
+    # the selector sees each probing row's join rows as one chunk (Siddhi's join processor
+    # calls it per row): aggregates give a row per chunk, order by / limit apply per chunk
+    chunked = aggregating or bool(query.selector.order_by) or query.selector.limit is not None
     lookups = [None, None]
     if not want_expired:
         for which in (LEFT, RIGHT):
@@ -86,11 +89,11 @@ def build_join_query(query, ctx, name=None):
                 lookups[which] = table_lookup(j.on, on_scope, infos, which, outer[which],
                                               selected=_selected(query, ctx, infos))
     proc = JoinProcessor(sides, on, [keys[RIGHT][1], keys[LEFT][1]], triggers, outer,
-                         chunked=aggregating, want_expired=want_expired, lookups=lookups)
+                         chunked=chunked, want_expired=want_expired, lookups=lookups)
     nullable = (outer[1], outer[0])
     sel_scope = hook(JoinScope(sides_scope, nullable=nullable))
     selector = ctx.build_selector(query, sel_scope, None, window=True,
-                                  batch_window=aggregating)
+                                  batch_window=chunked)
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
     out = ctx.build_output(query, out_def, selector)
     link([proc, selector, out])

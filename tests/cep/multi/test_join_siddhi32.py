@@ -179,3 +179,24 @@ def test_a_time_window_side_restored_from_a_snapshot_expires_on_its_timer():
     assert got["Out"] == [(2100, (1, 7))]
     rt.shutdown()
     rt2.shutdown()
+
+
+# -- order by / limit apply to each probing row's join rows --
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_order_by_and_limit_apply_to_the_rows_of_each_probing_row(batch):
+    plan = LR + ("from L#window.length(5) join R#window.length(5) on L.s == R.s "
+                 "select L.i as li, R.j as rj order by li desc limit 2 insert into Out;")
+    got = run(plan, [("L", 1, ("A", 1, 0)), ("L", 2, ("A", 3, 0)), ("L", 3, ("A", 2, 0)),
+                     ("R", 4, ("A", 9)), ("R", 5, ("A", 8)), ("L", 6, ("A", 7, 0))],
+              batch=batch)
+    assert rows(got) == [(3, 9), (2, 9), (3, 8), (2, 8), (7, 9), (7, 8)]
+
+
+def test_a_flush_on_an_outer_side_with_order_by_orders_each_row_alone():
+    plan = LR + ("from L#window.lengthBatch(2) left outer join R#window.length(5) "
+                 "on L.s == R.s select L.i as li, R.j as rj order by rj limit 1 "
+                 "insert into Out;")
+    got = run(plan, [("R", 1, ("A", 5)), ("R", 2, ("A", 4)), ("L", 3, ("A", 1, 0)),
+                     ("L", 4, ("B", 2, 0))])
+    assert rows(got) == [(1, 4), (2, None)]
