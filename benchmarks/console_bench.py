@@ -228,7 +228,8 @@ def spark_polls(server, master, threads=10, secs=5.0):
                 errors.append(repr(exc))
     time.sleep(1.5)  # let the cache of the page runs age out
     with urllib.request.urlopen(url, timeout=30) as resp:
-        spark = json.loads(resp.read()).get("spark") or {}
+        status = json.loads(resp.read())
+    spark = status.get("spark") or {}
     start = len(master.hits)
     pool = [threading.Thread(target=poll) for _ in range(threads)]
     t0 = time.monotonic()
@@ -243,6 +244,9 @@ def spark_polls(server, master, threads=10, secs=5.0):
     gaps = [b - a for a, b in zip(hits, hits[1:])]
     return {"spark_alive": bool(spark.get("alive")),  # the status really reads the master
             "spark_apps_seen": len(spark.get("applications") or []),
+            "workers_seen": len(status.get("workers") or []),
+            "topologies_seen": len(status.get("topologies") or []),
+            "endpoints_seen": len(status.get("endpoints") or []),
             "status_polls": calls[0], "master_requests": len(hits),
             "master_req_per_s": len(hits) / elapsed,
             "min_gap_s": min(gaps) if gaps else None, "poll_errors": errors[:3]}
@@ -256,8 +260,11 @@ def one_run(args):
         app = create_app({"MANAGER": m})
         server = serve(app)
         try:
-            out = page_times(app, server, {"plans_page": f"/console/tenants/{TENANT}/plans"},
-                             args.requests)
+            page = app.test_client().get(f"/console/tenants/{TENANT}/plans").get_data(True)
+            out = {"plan_rows_seen": page.count('<tr data-plan="Plan')}
+            out.update(page_times(app, server,
+                                  {"plans_page": f"/console/tenants/{TENANT}/plans"},
+                                  args.requests))
         finally:
             server.stop()
             m.stop()
@@ -299,6 +306,12 @@ def main(argv=None):
 def report(args, runs):
     keys = [k for k, v in runs[0].items()
             if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None]
+    seen = {"plan_rows_seen": args.plans, "workers_seen": args.workers,
+            "topologies_seen": args.topologies}
+    for k, want in seen.items():
+        if any(r[k] != want for r in runs):
+            print(f"WARNING: {k} is {[r[k] for r in runs]}, not {want}: the page was timed "
+                  "without all of its data")
     if not all(r["spark_alive"] and r["spark_apps_seen"] == args.topologies for r in runs):
         print("WARNING: GET /api/v1/status did not show the fake Spark master as alive with "
               f"{args.topologies} applications: the master_req_per_s figure means nothing")
