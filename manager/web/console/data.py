@@ -71,11 +71,15 @@ def _fallback_status():
 
 
 def iso_time(epoch):
-    """ISO-8601 UTC of an epoch in seconds ('' for None)."""
+    """'YYYY-MM-DD HH:MM:SS UTC' of an epoch in seconds or an ISO-8601 string ('' for None)."""
     if epoch in (None, ""):
         return ""
-    if isinstance(epoch, str):
-        return epoch
+    if isinstance(epoch, str):  # ISO-8601 from the API (lastChange)
+        try:
+            moment = datetime.fromisoformat(epoch.replace("Z", "+00:00"))
+        except ValueError:
+            return epoch
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 

@@ -71,8 +71,9 @@
     },
     time: function (epoch) {
       if (epoch === null || epoch === undefined || epoch === "") { return ""; }
-      if (typeof epoch === "string") { return epoch; }
-      return new Date(epoch * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+      var d = typeof epoch === "string" ? new Date(epoch) : new Date(epoch * 1000);
+      if (isNaN(d.getTime())) { return String(epoch); }
+      return d.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
     }
   };
 

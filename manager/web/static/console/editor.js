@@ -15,7 +15,8 @@
   var result = document.getElementById("deploy-result");
   var cm = CodeMirror.fromTextArea(document.getElementById("plan-text"), {
     mode: "siddhiql", lineNumbers: true, indentUnit: 4, tabSize: 4, lineWrapping: false,
-    viewportMargin: Infinity
+    viewportMargin: Infinity,
+    extraKeys: {"Ctrl-S": function () { deploy(); }, "Cmd-S": function () { deploy(); }}
   });
   var marks = [], widgets = [], seq = 0, timer = null, valid = false, deploying = false;
   var validatorMissing = false;

@@ -37,7 +37,8 @@
   function update(p, row) {
     setText(row, ".plan-description", p.description || "");
     setText(row, ".plan-version", p.version);
-    setText(row, ".plan-last-change", p.lastChange || "");
+    setText(row, ".plan-last-change", CEP.fmt.time(p.lastChange || ""));
+    row.querySelector(".plan-last-change").title = p.lastChange || "";
     setText(row, ".dist-status", statusText(p));
     var state = (p.status && p.status.state) || p.state || "UNKNOWN";
     row.querySelector(".dist-status").className = "dist-status state-" + state;
@@ -69,5 +70,15 @@
     });
   }
 
-  CEP.poll(refresh, 2000, document.getElementById("refresh-state"));
+  var filter = document.getElementById("plan-filter");
+  function applyFilter() {
+    var q = filter.value.trim().toLowerCase();
+    Array.prototype.forEach.call(tbody.querySelectorAll("tr[data-plan]"), function (r) {
+      var text = (r.getAttribute("data-plan") + " " + r.querySelector(".plan-description").textContent).toLowerCase();
+      r.hidden = q !== "" && text.indexOf(q) < 0;
+    });
+  }
+  filter.addEventListener("input", applyFilter);
+
+  CEP.poll(function () { return refresh().then(applyFilter); }, 2000, document.getElementById("refresh-state"));
 })();
