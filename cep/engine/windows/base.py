@@ -5,6 +5,7 @@ EXPIRED, stamped with the time the expiry was processed) and the events it lets 
 windows emit, per flush, the previous batch as EXPIRED, a RESET event, then the new batch.
 Time in playback is each event's timestamp (arrival expires inline); on the wall clock it is
 read once per batch. Timers cover idle periods only."""
+from cep.catalog import windows as catalog_windows
 from cep.engine.expressions import compile_expression, make_function
 from cep.engine.processor import Processor
 from cep.errors import TypeMismatchError, UnknownWindowError
@@ -194,13 +195,11 @@ class WindowParams:
 
 
 def build_window(window, scope, env):
-    """The WindowProcessor for a model `Window`."""
-    cls = None
-    if not window.namespace and window.name:  # case-sensitive past the first letter
-        cls = WINDOWS.get(window.name) or WINDOWS.get(window.name[0].swapcase() +
-                                                      window.name[1:])
-    if cls is None:
+    """The WindowProcessor for a model `Window`, as its catalog entry names it."""
+    entry = catalog_windows.lookup(window.name, window.namespace)
+    if entry is None:
         name = f"{window.namespace}:{window.name}" if window.namespace else window.name
         raise UnknownWindowError(f"unknown window type '{name}' (known: "
-                                 f"{', '.join(sorted(WINDOWS))})", window.span)
+                                 f"{', '.join(sorted(catalog_windows.WINDOWS))})", window.span)
+    cls = entry.processor_class()
     return cls(env, cls.parse(WindowParams(window, scope)))
