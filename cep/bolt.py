@@ -47,6 +47,8 @@ class SiddhiBolt(Bolt):
         self.label = f"[{self.config['tenant']}:{self.config['plan']}:{context.component_id}]"
         self.text = group_plan_text(self.config)
         self.runtime = ExecutionPlanRuntime(cep.compile(self.text))
+        for table in self.runtime.tables.values():  # limits.table_rows (cep/policy/settings.py)
+            table.max_rows = self.config.get("table_rows", 1_000_000)
         self._out, self._lock = [], threading.Lock()
         for sid in output_ids(self.config):
             self.runtime.add_callback(sid, self._collect(sid))

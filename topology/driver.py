@@ -267,20 +267,24 @@ class Driver:
             return "KILLED", "draining" if isinstance(self.kill_deadline, float) else "stopping"
         if self.phase == "failed":
             return "FAILED", self.reason
-        if self.phase in ("waiting", "running") and len(self.ready) < self.ntasks \
-                and self._master_says_waiting():
-            return "WAITING_FOR_SLOTS", f"needs {self.ntasks} free slots"
+        if self.phase in ("waiting", "running") and len(self.ready) < self.ntasks:
+            waiting = self._waiting_reason()
+            if waiting:
+                return "WAITING_FOR_SLOTS", waiting
         if self.phase == "running" and len(self.ready) == self.ntasks:
             return ("ACTIVE" if self.desired == "active" else "INACTIVE"), ""
         return "SUBMITTED", (f"starting tasks {len(self.ready)}/{self.ntasks} "
                              f"(attempt {max(self.attempt, 0)})")
 
-    def _master_says_waiting(self):
+    def _waiting_reason(self):
+        """Why the master does not start this app (cores needed vs the cluster's), or None."""
         state = master_state(self.launch["master_ui_url"], timeout=0.5)
         if state is None:
-            return time.time() - self.started > 20
+            return f"needs {self.ntasks} free slots" if time.time() - self.started > 20 else None
         apps = [a for a in state.get("activeapps", []) if a.get("id") == self.app_id]
-        return bool(apps) and apps[0].get("state") == "WAITING"
+        if not apps or apps[0].get("state") != "WAITING":
+            return None
+        return slots_reason(self.ntasks, state.get("cores"), state.get("coresused"))
 
     def _finish(self):
         status, reason = ("KILLED", "") if self.phase in ("killing", "done") else self._state()
@@ -290,6 +294,19 @@ class Driver:
             self.sc.stop()
         self.zctx.destroy(linger=0)
         return 0 if status == "KILLED" else 1
+
+
+def slots_reason(needed, total, used):
+    """WAITING_FOR_SLOTS's reason: cores needed vs the cluster's total and free cores; a plan
+    that needs more than the whole cluster says it will wait until the cluster grows."""
+    if not isinstance(total, int):
+        return f"needs {needed} free slots"
+    free = max(total - (used or 0), 0)
+    text = f"needs {needed} free slots (cores); the cluster has {total}, {free} free"
+    if needed > total:
+        text += (f": more than the whole cluster, so it waits until workers with "
+                 f"{needed - total} more cores join (spark.slots) or its @dist parallel is lowered")
+    return text
 
 
 PYTHON_ERROR = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception)): (.*)$")

@@ -29,6 +29,8 @@ class StandalonePlan:
         except Exception as exc:
             self.sinks.close()
             raise PlanDeployError(f"plan {spec.name}: the engine rejected it: {exc}") from exc
+        for table in self.runtime.tables.values():  # the host policy's limits.table_rows
+            table.max_rows = cfg["limits.table_rows"]
         for s in spec.exported:
             self.runtime.add_callback(s.stream, self._sink_callback(s.stream))
         self.sources = []

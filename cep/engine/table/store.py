@@ -4,7 +4,11 @@
 a lookup on `T.k == expr` is O(1). Without a key, rows are a list and duplicates are kept.
 Operations take compiled callables: `cond(t, r)` over a table row `t` and an event row `r`,
 `key(r)` the key an event looks up (None: scan), `setter(t, r)` the updated table row.
+`max_rows` (the host policy's limits.table_rows, set by whoever runs the plan) caps the rows
+kept: inserts of new rows beyond it are refused, counted in `refused` and logged.
 """
+import logging
+
 from cep.errors import AnnotationError
 from cep.model.annotations import find_annotation
 
@@ -27,8 +31,14 @@ def key_attribute(definition):
     return name
 
 
+log = logging.getLogger(__name__)
+
+
 class Table:
     """The rows of one `define table`."""
+
+    max_rows = None  # most rows kept; None: no limit
+    refused = 0  # rows refused because the table was full
 
     def __init__(self, definition):
         self.definition = definition
@@ -71,6 +81,8 @@ class Table:
 
     # -- writes ---------------------------------------------------------------------------
     def insert(self, rows):
+        if self.max_rows is not None and len(self.rows) + len(rows) > self.max_rows:
+            rows = self._within_limit(rows)
         if self.indexed:
             k = self.key_pos
             store = self.rows
@@ -78,6 +90,26 @@ class Table:
                 store[row[k]] = row
         else:
             self.rows.extend(rows)
+
+    def _within_limit(self, rows):
+        """The rows that fit under max_rows (a new key of a keyed table needs room, an
+        existing one does not); the rest are refused and counted."""
+        room = self.max_rows - len(self.rows)
+        kept = []
+        for row in rows:
+            if self.indexed and row[self.key_pos] in self.rows:
+                kept.append(row)
+            elif room > 0:
+                kept.append(row)
+                room -= 1
+        refused = len(rows) - len(kept)
+        if refused:
+            first = self.refused == 0
+            self.refused += refused
+            if first or self.refused % 100_000 < refused:
+                log.warning("table %s is full (%d rows, limits.table_rows): %d rows refused so "
+                            "far", self.id, self.max_rows, self.refused)
+        return kept
 
     def delete(self, events, cond, key=None):
         for r in events:

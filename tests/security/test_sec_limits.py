@@ -1,0 +1,72 @@
+"""Run-time limits: an in-memory table keeps at most limits.table_rows rows (the rest are
+refused, counted and logged) in a real standalone worker; and a plan that needs more slots
+than the cluster has says so (cores needed vs the cluster's)."""
+import json
+import time
+import urllib.request
+
+from cep.engine.table.store import Table
+from cep.worker.config import load_config
+from cep.worker.node import Worker
+from topology.driver import slots_reason
+
+import cep
+
+PLAN = """@Plan:name('Tab')
+define stream S (k string, v int);
+define table T (k string, v int);
+from S select k, v insert into T;
+"""
+KEYED = PLAN.replace("define table", "@PrimaryKey('k')\ndefine table")
+
+
+def test_table_rows_capped_in_a_standalone_worker(tmp_path, caplog):
+    plan = tmp_path / "tab.siddhiql"
+    plan.write_text(PLAN)
+    cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
+        "worker.mode": "standalone", "standalone.plans": [str(plan)],
+        "managers.poll_interval": 0.2, "receivers.http_port": 0, "receivers.zmq_port": -1,
+        "limits.table_rows": 3, "worker.state_dir": str(tmp_path / "state")})
+    worker = Worker(cfg).start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "-1234/Tab" not in worker.status()["plans"]:
+            time.sleep(0.05)
+        body = json.dumps([{"data": [f"k{i}", i]} for i in range(5)]).encode()
+        req = urllib.request.Request(f"{worker.http_url}/events/-1234/Tab/S", data=body,
+                                     method="POST")
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            assert json.loads(resp.read())["accepted"] == 5  # accepted by the receiver...
+        table = worker.plans[(-1234, "Tab")].runtime.tables["T"]
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and table.refused < 2:
+            time.sleep(0.02)
+        assert len(table) == 3 and table.refused == 2  # ...but the table keeps only 3
+        assert "table T is full (3 rows, limits.table_rows)" in caplog.text
+    finally:
+        worker.stop()
+
+
+def test_keyed_table_updates_existing_keys_when_full():
+    plan = cep.compile(KEYED)
+    table = Table(plan.tables[0])
+    table.max_rows = 2
+    table.insert([("a", 1), ("b", 2), ("c", 3)])
+    assert table.all_rows() == [("a", 1), ("b", 2)] and table.refused == 1
+    table.insert([("a", 10), ("d", 4)])
+    assert table.all_rows() == [("a", 10), ("b", 2)] and table.refused == 2
+
+
+def test_unlimited_by_default():
+    table = Table(cep.compile(PLAN).tables[0])
+    table.insert([(str(i), i) for i in range(1000)])
+    assert len(table) == 1000 and table.refused == 0
+
+
+def test_slots_reason_names_cores_needed_and_available():
+    assert slots_reason(3, 8, 6) == "needs 3 free slots (cores); the cluster has 8, 2 free"
+    assert slots_reason(20, 16, 0) == (
+        "needs 20 free slots (cores); the cluster has 16, 16 free: more than the whole cluster, "
+        "so it waits until workers with 4 more cores join (spark.slots) or its @dist parallel "
+        "is lowered")
+    assert slots_reason(3, None, None) == "needs 3 free slots"
