@@ -34,7 +34,7 @@ def served_manager(tmp_path):
     settings = load_manager_settings(overrides={
         "manager.data_dir": str(tmp_path / "mgr"), "registry.port": 0,
         "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-        "registry.liveness": 1.5, "registry.heartbeat_interval": 0.2}, env={})
+        "registry.liveness": 3.0, "registry.heartbeat_interval": 0.2}, env={})
     manager = Manager(settings, launcher=FakeLauncher()).start()
     server = make_server("127.0.0.1", 0, create_app({"MANAGER": manager}), threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
