@@ -202,7 +202,7 @@ def test_try_it_prints_what_cep_run_prints(deployed, browser, shot):
     assert not js_errors(browser)
 
 
-def test_simulator_events_reach_the_worker_sink(deployed, browser, shot):
+def test_simulator_events_reach_the_worker_sink(deployed, browser, shot, tmp_path):
     browser.get(f"{deployed.url}{PLANS}/{NAME}/simulate")
     options = [o.get_attribute("value") for o in css(browser, "select#sim-stream option")]
     assert options == ["TradeStream"]
@@ -212,11 +212,30 @@ def test_simulator_events_reach_the_worker_sink(deployed, browser, shot):
         field.send_keys(value)
     shot("simulator-form")
     one(browser, "button#sim-send").click()
-    wait_until(lambda: "1" in text_of(browser, "#sim-result"), 15, "the simulator's result")
+    wait_until(lambda: re.search(r"\b1 accepted", text_of(browser, "#sim-result")), 15,
+               "the simulator's event accepted")
     rows = wait_until(lambda: [r for r in sink_rows(deployed.sink_dir, NAME, "BigTrades")
                                if r["data"][0] == "SIMU"], 60, "the simulated event in the sink")
     assert rows[0]["data"] == ["SIMU", 777.5, 4242]
     shot("simulator-sent")
+
+    upload = tmp_path / "simulated.jsonl"
+    upload.write_text("".join(json.dumps({"data": [f"FILE{i}", 10.0 + i, 1000 + i]}) + "\n"
+                              for i in range(10)))
+    one(browser, "input#sim-file").send_keys(str(upload))
+    rate = set_field(browser, "input#sim-rate", "20")
+    assert rate.get_attribute("value") == "20"
+    one(browser, "button#sim-send").click()
+    wait_until(lambda: re.search(r"\b10 accepted", text_of(browser, "#sim-result")), 30,
+               "the file's 10 events accepted")
+    rows = wait_until(lambda: [r for r in sink_rows(deployed.sink_dir, NAME, "BigTrades")
+                               if r["data"][0].startswith("FILE")][9:] and
+                      [r for r in sink_rows(deployed.sink_dir, NAME, "BigTrades")
+                       if r["data"][0].startswith("FILE")], 60, "the file's 10 events in the sink")
+    assert sorted(r["data"][0] for r in rows) == [f"FILE{i}" for i in range(10)]
+    stamps = sorted(r["timestamp"] for r in rows)  # arrival times at the worker
+    assert stamps[-1] - stamps[0] >= 400, f"10 events at 20/s arrived within {stamps[-1] - stamps[0]} ms"
+    shot("simulator-file-sent")
     assert not js_errors(browser)
 
 
