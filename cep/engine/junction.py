@@ -50,17 +50,18 @@ class InputHandler:
         self.junction, self.scheduler, self.lock = junction, scheduler, lock
         self.coercer = RowCoercer(junction.definition)
         self.stream_id = junction.stream_id
+        self._owner_for = (-1, None)  # (number of subscribers, owner) of the last check
 
     def _owner(self):
         """The stream whose own timers need not split a batch, or None. Every timer due by an
         event fires, in every query of the plan, before any query sees the event (Siddhi
         3.2); a timer owned by this stream may wait until after the batch only when a single
         query reads the stream, since that query does the timer's work inline first."""
-        n = 0
-        for s in self.junction.subscribers:
-            if type(s) is not CallbackSink:
-                n += 1
-        return self.stream_id if n <= 1 else None
+        subs = self.junction.subscribers
+        if self._owner_for[0] != len(subs):  # subscribers are only ever added
+            n = sum(1 for s in subs if type(s) is not CallbackSink)
+            self._owner_for = (len(subs), self.stream_id if n <= 1 else None)
+        return self._owner_for[1]
 
     def send(self, row, timestamp=None):
         """Send one event; raises EventError when it does not fit the stream."""
