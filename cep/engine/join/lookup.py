@@ -23,8 +23,8 @@ def table_lookup(expr, scope, infos, which, pad, selected=None):
     if pair is None:
         return None
     rest = [c for c in conjuncts(expr) if not _is_pair(c, pair)]
-    key = compile_expression(pair[1], scope)
-    g = {**key.globals, "T": table}
+    key = _never_null(compile_expression(pair[1], scope))
+    g = {**key.globals, "T": table, "_NO_KEY": _NO_KEY}
     arr, tab = ("a", "b") if which == LEFT else ("b", "a")
     cond = None
     if rest:
@@ -62,6 +62,26 @@ def _padded(key, arr, tab, cond, g):
            f"        return {tab} if {fits} else None\n"
            f"    return {body}\n")
     return make_function("lookup", src, g)
+
+
+_NO_KEY = object()  # a key no table row has
+
+
+def _never_null(key):
+    """A null probe key finds no row: `==` with a null operand is false (Siddhi 3.2), even
+    against a row whose key is null."""
+    if not key.nullable:
+        return key
+    if key.simple:
+        key.source = f"(_NO_KEY if {key.source} is None else {key.source})"
+    else:
+        key.source = f"_no_null({key.source})"
+        key.globals = {**key.globals, "_no_null": _no_null}
+    return key
+
+
+def _no_null(k):
+    return _NO_KEY if k is None else k
 
 
 def _is_pair(c, pair):
