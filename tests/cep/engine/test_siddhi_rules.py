@@ -247,3 +247,15 @@ def test_convert_of_a_float_to_string_is_float_to_string():
             "from S select convert(f, 'string') as a, convert(d, 'string') as b insert into Out;")
     rows = run(plan, [("S", 1, (0.1, 0.1)), ("S", 2, (1.0e10, 1.0e10))])
     assert rows == [("0.1", "0.1"), ("1.0E10", "1.0E10")]
+
+
+@pytest.mark.parametrize("key", ["U.k", "convert(U.k, 'string')"])
+@pytest.mark.parametrize("outer", ["join", "left outer join"])
+def test_a_null_key_finds_no_row_in_an_indexed_table(key, outer):
+    plan = ("define stream S (k string, v int);\ndefine stream U (k string);\n"
+            "@IndexBy('k')\ndefine table T (k string, v int);\n"
+            "from S insert into T;\n"
+            f"from U {outer} T on T.k == {key} select U.k as k, T.v as v insert into Out;")
+    rows = run(plan, [("S", 1, (None, 5)), ("S", 2, ("a", 6)), ("U", 3, (None,)),
+                      ("U", 4, ("a",))])
+    assert rows == ([("a", 6)] if outer == "join" else [(None, None), ("a", 6)])
