@@ -200,3 +200,27 @@ def test_a_flush_on_an_outer_side_with_order_by_orders_each_row_alone():
     got = run(plan, [("R", 1, ("A", 5)), ("R", 2, ("A", 4)), ("L", 3, ("A", 1, 0)),
                      ("L", 4, ("B", 2, 0))])
     assert rows(got) == [(1, 4), (2, None)]
+
+
+def test_a_time_window_side_expires_on_the_wall_clock():
+    import time
+    rt = runtime(LR + ("from L#window.time(200 milliseconds) join R#window.length(2) "
+                       "on L.s == R.s select L.i as li, R.j as rj "
+                       "insert expired events into Out;"))
+    got = collect(rt, ["Out"])
+    rt.input_handler("R").send(("A", 1))
+    rt.input_handler("L").send(("A", 2, 0))
+    deadline = time.time() + 5
+    while not got["Out"] and time.time() < deadline:
+        time.sleep(0.05)
+    rt.shutdown()
+    assert rows(got["Out"]) == [(2, 1)]
+
+
+def test_a_join_sides_expired_row_carries_the_clock_of_the_flush_that_pushed_it_out():
+    plan = LR + ("from L#window.timeBatch(200 milliseconds) select s, i, ets insert into Mid;\n"
+                 "from Mid#window.length(1) join R#window.length(1) on Mid.s == R.s "
+                 "select Mid.i as mi, R.j as rj insert expired events into Out;")
+    got = run(plan, [("R", 900, ("A", 9)), ("L", 1000, ("A", 1, 0)), ("L", 1100, ("A", 2, 0)),
+                     ("L", 1350, ("B", 3, 0))])
+    assert got == [(1350, (1, 9))]
