@@ -17,6 +17,8 @@ dict of deques.
 """
 from collections import deque
 
+from cep.errors import SnapshotError
+
 CURRENT, EXPIRED, RESET = 0, 1, 2
 
 
@@ -117,6 +119,10 @@ class StreamSide:
         return {"window": w, "rows": self.contents.get_state()}
 
     def set_state(self, state):
+        if not isinstance(state, dict) or "rows" not in state:
+            raise SnapshotError("the snapshot holds a join side in the format of an earlier "
+                                "engine (before join sides ran window processors); take a "
+                                "new snapshot")
         if self.window is not None:
             self.window.set_state(state["window"])  # re-registers its timers
         self.contents.set_state(state["rows"])

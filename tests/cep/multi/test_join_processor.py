@@ -183,3 +183,10 @@ def test_keyed_table_lookup_batch_path(table_left):
     j.process_side(stream, [(1, ("a",), 0), (2, ("b",), 0), (3, ("z",), 0)])
     pairs = [r if not table_left else (r[1], r[0]) for _, r, _ in j.next.events]
     assert pairs == [(("a",), ("a", 1.0)), (("b",), None), (("z",), None)]
+
+
+def test_a_join_side_state_of_the_earlier_format_is_refused_clearly():
+    from cep.errors import SnapshotError
+    j = join(LengthSide(2), LengthSide(2))
+    with pytest.raises(SnapshotError, match="earlier engine"):
+        j.set_state([[(1000, ("IBM", 9.0))], []])
