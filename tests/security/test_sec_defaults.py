@@ -1,0 +1,51 @@
+"""Secure defaults: the manager's REST API and every worker listener bind loopback unless
+configured; binding beyond loopback logs a warning; a loopback worker advertises 127.0.0.1."""
+import logging
+
+from cep.cli.manager import _warn_if_exposed
+from cep.worker.config import load_config
+from cep.worker.node import Worker
+from manager.settings import load_manager_settings
+
+
+def test_default_binds_are_loopback(tmp_path):
+    m = load_manager_settings(conf_dir=tmp_path, env={})
+    assert m["http.host"] == "127.0.0.1"
+    w = load_config(path=tmp_path / "none.yaml", env={})
+    assert (w["receivers.http_host"], w["receivers.zmq_host"]) == ("127.0.0.1", "127.0.0.1")
+    shipped = load_config(env={})  # conf/worker.yaml as shipped
+    assert shipped["receivers.http_host"] == "127.0.0.1"
+    assert load_manager_settings(env={})["http.host"] == "127.0.0.1"
+
+
+def test_worker_listens_on_loopback_and_advertises_it(tmp_path, caplog):
+    cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
+        "worker.mode": "standalone", "receivers.http_port": 0, "receivers.zmq_port": 0,
+        "worker.state_dir": str(tmp_path / "state")})
+    with caplog.at_level(logging.WARNING):
+        worker = Worker(cfg).start()
+    try:
+        assert worker.http._server.socket.getsockname()[0] == "127.0.0.1"
+        assert worker.zmq_url.startswith("tcp://127.0.0.1:")
+        assert worker.identity.host == "127.0.0.1"
+        assert "not loopback" not in caplog.text
+    finally:
+        worker.stop()
+
+
+def test_worker_beyond_loopback_warns(tmp_path, caplog):
+    cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
+        "worker.mode": "standalone", "receivers.http_port": 0, "receivers.zmq_port": -1,
+        "receivers.http_host": "0.0.0.0", "worker.state_dir": str(tmp_path / "state")})
+    with caplog.at_level(logging.WARNING):
+        worker = Worker(cfg)
+    assert "receivers.http_host is 0.0.0.0, not loopback" in caplog.text
+    worker.http._server.server_close()
+
+
+def test_manager_beyond_loopback_warns(caplog):
+    with caplog.at_level(logging.WARNING, logger="manager"):
+        _warn_if_exposed("127.0.0.1")
+        assert caplog.text == ""
+        _warn_if_exposed("0.0.0.0")
+    assert "binds 0.0.0.0, not loopback" in caplog.text
