@@ -78,7 +78,9 @@ def safe_name(text):
 
 @pytest.fixture
 def shot(browser, request):
-    """shot(name): screenshot + HTML of the browser's current page, numbered per test."""
+    """shot(name): screenshot + HTML of the browser's current page, numbered per test. Also
+    starts the test with the browser's console log of earlier tests drained."""
+    browser.get_log("browser")
     folder = ARTIFACTS / safe_name(request.node.name)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
