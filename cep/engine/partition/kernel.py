@@ -44,19 +44,44 @@ def qualifies(shared):
             and not b.next and not b.every_to and b.scope is None and a.scope is None)
 
 
-def build_kernel(shared, definitions, pkey_source, pkey_globals, hook):
+def build_kernel(shared, definitions, pkey_source, pkey_globals, hook, projection=None):
     """A PatternKernel for `shared` (a SharedMachine not yet merged with partition keys), or
-    None when the shape or an expression does not suit the generated loop."""
+    None when the shape or an expression does not suit the generated loop. `projection`:
+    (compiled select expressions over the composite row, their globals), to emit output rows
+    directly (the kernel's `projects` is then True), or None to emit composite rows."""
     if not ENABLED or not qualifies(shared):
         return None
     try:
         parts = _parts(shared, definitions, hook)
+        row = "(s, r)"
+        if projection is not None:
+            row = _projected_row(projection, parts["globals"])
     except _Unsuited:
         return None
     if parts is None:
         return None
-    return PatternKernel(shared, _source(parts, pkey_source, shared.within),
-                         {**pkey_globals, **parts["globals"]})
+    kernel = PatternKernel(shared, _source(parts, pkey_source, shared.within, row),
+                           {**pkey_globals, **parts["globals"]})
+    kernel.projects = projection is not None
+    return kernel
+
+
+_COMPOSITE = re.compile(r"(?<![\w\]\)])r\[(\d+)\]")
+
+
+def _projected_row(projection, globs):
+    """The select clause's row as source over the start row `s` and the arriving row `r`."""
+    compiled, extra = projection
+    for name, value in extra.items():
+        if globs.setdefault(name, value) is not value:
+            raise _Unsuited(name)
+    srcs = []
+    for c in compiled:
+        slots = set(_COMPOSITE.findall(c.source))
+        if not slots <= {"0", "1"} or re.search(r"\br\[", _COMPOSITE.sub("", c.source)):
+            raise _Unsuited(c.source)
+        srcs.append(_COMPOSITE.sub(lambda m: "s" if m.group(1) == "0" else "r", c.source))
+    return "(" + ", ".join(srcs) + ("," if len(srcs) == 1 else "") + ")"
 
 
 class _Unsuited(Exception):
@@ -147,14 +172,14 @@ def _key_lines(var, pk, own, indent):
             f"{pad}    {var} = ({pk}, {var})"]
 
 
-def _match_lines(parts, within):
+def _match_lines(parts, within, row):
     """The completing state's lines (inside `if b is not None:`, 16 spaces in). A waiting
     partial is an entry tuple (filing seq, start ts, start row, threshold, key); completing
     it takes it out of its bucket."""
     rest = parts["rest"]
     pick = (f"[e for e in cand for s in (e[2],) if {rest}]" if rest else "cand")
     live = "[e for e in hit if e[1] >= ts - WITHIN]" if within is not None else "hit"
-    emit = ["for e in hit:", "    append((ts, (e[2], r), 0))"]
+    emit = ["for e in hit:", "    s = e[2]", f"    append((ts, {row}, 0))"]
     if parts["range"] is not None:
         op, value, _ = parts["range"]
         lo, hi = _SPAN[op]
@@ -163,7 +188,7 @@ def _match_lines(parts, within):
         body = [f"v = {value}", "if v is not None:", "    thrs, ents = b",
                 f"    lo = {lo}", f"    hi = {hi}", "    if hi - lo == 1:  # the usual case",
                 "        e = ents[lo]", "        s = e[2]", f"        if {one}:",
-                "            append((ts, (s, r), 0))", "            del thrs[lo]",
+                f"            append((ts, {row}, 0))", "            del thrs[lo]",
                 "            del ents[lo]", "            if not ents:",
                 "                del buckets[k]", "    elif lo < hi:",
                 "        cand = ents[lo:hi]", f"        hit = {pick}", f"        hit = {live}",
@@ -211,14 +236,14 @@ def _start_lines(parts, pk, within):
     return lines
 
 
-def _source(parts, pk, within):
+def _source(parts, pk, within, row):
     pk = f"({pk})"
     lines = ["def run(batch, buckets, append, expire, seq):", "    for ts, r, kind in batch:",
              "        if kind:", "            continue"]
     lines += _key_lines("k", pk, parts["row_key"], 8)
     lines += ["        if k is not None:", "            b = buckets.get(k)",
               "            if b is not None:"]
-    lines += _match_lines(parts, within)
+    lines += _match_lines(parts, within, row)
     lines += _start_lines(parts, pk, within)
     lines += ["    return seq"]
     return "\n".join(lines).replace("WITHIN", str(within)) + "\n"

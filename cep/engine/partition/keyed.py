@@ -15,7 +15,8 @@ from cep.engine.pattern.plan import STREAM, flatten
 from cep.engine.expressions import SingleStreamScope, compile_expression, make_function
 from cep.model import ValuePartitionKey
 from cep.engine.processor import link
-from cep.engine.selector import has_aggregators
+from cep.engine.events import CURRENT
+from cep.engine.selector import _Parts as SelectParts, has_aggregators
 from cep.model import InsertInto, StateInputStream
 
 
@@ -51,13 +52,14 @@ class KeyedPatterns:
             shared = compile_pattern(q.input, defs, scope_hook=hook)
             if shared.absent_timed:
                 shared.scheduler = ctx.scheduler
-            kernel = pkeys and build_kernel(shared, defs, *pkeys[nodes[0].stream_id].kernel,
-                                            hook)
-            kernels.append(kernel)
-            merged.append(kernel or (pkeys is not None and _merge_keys(shared, pkeys)))
-            selector = ctx.build_selector(q, hook(selector_scope(shared, defs)), None)
+            scope = hook(selector_scope(shared, defs))
+            selector = ctx.build_selector(q, scope, None)
             out_def = selector.code.output_definition(getattr(q.output, "target", name))
             link([selector, ctx.build_output(q, out_def, selector)])
+            kernel = pkeys and build_kernel(shared, defs, *pkeys[nodes[0].stream_id].kernel,
+                                            hook, _projection(q, scope, ctx))
+            kernels.append(kernel)
+            merged.append(kernel or (pkeys is not None and _merge_keys(shared, pkeys)))
             self.queries.append((shared, selector))
         self.streams = {sid for shared, _ in self.queries for sid in shared.streams}
         self.machines = {}
@@ -67,6 +69,9 @@ class KeyedPatterns:
                                                                           self.queries)]
             for m, (_, selector) in zip(self.merged, self.queries):
                 m.on_output = selector.process
+            # a kernel that projects hands its rows to what follows the selector
+            self.sinks = [selector.next if getattr(m, "projects", False) else selector
+                          for m, (_, selector) in zip(self.merged, self.queries)]
 
     def new_key(self, key):
         ms = self.machines[key] = [shared.machine() for shared, _ in self.queries]
@@ -93,11 +98,11 @@ class KeyedPatterns:
 
     def process_merged(self, stream_id, batch):
         """One machine for all keys: the whole batch in one call, in event order."""
-        for m, (_, selector) in zip(self.merged, self.queries):
+        for m, sink in zip(self.merged, self.sinks):
             out = []
             m.process(stream_id, batch, out)
             if out:
-                selector.process(out)
+                sink.process(out)
 
     def drop(self, key):
         for m in self.machines.pop(key, ()):
@@ -166,3 +171,17 @@ def _augment(node, p_row, p_start, s0):
         k = pk(p)
         return None if k is None else (p_start(p[s0]), k)
     node.row_key, node.partial_key = row_key, partial_key
+
+
+def _projection(query, scope, ctx):
+    """(compiled select expressions, globals) of a plain projection the pattern kernel can
+    emit itself: no aggregate, having, order by or limit, current events wanted."""
+    sel = query.selector
+    if sel.having is not None or sel.order_by or sel.limit is not None or \
+            CURRENT not in ctx.wanted_kinds(query):
+        return None
+    parts = SelectParts(sel, scope, None, getattr(query.output, "target", "output"), ctx.env)
+    if parts.aggs or parts.keys:
+        return None
+    return parts.compiled, parts.g
+

@@ -48,7 +48,7 @@ def run(text, evs, batch, kernel, monkeypatch, snapshot_at=None):
     monkeypatch.setattr(kernel_mod, "ENABLED", kernel)
     rt = ExecutionPlanRuntime(cep.compile(text))
     part = next(p for k, p in rt.ctx.stateful.items() if k.startswith("partition"))
-    used = [isinstance(m, PatternKernel) for m in (part.fast.merged or [])]
+    used = [isinstance(m, PatternKernel) for m in ((part.fast and part.fast.merged) or [])]
     got = []
     rt.add_callback("Out", got.extend)
     h = rt.input_handler("S")
@@ -116,3 +116,22 @@ def test_other_shapes_keep_the_general_machine(monkeypatch):
                    "select e1.sym as sym insert into Out; end;"))
         part = next(p for k, p in rt.ctx.stateful.items() if k.startswith("partition"))
         assert not any(isinstance(m, PatternKernel) for m in (part.fast.merged or [])), shape
+
+
+@pytest.mark.parametrize("select", [
+    "select * insert into Out;",
+    "select e2.price - e1.price as d, e1.tag as t, 'k' as c insert into Out;",
+    "select e1.sym as sym, e2.vol * 2 as v having v > 4 insert into Out;",
+    "select e1.price as p, e2.price as q order by q limit 1 insert into Out;",
+    "select e1.sym as sym insert all events into Out;",
+    "select e1.sym as sym, e2.price as p output first every 3 events insert into Out;",
+])
+def test_kernel_selects_match_general_machine(select, monkeypatch):
+    text = HEAD + ("partition with (sym of S) begin from every e1=S -> e2=S[e2.sym == e1.sym "
+                   f"and e2.price > e1.price] within 40 ms {select} end;")
+    evs = events(5)
+    want, _ = run(text, evs, 30, False, monkeypatch)
+    got, used = run(text, evs, 30, True, monkeypatch)
+    assert got == want and want
+    if "output first" not in select:
+        assert used == [True]
