@@ -172,8 +172,8 @@ class _Gen:
         if c.simple and not c.nullable and c.source.lstrip("-").isdigit():  # a literal
             v = repr(HELPERS[helper](int(c.source)))
             return Compiled(v, v, t, c.globals, False, True)
-        return Compiled(f"{helper}({c.source})", f"{helper}({c.fast})", t,
-                        {**c.globals, **HELPERS}, c.nullable)
+        fast = f"float({c.fast})" if helper == "_l2d" else f"{helper}({c.fast})"  # None raises
+        return Compiled(f"{helper}({c.source})", fast, t, {**c.globals, **HELPERS}, c.nullable)
 
     @staticmethod
     def _arith(src, t):

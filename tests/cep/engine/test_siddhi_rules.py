@@ -88,11 +88,13 @@ def test_float_arithmetic_rounds_an_int_operand_to_32_bits_first():
     assert rows == [(16777216.0, 9007199254740992.0, 16777216.0)]
 
 
-def test_long_compared_with_a_double_is_rounded_to_double_first():
+@pytest.mark.parametrize("batch", [1, 10])
+def test_long_compared_with_a_double_is_rounded_to_double_first(batch):
     plan = ("define stream S (l long, d double);\n"
-            "from S[l == d] select l, l > d as gt insert into Out;")
-    assert run(plan, [("S", 1, (9007199254740993, 9007199254740992.0))]) == [
-        (9007199254740993, False)]
+            "from S[l == d or l is null] select l, l > d as gt, l != d as ne insert into Out;")
+    rows = run(plan, [("S", 1, (9007199254740993, 9007199254740992.0)), ("S", 2, (None, 1.0))],
+               batch=batch)
+    assert rows == [(9007199254740993, False, False), (None, False, True)]
 
 
 @pytest.mark.parametrize("batch", [1, 10])
