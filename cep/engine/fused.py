@@ -47,9 +47,13 @@ def build_fused(c, spec):
     current_body = c.body(0)
     # playback: `now` is the plan clock, raised by each arrival; expired rows carry it
     tick = ["    if ts > now:", "        now = ts"] if spec.playback else []
-    if spec.kind == "length":
-        body = ["for e in batch:", "    ts, r, k = e"] + tick + \
-            [f"    if len(W) >= {spec.param}:"] + \
+    if spec.kind == "length" and spec.playback:  # the clock is only read when evicting
+        body = ["for e in batch:", "    ts, r, k = e", f"    if len(W) >= {spec.param}:",
+                "        if ts > now:", "            now = ts", "        else:",
+                "            ts = now"] + _indent(expired_body + ["ts, r, k = e"], 8) + \
+            ["    elif ts > now:", "        now = ts", "    _push(e)"] + _indent(current_body, 4)
+    elif spec.kind == "length":
+        body = ["for e in batch:", "    ts, r, k = e", f"    if len(W) >= {spec.param}:"] + \
             _indent(["ts = now"] + expired_body + ["ts, r, k = e"], 8) + ["    _push(e)"] + \
             _indent(current_body, 4)
     elif spec.playback:
