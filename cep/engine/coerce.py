@@ -1,10 +1,11 @@
 """Checking and coercing input rows to a stream definition, one pass per batch.
 
-The fast path checks whole columns at C speed (`set(map(type, column))`, min/max for integer
-ranges) and passes the rows on untouched; only a batch with something to convert or reject
-takes the per-event path, which converts what it can (int to double, ...) and rejects the rest
-with an EventError naming the attribute."""
-from itertools import chain
+The fast path checks whole columns at C speed (`map(type, ...)` against the expected types, a
+C array of 32/64-bit integers for integer ranges) and passes the rows on untouched; only a
+batch with something to convert or reject takes the per-event path, which converts what it can
+(int to double, ...) and rejects the rest with an EventError naming the attribute."""
+from array import array
+from itertools import chain, repeat
 
 from cep.engine import javamath
 from cep.errors import EventError
@@ -17,6 +18,10 @@ _EXACT = {
 }
 _RANGE = {AttrType.INT: (javamath.INT_MIN, javamath.INT_MAX),
           AttrType.LONG: (javamath.LONG_MIN, javamath.LONG_MAX)}
+# array type codes whose items are exactly 32 and 64 bits: building such an array from a
+# column is a one-pass range check at C speed (OverflowError when a value does not fit)
+_ARRAY = {AttrType.INT: next(c for c in "ilq" if array(c).itemsize == 4),
+          AttrType.LONG: next(c for c in "lqi" if array(c).itemsize == 8)}
 
 
 def _convert(value, t):
@@ -55,8 +60,8 @@ class RowCoercer:
         self.fast_ok = all(_EXACT[t] is not None for t in self.types)
         self.quick = self._make_quick()
         self._sig = [next(iter(_EXACT[t])) for t in self.types] if self.fast_ok else []
-        self._ranges = [(i, _RANGE[t]) for i, t in enumerate(self.types) if t in _RANGE]
-        self._pairs, self._rows = [], []
+        self._ranges = [(i, _ARRAY[t]) for i, t in enumerate(self.types) if t in _ARRAY]
+        self._pairs, self._rows, self._lens = [], [], []
 
     def _make_quick(self):
         """A generated check `quick(row)`: True when the row is a tuple of exactly typed values
@@ -106,23 +111,28 @@ class RowCoercer:
                 return None
             stamp = default_ts
         rows = flat[1::2]
-        if set(map(len, rows)) != {self.n}:
+        if list(map(len, rows)) != self._len_sig(n):
             return None
         values = list(chain.from_iterable(rows))
         if list(map(type, values)) != self._row_sig(n):
             return None
-        for i, (lo, hi) in self._ranges:
-            col = values[i::self.n]
-            if min(col) < lo or max(col) > hi:
-                return None
-        if stamp is not None:
-            return [(stamp, r, 0) for r in rows]
-        return [(t, r, 0) for t, r in events]
+        try:  # exact ints (checked above) fit a 32/64-bit C array exactly when in range
+            for i, code in self._ranges:
+                array(code, values[i::self.n])
+        except OverflowError:
+            return None
+        return list(zip(repeat(stamp, n) if stamp is not None else flat[0::2], rows,
+                        repeat(0, n)))
 
     def _pair_sig(self, n):
         if len(self._pairs) != 2 * n:
             self._pairs = [int, tuple] * n
         return self._pairs
+
+    def _len_sig(self, n):
+        if len(self._lens) != n:
+            self._lens = [self.n] * n
+        return self._lens
 
     def _row_sig(self, n):
         if len(self._rows) != self.n * n:
