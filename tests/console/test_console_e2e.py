@@ -77,6 +77,12 @@ def test_add_plan_with_typo_then_deploy_reaches_active_without_reload(system, br
     marks = wait_until(lambda: error_marks(browser), 5, "the error span marked in the editor")
     assert marks[0]["from"] == [line, column] and marks[0]["text"] == "volme", marks
     assert any(el.text == "volme" for el in css(browser, "#editor .cm-siddhi-error"))
+    shown = wait_until(lambda: browser.execute_script("""
+        const cm = document.querySelector('#editor .CodeMirror').CodeMirror;
+        const info = cm.lineInfo(arguments[0] - 1);
+        return (info.widgets || []).map(w => w.node.textContent).join(' ');""", line), 5,
+        "the message shown under the typo's line")
+    assert "volme" in shown and "does not exist" in shown, shown
     assert not one(browser, "button#deploy").is_enabled(), "deploy enabled on an invalid plan"
     shot("typo-underlined")
 

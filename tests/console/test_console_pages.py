@@ -123,3 +123,24 @@ def test_status_page_refreshes_and_marks_stale_workers_and_failed_topologies(
     assert browser.execute_script("return window.__sameDocument;") == "yes", "the page reloaded"
     shot("refreshed")
     assert not js_errors(browser)
+
+
+def test_editor_refuses_what_plan_add_refuses(fake_console, browser, shot):
+    """A check only the manager applies (a plan name that cannot be a file or topology name):
+    the editor lists the same message a rejected add returns, and keeps deploy disabled."""
+    from tests.console.console_helpers import error_marks, listed_errors, set_editor
+    bad = PLAN.format(name="bad/name")
+    status, refused = rest(fake_console.url, f"/api/v1/tenants/{TENANT}/plans", bad)
+    assert status == 400 and refused["errors"], refused
+    browser.get(fake_console.url + f"/console/tenants/{TENANT}/plans/new")
+    set_editor(browser, bad)
+    errors = wait_until(lambda: [e for e in listed_errors(browser) if e["text"]], 10,
+                        "the name error listed")
+    assert refused["errors"][0]["message"] in errors[0]["text"], (errors, refused)
+    assert (errors[0]["line"], errors[0]["column"]) == (
+        str(refused["errors"][0]["line"]), str(refused["errors"][0]["column"]))
+    assert error_marks(browser) and not one(browser, "button#deploy").is_enabled()
+    shot("manager-check-refused")
+    listed = rest(fake_console.url, f"/api/v1/tenants/{TENANT}/plans")[1]["plans"]
+    assert "bad/name" not in [p["name"] for p in listed]
+    assert not js_errors(browser)
