@@ -224,3 +224,12 @@ def test_a_join_sides_expired_row_carries_the_clock_of_the_flush_that_pushed_it_
     got = run(plan, [("R", 900, ("A", 9)), ("L", 1000, ("A", 1, 0)), ("L", 1100, ("A", 2, 0)),
                      ("L", 1350, ("B", 3, 0))])
     assert got == [(1350, (1, 9))]
+
+
+@pytest.mark.parametrize("select", ["L.i as li, R.j as rj", "sum(L.i) as li, count() as rj"])
+def test_rows_a_timebatch_flush_releases_keep_their_own_timestamps(select):
+    plan = LR + ("from L#window.timeBatch(1 sec) join R#window.length(1) on L.s == R.s "
+                 f"select {select} insert into Out;")
+    got = run(plan, [("R", 900, ("A", 9)), ("L", 1000, ("A", 1, 0)), ("L", 1100, ("A", 2, 0)),
+                     ("clock", 2500)])
+    assert [ts for ts, _ in got] == [1000, 1100]  # released by the flush at 2000 (clock 2500)
