@@ -2,8 +2,9 @@
 ids, and per-tenant ingest keys; plus JSON error replies for every 4xx/5xx.
 
 `json_depth(data, limit)` measures the nesting of a JSON text without parsing it and without a
-Python loop per byte: string contents are dropped (bytes.translate and one regex), then each
-`replace(b"[]", b"")` pass removes exactly one level of the innermost brackets."""
+Python loop per byte: string contents are dropped (bytes.translate, then a regex only for
+strings that hold brackets), then each `replace(b"[]", b"")` pass removes exactly one level
+of the innermost brackets."""
 import hmac
 import logging
 import re
@@ -86,7 +87,11 @@ def json_depth(data, limit):
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
     brackets = data.translate(_MAP, _DELETE)
     if b'"' in brackets:
-        brackets = _STRING.sub(b"", brackets).replace(b'"', b"")
+        # adjacent quotes are an empty string or two strings side by side (nothing but
+        # string content between them): dropping them keeps every structural bracket
+        brackets = brackets.replace(b'""', b"")
+        if b'"' in brackets:  # strings that hold brackets: drop them with their content
+            brackets = _STRING.sub(b"", brackets).replace(b'"', b"")
     depth = 0
     while brackets:
         if depth > limit:
