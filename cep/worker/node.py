@@ -132,9 +132,13 @@ class Worker:
                 self.deploy(spec)
 
     def deploy(self, spec):
+        handle = None
         try:
-            handle = self._build(spec).start()
+            handle = self._build(spec)
+            handle.start()
         except PlanDeployError as exc:
+            if handle is not None:  # built, then refused while starting (e.g. a @source the
+                handle.stop()       # host policy refuses): release its ports and endpoints
             self.failed[spec.key] = (spec.version, str(exc))
             log.error("plan %s (tenant %s) not deployed: %s", spec.name, spec.tenant, exc)
             return None

@@ -160,3 +160,35 @@ def test_redis_sink_to_unconfigured_server_writes_nothing(redis_db, roots, tmp_p
     client = redis.Redis.from_url(redis_db)
     assert client.dbsize() == 0
     client.close()
+
+
+def test_distributed_worker_releases_what_a_refused_plan_opened(roots, tmp_path):
+    """A plan whose @source the worker refuses fails after its publisher service was bound
+    and registered: the worker stops it again (port closed, endpoint unregistered)."""
+    import socket
+
+    from manager.registry.service import RegistryService
+    registry = RegistryService(port=0, bind_host="127.0.0.1")
+    registry.start()
+    text = (HEAD + "@Import('Inp:1.0.0')\n@source(type='file', path='/etc/passwd')\n"
+            "define stream Inp (a int);\n@Export('Out:1.0.0')\ndefine stream Out (a int);\n"
+            "from Inp select a insert into Out;\n")
+    cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
+        "worker.id": "sec-d", "managers.urls": ["http://127.0.0.1:9"], "managers.registries": [
+            f"tcp://127.0.0.1:{registry.port}"], "receivers.http_port": 0,
+        "receivers.zmq_port": -1, "files.roots": [str(roots[0])],
+        "worker.state_dir": str(tmp_path / "state"), "transport.heartbeat_interval": 0.2})
+    worker = Worker(cfg).start()  # its manager never answers: deploy is called directly
+    try:
+        assert worker.deploy(spec_from_plan(cep.compile(text), -1234)) is None
+        port = worker.ports.get("-1234/Evil")  # where its publisher service was bound
+        assert port
+        assert "outside the allowed file roots" in worker.failed[(-1234, "Evil")][1]
+        assert worker.plans == {}
+        time.sleep(0.5)
+        assert registry.table.status(-1234, "Evil")["publishers"] == []
+        with socket.socket() as s:  # the publisher service's port is free again
+            s.bind(("127.0.0.1", port))
+    finally:
+        worker.stop()
+        registry.stop()
