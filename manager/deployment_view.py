@@ -68,8 +68,11 @@ def flows(plans, table):
 
 def managers(manager, url):
     """This manager (a single leader until HA exists)."""
+    sampler = manager.sampler
     return [{"url": url, "host": manager.host, "role": "leader",
-             "registry": manager.registry_url, "self": True}]
+             "registry": manager.registry_url, "self": True,
+             "metricsSampler": {"samples": sampler.samples, "lastError": sampler.last_error,
+                                "running": sampler.running}}]
 
 
 def deployment_status(manager, url):

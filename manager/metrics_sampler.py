@@ -25,6 +25,10 @@ class MetricsSampler:
         self._thread.start()
         return self
 
+    @property
+    def running(self):
+        return self._thread is not None and self._thread.is_alive()
+
     def stop(self):
         self._stop.set()
         if self._thread is not None:
@@ -34,8 +38,9 @@ class MetricsSampler:
         while not self._stop.wait(self.interval):
             try:
                 self.sample_all()
+                self.last_error = None
             except Exception as exc:  # noqa: BLE001 - the sampler outlives any one failure
-                self.last_error = f"{type(exc).__name__}: {exc}"
+                self.last_error = f"{type(exc).__name__}: {exc}"  # shown in /api/v1/status
                 log.exception("metrics sampling failed")
 
     def sample_all(self):

@@ -118,13 +118,25 @@ class ManagerMetrics:
                                  "mean execute() time of an instance per metrics interval",
                                  INSTANCE, buckets=LATENCY_BUCKETS, registry=self.registry)
         self.registry.register(ManagerCollector(manager))
+        self.manager = manager
+        self.series = {}  # topology key -> label tuples observed (removed with the plan)
 
     def observe(self, key, components):
         """One sample of a topology: observe each instance's interval latency."""
         tenant, plan = key
+        seen = self.series.setdefault(key, set())
         for comp, c in components.items():
             for inst in c["instances"]:
                 ms = inst.get("execute_latency_ms", 0.0)
                 if ms > 0:
-                    self.latency.labels(str(tenant), plan, comp, str(inst["index"])).observe(
-                        ms / 1000.0)
+                    labels = (str(tenant), plan, comp, str(inst["index"]))
+                    self.latency.labels(*labels).observe(ms / 1000.0)
+                    seen.add(labels)
+        self._prune()
+
+    def _prune(self):
+        """Drop the histogram series of plans no longer sampled (removed or renamed)."""
+        live = set(self.manager.history.keys())
+        for key in [k for k in self.series if k not in live]:
+            for labels in self.series.pop(key):
+                self.latency.remove(*labels)

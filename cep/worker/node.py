@@ -172,5 +172,7 @@ class Worker:
                 "host": self.identity.host, "roles": self.cfg["worker.roles"],
                 "http": self.http.url, "zmq": self.zmq_url, "sync": self.sync.describe(),
                 "plans": plans, "failed": failed,
+                "workerInfo": ({"sent": self.reporter.sent, "last_error": self.reporter.last_error}
+                               if self.reporter else None),
                 "receivers": {"streams": self.router.counters(),
                               "zmq_bad_messages": self.zmq.bad_messages if self.zmq else 0}}

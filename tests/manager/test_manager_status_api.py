@@ -179,3 +179,19 @@ def test_spark_master_asked_at_most_once_a_second_by_any_number_of_callers():
     snap = spark.snapshot()
     assert (snap["slotsUsed"], snap["slotsTotal"], snap["alive"]) == (3, 16, True)
     assert snap["applications"][0]["id"] == "app-1"
+
+
+def test_latency_histogram_series_leave_with_their_plan(manager):
+    from prometheus_client import generate_latest
+    a, b = (-1234, "A"), (-1234, "B")
+    for key in (a, b):
+        manager.history.record(key, components(10, 10, 10))
+        manager.metrics.observe(key, components(10, 10, 10))
+    text = generate_latest(manager.metrics.registry).decode()
+    assert 'plan="A"' in text and 'plan="B"' in text
+    manager.history.forget(a)  # what the sampler does once a plan is no longer deployed
+    manager.metrics.observe(b, components(20, 20, 20))
+    text = generate_latest(manager.metrics.registry).decode()
+    assert 'plan="A"' not in text and 'cep_component_execute_latency_seconds_count{' in text
+    status = manager.sampler
+    assert status.last_error is None
