@@ -226,3 +226,12 @@ def test_redis_sink_writes_valid_json(redis_db):
     assert [strict_json(fields[b"data"]) for _, fields in entries][0] == ["a", None, 1]
     sink.close()
     client.close()
+
+
+@pytest.mark.parametrize("tenant", [10 ** 29, 2 ** 31, -(2 ** 31) - 1])
+def test_worker_refuses_deployments_of_out_of_range_tenants(tenant):
+    from cep.worker.exceptions import DeploymentFormatError
+    from cep.worker.plans import spec_from_deployment
+    with pytest.raises(DeploymentFormatError, match="outside the 32-bit range"):
+        spec_from_deployment({"tenant": tenant, "name": "P", "imported": [], "exported": []})
+    assert spec_from_deployment({"tenant": -(2 ** 31), "name": "P"}).tenant == -(2 ** 31)
