@@ -125,3 +125,31 @@ TRICKY = st.recursive(st.none() | st.integers() | TRICKY_TEXT,
 def test_json_depth_agrees_with_the_parser(value, ascii_only):
     text = json.dumps(value, ensure_ascii=ascii_only).encode()
     assert json_depth(text, 64) == min(parsed_depth(value), 65)
+
+
+SEGMENTS = st.sampled_from(["..", ".", "a", "b", "link", "", "etc", "passwd", "a\\..", "~"])
+
+
+@SETTINGS
+@given(parts=st.lists(SEGMENTS, min_size=1, max_size=6), absolute=st.booleans())
+def test_confine_never_returns_a_path_outside_the_root(tmp_path_factory, parts, absolute):
+    """Whatever the path (relative or absolute, with '..', '.', empty parts and a symlink
+    that leaves the root), confine either refuses it or returns a real path under the root."""
+    import os
+
+    from cep.policy import PolicyViolation, confine
+    base = tmp_path_factory.getbasetemp() / "confine"
+    root = base / "root"
+    if not root.exists():
+        (root / "a").mkdir(parents=True)
+        (base / "outside").mkdir()
+        os.symlink(base / "outside", root / "link")
+    real_root = os.path.realpath(root)
+    path = "/".join(parts)
+    if absolute:
+        path = os.path.join(real_root, path)
+    try:
+        out = confine(path, (real_root,))
+    except PolicyViolation:
+        return
+    assert out.startswith(real_root + os.sep) and os.path.realpath(out) == out, (path, out)
