@@ -44,8 +44,10 @@ def _convert(value, t):
             if lo <= value <= hi:
                 return value
             raise ValueError(f"{value} is out of the range of {t}")
-    elif isinstance(value, (int, float)):
-        return float(value) if t == AttrType.DOUBLE else javamath.f32(value)
+    elif isinstance(value, float):
+        return value if t == AttrType.DOUBLE else javamath.f32(value)
+    elif isinstance(value, int):  # one rounding, as Java's (float) of a long
+        return float(value) if t == AttrType.DOUBLE else javamath.int_to_f32(value)
     raise ValueError(f"expected {t}, got {type(value).__name__} {value!r}")
 
 
