@@ -261,3 +261,13 @@ def test_a_null_key_finds_no_row_in_an_indexed_table(key, outer):
     rows = run(plan, [("S", 1, (None, 5)), ("S", 2, ("a", 6)), ("U", 3, (None,)),
                       ("U", 4, ("a",))])
     assert rows == ([("a", 6)] if outer == "join" else [(None, None), ("a", 6)])
+
+
+def test_an_int_sent_to_a_float_attribute_is_rounded_once():
+    # 2^53 + 2^29 + 1 is just past half-way between two floats: rounding through a double
+    # first (to 2^53) would round it down
+    rt = runtime("@Plan:playback\ndefine stream S (f float);\nfrom S select f insert into Out;")
+    got = collect(rt, ["Out"])
+    assert rt.input_handler("S").send_batch([(1, (2**53 + 2**29 + 1,))]) == []
+    rt.shutdown()
+    assert got["Out"] == [(1, (float(2**53 + 2**30),))]
