@@ -34,7 +34,8 @@ class Manager:
         self.host = s["manager.advertised_host"] or default_host()
         self.plans = PlanService(self.store, self.topologies, self.registry.table, None,
                                  s["topology.component_host"] or None, compiler)
-        self.plans.component_config = {"heartbeat_interval": s["registry.heartbeat_interval"]}
+        self.plans.component_config = {"heartbeat_interval": s["registry.heartbeat_interval"],
+                                       "table_rows": s["limits.table_rows"]}
         self.spark = SparkStatus(locator(self.launcher))
         self.history = MetricsHistory()
         self.metrics = ManagerMetrics(self)

@@ -7,6 +7,7 @@ from manager.server import Manager
 from manager.settings import load_manager_settings
 from manager.web import create_app
 from receivers.router import IngestRouter
+from tests.auth_helpers import authorize
 from tests.manager.manager_fakes import FakeLauncher
 
 
@@ -28,7 +29,8 @@ def manager(tmp_path, roots):
         "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
         "sinks.http_allow": ["203.0.113.0/24"], "sinks.redis_connections": ["main=redis://"
                                                                              "127.0.0.1:1/0"],
-        "limits.queries": 20, "limits.window_length": 10_000, "limits.window_secs": 3600},
+        "limits.queries": 20, "limits.window_length": 10_000, "limits.window_secs": 3600,
+        "limits.table_rows": 50},
         env={})
     m = Manager(settings, launcher=FakeLauncher()).start()
     yield m
@@ -37,7 +39,9 @@ def manager(tmp_path, roots):
 
 @pytest.fixture
 def client(manager):
-    return create_app({"MANAGER": manager}).test_client()
+    client = create_app({"MANAGER": manager}).test_client()
+    authorize(client, manager)  # issue 10: the super admin's token on every request
+    return client
 
 
 STOCK = StreamDefinition("StockStream", (

@@ -70,3 +70,39 @@ def test_slots_reason_names_cores_needed_and_available():
         "so it waits until workers with 4 more cores join (spark.slots) or its @dist parallel "
         "is lowered")
     assert slots_reason(3, None, None) == "needs 3 free slots"
+
+
+DIST_PLAN = """@Plan:name('Tab')
+@Import('S:1.0.0')
+define stream S (k string, v int);
+define table T (k string, v int);
+@Export('O:1.0.0')
+define stream O (k string, v int);
+from S select k, v insert into T;
+from S select k, v insert into O;
+"""
+
+
+def test_manager_carries_table_rows_to_the_siddhi_bolts(manager):
+    """limits.table_rows of the manager (50 here) reaches every Siddhi bolt of the plan's
+    topology, and the bolt's runtime enforces it."""
+    from cep.bolt import SiddhiBolt
+    from topology.component import Batch, Collector, Context
+    manager.plans.add(-1234, DIST_PLAN)
+    deadline = time.monotonic() + 10  # the deploy runs on its own thread
+    while time.monotonic() < deadline and not manager.launcher.submitted:
+        time.sleep(0.02)
+    topo = manager.launcher.submitted[-1]
+    bolts = {cid: spec for cid, spec in topo.components.items() if "queries" in spec.config}
+    assert bolts and all(s.config["table_rows"] == 50 for s in bolts.values())
+    cid, spec = next((c, s) for c, s in bolts.items() if "define table" in
+                     s.config["table_definitions"])
+    bolt = SiddhiBolt(spec.config)
+    bolt.prepare(Context(topo.name, cid, 0, spec.parallelism, 0, spec.outputs),
+                 Collector(cid, spec.outputs))
+    try:
+        bolt.execute(Batch([(1000 + i, f"k{i}", i) for i in range(60)], "S", "EventReceiverSpout"))
+        table = bolt.runtime.tables["T"]
+        assert len(table) == 50 and table.refused == 10
+    finally:
+        bolt.cleanup()
