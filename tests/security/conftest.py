@@ -7,7 +7,6 @@ from manager.server import Manager
 from manager.settings import load_manager_settings
 from manager.web import create_app
 from receivers.router import IngestRouter
-from tests.auth_helpers import authorize
 from tests.manager.manager_fakes import FakeLauncher
 
 
@@ -39,9 +38,7 @@ def manager(tmp_path, roots):
 
 @pytest.fixture
 def client(manager):
-    client = create_app({"MANAGER": manager}).test_client()
-    authorize(client, manager)  # issue 10: the super admin's token on every request
-    return client
+    return create_app({"MANAGER": manager}).test_client()
 
 
 STOCK = StreamDefinition("StockStream", (
