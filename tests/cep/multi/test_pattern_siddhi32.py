@@ -143,6 +143,7 @@ def test_zero_min_count_with_within_needs_some_earlier_event():
     q = ("from e1=A<0:2> -> e2=B within 1 sec "
          "select e1[0].id as a, e2.id as b insert into Out;")
     assert rows(q, [("B", 1000, 4)]) == []
+    assert rows(q, [("B", 999, 4)]) == [(None, 4)]  # 999 - (-1) <= 1000: Siddhi's unset time
     assert rows(q, [("A", 900, 1), ("B", 1000, 4)]) == [(1, 4)]
     q = ("from e0=D -> e1=A<0:2> -> e2=B within 1 sec "
          "select e0.id as d, e1[0].id as a, e2.id as b insert into Out;")
