@@ -4,7 +4,10 @@ manager's REST API, and the Trades plan running as a Spark topology. /api/v1/sta
 /api/v1/workers, the per-plan /metrics and /topology and both Prometheus endpoints reflect the
 running topology and the events sent through it."""
 import json
+import os
+import signal
 import threading
+import time
 import urllib.request
 
 import pytest
@@ -127,3 +130,37 @@ def test_status_workers_metrics_and_prometheus_follow_a_running_topology(system)
     sent = {s.labels["stream"]: s.value for s in wfams["cep_worker_sink_events_sent"].samples
             if s.name.endswith("_total")}
     assert sent == {"BigTrades": EVENTS // 2}
+
+
+def test_status_counts_one_outflow_connection_after_a_task_was_killed(system):
+    """A killed Spark task restarts the barrier stage: the killed publisher bolt never released
+    its connection, the restarted one connects again. Status showed `2/1 established`; now the
+    restarted instance's connection replaces the old one. Window counts add up across it."""
+    m, worker = system
+    req = urllib.request.Request(m.url + f"/api/v1/tenants/{T}/plans", data=PLAN.encode(),
+                                 method="POST", headers={"Content-Type": "text/plain"})
+    urllib.request.urlopen(req, timeout=30).close()
+    poll(lambda: established(m), 120, 0.5, "ACTIVE with every connection established")
+    assert post_events(worker) == EVENTS
+    poll(lambda: component(m, "big")[0]["emitted"] == EVENTS // 2, 60, 0.5, "first events")
+    handle = m.topologies.deployments[(T, "Trades")].handle
+    victim = handle.metrics()["components"]["EventPublisherBolt"]["instances"][0]
+    os.kill(victim["pid"], signal.SIGKILL)
+    texts = []
+
+    def restarted_and_established():
+        status = get(m.url + "/api/v1/status")["topologies"][0]
+        texts.append(plan_item(m)["statusText"])
+        return status["restarts"] >= 1 and established(m)
+    poll(restarted_and_established, 120, 0.5, "restarted, ACTIVE, connections established")
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:  # and it stays so
+        texts.append(plan_item(m)["statusText"])
+        time.sleep(0.3)
+    assert not [t for t in texts if "2/1" in t], texts
+    assert texts[-1].endswith("Outflow connections : all established")
+    [flow] = get(m.url + "/api/v1/status")["flows"]
+    assert [f["bolt"] for f in flow["outflow"]] == ["Trades[-1234]:EventPublisherBolt:0"]
+    assert post_events(worker) == EVENTS
+    poll(lambda: component(m, "big")[0]["emitted"] == EVENTS, 60, 0.5,
+         "window counts before and after the restart add up")
