@@ -1,6 +1,7 @@
 """Builds the processor chain of a single-stream query:
 `junction -> [filter | window | stream function]* -> selector -> [rate limiter] -> output`.
 Leading filters with no window are fused into a stateless selector (one comprehension)."""
+from cep.catalog import windows as catalog_windows
 from cep.engine.expressions import SingleStreamScope, compile_filter
 from cep.engine.processor import Processor, link
 from cep.engine.selector import has_aggregators
@@ -112,11 +113,11 @@ def _fuse_spec(stream, query, scope, ctx):
     """(FuseSpec, None) when the query's window can be fused into its selector, else
     (None, None)."""
     from cep.engine.fused import FuseSpec, fusable_window
-    from cep.engine.windows.base import WINDOWS, WindowParams
+    from cep.engine.windows.base import WindowParams
     w = fusable_window(stream, query.selector)
     if w is None:
         return None, None
-    (param,) = WINDOWS[w.name.lower()].parse(WindowParams(w, scope))
+    (param,) = catalog_windows.lookup(w.name).processor_class().parse(WindowParams(w, scope))
     return FuseSpec(w.name.lower(), param, ctx.playback), None
 
 
