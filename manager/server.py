@@ -1,6 +1,7 @@
 """The manager process's parts wired together: store, registry, topology manager, plans."""
 import logging
 
+from manager.auth import AuthService
 from manager.launcher import SparkLauncher
 from manager.metrics_history import MetricsHistory
 from manager.metrics_sampler import MetricsSampler
@@ -24,6 +25,8 @@ class Manager:
         self.settings = settings or load_manager_settings()
         s = self.settings
         self.store = open_store(data_dir(s), s["store.redis_url"] or None, s["store.redis_prefix"])
+        self.auth = AuthService(s, data_dir(s))  # issue 10: users, tokens, cluster secret
+        self.auth.bootstrap()
         self.registry = RegistryService(s["registry.port"], s["registry.bind_host"],
                                         s["registry.liveness"], s["registry.heartbeat_interval"],
                                         plan_exists=lambda t, p: self.plans.exists(t, p))
@@ -66,6 +69,7 @@ class Manager:
         self.topologies.shutdown(kill=kill_topologies)
         self.registry.stop()
         self.store.close()
+        self.auth.close()
         self.started = False
 
     def info(self):

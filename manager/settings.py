@@ -2,6 +2,7 @@
 from pathlib import Path
 
 from cep.policy import POLICY_SETTINGS
+from manager.auth.settings import AUTH_SETTINGS
 from topology.settings import Schema, Setting
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -10,8 +11,8 @@ MANAGER = Schema("manager", [
     Setting("manager", "data_dir", str, "", "plan files and state (empty: <project>/var/manager)"),
     Setting("manager", "advertised_host", str, "",
             "host spouts and workers reach the manager at (empty: first non-loopback IPv4)"),
-    Setting("http", "host", str, "127.0.0.1", "address the REST API binds to (another "
-            "address than loopback is logged as a warning: the API has no authentication yet)"),
+    Setting("http", "host", str, "127.0.0.1", "address the REST API binds to (beyond "
+            "loopback it needs security.auth on, or --insecure)"),
     Setting("http", "port", int, 9763, "REST API port (0: a free port)"),
     Setting("http", "max_body_bytes", int, 4 * 1024 * 1024,
             "largest REST request body (413 JSON beyond it)"),
@@ -37,6 +38,7 @@ MANAGER = Schema("manager", [
     Setting("metrics", "sample_interval", float, 5.0,
             "seconds between samples of each topology's metrics (windows, /metrics); 0: off"),
     *POLICY_SETTINGS,  # files.roots, sinks.http_allow, sinks.redis_connections, limits.*
+    *AUTH_SETTINGS,  # security.auth, sessions, first-start password, cluster secret, TLS
 ])
 
 

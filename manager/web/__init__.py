@@ -24,10 +24,26 @@ def create_app(config=None):
         app.register_blueprint(module.bp)
     from manager.web import console
     console.register(app)  # /console pages, /api/v1/try and /simulate, / -> /console/
+    _register_auth(app)  # issue 10: users, tokens, sessions, CSRF, audit
     settings = getattr(app.config["MANAGER"], "settings", None)
     app.config["MAX_CONTENT_LENGTH"] = settings["http.max_body_bytes"] if settings else 4 << 20
     _register_errors(app)
     return app
+
+
+def _register_auth(app):
+    from manager.auth import csrf
+    from manager.web import api_users, auth_guard, auth_views
+    service = app.config["MANAGER"].auth
+    app.secret_key = service.secret_key  # generated at first start in <data>/security
+    settings = app.config["MANAGER"].settings
+    app.config.update(SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict",
+                      SESSION_COOKIE_NAME="cep_session",
+                      SESSION_COOKIE_SECURE=bool(settings["http.tls_cert"]))
+    app.jinja_env.globals["csrf_token"] = csrf.token
+    app.register_blueprint(api_users.bp)
+    app.register_blueprint(auth_views.bp)
+    auth_guard.register(app)
 
 
 def _register_errors(app):
