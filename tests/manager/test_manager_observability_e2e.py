@@ -18,7 +18,7 @@ from manager.settings import load_manager_settings
 from manager.web import create_app
 from tests.manager.manager_helpers import poll
 from tests.manager.test_manager_spark import PLAN, launcher  # noqa: F401 - module fixture
-from tests.manager.test_manager_workers import families, get, start_worker
+from tests.manager.test_manager_workers import api, auth_headers, families, get, start_worker
 
 pytestmark = pytest.mark.slow
 T = -1234
@@ -36,6 +36,7 @@ def system(launcher, tmp_path):  # noqa: F811 - the imported fixture
     server = make_server("127.0.0.1", 0, create_app({"MANAGER": m}), threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     m.url = f"http://127.0.0.1:{server.server_port}"
+    m.headers = auth_headers(m)
     worker = start_worker(m.url, tmp_path)
     try:
         yield m, worker
@@ -54,8 +55,15 @@ def post_events(worker):
         return json.loads(resp.read())["accepted"]
 
 
+def add_plan(m):
+    req = urllib.request.Request(m.url + f"/api/v1/tenants/{T}/plans", data=PLAN.encode(),
+                                 method="POST",
+                                 headers={"Content-Type": "text/plain", **m.headers})
+    urllib.request.urlopen(req, timeout=30).close()
+
+
 def plan_item(m):
-    return get(m.url + f"/api/v1/tenants/{T}/plans")["plans"][0]
+    return api(m, f"/api/v1/tenants/{T}/plans")["plans"][0]
 
 
 def established(m):
@@ -65,19 +73,17 @@ def established(m):
 
 
 def component(m, cid, window="10m"):
-    doc = get(m.url + f"/api/v1/tenants/{T}/plans/Trades/metrics?window={window}")
+    doc = api(m, f"/api/v1/tenants/{T}/plans/Trades/metrics?window={window}")
     return {c["id"]: c for c in doc["components"]}[cid], doc
 
 
 def test_status_workers_metrics_and_prometheus_follow_a_running_topology(system):
     m, worker = system
-    req = urllib.request.Request(m.url + f"/api/v1/tenants/{T}/plans", data=PLAN.encode(),
-                                 method="POST", headers={"Content-Type": "text/plain"})
-    urllib.request.urlopen(req, timeout=30).close()
+    add_plan(m)
     poll(lambda: established(m), 120, 0.5, "ACTIVE with every connection established")
     assert post_events(worker) == EVENTS
 
-    status = get(m.url + "/api/v1/status")
+    status = api(m, "/api/v1/status")
     [topo] = status["topologies"]
     assert (topo["topology"], topo["state"]) == ("Trades[-1234]", "ACTIVE")
     assert topo["applicationId"].startswith("app-") and topo["executors"] == 1
@@ -107,15 +113,15 @@ def test_status_workers_metrics_and_prometheus_follow_a_running_topology(system)
     assert publisher["executed"] == EVENTS // 2
     rates = {(e["from"], e["to"]): e["ratePerSec"] for e in doc["edges"]}
     assert rates[("EventReceiverSpout", "big")] > 0
-    graph = get(m.url + f"/api/v1/tenants/{T}/plans/Trades/topology")
+    graph = api(m, f"/api/v1/tenants/{T}/plans/Trades/topology")
     assert {c["id"] for c in graph["components"]} == {"EventReceiverSpout", "big",
                                                       "EventPublisherBolt"}
 
     out = poll(lambda: (lambda w: w if w["eventsOut"] == EVENTS // 2 else None)(
-        get(m.url + "/api/v1/workers")["workers"][0]), 30, 0.5, "w1 reports its output")
+        api(m, "/api/v1/workers")["workers"][0]), 30, 0.5, "w1 reports its output")
     assert out["eventsIn"] == EVENTS
 
-    fams = families(get(m.url + "/metrics", raw=True))
+    fams = families(api(m, "/metrics", raw=True))
     ins = {s.labels["component"]: s.value for s in fams["cep_component_events_in"].samples
            if s.name.endswith("_total")}
     assert ins["big"] >= EVENTS and ins["EventPublisherBolt"] == EVENTS // 2
@@ -137,9 +143,7 @@ def test_status_counts_one_outflow_connection_after_a_task_was_killed(system):
     its connection, the restarted one connects again. Status showed `2/1 established`; now the
     restarted instance's connection replaces the old one. Window counts add up across it."""
     m, worker = system
-    req = urllib.request.Request(m.url + f"/api/v1/tenants/{T}/plans", data=PLAN.encode(),
-                                 method="POST", headers={"Content-Type": "text/plain"})
-    urllib.request.urlopen(req, timeout=30).close()
+    add_plan(m)
     poll(lambda: established(m), 120, 0.5, "ACTIVE with every connection established")
     assert post_events(worker) == EVENTS
     poll(lambda: component(m, "big")[0]["emitted"] == EVENTS // 2, 60, 0.5, "first events")
@@ -149,7 +153,7 @@ def test_status_counts_one_outflow_connection_after_a_task_was_killed(system):
     texts = []
 
     def restarted_and_established():
-        status = get(m.url + "/api/v1/status")["topologies"][0]
+        status = api(m, "/api/v1/status")["topologies"][0]
         texts.append(plan_item(m)["statusText"])
         return status["restarts"] >= 1 and established(m)
     poll(restarted_and_established, 120, 0.5, "restarted, ACTIVE, connections established")
@@ -159,7 +163,7 @@ def test_status_counts_one_outflow_connection_after_a_task_was_killed(system):
         time.sleep(0.3)
     assert not [t for t in texts if "2/1" in t], texts
     assert texts[-1].endswith("Outflow connections : all established")
-    [flow] = get(m.url + "/api/v1/status")["flows"]
+    [flow] = api(m, "/api/v1/status")["flows"]
     assert [f["bolt"] for f in flow["outflow"]] == ["Trades[-1234]:EventPublisherBolt:0"]
     assert post_events(worker) == EVENTS
     poll(lambda: component(m, "big")[0]["emitted"] == EVENTS, 60, 0.5,

@@ -22,10 +22,22 @@ from tests.manager.manager_helpers import poll
 SAMPLE = open("conf/samples/StockAnalysis.siddhiql").read()
 
 
-def get(url, raw=False):
-    with urllib.request.urlopen(url, timeout=5) as resp:
+def get(url, raw=False, headers=None):
+    req = urllib.request.Request(url, headers=headers or {})
+    with urllib.request.urlopen(req, timeout=5) as resp:
         body = resp.read().decode()
         return body if raw else json.loads(body)
+
+
+def api(manager, path, raw=False):
+    """GET a path of the served manager, with an admin token when authentication is on."""
+    return get(manager.url + path, raw, manager.headers)
+
+
+def auth_headers(manager):
+    """An admin API token's header when the manager has authentication, else none."""
+    auth = getattr(manager, "auth", None)
+    return {"Authorization": f"Bearer {auth.create_token('admin', 'tests')[0]}"} if auth else {}
 
 
 @pytest.fixture
@@ -39,6 +51,7 @@ def served_manager(tmp_path):
     server = make_server("127.0.0.1", 0, create_app({"MANAGER": manager}), threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     manager.url = f"http://127.0.0.1:{server.server_port}"
+    manager.headers = auth_headers(manager)
     yield manager
     server.shutdown()
     manager.stop()
@@ -57,7 +70,7 @@ def start_worker(manager_url, tmp_path, wid="w1"):
 
 
 def workers_by_id(manager):
-    return {w["id"]: w for w in get(manager.url + "/api/v1/workers")["workers"]}
+    return {w["id"]: w for w in api(manager, "/api/v1/workers")["workers"]}
 
 
 def test_worker_finds_a_registry_on_a_non_default_port_and_reports_itself(served_manager,
@@ -74,9 +87,9 @@ def test_worker_finds_a_registry_on_a_non_default_port_and_reports_itself(served
         info = poll(lambda: workers_by_id(m)["w1"]["plans"] and workers_by_id(m)["w1"], 10,
                     0.1, "w1 serving the plan")
         assert info["plans"] == ["-1234/StockAnalysis"]
-        status = get(m.url + "/api/v1/status")
+        status = api(m, "/api/v1/status")
         assert [x["id"] for x in status["workers"]] == ["w1"]
-        pubs = poll(lambda: [e for e in get(m.url + "/api/v1/status")["endpoints"]
+        pubs = poll(lambda: [e for e in api(m, "/api/v1/status")["endpoints"]
                              if e["kind"] == "publisher"], 10, 0.1, "publisher endpoint")
         assert (pubs[0]["worker"], pubs[0]["stale"], pubs[0]["plan"]) == ("w1", False,
                                                                          "StockAnalysis")
@@ -87,7 +100,7 @@ def test_worker_finds_a_registry_on_a_non_default_port_and_reports_itself(served
         w.stop()
     gone = poll(lambda: workers_by_id(m)["w1"]["stale"] and workers_by_id(m)["w1"], 10, 0.1,
                 "w1 stale after it stopped")
-    assert gone["heartbeatAgeSec"] > m.registry.table.liveness
+    assert gone["heartbeatAgeSec"] >= m.registry.table.liveness  # rounded to 0.1 s
 
 
 def _post_events(worker, n):
@@ -120,7 +133,7 @@ def test_prometheus_endpoints_of_manager_and_worker_parse(served_manager, tmp_pa
         legacy = get(w.http_url + "/metrics.json")
         assert legacy["receivers"]["streams"]["-1234/StockAnalysis/StockStream"]["accepted"] == 4
         poll(lambda: workers_by_id(m).get("w1"), 10, 0.1, "w1 reported")
-        mfams = families(get(m.url + "/metrics", raw=True))
+        mfams = families(api(m, "/metrics", raw=True))
         state = mfams["cep_topology_state"].samples
         assert [(s.labels["plan"], s.labels["state"], s.value) for s in state] == [
             ("StockAnalysis", "ACTIVE", 1.0)]
