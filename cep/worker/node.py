@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from cep.worker.config import worker_id
 from cep.worker.exceptions import PlanDeployError
-from cep.worker.managers import FailoverRegistry, ManagerSet
+from cep.worker.managers import FailoverRegistry, ManagerSet, worker_secret
 from cep.worker.ports import PortBook
 from cep.worker.status_api import status_blueprint
 from cep.worker.sync import LocalPlanSync, ManagerSync
@@ -70,7 +70,7 @@ class Worker:
         if self.mode == "distributed":
             self.ports = PortBook(cfg["worker.state_dir"], self.identity.worker_id)
             self.managers = ManagerSet(cfg["managers.urls"], cfg["managers.registries"],
-                                       cfg["managers.timeout"])
+                                       cfg["managers.timeout"], worker_secret(cfg))
             self.registry = FailoverRegistry(self.managers, cfg["managers.timeout"])
             self.sync = ManagerSync(self, self.managers, cfg["managers.poll_interval"])
             self.reporter = WorkerReporter(self, self.registry, cfg["transport.heartbeat_interval"])
