@@ -11,10 +11,13 @@
 - `system`: the real thing: a manager with the embedded Spark cluster (the worker end-to-end
   test's `manager` fixture), its REST API and console on a free port, and one real CEP worker
   whose sinks write files into a temp dir.
+- With authentication on (issue 10), both carry an admin API token that `rest()` and their
+  Flask test client send, and `sign_in(browser, target)` logs the browser in to the console.
 """
 import os
 import re
 import shutil
+import time
 import types
 from pathlib import Path
 
@@ -95,6 +98,41 @@ def shot(browser, request):
     return take
 
 
+def api_token(manager, url):
+    """An admin API token of `manager` (None without authentication), sent by rest() to url."""
+    from tests.console.console_helpers import TOKENS
+    service = getattr(manager, "auth", None)
+    if service is None or not service.enabled:
+        return None
+    from tests.auth_helpers import admin_token
+    TOKENS[url] = admin_token(manager)
+    return TOKENS[url]
+
+
+_SIGNED_IN = {}  # browser session id -> the console URL its session cookie belongs to
+
+
+def sign_in(browser, target):
+    """Log the browser in to the console of `target` (fake_console or system) as the admin,
+    through the login page; a no-op without authentication or when already signed in there.
+    (Cookies are per host, not per port: signing in to another manager replaces the session.)"""
+    service = getattr(target.manager, "auth", None)
+    if service is None or not service.enabled or _SIGNED_IN.get(browser.session_id) == target.url:
+        return
+    from selenium.webdriver.common.by import By
+    from tests.auth_helpers import ADMIN_PASSWORD
+    browser.delete_all_cookies()
+    browser.get(target.url + "/console/login")
+    browser.find_element(By.CSS_SELECTOR, "input[name=user]").send_keys("admin")
+    browser.find_element(By.CSS_SELECTOR, "input[name=password]").send_keys(ADMIN_PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    deadline = time.monotonic() + 10
+    while "/console/login" in browser.current_url and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "/console/login" not in browser.current_url, "console login failed"
+    _SIGNED_IN[browser.session_id] = target.url
+
+
 def _serve(manager):
     """The manager's Flask app (REST API + console) over HTTP on a free loopback port."""
     from manager.web import create_app
@@ -116,9 +154,12 @@ def fake_console(tmp_path_factory):
     m = Manager(settings, launcher=FakeLauncher()).start()
     app, server = _serve(m)
     app.config["TESTING"] = True
+    client, token = app.test_client(), api_token(m, server.url)
+    if token:
+        client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
     try:
-        yield types.SimpleNamespace(manager=m, app=app, client=app.test_client(),
-                                    url=server.url)
+        yield types.SimpleNamespace(manager=m, app=app, client=client, url=server.url,
+                                    token=token)
     finally:
         server.stop()
         m.stop()
@@ -129,10 +170,12 @@ def system(spark_manager, tmp_path_factory):  # noqa: F811 (the imported fixture
     """The real system: manager + embedded Spark (REST API and console at `.url`), one real
     CEP worker `w1` whose file sinks write under `.sink_dir`."""
     sink_dir = tmp_path_factory.mktemp("console-sinks")
+    token = api_token(spark_manager, spark_manager.rest_url)
     worker = start_worker(spark_manager, "w1", str(sink_dir))
     try:
         yield types.SimpleNamespace(manager=spark_manager, url=spark_manager.rest_url,
-                                    worker=worker, sink_dir=sink_dir, tenant=TENANT)
+                                    worker=worker, sink_dir=sink_dir, tenant=TENANT,
+                                    token=token)
     finally:
         worker.stop()
 

@@ -12,6 +12,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 TENANT = -1234
+TOKENS = {}  # base URL -> API token that rest() sends (managers with authentication on)
 
 
 def wait_until(fn, timeout=20.0, what="condition", interval=0.1):
@@ -84,9 +85,11 @@ def rest(base, path, body=None, method=None):
     """(status, JSON) of a REST call; a str body goes as text/plain."""
     data = body.encode() if isinstance(body, str) else (
         json.dumps(body).encode() if body is not None else None)
-    ctype = "text/plain" if isinstance(body, str) else "application/json"
+    headers = {"Content-Type": "text/plain" if isinstance(body, str) else "application/json"}
+    if TOKENS.get(base):
+        headers["Authorization"] = f"Bearer {TOKENS[base]}"
     req = urllib.request.Request(base + path, data=data, method=method or (
-        "POST" if data is not None else "GET"), headers={"Content-Type": ctype})
+        "POST" if data is not None else "GET"), headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=15) as resp:
             raw = resp.read()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.console.conftest import js_errors, sink_rows
+from tests.console.conftest import js_errors, sign_in, sink_rows
 from tests.console.console_helpers import (
     TENANT, cep_run, css, error_marks, listed_errors, one, rest, set_editor, set_field,
     text_of, wait_until)
@@ -60,6 +60,7 @@ def deployed(system):
 
 
 def test_add_plan_with_typo_then_deploy_reaches_active_without_reload(system, browser, shot):
+    sign_in(browser, system)
     browser.get(system.url + "/")
     wait_until(lambda: browser.current_url.endswith(PLANS), 10, "/ redirects to the plans page")
     one(browser, "table#plans")
@@ -114,6 +115,7 @@ def test_add_plan_with_typo_then_deploy_reaches_active_without_reload(system, br
 
 
 def test_plan_page_shows_query_plan_and_topology_graph(deployed, browser, shot):
+    sign_in(browser, deployed)
     browser.get(f"{deployed.url}{PLANS}/{NAME}")
     xml = rest(deployed.url, f"/api/v1/tenants/{TENANT}/plans/{NAME}/query-plan")[1]
     pre = one(browser, "pre#query-plan")
@@ -176,6 +178,7 @@ def metric_cell(browser, component, column):
 
 
 def test_status_page_lists_the_worker_and_the_topology(deployed, browser, shot):
+    sign_in(browser, deployed)
     browser.get(deployed.url + "/console/status")
     worker = one(browser, 'table#workers tr[data-worker="w1"]', timeout=20)
     assert "127.0.0.1" in worker.text and "bad" not in (worker.get_attribute("class") or "")
@@ -193,6 +196,7 @@ def test_status_page_lists_the_worker_and_the_topology(deployed, browser, shot):
 
 
 def test_try_it_prints_what_cep_run_prints(deployed, browser, shot):
+    sign_in(browser, deployed)
     browser.get(deployed.url + "/console/try")
     set_field(browser, "textarea#try-plan", PLAN)
     set_field(browser, "textarea#try-events", EVENTS_FILE.read_text())
@@ -209,6 +213,7 @@ def test_try_it_prints_what_cep_run_prints(deployed, browser, shot):
 
 
 def test_simulator_events_reach_the_worker_sink(deployed, browser, shot, tmp_path):
+    sign_in(browser, deployed)
     browser.get(f"{deployed.url}{PLANS}/{NAME}/simulate")
     options = [o.get_attribute("value") for o in css(browser, "select#sim-stream option")]
     assert options == ["TradeStream"]
@@ -247,6 +252,7 @@ def test_simulator_events_reach_the_worker_sink(deployed, browser, shot, tmp_pat
 
 def test_edit_shows_cleaning_deploying_active(deployed, browser, shot):
     """Runs last: the plan is redeployed with a higher threshold."""
+    sign_in(browser, deployed)
     browser.get(f"{deployed.url}{PLANS}/{NAME}/edit")
     one(browser, "#editor .CodeMirror")
     assert browser.execute_script(

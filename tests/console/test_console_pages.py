@@ -7,7 +7,7 @@ import time
 import pytest
 from selenium.webdriver.support.ui import Select
 
-from tests.console.conftest import js_errors
+from tests.console.conftest import js_errors, sign_in
 from tests.console.console_helpers import (
     TENANT, css, one, rest, set_field, text_of, wait_until)
 
@@ -44,6 +44,7 @@ def report_worker(console, wid, age=0.0):
 
 
 def test_tenant_picker_switches_the_plans_shown(fake_console, browser, shot):
+    sign_in(browser, fake_console)
     add(fake_console, TENANT, "SuperPlan")
     add(fake_console, 7, "SevenPlan")
     browser.get(fake_console.url + f"/console/tenants/{TENANT}/plans")
@@ -61,6 +62,7 @@ def test_tenant_picker_switches_the_plans_shown(fake_console, browser, shot):
 
 
 def test_delete_asks_first(fake_console, browser, shot):
+    sign_in(browser, fake_console)
     add(fake_console, TENANT, "DeleteMe")
     path = f"/api/v1/tenants/{TENANT}/plans/DeleteMe"
     browser.get(fake_console.url + f"/console/tenants/{TENANT}/plans")
@@ -80,6 +82,7 @@ def test_delete_asks_first(fake_console, browser, shot):
 
 
 def test_try_it_shows_positioned_errors(fake_console, browser, shot):
+    sign_in(browser, fake_console)
     browser.get(fake_console.url + "/console/try")
     bad = PLAN.format(name="Bad").replace("select symbol", "selct symbol")
     set_field(browser, "textarea#try-plan", bad)
@@ -96,6 +99,7 @@ def test_try_it_shows_positioned_errors(fake_console, browser, shot):
 
 def test_status_page_refreshes_and_marks_stale_workers_and_failed_topologies(
         fake_console, browser, shot):
+    sign_in(browser, fake_console)
     liveness = fake_console.manager.registry.table.liveness
     report_worker(fake_console, "w-live")
     report_worker(fake_console, "w-stale", age=1.5 * liveness)
@@ -128,6 +132,7 @@ def test_status_page_refreshes_and_marks_stale_workers_and_failed_topologies(
 def test_editor_refuses_what_plan_add_refuses(fake_console, browser, shot):
     """A check only the manager applies (a plan name that cannot be a file or topology name):
     the editor lists the same message a rejected add returns, and keeps deploy disabled."""
+    sign_in(browser, fake_console)
     from tests.console.console_helpers import error_marks, listed_errors, set_editor
     bad = PLAN.format(name="bad/name")
     status, refused = rest(fake_console.url, f"/api/v1/tenants/{TENANT}/plans", bad)
