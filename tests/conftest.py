@@ -11,6 +11,24 @@ import pytest
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _auth_environment():
+    """Issue 10: managers started by tests (in-process or as processes) create their super
+    admin with a known password, and managers and workers share one cluster secret, as an
+    operator sets them up (CEP_ADMIN_PASSWORD, CEP_CLUSTER_SECRET). Authentication stays on."""
+    import secrets
+    from tests.auth_helpers import ADMIN_PASSWORD
+    saved = {k: os.environ.get(k) for k in ("CEP_ADMIN_PASSWORD", "CEP_CLUSTER_SECRET")}
+    os.environ["CEP_ADMIN_PASSWORD"] = ADMIN_PASSWORD
+    os.environ["CEP_CLUSTER_SECRET"] = secrets.token_urlsafe(32)
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 def require_binary(name, why):
     """The path of executable `name`; skips (or fails in CI) with `why` when it is missing."""
     path = shutil.which(name)

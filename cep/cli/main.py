@@ -18,6 +18,10 @@ VERB_MODULES = (
     "cep.cli.plan",
     "cep.cli.worker",
     "cep.cli.feed",
+    "cep.cli.login",
+    "cep.cli.user",
+    "cep.cli.tenant",
+    "cep.cli.token",
 )
 
 

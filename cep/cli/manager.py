@@ -29,6 +29,14 @@ def subparser_hook(subparsers):
                    default=os.environ.get("CEP_LOG_QUERY_PLANS", "") in ("1", "true", "yes"),
                    help="log each plan's XML query plan at DEBUG (logger "
                         "manager.topology_manager) when it is deployed [env: CEP_LOG_QUERY_PLANS=1]")
+    p.add_argument("--admin-password-file", help="first start: the super admin's password "
+                   "(default: $CEP_ADMIN_PASSWORD, else generated and printed once)")
+    p.add_argument("--cluster-secret-file", help="the secret workers present (default: "
+                   "$CEP_CLUSTER_SECRET, else <data-dir>/security/cluster-secret, generated)")
+    p.add_argument("--tls-cert", help="PEM certificate: serve the REST API and console over HTTPS")
+    p.add_argument("--tls-key", help="PEM private key of --tls-cert")
+    p.add_argument("--insecure", action="store_true", help="turn authentication off, even on a "
+                   "non-loopback bind (a warning is logged at every start)")
     p.add_argument("--kill-on-exit", action="store_true",
                    help="kill the plans' topologies when the manager stops")
     p.set_defaults(func=run)
@@ -36,24 +44,41 @@ def subparser_hook(subparsers):
 
 FLAGS = {"data_dir": "manager.data_dir", "http_host": "http.host", "http_port": "http.port",
          "registry_port": "registry.port", "spark_master": "spark.master",
-         "advertised_host": "manager.advertised_host", "redis_url": "store.redis_url"}
+         "advertised_host": "manager.advertised_host", "redis_url": "store.redis_url",
+         "admin_password_file": "security.admin_password_file",
+         "cluster_secret_file": "security.cluster_secret_file", "tls_cert": "http.tls_cert",
+         "tls_key": "http.tls_key"}
 
 
 def overrides_from(args):
-    return {key: getattr(args, flag) for flag, key in FLAGS.items()
-            if getattr(args, flag, None) is not None}
+    out = {key: getattr(args, flag) for flag, key in FLAGS.items()
+           if getattr(args, flag, None) is not None}
+    if getattr(args, "insecure", False):
+        out.update({"security.insecure": True, "security.auth": False})
+    return out
 
 
-def _warn_if_exposed(host):
-    """The REST API has no authentication yet: say so when it binds beyond loopback."""
+def _warn_if_exposed(settings):
+    """Authentication off: refused beyond loopback unless --insecure, and warned about at
+    every start (issue 10). Returns an error message when the manager must not start."""
+    host = settings["http.host"]
+    if settings["security.auth"]:
+        return None
+    if not _is_loopback(host) and not settings["security.insecure"]:
+        return (f"security.auth is off and the REST API would bind {host}, not loopback: "
+                f"refusing to start (give --insecure to run without authentication anyway)")
+    log.warning("INSECURE: authentication is off (security.auth false%s): anyone who reaches "
+                "%s can deploy plans and read every tenant's (see SECURITY.md)",
+                ", --insecure" if settings["security.insecure"] else "", host)
+    return None
+
+
+def _is_loopback(host):
     import ipaddress
     try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
-        loopback = False
-    if not loopback:
-        log.warning("the REST API binds %s, not loopback, and has no authentication yet: "
-                    "anyone who reaches it can deploy plans (see SECURITY.md)", host)
+        return False
 
 
 def enable_query_plan_log():
@@ -78,16 +103,23 @@ def run(args):
     if args.log_query_plans:
         enable_query_plan_log()
     settings = load_manager_settings(overrides_from(args), conf_dir=args.conf_dir)
-    _warn_if_exposed(settings["http.host"])
+    refused = _warn_if_exposed(settings)
+    if refused:
+        log.error("%s", refused)
+        return 2
     manager = Manager(settings).start()
     app = create_app({"MANAGER": manager})
-    server = make_server(settings["http.host"], settings["http.port"], app, threaded=True)
+    tls = (settings["http.tls_cert"], settings["http.tls_key"]) if settings["http.tls_cert"] \
+        else None
+    server = make_server(settings["http.host"], settings["http.port"], app, threaded=True,
+                         ssl_context=tls)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    print(f"CEP manager: REST http://{settings['http.host']}:{server.server_port}/api/v1, "
+    scheme = "https" if tls else "http"
+    print(f"CEP manager: REST {scheme}://{settings['http.host']}:{server.server_port}/api/v1, "
           f"registry {manager.registry_url}, data {settings['manager.data_dir'] or 'var/manager'}",
           flush=True)
     stop.wait()

@@ -6,6 +6,7 @@ import sys
 import urllib.error
 import urllib.request
 
+from cep.cli import credentials
 from manager.status import status_text
 from manager.store.base import SUPER_TENANT
 
@@ -52,16 +53,24 @@ def subparser_hook(subparsers):
     p.set_defaults(func=run)
 
 
-def request(base, method, path, body=None, raw=False):
-    """Call the manager; returns parsed JSON (or text); raises CliError with its message."""
+def request(base, method, path, body=None, raw=False, content_type="text/plain; charset=utf-8"):
+    """Call the manager with the user's token (CEP_TOKEN or `cep login`); returns parsed JSON
+    (or text); raises CliError with its message."""
     data = body.encode() if isinstance(body, str) else None
+    headers = {"Content-Type": content_type}
+    token = credentials.token_for(base)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     req = urllib.request.Request(base.rstrip("/") + path, data=data, method=method,
-                                 headers={"Content-Type": "text/plain; charset=utf-8"})
+                                 headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=120) as resp:
             text = resp.read().decode()
     except urllib.error.HTTPError as exc:
-        raise CliError(_error_text(exc.read().decode(errors="replace"), exc.code)) from None
+        text = _error_text(exc.read().decode(errors="replace"), exc.code)
+        if exc.code == 401:
+            text += f"\n(log in first: cep login --manager {base} --user NAME, or set CEP_TOKEN)"
+        raise CliError(text) from None
     except urllib.error.URLError as exc:
         raise CliError(f"cannot reach the manager at {base}: {exc.reason}") from None
     return text if raw else json.loads(text)

@@ -26,6 +26,8 @@ def subparser_hook(subparsers):
     p.add_argument("--roles", help="receiver,publisher (default both)")
     p.add_argument("--plan", action="append", help="standalone: plan file or folder "
                    "(repeatable)")
+    p.add_argument("--cluster-secret-file", help="the manager's cluster secret "
+                   "(<manager data>/security/cluster-secret) [env: CEP_CLUSTER_SECRET]")
     p.add_argument("--describe-config", action="store_true",
                    help="print every setting (Markdown table) and exit")
     p.set_defaults(func=run)
@@ -39,7 +41,8 @@ def overrides_from_args(args):
             "receivers.http_port": args.http_port, "receivers.zmq_port": args.zmq_port,
             "receivers.http_host": host, "receivers.zmq_host": host,
             "worker.advertised_host": args.advertised_host, "worker.roles": args.roles,
-            "standalone.plans": args.plan}
+            "standalone.plans": args.plan,
+            "managers.cluster_secret_file": getattr(args, "cluster_secret_file", None)}
 
 
 def _service_logging():

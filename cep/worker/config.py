@@ -29,6 +29,9 @@ WORKER_SCHEMA = Schema("worker", [
     Setting("managers", "registries", list, [], "registry addresses (tcp://host:port), same "
             "order as managers.urls; empty means the address each manager reports at "
             "GET /api/v1/manager"),
+    Setting("managers", "cluster_secret_file", str, "", "file of the manager's cluster secret "
+            "(<manager data>/security/cluster-secret), sent on plan sync; empty: "
+            "$CEP_CLUSTER_SECRET"),
     Setting("managers", "poll_interval", float, 2.0, "seconds between deployment polls (<= 5)"),
     Setting("managers", "timeout", float, 2.0, "seconds to wait for one manager answer"),
     Setting("receivers", "http_host", str, "127.0.0.1", "bind address of the HTTP receiver, "

@@ -11,11 +11,22 @@ import threading
 import urllib.error
 import urllib.request
 
+from cep.security import cluster_secret
 from cep.worker.exceptions import ManagerUnavailableError
 from manager.exceptions import RegistryUnavailableError
 from manager.registry.client import RegistryClient
 
 log = logging.getLogger(__name__)
+
+
+def worker_secret(cfg):
+    """The cluster secret the worker presents: managers.cluster_secret_file, else
+    $CEP_CLUSTER_SECRET; None (with a warning: the manager will refuse plan sync) without."""
+    secret = cluster_secret.read(cfg["managers.cluster_secret_file"] or None)
+    if secret is None:
+        log.warning("no cluster secret (managers.cluster_secret_file or CEP_CLUSTER_SECRET): "
+                    "a manager with security.auth on refuses this worker's plan sync")
+    return secret
 
 
 class ManagerSet:
@@ -25,8 +36,9 @@ class ManagerSet:
     one the manager itself reports at `GET /api/v1/manager` (`registry`), learned on first use
     and asked again after that registry stopped answering."""
 
-    def __init__(self, urls, registries=(), timeout=2.0):
+    def __init__(self, urls, registries=(), timeout=2.0, secret=None):
         self.urls = [u.rstrip("/") for u in urls]
+        self.secret = secret  # the cluster secret (issue 10): sent with every request
         self.configured = list(registries)
         self.learned = {}  # index -> registry address the manager reported
         self.timeout = timeout
@@ -72,14 +84,20 @@ class ManagerSet:
         raise ManagerUnavailableError(f"no manager answered GET {path}: {'; '.join(errors)}")
 
     def _get(self, url, etag):
-        req = urllib.request.Request(url, headers={"Accept": "application/json",
-                                                   **({"If-None-Match": etag} if etag else {})})
+        headers = {"Accept": "application/json", **({"If-None-Match": etag} if etag else {})}
+        if self.secret:
+            headers[cluster_secret.HEADER] = self.secret
+        req = urllib.request.Request(url, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 return resp.status, resp.headers.get("ETag"), json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             if exc.code == 304:
                 return 304, etag, None
+            if exc.code == 401:
+                raise OSError(f"HTTP 401: the manager refused this worker's cluster secret "
+                              f"({'none given' if not self.secret else 'wrong secret'}; see "
+                              f"--cluster-secret-file)") from None
             raise OSError(f"HTTP {exc.code}: {exc.read()[:200]!r}") from None
 
 

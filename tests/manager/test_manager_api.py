@@ -6,6 +6,7 @@ import pytest
 from manager.server import Manager
 from manager.settings import load_manager_settings
 from manager.web import create_app
+from tests.auth_helpers import authorize
 from tests.manager.manager_fakes import FakeLauncher
 from tests.manager.manager_plans import STAT_PLAN, STAT_XML
 
@@ -34,7 +35,9 @@ def manager(tmp_path):
 
 @pytest.fixture
 def client(manager):
-    return create_app({"MANAGER": manager, "TESTING": True}).test_client()
+    client = create_app({"MANAGER": manager, "TESTING": True}).test_client()
+    authorize(client, manager)  # issue 10: the super admin's token on every request
+    return client
 
 
 def test_add_list_show_query_plan_status(client, manager, tmp_path):
@@ -151,7 +154,9 @@ def test_create_app_builds_its_own_manager(tmp_path):
     app = create_app({"SETTINGS": {"manager.data_dir": str(tmp_path), "registry.port": 0,
                                    "registry.bind_host": "127.0.0.1", "spark.master": "embedded"}})
     try:
-        info = app.test_client().get("/api/v1/manager").get_json()
+        client = app.test_client()
+        authorize(client, app.config["MANAGER"])
+        info = client.get("/api/v1/manager").get_json()
         assert info["store"] == "files" and info["registryPort"] > 0
     finally:
         app.config["MANAGER"].stop()

@@ -13,6 +13,7 @@ from cep.cli.main import main
 from manager.server import Manager
 from manager.settings import load_manager_settings
 from manager.web import create_app
+from tests.auth_helpers import admin_token
 from tests.manager.manager_fakes import FakeLauncher
 from tests.manager.manager_helpers import poll
 
@@ -20,13 +21,14 @@ SAMPLE_PATH = "conf/samples/StockAnalysis.siddhiql"
 
 
 @pytest.fixture
-def served(tmp_path):
+def served(tmp_path, monkeypatch):
     settings = load_manager_settings(overrides={
         "manager.data_dir": str(tmp_path), "registry.port": 0, "registry.bind_host": "127.0.0.1",
         "manager.advertised_host": "127.0.0.1"}, env={})
     manager = Manager(settings, launcher=FakeLauncher()).start()
     server = make_server("127.0.0.1", 0, create_app({"MANAGER": manager}), threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("CEP_TOKEN", admin_token(manager))  # issue 10: the CLI's token
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
     manager.stop()
@@ -87,8 +89,14 @@ def test_cep_manager_process_serves_and_stops(tmp_path):
         line = proc.stdout.readline()
         assert line.startswith("CEP manager: REST http://127.0.0.1:"), proc.stderr.read()
         url = line.split()[3].rsplit("/api/v1", 1)[0]
+        login = subprocess.run([sys.executable, "-m", "cep.cli.main", "login", "--manager", url,
+                                "--user", "admin", "--password-stdin", "--print-token"],
+                               input=env["CEP_ADMIN_PASSWORD"] + "\n", capture_output=True,
+                               text=True, timeout=60)  # issue 10: the first-start password
+        assert login.returncode == 0, login.stderr
         result = subprocess.run([sys.executable, "-m", "cep.cli.main", "plan", "--manager", url,
-                                 "list"], capture_output=True, text=True, timeout=60)
+                                 "list"], capture_output=True, text=True, timeout=60,
+                                env=dict(env, CEP_TOKEN=login.stdout.strip()))
         assert result.stdout.strip() == "No execution plans."
     finally:
         proc.send_signal(signal.SIGTERM)

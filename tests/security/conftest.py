@@ -7,6 +7,7 @@ from manager.server import Manager
 from manager.settings import load_manager_settings
 from manager.web import create_app
 from receivers.router import IngestRouter
+from tests.auth_helpers import authorize
 from tests.manager.manager_fakes import FakeLauncher
 
 
@@ -38,7 +39,9 @@ def manager(tmp_path, roots):
 
 @pytest.fixture
 def client(manager):
-    return create_app({"MANAGER": manager}).test_client()
+    client = create_app({"MANAGER": manager}).test_client()
+    authorize(client, manager)  # issue 10: the super admin's token on every request
+    return client
 
 
 STOCK = StreamDefinition("StockStream", (

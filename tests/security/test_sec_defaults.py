@@ -43,9 +43,14 @@ def test_worker_beyond_loopback_warns(tmp_path, caplog):
     worker.http._server.server_close()
 
 
-def test_manager_beyond_loopback_warns(caplog):
+def test_manager_without_auth_beyond_loopback_needs_insecure_and_warns(caplog):
+    def settings(**kw):
+        return load_manager_settings(overrides=kw, env={})
     with caplog.at_level(logging.WARNING, logger="manager"):
-        _warn_if_exposed("127.0.0.1")
+        assert _warn_if_exposed(settings(**{"http.host": "0.0.0.0"})) is None  # auth on
         assert caplog.text == ""
-        _warn_if_exposed("0.0.0.0")
-    assert "binds 0.0.0.0, not loopback" in caplog.text
+        refused = _warn_if_exposed(settings(**{"http.host": "0.0.0.0", "security.auth": False}))
+        assert "refusing to start" in refused and "--insecure" in refused
+        assert _warn_if_exposed(settings(**{"http.host": "0.0.0.0", "security.auth": False,
+                                            "security.insecure": True})) is None
+    assert "INSECURE: authentication is off" in caplog.text

@@ -1,6 +1,6 @@
 """What every console page shows around its content: the tenants of the picker and the
 selected tenant (from the URL, else the `tenant` cookie, else the super tenant)."""
-from flask import current_app, request
+from flask import current_app, g, request
 
 from manager.store.base import SUPER_TENANT, parse_tenant
 from manager.exceptions import BadTenantError
@@ -14,6 +14,7 @@ def known_tenants():
     """Tenants with a plan (store and compiled plans), plus the super tenant; sorted."""
     m = manager()
     tenants = {SUPER_TENANT} | {t for t, _ in list(m.plans.compiled)}
+    tenants |= {t["id"] for t in m.auth.directory.tenants()}  # issue 10: created tenants
     try:
         tenants |= set(m.store.tenants())
     except Exception:  # a store that cannot list tenants still leaves the page usable
@@ -41,7 +42,11 @@ def register(bp):
         tenants = known_tenants()
         if tenant not in tenants:
             tenants = sorted(tenants + [tenant])
-        return {"tenant": tenant, "tenants": tenants}
+        principal = g.get("principal")  # issue 10: only the tenants this user may see
+        if principal is not None and not principal.is_super:
+            tenant = tenant if principal.sees(tenant) else principal.tenant
+            tenants = [principal.tenant]
+        return {"tenant": tenant, "tenants": tenants, "principal": principal}
 
 
 def register_filters(bp):

@@ -5,6 +5,7 @@ import pytest
 from manager.server import Manager
 from manager.settings import load_manager_settings
 from manager.web import create_app
+from tests.auth_helpers import authorize
 from tests.manager.manager_fakes import FakeLauncher
 
 
@@ -24,5 +25,7 @@ def app(manager):
 
 
 @pytest.fixture
-def client(app):
-    return app.test_client()
+def client(app, manager):
+    client = app.test_client()
+    authorize(client, manager)  # issue 10: the super admin's token on every request
+    return client

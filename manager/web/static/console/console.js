@@ -16,6 +16,10 @@
   /* fetch -> {ok, status, body}; body is parsed JSON when the answer is JSON. */
   CEP.request = function (method, url, body, contentType) {
     var opts = {method: method, headers: {"Accept": "application/json"}};
+    if (method !== "GET" && method !== "HEAD") {  /* the session's CSRF token (issue 10) */
+      var meta = document.querySelector('meta[name="csrf-token"]');
+      if (meta) { opts.headers["X-CSRF-Token"] = meta.getAttribute("content"); }
+    }
     if (body !== undefined) {
       opts.body = typeof body === "string" ? body : JSON.stringify(body);
       opts.headers["Content-Type"] = contentType || (typeof body === "string" ? "text/plain" : "application/json");
