@@ -191,6 +191,6 @@ def _note_errors(series, components):
             if series.error_seen.get(where) == err["time"]:
                 continue
             series.error_seen[where] = err["time"]
+            message = f"{err.get('where', '')}: {err['error']}".lstrip(": ")
             series.errors.append({"time": err["time"], "component": comp,
-                                  "instance": inst["index"],
-                                  "message": f"{err.get('where', '')}: {err['error']}".lstrip(": ")})
+                                  "instance": inst["index"], "message": message})

@@ -45,7 +45,8 @@ def test_validate_valid_plan_and_unreadable_body(client):
     body = client.post("/api/v1/validate", data=SAMPLE, content_type="text/plain").get_json()
     assert body == {"valid": True, "name": "StockAnalysis", "errors": []}
     empty = client.post("/api/v1/validate", data="  ", content_type="text/plain").get_json()
-    assert empty["valid"] is False and empty["errors"][0]["message"] == "the execution plan is empty"
+    assert empty["valid"] is False
+    assert empty["errors"][0]["message"] == "the execution plan is empty"
     bad = client.post("/api/v1/validate", json=["not", "a", "map"])
     assert bad.status_code == 400 and bad.get_json()["error"] == "PlanRejectedError"
 
@@ -108,7 +109,8 @@ def test_metrics_windows_from_recorded_samples(client, manager):
     manager.history.record(key, components(1000, 1000, 1000), now=now - 1200)
     manager.history.record(key, components(1600, 1600, 1600), now=now - 60)
     err = {"time": now - 30, "where": "execute", "error": "ValueError: bad row"}
-    manager.history.record(key, components(200, 200, 200, failed=2, error=err), now=now)  # restarted
+    restarted = components(200, 200, 200, failed=2, error=err)  # counters back from 0
+    manager.history.record(key, restarted, now=now)
     url = "/api/v1/tenants/-1234/plans/StockAnalysis/metrics"
     ten = client.get(url + "?window=10m").get_json()
     three = client.get(url + "?window=3h").get_json()
