@@ -163,11 +163,13 @@ _SPAN = {">": ("0", "bisect_left(thrs, v)"), ">=": ("0", "bisect_right(thrs, v)"
          "<": ("bisect_right(thrs, v)", "len(thrs)"), "<=": ("bisect_left(thrs, v)", "len(thrs)")}
 
 
-def _key_lines(var, pk, own, indent):
-    """Lines setting `var` to the combined (partition key, equality key), None to skip."""
+def _key_lines(var, pk, own, indent, collapse):
+    """Lines setting `var` to the combined (partition key, equality key), None to skip.
+    `collapse`: both sides' equality keys are the partition key itself (or absent), so the
+    partition key alone is the key."""
     pad = " " * indent
-    if own is None or own == pk:
-        return [f"{pad}{var} = {own or pk}"]
+    if collapse:
+        return [f"{pad}{var} = {pk}"]
     return [f"{pad}{var} = {own}", f"{pad}if {var} is not None:",
             f"{pad}    {var} = ({pk}, {var})"]
 
@@ -206,8 +208,13 @@ def _match_lines(parts, within, row):
         body += ["    " + x for x in emit]
         body += ["    if len(hit) == len(b):", "        del buckets[k]", "    else:",
                  "        done = set(map(id, hit))",
-                 "        buckets[k] = [e for e in b if id(e) not in done]"]
-    return [" " * 16 + line for line in body]
+                 "        b = buckets[k] = [e for e in b if id(e) not in done]"]
+    out = []
+    for line in body:  # `b` stays the key's bucket (None once dropped) for the start state
+        out.append(" " * 16 + line)
+        if line.endswith("del buckets[k]"):
+            out.append(" " * 16 + line[:-len("del buckets[k]")] + "b = None")
+    return out
 
 
 def _start_lines(parts, pk, within):
@@ -215,15 +222,17 @@ def _start_lines(parts, pk, within):
     lines = []
     if parts["cond_a"] is not None:
         lines += [f"        if not {parts['cond_a']}:", "            continue"]
-    if parts["start_key"] != parts["row_key"]:  # else k is the event's key already
-        lines += _key_lines("k", pk, parts["start_key"], 8)
-    lines += ["        if k is None:", "            continue"]
+    if parts["start_key"] != parts["row_key"]:
+        lines += _key_lines("k", pk, parts["start_key"], 8, parts["collapse"])
+        lines += ["        if k is None:", "            continue", "        b = buckets.get(k)"]
+    else:  # k and b are the event's key and bucket already
+        lines += ["        if k is None:", "            continue"]
     if parts["range"] is not None:
         lines += [f"        thr = {parts['range'][2]}", "        if thr is None:",
                   "            continue"]
     else:
         lines += ["        thr = None"]
-    lines += ["        seq += 1", "        e = (seq, ts, r, thr, k)", "        b = buckets.get(k)"]
+    lines += ["        seq += 1", "        e = (seq, ts, r, thr, k)"]
     if parts["range"] is not None:
         lines += ["        if b is None:", "            b = buckets[k] = ([], [])",
                   "        at = bisect_right(b[0], thr)", "        b[0].insert(at, thr)",
@@ -240,7 +249,8 @@ def _source(parts, pk, within, row):
     pk = f"({pk})"
     lines = ["def run(batch, buckets, append, expire, seq):", "    for ts, r, kind in batch:",
              "        if kind:", "            continue"]
-    lines += _key_lines("k", pk, parts["row_key"], 8)
+    parts["collapse"] = parts["row_key"] in (None, pk) and parts["start_key"] in (None, pk)
+    lines += _key_lines("k", pk, parts["row_key"], 8, parts["collapse"])
     lines += ["        if k is not None:", "            b = buckets.get(k)",
               "            if b is not None:"]
     lines += _match_lines(parts, within, row)

@@ -20,6 +20,9 @@ SHAPES = [
     "every e1=S -> e2=S[e2.vol < e1.vol]",
     "every e1=S -> e2=S[e2.price > e1.price or e2.tag == e1.tag] within 25 ms",
     "every e1=S -> e2=S[e2.price > e1.price * 1.01 and e2.vol != e1.vol] within 40 ms",
+    # the arriving event's key and the key it files its own partial under differ
+    "every e1=S -> e2=S[e2.vol == e1.vol + 1 and e2.price < e1.price] within 60 ms",
+    "every e1=S -> e2=S[e2.tag == e1.sym]",
 ]
 
 
@@ -39,7 +42,7 @@ def events(seed, n=600):
             else round(rnd.uniform(90, 120), 1)
         vol = None if rnd.random() < 0.05 else rnd.randint(1, 6)
         sym = None if rnd.random() < 0.03 else rnd.choice(["A", "B", "C", "D"])
-        tag = rnd.choice(["x", "y", None])
+        tag = rnd.choice(["A", "B", "x", None])
         out.append((t, (sym, price, vol, tag)))
     return out
 
