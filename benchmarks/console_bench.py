@@ -10,7 +10,8 @@ master web UI (/json/), so that nothing but the console's own work is timed.
                 ACTIVE topologies with their registry endpoints and connections  target <= 300 ms
   spark-polls   10 threads poll GET /api/v1/status over HTTP for 5 s; the fake Spark master
                 counts the /json/ requests it gets                          target <= 1 req/s
-Each request is timed in-process (Flask test client: the server's time alone) and over real
+With authentication on (issue 10), requests carry a console session made by logging in through
+the login form, as a browser's do. Each request is timed in-process (Flask test client: the server's time alone) and over real
 HTTP on loopback (werkzeug's threaded server, as `cep manager` runs it). A run's figure is the
 median of --requests requests after 3 warm-ups; the printed figure is the median of --runs runs.
 """
@@ -18,6 +19,8 @@ import argparse
 import json
 import os
 import platform
+import re
+import secrets
 import statistics
 import tempfile
 import threading
@@ -27,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 TENANT = -1234
+PASSWORD = os.environ.setdefault("CEP_ADMIN_PASSWORD", secrets.token_urlsafe(16))
+os.environ.setdefault("CEP_CLUSTER_SECRET", secrets.token_urlsafe(32))
 PLAN = """@Plan:name('{name}')
 @Plan:description('Benchmark plan {i}: trades above {limit}')
 @Plan:dist(receiverParallelism='1', publisherParallelism='1')
@@ -178,6 +183,21 @@ def serve(app):
     return HttpServer(app, "127.0.0.1", 0).start()
 
 
+def sign_in(app, manager):
+    """A console session as a browser has one: (test client holding it, headers for HTTP)."""
+    client = app.test_client()
+    service = getattr(manager, "auth", None)
+    if service is None or not service.enabled:
+        return client, {}
+    form = client.get("/console/login").get_data(as_text=True)
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', form).group(1)
+    resp = client.post("/console/login", data={"csrf_token": csrf, "user": "admin",
+                                                "password": PASSWORD, "next": "/console/"})
+    assert resp.status_code == 302 and "/login" not in resp.headers["Location"], resp.status_code
+    name = app.config["SESSION_COOKIE_NAME"]
+    return client, {"Cookie": f"{name}={client.get_cookie(name).value}"}
+
+
 def timed(fn, requests):
     """Median milliseconds of `requests` calls of fn, after 3 warm-ups (each must succeed)."""
     for _ in range(3):
@@ -197,24 +217,24 @@ def getter_client(client, path):
     return get
 
 
-def getter_http(url):
+def getter_http(url, headers):
     def get():
-        with urllib.request.urlopen(url, timeout=30) as resp:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
+                                    timeout=30) as resp:
             assert resp.status == 200
             resp.read()
     return get
 
 
-def page_times(app, server, paths, requests):
-    client = app.test_client()
+def page_times(client, headers, server, paths, requests):
     out = {}
     for label, path in paths.items():
         out[f"{label}_client_ms"] = timed(getter_client(client, path), requests)
-        out[f"{label}_http_ms"] = timed(getter_http(server.url + path), requests)
+        out[f"{label}_http_ms"] = timed(getter_http(server.url + path, headers), requests)
     return out
 
 
-def spark_polls(server, master, threads=10, secs=5.0):
+def spark_polls(server, headers, master, threads=10, secs=5.0):
     """Requests the fake master got while `threads` threads polled /api/v1/status for `secs`."""
     stop, calls, errors = threading.Event(), [0], []
     url = server.url + "/api/v1/status"
@@ -222,12 +242,12 @@ def spark_polls(server, master, threads=10, secs=5.0):
     def poll():
         while not stop.is_set():
             try:
-                getter_http(url)()
+                getter_http(url, headers)()
                 calls[0] += 1
             except Exception as exc:  # reported, not hidden
                 errors.append(repr(exc))
     time.sleep(1.5)  # let the cache of the page runs age out
-    with urllib.request.urlopen(url, timeout=30) as resp:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as resp:
         status = json.loads(resp.read())
     spark = status.get("spark") or {}
     start = len(master.hits)
@@ -259,10 +279,11 @@ def one_run(args):
         m = start_manager(Path(tmp) / "plans200", master, args.plans)
         app = create_app({"MANAGER": m})
         server = serve(app)
+        client, headers = sign_in(app, m)
         try:
-            page = app.test_client().get(f"/console/tenants/{TENANT}/plans").get_data(True)
+            page = client.get(f"/console/tenants/{TENANT}/plans").get_data(True)
             out = {"plan_rows_seen": page.count('<tr data-plan="Plan')}
-            out.update(page_times(app, server,
+            out.update(page_times(client, headers, server,
                                   {"plans_page": f"/console/tenants/{TENANT}/plans"},
                                   args.requests))
         finally:
@@ -272,10 +293,12 @@ def one_run(args):
         fake_workers(m, args.workers, args.topologies)
         app = create_app({"MANAGER": m})
         server = serve(app)
+        client, headers = sign_in(app, m)
         try:
-            out.update(page_times(app, server, {"status_page": "/console/status",
-                                                "status_api": "/api/v1/status"}, args.requests))
-            out.update(spark_polls(server, master, args.threads, args.poll_secs))
+            out.update(page_times(client, headers, server, {"status_page": "/console/status",
+                                                            "status_api": "/api/v1/status"},
+                                  args.requests))
+            out.update(spark_polls(server, headers, master, args.threads, args.poll_secs))
         finally:
             server.stop()
             m.stop()
