@@ -116,13 +116,23 @@ def audit_change(response):
     principal = g.get("principal")
     args = request.view_args or {}
     target = "/".join(str(args[k]) for k in ("tenant", "name", "user", "token_id") if k in args)
-    if not target and request.is_json:  # user/tenant creation: the name or id from the body
-        data = request.get_json(silent=True)
-        named = data.get("name", data.get("id")) if isinstance(data, dict) else None
-        target = str(named)[:100] if named is not None else None
+    target = target or _body_target(request.endpoint)
+    if request.endpoint == "api_plans.add_plan" and response.is_json:  # the added plan's name
+        added = response.get_json(silent=True)
+        if isinstance(added, dict) and isinstance(added.get("name"), str):
+            target = f"{target}/{added['name']}"
     outcome = "ok" if response.status_code < 400 else f"refused {response.status_code}"
     auth().audit.record(ACTIONS.get(request.endpoint, request.endpoint), outcome,
                         user=principal.name if principal else None,
                         tenant=principal.tenant if principal else None,
                         target=target or None, remote=request.remote_addr)
     return response
+
+
+def _body_target(endpoint):
+    """User/tenant creation: the user name or tenant id from the JSON body."""
+    data = request.get_json(silent=True) if request.is_json else None
+    if not isinstance(data, dict):
+        return None
+    named = data.get("name") if endpoint == "api_users.add_user" else data.get("id")
+    return str(named)[:100] if named is not None else None
