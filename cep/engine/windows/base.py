@@ -1,4 +1,5 @@
-"""The window processor base, parameter checking, and the registry of window types.
+"""The window processor base, parameter checking, and `build_window` (which class implements a
+window is its entry in cep.catalog.windows).
 
 A window receives CURRENT events and emits, in Siddhi's order, the events it expires (kind
 EXPIRED, stamped with the time the expiry was processed) and the events it lets through. Batch
@@ -11,16 +12,7 @@ from cep.engine.processor import Processor
 from cep.errors import TypeMismatchError, UnknownWindowError
 from cep.model import AttrType, Constant, TimeConstant, Variable
 
-WINDOWS = {}
 NEVER = -(1 << 62)  # the playback clock before the first event
-
-
-def register(*names):
-    def deco(cls):
-        for n in names:
-            WINDOWS[n] = cls
-        return cls
-    return deco
 
 
 class WindowEnv:

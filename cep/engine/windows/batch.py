@@ -2,7 +2,7 @@
 
 Each flush goes on as its own batch: the previous batch as EXPIRED events (stamped with the
 flush time), a RESET event, then the new batch's events with their own timestamps."""
-from cep.engine.windows.base import WindowProcessor, register
+from cep.engine.windows.base import WindowProcessor
 from cep.engine.windows.sliding import _TS_TYPES, _positive
 
 
@@ -38,7 +38,6 @@ class BatchWindow(WindowProcessor):
         self.cur, self.prev = list(s["cur"]), list(s["prev"])
 
 
-@register("lengthBatch")
 class LengthBatchWindow(BatchWindow):
     """Flushes every n events."""
 
@@ -64,7 +63,6 @@ class LengthBatchWindow(BatchWindow):
                 self.flush(now)
 
 
-@register("timeBatch")
 class TimeBatchWindow(BatchWindow):
     """Flushes every T ms; the first period starts at the first event, or on `start` mod T."""
 
@@ -121,7 +119,6 @@ class TimeBatchWindow(BatchWindow):
         self.next_emit = s["next_emit"]
 
 
-@register("externalTimeBatch")
 class ExternalTimeBatchWindow(BatchWindow):
     """Batches cut by a timestamp attribute; a batch flushes when an event past its end comes.
 
@@ -183,7 +180,6 @@ class ExternalTimeBatchWindow(BatchWindow):
         self.end = s["end"]
 
 
-@register("uniqueExternalTimeBatch")
 class UniqueExternalTimeBatchWindow(ExternalTimeBatchWindow):
     """externalTimeBatch keeping only the latest event per unique key within a batch."""
 
@@ -216,7 +212,6 @@ class UniqueExternalTimeBatchWindow(ExternalTimeBatchWindow):
         self.cur = dict(s["cur"])
 
 
-@register("cron")
 class CronWindow(TimeBatchWindow):
     """Flushes at the times of a cron expression ('0/5 * * * * ?': every 5 seconds)."""
 

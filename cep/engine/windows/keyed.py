@@ -2,7 +2,7 @@
 import bisect
 import math
 
-from cep.engine.windows.base import WindowProcessor, register
+from cep.engine.windows.base import WindowProcessor
 
 
 class _Desc:
@@ -34,7 +34,6 @@ def _attr_getters(p, first):
     return [p.getter(i) for i in range(first, len(p))]
 
 
-@register("sort")
 class SortWindow(WindowProcessor):
     """Keeps the n first events in sort order; an arrival beyond n expires the last one
     (current first, then expired; a newcomer that sorts last expires at once)."""
@@ -93,7 +92,6 @@ class SortWindow(WindowProcessor):
         self.items = list(s["items"])
 
 
-@register("unique")
 class UniqueWindow(WindowProcessor):
     """The latest event per key; a newcomer expires the event it replaces (expired first)."""
     expires_arrivals = True
@@ -130,7 +128,6 @@ class UniqueWindow(WindowProcessor):
         self.map = dict(s["map"])
 
 
-@register("firstUnique")
 class FirstUniqueWindow(UniqueWindow):
     """The first event per key; later events with a known key are dropped."""
 
@@ -146,7 +143,6 @@ class FirstUniqueWindow(UniqueWindow):
         self.emit(out)
 
 
-@register("frequent")
 class FrequentWindow(WindowProcessor):
     """Events of the n most frequent keys (Misra-Gries counting, as Siddhi 3)."""
 
@@ -201,7 +197,6 @@ class FrequentWindow(WindowProcessor):
         self.map, self.counts = dict(s["map"]), dict(s["counts"])
 
 
-@register("lossyFrequent")
 class LossyFrequentWindow(WindowProcessor):
     """Events whose key's frequency is at least support - error (lossy counting)."""
 

@@ -1,7 +1,7 @@
 """Sliding windows: length, time, timeLength, externalTime, delay."""
 from collections import deque
 
-from cep.engine.windows.base import WindowProcessor, register
+from cep.engine.windows.base import WindowProcessor
 from cep.model import AttrType
 
 _TS_TYPES = (AttrType.LONG, AttrType.INT)
@@ -23,7 +23,6 @@ class _QueueWindow(WindowProcessor):
         self.q = deque(s["q"])
 
 
-@register("length")
 class LengthWindow(_QueueWindow):
     """The last n events; an arrival beyond n expires the oldest (expired before current)."""
     expires_arrivals = True
@@ -53,7 +52,6 @@ class LengthWindow(_QueueWindow):
         self.emit(out)
 
 
-@register("time")
 class TimeWindow(_QueueWindow):
     """Events of the last T ms; an event at t is gone for anything at t + T (inclusive)."""
     expires_arrivals = True
@@ -105,7 +103,6 @@ class TimeWindow(_QueueWindow):
         self.emit(out)
 
 
-@register("timeLength")
 class TimeLengthWindow(TimeWindow):
     """At most n events of the last T ms."""
 
@@ -139,7 +136,6 @@ class TimeLengthWindow(TimeWindow):
         self.emit(out)
 
 
-@register("externalTime")
 class ExternalTimeWindow(_QueueWindow):
     """Sliding over a timestamp attribute; expired events carry the triggering event's value."""
     expires_arrivals = True
@@ -168,7 +164,6 @@ class ExternalTimeWindow(_QueueWindow):
         self.emit(out)
 
 
-@register("delay")
 class DelayWindow(TimeWindow):
     """Holds each event for T ms, then lets it through as a current event stamped then."""
 
