@@ -96,12 +96,19 @@ def _to_float(x):
         return None
 
 
+def _to_f32(x):
+    """Java's floatValue(): an int or long is rounded to 32 bits once, not via a double."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        return javamath.int_to_f32(x)
+    return javamath.f32(_to_float(x))
+
+
 CONVERTERS = {
     AttrType.STRING: javamath.java_str,
     AttrType.INT: lambda x: _to_int(x, javamath.INT_MIN, javamath.INT_MAX),
     AttrType.LONG: lambda x: _to_int(x, javamath.LONG_MIN, javamath.LONG_MAX),
     AttrType.DOUBLE: _to_float,
-    AttrType.FLOAT: lambda x: javamath.f32(_to_float(x)),
+    AttrType.FLOAT: _to_f32,
     AttrType.BOOL: _to_bool,
     AttrType.OBJECT: lambda x: x,
 }

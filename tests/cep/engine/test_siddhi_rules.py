@@ -271,3 +271,9 @@ def test_an_int_sent_to_a_float_attribute_is_rounded_once():
     assert rt.input_handler("S").send_batch([(1, (2**53 + 2**29 + 1,))]) == []
     rt.shutdown()
     assert got["Out"] == [(1, (float(2**53 + 2**30),))]
+
+
+def test_convert_of_a_long_to_float_rounds_once():
+    plan = "define stream S (l long);\nfrom S select convert(l, 'float') as f insert into Out;"
+    assert run(plan, [("S", 1, (2**53 + 2**29 + 1,)), ("S", 2, (None,))]) == [
+        (float(2**53 + 2**30),), (None,)]
