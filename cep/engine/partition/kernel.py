@@ -234,9 +234,9 @@ def _start_lines(parts, pk, within):
         lines += ["        thr = None"]
     lines += ["        seq += 1", "        e = (seq, ts, r, thr, k)"]
     if parts["range"] is not None:
-        lines += ["        if b is None:", "            b = buckets[k] = ([], [])",
-                  "        at = bisect_right(b[0], thr)", "        b[0].insert(at, thr)",
-                  "        b[1].insert(at, e)"]
+        lines += ["        if b is None:", "            buckets[k] = ([thr], [e])", "        else:",
+                  "            thrs, ents = b", "            at = bisect_right(thrs, thr)",
+                  "            thrs.insert(at, thr)", "            ents.insert(at, e)"]
     else:
         lines += ["        if b is None:", "            buckets[k] = [e]", "        else:",
                   "            b.append(e)"]
