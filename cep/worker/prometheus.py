@@ -70,12 +70,16 @@ class WorkerCollector:
                          "events a sink failed to write", STREAM)
         for key, h in handles.items():
             service = getattr(h, "service", None)
-            if service is None:
+            if service is not None:
+                m = service.metrics()
+                frames.add_metric([wid, *key.split("/", 1)], m["events"])
+                dropped.add_metric([wid, *key.split("/", 1)], m["dropped_frames"])
+                streams = m["streams"]
+            elif getattr(h, "sinks", None) is not None:  # standalone: the engine feeds the sinks
+                streams = h.sinks.metrics()
+            else:
                 continue
-            m = service.metrics()
-            frames.add_metric([wid, *key.split("/", 1)], m["events"])
-            dropped.add_metric([wid, *key.split("/", 1)], m["dropped_frames"])
-            for stream, s in m["streams"].items():
+            for stream, s in streams.items():
                 labels = [wid, *key.split("/", 1), stream]
                 sent.add_metric(labels, s.get("events", 0))
                 errors.add_metric(labels, s.get("failed", 0))
