@@ -5,4 +5,12 @@
 . "$(dirname "$0")/_venv.sh"
 cep_venv
 cd "$ROOT"
-exec "$VENV/bin/cep" --log-level "${CEP_LOG_LEVEL:-INFO}" worker "$@"
+# the manager's cluster secret (issue 10): CEP_CLUSTER_SECRET, --cluster-secret-file, else the
+# file a manager on this machine created in its default data dir (var/manager)
+SECRET_ARGS=()
+DEFAULT_SECRET="${CEP_CLUSTER_SECRET_FILE:-$ROOT/var/manager/security/cluster-secret}"
+if [ -z "${CEP_CLUSTER_SECRET:-}" ] && [[ " $* " != *" --cluster-secret-file"* ]] \
+        && [ -r "$DEFAULT_SECRET" ]; then
+    SECRET_ARGS=(--cluster-secret-file "$DEFAULT_SECRET")
+fi
+exec "$VENV/bin/cep" --log-level "${CEP_LOG_LEVEL:-INFO}" worker "${SECRET_ARGS[@]}" "$@"

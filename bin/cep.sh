@@ -28,6 +28,21 @@ RUN_DIR="$ROOT/var/local-system"
 mkdir -p "$RUN_DIR"
 pids=()
 
+# Authentication is on (issue 10): the super admin `admin` gets CEP_ADMIN_PASSWORD, else a
+# password generated on the first run and kept in var/local-system/admin-password (0600).
+if [ -z "${CEP_ADMIN_PASSWORD:-}" ]; then
+    if [ ! -s "$RUN_DIR/admin-password" ]; then
+        (umask 077; "$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(12))' \
+            >"$RUN_DIR/admin-password")
+    fi
+    CEP_ADMIN_PASSWORD="$(cat "$RUN_DIR/admin-password")"
+fi
+export CEP_ADMIN_PASSWORD
+# the worker presents the manager's cluster secret (CEP_CLUSTER_SECRET, else the file the
+# manager creates at its first start)
+SECRET_ARGS=()
+[ -z "${CEP_CLUSTER_SECRET:-}" ] && SECRET_ARGS=(--cluster-secret-file "$RUN_DIR/manager/security/cluster-secret")
+
 stop_all() {
     trap - INT TERM EXIT
     echo; echo "[cep] stopping: feed, worker, manager (and its topologies), Spark" >&2
@@ -56,10 +71,16 @@ echo "[cep] starting the manager (log: var/local-system/manager.log)" >&2
     >"$RUN_DIR/manager.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 60); do
-    curl -fs "$MANAGER_URL/api/v1/manager" >/dev/null 2>&1 && break
+    curl -fs "$MANAGER_URL/console/login" >/dev/null 2>&1 && break
     sleep 0.5
 done
-curl -fs "$MANAGER_URL/api/v1/manager" >/dev/null || { tail -20 "$RUN_DIR/manager.log" >&2; exit 1; }
+curl -fs "$MANAGER_URL/console/login" >/dev/null || { tail -20 "$RUN_DIR/manager.log" >&2; exit 1; }
+# this script's own cep calls use an API token of the admin (never the password on a command line)
+CEP_TOKEN="$(printf '%s\n' "$CEP_ADMIN_PASSWORD" | "$CEP" login --manager "$MANAGER_URL" \
+    --user admin --password-stdin --print-token)" || {
+    echo "[cep] cannot log in as admin: the manager's data in $RUN_DIR/manager was set up with" \
+         "another password (set CEP_ADMIN_PASSWORD to it, or remove that folder)" >&2; exit 1; }
+export CEP_TOKEN
 
 echo "[cep] deploying $PLAN" >&2
 if "$CEP" plan show StockAnalysis >/dev/null 2>&1; then
@@ -71,7 +92,7 @@ fi
 echo "[cep] starting worker-1 (its log sink prints the plan's output events below)" >&2
 "$CEP" worker --manager "$MANAGER_URL" --registry "tcp://127.0.0.1:$REGISTRY_PORT" \
     --id worker-1 --advertised-host 127.0.0.1 --http-port "$WORKER_PORT" \
-    --zmq-port "$((WORKER_PORT + 1))" &
+    --zmq-port "$((WORKER_PORT + 1))" "${SECRET_ARGS[@]}" &
 pids+=($!)
 
 echo "[cep] waiting for the topology to be ACTIVE with its connections established" >&2
@@ -87,7 +108,9 @@ echo "$status" >&2
 cat >&2 <<TXT
 
 [cep] the local system is up:
-  REST API          $MANAGER_URL/api/v1/tenants/-1234/plans
+  console           $MANAGER_URL/console/   (log in as: admin / $CEP_ADMIN_PASSWORD)
+  REST API          $MANAGER_URL/api/v1/tenants/-1234/plans   (Authorization: Bearer <token>;
+                    cep login --manager $MANAGER_URL --user admin  stores one for the cep CLI)
   plan status       $MANAGER_URL/api/v1/tenants/-1234/plans/StockAnalysis/status
   query plan (XML)  $MANAGER_URL/api/v1/tenants/-1234/plans/StockAnalysis/query-plan
   Spark master UI   $(grep -oE 'http://[^ ]+' "$RUN_DIR/spark.txt" | head -1)

@@ -16,6 +16,7 @@ from werkzeug.serving import make_server
 
 from cep.worker.config import load_config
 from cep.worker.node import Worker
+from tests.auth_helpers import admin_token, bearer
 
 pytestmark = pytest.mark.slow
 TENANT = -1234
@@ -56,6 +57,7 @@ def system(tmp_path_factory):
     server = make_server("127.0.0.1", 0, create_app({"MANAGER": m}), threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     rest_url = f"http://127.0.0.1:{server.server_port}"
+    TOKENS[rest_url] = admin_token(m)  # issue 10: authentication on
     worker = Worker(load_config(path=str(root / "none.yaml"), env={}, overrides={
         "worker.id": "w-sec", "managers.urls": [rest_url], "managers.registries": [
             m.registry_url], "managers.poll_interval": 0.5, "receivers.http_port": 0,
@@ -71,8 +73,15 @@ def system(tmp_path_factory):
         stop_cluster(launcher.settings)
 
 
+TOKENS = {}  # manager REST URL -> the admin token call() sends there
+
+
 def call(url, body=None, headers=None, method=None):
-    req = urllib.request.Request(url, data=body, headers=headers or {},
+    headers = dict(headers or {})
+    for base, token in TOKENS.items():
+        if url.startswith(base) and "Authorization" not in headers:
+            headers.update(bearer(token))
+    req = urllib.request.Request(url, data=body, headers=headers,
                                  method=method or ("POST" if body is not None else "GET"))
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:

@@ -22,6 +22,7 @@ from werkzeug.serving import make_server
 from cep.worker.config import load_config
 from cep.worker.node import Worker
 from receivers.zmq_receiver import ZmqEventClient
+from tests.auth_helpers import admin_token, bearer
 
 pytestmark = pytest.mark.slow
 PLAN = os.path.join(os.path.dirname(__file__), "data", "E2E.siddhiql")
@@ -71,6 +72,7 @@ def manager(tmp_path_factory):
     server = make_server("127.0.0.1", 0, create_app({"MANAGER": m}), threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     m.rest_url = f"http://127.0.0.1:{server.server_port}"
+    m.token = admin_token(m)  # issue 10: authentication on; workers use CEP_CLUSTER_SECRET
     try:
         yield m
     finally:
@@ -93,7 +95,7 @@ def start_worker(manager, wid, out_dir):
 def rest(manager, path, body=None):
     req = urllib.request.Request(manager.rest_url + path, method="POST" if body else "GET",
                                  data=body.encode() if body else None,
-                                 headers={"Content-Type": "text/plain"})
+                                 headers={"Content-Type": "text/plain", **bearer(manager.token)})
     with urllib.request.urlopen(req, timeout=10) as resp:
         return json.loads(resp.read())
 
