@@ -95,12 +95,44 @@ def dmod(a, b):
         return math.nan
 
 
+# FloatingDecimal.insignificantDigitsNumber (Java 8-17): low-order digits an integral value
+# drops, by how far its binary exponent passes the significand
+_INSIGNIFICANT = (0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7,
+                  7, 7, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13,
+                  13, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19)
+
+
+def _java_integral_str(x, significant_bits):
+    """Double/Float.toString of an integral value in [1, 2^63): Java (up to 17) prints the
+    integer's own digits (4.5345104059499528E16, 4.41035264E8), not the shortest ones; None
+    for other values."""
+    a = abs(x)
+    if not (1.0 <= a < 9.223372036854776e18) or a != int(a):
+        return None
+    n = int(a)
+    bin_exp = n.bit_length() - 1
+    p2 = bin_exp - significant_bits - 1
+    drop = _INSIGNIFICANT[p2] if 1 < p2 < len(_INSIGNIFICANT) else 0
+    if drop:
+        n, residue = divmod(n, 10 ** drop)
+        n += residue >= 10 ** drop // 2
+    text = str(n)
+    dec_exp, digits = len(text) + drop, text.rstrip("0")
+    sign = "-" if x < 0 else ""
+    if dec_exp < 8:
+        return f"{sign}{digits}{'0' * (dec_exp - len(digits))}.{digits[dec_exp:] or '0'}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{dec_exp - 1}"
+
+
 def java_double_str(x):
     """Double.toString: '3.75', '1.0', '1.0E10', '1.0E-4'."""
     if x != x:
         return "NaN"
     if math.isinf(x):
         return "Infinity" if x > 0 else "-Infinity"
+    integral = _java_integral_str(x, 53)
+    if integral is not None:
+        return integral
     a = abs(x)
     if a == 0 or 1e-3 <= a < 1e7:
         s = repr(float(x))
@@ -116,6 +148,9 @@ def java_float_str(x):
     ('0.1' for the float nearest 0.1, where Double.toString gives '0.10000000149011612')."""
     if x is None or x != x or math.isinf(x) or x == 0:
         return java_str(x)
+    integral = _java_integral_str(x, 24)
+    if integral is not None:
+        return integral
     for digits in range(1, 10):
         shortest = float(f"{x:.{digits}g}")
         if f32(shortest) == x:
