@@ -277,3 +277,14 @@ def test_convert_of_a_long_to_float_rounds_once():
     plan = "define stream S (l long);\nfrom S select convert(l, 'float') as f insert into Out;"
     assert run(plan, [("S", 1, (2**53 + 2**29 + 1,)), ("S", 2, (None,))]) == [
         (float(2**53 + 2**30),), (None,)]
+
+
+def test_convert_to_string_prints_integral_values_as_java_8_to_17_do():
+    # outputs of Double.toString / Float.toString on Java 17 (Siddhi 3.2 runs on Java 8,
+    # same algorithm): integral values keep their own digits, not the shortest ones
+    plan = ("define stream S (d double, f float);\n"
+            "from S select convert(d, 'string') as a, convert(f, 'string') as b insert into Out;")
+    rows = run(plan, [("S", 1, (4.534510405949953e16, -441035264.0)),
+                      ("S", 2, (1.0e7, 12345678.0)), ("S", 3, (-2.0 ** 63, 9999999.0))])
+    assert rows == [("4.5345104059499528E16", "-4.41035264E8"), ("1.0E7", "1.2345678E7"),
+                    ("-9.223372036854776E18", "9999999.0")]
