@@ -4,8 +4,10 @@ A sink spec is `{"type": "file", "options": {"path": "..."}}` (the shape the man
 /api/v1/deployments gives for each exported stream); no spec means the default log sink.
 `build_sink(spec, stream, policy, tenant)` applies the host policy (cep.policy) of the plan's
 tenant: file sinks stay under its file roots, HTTP sinks go to allow-listed hosts only, Redis
-sinks use configured connections only. Without a policy (library use, tests) nothing is
+sinks use configured connections only, ZeroMQ sinks connect to allow-listed hosts and bind
+allowed addresses only. Without a policy (library use, tests) nothing is
 confined; the worker always passes its policy."""
+from cep.policy import PolicyViolation
 from publishers.exceptions import SinkConfigError
 from publishers.file_sink import FileSink
 from publishers.http_sink import HttpSink
@@ -29,6 +31,11 @@ def _http(stream, options, policy, tenant):
 
 def _zmq(stream, options, policy, tenant):
     from publishers.zmq_sink import ZmqPubSink
+    if policy is not None:
+        try:
+            policy.zmq_sink(options)
+        except PolicyViolation as exc:
+            raise SinkConfigError(f"@sink(type='zmq') on stream {stream}: {exc}") from None
     return ZmqPubSink(stream, options)
 
 

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask, jsonify, request
 
+from cep.policy import PolicyViolation
 from receivers.exceptions import BadPayloadError, SourceConfigError
 from receivers.file_source import FileSource, SourcePump
 from receivers.http_receiver import DEFAULT_LIMITS, HttpServer, read_events
@@ -34,6 +35,11 @@ def build_source(options, router, key, policy=None, limits=None):
     (receivers.limits.ReceiverLimits) caps an HTTP source's own listener."""
     kind = str(options.get("type", "")).lower()
     key = StreamKey(*key)
+    if policy is not None:
+        try:
+            policy.listener(kind, options)
+        except PolicyViolation as exc:
+            raise SourceConfigError(f"@source(type='{kind}') on {key}: {exc}") from None
     if kind == "http":
         host, port = _http_address(options, key)
         return HttpSource(router, key, port, host, limits or DEFAULT_LIMITS)

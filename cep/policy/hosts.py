@@ -17,8 +17,9 @@ from cep.policy.exceptions import PolicyViolation
 class HttpAllowList:
     """Parsed `sinks.http_allow` entries; `addresses(url)` checks a URL."""
 
-    def __init__(self, entries=(), resolver=None):
+    def __init__(self, entries=(), resolver=None, label="HTTP sink allow-list (sinks.http_allow)"):
         self.names, self.networks, self.public = {}, [], False
+        self.label = label
         self._resolve = resolver or _resolve
         for entry in entries:
             self._add(str(entry).strip())
@@ -57,8 +58,8 @@ class HttpAllowList:
         for _, address, _ in found:
             if not self._address_allowed(address):
                 raise PolicyViolation(
-                    f"host {parts.hostname!r} ({address}) is not on the HTTP sink allow-list "
-                    f"(sinks.http_allow){_why(address)}")
+                    f"host {parts.hostname!r} ({address}) is not on the {self.label}"
+                    f"{_why(address)}")
         return found
 
     def _address_allowed(self, address):
@@ -100,6 +101,29 @@ def _why(address):
         if getattr(ip, attr) or getattr(getattr(ip, "ipv4_mapped", None), attr, False):
             return f"; {label} addresses are refused unless listed"
     return ""
+
+
+def zmq_endpoint(url):
+    """(host, port) of a ZeroMQ `tcp://host:port` URL; PolicyViolation for other transports
+    (ipc:// and inproc:// name local files and sockets)."""
+    text = str(url)
+    if not text.startswith("tcp://"):
+        raise PolicyViolation(f"url {text!r} must be tcp://host:port (other ZeroMQ transports "
+                              f"are refused)")
+    host, sep, port = text[len("tcp://"):].rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit():
+        raise PolicyViolation(f"url {text!r} must be tcp://host:port")
+    return host, int(port)
+
+
+def check_bind(host, allowed):
+    """PolicyViolation unless a plan's listener may bind `host` (sinks.bind_hosts)."""
+    host = "127.0.0.1" if host in (None, "") else str(host)
+    if host not in allowed:
+        raise PolicyViolation(f"a plan's listener may not bind {host!r}; allowed: "
+                              f"{', '.join(allowed) or 'none'} (sinks.bind_hosts)")
+    return host
 
 
 def redis_connections(entries):

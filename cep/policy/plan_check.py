@@ -58,6 +58,10 @@ def _check_io(annotation, stream, policy, tenant, resolve):
                 policy.http.addresses(url)
         elif kind == "redis" and is_sink:
             policy.redis_url(options)
+        elif kind == "zmq" and is_sink:
+            policy.zmq_sink(options)
+        elif kind in ("zmq", "http") and not is_sink:
+            policy.listener(kind, options)
     except PolicyViolation as exc:
         raise PlanPolicyError(f"{label}: {exc}", annotation.span) from None
 

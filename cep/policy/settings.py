@@ -13,6 +13,13 @@ POLICY_SETTINGS = [
             "hosts HTTP sinks may post to: host names, host:port, IP addresses or CIDR "
             "networks; 'public' allows any globally routable address. Loopback, link-local, "
             "private and unspecified addresses are refused unless listed. Empty: no HTTP sink"),
+    Setting("sinks", "zmq_allow", list, [],
+            "hosts @sink(type='zmq', mode='connect') may connect to, in the format of "
+            "sinks.http_allow. Empty: no connecting ZeroMQ sink"),
+    Setting("sinks", "bind_hosts", list, ["127.0.0.1", "::1", "localhost"],
+            "addresses a plan's own listeners may bind (@source(type='http', port=...), "
+            "@source(type='zmq'), @sink(type='zmq', mode='bind')); '*' or 0.0.0.0 only when "
+            "listed"),
     Setting("sinks", "redis_connections", list, [],
             "Redis servers sinks may write to, as name=redis://host:port/db; a plan names one "
             "with @sink(type='redis', connection='name')"),

@@ -45,14 +45,16 @@ def local_http():
     server.server_close()
 
 
-def malicious(name, roots, http_port, redis_port):
-    """(plan text, what the error names, a check that nothing was written or read)."""
+def malicious(name, roots, http_port, redis_port, tcp=None):
+    """(plan text, what the error names, a check that nothing was written or read).
+    `tcp`: a listening socket on 127.0.0.1 that must receive no connection."""
     allowed, outside = roots
+    tcp_port = tcp.getsockname()[1] if tcp else 9
     probe = f"/etc/cep-sec-probe-{uuid.uuid4().hex}.jsonl"
     sink = "@sink(type={kind}, {opts})\ndefine stream Out (a int);\n"
     cases = {
-        "file sink to /etc": (sink.format(kind="'file'", opts=f"path='{probe}'"), "@sink(type='file')",
-                              lambda: not os.path.exists(probe)),
+        "file sink to /etc": (sink.format(kind="'file'", opts=f"path='{probe}'"),
+                              "@sink(type='file')", lambda: not os.path.exists(probe)),
         "../ escape": (sink.format(kind="'file'", opts="path='../../../outside/x.jsonl'"),
                        "'..'", lambda: not (outside / "x.jsonl").exists()),
         "absolute outside": (sink.format(kind="'file'", opts=f"path='{outside}/y.jsonl'"),
@@ -74,14 +76,47 @@ def malicious(name, roots, http_port, redis_port):
                                lambda: True),
         "source outside secret": (f"@source(type='file', path='{outside}/secret.txt')\n"
                                   "define stream In2 (a int);\n", "outside", lambda: True),
+        "zmq connect to loopback": (
+            sink.format(kind="'zmq'", opts=f"url='tcp://127.0.0.1:{tcp_port}', mode='connect'"),
+            "ZeroMQ sink allow-list", lambda: _no_connection(tcp)),
+        "zmq bind everywhere": (sink.format(kind="'zmq'", opts="url='tcp://*:0'"),
+                                "may not bind '*'", lambda: True),
+        "zmq source on 0.0.0.0": ("@source(type='zmq', url='tcp://0.0.0.0:0')\n"
+                                  "define stream In2 (a int);\n", "may not bind '0.0.0.0'",
+                                  lambda: True),
+        "http source on 0.0.0.0": (f"@source(type='http', host='0.0.0.0', port='{tcp_port}')\n"
+                                   "define stream In2 (a int);\n", "may not bind '0.0.0.0'",
+                                   lambda: True),
     }
     text, names, nothing_touched = cases[name]
     return HEAD + text + BODY, names, nothing_touched
 
 
+def _no_connection(sock):
+    try:
+        conn, _ = sock.accept()
+    except BlockingIOError:
+        return True
+    conn.close()
+    return False
+
+
+@pytest.fixture
+def tcp():
+    """A listening TCP socket on 127.0.0.1 that nothing should connect to."""
+    import socket
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(4)
+    sock.setblocking(False)
+    yield sock
+    sock.close()
+
+
 CASES = ["file sink to /etc", "../ escape", "absolute outside", "symlink escape",
          "http to metadata", "http to loopback", "redis unconfigured", "source /etc/passwd",
-         "source outside secret"]
+         "source outside secret", "zmq connect to loopback", "zmq bind everywhere",
+         "zmq source on 0.0.0.0", "http source on 0.0.0.0"]
 
 
 @pytest.fixture
@@ -91,9 +126,9 @@ def escape_link(roots):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_rejected_by_rest_add_with_position(case, client, manager, roots, local_http, tmp_path,
-                                            escape_link):
-    text, names, nothing_touched = malicious(case, roots, local_http.server_port, 6399)
+def test_rejected_by_rest_add_with_position(case, tcp, client, manager, roots, local_http,
+                                            tmp_path, escape_link):
+    text, names, nothing_touched = malicious(case, roots, local_http.server_port, 6399, tcp)
     resp = client.post("/api/v1/tenants/-1234/plans", data=text, content_type="text/plain")
     body = resp.get_json()
     assert resp.status_code == 400, body
@@ -116,10 +151,10 @@ def worker_cfg(tmp_path, roots, plan_file=None):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_rejected_by_the_distributed_worker_builders(case, roots, local_http, tmp_path,
+def test_rejected_by_the_distributed_worker_builders(case, tcp, roots, local_http, tmp_path,
                                                      escape_link):
     """What a worker does with a deployment the manager should never have sent."""
-    text, names, nothing_touched = malicious(case, roots, local_http.server_port, 6399)
+    text, names, nothing_touched = malicious(case, roots, local_http.server_port, 6399, tcp)
     spec = spec_from_plan(cep.compile(text), -1234)
     cfg = worker_cfg(tmp_path, roots)
     with pytest.raises(PlanDeployError) as info:
@@ -133,8 +168,8 @@ def test_rejected_by_the_distributed_worker_builders(case, roots, local_http, tm
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_rejected_by_the_standalone_worker(case, roots, local_http, tmp_path, escape_link):
-    text, names, nothing_touched = malicious(case, roots, local_http.server_port, 6399)
+def test_rejected_by_the_standalone_worker(case, tcp, roots, local_http, tmp_path, escape_link):
+    text, names, nothing_touched = malicious(case, roots, local_http.server_port, 6399, tcp)
     plan_file = tmp_path / "evil.siddhiql"
     plan_file.write_text(text)
     worker = Worker(worker_cfg(tmp_path, roots, plan_file)).start()
