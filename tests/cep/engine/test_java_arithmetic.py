@@ -142,3 +142,35 @@ def test_arithmetic_and_comparisons_match_java(seed, tmp_path):
                 diffs.append(f"{java_source(e)} at {row}: Java {j}, ours {v!r}")
     assert compared > 1000
     assert diffs[:5] == [], f"{len(diffs)} differences"
+
+
+TO_STRING = """import java.io.*;
+public class Str { public static void main(String[] a) throws Exception {
+  BufferedReader r = new BufferedReader(new InputStreamReader(System.in)); String line;
+  StringBuilder sb = new StringBuilder();
+  while ((line = r.readLine()) != null) {
+    double d = Double.longBitsToDouble(Long.parseLong(line));
+    sb.append(Double.toString(d)).append(' ').append(Float.toString((float) d)).append('\\n'); }
+  System.out.print(sb); } }
+"""
+
+
+@pytest.mark.slow
+def test_double_and_float_to_string_match_java(tmp_path):
+    from cep.engine.javamath import java_double_str, java_float_str
+    rnd = random.Random(5)
+    values = [rnd.uniform(-1e9, 1e9) for _ in range(5000)]
+    values += [float(rnd.randint(-2**62, 2**62) >> rnd.randint(0, 60)) for _ in range(5000)]
+    values += [round(rnd.uniform(-1000, 1000), rnd.randint(0, 6)) for _ in range(5000)]
+    values += [struct.unpack("d", struct.pack("Q", rnd.getrandbits(64)))[0] for _ in range(5000)]
+    values = [v for v in values if v == v and (v == 0 or abs(v) > 1e-43)]  # see README
+    (tmp_path / "Str.java").write_text(TO_STRING)
+    subprocess.run([require_binary("javac", "compiles the Java side"), "-d", str(tmp_path),
+                    str(tmp_path / "Str.java")], check=True, timeout=300)
+    lines = "".join(f"{struct.unpack('q', struct.pack('d', v))[0]}\n" for v in values)
+    out = subprocess.run([require_binary("java", "runs the Java side"), "-cp", str(tmp_path),
+                          "Str"], input=lines, capture_output=True, text=True, check=True,
+                         timeout=300).stdout.splitlines()
+    diffs = [(v, j) for v, j in zip(values, out)
+             if j != f"{java_double_str(v)} {java_float_str(f32(v))}" and abs(v) < 2**63]
+    assert len(out) == len(values) and diffs[:5] == []
