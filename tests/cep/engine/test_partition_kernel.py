@@ -138,3 +138,17 @@ def test_kernel_selects_match_general_machine(select, monkeypatch):
     assert got == want and want
     if "output first" not in select:
         assert used == [True]
+
+
+def test_partition_with_a_query_the_kernel_cannot_take_runs_per_key(monkeypatch):
+    """A sequence beside the kernel shape keeps per-key machines for both queries: the kernel
+    is then not used and the outputs are the general machine's."""
+    text = HEAD + ("partition with (sym of S) begin "
+                   "from every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price] within "
+                   "40 ms select e1.sym as sym, e2.price as p insert into Out; "
+                   "from every e1=S, e2=S[price > e1.price] select e1.sym as sym, e2.price as p "
+                   "insert into Out; end;")
+    evs = events(9)
+    want, _ = run(text, evs, 25, False, monkeypatch)
+    got, used = run(text, evs, 25, True, monkeypatch)
+    assert used == [] and got == want and want
