@@ -58,8 +58,11 @@ class MetricsSampler:
     def sample(self, key, handle):
         try:
             metrics = handle.metrics()
-        except (TopologyError, OSError, KeyError) as exc:
+        except TopologyError as exc:  # the driver is starting, stopping or gone
             log.debug("no metrics from %s: %s", handle, exc)
+            return False
+        except Exception as exc:  # noqa: BLE001 - one bad answer skips this topology only
+            log.warning("bad metrics answer from %s: %s: %s", handle, type(exc).__name__, exc)
             return False
         if metrics.get("status", {}).get("status") not in RUNNING:
             return False
