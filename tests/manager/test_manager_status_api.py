@@ -197,3 +197,28 @@ def test_latency_histogram_series_leave_with_their_plan(manager):
     assert 'plan="A"' not in text and 'cep_component_execute_latency_seconds_count{' in text
     status = manager.sampler
     assert status.last_error is None
+
+
+def test_sampler_skips_a_topology_that_answers_badly_and_forgets_removed_plans():
+    from types import SimpleNamespace
+
+    from manager.metrics_sampler import MetricsSampler
+
+    class Handle:
+        def __init__(self, answer):
+            self.answer = answer
+
+        def metrics(self):
+            if isinstance(self.answer, Exception):
+                raise self.answer
+            return self.answer
+    good = {"status": {"status": "ACTIVE", "uptime_s": 5.0}, "components": components(4, 4, 4)}
+    deps = {(1, "Bad"): SimpleNamespace(handle=Handle(ValueError("garbled")), phase="SUBMITTED"),
+            (1, "Good"): SimpleNamespace(handle=Handle(good), phase="SUBMITTED"),
+            (1, "Starting"): SimpleNamespace(handle=None, phase="DEPLOYING")}
+    history = MetricsHistory()
+    history.record((1, "Removed"), components(1, 1, 1))
+    sampler = MetricsSampler(SimpleNamespace(deployments=deps), history)
+    sampler.sample_all()
+    assert sorted(history.keys()) == [(1, "Good")] and sampler.samples == 1
+    assert history.window((1, "Good"), "all")["components"]["filter"]["executed"] == 4
