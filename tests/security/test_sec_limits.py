@@ -106,3 +106,19 @@ def test_manager_carries_table_rows_to_the_siddhi_bolts(manager):
         assert len(table) == 50 and table.refused == 10
     finally:
         bolt.cleanup()
+
+
+def test_console_try_it_applies_the_limits(client):
+    """The console's try-it runs plans in the manager's process: the same window limits
+    apply there (limits.window_length is 10,000 in these tests)."""
+    plan = ("@Plan:name('T')\ndefine stream S (a int);\n"
+            "from S#window.length(20000) select a insert into O;\n")
+    event = '{"stream": "S", "timestamp": 1000, "data": [1]}\n'
+    resp = client.post("/api/v1/try", json={"plan": plan, "events": event})
+    body = resp.get_json()
+    assert resp.status_code == 200 and body["events"] == [], body
+    assert "limits.window_length" in body["errors"][0]["message"]
+    assert body["errors"][0]["line"] == 3
+    ok = client.post("/api/v1/try", json={"plan": plan.replace("20000", "2"),
+                                          "events": event}).get_json()
+    assert ok["errors"] == [] and len(ok["events"]) == 1

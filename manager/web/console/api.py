@@ -1,7 +1,7 @@
 """The console's JSON routes under /api/v1: `POST /try` (a plan over sample events,
 in-process) and `POST /tenants/<t>/plans/<n>/simulate` (events through a live worker).
 Errors are answered as JSON (the console's own here, the rest by the app's handlers)."""
-from flask import Blueprint, jsonify, request
+from flask import Blueprint, current_app, jsonify, request
 
 from manager.store.base import parse_tenant
 from manager.web.console import data, simulate, tryit
@@ -30,7 +30,8 @@ def try_it():
     events = body.get("events", "")
     if not isinstance(events, str):
         raise BadConsoleRequestError('"events" must be JSON-lines text')
-    return jsonify(tryit.try_plan(body.get("plan"), events))
+    policy = getattr(current_app.config["MANAGER"].plans, "policy", None)
+    return jsonify(tryit.try_plan(body.get("plan"), events, policy))
 
 
 @bp.post("/tenants/<tenant>/plans/<name>/simulate")

@@ -43,9 +43,10 @@ def apply_delays(lines):
     return out
 
 
-def try_plan(text, events_text):
+def try_plan(text, events_text, policy=None):
     """{"outputs": {stream: [{timestamp, data}]}, "events": [cep run's lines as dicts],
-    "badLines": [{line, reason}], "errors": [...], "truncated": bool}."""
+    "badLines": [{line, reason}], "errors": [...], "truncated": bool}. `policy` (the
+    manager's cep.policy.HostPolicy) bounds the plan's size and windows (issue 10)."""
     import cep
     from cep.engine.offline import run
     if not isinstance(text, str) or not text.strip():
@@ -56,6 +57,9 @@ def try_plan(text, events_text):
     result = {"outputs": {}, "events": [], "badLines": [], "errors": [], "truncated": False}
     try:
         plan = cep.compile(text)
+        if policy is not None:
+            from cep.policy.plan_check import check_limits
+            check_limits(plan, policy)
     except SiddhiQLError as exc:
         result["errors"] = positioned(exc)
         return result
