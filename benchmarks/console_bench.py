@@ -11,9 +11,10 @@ master web UI (/json/), so that nothing but the console's own work is timed.
   spark-polls   10 threads poll GET /api/v1/status over HTTP for 5 s; the fake Spark master
                 counts the /json/ requests it gets                          target <= 1 req/s
 With authentication on (issue 10), requests carry a console session made by logging in through
-the login form, as a browser's do. Each request is timed in-process (Flask test client: the server's time alone) and over real
-HTTP on loopback (werkzeug's threaded server, as `cep manager` runs it). A run's figure is the
-median of --requests requests after 3 warm-ups; the printed figure is the median of --runs runs.
+the login form, as a browser's do. Each request is timed in-process (Flask test client: the
+server's time alone) and over real HTTP on loopback (werkzeug's threaded server, as `cep
+manager` runs it). A run's figure is the median of --requests requests after 3 warm-ups; the
+printed figure is the median of --runs runs.
 """
 import argparse
 import json
@@ -161,7 +162,8 @@ def fake_workers(m, workers, plans):
     for w in range(workers):
         wid = f"worker-{w:02d}"
         table.report_worker({"worker": wid, "host": f"10.0.0.{w + 1}",
-                             "url": f"http://10.0.0.{w + 1}:9090", "roles": ["receiver", "publisher"],
+                             "url": f"http://10.0.0.{w + 1}:9090",
+                             "roles": ["receiver", "publisher"],
                              "plans": [f"{TENANT}/Plan{i:03d}" for i in range(plans)
                                        if i % workers == w],
                              "machine": [f"10.0.0.{w + 1}"], "eventsIn": 1000 * w,
