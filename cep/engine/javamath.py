@@ -1,8 +1,9 @@
 """Java arithmetic and conversions the generated code calls: 32-bit floats, truncating integer
 division, remainders with the dividend's sign, null on division by zero, Java number strings."""
 import math
-from decimal import Decimal
+import re
 import struct
+from decimal import Decimal
 
 _F = struct.Struct("f")
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
@@ -167,3 +168,32 @@ def java_str(x):
     if isinstance(x, float):
         return java_double_str(x)
     return str(x)
+
+
+# -- parsing strings as Java does (Integer.parseInt, Double.parseDouble, Boolean.parseBoolean) --
+_JAVA_DECIMAL = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)[fFdD]?")
+
+
+def parse_int(s, lo, hi):
+    """Integer.parseInt / Long.parseLong: an optional sign and digits only (no spaces, no
+    fraction), in range; None where Java throws NumberFormatException."""
+    digits = s[1:] if s[:1] in ("+", "-") else s
+    if not digits or not digits.isdecimal():
+        return None
+    v = int(s)
+    return v if lo <= v <= hi else None
+
+
+def parse_double(s):
+    """Double.parseDouble: surrounding control characters and spaces are ignored, a decimal
+    (exponent, f/d suffix allowed), NaN or Infinity; None where Java throws."""
+    t = s.strip("".join(map(chr, range(33))))
+    if not _JAVA_DECIMAL.fullmatch(t):
+        return None
+    t = t.rstrip("fFdD") if t[-1:] in "fFdD" and not t.endswith("Infinity") else t
+    return float(t.replace("Infinity", "inf"))
+
+
+def parse_bool(s):
+    """Boolean.parseBoolean: true only for 'true' in any case (no trimming)."""
+    return s.lower() == "true"
