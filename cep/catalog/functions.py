@@ -64,36 +64,33 @@ def _default(types, call):
 
 # -- implementations --
 def _to_bool(x):
-    if x is None:
-        return None
+    """Siddhi 3.2: a string by Boolean.parseBoolean, a number is true when it equals 1."""
+    if x is None or isinstance(x, bool):
+        return x
     if isinstance(x, str):
-        return x.strip().lower() == "true"
-    return bool(x)
+        return javamath.parse_bool(x)
+    return x == 1
 
 
 def _to_int(x, lo, hi):
+    """A string by Integer/Long.parseInt (null when Java throws), a double by Java's
+    narrowing cast (truncates, saturates, NaN is 0), a long to int wraps, a bool is 1/0."""
     if x is None:
         return None
-    try:
-        if isinstance(x, str):
-            s = x.strip()
-            v = int(s) if s.lstrip("+-").isdigit() else int(float(s))
-        elif isinstance(x, float):  # Java's (int)/(long): truncates, saturates, NaN is 0
-            return javamath.d2i(x, lo, hi)
-        else:
-            v = int(x)
-    except (ValueError, OverflowError):
-        return None
-    return javamath.wrap32(v) if hi == javamath.INT_MAX else javamath.wrap64(v)
+    if isinstance(x, str):
+        return javamath.parse_int(x, lo, hi)
+    if isinstance(x, float):
+        return javamath.d2i(x, lo, hi)
+    return javamath.wrap32(int(x)) if hi == javamath.INT_MAX else javamath.wrap64(int(x))
 
 
 def _to_float(x):
+    """A string by Double.parseDouble (null when Java throws); numbers and bools widen."""
     if x is None:
         return None
-    try:
-        return float(x)
-    except (ValueError, TypeError):
-        return None
+    if isinstance(x, str):
+        return javamath.parse_double(x)
+    return float(x)
 
 
 def _to_f32(x):

@@ -288,3 +288,21 @@ def test_convert_to_string_prints_integral_values_as_java_8_to_17_do():
                       ("S", 2, (1.0e7, 12345678.0)), ("S", 3, (-2.0 ** 63, 9999999.0))])
     assert rows == [("4.5345104059499528E16", "-4.41035264E8"), ("1.0E7", "1.2345678E7"),
                     ("-9.223372036854776E18", "9999999.0")]
+
+
+def test_convert_parses_strings_as_java_does():
+    # Integer.parseInt / Double.parseDouble / Boolean.parseBoolean; null where Java throws
+    plan = ("define stream S (s string);\n"
+            "from S select convert(s, 'int') as i, convert(s, 'long') as l, "
+            "convert(s, 'double') as d, convert(s, 'bool') as b insert into Out;")
+    rows = run(plan, [("S", 1, ("42",)), ("S", 2, ("3.5",)), ("S", 3, (" 7",)),
+                      ("S", 4, ("3000000000",)), ("S", 5, ("TRUE",)), ("S", 6, ("1.5f",))])
+    assert rows == [(42, 42, 42.0, False), (None, None, 3.5, False), (None, None, 7.0, False),
+                    (None, 3000000000, 3e9, False), (None, None, None, True),
+                    (None, None, 1.5, False)]
+
+
+def test_convert_of_a_number_to_bool_is_true_only_for_one():
+    plan = ("define stream S (i int, d double);\n"
+            "from S select convert(i, 'bool') as a, convert(d, 'bool') as b insert into Out;")
+    assert run(plan, [("S", 1, (1, 1.0)), ("S", 2, (2, 0.5))]) == [(True, True), (False, False)]
