@@ -41,3 +41,55 @@ def test_rows_of_wrong_lengths_that_flatten_to_the_right_types_are_rejected():
 def test_batch_without_timestamps_takes_the_clock():
     c = RowCoercer(DEF)
     assert c.coerce([(None, r) for _, r in EDGES], 77)[0] == [(77, r, 0) for _, r in EDGES]
+
+
+WIDE = cep.compile("define stream W (s string, i int, l long, d double, b bool, o object);"
+                   ).streams[0]
+ODD = ["x", "", 0, 1, -1, 2**31, -2**31 - 1, 2**31 - 1, 2**63, -2**63, 2**63 - 1, 3.0, 2.5,
+       -0.0, float("nan"), float("inf"), True, False, None, [1], (1,), {"k": 1}, b"x"]
+
+
+def _random_batch(rnd, bad_rate):
+    good_values = [lambda: rnd.choice(["A", "B", None]), lambda: rnd.randint(-5, 5),
+                   lambda: rnd.randint(-2**40, 2**40), lambda: rnd.choice([rnd.random(), 7]),
+                   lambda: rnd.choice([True, False, None]), lambda: rnd.choice([1, "o", None])]
+    batch = []
+    for i in range(rnd.randint(1, 60)):
+        row = [f() for f in good_values]
+        if rnd.random() < bad_rate:
+            row[rnd.randrange(6)] = rnd.choice(ODD)
+        row = tuple(row) if rnd.random() < 0.9 else row
+        ts = 1000 + i
+        if rnd.random() < bad_rate / 3:
+            ts = rnd.choice([None, 5.0, 5.5, True, "t"])
+        if rnd.random() < bad_rate / 5:
+            row = row[:-1]
+        batch.append((ts, row))
+    return batch
+
+
+def _typed(events):
+    return [(ts, tuple((type(v), repr(v)) for v in row), k) for ts, row, k in events]
+
+
+def test_msgspec_path_gives_what_the_pure_python_paths_give():
+    """Random batches, most clean, some with bad or convertible values: the same accepted
+    events (values and types) and the same rejected indexes and messages, with and without
+    the msgspec path."""
+    import random
+    rnd = random.Random(4)
+    with_ms, without = RowCoercer(WIDE), RowCoercer(WIDE)
+    assert with_ms._batch_type is not None
+    without._batch_type = None
+    for n in range(400):
+        batch = _random_batch(rnd, bad_rate=0.0 if n % 3 == 0 else 0.05)
+        good_a, bad_a = with_ms.coerce(batch, 99)
+        good_b, bad_b = without.coerce(batch, 99)
+        assert _typed(good_a) == _typed(good_b), batch
+        assert [(i, str(e)) for i, e in bad_a] == [(i, str(e)) for i, e in bad_b]
+
+
+def test_float_attributes_keep_the_pure_python_paths():
+    d = cep.compile("define stream F (f float, x double);").streams[0]
+    assert RowCoercer(d)._batch_type is None
+    assert RowCoercer(d).coerce([(1, (0.1, 0.1))], 0)[0][0][1][0] != 0.1  # 32-bit rounding
