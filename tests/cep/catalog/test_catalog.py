@@ -49,9 +49,9 @@ def test_the_engine_and_the_catalog_never_import_the_compiler(package):
 
 def test_every_function_has_a_sample_and_one_type_in_compiler_and_engine():
     assert set(CALLS) == set(functions.FUNCTIONS)
+    items = ", ".join(f"{c} as x{n}" for n, c in enumerate(CALLS.values()))
     plan = cep.compile("define stream S (i int, l long, f float, d double, s string, b bool);\n"
-                       f"from S select {', '.join(f'{c} as x{n}' for n, c in enumerate(CALLS.values()))} "
-                       "insert into Out;")
+                       f"from S select {items} insert into Out;")
     compiler_scope = AttributeScope(("S",), DEF.attributes, "stream 'S'")
     engine_scope = SingleStreamScope(DEF)
     for item in plan.elements[0].selector.attributes:

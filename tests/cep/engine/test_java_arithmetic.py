@@ -57,7 +57,8 @@ class Generator:
         rnd = self.rnd
         return (rnd.choice([0, 1, -1, 7, -2**31, 2**31 - 1, 16777217,
                             rnd.randint(-2**31, 2**31 - 1)]),
-                rnd.choice([0, -1, 3, -2**63, 2**63 - 1, 2**53 + 1, rnd.randint(-2**63, 2**63 - 1)]),
+                rnd.choice([0, -1, 3, -2**63, 2**63 - 1, 2**53 + 1,
+                            rnd.randint(-2**63, 2**63 - 1)]),
                 f32(rnd.choice([0.0, 1.5, -0.1, 3.4e38, 16777217.0, rnd.uniform(-1e6, 1e6)])),
                 rnd.choice([0.0, 2.5, -1e308, 1e-3, 2.0**53, rnd.uniform(-1e12, 1e12)]))
 
