@@ -155,9 +155,13 @@ class AllEveryTime(TimeLimiter):
 
 
 class FirstEveryTime(TimeLimiter):
+    """The first event of each period, at once. With group by (as Siddhi's
+    FirstGroupByPerTimeOutputRateLimiter), each group's first event of the period is held and
+    all of them are released when the period ends."""
+
     def reset_state(self):
         super().reset_state()
-        self.s_seen = set()
+        self.s_seen, self.s_held = set(), []
 
     def collect(self, batch):
         out, key = [], self.key
@@ -166,10 +170,14 @@ class FirstEveryTime(TimeLimiter):
             if k not in self.s_seen:
                 self.s_seen.add(k)
                 out.append(e)
-        self.emit(out)
+        if key is None:
+            self.emit(out)
+        else:
+            self.s_held.extend(out)
 
     def on_tick(self, now):
-        self.s_seen = set()
+        out, self.s_seen, self.s_held = self.s_held, set(), []
+        self.emit(out)
 
 
 class LastEveryTime(TimeLimiter):

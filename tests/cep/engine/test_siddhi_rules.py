@@ -306,3 +306,18 @@ def test_convert_of_a_number_to_bool_is_true_only_for_one():
     plan = ("define stream S (i int, d double);\n"
             "from S select convert(i, 'bool') as a, convert(d, 'bool') as b insert into Out;")
     assert run(plan, [("S", 1, (1, 1.0)), ("S", 2, (2, 0.5))]) == [(True, True), (False, False)]
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_first_every_period_per_group_holds_rows_until_the_period_ends(batch):
+    plan = ("@Plan:playback\ndefine stream S (k string, n int);\n"
+            "from S select k, n group by k output first every 1 sec insert into Out;")
+    rt = runtime(plan)
+    got = collect(rt, ["Out"])
+    feed(rt, [("S", 1000, ("A", 1)), ("S", 1100, ("B", 2)), ("S", 1500, ("A", 3))], batch)
+    assert got["Out"] == []  # held until the period [1000, 2000) ends
+    feed(rt, [("S", 2100, ("A", 4))], batch)
+    assert got["Out"] == [(1000, ("A", 1)), (1100, ("B", 2))]
+    rt.advance_time(3000)
+    rt.shutdown()
+    assert got["Out"][2:] == [(2100, ("A", 4))]
