@@ -22,25 +22,39 @@ class FileRecords:
     def __init__(self, data_dir):
         self.root = Path(data_dir) / "security"
         self._lock = threading.RLock()
+        self._cache = {}  # kind -> ((inode, mtime_ns, size), items): a stat, not a parse, per call
+        self._paths = {kind: self.root / f"{kind}.json" for kind in KINDS}
 
     def _path(self, kind):
         if kind not in KINDS:
             raise StoreError(f"unknown record kind {kind!r}")
-        return self.root / f"{kind}.json"
+        return self._paths[kind]
 
-    def all(self, kind):
-        """{key: record} of one kind."""
+    def _load(self, kind):
+        """{key: record} as cached; re-read only when the file changed (inode, mtime, size)."""
         path = self._path(kind)
         try:
+            st = os.stat(path)
+            signature = (st.st_ino, st.st_mtime_ns, st.st_size)
+            cached = self._cache.get(kind)
+            if cached is not None and cached[0] == signature:
+                return cached[1]
             with open(path, encoding="utf-8") as fh:
-                return json.load(fh)
+                items = json.load(fh)
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot read {path}: {exc}") from None
+        self._cache[kind] = (signature, items)
+        return items
+
+    def all(self, kind):
+        """{key: record} of one kind (copies: callers may change them)."""
+        return {key: dict(record) for key, record in self._load(kind).items()}
 
     def get(self, kind, key):
-        return self.all(kind).get(key)
+        record = self._load(kind).get(key)
+        return dict(record) if record is not None else None
 
     def put(self, kind, key, record):
         with self._lock:
