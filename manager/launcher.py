@@ -7,14 +7,15 @@ ENDED = ("KILLED", "FAILED")
 class SparkLauncher:
     """submit/find/kill plan topologies with the spark settings the manager implies."""
 
-    def __init__(self, overrides=None):
+    def __init__(self, overrides=None, security=None):
         from topology.spark_settings import load_spark_settings
         self.settings = load_spark_settings(overrides=overrides)
+        self.security = security  # CURVE keys and cluster secret handed to each topology
 
     def submit(self, topology):
         """Submit at once (the driver reports WAITING_FOR_SLOTS itself); returns a handle."""
         from topology.launcher import submit
-        return submit(topology, self.settings)
+        return submit(topology, self.settings, security=self.security)
 
     def find(self, name):
         """The handle of a running topology of that name, or None."""

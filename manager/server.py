@@ -1,6 +1,7 @@
 """The manager process's parts wired together: store, registry, topology manager, plans."""
 import logging
 
+from cep.security import curve
 from manager.auth import AuthService
 from manager.launcher import SparkLauncher
 from manager.metrics_history import MetricsHistory
@@ -27,10 +28,14 @@ class Manager:
         self.store = open_store(data_dir(s), s["store.redis_url"] or None, s["store.redis_prefix"])
         self.auth = AuthService(s, data_dir(s))  # issue 10: users, tokens, cluster secret
         self.auth.bootstrap()
+        # ZeroMQ links (issue 10): CURVE keys, else the cluster secret on registry requests
+        self.links = curve.LinkSecurity(curve.manager_keys(s, data_dir(s)),
+                                        self.auth.cluster_secret if s["security.auth"] else None)
         self.registry = RegistryService(s["registry.port"], s["registry.bind_host"],
                                         s["registry.liveness"], s["registry.heartbeat_interval"],
-                                        plan_exists=lambda t, p: self.plans.exists(t, p))
-        self.launcher = launcher or SparkLauncher(spark_overrides(s))
+                                        plan_exists=lambda t, p: self.plans.exists(t, p),
+                                        security=self.links)
+        self.launcher = launcher or SparkLauncher(spark_overrides(s), security=self.links)
         self.topologies = TopologyManager(self.launcher, self.registry.table,
                                           s["topology.kill_wait_secs"],
                                           s["topology.resubmit_interval"])

@@ -2,6 +2,7 @@
 from pathlib import Path
 
 from cep.policy import POLICY_SETTINGS
+from cep.security.curve import CURVE_SETTINGS
 from manager.auth.settings import AUTH_SETTINGS
 from topology.settings import Schema, Setting
 
@@ -39,6 +40,7 @@ MANAGER = Schema("manager", [
             "seconds between samples of each topology's metrics (windows, /metrics); 0: off"),
     *POLICY_SETTINGS,  # files.roots, sinks.http_allow, sinks.redis_connections, limits.*
     *AUTH_SETTINGS,  # security.auth, sessions, first-start password, cluster secret, TLS
+    *CURVE_SETTINGS,  # security.curve, security.curve_dir: ZeroMQ CURVE on cluster links
 ])
 
 

@@ -35,6 +35,7 @@ import time
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
+from cep.security import curve
 from manager.exceptions import RegistryError
 from manager.registry.client import RegistryClient
 from manager.registry.identity import machine_identity
@@ -55,9 +56,11 @@ class PublisherBolt(Bolt):
         self.client_id = f"{context.topology_name}:{context.component_id}:{context.index}"
         self.label = f"[{self.tenant}:{self.plan}:EventPublisherBolt:{context.index}]"
         self.machine = machine_identity(cfg.get("host"))
-        self.registry = RegistryClient(cfg["registry"])
+        self.security = context.security or curve.OFF  # CURVE keys, cluster secret (issue 10)
+        self.registry = RegistryClient(cfg["registry"], security=self.security)
         # liveness checks run on the sender thread: a registry outage may stall it 0.5 s
-        self.checker = RegistryClient(cfg["registry"], timeout=0.5, retries=0)
+        self.checker = RegistryClient(cfg["registry"], timeout=0.5, retries=0,
+                                      security=self.security)
         self.liveness_check = float(cfg.get("liveness_check", 5.0))
         self.retry_interval = float(cfg.get("retry_interval", 1.0))
         self.connect_timeout = float(cfg.get("connect_timeout", 3.0))
@@ -131,6 +134,7 @@ class PublisherBolt(Bolt):
         sock = zmq.Context.instance().socket(zmq.PUSH)
         sock.setsockopt(zmq.IMMEDIATE, 1)
         sock.setsockopt(zmq.SNDHWM, self.sndhwm)
+        curve.client(sock, self.security.curve)
         self.monitor = sock.get_monitor_socket(_WATCHED)
         sock.connect(ep["endpoint"])
         self.sock, self.endpoint, self.since = sock, ep["endpoint"], time.monotonic()

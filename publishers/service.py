@@ -9,6 +9,7 @@ import threading
 
 import zmq
 
+from cep.security import curve
 from manager.registry.wire import BadFrameError
 from publishers.exceptions import PublisherError
 from receivers.spout import decode_frame
@@ -20,13 +21,18 @@ POLL_MS = 100
 class PublisherService:
     """Bind a PULL socket on `bind_host` and dispatch to `sink_set`; `port` is tried first
     (a restarted worker's previous port), else the OS picks a free one. `rcvhwm` bounds the
-    frames queued for the sinks: when they are full, the publisher bolts wait (backpressure)."""
+    frames queued for the sinks: when they are full, the publisher bolts wait (backpressure).
+    `keys` (CURVE, issue 10): only publisher bolts holding the cluster key may connect."""
 
-    def __init__(self, sink_set, bind_host="0.0.0.0", port=0, context=None, rcvhwm=1000):
+    def __init__(self, sink_set, bind_host="0.0.0.0", port=0, context=None, rcvhwm=1000,
+                 keys=None):
         self.sink_set = sink_set
-        self._sock = (context or zmq.Context.instance()).socket(zmq.PULL)
+        ctx = context or zmq.Context.instance()
+        curve.start_authenticator(ctx, keys)
+        self._sock = ctx.socket(zmq.PULL)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.RCVHWM, rcvhwm)
+        curve.server(self._sock, keys)
         self.port = self._bind(bind_host, port)
         self.frames = 0
         self.events = 0

@@ -21,6 +21,7 @@ import time
 import msgpack
 import zmq
 
+from cep.security import curve
 from manager.registry.client import Heartbeat, RegistryClient
 from manager.registry.identity import default_host, machine_identity
 from manager.registry.wire import FORMAT_VERSION, BadFrameError
@@ -62,11 +63,15 @@ class ReceiverSpout(Spout):
         self.tick_s = float(cfg.get("tick_ms", 200)) / 1000.0
         self.next_tick = time.monotonic() + self.tick_s
         self.dropped = 0
-        self.sock = zmq.Context.instance().socket(zmq.PULL)
+        security = context.security or curve.OFF  # CURVE keys, cluster secret (issue 10)
+        ctx = zmq.Context.instance()
+        curve.start_authenticator(ctx, security.curve)
+        self.sock = ctx.socket(zmq.PULL)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.setsockopt(zmq.RCVHWM, int(cfg.get("rcvhwm", 1000)))
+        curve.server(self.sock, security.curve)
         self.port = self.sock.bind_to_random_port(f"tcp://{cfg.get('bind_host') or self.host}")
-        self.registry = RegistryClient(cfg["registry"])
+        self.registry = RegistryClient(cfg["registry"], security=security)
         self.heartbeat = Heartbeat(
             self.registry, float(cfg.get("heartbeat_interval", 5.0)), kind="receiver",
             tenant=int(cfg["tenant"]), plan=cfg["plan"], host=self.host, port=self.port,

@@ -12,6 +12,7 @@ import threading
 import msgpack
 import zmq
 
+from cep.security import curve
 from receivers.exceptions import BadPayloadError, ReceiverError
 from receivers.validation import StreamKey
 
@@ -48,14 +49,18 @@ class ZmqReceiver:
     """Bind a PULL socket at `url` (tcp://host:0 picks a port) and route batches to a router."""
 
     def __init__(self, router, url="tcp://127.0.0.1:0", default_key=None, context=None,
-                 block_s=60.0):
+                 block_s=60.0, keys=None):
         self.router = router
         self.block_s = block_s  # how long a full downstream may stall reading (back-pressure)
         self.default_key = StreamKey(*default_key) if default_key else None
         self._ctx = context or zmq.Context.instance()
+        curve.start_authenticator(self._ctx, keys)
         self._sock = self._ctx.socket(zmq.PULL)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.RCVHWM, 10000)
+        # CURVE (issue 10): senders need the cluster public key as server key and a key pair
+        # that is the cluster's or listed in <curve dir>/clients/ (ZAP domain `ingest`)
+        curve.server(self._sock, keys, domain=curve.INGEST)
         self.url = _bind(self._sock, url)
         self.bad_messages = 0
         self._stop = threading.Event()
@@ -102,10 +107,11 @@ class ZmqReceiver:
 class ZmqEventClient:
     """A PUSH client for the receiver: `send(key, pairs)`; used by tests, tools and benchmarks."""
 
-    def __init__(self, url, context=None, sndhwm=10000):
+    def __init__(self, url, context=None, sndhwm=10000, keys=None, server_key=None):
         self._sock = (context or zmq.Context.instance()).socket(zmq.PUSH)
         self._sock.setsockopt(zmq.LINGER, 2000)
         self._sock.setsockopt(zmq.SNDHWM, sndhwm)
+        curve.client(self._sock, keys, server_key)
         self._sock.connect(url)
 
     def send(self, key, pairs):

@@ -21,6 +21,7 @@ class Context:
     outputs: dict = field(default_factory=dict)
     topology_config: dict = field(default_factory=dict)
     attempt: int = 0
+    security: object = None  # cep.security.curve.LinkSecurity of the links, or None (off)
 
 
 class Batch:

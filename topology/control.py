@@ -11,6 +11,7 @@ from pathlib import Path
 
 import zmq
 
+from cep.security import curve
 from topology import wire
 from topology.exceptions import ControlError, WaitTimeoutError
 from topology.metrics import by_component
@@ -60,6 +61,7 @@ class TopologyHandle:
         ctx = zmq.Context.instance()
         sock = ctx.socket(zmq.REQ)
         sock.setsockopt(zmq.LINGER, 0)
+        curve.client(sock, self._keys())
         try:
             sock.connect(info["control"])
             sock.send(wire.pack(message))
@@ -69,6 +71,11 @@ class TopologyHandle:
             return wire.unpack(sock.recv())
         finally:
             sock.close()
+
+    def _keys(self):
+        """The CURVE keys the driver's control socket wants (launch.json, mode 0600), or None."""
+        launch = _read(self.run_dir / "launch.json") or {}
+        return curve.LinkSecurity.from_options(launch.get("options", {}).get("security")).curve
 
     def status(self):
         """{"name", "status", "reason", ...}; status is one of SUBMITTED, WAITING_FOR_SLOTS,

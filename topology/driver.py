@@ -18,6 +18,7 @@ from pathlib import Path
 
 import zmq
 
+from cep.security import curve
 from topology import wire
 from topology.cluster import master_state
 from topology.metrics import add_queue_depths
@@ -46,11 +47,14 @@ class Driver:
 
     def _bind(self):
         host = self.launch["host"]
+        keys = curve.LinkSecurity.from_options(self.launch["options"].get("security")).curve
         self.zctx = zmq.Context()
+        curve.start_authenticator(self.zctx, keys)
         self.rep, self.pub, self.pull = (self.zctx.socket(k) for k in (zmq.REP, zmq.PUB, zmq.PULL))
         endpoints = {}
         for name, sock in (("control", self.rep), ("tasks", self.pub), ("reports", self.pull)):
             sock.setsockopt(zmq.LINGER, 0)
+            curve.server(sock, keys)
             endpoints[name] = f"tcp://{host}:{sock.bind_to_random_port(f'tcp://{host}')}"
         self.endpoints = endpoints
         self._write("driver.json", {"pid": os.getpid(), "control": endpoints["control"],
@@ -292,6 +296,7 @@ class Driver:
                                    "reason": reason, "app_id": self.app_id, "ended": time.time()})
         if self.sc is not None:
             self.sc.stop()
+        curve.stop_authenticator(self.zctx)
         self.zctx.destroy(linger=0)
         return 0 if status == "KILLED" else 1
 

@@ -18,12 +18,12 @@ log = logging.getLogger(__name__)
 class Instance:
     """A component object with its context, collector, routes and metrics."""
 
-    def __init__(self, topology, component_id, index, task_id, attempt=0):
+    def __init__(self, topology, component_id, index, task_id, attempt=0, security=None):
         spec = topology.components[component_id]
         self.spec = spec
         self.kind = spec.kind
         self.context = Context(topology.name, component_id, index, spec.parallelism, task_id,
-                               spec.outputs, dict(topology.config), attempt)
+                               spec.outputs, dict(topology.config), attempt, security)
         self.collector = Collector(component_id, spec.outputs)
         self.routes = build_routes(topology, component_id)
         self.metrics = InstanceMetrics(component_id, index, task_id)

@@ -40,8 +40,11 @@ def topologies_dir(settings):
     return path
 
 
-def submit(topology, settings=None, overrides=None):
-    """Validate and submit; returns a TopologyHandle at once (status SUBMITTED)."""
+def submit(topology, settings=None, overrides=None, security=None):
+    """Validate and submit; returns a TopologyHandle at once (status SUBMITTED).
+    `security` (cep.security.curve.LinkSecurity): CURVE keys and cluster secret of the
+    topology's links; they travel in launch.json (mode 0600) and the task closure, never
+    on the spark-submit command line."""
     settings = settings or load_spark_settings()
     if overrides:
         settings = settings.with_overrides(overrides)
@@ -56,8 +59,10 @@ def submit(topology, settings=None, overrides=None):
         (run_dir / stale).unlink(missing_ok=True)
     executors, cores = executors_needed(topology.total_parallelism, settings["topology.workers"])
     launch = _launch_options(settings, cluster, executors)
+    if security is not None:
+        launch["options"]["security"] = security.to_options()
     (run_dir / "spec.json").write_text(topology.to_json(indent=1))
-    (run_dir / "launch.json").write_text(json.dumps(launch, indent=1))
+    _write_private(run_dir / "launch.json", json.dumps(launch, indent=1))
     cmd = _spark_submit_command(topology.name, settings, cluster, executors, cores, run_dir)
     python = settings["spark.python"] or sys.executable
     env = dict(os.environ, SPARK_HOME=SPARK_HOME, PYSPARK_PYTHON=python,
@@ -72,6 +77,14 @@ def submit(topology, settings=None, overrides=None):
         {"pid": proc.pid, "submitted": time.time(), "name": topology.name,
          "master": cluster.master_url, "master_ui": cluster.ui_url}))
     return TopologyHandle(topology.name, run_dir, process=proc)
+
+
+def _write_private(path, text):
+    """Write a file only its owner may read (0600, also when it existed before)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
 
 
 def _launch_options(settings, cluster, executors):

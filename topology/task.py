@@ -12,6 +12,7 @@ import time
 
 import zmq
 
+from cep.security import curve
 from topology import wire
 from topology.component import Batch
 from topology.instance import Instance
@@ -54,10 +55,14 @@ class TaskRunner:
         cid, index = topology.tasks()[task_id]
         self.task_id, self.attempt, self.options = task_id, -1, options
         self.zctx = zmq.Context()
+        # CURVE (issue 10): the keys come with the launch options, never on a command line
+        self.security = curve.LinkSecurity.from_options(options.get("security"))
+        self.keys = self.security.curve
+        curve.start_authenticator(self.zctx, self.keys)
         self.report = self._socket(zmq.PUSH, connect=driver["reports"])
         self.control = self._socket(zmq.SUB, connect=driver["tasks"])
         self.control.setsockopt(zmq.SUBSCRIBE, b"")
-        self.instance = Instance(topology, cid, index, task_id)
+        self.instance = Instance(topology, cid, index, task_id, security=self.security)
         self.pull, self.pushes = None, {}
         self.state, self.seq = "inactive", -1
         self.instance.active = False
@@ -65,6 +70,7 @@ class TaskRunner:
     def _socket(self, kind, connect=None, hwm=None):
         sock = self.zctx.socket(kind)
         sock.setsockopt(zmq.LINGER, 0)
+        (curve.client if connect else curve.server)(sock, self.keys)
         if hwm:
             push = kind == zmq.PUSH
             sock.setsockopt(zmq.SNDHWM if push else zmq.RCVHWM, hwm)
@@ -186,4 +192,5 @@ class TaskRunner:
         self.instance.close()
         self._send_report("stopped")
         time.sleep(0.05)
+        curve.stop_authenticator(self.zctx)
         self.zctx.destroy(linger=200)

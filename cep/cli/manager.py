@@ -35,6 +35,9 @@ def subparser_hook(subparsers):
                    "$CEP_CLUSTER_SECRET, else <data-dir>/security/cluster-secret, generated)")
     p.add_argument("--tls-cert", help="PEM certificate: serve the REST API and console over HTTPS")
     p.add_argument("--tls-key", help="PEM private key of --tls-cert")
+    p.add_argument("--curve", action="store_true", default=None, help="ZeroMQ CURVE on every "
+                   "cluster link (keys in <data-dir>/security/curve/, created at first start; "
+                   "workers need a copy: --curve-dir) [env: CEP_SECURITY_CURVE]")
     p.add_argument("--insecure", action="store_true", help="turn authentication off, even on a "
                    "non-loopback bind (a warning is logged at every start)")
     p.add_argument("--kill-on-exit", action="store_true",
@@ -47,7 +50,7 @@ FLAGS = {"data_dir": "manager.data_dir", "http_host": "http.host", "http_port": 
          "advertised_host": "manager.advertised_host", "redis_url": "store.redis_url",
          "admin_password_file": "security.admin_password_file",
          "cluster_secret_file": "security.cluster_secret_file", "tls_cert": "http.tls_cert",
-         "tls_key": "http.tls_key"}
+         "tls_key": "http.tls_key", "curve": "security.curve"}
 
 
 def overrides_from(args):

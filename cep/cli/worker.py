@@ -28,6 +28,8 @@ def subparser_hook(subparsers):
                    "(repeatable)")
     p.add_argument("--cluster-secret-file", help="the manager's cluster secret "
                    "(<manager data>/security/cluster-secret) [env: CEP_CLUSTER_SECRET]")
+    p.add_argument("--curve-dir", help="copy of the manager's <data dir>/security/curve: "
+                   "turns ZeroMQ CURVE on for this worker's links [env: CEP_CURVE_DIR]")
     p.add_argument("--describe-config", action="store_true",
                    help="print every setting (Markdown table) and exit")
     p.set_defaults(func=run)
@@ -42,7 +44,8 @@ def overrides_from_args(args):
             "receivers.http_host": host, "receivers.zmq_host": host,
             "worker.advertised_host": args.advertised_host, "worker.roles": args.roles,
             "standalone.plans": args.plan,
-            "managers.cluster_secret_file": getattr(args, "cluster_secret_file", None)}
+            "managers.cluster_secret_file": getattr(args, "cluster_secret_file", None),
+            "security.curve_dir": getattr(args, "curve_dir", None)}
 
 
 def _service_logging():

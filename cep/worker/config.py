@@ -7,6 +7,7 @@ import os
 import socket
 
 from cep.policy import POLICY_SETTINGS
+from cep.security.curve import CURVE_SETTINGS
 from cep.worker.exceptions import WorkerConfigError
 from topology.exceptions import TopologyError
 from topology.settings import Schema, Setting
@@ -66,6 +67,7 @@ WORKER_SCHEMA = Schema("worker", [
     Setting("sinks", "dir", str, "var/out", "folder of default file sinks "
             "(<dir>/<plan>/<stream>.jsonl)"),
     *POLICY_SETTINGS,  # files.roots (default <state_dir>/tenants/{tenant}/files), limits.*
+    *CURVE_SETTINGS,  # security.curve, security.curve_dir (CEP_CURVE_DIR too)
 ])
 
 

@@ -16,10 +16,11 @@ class DistributedPlan:
 
     mode = "distributed"
 
-    def __init__(self, spec, router, registry, cfg, identity, ports=None):
+    def __init__(self, spec, router, registry, cfg, identity, ports=None, keys=None):
         self.spec, self.router, self.registry = spec, router, registry
         self.ports, self.port_key = ports, f"{spec.tenant}/{spec.name}"
         self.cfg, self.identity = cfg, identity
+        self.keys = keys  # CURVE keys of the spout and publisher links (None: off)
         roles = cfg["worker.roles"]
         self.inflows = {}
         if "receiver" in roles:
@@ -29,7 +30,7 @@ class DistributedPlan:
         if "publisher" in roles and spec.exported:
             port = ports.get(self.port_key) if ports else 0
             self.service = PublisherService(build_sink_set(cfg, spec),
-                                            cfg["receivers.http_host"], port)
+                                            cfg["receivers.http_host"], port, keys=keys)
             if ports:
                 ports.put(self.port_key, self.service.port)
         self.sources = []
@@ -40,7 +41,7 @@ class DistributedPlan:
             self.registry, self.spec.tenant, self.spec.name, stream, self.identity.worker_id,
             self.identity.machine, capacity=c["transport.buffer_events"],
             batch_size=c["transport.batch_size"], flush_ms=c["transport.flush_ms"],
-            reconnect_interval=c["transport.reconnect_interval"])
+            reconnect_interval=c["transport.reconnect_interval"], keys=self.keys)
 
     def start(self):
         for s in self.spec.imported:

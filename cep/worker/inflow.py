@@ -16,6 +16,7 @@ import time
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
+from cep.security import curve
 from manager.exceptions import RegistryError
 from manager.registry.wire import encode_batch
 
@@ -26,12 +27,14 @@ class SpoutConnection:
     """Bounded buffer + sender thread for one (tenant, plan, stream)."""
 
     def __init__(self, registry, tenant, plan, stream, client, machine=(), capacity=100000,
-                 batch_size=1000, flush_ms=5.0, reconnect_interval=1.0, connect_timeout=3.0):
+                 batch_size=1000, flush_ms=5.0, reconnect_interval=1.0, connect_timeout=3.0,
+                 keys=None):
         self.registry, self.tenant, self.plan, self.stream = registry, tenant, plan, stream
         self.client, self.machine = client, list(machine)
         self.capacity, self.batch_size = capacity, batch_size
         self.flush_s, self.reconnect_interval = flush_ms / 1000.0, reconnect_interval
         self.connect_timeout = connect_timeout
+        self.keys = keys  # CURVE keys of the link to the spout (None: off)
         self._buf = collections.deque()
         self._cond = threading.Condition()
         self._stop = threading.Event()
@@ -116,6 +119,7 @@ class SpoutConnection:
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.IMMEDIATE, 1)
         sock.setsockopt(zmq.SNDHWM, 100)
+        curve.client(sock, self.keys)
         self._monitor = sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
         sock.connect(self.endpoint)
         self._sock, self._since = sock, time.monotonic()

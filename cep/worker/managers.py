@@ -104,9 +104,10 @@ class ManagerSet:
 class FailoverRegistry:
     """RegistryClient calls against the current manager's registry, failing over on timeout."""
 
-    def __init__(self, managers, timeout=2.0):
+    def __init__(self, managers, timeout=2.0, security=None):
         self.managers = managers
         self.timeout = timeout
+        self.security = security  # cep.security.curve.LinkSecurity: CURVE keys, cluster secret
         self._clients = {}  # manager index -> RegistryClient
         self._lock = threading.Lock()
 
@@ -122,7 +123,8 @@ class FailoverRegistry:
                     address = self.managers.registry(i)
                 except ManagerUnavailableError as exc:
                     raise RegistryUnavailableError(str(exc)) from None
-                self._clients[i] = RegistryClient(address, timeout=self.timeout, retries=0)
+                self._clients[i] = RegistryClient(address, timeout=self.timeout, retries=0,
+                                                  security=self.security)
             return self._clients[i]
 
     def _forget(self, i):

@@ -8,8 +8,10 @@ import logging
 import threading
 from dataclasses import dataclass
 
+from cep.security import curve
+from cep.security.exceptions import CurveKeyError
 from cep.worker.config import worker_id
-from cep.worker.exceptions import PlanDeployError
+from cep.worker.exceptions import PlanDeployError, WorkerConfigError
 from cep.worker.managers import FailoverRegistry, ManagerSet, worker_secret
 from cep.worker.ports import PortBook
 from cep.worker.status_api import status_blueprint
@@ -32,6 +34,17 @@ def _is_loopback(host):
         return False
 
 
+def _link_security(cfg):
+    """The worker's ZeroMQ link security: CURVE keys (security.curve_dir, --curve-dir,
+    CEP_CURVE_DIR) and, in distributed mode, the cluster secret for registry requests."""
+    try:
+        keys = curve.worker_keys(cfg)
+    except CurveKeyError as exc:
+        raise WorkerConfigError(str(exc)) from None
+    secret = worker_secret(cfg) if cfg["worker.mode"] == "distributed" else None
+    return curve.LinkSecurity(keys, secret)
+
+
 @dataclass(frozen=True)
 class Identity:
     """Who this worker is to the registry: id, advertised host, machine identity."""
@@ -52,11 +65,12 @@ class Worker:
         self._lock = threading.RLock()
         self._stopped = False
         app = create_app(self.router, [status_blueprint(self)], ReceiverLimits.from_config(cfg))
+        self.links = _link_security(cfg)  # CURVE keys and cluster secret (issue 10)
         self.http = HttpServer(app, cfg["receivers.http_host"], cfg["receivers.http_port"])
         self.zmq = None
         if cfg["receivers.zmq_port"] >= 0:
             url = f"tcp://{cfg['receivers.zmq_host']}:{cfg['receivers.zmq_port']}"
-            self.zmq = ZmqReceiver(self.router, url)
+            self.zmq = ZmqReceiver(self.router, url, keys=self.links.curve)
         for name in ("receivers.http_host", "receivers.zmq_host"):
             if not _is_loopback(cfg[name]):
                 log.warning("%s is %s, not loopback: the worker's listeners take events and "
@@ -70,8 +84,9 @@ class Worker:
         if self.mode == "distributed":
             self.ports = PortBook(cfg["worker.state_dir"], self.identity.worker_id)
             self.managers = ManagerSet(cfg["managers.urls"], cfg["managers.registries"],
-                                       cfg["managers.timeout"], worker_secret(cfg))
-            self.registry = FailoverRegistry(self.managers, cfg["managers.timeout"])
+                                       cfg["managers.timeout"], self.links.secret)
+            self.registry = FailoverRegistry(self.managers, cfg["managers.timeout"],
+                                             security=self.links)
             self.sync = ManagerSync(self, self.managers, cfg["managers.poll_interval"])
             self.reporter = WorkerReporter(self, self.registry, cfg["transport.heartbeat_interval"])
         else:
@@ -154,7 +169,7 @@ class Worker:
             return StandalonePlan(spec, self.router, self.cfg)
         from cep.worker.distributed import DistributedPlan
         return DistributedPlan(spec, self.router, self.registry, self.cfg, self.identity,
-                               self.ports)
+                               self.ports, keys=self.links.curve)
 
     def undeploy(self, key, unregister=True):
         handle = self.plans.pop(key, None)

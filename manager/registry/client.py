@@ -11,6 +11,7 @@ import threading
 
 import zmq
 
+from cep.security import cluster_secret, curve
 from manager.exceptions import RegistryError, RegistryUnavailableError
 from manager.registry.wire import pack_message, unpack_message
 
@@ -18,10 +19,14 @@ log = logging.getLogger("manager.registry.client")
 
 
 class RegistryClient:
-    """One REQ socket to the registry; thread-safe; recreates the socket after a timeout."""
+    """One REQ socket to the registry; thread-safe; recreates the socket after a timeout.
+    `security` (cep.security.curve.LinkSecurity): the CURVE keys the socket uses and the
+    cluster secret every request carries (field `secret`)."""
 
-    def __init__(self, url, timeout=2.0, retries=2):
+    def __init__(self, url, timeout=2.0, retries=2, security=None):
         self.url = url
+        # None: no CURVE, and the cluster secret of $CEP_CLUSTER_SECRET if set (tools, tests)
+        self.security = security or curve.LinkSecurity(secret=cluster_secret.read())
         self.timeout_ms = int(timeout * 1000)
         self.retries = retries
         self._ctx = zmq.Context.instance()
@@ -32,6 +37,7 @@ class RegistryClient:
         if self._sock is None:
             self._sock = self._ctx.socket(zmq.REQ)
             self._sock.setsockopt(zmq.LINGER, 0)
+            curve.client(self._sock, self.security.curve)
             self._sock.connect(self.url)
         return self._sock
 
@@ -42,6 +48,8 @@ class RegistryClient:
 
     def request(self, op, **fields):
         """Send one request; return the reply map or raise RegistryError."""
+        if self.security.secret:
+            fields["secret"] = self.security.secret
         body = pack_message({"op": op, **fields})
         with self._lock:
             for _ in range(self.retries + 1):

@@ -8,6 +8,7 @@ import time
 
 import zmq
 
+from cep.security import cluster_secret, curve
 from manager.exceptions import RegistryError
 from manager.registry.table import KINDS, EndpointTable
 from manager.registry.wire import pack_message, unpack_message
@@ -47,11 +48,14 @@ class RegistryService:
     """Owns an EndpointTable and serves it on `tcp://<bind_host>:<port>` (port 0: any free)."""
 
     def __init__(self, port=8904, bind_host="*", liveness=30.0, heartbeat_interval=5.0,
-                 plan_exists=None, table=None):
+                 plan_exists=None, table=None, security=curve.OFF):
         self.table = table or EndpointTable(liveness)
         self.heartbeat_interval = float(heartbeat_interval)
         self.plan_exists = plan_exists  # callable(tenant, plan) -> bool, or None to accept all
         self.bind_host = bind_host
+        # CURVE on: only holders of the cluster key get a connection at all; CURVE off with a
+        # secret: every request but ping must carry it (PROTOCOL.md section 1)
+        self.security = security
         self.requested_port = port
         self.port = None
         self._ctx = zmq.Context.instance()
@@ -59,11 +63,14 @@ class RegistryService:
         self._stop = threading.Event()
         self.handled = 0
         self.errors = 0
+        self.refused = 0  # requests without the cluster secret
 
     def start(self):
         """Bind the socket and start serving; returns the bound port."""
+        curve.start_authenticator(self._ctx, self.security.curve)
         sock = self._ctx.socket(zmq.ROUTER)
         sock.setsockopt(zmq.LINGER, 0)
+        curve.server(sock, self.security.curve)
         if self.requested_port:
             sock.bind(f"tcp://{self.bind_host}:{self.requested_port}")
             self.port = self.requested_port
@@ -72,8 +79,14 @@ class RegistryService:
         self._thread = threading.Thread(target=self._serve, args=(sock,), daemon=True,
                                         name=f"registry:{self.port}")
         self._thread.start()
-        log.info("Endpoint registry listening on port %s", self.port)
+        log.info("Endpoint registry listening on port %s (%s)", self.port, self.protection)
         return self.port
+
+    @property
+    def protection(self):
+        if self.security.curve is not None:
+            return "CURVE: cluster key only"
+        return "cluster secret required" if self.security.secret else "no authentication"
 
     def stop(self):
         self._stop.set()
@@ -114,18 +127,33 @@ class RegistryService:
         if not isinstance(req, dict):
             self.errors += 1
             return _error("BadRequest", f"request must be a msgpack map, got {type(req).__name__}")
+        given = req.pop("secret", None)
         try:
+            self._authorize(req, given)
             reply = self.handle(req)
         except RegistryError as exc:
             self.errors += 1
             reply = _error(exc.name, str(exc))
         except Exception as exc:  # noqa: BLE001 - the service must survive any request
             self.errors += 1
-            log.exception("registry failed on request %r", req)
+            log.exception("registry failed on request %r", req)  # the secret is popped
             reply = _error("InternalError", f"{type(exc).__name__}: {exc}")
         if "id" in req:
             reply["id"] = req["id"]
         return reply
+
+    def _authorize(self, req, given):
+        """Without CURVE, a registry holding the cluster secret answers only requests that
+        carry it (ping excepted); compared in constant time."""
+        if self.security.curve is not None or not self.security.secret or req.get("op") == "ping":
+            return
+        if not cluster_secret.check(given, self.security.secret):
+            self.refused += 1
+            why = "carries no" if not given else "carries a wrong"
+            log.warning("registry refused %r request from an unknown party: it %s cluster secret",
+                        req.get("op"), why)
+            raise RegistryError("Unauthorized", f"request {why} cluster secret (field 'secret'; "
+                                "workers: managers.cluster_secret_file or CEP_CLUSTER_SECRET)")
 
     def handle(self, req):
         """Dispatch a decoded request to its op."""
