@@ -16,14 +16,18 @@ from cep.model import AttrType
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
 LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1
 MAX_REASONS = 100  # reasons kept per batch; the counts stay exact
+# accepted timestamps (issue 11): epoch ms from 1970-01-01 to 9999-12-31T23:59:59.999Z; a
+# value outside (10^30 was one) used to pass here and kill the worker's forwarding thread
+TS_MIN, TS_MAX = 0, 253402300799999
 
 _FAST_CHECK = {
-    AttrType.STRING: "type(r[{i}]) is str",
+    AttrType.STRING: "type(r[{i}]) is str and (r[{i}].isascii() or _utf8(r[{i}]))",
     AttrType.INT: "type(r[{i}]) is int and {imin} <= r[{i}] <= {imax}",
     AttrType.LONG: "type(r[{i}]) is int and {lmin} <= r[{i}] <= {lmax}",
     AttrType.FLOAT: "type(r[{i}]) is float",
     AttrType.DOUBLE: "type(r[{i}]) is float",
     AttrType.BOOL: "type(r[{i}]) is bool",
+    AttrType.OBJECT: "_obj_ok(r[{i}])",
 }
 
 
@@ -144,16 +148,62 @@ def _coerce_ts(ts, now):
         raise ValueError(f"timestamp must be whole milliseconds, got {ts!r}")
     if ts < 0:
         raise ValueError(f"timestamp must not be negative, got {ts!r}")
+    if not TS_MIN <= ts <= TS_MAX:
+        raise ValueError(f"timestamp {_short(ts)} is outside {TS_MIN}..{TS_MAX} "
+                         f"(epoch milliseconds, years 1970-9999)")
     return int(ts)
+
+
+def _utf8(text):
+    """True when `text` encodes as UTF-8 (no lone surrogate such as '\\ud800')."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _obj_ok(v):
+    """The fast loop's object check: plain scalars pass, anything else is checked in full."""
+    if v is None or type(v) in (float, bool) or (type(v) is str and v.isascii()):
+        return True
+    try:
+        _check_object(v, "")
+    except ValueError:
+        return False
+    return True
+
+
+def _check_object(v, name, depth=0):
+    """An object attribute's value must travel as msgpack: encodable strings, 64-bit ints."""
+    if isinstance(v, str):
+        if not v.isascii() and not _utf8(v):
+            raise ValueError(f"attribute {name!r} (object): a string that is not valid "
+                             f"UTF-8 (lone surrogate)")
+    elif isinstance(v, int) and not isinstance(v, bool):
+        if not LONG_MIN <= v < 2 ** 64:
+            raise ValueError(f"attribute {name!r} (object): integer {_short(v)} does not fit "
+                             f"64 bits")
+    elif isinstance(v, (list, tuple, dict)) and depth < 64:
+        items = list(v.items()) if isinstance(v, dict) else [(None, x) for x in v]
+        for k, x in items:
+            _check_object(k, name, depth + 1)
+            _check_object(x, name, depth + 1)
+    return v
 
 
 def _coerce_value(v, kind, name):
     """One value as type `kind`, or ValueError naming attribute `name`."""
-    if v is None or kind is AttrType.OBJECT:
+    if v is None:
         return v
+    if kind is AttrType.OBJECT:
+        return _check_object(v, name)
     if kind is AttrType.STRING:
         if isinstance(v, str):
-            return v
+            if v.isascii() or _utf8(v):
+                return v
+            raise ValueError(f"attribute {name!r} (string): not valid UTF-8 (a lone "
+                             f"surrogate such as \\ud800)")
     elif kind is AttrType.BOOL:
         if isinstance(v, bool):
             return v
@@ -185,7 +235,7 @@ def fast(pairs, now, slow):
     for i, p in enumerate(pairs):
         if type(p) in _SEQ and len(p) == 2:
             ts, r = p
-            if type(ts) is int and ts >= 0 and type(r) in _SEQ and {cond}:
+            if type(ts) is int and {TS_MIN} <= ts <= {TS_MAX} and type(r) in _SEQ and {cond}:
                 append((ts, tuple(r)))
                 continue
         try:
@@ -194,7 +244,7 @@ def fast(pairs, now, slow):
             errors.append((i, str(exc)))
     return good, errors
 """
-    scope = {"_SEQ": (list, tuple)}
+    scope = {"_SEQ": (list, tuple), "_utf8": _utf8, "_obj_ok": _obj_ok}
     exec(compile(src, f"<validator {len(types)} attrs>", "exec"), scope)
     return scope["fast"]
 

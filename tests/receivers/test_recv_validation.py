@@ -85,3 +85,28 @@ def test_result_keeps_exact_counts_but_bounded_reasons():
     errors = [(i, "bad") for i in range(MAX_REASONS + 50)]
     r = IngestResult.of(3, errors)
     assert (r.accepted, r.rejected, len(r.errors)) == (3, MAX_REASONS + 50, MAX_REASONS)
+
+
+# issue 11: values that used to be accepted and then killed the worker's forwarding thread
+def _s_o_l():
+    from cep.model import Attribute, AttrType, StreamDefinition
+    return EventValidator(StreamDefinition("S", (Attribute("s", AttrType.STRING),
+                                                 Attribute("o", AttrType.OBJECT),
+                                                 Attribute("x", AttrType.LONG))))
+
+
+@pytest.mark.parametrize("pair,reason", [
+    ([10 ** 30, ["a", None, 1]], "outside 0..253402300799999"),
+    ([2 ** 63, ["a", None, 1]], "outside"),
+    ([253402300800000, ["a", None, 1]], "outside"),
+    ([1, ["\ud800", None, 1]], "'s' (string): not valid UTF-8"),
+    ([1, ["a", {"k": ["\udc00"]}, 1]], "'o' (object): a string that is not valid UTF-8"),
+    ([1, ["a", 2 ** 70, 1]], "'o' (object): integer"),
+])
+def test_unencodable_events_are_rejected_with_a_reason(pair, reason):
+    v = _s_o_l()
+    good, errors = v.validate_pairs([[5, ["ok", None, 1]], pair, [253402300799999, ["é", 1, 2]]])
+    assert good == [(5, ("ok", None, 1)), (253402300799999, ("é", 1, 2))]
+    assert [i for i, _ in errors] == [1] and reason in errors[0][1]
+    good, errors = v.validate_json([{"timestamp": pair[0], "data": pair[1]}])
+    assert good == [] and reason in errors[0][1]
