@@ -169,6 +169,6 @@ class RowCoercer:
         for name, t, v in zip(self.names, self.types, row):
             try:
                 out.append(_convert(v, t))
-            except ValueError as exc:
+            except (ValueError, OverflowError) as exc:  # OverflowError: int too big for double
                 raise EventError(f"stream '{sid}', attribute '{name}' ({t}): {exc}") from None
         return ts, tuple(out), 0

@@ -102,3 +102,15 @@ def test_whole_batch_path_gives_what_the_per_event_path_gives():
                 checked += 1
                 assert a._fast(rows, 99) is not None  # clean batches take the fast path
     assert checked > 10
+
+
+@pytest.mark.parametrize("row, attr", [(("a", 10**400, 1.0), "d"), (("a", 1.0, 10**400), "f")])
+def test_an_int_too_big_for_a_double_or_float_loses_only_its_event(row, attr):
+    rt = cep.ExecutionPlanRuntime(cep.compile(
+        "define stream S (s string, d double, f float); from S select * insert into O;"))
+    got = []
+    rt.add_callback("O", got.extend)
+    events = [(1, ("ok", 1.0, 1.0)), (2, row), (3, ("ok", 2.0, 2.0))]
+    bad = rt.input_handler("S").send_batch(events)
+    assert [i for i, _ in bad] == [1] and f"attribute '{attr}'" in str(bad[0][1])
+    assert [ts for ts, _ in got] == [1, 3]
