@@ -1,0 +1,284 @@
+"""One write-ahead log: the accepted events of one (tenant, plan, imported stream) at a worker.
+
+    wal = WriteAheadLog(dir, durability="os").open()
+    first = wal.append(events)          # offsets first .. first+len-1, durable per the mode
+    for first, events in wal.read(after=41): ...   # what follows offset 41, in order
+    wal.commit(99)                      # segments wholly at or below 99 are deleted
+    wal.metrics(); wal.close()
+
+Offsets are per log, contiguous, 64-bit, and never reused after a restart: open() scans the
+last segment for the next offset (a torn tail record is truncated with a warning). A corrupt
+record (CRC32) is reported (log, `corrupt_records`, `last_corruption`) and its events are
+never returned. Caps (`max_bytes`, `max_age_s` of the oldest uncommitted data; 0 = no cap)
+make append() raise LogFullError: back-pressure, the caller answers 503."""
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+from receivers.wal import segment as seg
+from receivers.wal.exceptions import LogFullError, WalConfigError
+from receivers.wal.group_commit import GroupCommit
+
+log = logging.getLogger(__name__)
+DURABILITY_MODES = {
+    "fsync": "fdatasync before an event is acknowledged (survives a machine crash)",
+    "os": "written to the OS before it is acknowledged (survives a process crash)",
+    "none": "kept in a memory buffer, written within 0.2 s (fastest; a crash loses the buffer)",
+}
+COMMIT_FILE = "committed"
+
+
+@dataclass
+class SegmentInfo:
+    base: int  # first offset
+    path: str
+    size: int = 0
+    end: int = 0  # offset after its last record
+    first_ms: int = 0  # append time of its first record (0: empty)
+
+
+class WriteAheadLog:
+    """A segmented log in `directory` with a group-commit writer thread."""
+
+    def __init__(self, directory, durability="os", segment_bytes=64 << 20, max_bytes=1 << 30,
+                 max_age_s=3600.0, name=None):
+        if durability not in DURABILITY_MODES:
+            raise WalConfigError(f"wal.durability {durability!r}: must be one of "
+                                 f"{', '.join(DURABILITY_MODES)}")
+        if segment_bytes < 1 or max_bytes < 0 or max_age_s < 0:
+            raise WalConfigError("wal.segment_bytes must be >= 1, wal.max_bytes and "
+                                 "wal.max_age_s >= 0")
+        self.directory, self.durability = directory, durability
+        self.segment_bytes, self.max_bytes, self.max_age_s = segment_bytes, max_bytes, max_age_s
+        self.name = name or directory
+        self._lock = threading.Lock()  # offsets, segment list, caps
+        self._segments, self._fh = [], None
+        self.next_offset, self.committed = 0, -1
+        self.corrupt_records, self.truncated_bytes, self.full_refusals = 0, 0, 0
+        self.last_corruption = None
+        self._writer = GroupCommit(self._write, self._sync, durability, self.name)
+
+    # -- open / close --
+    def open(self):
+        os.makedirs(self.directory, exist_ok=True)
+        self.committed = self._read_committed()
+        found = seg.list_segments(self.directory)
+        for (base, path), nxt in zip(found, found[1:] + [(None, None)]):
+            info = SegmentInfo(base, path, os.path.getsize(path), nxt[0] or base)
+            info.first_ms = _first_ms(path)
+            self._segments.append(info)
+        if self._segments:
+            self._recover_tail(self._segments[-1])
+        else:
+            self._segments.append(self._new_segment(max(0, self.committed + 1)))
+        self.next_offset = self._segments[-1].end
+        self._fh = open(self._segments[-1].path, "ab")
+        self._writer.start(self.next_offset)
+        return self
+
+    def _recover_tail(self, info):
+        found = seg.scan(info.path)
+        for pos, why in found.corrupt:
+            self._report(info.path, pos, why)
+        if found.valid_end < found.size:
+            log.warning("write-ahead log %s: torn tail of %d bytes at byte %d of %s truncated "
+                        "(a write the crash interrupted; never acknowledged)", self.name,
+                        found.size - found.valid_end, found.valid_end, info.path)
+            self.truncated_bytes += found.size - found.valid_end
+            seg.truncate(info.path, found.valid_end)
+        info.size = found.valid_end
+        info.end = found.records[-1].end_offset if found.records else info.base
+        info.first_ms = found.records[0].append_ms if found.records else 0
+
+    def close(self):
+        self._writer.close()
+        with self._lock:
+            if self._fh is not None:
+                self._fh.flush()
+                self._fh.close()
+                self._fh = None
+
+    # -- append --
+    def append(self, events):
+        """Log `events` ([ts, values] pairs); returns the first offset once they are as durable
+        as the mode says. LogFullError when over a cap (nothing is logged then)."""
+        first, end = self.append_nowait(events)
+        self._writer.wait(end)
+        return first
+
+    def append_nowait(self, events):
+        """Assign offsets and queue the record; returns (first, end). Call wait(end) before
+        acknowledging (the inflow queues the events between the two, in offset order)."""
+        now_ms = int(time.time() * 1000)
+        with self._lock:
+            self._check_caps(now_ms)
+            first = self.next_offset
+            end = first + len(events)
+            self.next_offset = end
+            data = seg.encode_record(first, events, now_ms)
+            self._segments[-1].size += len(data)  # counted now, so caps see pending bytes
+            self._writer.submit((data, first, end, now_ms), end)
+        return first, end
+
+    def wait(self, end):
+        self._writer.wait(end)
+
+    def _check_caps(self, now_ms):
+        reason = None
+        size = sum(s.size for s in self._segments)
+        if self.max_bytes and size >= self.max_bytes:
+            reason = f"holds {size} bytes of uncommitted events (wal.max_bytes {self.max_bytes})"
+        age = self._age_s(now_ms)
+        if self.max_age_s and age >= self.max_age_s:
+            reason = f"oldest uncommitted events are {age:.0f} s old (wal.max_age_s " \
+                     f"{self.max_age_s:g})"
+        if reason:
+            self.full_refusals += 1
+            raise LogFullError(f"write-ahead log of {self.name} {reason}; retry later "
+                               f"(back-pressure, nothing was lost)")
+
+    def _age_s(self, now_ms):
+        for s in self._segments:
+            if s.end - 1 > self.committed and s.first_ms:
+                return max(0.0, (now_ms - s.first_ms) / 1000.0)
+        return 0.0
+
+    # -- writer thread callbacks --
+    def _write(self, items):
+        chunk = []
+        for data, first, end, ms in items:
+            active = self._segments[-1]
+            if active.end > active.base and self._written(chunk) >= self.segment_bytes:
+                self._flush_chunk(chunk)
+                chunk = []
+                self._roll(first)
+                active = self._segments[-1]
+            chunk.append(data)
+            active.end = end
+            active.first_ms = active.first_ms or ms
+        self._flush_chunk(chunk)
+
+    def _flush_chunk(self, chunk):
+        if chunk:
+            self._fh.write(b"".join(chunk))
+            self._fh.flush()
+
+    def _roll(self, base):
+        if self.durability == "fsync":
+            os.fdatasync(self._fh.fileno())
+        self._fh.close()
+        with self._lock:
+            new = self._new_segment(base)
+            self._segments.append(new)
+        self._fh = open(new.path, "ab")
+        self._resize()
+
+    def _written(self, chunk):
+        """Bytes in the active segment's file plus the chunk about to be written."""
+        return self._fh.tell() + sum(len(d) for d in chunk)
+
+    def _sync(self):
+        os.fdatasync(self._fh.fileno())
+
+    def _new_segment(self, base):
+        path = os.path.join(self.directory, seg.segment_name(base))
+        open(path, "ab").close()
+        return SegmentInfo(base, path, 0, base)
+
+    def _resize(self):
+        """After a roll, sizes come from the files (pending bytes are in the active one)."""
+        with self._lock:
+            for s in self._segments[:-1]:
+                s.size = os.path.getsize(s.path)
+            pending = self._writer_pending_bytes()
+            self._segments[-1].size = os.path.getsize(self._segments[-1].path) + pending
+
+    def _writer_pending_bytes(self):
+        return sum(len(item[0]) for item, _ in list(self._writer._pending))
+
+    # -- read / commit --
+    def read(self, after=-1, before=None):
+        """Yield (first offset, events) for the events with offsets in (after, before), in
+        order, from the files (pending writes are flushed first). Corrupt records are skipped
+        and reported."""
+        self._writer.flush()
+        with self._lock:
+            segments = [s for s in self._segments if s.end > after + 1 or s is self._segments[-1]]
+        for info in segments:
+            if before is not None and info.base >= before:
+                return
+            yield from self._read_segment(info, after, before)
+
+    def _read_segment(self, info, after, before):
+        try:
+            found = seg.scan(info.path)
+        except FileNotFoundError:  # committed and deleted meanwhile
+            return
+        for pos, why in found.corrupt:
+            self._report(info.path, pos, why)
+        for rec in found.records:
+            lo, hi = max(rec.first_offset, after + 1), rec.end_offset
+            if before is not None:
+                hi = min(hi, before)
+            if lo < hi:
+                events = rec.events()
+                yield lo, events[lo - rec.first_offset:hi - rec.first_offset]
+
+    def commit(self, offset):
+        """Events up to `offset` are safe downstream: delete segments wholly at or below it
+        (never the active one); the committed offset survives restarts."""
+        with self._lock:
+            if offset <= self.committed:
+                return 0
+            self.committed = min(offset, self.next_offset - 1)
+            gone = [s for s in self._segments[:-1] if s.end - 1 <= self.committed]
+            self._segments = [s for s in self._segments if s not in gone]
+            self._write_committed()
+        for s in gone:
+            os.unlink(s.path)
+        if gone:
+            log.info("write-ahead log %s: committed %d, deleted %d segment(s)", self.name,
+                     self.committed, len(gone))
+        return len(gone)
+
+    def _read_committed(self):
+        try:
+            with open(os.path.join(self.directory, COMMIT_FILE)) as fh:
+                return int(fh.read().strip() or -1)
+        except (FileNotFoundError, ValueError):
+            return -1
+
+    def _write_committed(self):
+        path = os.path.join(self.directory, COMMIT_FILE)
+        with open(path + ".tmp", "w") as fh:
+            fh.write(f"{self.committed}\n")
+        os.replace(path + ".tmp", path)
+
+    def _report(self, path, pos, why):
+        self.corrupt_records += 1
+        self.last_corruption = f"{os.path.basename(path)}: {why}"
+        log.error("write-ahead log %s: corrupt record skipped (never replayed): %s",
+                  self.name, self.last_corruption)
+
+    def metrics(self):
+        now_ms = int(time.time() * 1000)
+        with self._lock:
+            return {"durability": self.durability,
+                    "size_bytes": sum(s.size for s in self._segments),
+                    "segments": len(self._segments),
+                    "oldest_uncommitted_age_s": round(self._age_s(now_ms), 3),
+                    "appended_offset": self.next_offset - 1, "committed_offset": self.committed,
+                    "corrupt_records": self.corrupt_records,
+                    "last_corruption": self.last_corruption,
+                    "truncated_bytes": self.truncated_bytes,
+                    "full_refusals": self.full_refusals,
+                    "write_errors": self._writer.errors,
+                    "last_error": self._writer.last_error}
+
+
+def _first_ms(path):
+    with open(path, "rb") as fh:
+        head = fh.read(seg.HEADER.size)
+    return seg.HEADER.unpack(head)[4] if len(head) == seg.HEADER.size else 0
