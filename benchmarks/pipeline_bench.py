@@ -9,9 +9,12 @@ Stages (each run `--runs` times after a warm-up; medians reported):
              engine, at a fixed rate (default 20K events/s): p50/p99 in ms
   full       worker -> spout -> Siddhi bolt -> publisher bolt -> worker publisher -> sink, the
              filter plan on a manager with its own embedded Spark cluster (stopped at the end);
-             throughput, then latency (p50/p99) at --rate events/s
+             throughput, then latency (p50/p99) at --rate events/s; with --curve, ZeroMQ CURVE
+             on every link and the registry's cluster secret (security.auth); with --compare,
+             the full stage without both and then with both, in the same run
 
     .venv/bin/python benchmarks/pipeline_bench.py --stage ingest --events 500000 --runs 5
+    .venv/bin/python benchmarks/pipeline_bench.py --stage full --compare --runs 3
 """
 import argparse
 import json
@@ -178,9 +181,11 @@ from StockStream[price >= 0.0] select symbol, price, volume insert into Out;
 
 
 class FullSystem:
-    """A manager on its own embedded Spark cluster, one worker, the filter plan deployed."""
+    """A manager on its own embedded Spark cluster, one worker, the filter plan deployed.
+    `secure`: ZeroMQ CURVE on every link and authentication on (the worker presents the
+    manager's cluster secret); otherwise both off (loopback only)."""
 
-    def __init__(self, root, batch_size=1000):
+    def __init__(self, root, batch_size=1000, secure=False):
         import threading
         from werkzeug.serving import make_server
         from cep.worker.config import load_config
@@ -193,8 +198,14 @@ class FullSystem:
                                        "spark.slots": 8, "spark.host": "127.0.0.1"})
         self.manager = Manager(load_manager_settings(overrides={
             "manager.data_dir": os.path.join(root, "manager"), "registry.port": 0,
-            "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1"},
-            env={}), launcher=self.launcher).start()
+            "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
+            "security.curve": secure, "security.auth": secure}, env={}),
+            launcher=self.launcher).start()
+        self.keys = self.manager.links.curve  # clients of the worker's ZeroMQ receiver use them
+        secret_file = os.path.join(root, "cluster-secret")
+        fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(self.manager.auth.cluster_secret)
         self.server = make_server("127.0.0.1", 0, create_app({"MANAGER": self.manager}),
                                   threaded=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -205,7 +216,9 @@ class FullSystem:
             "worker.advertised_host": "127.0.0.1", "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
             "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0,
             "managers.poll_interval": 0.5, "worker.state_dir": os.path.join(root, "state"),
-            "transport.batch_size": batch_size})).start()
+            "transport.batch_size": batch_size, "managers.cluster_secret_file": secret_file,
+            "security.curve": secure,
+            "security.curve_dir": os.path.join(root, "manager", "security", "curve")})).start()
         self.lat, self.count = [], 0
         self._wait_active()
 
@@ -235,7 +248,7 @@ class FullSystem:
 
     def throughput(self, n):
         from receivers.zmq_receiver import ZmqEventClient
-        client = ZmqEventClient(self.worker.zmq_url)
+        client = ZmqEventClient(self.worker.zmq_url, keys=self.keys)
         data, self.lat = batches(n), None
         start, t0 = self.count, time.perf_counter()
         for b in data:
@@ -252,7 +265,7 @@ class FullSystem:
 
     def latency(self, n, rate):
         from receivers.zmq_receiver import ZmqEventClient
-        client = ZmqEventClient(self.worker.zmq_url)
+        client = ZmqEventClient(self.worker.zmq_url, keys=self.keys)
         self.lat, start = [], self.count
         per_ms, sent, t0 = rate / 1000.0, 0, time.perf_counter()
         while sent < n:
@@ -279,11 +292,12 @@ class FullSystem:
         stop_cluster(self.launcher.settings)
 
 
-def run_full(args):
+def run_full(args, secure=False):
     """Throughput and latency through worker -> spout -> Siddhi bolt -> publisher bolt ->
-    worker publisher -> sink, on an embedded Spark cluster."""
+    worker publisher -> sink, on an embedded Spark cluster; returns the median events/s."""
+    label = "full+curve+auth" if secure else "full"
     with tempfile.TemporaryDirectory() as root:
-        system = FullSystem(root, args.batch_size)
+        system = FullSystem(root, args.batch_size, secure=secure)
         try:
             import psutil
             system.throughput(min(args.events, 50000))  # warm-up
@@ -292,18 +306,32 @@ def run_full(args):
                 c0, t0 = sum(me.cpu_times()[:2]), time.perf_counter()
                 rates.append(system.throughput(args.events))
                 cpu.append((sum(me.cpu_times()[:2]) - c0) / (time.perf_counter() - t0))
-            print(json.dumps({"stage": "full", "events": args.events,
+            print(json.dumps({"stage": label, "events": args.events,
                               "median_events_per_s": int(statistics.median(rates)),
                               "runs": [int(r) for r in rates],
-                              "worker_process_cores": round(statistics.median(cpu), 2)}),
+                              "worker_process_cores": round(statistics.median(cpu), 2),
+                              "load": [round(x, 2) for x in os.getloadavg()]}),
                   flush=True)
+            if args.no_latency:
+                return statistics.median(rates)
             runs = [system.latency(args.rate * 3, args.rate) for _ in range(args.runs)]
-            print(json.dumps({"stage": "full-latency", "rate": args.rate,
+            print(json.dumps({"stage": f"{label}-latency", "rate": args.rate,
                               "median_p50_ms": round(statistics.median(r["p50_ms"] for r in runs), 2),
                               "median_p99_ms": round(statistics.median(r["p99_ms"] for r in runs), 2),
                               "runs": [round(r["p99_ms"], 2) for r in runs]}), flush=True)
+            return statistics.median(rates)
         finally:
             system.close()
+
+
+def run_compare(args):
+    """The full stage without CURVE and auth, then with both, in the same run."""
+    plain = run_full(args, secure=False)
+    secure = run_full(args, secure=True)
+    print(json.dumps({"stage": "full-compare", "plain_events_per_s": int(plain),
+                      "secure_events_per_s": int(secure),
+                      "secure_vs_plain": round(secure / plain, 3),
+                      "within_15_percent": secure >= 0.85 * plain}), flush=True)
 
 
 def main(argv=None):
@@ -315,13 +343,18 @@ def main(argv=None):
     ap.add_argument("--rate", type=int, default=20000, help="latency stage: events/s")
     ap.add_argument("--batch-size", type=int, default=1000,
                     help="full stage: the worker's transport.batch_size (events per frame)")
+    ap.add_argument("--curve", action="store_true", help="full stage: ZeroMQ CURVE on every "
+                    "link and the registry's cluster secret (security.curve, security.auth)")
+    ap.add_argument("--compare", action="store_true", help="full stage: without and then with "
+                    "CURVE and auth in the same run, and their ratio")
+    ap.add_argument("--no-latency", action="store_true", help="full stage: throughput only")
     args = ap.parse_args(argv)
     print(f"# {platform.node()} {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     stages = ["ingest", "publish", "latency", "full"] if args.stage == "all" else [args.stage]
     for stage in stages:
         if stage == "full":
-            run_full(args)
+            run_compare(args) if args.compare else run_full(args, secure=args.curve)
             continue
         if stage == "latency":
             runs = [run_latency(args.rate * 3, args.rate) for _ in range(args.runs)]

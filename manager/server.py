@@ -35,7 +35,8 @@ class Manager:
                                         s["registry.liveness"], s["registry.heartbeat_interval"],
                                         plan_exists=lambda t, p: self.plans.exists(t, p),
                                         security=self.links)
-        self.launcher = launcher or SparkLauncher(spark_overrides(s), security=self.links)
+        self.launcher = launcher or SparkLauncher(spark_overrides(s))
+        self.launcher.security = self.links  # every topology it submits gets the links
         self.topologies = TopologyManager(self.launcher, self.registry.table,
                                           s["topology.kill_wait_secs"],
                                           s["topology.resubmit_interval"])
