@@ -15,9 +15,9 @@ TENANT = -1234
 TOKENS = {}  # base URL -> API token that rest() sends (managers with authentication on)
 
 
-def wait_until(fn, timeout=20.0, what="condition", interval=0.1):
+def wait_until(fn, timeout=20.0, what="condition", interval=0.1, detail=None):
     """Call fn until it returns something truthy (exceptions count as not yet); fail with the
-    last value or error otherwise."""
+    last value or error (and what `detail()` says) otherwise."""
     deadline, last = time.monotonic() + timeout, None
     while True:
         try:
@@ -28,7 +28,8 @@ def wait_until(fn, timeout=20.0, what="condition", interval=0.1):
         except Exception as exc:  # an element not there yet, a stale element
             last = f"{type(exc).__name__}: {exc}"
         if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not met within {timeout} s (last: {last!r})")
+            more = f"; {detail()}" if detail else ""
+            pytest.fail(f"{what}: not met within {timeout} s (last: {last!r}){more}")
         time.sleep(interval)
 
 
