@@ -66,6 +66,21 @@ WORKER_SCHEMA = Schema("worker", [
             "file", ("log", "file")),
     Setting("sinks", "dir", str, "var/out", "folder of default file sinks "
             "(<dir>/<plan>/<stream>.jsonl)"),
+    Setting("worker", "data_dir", str, "", "where the worker keeps its data (the receivers' "
+            "write-ahead logs under <data_dir>/wal/<tenant>/<plan>/<stream>/); empty means "
+            "worker.state_dir"),
+    Setting("wal", "enabled", bool, True, "log every accepted event before answering 200 or "
+            "taking a ZeroMQ frame (issue 11); off means at-most-once delivery, the fastest"),
+    Setting("wal", "durability", str, "os", "when an accepted batch counts as logged: fsync "
+            "(fdatasync before the answer: survives a machine crash), os (written to the OS: "
+            "survives a worker crash), none (a memory buffer written within 0.2 s: fastest)",
+            ("fsync", "os", "none")),
+    Setting("wal", "segment_bytes", int, 64 * 1024 * 1024, "size at which a log segment file "
+            "is closed and a new one started"),
+    Setting("wal", "max_bytes", int, 1024 * 1024 * 1024, "largest log per imported stream; "
+            "beyond it HTTP answers 503 and ZeroMQ stops reading (back-pressure); 0 = no cap"),
+    Setting("wal", "max_age_s", float, 3600.0, "oldest uncommitted data a log may hold before "
+            "the receivers push back the same way; 0 = no cap"),
     *POLICY_SETTINGS,  # files.roots (default <state_dir>/tenants/{tenant}/files), limits.*
     *CURVE_SETTINGS,  # security.curve, security.curve_dir (CEP_CURVE_DIR too)
 ])
@@ -103,7 +118,7 @@ def _check(cfg):
     except ValueError as exc:
         raise WorkerConfigError(str(exc)) from None
     for name in ("transport.buffer_events", "transport.batch_size", "receivers.max_body_bytes",
-                 "receivers.max_json_depth", "receivers.max_events"):
+                 "receivers.max_json_depth", "receivers.max_events", "wal.segment_bytes"):
         if cfg[name] < 1:
             raise WorkerConfigError(f"setting {name} ({cfg.source(name)}): must be >= 1")
 
@@ -113,6 +128,11 @@ def host_policy(cfg):
     <worker.state_dir>/tenants/{tenant}/files."""
     from cep.policy import HostPolicy
     return HostPolicy.from_settings(cfg, os.path.abspath(cfg["worker.state_dir"]))
+
+
+def wal_dir(cfg):
+    """Root of the worker's write-ahead logs: <worker.data_dir or worker.state_dir>/wal."""
+    return os.path.join(os.path.abspath(cfg["worker.data_dir"] or cfg["worker.state_dir"]), "wal")
 
 
 def worker_id(cfg, http_port):
