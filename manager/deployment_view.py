@@ -15,7 +15,8 @@ def workers(table):
                     "eventsOutPerSec": info.get("eventsOutPerSec", 0.0),
                     "cpuPercent": info.get("cpuPercent", 0.0),
                     "memoryRssBytes": info.get("memoryRssBytes", 0), "url": info.get("url", ""),
-                    "eventsIn": info.get("eventsIn", 0), "eventsOut": info.get("eventsOut", 0)})
+                    "eventsIn": info.get("eventsIn", 0), "eventsOut": info.get("eventsOut", 0),
+                    "threads": info.get("threads", [])})  # supervised threads (issue 11)
     return sorted(out, key=lambda w: w["id"])
 
 

@@ -61,6 +61,8 @@ class PublisherService:
         """Stop receiving, then close the sinks."""
         self._stop.set()
         self._thread.join(timeout=5)
+        if not self._thread.is_alive() and not self._sock.closed:
+            self._sock.close(0)  # the thread died or never ran: the port is freed all the same
         self.sink_set.close()
 
     def _run(self):
@@ -70,8 +72,9 @@ class PublisherService:
             while not self._stop.is_set():
                 if poller.poll(POLL_MS):
                     self._handle(self._sock.recv(copy=True))
-        finally:
-            self._sock.close(0)
+        finally:  # a failure keeps the socket for the supervisor's restart (issue 11)
+            if self._stop.is_set():
+                self._sock.close(0)
 
     def _handle(self, frame):
         try:

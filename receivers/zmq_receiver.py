@@ -74,6 +74,8 @@ class ZmqReceiver:
     def stop(self):
         self._stop.set()
         self._thread.join(timeout=5)
+        if not self._thread.is_alive() and not self._sock.closed:
+            self._sock.close(0)  # the thread died or never ran: the port is freed all the same
 
     def _run(self):
         poller = zmq.Poller()
@@ -82,8 +84,9 @@ class ZmqReceiver:
             while not self._stop.is_set():
                 if poller.poll(POLL_MS):
                     self._handle(self._sock.recv_multipart(copy=True))
-        finally:
-            self._sock.close(0)
+        finally:  # a failure keeps the socket for the supervisor's restart (issue 11)
+            if self._stop.is_set():
+                self._sock.close(0)
 
     def _handle(self, frames):
         try:

@@ -5,6 +5,7 @@ import logging
 
 from cep.worker.inflow import SpoutConnection
 from cep.worker.plumbing import build_sink_set, start_sources, stop_all, stream_key
+from cep.worker.supervisor import adopt
 from manager.registry.client import Heartbeat
 from publishers.service import PublisherService
 
@@ -16,8 +17,10 @@ class DistributedPlan:
 
     mode = "distributed"
 
-    def __init__(self, spec, router, registry, cfg, identity, ports=None, keys=None):
+    def __init__(self, spec, router, registry, cfg, identity, ports=None, keys=None,
+                 threads=None):
         self.spec, self.router, self.registry = spec, router, registry
+        self.threads = threads  # the worker's ThreadBook: every thread here is supervised
         self.ports, self.port_key = ports, f"{spec.tenant}/{spec.name}"
         self.cfg, self.identity = cfg, identity
         self.keys = keys  # CURVE keys of the spout and publisher links (None: off)
@@ -31,17 +34,19 @@ class DistributedPlan:
             port = ports.get(self.port_key) if ports else 0
             self.service = PublisherService(build_sink_set(cfg, spec),
                                             cfg["receivers.http_host"], port, keys=keys)
+            adopt(threads, self.service, f"publisher {self.port_key}")
             if ports:
                 ports.put(self.port_key, self.service.port)
         self.sources = []
 
     def _inflow(self, stream):
         c = self.cfg
-        return SpoutConnection(
+        return adopt(self.threads, SpoutConnection(
             self.registry, self.spec.tenant, self.spec.name, stream, self.identity.worker_id,
             self.identity.machine, capacity=c["transport.buffer_events"],
             batch_size=c["transport.batch_size"], flush_ms=c["transport.flush_ms"],
-            reconnect_interval=c["transport.reconnect_interval"], keys=self.keys)
+            reconnect_interval=c["transport.reconnect_interval"], keys=self.keys),
+            f"inflow {self.port_key}/{stream}")
 
     def start(self):
         for s in self.spec.imported:
@@ -51,11 +56,11 @@ class DistributedPlan:
                                      self.inflows[s.stream].offer)
         if self.service is not None:
             self.service.start()
-            self.heartbeat = Heartbeat(
+            self.heartbeat = adopt(self.threads, Heartbeat(
                 self.registry, self.cfg["transport.heartbeat_interval"], kind="publisher",
                 tenant=self.spec.tenant, plan=self.spec.name, host=self.identity.host,
                 port=self.service.port, machine=self.identity.machine,
-                worker=self.identity.worker_id).start()
+                worker=self.identity.worker_id), f"heartbeat {self.port_key}").start()
         if self.inflows:
             self.sources = start_sources(self.spec, self.router, self.cfg)
         return self

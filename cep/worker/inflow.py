@@ -92,6 +92,7 @@ class SpoutConnection:
                 "buffered": len(self._buf), "capacity": self.capacity,
                 "sent": self.stats["sent"], "frames": self.stats["frames"],
                 "refused": self.stats["refused"], "reconnects": self.stats["reconnects"],
+                "unencodable": self.stats["unencodable"],
                 "last_error": self.last_error}
 
     # -- sender thread --
@@ -157,8 +158,9 @@ class SpoutConnection:
                 self._cond.notify_all()  # room for producers waiting in offer()
         if not batch:
             return
+        frame, batch = self._encode(batch)
         try:
-            self._sock.send(encode_batch(self.stream, batch), zmq.NOBLOCK)
+            self._sock.send(frame, zmq.NOBLOCK)
         except zmq.Again:  # not connected yet, or the spout is slow: keep the events
             with self._cond:
                 self._buf.extendleft(reversed(batch))
@@ -166,6 +168,24 @@ class SpoutConnection:
             return
         self.stats["sent"] += n
         self.stats["frames"] += 1
+
+    def _encode(self, batch):
+        """(frame, batch); an event that does not encode (the receivers reject such events;
+        this is the last guard) is dropped, counted as `unencodable` and logged, so that it
+        cannot stop the stream (issue 11)."""
+        try:
+            return encode_batch(self.stream, batch), batch
+        except (OverflowError, ValueError, TypeError) as exc:
+            good = []
+            for event in batch:
+                try:
+                    encode_batch(self.stream, [event])
+                    good.append(event)
+                except (OverflowError, ValueError, TypeError):
+                    self.stats["unencodable"] += 1
+            self._note(f"{len(batch) - len(good)} event(s) dropped, not encodable: {exc}")
+            log.error("inflow %s/%s/%s: %s", self.tenant, self.plan, self.stream, self.last_error)
+            return encode_batch(self.stream, good), good
 
     def _drop(self, why):
         if self._sock is None:

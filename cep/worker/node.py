@@ -15,6 +15,7 @@ from cep.worker.exceptions import PlanDeployError, WorkerConfigError
 from cep.worker.managers import FailoverRegistry, ManagerSet, worker_secret
 from cep.worker.ports import PortBook
 from cep.worker.status_api import status_blueprint
+from cep.worker.supervisor import ThreadBook
 from cep.worker.sync import LocalPlanSync, ManagerSync
 from cep.worker.worker_info import WorkerReporter
 from manager.registry.identity import default_host, machine_identity
@@ -64,6 +65,7 @@ class Worker:
         self.failed = {}  # (tenant, name) -> (version, message)
         self._lock = threading.RLock()
         self._stopped = False
+        self.threads = ThreadBook()  # every long-running thread, supervised (issue 11)
         app = create_app(self.router, [status_blueprint(self)], ReceiverLimits.from_config(cfg))
         self.links = _link_security(cfg)  # CURVE keys and cluster secret (issue 10)
         self.http = HttpServer(app, cfg["receivers.http_host"], cfg["receivers.http_port"])
@@ -71,6 +73,7 @@ class Worker:
         if cfg["receivers.zmq_port"] >= 0:
             url = f"tcp://{cfg['receivers.zmq_host']}:{cfg['receivers.zmq_port']}"
             self.zmq = ZmqReceiver(self.router, url, keys=self.links.curve)
+            self.threads.adopt(self.zmq, f"zmq-receiver {self.zmq.url}")
         for name in ("receivers.http_host", "receivers.zmq_host"):
             if not _is_loopback(cfg[name]):
                 log.warning("%s is %s, not loopback: the worker's listeners take events and "
@@ -89,9 +92,11 @@ class Worker:
                                              security=self.links)
             self.sync = ManagerSync(self, self.managers, cfg["managers.poll_interval"])
             self.reporter = WorkerReporter(self, self.registry, cfg["transport.heartbeat_interval"])
+            self.threads.adopt(self.reporter, "worker-info")
         else:
             self.sync = LocalPlanSync(self, cfg["standalone.plans"], cfg["worker.tenant"],
                                       cfg["managers.poll_interval"])
+        self.threads.adopt(self.sync, "deployment-sync")
 
     @property
     def http_url(self):
@@ -169,7 +174,7 @@ class Worker:
             return StandalonePlan(spec, self.router, self.cfg)
         from cep.worker.distributed import DistributedPlan
         return DistributedPlan(spec, self.router, self.registry, self.cfg, self.identity,
-                               self.ports, keys=self.links.curve)
+                               self.ports, keys=self.links.curve, threads=self.threads)
 
     def undeploy(self, key, unregister=True):
         handle = self.plans.pop(key, None)
@@ -186,7 +191,7 @@ class Worker:
         return {"worker": self.identity.worker_id, "mode": self.mode,
                 "host": self.identity.host, "roles": self.cfg["worker.roles"],
                 "http": self.http.url, "zmq": self.zmq_url, "sync": self.sync.describe(),
-                "plans": plans, "failed": failed,
+                "plans": plans, "failed": failed, "threads": self.threads.describe(),
                 "workerInfo": ({"sent": self.reporter.sent, "last_error": self.reporter.last_error}
                                if self.reporter else None),
                 "receivers": {"streams": self.router.counters(),

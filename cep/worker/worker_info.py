@@ -42,7 +42,9 @@ class WorkerReporter:
                 "plans": [f"{t}/{n}" for (t, n) in sorted(w.plans)],
                 "eventsIn": events_in, "eventsOut": events_out,
                 "cpuPercent": round(self.process.cpu_percent(None), 1),
-                "memoryRssBytes": self.process.memory_info().rss}
+                "memoryRssBytes": self.process.memory_info().rss,
+                "threads": [{k: t[k] for k in ("name", "state", "restarts", "last_error")}
+                            for t in w.threads.describe()]}
 
     def report(self):
         """Send one message; a registry that does not answer is retried on the next beat."""

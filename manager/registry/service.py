@@ -44,6 +44,19 @@ def _str_list(req, name):
     return value
 
 
+def _threads(req):
+    """A worker's supervised threads (issue 11): [{name, state, restarts, last_error}], kept
+    only in that shape and at most 200 of them; anything else is left out, not refused."""
+    keep = []
+    for t in _field(req, "threads", (list, tuple), required=False, default=[])[:200]:
+        if isinstance(t, dict) and isinstance(t.get("name"), str):
+            keep.append({"name": t["name"][:200], "state": str(t.get("state", ""))[:20],
+                         "restarts": t["restarts"] if isinstance(t.get("restarts"), int) else 0,
+                         "last_error": str(t["last_error"])[:500]
+                         if t.get("last_error") is not None else None})
+    return keep
+
+
 class RegistryService:
     """Owns an EndpointTable and serves it on `tcp://<bind_host>:<port>` (port 0: any free)."""
 
@@ -196,6 +209,7 @@ class RegistryService:
         for name in ("eventsIn", "eventsOut", "memoryRssBytes"):
             info[name] = _field(req, name, int, False, 0)
         info["cpuPercent"] = float(_field(req, "cpuPercent", (int, float), False, 0.0))
+        info["threads"] = _threads(req)
         self.table.report_worker(info)
         return {"ok": True, "heartbeat_interval": self.heartbeat_interval,
                 "liveness": self.table.liveness}
