@@ -36,8 +36,17 @@ class DistributedPlan:
                                             cfg["receivers.http_host"], port, keys=keys)
             adopt(threads, self.service, f"publisher {self.port_key}")
             if ports:
-                ports.put(self.port_key, self.service.port)
+                self._remember_port(ports)
         self.sources = []
+
+    def _remember_port(self, ports):
+        """Keep the service's port for a restart; a failure here closes the service's socket
+        (it is bound already) before the error goes on (issue 11: no leaked listener)."""
+        try:
+            ports.put(self.port_key, self.service.port)
+        except BaseException:
+            self.service.stop()
+            raise
 
     def _inflow(self, stream):
         c = self.cfg
@@ -62,7 +71,7 @@ class DistributedPlan:
                 port=self.service.port, machine=self.identity.machine,
                 worker=self.identity.worker_id), f"heartbeat {self.port_key}").start()
         if self.inflows:
-            self.sources = start_sources(self.spec, self.router, self.cfg)
+            self.sources = start_sources(self.spec, self.router, self.cfg, self.threads)
         return self
 
     def stop(self, unregister=True):

@@ -16,6 +16,8 @@ from cep.worker.managers import FailoverRegistry, ManagerSet, worker_secret
 from cep.worker.ports import PortBook
 from cep.worker.status_api import status_blueprint
 from cep.worker.supervisor import ThreadBook
+from cep.worker.wal_api import wal_blueprint
+from cep.worker.wal_book import WalBook
 from cep.worker.sync import LocalPlanSync, ManagerSync
 from cep.worker.worker_info import WorkerReporter
 from manager.registry.identity import default_host, machine_identity
@@ -46,6 +48,14 @@ def _link_security(cfg):
     return curve.LinkSecurity(keys, secret)
 
 
+def _stop_quietly(handle):
+    """Stop a half-started plan; a failure while stopping is logged, not raised."""
+    try:
+        handle.stop()
+    except Exception:  # noqa: BLE001
+        log.exception("stopping a plan that failed to start")
+
+
 @dataclass(frozen=True)
 class Identity:
     """Who this worker is to the registry: id, advertised host, machine identity."""
@@ -66,7 +76,9 @@ class Worker:
         self._lock = threading.RLock()
         self._stopped = False
         self.threads = ThreadBook()  # every long-running thread, supervised (issue 11)
-        app = create_app(self.router, [status_blueprint(self)], ReceiverLimits.from_config(cfg))
+        self.wal = WalBook.from_config(cfg)  # write-ahead logs of imported streams (issue 11)
+        app = create_app(self.router, [status_blueprint(self), wal_blueprint(self)],
+                         ReceiverLimits.from_config(cfg))
         self.links = _link_security(cfg)  # CURVE keys and cluster secret (issue 10)
         self.http = HttpServer(app, cfg["receivers.http_host"], cfg["receivers.http_port"])
         self.zmq = None
@@ -156,11 +168,14 @@ class Worker:
         try:
             handle = self._build(spec)
             handle.start()
-        except PlanDeployError as exc:
+        except Exception as exc:  # noqa: BLE001 - one plan's failure must not stop the sync
             if handle is not None:  # built, then refused while starting (e.g. a @source the
-                handle.stop()       # host policy refuses): release its ports and endpoints
-            self.failed[spec.key] = (spec.version, str(exc))
-            log.error("plan %s (tenant %s) not deployed: %s", spec.name, spec.tenant, exc)
+                _stop_quietly(handle)  # host policy refuses): release its ports and endpoints
+            reason = str(exc) if isinstance(exc, PlanDeployError) else \
+                f"plan {spec.name}: {type(exc).__name__}: {exc}"
+            self.failed[spec.key] = (spec.version, reason)
+            log.error("plan %s (tenant %s) not deployed: %s", spec.name, spec.tenant, reason,
+                      exc_info=not isinstance(exc, PlanDeployError))
             return None
         self.failed.pop(spec.key, None)
         self.plans[spec.key] = handle
@@ -174,7 +189,8 @@ class Worker:
             return StandalonePlan(spec, self.router, self.cfg)
         from cep.worker.distributed import DistributedPlan
         return DistributedPlan(spec, self.router, self.registry, self.cfg, self.identity,
-                               self.ports, keys=self.links.curve, threads=self.threads)
+                               self.ports, keys=self.links.curve, threads=self.threads,
+                               wal=self.wal)
 
     def undeploy(self, key, unregister=True):
         handle = self.plans.pop(key, None)

@@ -50,9 +50,12 @@ def check_policy(spec, cfg):
         raise PlanDeployError(f"plan {spec.name}: {exc}") from None
 
 
-def start_sources(spec, router, cfg=None):
+def start_sources(spec, router, cfg=None, threads=None):
     """Start the @source of every imported stream (http/zmq/file); returns them to stop later.
-    With `cfg`, file sources are confined by the worker's host policy."""
+    With `cfg`, file sources are confined by the worker's host policy; with `threads` (the
+    worker's ThreadBook) their threads are supervised. A source that fails to build or start
+    (any error: a port in use is a ZMQError) stops the ones already started: no port stays
+    open for a plan that is not running (issue 11)."""
     started = []
     policy = host_policy(cfg) if cfg is not None else None
     limits = ReceiverLimits.from_config(cfg) if cfg is not None else None
@@ -60,12 +63,25 @@ def start_sources(spec, router, cfg=None):
         for s in spec.imported:
             for src in s.specs:
                 options = {"type": src["type"], **src.get("options", {})}
-                started.append(build_source(options, router, stream_key(spec, s.stream),
-                                            policy, limits).start())
+                source = build_source(options, router, stream_key(spec, s.stream), policy, limits)
+                started.append(source)
+                _supervise(threads, source, f"source {spec.tenant}/{spec.name}/{s.stream}")
+                source.start()
     except (ReceiverError, OSError) as exc:
         stop_all(started)
         raise PlanDeployError(f"plan {spec.name}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - e.g. zmq.ZMQError: address in use
+        stop_all(started)
+        raise PlanDeployError(f"plan {spec.name}: @source failed: "
+                              f"{type(exc).__name__}: {exc}") from None
     return started
+
+
+def _supervise(threads, source, name):
+    """Put a source's loop under the worker's supervisor (ZeroMQ and file sources)."""
+    inner = getattr(source, "receiver", source)  # a ZmqSource wraps its ZmqReceiver
+    if threads is not None and hasattr(inner, "_run") and hasattr(inner, "_stop"):
+        threads.adopt(inner, name)
 
 
 def stop_all(parts):
