@@ -200,16 +200,19 @@ def sign_in(app, manager):
     return client, {"Cookie": f"{name}={client.get_cookie(name).value}"}
 
 
-def timed(fn, requests):
-    """Median milliseconds of `requests` calls of fn, after 3 warm-ups (each must succeed)."""
+def timed(fns, requests):
+    """Median milliseconds of `requests` calls of each fn, after 3 warm-ups (each must succeed);
+    the fns take turns, so that a slower stretch of a shared machine hits them alike."""
     for _ in range(3):
-        fn()
-    times = []
+        for fn in fns:
+            fn()
+    times = [[] for _ in fns]
     for _ in range(requests):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
+        for fn, out in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t0) * 1000)
+    return [statistics.median(t) for t in times]
 
 
 def getter_client(client, path):
@@ -231,8 +234,8 @@ def getter_http(url, headers):
 def page_times(client, headers, server, paths, requests):
     out = {}
     for label, path in paths.items():
-        out[f"{label}_client_ms"] = timed(getter_client(client, path), requests)
-        out[f"{label}_http_ms"] = timed(getter_http(server.url + path, headers), requests)
+        out[f"{label}_client_ms"], out[f"{label}_http_ms"] = timed(
+            [getter_client(client, path), getter_http(server.url + path, headers)], requests)
     return out
 
 
