@@ -1,15 +1,24 @@
 """Checking and coercing input rows to a stream definition, one pass per batch.
 
-The fast path checks whole columns at C speed (`map(type, ...)` against the expected types, a
-C array of 32/64-bit integers for integer ranges) and passes the rows on untouched; only a
-batch with something to convert or reject takes the per-event path, which converts what it can
-(int to double, ...) and rejects the rest with an EventError naming the attribute."""
+The fastest path converts the whole batch with msgspec in one C pass (exact types, None for
+null, integer ranges; int to double and lists to tuples converted as the per-event path does).
+Without msgspec, or when it refuses the batch, the next path checks whole columns at C speed
+(`map(type, ...)` against the expected types, a C array of 32/64-bit integers for integer
+ranges) and passes the rows on untouched; only a batch with something to convert or reject
+takes the per-event path, which converts what it can (int to double, ...) and rejects the
+rest with an EventError naming the attribute."""
 from array import array
 from itertools import chain, repeat
+from typing import Annotated, Any, List, Optional, Tuple
 
 from cep.engine import javamath
 from cep.errors import EventError
 from cep.model import AttrType
+
+try:
+    import msgspec
+except ImportError:  # the pure-Python column checks below do the same, 2.6x slower
+    msgspec = None
 
 _NONE = type(None)
 _EXACT = {
@@ -18,6 +27,15 @@ _EXACT = {
 }
 _RANGE = {AttrType.INT: (javamath.INT_MIN, javamath.INT_MAX),
           AttrType.LONG: (javamath.LONG_MIN, javamath.LONG_MAX)}
+if msgspec is not None:  # attribute types as msgspec types; FLOAT needs 32-bit rounding
+    _MSGSPEC = {
+        AttrType.STRING: Optional[str], AttrType.DOUBLE: Optional[float],
+        AttrType.BOOL: Optional[bool], AttrType.OBJECT: Any, AttrType.FLOAT: None,
+        AttrType.INT: Optional[Annotated[int, msgspec.Meta(ge=javamath.INT_MIN,
+                                                           le=javamath.INT_MAX)]],
+        AttrType.LONG: Optional[Annotated[int, msgspec.Meta(ge=javamath.LONG_MIN,
+                                                            le=javamath.LONG_MAX)]]}
+    _MSGSPEC_ERRORS = (msgspec.ValidationError, TypeError, ValueError, OverflowError)
 # array type codes whose items are exactly 32 and 64 bits: building such an array from a
 # column is a one-pass range check at C speed (OverflowError when a value does not fit)
 _ARRAY = {AttrType.INT: next(c for c in "ilq" if array(c).itemsize == 4),
@@ -51,6 +69,16 @@ def _convert(value, t):
     raise ValueError(f"expected {t}, got {type(value).__name__} {value!r}")
 
 
+def _batch_type(types):
+    """The msgspec type of a batch of `(int timestamp, row)` pairs, or None (no msgspec, or
+    a FLOAT attribute). Strict conversion to it accepts what the per-event path accepts
+    unchanged, plus int for double, lists for tuples (both converted, as that path does);
+    anything else raises and the batch takes the other paths."""
+    if msgspec is None or any(_MSGSPEC[t] is None for t in types):
+        return None
+    return List[Tuple[int, Tuple[tuple(_MSGSPEC[t] for t in types)]]]
+
+
 class RowCoercer:
     """Checks `(timestamp, row)` pairs against `definition`; see the module docstring."""
 
@@ -64,6 +92,7 @@ class RowCoercer:
         self._sig = [next(iter(_EXACT[t])) for t in self.types] if self.fast_ok else []
         self._ranges = [(i, _ARRAY[t]) for i, t in enumerate(self.types) if t in _ARRAY]
         self._pairs, self._rows, self._lens = [], [], []
+        self._batch_type = _batch_type(self.types)
 
     def _make_quick(self):
         """A generated check `quick(row)`: True when the row is a tuple of exactly typed values
@@ -85,6 +114,13 @@ class RowCoercer:
 
     def coerce(self, events, default_ts):
         """-> (list of (ts, row, CURRENT), list of (index, EventError))."""
+        if self._batch_type is not None and events:
+            try:
+                pairs = msgspec.convert(events, self._batch_type, strict=True)
+            except _MSGSPEC_ERRORS:
+                pass  # something to reject, a null timestamp, a conversion msgspec refuses
+            else:
+                return [(t, r, 0) for t, r in pairs], []
         if self.fast_ok and events:
             good = self._fast(events, default_ts)
             if good is not None:

@@ -41,6 +41,12 @@ class CallbackSink:
 
 
 _TS = operator.itemgetter(0)
+# Events per step of a bigger batch (the output is the same either way). A step's short-lived
+# tuples (events, rows, output rows) then fit CPython's tuple free lists (2,000 per size), so
+# they are reused instead of allocated and do not set off garbage collections: with 1,000
+# at once, a length(10) sum set off ~1 collection per batch and ran at 1.4M ev/s, with 500
+# 2.9M (A/B, same process).
+STEP = 500
 
 
 class InputHandler:
@@ -85,15 +91,27 @@ class InputHandler:
 
         `validated=True` is for in-process producers that already hold checked
         `(int timestamp, tuple row)` pairs of the definition's types (a receiver that decoded
-        and checked them): the per-value checks are skipped."""
+        and checked them): the per-value checks are skipped. A batch of more than STEP
+        events goes through in steps of STEP (same output, callbacks get one call per step)."""
         with self.lock:
-            if validated:
-                good, bad = [(t, r, 0) for t, r in events], []
-            else:
-                good, bad = self.coercer.coerce(events, self.scheduler.now())
-            if good:
-                self._dispatch(good)
+            if not isinstance(events, list):
+                events = list(events)
+            now = self.scheduler.now()  # the default timestamp of the whole batch
+            if len(events) <= STEP:
+                return self._send(events, validated, now)
+            bad = []
+            for i in range(0, len(events), STEP):
+                bad += [(i + j, e) for j, e in self._send(events[i:i + STEP], validated, now)]
             return bad
+
+    def _send(self, events, validated, now):
+        if validated:
+            good, bad = [(t, r, 0) for t, r in events], []
+        else:
+            good, bad = self.coercer.coerce(events, now)
+        if good:
+            self._dispatch(good)
+        return bad
 
     def _dispatch(self, events):
         sch = self.scheduler
