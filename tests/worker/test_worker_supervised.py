@@ -68,7 +68,9 @@ def test_bad_events_over_zmq_are_counted_and_later_events_flow(running, helpers)
 
 def test_a_failing_inflow_thread_restarts_and_shows_in_status(running, helpers, monkeypatch):
     w, spout = running
-    real, calls = SpoutConnection._send_some, []
+    cls = type(w.plans[(-1234, "StockAnalysis")].inflows["StockStream"])
+    assert issubclass(cls, SpoutConnection)
+    real, calls = cls._send_some, []
 
     def poisoned(self):  # the first send after the patch raises, as a poison item did
         if not calls:
@@ -76,7 +78,7 @@ def test_a_failing_inflow_thread_restarts_and_shows_in_status(running, helpers, 
             raise RuntimeError("poison item")
         return real(self)
 
-    monkeypatch.setattr(SpoutConnection, "_send_some", poisoned)
+    monkeypatch.setattr(cls, "_send_some", poisoned)
     assert post(plan_url(w), [{"timestamp": 1, "data": ["AFTER", 1.0, 1]}])[0] == 200
     assert helpers["wait_for"](lambda: spout.drain() == 1)
     t = _thread(w, "inflow -1234/StockAnalysis/StockStream")
