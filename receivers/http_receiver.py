@@ -4,7 +4,9 @@ JSON lines (one event a line, e.g. `curl --data-binary @events.jsonl`).
 The reply counts accepted and rejected events and gives the reasons:
 `{"accepted": n, "rejected": m, "errors": [{"index": i, "reason": "..."}]}`; status 200 when
 any event was accepted or nothing was sent, 400 when every event was rejected or the body is not
-JSON, 404 for a stream the worker does not serve.
+JSON, 404 for a stream the worker does not serve, 503 (`"reason": "backpressure"`, with
+Retry-After) while the stream's write-ahead log is over wal.max_bytes or wal.max_age_s: none
+of that request's events were accepted; nothing is lost, the sender retries.
 
 Limits (receivers.limits.ReceiverLimits, from the worker settings): a body over
 max_body_bytes (16 MiB) or with more than max_events (100,000) events is 413, JSON nested
@@ -22,6 +24,7 @@ from receivers.exceptions import BadPayloadError, UnknownStreamError
 from receivers.limits import ReceiverLimits, check_depth, install_error_handlers, key_ok
 from receivers.limits import parse_tenant
 from receivers.validation import StreamKey
+from receivers.wal.exceptions import LogFullError, WalError
 
 log = logging.getLogger(__name__)
 DEFAULT_LIMITS = ReceiverLimits()
@@ -51,6 +54,8 @@ def events_blueprint(router, limits=DEFAULT_LIMITS):
             result = router.ingest_json(key, events)
         except UnknownStreamError as exc:
             return _error(404, str(exc), key)
+        except WalError as exc:  # the write-ahead log is full or failing: nothing accepted
+            return _backpressure(exc, key)
         if bad_lines:
             result = _with_bad_lines(result, events, bad_lines)
         status = 400 if result.rejected and not result.accepted else 200
@@ -118,6 +123,17 @@ def _with_bad_lines(result, events, bad_lines):
 
 def _error(status, message, key):
     return jsonify({"accepted": 0, "rejected": 0, "error": message, "stream": str(key)}), status
+
+
+def _backpressure(exc, key):
+    """503 with the reason: the events were not accepted; the sender should retry."""
+    full = isinstance(exc, LogFullError)
+    resp = jsonify({"accepted": 0, "rejected": 0,
+                    "reason": "backpressure" if full else "log-unavailable", "retry": True,
+                    "error": str(exc) if full else "the stream's write-ahead log cannot write "
+                                                   "now; retry later", "stream": str(key)})
+    resp.headers["Retry-After"] = "1"
+    return resp, 503
 
 
 def create_app(router, blueprints=(), limits=DEFAULT_LIMITS):

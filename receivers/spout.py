@@ -13,6 +13,11 @@ max_events (a next_batch stops taking frames once it holds this many events, def
 tick_ms (default 200; 0 = off): every tick_ms the spout emits `(now_ms,)` on the `_tick`
 stream, which the Siddhi bolts subscribe to (all grouping) so that output produced by their
 timers (time windows while no input arrives) leaves within a tick.
+
+Frames of version 2 come from a worker's write-ahead log (issue 11): per receiver id the spout
+emits each offset once and in order (receivers/offsets.py), `offsets()` is the highest offset
+emitted per receiver id, `snapshot()`/`restore(state)` carry them through a checkpoint, and
+`request_replay(offsets)` / `commit(offsets)` ask the workers to re-send or trim their logs.
 """
 import gc
 import logging
@@ -24,7 +29,8 @@ import zmq
 from cep.security import curve
 from manager.registry.client import Heartbeat, RegistryClient
 from manager.registry.identity import default_host, machine_identity
-from manager.registry.wire import FORMAT_VERSION, BadFrameError
+from manager.registry.wire import FORMAT_VERSION, BadFrameError, check_frame
+from receivers.offsets import ReceiverOffsets
 from topology.component import Spout
 
 log = logging.getLogger(__name__)
@@ -47,6 +53,15 @@ def decode_frame(frame):
     if not isinstance(stream, str) or type(events) is not tuple:
         raise BadFrameError("event frame must carry a stream id string and an event list")
     return stream, events
+
+
+def decode_logged_frame(frame):
+    """(stream, events as tuples, LogPosition or None) from a frame of version 1 or 2."""
+    try:
+        data = msgpack.unpackb(frame, raw=False, use_list=False, strict_map_key=False)
+    except Exception as exc:  # noqa: BLE001 - msgpack raises several unrelated types
+        raise BadFrameError(f"event frame is not msgpack: {exc}") from None
+    return check_frame(data)
 
 
 class ReceiverSpout(Spout):
@@ -72,6 +87,7 @@ class ReceiverSpout(Spout):
         curve.server(self.sock, security.curve)
         self.port = self.sock.bind_to_random_port(f"tcp://{cfg.get('bind_host') or self.host}")
         self.registry = RegistryClient(cfg["registry"], security=security)
+        self.wal_offsets = ReceiverOffsets(self.label, security.secret)
         self.heartbeat = Heartbeat(
             self.registry, float(cfg.get("heartbeat_interval", 5.0)), kind="receiver",
             tenant=int(cfg["tenant"]), plan=cfg["plan"], host=self.host, port=self.port,
@@ -103,10 +119,15 @@ class ReceiverSpout(Spout):
     def _take(self, frame, by_stream):
         """Add a frame's well-formed rows to by_stream; returns how many events it held."""
         try:
-            stream, events = decode_frame(frame)
+            stream, events, pos = decode_logged_frame(frame)
         except BadFrameError as exc:
             self._drop(1, f"bad frame: {exc}")
             return 1
+        if pos is not None:  # from a write-ahead log: each offset once, in order
+            skip = self.wal_offsets.admit(pos, len(events))
+            if skip is None:
+                return len(events)
+            events = events[skip:]
         width = self.streams.get(stream)
         if width is None:
             self._drop(len(events), f"stream {stream!r} is not imported by this plan")
@@ -136,6 +157,25 @@ class ReceiverSpout(Spout):
     def _drop(self, count, why):
         self.dropped += count
         log.warning("%s dropped %d event(s): %s", self.label, count, why)
+
+    # -- write-ahead log offsets (issue 11) --
+    def offsets(self):
+        """{receiver id: highest offset emitted} over the workers' logs."""
+        return dict(self.wal_offsets.last)
+
+    def snapshot(self):
+        """What a checkpoint keeps of this spout: the offsets and the workers' URLs."""
+        return self.wal_offsets.snapshot()
+
+    def restore(self, state):
+        """Take a checkpoint's snapshot back; then request_replay() re-sends what followed."""
+        self.wal_offsets.restore(state)
+
+    def request_replay(self, offsets=None):
+        return self.wal_offsets.request_replay(offsets)
+
+    def commit(self, offsets):
+        return self.wal_offsets.commit(offsets)
 
     def close(self):
         self.heartbeat.stop(unregister=True)

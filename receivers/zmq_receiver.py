@@ -15,9 +15,11 @@ import zmq
 from cep.security import curve
 from receivers.exceptions import BadPayloadError, ReceiverError
 from receivers.validation import StreamKey
+from receivers.wal.exceptions import WalClosedError, WalError
 
 log = logging.getLogger(__name__)
 POLL_MS = 100
+WAL_RETRY_S = 0.5  # while a stream's write-ahead log is over its caps, retry this often
 
 
 def encode_batch(pairs):
@@ -63,6 +65,7 @@ class ZmqReceiver:
         curve.server(self._sock, keys, domain=curve.INGEST)
         self.url = _bind(self._sock, url)
         self.bad_messages = 0
+        self.wal_waits = 0  # retries of a frame held while its stream's log was full (issue 11)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"zmq-recv {self.url}", daemon=True)
 
@@ -91,13 +94,30 @@ class ZmqReceiver:
     def _handle(self, frames):
         try:
             key = self._key(frames)
-            self.router.ingest_pairs(key, decode_batch(frames[-1]), wait=self.block_s)
+            self._ingest(key, decode_batch(frames[-1]))
         except ReceiverError as exc:
             self.bad_messages += 1
             log.warning("ZeroMQ receiver %s: message dropped: %s", self.url, exc)
         except Exception:  # a bug downstream must not kill the receiver thread
             self.bad_messages += 1
             log.exception("ZeroMQ receiver %s: message failed", self.url)
+
+    def _ingest(self, key, pairs):
+        """Route a batch; while the stream's write-ahead log is over its caps (or cannot
+        write), hold the frame and read no more: ZeroMQ's high-water marks push back to the
+        senders (issue 11: back-pressure, not loss)."""
+        while True:
+            try:
+                return self.router.ingest_pairs(key, pairs, wait=self.block_s)
+            except WalClosedError:
+                raise
+            except WalError as exc:
+                if not self.wal_waits % 20:
+                    log.warning("ZeroMQ receiver %s: holding a frame for %s: %s", self.url,
+                                key, exc)
+                self.wal_waits += 1
+                if self._stop.wait(WAL_RETRY_S):
+                    raise
 
     def _key(self, frames):
         if len(frames) == 2:

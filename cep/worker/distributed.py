@@ -4,6 +4,7 @@ exported streams from the publisher bolts and writes them to the sinks."""
 import logging
 
 from cep.worker.inflow import SpoutConnection
+from cep.worker.logged_inflow import LoggedSpoutConnection
 from cep.worker.plumbing import build_sink_set, start_sources, stop_all, stream_key
 from cep.worker.supervisor import adopt
 from manager.registry.client import Heartbeat
@@ -18,12 +19,13 @@ class DistributedPlan:
     mode = "distributed"
 
     def __init__(self, spec, router, registry, cfg, identity, ports=None, keys=None,
-                 threads=None):
+                 threads=None, wal=None):
         self.spec, self.router, self.registry = spec, router, registry
         self.threads = threads  # the worker's ThreadBook: every thread here is supervised
         self.ports, self.port_key = ports, f"{spec.tenant}/{spec.name}"
         self.cfg, self.identity = cfg, identity
         self.keys = keys  # CURVE keys of the spout and publisher links (None: off)
+        self.wal = wal  # cep.worker.wal_book.WalBook (None: wal.enabled off, at-most-once)
         roles = cfg["worker.roles"]
         self.inflows = {}
         if "receiver" in roles:
@@ -49,12 +51,17 @@ class DistributedPlan:
             raise
 
     def _inflow(self, stream):
-        c = self.cfg
-        return adopt(self.threads, SpoutConnection(
+        c, cls, logged = self.cfg, SpoutConnection, {}
+        if self.wal is not None:  # accepted events are logged first (issue 11)
+            cls, t, p = LoggedSpoutConnection, self.spec.tenant, self.spec.name
+            wal = self.wal.open(t, p, stream)
+            logged = {"wal": wal, "control": self.wal.control, "receiver_id":
+                      self.wal.receiver_id(self.identity.worker_id, t, p, stream, wal.log_id)}
+        return adopt(self.threads, cls(
             self.registry, self.spec.tenant, self.spec.name, stream, self.identity.worker_id,
             self.identity.machine, capacity=c["transport.buffer_events"],
             batch_size=c["transport.batch_size"], flush_ms=c["transport.flush_ms"],
-            reconnect_interval=c["transport.reconnect_interval"], keys=self.keys),
+            reconnect_interval=c["transport.reconnect_interval"], keys=self.keys, **logged),
             f"inflow {self.port_key}/{stream}")
 
     def start(self):

@@ -95,6 +95,8 @@ class Worker:
             "127.0.0.1" if _is_loopback(cfg["receivers.http_host"]) else default_host())
         self.identity = Identity(worker_id(cfg, self.http.port), host,
                                  tuple(machine_identity(host)))
+        if self.wal is not None:  # where spouts send commit/replay requests (wal_api.py)
+            self.wal.control = f"http://{host}:{self.http.port}"
         self.managers = self.registry = self.ports = self.reporter = None
         if self.mode == "distributed":
             self.ports = PortBook(cfg["worker.state_dir"], self.identity.worker_id)
@@ -211,4 +213,5 @@ class Worker:
                 "workerInfo": ({"sent": self.reporter.sent, "last_error": self.reporter.last_error}
                                if self.reporter else None),
                 "receivers": {"streams": self.router.counters(),
-                              "zmq_bad_messages": self.zmq.bad_messages if self.zmq else 0}}
+                              "zmq_bad_messages": self.zmq.bad_messages if self.zmq else 0,
+                              "zmq_wal_waits": self.zmq.wal_waits if self.zmq else 0}}

@@ -29,6 +29,7 @@ class WorkerCollector:
         handles = {f"{t}/{n}": h for (t, n), h in sorted(list(w.plans.items()))}
         yield from self._inflow(wid, handles)
         yield from self._publishers(wid, handles)
+        yield from wal_families(wid, handles)
 
     def _receivers(self, wid, counters):
         fams = {k: _family("counter", f"cep_worker_receiver_events_{k}",
@@ -84,6 +85,41 @@ class WorkerCollector:
                 sent.add_metric(labels, s.get("events", 0))
                 errors.add_metric(labels, s.get("failed", 0))
         return frames, dropped, sent, errors
+
+
+WAL_GAUGES = {  # LoggedSpoutConnection.metrics()["wal"] key -> (metric, help)
+    "size_bytes": ("cep_worker_wal_size_bytes", "bytes of the stream's write-ahead log"),
+    "segments": ("cep_worker_wal_segments", "segment files of the stream's write-ahead log"),
+    "oldest_uncommitted_age_s": ("cep_worker_wal_oldest_uncommitted_age_seconds",
+                                 "age of the oldest event no checkpoint covers yet"),
+    "appended_offset": ("cep_worker_wal_appended_offset", "last offset appended to the log"),
+    "committed_offset": ("cep_worker_wal_committed_offset", "last offset committed (-1: none)"),
+}
+WAL_COUNTERS = {
+    "corrupt_records": ("cep_worker_wal_corrupt_records", "log records that failed their "
+                        "CRC32 (reported, never replayed)"),
+    "full_refusals": ("cep_worker_wal_backpressure", "appends refused because the log was "
+                      "over wal.max_bytes or wal.max_age_s (HTTP 503, ZeroMQ held)"),
+    "write_errors": ("cep_worker_wal_write_errors", "group-commit rounds that failed"),
+}
+
+
+def wal_families(wid, handles):
+    """The write-ahead log of each imported stream (issue 11), from its inflow's metrics."""
+    fams = {k: _family("gauge", n, h, STREAM) for k, (n, h) in WAL_GAUGES.items()}
+    fams.update({k: _family("counter", n, h, STREAM) for k, (n, h) in WAL_COUNTERS.items()})
+    replayed = _family("counter", "cep_worker_wal_replayed_events",
+                       "events re-sent to a receiver spout on its replay request", STREAM)
+    for key, h in handles.items():
+        for stream, c in getattr(h, "inflows", {}).items():
+            m = c.metrics()
+            if "wal" not in m:
+                continue
+            labels = [wid, *key.split("/", 1), stream]
+            for k, fam in fams.items():
+                fam.add_metric(labels, m["wal"][k])
+            replayed.add_metric(labels, m["replayed"])
+    return [*fams.values(), replayed]
 
 
 def worker_registry(worker):

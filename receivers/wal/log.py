@@ -28,6 +28,7 @@ DURABILITY_MODES = {
     "none": "kept in a memory buffer, written within 0.2 s (fastest; a crash loses the buffer)",
 }
 COMMIT_FILE = "committed"
+ID_FILE = "log-id"  # random id made with the log: a wiped log is a new log to the spouts
 
 
 @dataclass
@@ -55,7 +56,7 @@ class WriteAheadLog:
         self.name = name or directory
         self._lock = threading.Lock()  # offsets, segment list, caps
         self._segments, self._fh = [], None
-        self.next_offset, self.committed = 0, -1
+        self.next_offset, self.committed, self.log_id = 0, -1, None
         self.corrupt_records, self.truncated_bytes, self.full_refusals = 0, 0, 0
         self.last_corruption = None
         self._writer = GroupCommit(self._write, self._sync, durability, self.name)
@@ -63,6 +64,7 @@ class WriteAheadLog:
     # -- open / close --
     def open(self):
         os.makedirs(self.directory, exist_ok=True)
+        self.log_id = self._log_id()
         self.committed = self._read_committed()
         found = seg.list_segments(self.directory)
         for (base, path), nxt in zip(found, found[1:] + [(None, None)]):
@@ -115,9 +117,8 @@ class WriteAheadLog:
         with self._lock:
             self._check_caps(now_ms)
             first = self.next_offset
-            end = first + len(events)
-            self.next_offset = end
-            data = seg.encode_record(first, events, now_ms)
+            data = seg.encode_record(first, events, now_ms)  # may raise: no offset used then
+            end = self.next_offset = first + len(events)
             self._segments[-1].size += len(data)  # counted now, so caps see pending bytes
             self._writer.submit((data, first, end, now_ms), end)
         return first, end
@@ -242,6 +243,21 @@ class WriteAheadLog:
             log.info("write-ahead log %s: committed %d, deleted %d segment(s)", self.name,
                      self.committed, len(gone))
         return len(gone)
+
+    def _log_id(self):
+        path = os.path.join(self.directory, ID_FILE)
+        try:
+            with open(path) as fh:
+                found = fh.read().strip()
+            if found:
+                return found
+        except FileNotFoundError:
+            pass
+        new = os.urandom(6).hex()
+        with open(path + ".tmp", "w") as fh:
+            fh.write(new + "\n")
+        os.replace(path + ".tmp", path)
+        return new
 
     def _read_committed(self):
         try:
