@@ -20,7 +20,8 @@ import zmq
 
 from cep.security import curve
 from topology import wire
-from topology.cluster import master_state
+from topology.checkpoint.coordinator import Coordinator
+from topology.master_watch import CachedMaster
 from topology.metrics import add_queue_depths
 from topology.model import Topology
 
@@ -43,6 +44,8 @@ class Driver:
         self.active_since = None
         self.timeline = {"driver_started": self.started}
         self.master_seen, self.master_lost_since = False, None
+        self.checkpoints = Coordinator(launch["options"].get("checkpoint"), self.ntasks)
+        self.master = CachedMaster(launch["master_ui_url"])  # <= 1 request/s (issue 9)
         self._bind()
 
     def _bind(self):
@@ -123,6 +126,8 @@ class Driver:
             if time.monotonic() >= next_pub:
                 self._publish()
                 next_pub = time.monotonic() + 0.2
+            if self.checkpoints.tick(self.phase == "running" and len(self.ready) == self.ntasks):
+                self._publish()  # spouts start the checkpoint at once
             if self.kill_deadline is not None:
                 self._kill_step()
             if self.job_done.is_set() and self.phase == "running":
@@ -150,7 +155,7 @@ class Driver:
 
     def _master_lost_for(self):
         """Seconds the master's web UI has been unreachable (0 until it was seen once)."""
-        if master_state(self.launch["master_ui_url"], timeout=0.5) is not None:
+        if self.master.state() is not None:
             self.master_seen, self.master_lost_since = True, None
             return 0.0
         if not self.master_seen:
@@ -160,7 +165,7 @@ class Driver:
 
     def _publish(self):
         state = "stop" if self.kill_deadline == "stop" else self.desired
-        self.pub.send(wire.pack({"state": state, "seq": self.seq}))
+        self.pub.send(wire.pack({"state": state, "seq": self.seq, **self.checkpoints.control()}))
 
     def _read_reports(self):
         while True:
@@ -178,7 +183,13 @@ class Driver:
                 if self.attempt >= 0:
                     self.restarts += 1
                 self.attempt, self.ready, self.reports = attempt, set(), {}
+                self.checkpoints.new_attempt(attempt)
+                self._publish()  # the restore point the new tasks wait for
             if attempt < self.attempt:
+                continue
+            if kind == "checkpoint":
+                if self.checkpoints.on_ack(attempt, report):
+                    self._publish()  # spouts commit their offsets at the workers
                 continue
             self.reports[task] = report
             if kind == "ready":
@@ -263,7 +274,7 @@ class Driver:
                 "ready": len(self.ready),
                 "uptime_s": round(time.time() - self.started, 1),
                 "active_since": self.active_since, "driver_pid": os.getpid(),
-                "timeline": self.timeline,
+                "timeline": self.timeline, "checkpoints": self.checkpoints.metrics(),
                 "ui": self.sc.uiWebUrl if self.sc is not None else None}
 
     def _state(self):
@@ -282,7 +293,7 @@ class Driver:
 
     def _waiting_reason(self):
         """Why the master does not start this app (cores needed vs the cluster's), or None."""
-        state = master_state(self.launch["master_ui_url"], timeout=0.5)
+        state = self.master.state()
         if state is None:
             return f"needs {self.ntasks} free slots" if time.time() - self.started > 20 else None
         apps = [a for a in state.get("activeapps", []) if a.get("id") == self.app_id]
