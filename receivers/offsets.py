@@ -22,8 +22,9 @@ import urllib.error
 import urllib.request
 from urllib.parse import quote
 
+from cep.security import cluster_secret
+
 log = logging.getLogger(__name__)
-SECRET_HEADER = "X-CEP-Cluster-Secret"
 
 
 def parse_receiver_id(receiver_id):
@@ -36,7 +37,8 @@ class ReceiverOffsets:
     """Per receiver id: last emitted offset, worker URL; admit(), replay and commit."""
 
     def __init__(self, label="", secret=None, timeout=5.0, retry_s=1.0):
-        self.label, self.secret, self.timeout, self.retry_s = label, secret, timeout, retry_s
+        self.label, self.timeout, self.retry_s = label, timeout, retry_s
+        self.secret = secret or cluster_secret.read()  # none given: $CEP_CLUSTER_SECRET
         self.last, self.control = {}, {}
         self.duplicates = self.gap_drops = self.lost = self.request_errors = 0
         self._holes = {}  # receiver id -> [[a, b)] the worker's log cannot supply
@@ -122,7 +124,7 @@ class ReceiverOffsets:
         req = urllib.request.Request(f"{url}/wal/{path}/{op}", json.dumps(body).encode(),
                                      {"Content-Type": "application/json"}, method="POST")
         if self.secret:
-            req.add_header(SECRET_HEADER, self.secret)
+            req.add_header(cluster_secret.HEADER, self.secret)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 return json.loads(resp.read())

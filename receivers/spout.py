@@ -87,7 +87,7 @@ class ReceiverSpout(Spout):
         curve.server(self.sock, security.curve)
         self.port = self.sock.bind_to_random_port(f"tcp://{cfg.get('bind_host') or self.host}")
         self.registry = RegistryClient(cfg["registry"], security=security)
-        self.wal_offsets = ReceiverOffsets(self.label, security.secret)
+        self.wal_offsets = ReceiverOffsets(self.label, self.registry.security.secret)
         self.heartbeat = Heartbeat(
             self.registry, float(cfg.get("heartbeat_interval", 5.0)), kind="receiver",
             tenant=int(cfg["tenant"]), plan=cfg["plan"], host=self.host, port=self.port,
