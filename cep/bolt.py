@@ -7,7 +7,8 @@ It compiles them into a small plan, runs an ExecutionPlanRuntime, feeds it each 
 
 Config keys: plan, tenant, group, table_definitions, inputs and outputs (lists of
 `define stream ...;` texts), queries, playback (bool). A batch on the `_tick` stream only
-emits what the runtime's timers produced since the last batch.
+emits what the runtime's timers produced since the last batch. Checkpoints (issue 11) keep
+the engine's snapshot (`checkpoint_state` / `restore_state`, topology/checkpoint/).
 """
 import gc
 import logging
@@ -78,6 +79,20 @@ class SiddhiBolt(Bolt):
             out, self._out = self._out, []
         for sid, rows in out:
             self.emit(rows, sid)
+
+    def checkpoint_state(self):
+        """A checkpoint's part of this bolt: the engine's state (windows, patterns, tables,
+        clock) and the output its timers produced that is not emitted yet."""
+        with self._lock:
+            pending = list(self._out)
+        return {"engine": self.runtime.snapshot(), "pending": pending}
+
+    def restore_state(self, state):
+        """Back to a checkpoint after a failure (same plan: same query text)."""
+        self.runtime.restore(state["engine"])
+        pending = [(sid, [tuple(r) for r in rows]) for sid, rows in state.get("pending", ())]
+        with self._lock:
+            self._out = pending + self._out
 
     def cleanup(self):
         self.runtime.shutdown()

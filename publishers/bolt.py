@@ -93,6 +93,19 @@ class PublisherBolt(Bolt):
             self.pending_events += len(rows)
             self._cond.notify_all()
 
+    def checkpoint_state(self):
+        """A checkpoint's part: the frames queued and not yet taken by ZeroMQ (issue 11)."""
+        with self._cond:
+            return {"pending": [[frame, n] for frame, n in self.pending]}
+
+    def restore_state(self, state):
+        """After a failure: send the frames that were queued at the checkpoint first."""
+        frames = [(bytes(frame), int(n)) for frame, n in state.get("pending", ())]
+        with self._cond:
+            self.pending.extendleft(reversed(frames))
+            self.pending_events += sum(n for _, n in frames)
+            self._cond.notify_all()
+
     def custom_metrics(self):
         return {"connected": self.connected, "endpoint": self.endpoint, "sent": self.sent,
                 "queued": self.pending_events, "reconnects": self.reconnects,

@@ -19,6 +19,7 @@ import time
 import zlib
 from pathlib import Path
 
+from topology.checkpoint.coordinator import checkpoint_options
 from topology.cluster import SPARK_HOME, ensure_cluster
 from topology.control import TopologyHandle, run_dir_alive
 from topology.driver import executors_needed
@@ -61,6 +62,8 @@ def submit(topology, settings=None, overrides=None, security=None):
     launch = _launch_options(settings, cluster, executors)
     if security is not None:
         launch["options"]["security"] = security.to_options()
+    launch["options"]["checkpoint"] = checkpoint_options(
+        settings, topology.name, topology.to_dict(), state_dir(settings))
     (run_dir / "spec.json").write_text(topology.to_json(indent=1))
     _write_private(run_dir / "launch.json", json.dumps(launch, indent=1))
     cmd = _spark_submit_command(topology.name, settings, cluster, executors, cores, run_dir)
@@ -92,6 +95,8 @@ def _launch_options(settings, cluster, executors):
             "executors": executors, "kill_wait_secs": settings["topology.kill_wait_secs"],
             "stop_timeout_s": settings["topology.stop_timeout_s"],
             "master_lost_s": settings["topology.master_lost_s"],
+            "max_restarts": settings["topology.max_restarts"],
+            "restart_window_s": settings["topology.restart_window_s"],
             "options": {"host": settings["spark.host"],
                         "queue_batches": settings["topology.queue_batches"],
                         "socket_buffer": settings["topology.socket_buffer_kb"] * 1024,

@@ -26,6 +26,11 @@ SPARK = Schema("spark", [
             "executors per topology (Storm topology.workers); tasks are spread evenly"),
     Setting("topology", "max_stage_attempts", int, 10,
             "spark.stage.maxConsecutiveAttempts: restarts of a failed topology stage"),
+    Setting("topology", "max_restarts", int, 10,
+            "restart rate: a topology restarted (stage retry or resubmitted job) more than this "
+            "within topology.restart_window_s is FAILED; below it, it restarts for ever"),
+    Setting("topology", "restart_window_s", float, 300.0,
+            "the window of topology.max_restarts, in seconds"),
     Setting("topology", "queue_batches", int, 64,
             "ZeroMQ high-water mark per link, in batches (bounded queues = backpressure)"),
     Setting("topology", "socket_buffer_kb", int, 256,
@@ -38,6 +43,16 @@ SPARK = Schema("spark", [
             "a topology whose Spark master's web UI stays unreachable this long is FAILED"),
     Setting("topology", "stop_timeout_s", float, 15.0,
             "after the drain, how long tasks get to stop before the job is cancelled"),
+    Setting("checkpoint", "interval", float, 5.0,
+            "seconds between aligned checkpoints of every instance's state (0: off)"),
+    Setting("checkpoint", "keep", int, 3, "complete checkpoints kept per topology plan"),
+    Setting("checkpoint", "timeout_s", float, 60.0,
+            "a checkpoint not complete within this is abandoned (counted as failed)"),
+    Setting("checkpoint", "dir", str, "",
+            "filesystem store (empty: <state_dir>/checkpoints); on a cluster a path every "
+            "node shares"),
+    Setting("checkpoint", "redis_url", str, "",
+            "use Redis as the store instead (redis://host:port/db)"),
 ])
 
 

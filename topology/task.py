@@ -14,6 +14,7 @@ import zmq
 
 from cep.security import curve
 from topology import wire
+from topology.checkpoint.participant import Participant
 from topology.component import Batch
 from topology.instance import Instance
 from topology.model import Topology
@@ -66,6 +67,10 @@ class TaskRunner:
         self.pull, self.pushes = None, {}
         self.state, self.seq = "inactive", -1
         self.instance.active = False
+        self.ckpt = Participant(self.instance, topology, options.get("checkpoint"),
+                                self._forward_barrier, self._send_ack)
+        self.ckpt.process = self._execute_item
+        self.wanted, self.restore_pin = None, None
 
     def _socket(self, kind, connect=None, hwm=None):
         sock = self.zctx.socket(kind)
@@ -97,6 +102,7 @@ class TaskRunner:
     def run(self):
         """Open the component, report ready, loop until stop."""
         self.instance.open()
+        self._restore()
         self._send_report("ready")
         interval = self.options["metrics_interval_s"]
         next_report = time.monotonic() + interval
@@ -108,7 +114,22 @@ class TaskRunner:
                 self._send_report("metrics")
                 next_report = time.monotonic() + interval
 
+    def _restore(self):
+        """Wait for the driver's restore point of this stage attempt, then restore it."""
+        if not self.ckpt.enabled:
+            return
+        deadline = time.monotonic() + 60
+        while not (self.restore_pin and self.restore_pin[0] == self.attempt):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"task {self.task_id}: no restore point from the driver "
+                                   f"for stage attempt {self.attempt} within 60 s")
+            self._send_report("restoring")
+            self._read_control(200)
+        self.ckpt.restore(self.restore_pin[1])
+
     def _spout_step(self):
+        if self.wanted is not None:
+            self.ckpt.trigger(self.wanted)
         if self.state != "active":
             self._read_control(100)
             return
@@ -126,33 +147,64 @@ class TaskRunner:
                 head, payload = self.pull.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
-            stream, source, origin = wire.unpack(head)
-            try:
-                rows = wire.unpack_rows(payload)
-            except (ValueError, TypeError) as exc:
-                self.instance.metrics.record_error(1, exc, f"decode from {source}")
-                continue
-            self._send(self.instance.execute(Batch(rows, stream, source, origin)), origin)
+            stream, source, origin, *channel = wire.unpack(head)
+            if self.ckpt.aligner is None:
+                self._execute_item((stream, source, origin, payload))
+            elif stream == wire.BARRIER:
+                self.ckpt.receive(channel[0], barrier=origin)
+            else:
+                self.ckpt.receive(channel[0] if channel else -1,
+                                  (stream, source, origin, payload))
+
+    def _execute_item(self, item):
+        stream, source, origin, payload = item
+        try:
+            rows = wire.unpack_rows(payload)
+        except (ValueError, TypeError) as exc:
+            self.instance.metrics.record_error(1, exc, f"decode from {source}")
+            return
+        self._send(self.instance.execute(Batch(rows, stream, source, origin)), origin)
 
     def _send(self, routed, origin):
         """Send routed parts; waits (backpressure) while a target's queue is full."""
         metrics = self.instance.metrics
         for task, stream, rows in routed:
-            frames = (wire.header(stream, self.instance.context.component_id, origin),
-                      wire.pack(rows))
-            sock = self.pushes[task]
-            while True:
-                try:
-                    sock.send_multipart(frames, zmq.NOBLOCK)
-                    break
-                except zmq.Again:
-                    started = time.perf_counter()
-                    sock.poll(50, zmq.POLLOUT)
-                    metrics.backpressure_s += time.perf_counter() - started
-                    self._read_control(0)
-                    if self.state == "stop":
-                        return
+            frames = (wire.header(stream, self.instance.context.component_id, origin,
+                                  self.task_id), wire.pack(rows))
+            if not self._push(task, frames):
+                return
             metrics.record_send(task, len(rows))
+
+    def _push(self, task, frames):
+        """Send two frames to a task, waiting while its queue is full; False on stop."""
+        sock = self.pushes[task]
+        while True:
+            try:
+                sock.send_multipart(frames, zmq.NOBLOCK)
+                return True
+            except zmq.Again:
+                started = time.perf_counter()
+                sock.poll(50, zmq.POLLOUT)
+                self.instance.metrics.backpressure_s += time.perf_counter() - started
+                self._read_control(0)
+                if self.state == "stop":
+                    return False
+
+    def _forward_barrier(self, checkpoint_id):
+        """The barrier of a checkpoint on every output link (after the last batch)."""
+        frames = wire.barrier(self.instance.context.component_id, checkpoint_id, self.task_id)
+        for task in self.pushes:
+            if not self._push(task, frames):
+                return
+
+    def _send_ack(self, report):
+        report.update(attempt=self.attempt, seq=self.seq)
+        for _ in range(100):  # an ack must not be lost to a momentarily full report queue
+            try:
+                self.report.send(wire.pack(report), zmq.NOBLOCK)
+                return
+            except zmq.Again:
+                time.sleep(0.01)
 
     def _read_control(self, timeout_ms):
         """Apply the newest control message; report at once when its seq is new."""
@@ -165,6 +217,9 @@ class TaskRunner:
             except zmq.Again:
                 break
         state, seq = message["state"], message["seq"]
+        self.wanted, self.restore_pin = message.get("checkpoint"), message.get("restore")
+        if message.get("completed") is not None:
+            self.ckpt.completed(message["completed"])
         if state != self.state and state != "stop":
             self.instance.set_active(state == "active")
         self.state = state

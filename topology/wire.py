@@ -1,7 +1,9 @@
 """Wire formats: data frames between instances, control and report messages with the driver.
 
-A data message is two ZeroMQ frames: header ``msgpack([stream, source component, origin_ts])``
-and payload ``msgpack(rows)``. Control (driver PUB -> tasks) is ``{"state", "seq"}`` with state
+A data message is two ZeroMQ frames: header ``msgpack([stream, source component, origin_ts,
+source task])`` and payload ``msgpack(rows)``. A checkpoint barrier is the same two frames with
+stream ``BARRIER``, the checkpoint id in place of origin_ts and an empty payload (see
+topology/README.md, "Checkpoints"). Control (driver PUB -> tasks) is ``{"state", "seq"}`` with state
 active|inactive|stop; reports (tasks PUSH -> driver) are dicts with a ``type``.
 """
 import msgpack
@@ -20,5 +22,13 @@ def unpack_rows(payload):
     return msgpack.unpackb(payload, raw=False, use_list=False)
 
 
-def header(stream, source, origin_ts):
-    return pack((stream, source, origin_ts))
+BARRIER = "\x00barrier"  # no declared stream can have this name
+
+
+def header(stream, source, origin_ts, task=-1):
+    return pack((stream, source, origin_ts, task))
+
+
+def barrier(source, checkpoint_id, task):
+    """The two frames of checkpoint ``checkpoint_id``'s barrier from task ``task``."""
+    return pack((BARRIER, source, checkpoint_id, task)), b""
