@@ -7,7 +7,9 @@ Better still, a pattern whose start state is `every` (so the start is the same f
 and whose other states are plain stream states needs no per-key object at all: one machine
 serves every key, with the partition key added to each state's index key, so a partial match
 only ever meets events of its own key. Then the whole batch goes through in one call, in
-event order."""
+event order. The commonest such pattern, `every e1=S -> e2=S[...]`, runs as a generated loop
+instead of the general machine (kernel.py), emitting the select clause's rows itself when the
+clause is a plain projection."""
 from cep.engine.partition.kernel import build_kernel
 from cep.engine.pattern.builder import stream_definitions, with_tables
 from cep.engine.pattern.compile import compile_pattern, selector_scope
