@@ -12,6 +12,7 @@ import sys
 # verb modules, in the order `cep --help` lists them
 VERB_MODULES = (
     "cep.cli.run",
+    "cep.cli.backtest",
     "cep.cli.validate",
     "cep.cli.topology",
     "cep.cli.manager",
