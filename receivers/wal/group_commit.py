@@ -1,6 +1,8 @@
 """Group commit: one writer thread per log takes every record appended since its last round,
 writes them with one write() per segment and, for durability `fsync`, one fdatasync(); callers
-wait for the round that holds their record (fsync: synced, os: written, none: not at all).
+wait for the round that holds their record (fsync: synced, none: not at all). With
+durability `os` the log writes in the appending thread instead (a write() is cheap, and a
+hand-off to this thread would cost a GIL switch per batch) and only marks what it wrote.
 
 A round that fails (disk full, I/O error) fails the waiters of its records with the reason
 (their events are not acknowledged), is counted and logged, and the thread carries on: it never
@@ -40,6 +42,12 @@ class GroupCommit:
             if self._closed:
                 raise WalClosedError("the log is closed")
             self._pending.append((item, end_offset))
+            self._cond.notify_all()
+
+    def mark_written(self, end_offset):
+        """The log wrote up to end_offset itself (durability os)."""
+        with self._cond:
+            self.written = end_offset
             self._cond.notify_all()
 
     def wait(self, end_offset, level=None, timeout=30.0):

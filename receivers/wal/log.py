@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 
 from receivers.wal import segment as seg
-from receivers.wal.exceptions import LogFullError, WalConfigError
+from receivers.wal.exceptions import LogFullError, WalConfigError, WalError
 from receivers.wal.group_commit import GroupCommit
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ class WriteAheadLog:
         self.directory, self.durability = directory, durability
         self.segment_bytes, self.max_bytes, self.max_age_s = segment_bytes, max_bytes, max_age_s
         self.name = name or directory
-        self._lock = threading.Lock()  # offsets, segment list, caps
+        self._lock = threading.RLock()  # offsets, segment list, caps (and os-mode writes)
         self._segments, self._fh = [], None
         self.next_offset, self.committed, self.log_id = 0, -1, None
         self.corrupt_records, self.truncated_bytes, self.full_refusals = 0, 0, 0
@@ -118,10 +118,30 @@ class WriteAheadLog:
             self._check_caps(now_ms)
             first = self.next_offset
             data = seg.encode_record(first, events, now_ms)  # may raise: no offset used then
-            end = self.next_offset = first + len(events)
+            end = first + len(events)
+            if self.durability == "os":  # a write() is cheap: no hand-off to the writer thread
+                self._write_now((data, first, end, now_ms))
+            else:
+                self._writer.submit((data, first, end, now_ms), end)
+            self.next_offset = end
             self._segments[-1].size += len(data)  # counted now, so caps see pending bytes
-            self._writer.submit((data, first, end, now_ms), end)
         return first, end
+
+    def _write_now(self, item):
+        """durability os: write in the caller's thread (under the log lock); a failed write
+        is cut off the file again and raised, so no offset is used by it."""
+        pos = self._fh.tell()
+        try:
+            self._write([item])
+        except OSError as exc:
+            self._writer.errors += 1
+            self._writer.last_error = f"{type(exc).__name__}: {exc}"
+            try:
+                self._fh.truncate(pos)
+            except (OSError, ValueError):
+                pass
+            raise WalError(f"write-ahead log {self.name}: write failed: {exc}") from None
+        self._writer.mark_written(item[2])
 
     def wait(self, end):
         self._writer.wait(end)
