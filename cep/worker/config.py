@@ -68,7 +68,7 @@ WORKER_SCHEMA = Schema("worker", [
             "(<dir>/<plan>/<stream>.jsonl)"),
     Setting("worker", "data_dir", str, "", "where the worker keeps its data (the receivers' "
             "write-ahead logs under <data_dir>/wal/<tenant>/<plan>/<stream>/); empty means "
-            "worker.state_dir"),
+            "<worker.state_dir>/<worker id>"),
     Setting("wal", "enabled", bool, True, "log every accepted event before answering 200 or "
             "taking a ZeroMQ frame (issue 11); off means at-most-once delivery, the fastest"),
     Setting("wal", "durability", str, "os", "when an accepted batch counts as logged: fsync "
@@ -130,9 +130,13 @@ def host_policy(cfg):
     return HostPolicy.from_settings(cfg, os.path.abspath(cfg["worker.state_dir"]))
 
 
-def wal_dir(cfg):
-    """Root of the worker's write-ahead logs: <worker.data_dir or worker.state_dir>/wal."""
-    return os.path.join(os.path.abspath(cfg["worker.data_dir"] or cfg["worker.state_dir"]), "wal")
+def wal_dir(cfg, worker_id):
+    """Root of the worker's write-ahead logs: <worker.data_dir>/wal, by default
+    <worker.state_dir>/<worker id>/wal (two workers sharing a state dir keep apart logs)."""
+    if cfg["worker.data_dir"]:
+        return os.path.join(os.path.abspath(cfg["worker.data_dir"]), "wal")
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in worker_id)
+    return os.path.join(os.path.abspath(cfg["worker.state_dir"]), safe, "wal")
 
 
 def worker_id(cfg, http_port):

@@ -96,7 +96,7 @@ class Worker:
         self.identity = Identity(worker_id(cfg, self.http.port), host,
                                  tuple(machine_identity(host)))
         if self.wal is not None:  # where spouts send commit/replay requests (wal_api.py)
-            self.wal.control = f"http://{host}:{self.http.port}"
+            self.wal.bind(self.identity.worker_id, f"http://{host}:{self.http.port}")
         self.managers = self.registry = self.ports = self.reporter = None
         if self.mode == "distributed":
             self.ports = PortBook(cfg["worker.state_dir"], self.identity.worker_id)

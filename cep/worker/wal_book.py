@@ -2,7 +2,8 @@
 receiver id, and the commit/replay calls a plan's receiver spouts (or the checkpoint
 coordinator) make.
 
-    <worker.data_dir or worker.state_dir>/wal/<tenant>/<plan>/<stream>/<offset>.wal
+    <worker.data_dir>/wal/<tenant>/<plan>/<stream>/<offset>.wal
+    (worker.data_dir empty: <worker.state_dir>/<worker id>/wal/...)
 
 A receiver id is `<worker id>/<tenant>/<plan>/<stream>#<log id>`: stable across restarts of a
 worker with a fixed id or HTTP port, so the offsets a checkpoint recorded still name this log;
@@ -33,8 +34,12 @@ class WalBook:
     """Opens the logs of a worker from its settings; None when wal.enabled is off."""
 
     def __init__(self, cfg):
-        self.cfg, self.root = cfg, wal_dir(cfg)
-        self.control = None  # the worker URL spouts send commit/replay to (set by the worker)
+        self.cfg, self.root = cfg, None
+        self.control = None  # the worker URL spouts send commit/replay to
+
+    def bind(self, worker_id, control):
+        """The worker's id (the default folder) and URL, known once its HTTP port is bound."""
+        self.root, self.control = wal_dir(self.cfg, worker_id), control
 
     @classmethod
     def from_config(cls, cfg):

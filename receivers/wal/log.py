@@ -11,6 +11,7 @@ last segment for the next offset (a torn tail record is truncated with a warning
 record (CRC32) is reported (log, `corrupt_records`, `last_corruption`) and its events are
 never returned. Caps (`max_bytes`, `max_age_s` of the oldest uncommitted data; 0 = no cap)
 make append() raise LogFullError: back-pressure, the caller answers 503."""
+import fcntl
 import logging
 import os
 import threading
@@ -55,7 +56,7 @@ class WriteAheadLog:
         self.segment_bytes, self.max_bytes, self.max_age_s = segment_bytes, max_bytes, max_age_s
         self.name = name or directory
         self._lock = threading.RLock()  # offsets, segment list, caps (and os-mode writes)
-        self._segments, self._fh = [], None
+        self._segments, self._fh, self._dir_lock = [], None, None
         self.next_offset, self.committed, self.log_id = 0, -1, None
         self.corrupt_records, self.truncated_bytes, self.full_refusals = 0, 0, 0
         self.last_corruption = None
@@ -64,6 +65,7 @@ class WriteAheadLog:
     # -- open / close --
     def open(self):
         os.makedirs(self.directory, exist_ok=True)
+        self._lock_directory()
         self.log_id = self._log_id()
         self.committed = self._read_committed()
         found = seg.list_segments(self.directory)
@@ -101,6 +103,9 @@ class WriteAheadLog:
                 self._fh.flush()
                 self._fh.close()
                 self._fh = None
+            if self._dir_lock is not None:
+                self._dir_lock.close()  # releases the flock
+                self._dir_lock = None
 
     # -- append --
     def append(self, events):
@@ -263,6 +268,17 @@ class WriteAheadLog:
             log.info("write-ahead log %s: committed %d, deleted %d segment(s)", self.name,
                      self.committed, len(gone))
         return len(gone)
+
+    def _lock_directory(self):
+        """One writer per log: a second worker (or plan instance) on the same folder fails."""
+        self._dir_lock = open(os.path.join(self.directory, "lock"), "a")
+        try:
+            fcntl.flock(self._dir_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._dir_lock.close()
+            self._dir_lock = None
+            raise WalError(f"write-ahead log {self.name} is in use by another worker or plan "
+                           f"(give each worker its own worker.data_dir)") from None
 
     def _log_id(self):
         path = os.path.join(self.directory, ID_FILE)

@@ -6,7 +6,7 @@ import pytest
 
 from receivers.wal import WriteAheadLog
 from receivers.wal import segment as seg
-from receivers.wal.exceptions import LogFullError, WalConfigError
+from receivers.wal.exceptions import LogFullError, WalConfigError, WalError
 
 
 def batch(start, n=100):
@@ -163,3 +163,9 @@ def test_age_cap_refuses_until_committed(open_log):
         wal.append(batch(100))
     wal.commit(99)
     assert wal.append(batch(100)) == 100
+
+
+def test_a_second_writer_on_the_same_folder_is_refused(open_log, tmp_path):
+    open_log()
+    with pytest.raises(WalError, match="in use by another worker"):
+        WriteAheadLog(str(tmp_path / "log")).open()

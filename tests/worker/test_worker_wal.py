@@ -265,7 +265,8 @@ def test_sigkill_after_200_keeps_every_accepted_event_in_the_log(
             n += body["accepted"]
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
-        directory = next(p for p, _, files in os.walk(state / "wal") if "log-id" in files)
+        directory = next(p for p, _, files in os.walk(state) if "log-id" in files)
+        assert directory.startswith(str(state / "kill-w" / "wal"))  # <state dir>/<worker id>
         wal = WriteAheadLog(directory).open()
         seqs = [e[1][2] for _, evs in wal.read() for e in evs]
         wal.close()
