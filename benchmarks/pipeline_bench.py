@@ -217,8 +217,8 @@ class FullSystem:
             "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0,
             "managers.poll_interval": 0.5, "worker.state_dir": os.path.join(root, "state"),
             "transport.batch_size": batch_size, "managers.cluster_secret_file": secret_file,
-            "security.curve": secure,
-            "security.curve_dir": os.path.join(root, "manager", "security", "curve")})).start()
+            "security.curve": secure, "security.curve_dir":
+                os.path.join(root, "manager", "security", "curve") if secure else ""})).start()
         self.lat, self.count = [], 0
         self._wait_active()
 
@@ -325,13 +325,30 @@ def run_full(args, secure=False):
 
 
 def run_compare(args):
-    """The full stage without CURVE and auth, then with both, in the same run."""
-    plain = run_full(args, secure=False)
-    secure = run_full(args, secure=True)
-    print(json.dumps({"stage": "full-compare", "plain_events_per_s": int(plain),
-                      "secure_events_per_s": int(secure),
+    """The full stage without CURVE and auth and with both, in the same run: both systems up
+    at once (each on its own embedded Spark cluster), their throughput runs alternating
+    (plain, secure, then secure, plain, ...) so a change of machine load hits both alike."""
+    with tempfile.TemporaryDirectory() as root:
+        systems = {}
+        try:
+            for name, secure in (("plain", False), ("secure", True)):
+                systems[name] = FullSystem(os.path.join(root, name), args.batch_size, secure)
+                systems[name].throughput(min(args.events, 50000))  # warm-up
+            rates = {"plain": [], "secure": []}
+            for i in range(args.runs):
+                for name in (("plain", "secure") if i % 2 == 0 else ("secure", "plain")):
+                    rates[name].append(systems[name].throughput(args.events))
+        finally:
+            for system in systems.values():
+                system.close()
+    plain, secure = (statistics.median(rates[n]) for n in ("plain", "secure"))
+    print(json.dumps({"stage": "full-compare", "events": args.events,
+                      "plain_events_per_s": int(plain), "secure_events_per_s": int(secure),
+                      "plain_runs": [int(r) for r in rates["plain"]],
+                      "secure_runs": [int(r) for r in rates["secure"]],
                       "secure_vs_plain": round(secure / plain, 3),
-                      "within_15_percent": secure >= 0.85 * plain}), flush=True)
+                      "within_15_percent": secure >= 0.85 * plain,
+                      "load": [round(x, 2) for x in os.getloadavg()]}), flush=True)
 
 
 def main(argv=None):

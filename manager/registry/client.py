@@ -61,10 +61,16 @@ class RegistryClient:
                 self._reset()
             else:
                 raise RegistryUnavailableError(f"registry {self.url} did not answer {op!r} "
-                                               f"within {self.timeout_ms} ms")
+                                               f"within {self.timeout_ms} ms{self._hint()}")
         if not reply.get("ok"):
             raise RegistryError(reply.get("error", "Error"), reply.get("message", ""))
         return reply
+
+    def _hint(self):
+        """Both sides must agree on CURVE: a mismatch looks like a registry that is down."""
+        if self.security.curve is not None:
+            return " (CURVE on here: is the manager's security.curve on, with the same cluster key?)"
+        return " (CURVE off here: if the manager's security.curve is on, this side needs its keys)"
 
     def register(self, kind, tenant, plan, host, port, machine=(), streams=(), worker=None,
                  component=None):
