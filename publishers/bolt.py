@@ -43,7 +43,7 @@ from manager.registry.wire import encode_batch
 from topology.component import Bolt
 
 log = logging.getLogger(__name__)
-_WATCHED = zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
+_WATCHED = zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED
 
 
 class PublisherBolt(Bolt):
@@ -57,6 +57,9 @@ class PublisherBolt(Bolt):
         self.label = f"[{self.tenant}:{self.plan}:EventPublisherBolt:{context.index}]"
         self.machine = machine_identity(cfg.get("host"))
         self.security = context.security or curve.OFF  # CURVE keys, cluster secret (issue 10)
+        # with CURVE a TCP connection is not yet a link: only a handshake with the cluster key
+        self.up_event = (zmq.EVENT_HANDSHAKE_SUCCEEDED if self.security.curve is not None
+                         else zmq.EVENT_CONNECTED)
         self.registry = RegistryClient(cfg["registry"], security=self.security)
         # liveness checks run on the sender thread: a registry outage may stall it 0.5 s
         self.checker = RegistryClient(cfg["registry"], timeout=0.5, retries=0,
@@ -165,7 +168,7 @@ class PublisherBolt(Bolt):
         """Apply monitor events; False (and disconnected) when the publisher is gone."""
         while self.monitor.poll(0):
             event = recv_monitor_message(self.monitor)["event"]
-            if event == zmq.EVENT_CONNECTED and not self.connected:
+            if event == self.up_event and not self.connected:
                 self._on_connected()
             elif event == zmq.EVENT_DISCONNECTED:
                 self._fail(f"CEP publisher {self.endpoint} went away")
