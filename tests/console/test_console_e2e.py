@@ -258,8 +258,8 @@ def test_simulator_events_reach_the_worker_sink(deployed, browser, shot, tmp_pat
                        if r["data"][0].startswith("FILE")], 60, "the file's 10 events in the sink")
     assert sorted(r["data"][0] for r in rows) == [f"FILE{i}" for i in range(10)]
     stamps = sorted(r["timestamp"] for r in rows)  # arrival times at the worker
-    spread = stamps[-1] - stamps[0]
-    assert spread >= 400, f"10 events at 20/s arrived within {spread} ms"
+    spread = stamps[-1] - stamps[0]  # paced in ticks of 1/10 s: the last 2 go at 8/20 s
+    assert spread >= 380, f"10 events at 20/s arrived within {spread} ms"
     shot("simulator-file-sent")
     assert not js_errors(browser)
 
