@@ -14,6 +14,7 @@ import time
 from cep.policy import PolicyViolation, open_confined
 from receivers.exceptions import SourceConfigError, SourceReadError
 from receivers.validation import StreamKey
+from receivers.wal.exceptions import WalClosedError, WalError
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ class SourcePump:
         self.key = StreamKey(*key)
         self.idle_sleep = idle_sleep
         self.sent = 0
+        self.wal_waits = 0  # retries of a batch held while the stream's log was full
         self.result = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"source {self.key}", daemon=True)
@@ -91,6 +93,21 @@ class SourcePump:
 
     def join(self, timeout=None):
         self._thread.join(timeout)
+
+    def _ingest_held(self, batch):
+        """While the stream's write-ahead log is over its caps, hold the batch and read no
+        further (issue 11: back-pressure, not loss)."""
+        while True:
+            try:
+                return self.router.ingest_json(self.key, batch, wait=60.0)
+            except WalClosedError:
+                raise
+            except WalError as exc:
+                self.wal_waits += 1
+                if self.wal_waits % 20 == 1:
+                    log.warning("source %s: holding a batch: %s", self.key, exc)
+                if self._stop.wait(0.5):
+                    raise
 
     def _run(self):
         try:
@@ -107,7 +124,7 @@ class SourcePump:
 
     def _ingest(self, batch):
         try:
-            result = self.router.ingest_json(self.key, batch, wait=60.0)
+            result = self._ingest_held(batch)
         except Exception:  # keep reading: one failed batch must not end the source
             log.exception("source %s: batch of %d events failed", self.key, len(batch))
             return

@@ -55,7 +55,7 @@ def events_blueprint(router, limits=DEFAULT_LIMITS):
         except UnknownStreamError as exc:
             return _error(404, str(exc), key)
         except WalError as exc:  # the write-ahead log is full or failing: nothing accepted
-            return _backpressure(exc, key)
+            return backpressure(exc, key)
         if bad_lines:
             result = _with_bad_lines(result, events, bad_lines)
         status = 400 if result.rejected and not result.accepted else 200
@@ -125,7 +125,7 @@ def _error(status, message, key):
     return jsonify({"accepted": 0, "rejected": 0, "error": message, "stream": str(key)}), status
 
 
-def _backpressure(exc, key):
+def backpressure(exc, key):
     """503 with the reason: the events were not accepted; the sender should retry."""
     full = isinstance(exc, LogFullError)
     resp = jsonify({"accepted": 0, "rejected": 0,

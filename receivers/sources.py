@@ -16,9 +16,10 @@ from flask import Flask, jsonify, request
 from cep.policy import PolicyViolation
 from receivers.exceptions import BadPayloadError, SourceConfigError
 from receivers.file_source import FileSource, SourcePump
-from receivers.http_receiver import DEFAULT_LIMITS, HttpServer, read_events
+from receivers.http_receiver import DEFAULT_LIMITS, HttpServer, backpressure, read_events
 from receivers.limits import install_error_handlers, key_ok, parse_tenant
 from receivers.validation import StreamKey
+from receivers.wal.exceptions import WalError
 from receivers.zmq_receiver import ZmqReceiver
 
 SOURCE_TYPES = ("http", "zmq", "file")
@@ -129,7 +130,10 @@ def _single_stream_app(router, key, limits):
         except BadPayloadError as exc:
             return jsonify({"error": type(exc).__name__, "message": str(exc)}), \
                 getattr(exc, "status", 400)
-        result = router.ingest_json(key, events)
+        try:
+            result = router.ingest_json(key, events)
+        except WalError as exc:  # the stream's write-ahead log is full: 503, retry
+            return backpressure(exc, key)
         return jsonify(result.to_dict()), (400 if result.rejected and not result.accepted else 200)
 
     install_error_handlers(app, limits)

@@ -60,7 +60,8 @@ class GroupCommit:
         with self._cond:
             while True:
                 if end_offset in self.failed:
-                    raise WalError(f"write-ahead log write failed: {self.failed[end_offset]}")
+                    why = self.failed.pop(end_offset)
+                    raise WalError(f"write-ahead log write failed: {why}")
                 done = self.synced if level == "fsync" else self.written
                 if done >= end_offset:
                     return

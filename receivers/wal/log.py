@@ -59,7 +59,7 @@ class WriteAheadLog:
         self._segments, self._fh, self._dir_lock = [], None, None
         self.next_offset, self.committed, self.log_id = 0, -1, None
         self.corrupt_records, self.truncated_bytes, self.full_refusals = 0, 0, 0
-        self.last_corruption = None
+        self.last_corruption, self._reported = None, set()
         self._writer = GroupCommit(self._write, self._sync, durability, self.name)
 
     # -- open / close --
@@ -153,7 +153,7 @@ class WriteAheadLog:
 
     def _check_caps(self, now_ms):
         reason = None
-        size = sum(s.size for s in self._segments)
+        size = self._uncommitted_bytes()
         if self.max_bytes and size >= self.max_bytes:
             reason = f"holds {size} bytes of uncommitted events (wal.max_bytes {self.max_bytes})"
         age = self._age_s(now_ms)
@@ -164,6 +164,13 @@ class WriteAheadLog:
             self.full_refusals += 1
             raise LogFullError(f"write-ahead log of {self.name} {reason}; retry later "
                                f"(back-pressure, nothing was lost)")
+
+    def _uncommitted_bytes(self):
+        """Bytes of the segments holding offsets no commit covers (segment granularity: a
+        partly committed segment counts whole; the disk holds at most one segment more)."""
+        *done, active = self._segments
+        size = sum(s.size for s in done if s.end - 1 > self.committed)
+        return size + (active.size if self.next_offset - 1 > self.committed else 0)
 
     def _age_s(self, now_ms):
         for s in self._segments:
@@ -309,6 +316,9 @@ class WriteAheadLog:
         os.replace(path + ".tmp", path)
 
     def _report(self, path, pos, why):
+        if (path, pos) in self._reported:  # a replay reads it again: counted once
+            return
+        self._reported.add((path, pos))
         self.corrupt_records += 1
         self.last_corruption = f"{os.path.basename(path)}: {why}"
         log.error("write-ahead log %s: corrupt record skipped (never replayed): %s",
@@ -319,6 +329,7 @@ class WriteAheadLog:
         with self._lock:
             return {"durability": self.durability,
                     "size_bytes": sum(s.size for s in self._segments),
+                    "uncommitted_bytes": self._uncommitted_bytes(),
                     "segments": len(self._segments),
                     "oldest_uncommitted_age_s": round(self._age_s(now_ms), 3),
                     "appended_offset": self.next_offset - 1, "committed_offset": self.committed,
