@@ -125,6 +125,23 @@ def test_frames_carry_offsets_and_replay_resends_in_order_before_new_events(
         spout.close()
 
 
+@pytest.mark.parametrize("mode", ["fsync", "os", "none"])
+def test_each_durability_mode_logs_and_delivers_every_event(
+        worker_factory, registry_client, helpers, mode):
+    spout = RawSpout(registry_client)
+    w = worker_factory(**{"wal.durability": mode})
+    try:
+        for lo in range(0, 2000, 500):
+            assert post(f"{w.http_url}/events/{T}/{P}/{S}", events(lo, lo + 500))[0] == 200
+        assert helpers["wait_for"](lambda: spout.drain() == 2000)
+        assert [s for _, f in spout.frames for s in f] == list(range(2000))
+        wal = inflow(w).wal
+        assert wal.metrics()["durability"] == mode
+        assert [e[1][2] for _, evs in wal.read() for e in evs] == list(range(2000))
+    finally:
+        spout.close()
+
+
 def test_commit_deletes_covered_segments_and_shows_in_status_and_metrics(
         worker_factory, registry_client, helpers):
     spout = RawSpout(registry_client)
