@@ -17,6 +17,7 @@ from manager.store import open_store
 from manager.topology_manager import TopologyManager
 
 log = logging.getLogger("manager")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class Manager:
@@ -67,6 +68,11 @@ class Manager:
         self.started = True
         log.info("Manager started: registry %s, %d plan(s)", self.registry_url,
                  len(self.plans.compiled))
+        if self.links.curve is None and self.settings["registry.bind_host"] not in LOOPBACK:
+            log.warning("security.curve is off: the registry (bound to %s), the event links and "
+                        "the task links are plain TCP; anyone on the network can read events "
+                        "and push to spouts and publisher ports (see SECURITY.md)",
+                        self.settings["registry.bind_host"])
         return self
 
     def stop(self, kill_topologies=False):

@@ -126,3 +126,16 @@ def test_a_manager_with_curve_on_serves_its_registry_over_curve(tmp_path):
             outside.request("status", tenant=T, plan=P)  # the secret alone is not
     finally:
         m.stop()
+
+
+@pytest.mark.parametrize("curve_on", [False, True])
+def test_a_registry_beyond_loopback_without_curve_is_warned_about(tmp_path, caplog, curve_on):
+    settings = load_manager_settings(overrides={
+        "manager.data_dir": str(tmp_path / "data"), "registry.port": 0,
+        "registry.bind_host": "*", "manager.advertised_host": "127.0.0.1",
+        "security.curve": curve_on, "metrics.sample_interval": 0}, env={})
+    caplog.set_level(logging.WARNING, "manager")
+    m = Manager(settings, launcher=FakeLauncher()).start()
+    m.stop()
+    warned = "security.curve is off" in caplog.text
+    assert warned is not curve_on
