@@ -1,0 +1,157 @@
+"""The backtest job: datasets -> one DataFrame of timestamp-ordered events -> engine per task.
+
+Every input becomes `__ts, __s` (its index in the --input order), `__seq` (row order in the
+dataset), `__k` (the partition key as a string) and its attributes `c<i>_<j>`; the union is
+repartitioned by `__k` (keyed plans, several partitions per executor) or into one partition
+(single-task), sorted within partitions by (__ts, __s, __seq) and handed to the engine with
+mapInArrow. Ties of equal timestamps thus go in --input order, then row order: the order of
+the merged file `cep run --playback` is compared with."""
+import logging
+import os
+import re
+import tempfile
+import time
+
+import cep
+from cep.backtest import inputs as inputs_mod
+from cep.backtest import outputs
+from cep.backtest.exceptions import BacktestError, SpecError
+from cep.backtest.planner import plan_mode
+from cep.backtest.session import app_name, spark_session
+from cep.backtest.summary import Summary, merge_stats
+from cep.backtest.task import STAT_DDL, TaskSpec, run_partition
+from cep.model.types import AttrType
+
+log = logging.getLogger(__name__)
+SPARK_TYPES = {AttrType.STRING: "string", AttrType.INT: "int", AttrType.LONG: "bigint",
+               AttrType.FLOAT: "float", AttrType.DOUBLE: "double", AttrType.BOOL: "boolean",
+               AttrType.OBJECT: "string"}
+SORT = ("__ts", "__s", "__seq")
+
+
+def run_backtest(plan_text, specs, output_dir, fmt="parquet", ts_column="timestamp",
+                 tenant="-1234", spark=None, master=None, executors=None, allow_nulls=False,
+                 overwrite=False, progress=None, bucket_ms=None):
+    """Run `plan_text` over the InputSpecs; write `output_dir`; return the Summary."""
+    if fmt not in outputs.EXTENSIONS:
+        raise SpecError(f"--format {fmt!r}: use parquet, jsonl or csv")
+    plan = cep.compile(plan_text)
+    name = plan.name or "Plan"
+    checked, exported = _check(plan, specs, ts_column, allow_nulls)
+    mode = plan_mode(plan, {c.stream for c in checked})
+    if not mode.keyed:
+        log.warning("backtest:%s[%s] runs in one task: %s", name, tenant, mode.reason)
+    tmp = outputs.temp_output(output_dir, overwrite)
+    own = spark is None
+    started = time.monotonic()
+    try:
+        if own:
+            spark = spark_session(app_name(name, tenant), master, executors)
+        summary = Summary(name, tenant, "keyed" if mode.keyed else "single-task", mode.reason,
+                          output=os.path.abspath(output_dir), format=fmt,
+                          spark_master=spark.sparkContext.master)
+        rows = _execute(spark, plan_text, checked, exported, mode, tmp, fmt, bucket_ms,
+                        progress, summary)
+        merge_stats(summary, rows)
+        summary.run_seconds = time.monotonic() - started
+        _write_summary(tmp, summary)
+        outputs.commit(tmp, output_dir, exported)
+        return summary
+    except BaseException:
+        outputs.discard(tmp)
+        raise
+    finally:
+        if own and spark is not None:
+            spark.stop()
+
+
+def _check(plan, specs, ts_column, allow_nulls):
+    defined = {s.id: s for s in plan.streams if s.id not in plan.inferred_streams}
+    seen, checked = set(), []
+    staging = tempfile.mkdtemp(prefix="cep-backtest-staging-")
+    for spec in specs:
+        if spec.stream not in defined:
+            raise SpecError(f"--input {spec.stream}={spec.path}: the plan defines no stream "
+                            f"{spec.stream} (streams: {', '.join(sorted(defined))})")
+        if spec.stream in seen:
+            raise SpecError(f"--input {spec.stream}: given twice (one dataset per stream)")
+        seen.add(spec.stream)
+        checked.append(inputs_mod.check_input(spec, defined[spec.stream], ts_column, staging,
+                                              allow_nulls))
+    rt = cep.ExecutionPlanRuntime(plan, playback=True)
+    exported = tuple(s for s in rt.junctions if s not in seen)
+    rt.shutdown()
+    return checked, exported
+
+
+def _execute(spark, plan_text, checked, exported, mode, tmp, fmt, bucket_ms, progress, summary):
+    from pyspark.sql import functions as F
+    frame = _events_frame(spark, checked, mode)
+    totals = frame.agg(F.count("*").alias("n"), F.min("__ts").alias("lo"),
+                       F.max("__ts").alias("hi")).collect()[0]
+    if not totals["n"]:
+        return []
+    span = max(totals["hi"] - totals["lo"], 1)
+    summary.bucket_ms = bucket_ms or _nice_bucket(span)
+    spec = TaskSpec(plan_text, tuple((c.stream, len(c.attributes)) for c in checked), exported,
+                    tmp, fmt, int(totals["hi"]), summary.bucket_ms)
+    parts = 4 * spark.sparkContext.defaultParallelism if mode.keyed else 1
+    ordered = (frame.repartition(parts, "__k") if mode.keyed else frame.repartition(1))
+    ordered = ordered.sortWithinPartitions(*SORT)
+
+    def engine(batches):
+        from pyspark import TaskContext
+        yield from run_partition(spec, batches, TaskContext.get().partitionId())
+
+    job = ordered.mapInArrow(engine, STAT_DDL)
+    try:
+        if progress is not None:
+            with progress(spark.sparkContext, totals["n"]):
+                return [tuple(r) for r in job.collect()]
+        return [tuple(r) for r in job.collect()]
+    except Exception as exc:  # Py4JJavaError / PythonException with the task's traceback
+        raise BacktestError(f"the backtest job failed: {_task_error(exc)}") from None
+
+
+def _events_frame(spark, checked, mode):
+    from pyspark.sql import functions as F
+    frames = []
+    for i, c in enumerate(checked):
+        df = spark.read.parquet(c.parquet)
+        ts = F.col(c.ts_column)
+        ts = F.unix_millis(ts) if "timestamp" in dict(df.dtypes)[c.ts_column] else ts.cast("long")
+        key_attr = mode.keys.get(c.stream)
+        key = (F.col(key_attr).cast("string") if key_attr else
+               (F.monotonically_increasing_id() % 1024).cast("string"))
+        cols = [ts.alias("__ts"), F.lit(i).cast("int").alias("__s"),
+                F.monotonically_increasing_id().alias("__seq"), key.alias("__k")]
+        cols += [F.col(a.name).cast(SPARK_TYPES[a.type]).alias(f"c{i}_{j}")
+                 for j, a in enumerate(c.attributes)]
+        frames.append(df.select(*cols))
+    frame = frames[0]
+    for other in frames[1:]:
+        frame = frame.unionByName(other, allowMissingColumns=True)
+    return frame
+
+
+def _nice_bucket(span_ms):
+    """A round bucket width giving at most ~100 buckets over the span."""
+    for width in (1000, 10_000, 60_000, 600_000, 3_600_000, 21_600_000, 86_400_000):
+        if span_ms / width <= 100:
+            return width
+    return 86_400_000 * max(1, span_ms // (100 * 86_400_000))
+
+
+def _write_summary(tmp, summary):
+    import json
+    with open(os.path.join(tmp, "_summary.json"), "w", encoding="utf-8") as f:
+        json.dump(summary.to_json(), f, indent=2)
+
+
+def _task_error(exc):
+    """The Python error line a task raised, without Spark's and the JVM's stack traces."""
+    text = str(exc)
+    found = re.findall(r"^(?:[\w.]+(?:Error|Exception)): .+$", text, re.M)
+    python = [f for f in found if not f.startswith(("org.", "java.", "py4j", "scala."))]
+    line = (python or found or [text.strip().splitlines()[0] if text.strip() else repr(exc)])[-1]
+    return line[:500]
