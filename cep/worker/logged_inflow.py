@@ -5,7 +5,12 @@ the buffer holds contiguous offsets in order) and returns once the log is as dur
 wal.durability says: only then does the receiver answer 200 or take the ZeroMQ frame. Frames
 are version 2 (manager/registry/wire.py): they carry this log's receiver id and the first
 offset. `replay(after)` queues the logged events after an offset ahead of everything buffered
-(new events wait behind it); `commit(offset)` lets the log delete what a checkpoint covers."""
+(new events wait behind it); `commit(offset)` lets the log delete what a checkpoint covers.
+
+The highest offset handed to a spout socket is saved next to the log about once a second
+(`mark-sent`); a restarted worker re-sends what the log holds after it, ahead of new events,
+so events accepted but not yet sent when the worker died are not left behind (the spout drops
+offsets it already emitted)."""
 import collections
 import logging
 import time
@@ -18,6 +23,7 @@ from receivers.wal.exceptions import LogFullError, WalError
 
 log = logging.getLogger(__name__)
 _UNENCODABLE = (OverflowError, ValueError, TypeError)
+MARK_EVERY_S = 1.0
 
 
 class LoggedSpoutConnection(SpoutConnection):
@@ -28,6 +34,19 @@ class LoggedSpoutConnection(SpoutConnection):
         self.wal, self.receiver_id, self.control = wal, receiver_id, control
         self._head = wal.next_offset  # offset of self._buf[0]
         self._replay = collections.deque()  # (first offset, events) sent before the buffer
+        self._sent_mark = self._saved_at = -1
+        self._resume()
+
+    def _resume(self):
+        """Queue what the log holds after the last saved sent mark (a restart)."""
+        mark = self.wal.load_mark("sent")
+        after = mark if mark is not None else self.wal.committed
+        self._sent_mark = after
+        if after + 1 < self._head:
+            answer = self.replay(after)
+            log.warning("inflow %s/%s/%s: re-sending %d logged events after offset %d that "
+                        "may not have reached a spout before the restart", self.tenant,
+                        self.plan, self.stream, answer["events"], after)
 
     # -- producer side --
     def offer(self, events, wait=0.0):
@@ -116,6 +135,17 @@ class LoggedSpoutConnection(SpoutConnection):
             return
         self.stats["sent"] += len(batch)
         self.stats["frames"] += 1
+        self._mark_sent(first + len(batch) - 1)
+
+    def _mark_sent(self, offset):
+        self._sent_mark = max(self._sent_mark, offset)
+        now = time.monotonic()
+        if now - self._saved_at >= MARK_EVERY_S:
+            self._saved_at = now
+            try:
+                self.wal.save_mark("sent", self._sent_mark)
+            except OSError as exc:
+                self._note(f"saving the sent mark: {exc}")
 
     def _next_batch(self):
         with self._cond:
@@ -154,6 +184,7 @@ class LoggedSpoutConnection(SpoutConnection):
     def stop(self, drain_timeout=2.0):
         super().stop(drain_timeout)
         try:
+            self.wal.save_mark("sent", self._sent_mark)
             self.wal.close()
         except (OSError, WalError) as exc:
             log.warning("closing the write-ahead log of %s/%s/%s: %s", self.tenant, self.plan,

@@ -302,6 +302,21 @@ class WriteAheadLog:
         os.replace(path + ".tmp", path)
         return new
 
+    def save_mark(self, name, offset):
+        """Keep a small named offset next to the log (atomic replace; e.g. `sent`)."""
+        path = os.path.join(self.directory, f"mark-{name}")
+        with open(path + ".tmp", "w") as fh:
+            fh.write(f"{offset}\n")
+        os.replace(path + ".tmp", path)
+
+    def load_mark(self, name):
+        """A mark saved by save_mark, or None."""
+        try:
+            with open(os.path.join(self.directory, f"mark-{name}")) as fh:
+                return int(fh.read().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+
     def _read_committed(self):
         try:
             with open(os.path.join(self.directory, COMMIT_FILE)) as fh:
