@@ -77,8 +77,9 @@ WORKER_SCHEMA = Schema("worker", [
             ("fsync", "os", "none")),
     Setting("wal", "segment_bytes", int, 64 * 1024 * 1024, "size at which a log segment file "
             "is closed and a new one started"),
-    Setting("wal", "max_bytes", int, 1024 * 1024 * 1024, "largest log per imported stream; "
-            "beyond it HTTP answers 503 and ZeroMQ stops reading (back-pressure); 0 = no cap"),
+    Setting("wal", "max_bytes", int, 1024 * 1024 * 1024, "most uncommitted log bytes per "
+            "imported stream; beyond it HTTP answers 503 and ZeroMQ stops reading "
+            "(back-pressure); 0 = no cap"),
     Setting("wal", "max_age_s", float, 3600.0, "oldest uncommitted data a log may hold before "
             "the receivers push back the same way; 0 = no cap"),
     *POLICY_SETTINGS,  # files.roots (default <state_dir>/tenants/{tenant}/files), limits.*

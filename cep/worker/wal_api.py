@@ -28,8 +28,8 @@ def wal_blueprint(worker):
         body = request.get_json(silent=True)
         offset = body.get(field) if isinstance(body, dict) else None
         if type(offset) is not int or offset < -1:
-            return jsonify({"ok": False, "error": f"body must be a JSON object with "
-                                                  f"receiver_id and an integer {field} >= -1"}), 400
+            why = f"body must be a JSON object with receiver_id and an integer {field} >= -1"
+            return jsonify({"ok": False, "error": why}), 400
         try:
             return jsonify({"ok": True, **fn(worker, tenant, plan, stream,
                                              body.get("receiver_id"), offset)}), 200

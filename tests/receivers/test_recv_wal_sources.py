@@ -12,7 +12,6 @@ from cep.worker.logged_inflow import LoggedSpoutConnection
 from manager.exceptions import RegistryError
 from receivers.file_source import FileSource, SourcePump
 from receivers.router import IngestRouter
-from receivers.sources import build_source
 from receivers.validation import StreamKey
 from receivers.wal import WriteAheadLog
 
