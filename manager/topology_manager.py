@@ -115,7 +115,8 @@ class TopologyManager:
         state = st.get("status", "UNKNOWN")
         return {**out, "state": "DEPLOYING" if state == "SUBMITTED" else state,
                 "reason": st.get("reason", ""), "applicationId": st.get("app_id"),
-                "executors": st.get("workers"), "restarts": st.get("restarts", 0)}
+                "executors": st.get("workers"), "restarts": st.get("restarts", 0),
+                "checkpoints": st.get("checkpoints")}  # issue 11: last id/time, duration, size
 
     def undeploy(self, tenant, plan):
         """Kill the plan's topology (waiting for it) and drop its endpoints."""
