@@ -43,7 +43,7 @@ def worker(manager, tmp_path, secret_file=""):
     cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
         "worker.id": "w1", "worker.mode": "distributed", "managers.urls": [manager.url],
         "managers.registries": [manager.registry_url], "managers.poll_interval": 0.2,
-        "managers.timeout": 1.0, "managers.cluster_secret_file": secret_file,
+        "managers.timeout": 5.0, "managers.cluster_secret_file": secret_file,
         "receivers.http_port": 0, "receivers.zmq_port": -1,
         "worker.state_dir": str(tmp_path / "state")})
     return Worker(cfg).start()
@@ -56,14 +56,14 @@ def test_a_worker_without_the_secret_gets_401_and_no_plans(served, tmp_path):
     for secret_file in ("", str(wrong)):
         w = worker(served, tmp_path, secret_file)
         try:
-            sync = poll(lambda: w.sync.polls >= 2 and w.sync.describe(), 10, 0.1, "two polls")
-            assert "HTTP 401" in sync["last_error"], sync
+            poll(lambda: "HTTP 401" in (w.sync.describe()["last_error"] or ""), 20, 0.1,
+                 "the manager's 401 in the worker's sync status")
             assert w.plans == {}
         finally:
             w.stop()
     w = worker(served, tmp_path, str(generated))
     try:
-        poll(lambda: "-1234/StockAnalysis" in w.status()["plans"], 10, 0.1,
+        poll(lambda: "-1234/StockAnalysis" in w.status()["plans"], 20, 0.1,
              "the plan synced")
         assert w.sync.describe()["last_error"] is None
     finally:
