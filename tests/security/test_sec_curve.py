@@ -326,3 +326,14 @@ def test_the_driver_answers_only_the_cluster_key(tmp_path, keys, stranger):
     thread.join(2)
     curve.stop_authenticator(driver.zctx)
     driver.zctx.destroy(linger=0)
+
+
+def test_the_cli_flags_turn_curve_on():
+    from cep.cli.main import build_parser
+    from cep.cli.manager import overrides_from
+    from cep.cli.worker import overrides_from_args
+    parser = build_parser()
+    assert overrides_from(parser.parse_args(["manager", "--curve"]))["security.curve"] is True
+    assert "security.curve" not in overrides_from(parser.parse_args(["manager"]))
+    args = parser.parse_args(["worker", "--curve-dir", "/etc/cep/curve"])
+    assert overrides_from_args(args)["security.curve_dir"] == "/etc/cep/curve"
