@@ -81,9 +81,19 @@ class AuthService:
         record = self.principal(user) if user else None
         return _principal(record, "token") if record else None
 
-    def from_session(self, user):
+    def from_session(self, user, epoch=0):
+        """The Principal of a console session, None once its user logged out since (epoch)."""
         record = self.principal(user)
-        return _principal(record, "session") if record else None
+        if record is None or record.get("epoch", 0) != epoch:
+            return None
+        return _principal(record, "session")
+
+    def end_sessions(self, user):
+        """Revoke every console session of `user` (logout, new password)."""
+        record = self.principal(user)
+        if record is not None:
+            record["epoch"] = record.get("epoch", 0) + 1
+            self.records.put("users", user, record)
 
     def login(self, name, password, remote=None):
         """The user record if the password is right (audited either way), else None."""

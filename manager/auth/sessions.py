@@ -26,17 +26,20 @@ def secret_key(data_dir):
     return value
 
 
-def start(user):
-    """Begin a session for `user` (a fresh CSRF token; any earlier session content dropped)."""
+def start(user, epoch=0):
+    """Begin a session for `user` (a fresh CSRF token; any earlier session content dropped).
+    `epoch` is the user's session epoch: logging out or a new password bumps it, which ends
+    every cookie issued before (the cookie lives in the browser, so this is how it is revoked)."""
     session.clear()
     session.permanent = False
     session["user"] = user
+    session["epoch"] = epoch
     session["csrf"] = secrets.token_urlsafe(32)
     session["seen"] = time.time()
 
 
 def current_user(idle_secs):
-    """The session's user name, or None (no session, or idle too long: then it is cleared)."""
+    """(user name, epoch) of the session, or None (no session, or idle too long: cleared)."""
     user, seen = session.get("user"), session.get("seen")
     if not user or not isinstance(seen, (int, float)):
         return None
@@ -46,7 +49,7 @@ def current_user(idle_secs):
         return None
     if now - seen > 30:  # refresh the idle clock (not on every request: fewer cookie writes)
         session["seen"] = now
-    return user
+    return user, session.get("epoch", 0)
 
 
 def end():

@@ -73,6 +73,7 @@ def remove_user(user):
 def set_password(user):
     _self_or_super(user)
     auth().directory.set_password(user, body().get("password"))
+    auth().end_sessions(user)  # console sessions with the old password end
     return jsonify({"user": user, "password": "changed"})
 
 

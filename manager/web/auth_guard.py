@@ -69,8 +69,8 @@ def authenticate():
     secret = request.headers.get("X-CEP-Cluster-Secret")
     if secret:
         return service.from_token(secret)
-    user = sessions.current_user(service.idle_secs)
-    return service.from_session(user) if user else None
+    current = sessions.current_user(service.idle_secs)
+    return service.from_session(*current) if current else None
 
 
 def authorize(principal, endpoint):

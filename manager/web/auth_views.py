@@ -4,7 +4,7 @@ The login form carries a CSRF token of a pre-login session; a successful login s
 session (new CSRF token) and goes back to the page asked for (a /console path only)."""
 import secrets
 
-from flask import Blueprint, current_app, redirect, render_template, request, session
+from flask import Blueprint, current_app, g, redirect, render_template, request, session
 
 from manager.auth import csrf, sessions
 
@@ -39,11 +39,12 @@ def login():
     record = auth().login(name, request.form.get("password", ""), request.remote_addr)
     if record is None:
         return _form(401, "Wrong user name or password.", name[:64])
-    sessions.start(record["name"])
+    sessions.start(record["name"], record.get("epoch", 0))
     return redirect(_next_page(request.form.get("next")))
 
 
 @bp.post("/logout")
 def logout():
+    auth().end_sessions(g.principal.name)  # a copy of the cookie elsewhere dies too
     sessions.end()  # audited by auth_guard.audit_change
     return redirect("/console/login")

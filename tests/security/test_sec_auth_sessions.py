@@ -201,3 +201,20 @@ def test_first_start_generates_and_prints_a_password_once(tmp_path, monkeypatch,
     assert capsys.readouterr().err == ""
     key = tmp_path / "security" / "app-secret-key"
     assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_text().strip()) == 64
+
+
+def test_logout_and_a_new_password_end_copies_of_the_session_cookie(app, people):
+    client = app.test_client()
+    log_in(client, "admin5", PASSWORD)
+    stolen = client.get_cookie("cep_session").value
+    thief = app.test_client()
+    thief.set_cookie("cep_session", stolen)
+    assert thief.get("/console/tenants/5/plans").status_code == 200
+    page = client.get("/console/tenants/5/plans").text
+    client.post("/console/logout", data={"csrf_token": csrf_of(page)})
+    assert thief.get("/console/tenants/5/plans").status_code == 302  # the copy died too
+    log_in(client, "admin5", PASSWORD)
+    assert client.get("/console/tenants/5/plans").status_code == 200
+    assert people.admin.put("/api/v1/users/admin5/password",
+                            json={"password": "a new password"}).status_code == 200
+    assert client.get("/console/tenants/5/plans").status_code == 302
