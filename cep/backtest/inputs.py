@@ -39,6 +39,7 @@ class CheckedInput:
     attributes: tuple  # of model Attribute
     ts_column: str
     rows: int
+    ts_range: tuple = None  # (first, last) epoch ms for integer timestamps, from statistics
 
 
 def parse_spec(text):
@@ -68,9 +69,9 @@ def check_input(spec, definition, ts_column, staging_dir, allow_nulls=False):
         pq.write_table(table, parquet)
         dataset = ds.dataset(parquet, format="parquet")
     _check_schema(spec, dataset.schema, definition, ts_column)
-    _check_values(spec, dataset, definition, ts_column, allow_nulls)
+    ts_range = _check_values(spec, dataset, definition, ts_column, allow_nulls)
     return CheckedInput(spec.stream, spec.path, parquet, definition.attributes, ts_column,
-                        dataset.count_rows())
+                        dataset.count_rows(), ts_range)
 
 
 def _open_parquet(path):
@@ -94,7 +95,23 @@ def _read_text(spec, definition, ts_column):
         return pjson.read_json(spec.path, parse_options=pjson.ParseOptions(
             explicit_schema=schema, unexpected_field_behavior="ignore"))
     except pa.ArrowInvalid as exc:
-        raise InputError(f"{spec.path}: {_short(exc)} (input of {spec.stream})") from None
+        raise InputError(f"{spec.path}: {_csv_column(spec, _short(exc))} (input of "
+                         f"{spec.stream})") from None
+
+
+def _csv_column(spec, message):
+    """Arrow says `CSV column #2`: say the column's name from the header line too."""
+    import re
+    found = re.search(r"CSV column #(\d+)", message)
+    if spec.fmt != "csv" or not found:
+        return message
+    with open(spec.path, encoding="utf-8") as f:
+        header = f.readline().strip().split(",")
+    index = int(found.group(1))
+    if index < len(header):
+        name = header[index].strip().strip('"')
+        message = message.replace(found.group(0), f"column {name!r} (CSV column #{index})")
+    return message
 
 
 def _json_columns(path):
@@ -144,10 +161,14 @@ def _fits(arrow_type, attr_type):
 
 
 def _check_values(spec, dataset, definition, ts_column, allow_nulls):
-    """Nulls and int ranges, from row-group statistics where the files have them."""
+    """Nulls and int ranges, from row-group statistics where the files have them; returns
+    the (first, last) integer timestamps, or None."""
     checks = [(ts_column, None)] + [(a.name, a.type) for a in definition.attributes]
+    ts_int = pa.types.is_integer(dataset.schema.field(ts_column).type)
+    ts_range = None
     for name, attr_type in checks:
         needs_range = attr_type == AttrType.INT and dataset.schema.field(name).type.bit_width > 32
+        needs_range = needs_range or (name == ts_column and ts_int)
         if name != ts_column and allow_nulls and not needs_range:
             continue
         nulls, low, high = _column_facts(dataset, name, needs_range)
@@ -156,8 +177,14 @@ def _check_values(spec, dataset, definition, ts_column, allow_nulls):
             raise InputError(f"{spec.path}: column {name!r} ({what} of {spec.stream}) has "
                              f"{nulls} null value{'s' if nulls > 1 else ''}")
         if needs_range and low is not None and (low < INT32[0] or high > INT32[1]):
+            if name == ts_column:
+                ts_range = (low, high)
+                continue
             raise InputError(f"{spec.path}: column {name!r} holds {low if low < INT32[0] else high}"
                              f", beyond the 32-bit range of {spec.stream}'s int {name}")
+        if name == ts_column and low is not None:
+            ts_range = (low, high)
+    return ts_range
 
 
 def _column_facts(dataset, name, needs_range):

@@ -85,10 +85,8 @@ def _check(plan, specs, ts_column, allow_nulls):
 
 
 def _execute(spark, plan_text, checked, exported, mode, tmp, fmt, bucket_ms, progress, summary):
-    from pyspark.sql import functions as F
     frame = _events_frame(spark, checked, mode)
-    totals = frame.agg(F.count("*").alias("n"), F.min("__ts").alias("lo"),
-                       F.max("__ts").alias("hi")).collect()[0]
+    totals = _totals(frame, checked)
     if not totals["n"]:
         return []
     span = max(totals["hi"] - totals["lo"], 1)
@@ -111,6 +109,17 @@ def _execute(spark, plan_text, checked, exported, mode, tmp, fmt, bucket_ms, pro
         return [tuple(r) for r in job.collect()]
     except Exception as exc:  # Py4JJavaError / PythonException with the task's traceback
         raise BacktestError(f"the backtest job failed: {_task_error(exc)}") from None
+
+
+def _totals(frame, checked):
+    """Events, first and last timestamp: from the inputs' statistics, else one Spark pass."""
+    if all(c.ts_range for c in checked):
+        return {"n": sum(c.rows for c in checked), "lo": min(c.ts_range[0] for c in checked),
+                "hi": max(c.ts_range[1] for c in checked)}
+    from pyspark.sql import functions as F
+    row = frame.agg(F.count("*").alias("n"), F.min("__ts").alias("lo"),
+                    F.max("__ts").alias("hi")).collect()[0]
+    return {"n": row["n"], "lo": row["lo"], "hi": row["hi"]}
 
 
 def _events_frame(spark, checked, mode):
