@@ -11,10 +11,15 @@ Stages (each run `--runs` times after a warm-up; medians reported):
              filter plan on a manager with its own embedded Spark cluster (stopped at the end);
              throughput, then latency (p50/p99) at --rate events/s; with --curve, ZeroMQ CURVE
              on every link and the registry's cluster secret (security.auth); with --compare,
-             the full stage without both and then with both, in the same run
+             the full stage without both and then with both, in the same run;
+             --checkpoint-interval S sets checkpoint.interval (0: off, the at-most-once
+             path); with --checkpoint-compare, the full stage without checkpoints and with
+             them every S seconds in the same run, their ratio (target >= 80%), and the
+             recovery time after kill -9 of the Siddhi bolt's Python worker
 
     .venv/bin/python benchmarks/pipeline_bench.py --stage ingest --events 500000 --runs 5
     .venv/bin/python benchmarks/pipeline_bench.py --stage full --compare --runs 3
+    .venv/bin/python benchmarks/pipeline_bench.py --stage full --checkpoint-compare --runs 3
 """
 import argparse
 import json
@@ -185,7 +190,7 @@ class FullSystem:
     `secure`: ZeroMQ CURVE on every link and authentication on (the worker presents the
     manager's cluster secret); otherwise both off (loopback only)."""
 
-    def __init__(self, root, batch_size=1000, secure=False):
+    def __init__(self, root, batch_size=1000, secure=False, checkpoint_interval=5.0):
         import threading
         from werkzeug.serving import make_server
         from cep.worker.config import load_config
@@ -195,7 +200,8 @@ class FullSystem:
         from manager.settings import load_manager_settings
         from manager.web import create_app
         self.launcher = SparkLauncher({"spark.state_dir": os.path.join(root, "spark"),
-                                       "spark.slots": 8, "spark.host": "127.0.0.1"})
+                                       "spark.slots": 8, "spark.host": "127.0.0.1",
+                                       "checkpoint.interval": checkpoint_interval})
         self.manager = Manager(load_manager_settings(overrides={
             "manager.data_dir": os.path.join(root, "manager"), "registry.port": 0,
             "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
@@ -297,7 +303,8 @@ def run_full(args, secure=False):
     worker publisher -> sink, on an embedded Spark cluster; returns the median events/s."""
     label = "full+curve+auth" if secure else "full"
     with tempfile.TemporaryDirectory() as root:
-        system = FullSystem(root, args.batch_size, secure=secure)
+        system = FullSystem(root, args.batch_size, secure=secure,
+                            checkpoint_interval=args.checkpoint_interval)
         try:
             import psutil
             system.throughput(min(args.events, 50000))  # warm-up
@@ -322,6 +329,40 @@ def run_full(args, secure=False):
             return statistics.median(rates)
         finally:
             system.close()
+
+
+def run_checkpoint_compare(args):
+    """The full stage without checkpoints (at-most-once) and with checkpoints every
+    --checkpoint-interval s, both up at once, throughput runs alternating; then recovery."""
+    from benchmarks.recovery_bench import measure_recovery
+    interval = args.checkpoint_interval or 5.0
+    with tempfile.TemporaryDirectory() as root:
+        systems, rates = {}, {"off": [], "on": []}
+        try:
+            for name, every in (("off", 0.0), ("on", interval)):
+                systems[name] = FullSystem(os.path.join(root, name), args.batch_size,
+                                           checkpoint_interval=every)
+                systems[name].throughput(min(args.events, 50000))  # warm-up
+            for i in range(args.runs):
+                for name in (("off", "on") if i % 2 == 0 else ("on", "off")):
+                    rates[name].append(systems[name].throughput(args.events))
+            systems.pop("off").close()
+            recovery = [measure_recovery(systems["on"]) for _ in range(args.runs)]
+        finally:
+            for system in systems.values():
+                system.close()
+    off, on = (statistics.median(rates[n]) for n in ("off", "on"))
+    print(json.dumps({"stage": "full-checkpoints", "events": args.events,
+                      "checkpoint_interval_s": interval,
+                      "no_checkpoints_events_per_s": int(off),
+                      "checkpoints_events_per_s": int(on),
+                      "off_runs": [int(r) for r in rates["off"]],
+                      "on_runs": [int(r) for r in rates["on"]],
+                      "on_vs_off": round(on / off, 3), "at_least_80_percent": on >= 0.8 * off,
+                      "recovery": recovery,
+                      "median_recovery_s": round(statistics.median(
+                          r["kill_to_flowing_s"] for r in recovery), 2),
+                      "load": [round(x, 2) for x in os.getloadavg()]}), flush=True)
 
 
 def run_compare(args):
@@ -365,13 +406,20 @@ def main(argv=None):
     ap.add_argument("--compare", action="store_true", help="full stage: without and then with "
                     "CURVE and auth in the same run, and their ratio")
     ap.add_argument("--no-latency", action="store_true", help="full stage: throughput only")
+    ap.add_argument("--checkpoint-interval", type=float, default=5.0,
+                    help="full stage: checkpoint.interval in seconds (0: no checkpoints)")
+    ap.add_argument("--checkpoint-compare", action="store_true", help="full stage: without "
+                    "checkpoints and with them in the same run, their ratio, recovery time")
     args = ap.parse_args(argv)
     print(f"# {platform.node()} {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     stages = ["ingest", "publish", "latency", "full"] if args.stage == "all" else [args.stage]
     for stage in stages:
         if stage == "full":
-            run_compare(args) if args.compare else run_full(args, secure=args.curve)
+            if args.checkpoint_compare:
+                run_checkpoint_compare(args)
+            else:
+                run_compare(args) if args.compare else run_full(args, secure=args.curve)
             continue
         if stage == "latency":
             runs = [run_latency(args.rate * 3, args.rate) for _ in range(args.runs)]
