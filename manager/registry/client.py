@@ -69,7 +69,7 @@ class RegistryClient:
     def _hint(self):
         """Both sides must agree on CURVE: a mismatch looks like a registry that is down."""
         if self.security.curve is not None:
-            return " (CURVE on here: is the manager's security.curve on, with the same cluster key?)"
+            return " (CURVE on here: does the manager have security.curve on, same cluster key?)"
         return " (CURVE off here: if the manager's security.curve is on, this side needs its keys)"
 
     def register(self, kind, tenant, plan, host, port, machine=(), streams=(), worker=None,
