@@ -42,7 +42,10 @@ def metrics(tenant, name):
         raise BadRequest(f"window must be one of {', '.join(WINDOWS)}, got {window!r}")
     graph = plan_graph(tenant, manager().plans.compiled_plan(tenant, name))
     view = manager().history.window((tenant, name), window)
-    return jsonify(metrics_view(graph, view, window))
+    doc = metrics_view(graph, view, window)
+    # issue 11: the topology's checkpoints (last id/time, duration, size, alignment, failures)
+    doc["checkpoints"] = manager().plans.topologies.status(tenant, name).get("checkpoints")
+    return jsonify(doc)
 
 
 EMPTY = {"emitted": 0, "transferred": 0, "executed": 0, "executeLatencyMs": 0.0,

@@ -68,6 +68,8 @@ class Participant:
         state = self._snapshot(cid, 0.0)
         if state is not _FAILED:
             self.pending[cid] = state
+        for old in sorted(self.pending)[:-16]:  # abandoned checkpoints never complete
+            del self.pending[old]
 
     def completed(self, cid):
         """The coordinator completed ``cid``: tell the spout, forget older states."""

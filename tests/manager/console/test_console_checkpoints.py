@@ -29,6 +29,8 @@ def test_plan_page_and_rest_status_show_checkpoints(client, manager, monkeypatch
     assert "9 / 1 (1 corrupt)" in block and "#6" in block
     status = client.get("/api/v1/tenants/-1234/plans/StockAnalysis/status").get_json()
     assert status["checkpoints"]["last"]["id"] == 7
+    metrics = client.get("/api/v1/tenants/-1234/plans/StockAnalysis/metrics").get_json()
+    assert metrics["checkpoints"] == CHECKPOINTS and metrics["components"]
 
 
 def test_no_block_when_checkpoints_are_off(client, manager, monkeypatch):
