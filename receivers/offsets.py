@@ -44,6 +44,7 @@ class ReceiverOffsets:
         self._holes = {}  # receiver id -> [[a, b)] the worker's log cannot supply
         self._asked = {}  # receiver id -> monotonic time of the last replay request
         self._lock = threading.Lock()
+        self._to_commit, self._committer = {}, None
 
     def admit(self, pos, count):
         """How many leading events of a frame at `pos` (LogPosition) to skip, or None to drop
@@ -108,10 +109,29 @@ class ReceiverOffsets:
         self.last.update(offsets)
         return {rid: self.replay_one(rid, off) for rid, off in offsets.items()}
 
-    def commit(self, offsets):
-        """Tell each worker its log is covered up to the offset: {rid: answer or None}."""
-        return {rid: self._post(rid, "commit", {"receiver_id": rid, "offset": off})
-                for rid, off in offsets.items()}
+    def commit(self, offsets, wait=False):
+        """Tell each worker its log is covered up to the offset. By default in a background
+        thread (a checkpoint completion must not stall the spout on a slow worker; a newer
+        commit replaces one not sent yet); `wait=True` returns {rid: answer or None}."""
+        if wait:
+            return {rid: self._post(rid, "commit", {"receiver_id": rid, "offset": off})
+                    for rid, off in offsets.items()}
+        with self._lock:
+            self._to_commit.update(offsets)
+            if self._committer is None or not self._committer.is_alive():
+                self._committer = threading.Thread(target=self._commit_pending, daemon=True,
+                                                   name=f"commit {self.label}")
+                self._committer.start()
+        return None
+
+    def _commit_pending(self):
+        while True:
+            with self._lock:
+                if not self._to_commit:
+                    self._committer = None
+                    return
+                rid, off = self._to_commit.popitem()
+            self._post(rid, "commit", {"receiver_id": rid, "offset": off})
 
     def _post(self, rid, op, body):
         url = self.control.get(rid)

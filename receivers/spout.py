@@ -174,8 +174,10 @@ class ReceiverSpout(Spout):
     def request_replay(self, offsets=None):
         return self.wal_offsets.request_replay(offsets)
 
-    def commit(self, offsets):
-        return self.wal_offsets.commit(offsets)
+    def commit(self, offsets, wait=False):
+        """The workers may delete log segments up to these offsets (a checkpoint completed);
+        sent from a background thread unless `wait`."""
+        return self.wal_offsets.commit(offsets, wait)
 
     def close(self):
         self.heartbeat.stop(unregister=True)
