@@ -1,0 +1,64 @@
+"""The spout's per-log offset bookkeeping (receivers/offsets.py), without sockets: in order,
+once, gaps dropped and a replay asked, holes the log cannot fill skipped and counted lost."""
+from manager.registry.wire import LogPosition
+from receivers.offsets import ReceiverOffsets, parse_receiver_id
+
+RID = "host:9090/-1234/Plan/S#a1b2"
+
+
+def pos(first, rid=RID):
+    return LogPosition(rid, first, "http://127.0.0.1:1")
+
+
+class Recording(ReceiverOffsets):
+    """Records replay requests instead of sending them."""
+
+    def __init__(self):
+        super().__init__("test", secret="s", retry_s=0.0)
+        self.asked = []
+
+    def _ask_replay(self, rid, after):
+        self.asked.append((rid, after))
+
+
+def test_receiver_id_parts():
+    assert parse_receiver_id(RID) == ("host:9090", "-1234", "Plan", "S")
+    assert parse_receiver_id("a/b/1/P/S#x")[0] == "a/b"  # a worker id may hold a slash
+
+
+def test_in_order_frames_are_taken_and_the_offset_recorded():
+    o = Recording()
+    assert o.admit(pos(0), 10) == 0 and o.admit(pos(10), 5) == 0
+    assert o.last == {RID: 14} and o.asked == [] and o.snapshot()["control"][RID]
+
+
+def test_overlap_is_skipped_and_counted_as_duplicates():
+    o = Recording()
+    o.admit(pos(0), 10)
+    assert o.admit(pos(5), 10) == 5  # offsets 5..9 emitted already
+    assert o.admit(pos(0), 10) is None  # all of it emitted already
+    assert o.duplicates == 15 and o.last[RID] == 14
+
+
+def test_a_gap_drops_the_frame_and_asks_for_a_replay():
+    o = Recording()
+    o.admit(pos(0), 10)
+    assert o.admit(pos(20), 10) is None
+    assert o.asked == [(RID, 9)] and o.gap_drops == 10 and o.last[RID] == 9
+    assert o.admit(pos(10), 20) == 0 and o.last[RID] == 29  # the replay fills it
+
+
+def test_holes_the_log_cannot_supply_are_skipped_and_counted_lost():
+    o = Recording()
+    o.admit(pos(0), 10)
+    o._holes[RID] = [[10, 15]]  # what a replay answer's "missing" puts there
+    assert o.admit(pos(15), 5) == 0
+    assert o.lost == 5 and o.last[RID] == 19 and o.asked == []
+
+
+def test_restore_sets_offsets_and_other_receivers_are_independent():
+    o = Recording()
+    o.restore({"offsets": {RID: 99}, "control": {RID: "http://w:1"}})
+    assert o.admit(pos(100), 1) == 0
+    assert o.admit(pos(7, rid="other#1"), 3) == 0  # first frame of an unknown log: taken
+    assert o.last == {RID: 100, "other#1": 9}
