@@ -41,3 +41,8 @@ class UnknownUserError(AuthError):
 class UserExistsError(AuthError):
     """A user or tenant of that name/id already exists."""
     status = 409
+
+
+class ThrottledError(AuthError):
+    """Too many failed logins of one user name lately: refused until the window passes."""
+    status = 429

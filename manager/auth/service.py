@@ -8,6 +8,8 @@ import sys
 from cep.security import cluster_secret
 from manager.auth import sessions
 from manager.auth.audit import AuditLog
+from manager.auth.exceptions import ThrottledError
+from manager.auth.throttle import LoginThrottle
 from manager.auth.roles import SUPER_ADMIN, WORKER, Principal
 from manager.auth.tokens import Tokens
 from manager.auth.users import Directory
@@ -31,6 +33,7 @@ class AuthService:
         self.directory = Directory(self.records)
         self.tokens = Tokens(self.records)
         self.audit = AuditLog(data_dir)
+        self.throttle = LoginThrottle()
         self.cluster_secret = self._cluster_secret()
         self.secret_key = sessions.secret_key(data_dir)
 
@@ -96,9 +99,16 @@ class AuthService:
             self.records.put("users", user, record)
 
     def login(self, name, password, remote=None):
-        """The user record if the password is right (audited either way), else None."""
-        record = self.directory.authenticate(name, password)
+        """The user record if the password is right (audited either way), else None;
+        ThrottledError after too many recent failures of that name."""
         shown = name if isinstance(name, str) and len(name) <= 64 else "(invalid)"
+        wait = self.throttle.retry_after(shown)
+        if wait > 0:
+            self.audit.record("login", "throttled", user=shown, remote=remote)
+            raise ThrottledError(f"too many failed logins for this user; try again in "
+                                 f"{int(wait) + 1} s")
+        record = self.directory.authenticate(name, password)
+        (self.throttle.succeeded if record else self.throttle.failed)(shown)
         self.audit.record("login", "ok" if record else "failed", user=shown,
                           tenant=record["tenant"] if record else None, remote=remote)
         return record

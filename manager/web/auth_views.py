@@ -7,6 +7,7 @@ import secrets
 from flask import Blueprint, current_app, g, redirect, render_template, request, session
 
 from manager.auth import csrf, sessions
+from manager.auth.exceptions import ThrottledError
 
 bp = Blueprint("console_auth", __name__, url_prefix="/console")
 
@@ -36,7 +37,10 @@ def login():
         return _form()
     csrf.check()
     name = request.form.get("user", "")
-    record = auth().login(name, request.form.get("password", ""), request.remote_addr)
+    try:
+        record = auth().login(name, request.form.get("password", ""), request.remote_addr)
+    except ThrottledError as exc:
+        return _form(429, str(exc), name[:64])
     if record is None:
         return _form(401, "Wrong user name or password.", name[:64])
     sessions.start(record["name"], record.get("epoch", 0))

@@ -218,3 +218,20 @@ def test_logout_and_a_new_password_end_copies_of_the_session_cookie(app, people)
     assert people.admin.put("/api/v1/users/admin5/password",
                             json={"password": "a new password"}).status_code == 200
     assert client.get("/console/tenants/5/plans").status_code == 302
+
+
+def test_failed_logins_of_a_name_are_throttled(people, manager, app):
+    manager.auth.throttle.limit = 3
+    for _ in range(3):
+        assert people.anon.post("/api/v1/login", json={"user": "viewer5", "password": "x" * 9}
+                                ).status_code == 401
+    refused = people.anon.post("/api/v1/login", json={"user": "viewer5", "password": PASSWORD})
+    assert refused.status_code == 429 and "too many failed logins" in refused.get_json()["message"]
+    page = log_in(app.test_client(), "viewer5", PASSWORD)
+    assert page.status_code == 429 and "too many failed logins" in page.text
+    assert people.anon.post("/api/v1/login", json={"user": "admin5", "password": PASSWORD}
+                            ).status_code == 201  # other names are not affected
+    assert manager.auth.audit.lines()[-3]["outcome"] == "throttled"
+    manager.auth.throttle.window = 0.0  # the window passed
+    assert people.anon.post("/api/v1/login", json={"user": "viewer5", "password": PASSWORD}
+                            ).status_code == 201
