@@ -28,18 +28,27 @@ class DistributedPlan:
         self.wal = wal  # cep.worker.wal_book.WalBook (None: wal.enabled off, at-most-once)
         roles = cfg["worker.roles"]
         self.inflows = {}
-        if "receiver" in roles:
-            for s in spec.imported:
-                self.inflows[s.stream] = self._inflow(s.stream)
         self.service = self.heartbeat = None
-        if "publisher" in roles and spec.exported:
-            port = ports.get(self.port_key) if ports else 0
-            self.service = PublisherService(build_sink_set(cfg, spec),
-                                            cfg["receivers.http_host"], port, keys=keys)
-            adopt(threads, self.service, f"publisher {self.port_key}")
-            if ports:
-                self._remember_port(ports)
+        try:
+            if "receiver" in roles:
+                for s in spec.imported:
+                    self.inflows[s.stream] = self._inflow(s.stream)
+            if "publisher" in roles and spec.exported:
+                port = ports.get(self.port_key) if ports else 0
+                self.service = PublisherService(build_sink_set(cfg, spec),
+                                                cfg["receivers.http_host"], port, keys=keys)
+                adopt(threads, self.service, f"publisher {self.port_key}")
+                if ports:
+                    self._remember_port(ports)
+        except BaseException:
+            self._close_logs()  # opened logs are locked: a later version must open them
+            raise
         self.sources = []
+
+    def _close_logs(self):
+        for conn in self.inflows.values():
+            if getattr(conn, "wal", None) is not None:
+                conn.wal.close()
 
     def _remember_port(self, ports):
         """Keep the service's port for a restart; a failure here closes the service's socket

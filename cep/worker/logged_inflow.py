@@ -182,7 +182,12 @@ class LoggedSpoutConnection(SpoutConnection):
         return m
 
     def stop(self, drain_timeout=2.0):
-        super().stop(drain_timeout)
+        try:
+            super().stop(drain_timeout)
+        finally:  # also for a connection never started (its plan failed to start)
+            self._close_log()
+
+    def _close_log(self):
         try:
             self.wal.save_mark("sent", self._sent_mark)
             self.wal.close()

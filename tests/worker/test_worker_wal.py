@@ -329,3 +329,18 @@ def test_sigkill_after_200_keeps_every_accepted_event_in_the_log(
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=10)
+
+
+def test_a_plan_that_fails_to_build_releases_its_logs(worker_factory, fake_manager, helpers):
+    """A version whose sink the host policy refuses fails after its logs were opened; the
+    next version opens the same logs (they are not left locked)."""
+    bad = helpers["stock_entry"](version=2, sinks=[{"type": "redis", "options": {
+        "connection": "nowhere"}}])
+    w = worker_factory()
+    fake_manager.set_plans([bad])
+    assert helpers["wait_for"](lambda: f"{T}/{P}" in w.status()["failed"])
+    assert "nowhere" in w.status()["failed"][f"{T}/{P}"]["error"]
+    fake_manager.set_plans([helpers["stock_entry"](version=3)])
+    assert helpers["wait_for"](lambda: w.status()["plans"].get(f"{T}/{P}", {}).get(
+        "version") == 3)
+    assert post(f"{w.http_url}/events/{T}/{P}/{S}", events(0, 10))[0] == 200
