@@ -4,6 +4,7 @@ add validates and compiles (a rejected plan changes nothing), stores, then deplo
 the running topology and submits the new one (a changed @Plan:name kills the old topology
 too); remove kills it and drops its endpoints. A version counter grows on every change so
 workers can poll /api/v1/deployments cheaply."""
+import hashlib
 import itertools
 import logging
 import threading
@@ -45,7 +46,15 @@ class PlanService:
 
     # -- lifecycle --
     def load_all(self, deploy=True):
-        """Compile (and deploy) every stored plan; a plan that no longer compiles is logged."""
+        """Compile (and deploy) every stored plan; a plan that no longer compiles is logged.
+
+        The versions saved before a restart are kept (workers then keep their plans), and a
+        topology still running from the same query plan is adopted, not redeployed."""
+        saved = self.store.load_versions()
+        known = saved.get("plans") or {}
+        with self._lock:
+            self.version = int(saved.get("version") or 0)
+            self._counter = itertools.count(self.version + 1)
         for tenant, name, text in self.store.all():
             try:
                 compiled = self._compile(tenant, text)
@@ -54,23 +63,36 @@ class PlanService:
                 continue
             with self._lock:
                 self.compiled[(tenant, name)] = compiled
-                self._bump(tenant, name)
+                if isinstance(known.get(f"{tenant}/{name}"), int):
+                    self.versions[(tenant, name)] = known[f"{tenant}/{name}"]
+                    self.changed[(tenant, name)] = time.time()
+                else:
+                    self._bump(tenant, name)
             if deploy:
-                self._deploy(tenant, compiled)
+                self._deploy(tenant, compiled, adopt=True)
+        with self._lock:
+            self._save_versions()
 
     def _bump(self, tenant, name):
         self.version = next(self._counter)
         self.versions[(tenant, name)] = self.version
         self.changed[(tenant, name)] = time.time()
+        self._save_versions()
 
-    def _deploy(self, tenant, compiled):
+    def _save_versions(self):
+        """Persist the deployment version and each plan's version (called under the lock)."""
+        self.store.save_versions({"version": self.version, "plans": {
+            f"{t}/{n}": v for (t, n), v in self.versions.items()}})
+
+    def _deploy(self, tenant, compiled, adopt=False):
         log.debug("Query plan of %s:\n%s", topology_name(compiled.name, tenant), compiled.xml)
         playback = compiled.model.playback
 
         def factory():
             return build_topology(compiled.xml, tenant, compiled.name, self.registry_url,
                                   self.host, playback=playback, extra=self.component_config)
-        self.topologies.deploy(tenant, compiled.name, factory, topology_name(compiled.name, tenant))
+        self.topologies.deploy(tenant, compiled.name, factory, topology_name(compiled.name, tenant),
+                               plan_hash=plan_hash(compiled.xml), adopt=adopt)
 
     def _compile(self, tenant, text):
         """Compile and check against the host policy: size first, then name, sinks, limits."""
@@ -139,6 +161,7 @@ class PlanService:
             self.versions.pop((tenant, name), None)
             self.changed.pop((tenant, name), None)
             self.version = next(self._counter)
+            self._save_versions()
         self.topologies.undeploy(tenant, name)
         return {"tenant": tenant, "name": name, "removed": True}
 
@@ -194,6 +217,11 @@ class PlanService:
         plans = [plan_view(t, c, self.versions.get((t, n))) for (t, n), c in items
                  if tenant is None or t == tenant]
         return {"version": version, "plans": plans}
+
+
+def plan_hash(xml):
+    """sha256 of a query plan's XML: what a running topology was built from."""
+    return hashlib.sha256(xml.encode("utf-8")).hexdigest()
 
 
 def _iso(epoch):

@@ -5,10 +5,12 @@ same name is being killed), DEPLOYING, WAITING_FOR_SLOTS, ACTIVE, INACTIVE, KILL
 (with the reason). Each deploy runs on its own thread and submits without waiting for slots,
 so a plan waiting for slots never blocks another; a newer deploy of the same topology
 supersedes an older one. The state is recomputed from the running topology on every call."""
+import json
 import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from topology.exceptions import TopologyError, TopologyExistsError, TopologyValidationError
 
@@ -27,6 +29,9 @@ class Deployment:
     since: float = field(default_factory=time.time)
     cancelled: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread = None
+    plan_hash: str = None  # sha256 of the query plan XML the topology is built from
+    adopt: bool = False  # a manager starting: take over a running topology of this plan
+    adopted: bool = False  # this deploy took over a topology that was running already
 
     def set(self, phase, reason=""):
         self.phase, self.reason = phase, reason
@@ -44,9 +49,12 @@ class TopologyManager:
         self.deployments = {}
         self._lock = threading.Lock()
 
-    def deploy(self, tenant, plan, topology_factory, name):
-        """Kill any running topology `name` and submit a new one built by topology_factory()."""
+    def deploy(self, tenant, plan, topology_factory, name, plan_hash=None, adopt=False):
+        """Kill any running topology `name` and submit a new one built by topology_factory().
+        With `adopt` (a manager starting), a topology `name` still running from the same
+        query plan (`plan_hash`, kept in its run dir) is taken over instead (issue 11)."""
         dep = Deployment(tenant, plan, name)
+        dep.plan_hash, dep.adopt = plan_hash, adopt
         with self._lock:
             old = self.deployments.get((tenant, plan))
             if old is not None:
@@ -61,6 +69,8 @@ class TopologyManager:
         try:
             if previous is not None and previous.thread is not None:
                 previous.thread.join()
+            if previous is None and dep.adopt and self._adopt(dep):
+                return
             self._clean(dep, previous)
             if dep.cancelled.is_set():
                 return
@@ -88,10 +98,24 @@ class TopologyManager:
         self.table.remove_plan(dep.tenant, dep.plan, kind="receiver")
         self.table.drop_connections(dep.tenant, dep.plan, kind="publisher")
 
+    def _adopt(self, dep):
+        """Take over the running topology of dep.name when it runs dep's query plan."""
+        running = self.launcher.find(dep.name)
+        run_dir = getattr(running, "run_dir", None)
+        if running is None or run_dir is None or dep.plan_hash is None:
+            return False
+        if _read_plan_hash(run_dir) != dep.plan_hash:
+            log.info("Topology %s runs another query plan: redeploying it", dep.name)
+            return False
+        dep.handle, dep.adopted = running, True
+        dep.set("SUBMITTED", "adopted the running topology")
+        return True
+
     def _submit(self, dep, topology):
         while not dep.cancelled.is_set():
             try:
                 dep.handle = self.launcher.submit(topology)
+                _write_plan_hash(getattr(dep.handle, "run_dir", None), dep.plan_hash)
                 dep.set("SUBMITTED")
                 return
             except TopologyExistsError:
@@ -108,7 +132,7 @@ class TopologyManager:
         dep = self.deployments.get((tenant, plan))
         if dep is None:
             return {"state": "UNKNOWN", "reason": "not deployed", "topology": None, "since": None}
-        out = {"topology": dep.name, "since": dep.since}
+        out = {"topology": dep.name, "since": dep.since, "adopted": dep.adopted}
         if dep.handle is None or dep.phase != "SUBMITTED":
             return {**out, "state": dep.phase, "reason": dep.reason}
         st = dep.handle.status()
@@ -139,3 +163,24 @@ class TopologyManager:
                 self.undeploy(tenant, plan)
             else:
                 self.deployments[(tenant, plan)].cancelled.set()
+
+
+PLAN_FILE = "plan.json"  # in a topology's run dir: the hash of the query plan it runs
+
+
+def _write_plan_hash(run_dir, plan_hash):
+    if run_dir is None or plan_hash is None:
+        return
+    try:
+        tmp = Path(run_dir) / f".{PLAN_FILE}.tmp"
+        tmp.write_text(json.dumps({"query_plan_sha256": plan_hash}))
+        tmp.replace(Path(run_dir) / PLAN_FILE)
+    except OSError as exc:  # the topology runs; a restarted manager will redeploy it
+        log.warning("cannot write %s in %s: %s", PLAN_FILE, run_dir, exc)
+
+
+def _read_plan_hash(run_dir):
+    try:
+        return json.loads((Path(run_dir) / PLAN_FILE).read_text()).get("query_plan_sha256")
+    except (OSError, ValueError, AttributeError):
+        return None

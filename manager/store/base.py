@@ -68,6 +68,14 @@ class PlanStore:
         """Every (tenant, name, text), tenants and names sorted."""
         return [(t, n, self.load(t, n)) for t in self.tenants() for n in self.names(t)]
 
+    def load_versions(self):
+        """{"version": n, "plans": {"tenant/name": n}} as last saved (issue 11: a restarted
+        manager keeps the versions, so workers do not tear plans down); {} when none."""
+        return {}
+
+    def save_versions(self, versions):
+        """Keep the deployment version and each plan's version (see load_versions)."""
+
     def close(self):
         """Release connections."""
 

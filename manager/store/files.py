@@ -1,4 +1,6 @@
-"""File plan store: `<data>/tenants/<tenantId>/executionplans/<Name>.siddhiql`."""
+"""File plan store: `<data>/tenants/<tenantId>/executionplans/<Name>.siddhiql`; the plan
+versions in `<data>/deployment-versions.json`."""
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -7,6 +9,7 @@ from manager.exceptions import StoreError
 from manager.store.base import PlanStore, check_name, not_found, parse_tenant
 
 SUFFIX = ".siddhiql"
+VERSIONS = "deployment-versions.json"
 
 
 class FileStore(PlanStore):
@@ -32,6 +35,25 @@ class FileStore(PlanStore):
         except OSError as exc:
             raise StoreError(f"cannot write plan {name!r} of tenant {tenant} to {target}: "
                              f"{exc}") from None
+
+    def load_versions(self):
+        try:
+            data = json.loads((self.root / VERSIONS).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot read {self.root / VERSIONS}: {exc}") from None
+        return data if isinstance(data, dict) else {}
+
+    def save_versions(self, versions):
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(versions, fh)
+            os.replace(tmp, self.root / VERSIONS)
+        except OSError as exc:
+            raise StoreError(f"cannot write {self.root / VERSIONS}: {exc}") from None
 
     def load(self, tenant, name):
         target = self.path(tenant, name)

@@ -1,4 +1,7 @@
-"""Redis plan store: hash `<prefix>:plans:<tenantId>` maps plan name -> SiddhiQL text."""
+"""Redis plan store: hash `<prefix>:plans:<tenantId>` maps plan name -> SiddhiQL text; the
+plan versions are JSON at `<prefix>:deployment-versions`."""
+import json
+
 import redis
 
 from manager.exceptions import StoreError
@@ -49,6 +52,19 @@ class RedisStore(PlanStore):
     def tenants(self):
         members = self._call("list tenants", self.redis.smembers, f"{self.prefix}:tenants")
         return sorted(int(t) for t in members if self.names(int(t)))
+
+    def load_versions(self):
+        text = self._call("load plan versions", self.redis.get,
+                          f"{self.prefix}:deployment-versions")
+        try:
+            data = json.loads(text) if text else {}
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save_versions(self, versions):
+        self._call("save plan versions", self.redis.set, f"{self.prefix}:deployment-versions",
+                   json.dumps(versions))
 
     def close(self):
         self.redis.close()
