@@ -11,6 +11,7 @@ last segment for the next offset (a torn tail record is truncated with a warning
 record (CRC32) is reported (log, `corrupt_records`, `last_corruption`) and its events are
 never returned. Caps (`max_bytes`, `max_age_s` of the oldest uncommitted data; 0 = no cap)
 make append() raise LogFullError: back-pressure, the caller answers 503."""
+import collections
 import fcntl
 import logging
 import os
@@ -60,6 +61,8 @@ class WriteAheadLog:
         self.next_offset, self.committed, self.log_id = 0, -1, None
         self.corrupt_records, self.truncated_bytes, self.full_refusals = 0, 0, 0
         self.last_corruption, self._reported = None, set()
+        self._times = collections.deque()  # (offset, append ms), at most one a second
+        self._tail_times = []
         self._writer = GroupCommit(self._write, self._sync, durability, self.name)
 
     # -- open / close --
@@ -78,6 +81,11 @@ class WriteAheadLog:
         else:
             self._segments.append(self._new_segment(max(0, self.committed + 1)))
         self.next_offset = self._segments[-1].end
+        for s in self._segments[:-1]:
+            self._note_time(s.base, s.first_ms)
+        for offset, ms in self._tail_times:  # the last segment's records, scanned above
+            self._note_time(offset, ms)
+        self._trim_times()
         self._fh = open(self._segments[-1].path, "ab")
         self._writer.start(self.next_offset)
         return self
@@ -95,6 +103,7 @@ class WriteAheadLog:
         info.size = found.valid_end
         info.end = found.records[-1].end_offset if found.records else info.base
         info.first_ms = found.records[0].append_ms if found.records else 0
+        self._tail_times = [(r.first_offset, r.append_ms) for r in found.records]
 
     def close(self):
         self._writer.close()
@@ -124,6 +133,7 @@ class WriteAheadLog:
             first = self.next_offset
             data = seg.encode_record(first, events, now_ms)  # may raise: no offset used then
             end = first + len(events)
+            self._note_time(first, now_ms)
             if self.durability == "os":  # a write() is cheap: no hand-off to the writer thread
                 self._write_now((data, first, end, now_ms))
             else:
@@ -172,11 +182,22 @@ class WriteAheadLog:
         size = sum(s.size for s in done if s.end - 1 > self.committed)
         return size + (active.size if self.next_offset - 1 > self.committed else 0)
 
+    def _note_time(self, offset, ms):
+        """Sample (offset, append time) at most once a second: the age of the oldest
+        uncommitted event is known within a second, in little memory."""
+        if ms and (not self._times or ms - self._times[-1][1] >= 1000):
+            self._times.append((offset, ms))
+
+    def _trim_times(self):
+        """Keep the last sample at or before the first uncommitted offset, and later ones."""
+        while len(self._times) > 1 and self._times[1][0] <= self.committed + 1:
+            self._times.popleft()
+
     def _age_s(self, now_ms):
-        for s in self._segments:
-            if s.end - 1 > self.committed and s.first_ms:
-                return max(0.0, (now_ms - s.first_ms) / 1000.0)
-        return 0.0
+        if self.next_offset - 1 <= self.committed or not self._times:
+            return 0.0
+        self._trim_times()
+        return max(0.0, (now_ms - self._times[0][1]) / 1000.0)
 
     # -- writer thread callbacks --
     def _write(self, items):
@@ -266,6 +287,7 @@ class WriteAheadLog:
             if offset <= self.committed:
                 return 0
             self.committed = min(offset, self.next_offset - 1)
+            self._trim_times()
             gone = [s for s in self._segments[:-1] if s.end - 1 <= self.committed]
             self._segments = [s for s in self._segments if s not in gone]
             self._write_committed()

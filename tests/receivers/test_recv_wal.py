@@ -169,3 +169,31 @@ def test_a_second_writer_on_the_same_folder_is_refused(open_log, tmp_path):
     open_log()
     with pytest.raises(WalError, match="in use by another worker"):
         WriteAheadLog(str(tmp_path / "log")).open()
+
+
+def test_age_is_of_the_oldest_uncommitted_event_not_of_the_segment(open_log):
+    """A slow stream fills a segment over days: committed data must not age the log."""
+    import time
+    wal = open_log(max_age_s=1.0)
+    wal.append(batch(0))
+    time.sleep(1.1)
+    wal.commit(99)
+    wal.append(batch(100))  # same segment as the first batch, a second later
+    assert wal.metrics()["oldest_uncommitted_age_s"] < 0.5
+    assert wal.append(batch(200)) == 200  # not over the 1 s cap
+    wal.commit(299)
+    assert wal.metrics()["oldest_uncommitted_age_s"] == 0.0
+
+
+def test_age_survives_a_restart(tmp_path):
+    import time
+    d = str(tmp_path / "log")
+    wal = WriteAheadLog(d).open()
+    wal.append(batch(0))
+    wal.close()
+    time.sleep(0.3)
+    again = WriteAheadLog(d).open()
+    try:
+        assert again.metrics()["oldest_uncommitted_age_s"] >= 0.3
+    finally:
+        again.close()
