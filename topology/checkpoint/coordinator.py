@@ -43,10 +43,23 @@ class Coordinator:
         self.last = {}
         self.counts = {"completed": 0, "failed": 0, "corrupt": 0, "abandoned": 0}
         self.errors = []
+        self.notice = ""
         if self.enabled:
             log.info("checkpoints every %.1f s in %s (plan key %s): a plan whose queries "
                      "change gets a fresh key, i.e. starts with fresh state",
                      self.interval, self.store.location, self.options.get("key"))
+            self._check_plan_change()
+
+    def _check_plan_change(self):
+        """Say so when this topology has checkpoints of another plan version only."""
+        try:
+            if self.store.completed() or not self.store.other_keys():
+                return
+        except CheckpointError:
+            return
+        self.notice = ("the plan's queries changed since its last checkpoint: it starts with "
+                       "fresh state (the earlier version's checkpoints are not restored)")
+        log.warning("%s", self.notice)
 
     def _first_id(self):
         if not self.enabled:
@@ -164,4 +177,5 @@ class Coordinator:
         return {"enabled": True, "interval_s": self.interval, "store": self.store.kind,
                 "plan_key": self.options.get("key"), "in_progress": self.current,
                 "restored_from": self.restore_id, "last": dict(self.last), **self.counts,
+                "notice": self.notice,
                 "errors": list(self.errors)}

@@ -129,6 +129,13 @@ class FileStore:
     def discard(self, cid):
         shutil.rmtree(self._dir(cid), ignore_errors=True)
 
+    def other_keys(self):
+        """Plan keys of this topology other than ours (earlier versions of the plan)."""
+        try:
+            return sorted(n for n in os.listdir(self.base.parent) if n != self.base.name)
+        except OSError:
+            return []
+
     def prune(self):
         """Keep the last K complete checkpoints; drop older ones and unfinished ones older
         than the newest complete one."""
@@ -215,6 +222,12 @@ class RedisStore:
     def next_id(self):
         ids = self._ids()
         return (ids[-1] + 1) if ids else 1
+
+    def other_keys(self):
+        head = self.prefix.rsplit(":", 1)[0]
+        raw = self._call("list", lambda: list(self.client.scan_iter(f"{head}:*:ids")))
+        keys = {k.decode().rsplit(":", 2)[-2] for k in raw}
+        return sorted(keys - {self.prefix.rsplit(":", 1)[1]})
 
     def discard(self, cid):
         keys = list(self.client.scan_iter(f"{self.prefix}:{cid}:*"))

@@ -93,3 +93,17 @@ def test_disabled_checkpoints_restore_nothing(tmp_path):
     coord.new_attempt(0)
     assert coord.tick(running=True) is None
     assert coord.control()["restore"] == [0, None] and coord.metrics() == {"enabled": False}
+
+
+def test_a_changed_plan_starts_fresh_and_says_so(tmp_path):
+    old = FileStore(tmp_path, "P", "oldkey")
+    old.write(1, 0, {"x": 1})
+    old.complete(1, {})
+    coord = Coordinator({"interval": 5.0, "key": "newkey"}, 1,
+                        store=FileStore(tmp_path, "P", "newkey"))
+    coord.new_attempt(0)
+    assert coord.restore_id is None
+    assert "fresh state" in coord.metrics()["notice"]
+    same = Coordinator({"interval": 5.0, "key": "oldkey"}, 1, store=old)
+    same.new_attempt(0)
+    assert same.restore_id == 1 and same.metrics()["notice"] == ""

@@ -78,6 +78,8 @@ def test_redis_store_same_contract(redis_url):
     store.client.set(f"{store.prefix}:3:1", b"garbage")
     with pytest.raises(CorruptCheckpointError, match="3 task 1"):
         store.read(3, 1)
+    other = RedisStore(redis_url, "Plan[-1]", "rk2")
+    assert other.other_keys() == ["rk"] and store.other_keys() == []
     store.discard(2)
     store.discard(3)
     assert store.completed() == []
