@@ -5,6 +5,8 @@ Stages (each run `--runs` times after a warm-up; medians reported):
              socket standing in for the receiver spout (registered with a real registry)
   publish    a PUSH socket standing in for a publisher bolt -> worker publisher service ->
              file sink (JSON lines)
+  link       one PUSH -> PULL link on loopback carrying 1,000-event frames, plain and with
+             CURVE (alternating runs): the cost of encryption per link
   latency    ZeroMQ receiver -> sink through a standalone worker running a filter plan on the
              engine, at a fixed rate (default 20K events/s): p50/p99 in ms
   full       worker -> spout -> Siddhi bolt -> publisher bolt -> worker publisher -> sink, the
@@ -93,6 +95,49 @@ def run_ingest(n):
     client.close()
     reg.stop()
     return n / elapsed
+
+
+def run_link(n, keys=None):
+    """Events/s over one PUSH -> PULL link in 1,000-event frames (CURVE when keys are given)."""
+    from cep.security import curve
+    ctx = zmq.Context()
+    curve.start_authenticator(ctx, keys)
+    pull, push = ctx.socket(zmq.PULL), ctx.socket(zmq.PUSH)
+    curve.server(pull, keys)
+    port = pull.bind_to_random_port("tcp://127.0.0.1")
+    curve.client(push, keys)
+    push.connect(f"tcp://127.0.0.1:{port}")
+    frames = [encode_batch(STREAM, b) for b in batches(n)]
+    push.send(frames[0])
+    pull.recv()  # connected (and, with CURVE, the handshake done)
+    left, t0 = len(frames), time.perf_counter()
+    for f in frames:
+        push.send(f)
+        while pull.poll(0):
+            pull.recv()
+            left -= 1
+    while left > 0:
+        pull.recv()
+        left -= 1
+    elapsed = time.perf_counter() - t0
+    curve.stop_authenticator(ctx)
+    ctx.destroy(linger=0)
+    return n / elapsed
+
+
+def link_compare(args):
+    """run_link plain and with CURVE, alternating, medians and their ratio."""
+    from cep.security import curve
+    with tempfile.TemporaryDirectory() as tmp:
+        keys = curve.create_or_load(os.path.join(tmp, "curve"))
+    rates = {"plain": [], "curve": []}
+    for i in range(args.runs):
+        for name in (("plain", "curve") if i % 2 == 0 else ("curve", "plain")):
+            rates[name].append(run_link(args.events, keys if name == "curve" else None))
+    plain, secure = (statistics.median(rates[n]) for n in ("plain", "curve"))
+    print(json.dumps({"stage": "link", "events": args.events, "plain_events_per_s": int(plain),
+                      "curve_events_per_s": int(secure), "curve_vs_plain": round(secure / plain, 3),
+                      "load": [round(x, 2) for x in os.getloadavg()]}), flush=True)
 
 
 def run_publish(n):
@@ -228,7 +273,7 @@ class FullSystem:
         self.lat, self.count = [], 0
         self._wait_active()
 
-    def _wait_active(self, timeout=300):
+    def _wait_active(self, timeout=600):
         from publishers.base import Sink
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -394,7 +439,7 @@ def run_compare(args):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--stage", choices=["ingest", "publish", "latency", "full", "all"],
+    ap.add_argument("--stage", choices=["ingest", "publish", "link", "latency", "full", "all"],
                     default="all")
     ap.add_argument("--events", type=int, default=300000)
     ap.add_argument("--runs", type=int, default=5)
@@ -420,6 +465,9 @@ def main(argv=None):
                 run_checkpoint_compare(args)
             else:
                 run_compare(args) if args.compare else run_full(args, secure=args.curve)
+            continue
+        if stage == "link":
+            link_compare(args)
             continue
         if stage == "latency":
             runs = [run_latency(args.rate * 3, args.rate) for _ in range(args.runs)]
