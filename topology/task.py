@@ -148,13 +148,13 @@ class TaskRunner:
             except zmq.Again:
                 return
             stream, source, origin, *channel = wire.unpack(head)
-            if self.ckpt.aligner is None:
+            aligner = self.ckpt.aligner
+            if stream == wire.BARRIER and aligner is not None:
+                aligner.receive(channel[0], barrier=origin)
+            elif aligner is None or aligner.current is None:  # the usual case: no alignment
                 self._execute_item((stream, source, origin, payload))
-            elif stream == wire.BARRIER:
-                self.ckpt.receive(channel[0], barrier=origin)
             else:
-                self.ckpt.receive(channel[0] if channel else -1,
-                                  (stream, source, origin, payload))
+                aligner.receive(channel[0] if channel else -1, (stream, source, origin, payload))
 
     def _execute_item(self, item):
         stream, source, origin, payload = item

@@ -1,0 +1,67 @@
+"""Barriers over the real ZeroMQ task links, without Spark: a test plays the driver (restore
+point, checkpoint trigger) and checks the acks and the stored snapshots."""
+import threading
+import time
+
+from tests.topology.checkpoint.ckpt_components import OffsetSpout, SeenBolt
+from tests.topology.test_task_zmq import OPTIONS, fake_driver  # noqa: F401 - the fixture
+from topology import wire
+from topology.checkpoint.store import FileStore
+from topology.model import Topology
+from topology.task import TaskRunner
+
+LEFT = [(i, "L") for i in range(3000)]
+RIGHT = [(i, "R") for i in range(3000)]
+
+
+def start(topology, driver, options):
+    runners = [TaskRunner(topology, task, driver, options) for task in range(len(topology.tasks()))]
+    endpoints = [r.bind("127.0.0.1") for r in runners]
+    threads = []
+    for runner in runners:
+        runner.attempt = 3
+        runner.connect(endpoints)
+        thread = threading.Thread(target=lambda r=runner: (r.run(), r.close()), daemon=True)
+        thread.start()
+        threads.append(thread)
+    return runners, threads
+
+
+def play(pub, pull, message, seconds, acks):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pub.send(wire.pack(message))
+        while pull.poll(20):
+            report = wire.unpack(pull.recv())
+            if report["type"] == "checkpoint":
+                acks.setdefault(report["id"], {})[report["task"]] = report
+
+
+def test_barriers_align_over_real_sockets_and_snapshots_are_consistent(fake_driver, tmp_path):
+    driver, pub, pull = fake_driver
+    t = Topology("zmq-ckpt")
+    for name, rows in (("left", LEFT), ("right", RIGHT)):
+        t.add_spout(name, OffsetSpout, outputs=["n", "side"],
+                    config={"rows": rows, "batch_size": 20, "rate": 2000})
+    t.add_bolt("seen", SeenBolt, inputs={"left": "shuffle", "right": "shuffle"})
+    options = dict(OPTIONS, checkpoint={"interval": 1.0, "dir": str(tmp_path), "name": t.name,
+                                        "key": "k"})
+    runners, threads = start(t, driver, options)
+    acks, base = {}, {"state": "active", "seq": 1, "restore": [3, None], "completed": None}
+    play(pub, pull, dict(base, checkpoint=None), 0.4, acks)
+    for cid in (1, 2):
+        play(pub, pull, dict(base, checkpoint=cid), 0.5, acks)
+    play(pub, pull, dict(base, checkpoint=None, completed=2), 0.3, acks)
+    play(pub, pull, dict(base, state="stop"), 0.3, acks)
+    for thread in threads:
+        thread.join(5)
+    assert sorted(acks) == [1, 2] and all(len(a) == 3 for a in acks.values())
+    assert not any(a.get("error") for per in acks.values() for a in per.values())
+    store, ids = FileStore(tmp_path, t.name, "k"), t.task_ids()
+    for cid in (1, 2):
+        left, right, seen = (store.read(cid, ids[c][0]) for c in ("left", "right", "seen"))
+        assert 0 < left["pos"] < len(LEFT) and 0 < right["pos"] < len(RIGHT)
+        assert sorted(map(tuple, seen["rows"])) == sorted(LEFT[:left["pos"]] +
+                                                          RIGHT[:right["pos"]])
+    spouts = [r.instance.component for r in runners if r.instance.kind == "spout"]
+    assert all(s.committed and s.committed[-1][0] == 2 for s in spouts)
