@@ -3,8 +3,11 @@ point, checkpoint trigger) and checks the acks and the stored snapshots."""
 import threading
 import time
 
+import pytest
+import zmq
+
 from tests.topology.checkpoint.ckpt_components import OffsetSpout, SeenBolt
-from tests.topology.test_task_zmq import OPTIONS, fake_driver  # noqa: F401 - the fixture
+from tests.topology.test_task_zmq import OPTIONS
 from topology import wire
 from topology.checkpoint.store import FileStore
 from topology.model import Topology
@@ -12,6 +15,16 @@ from topology.task import TaskRunner
 
 LEFT = [(i, "L") for i in range(3000)]
 RIGHT = [(i, "R") for i in range(3000)]
+
+
+@pytest.fixture
+def fake_driver():
+    ctx = zmq.Context()
+    pub, pull = ctx.socket(zmq.PUB), ctx.socket(zmq.PULL)
+    endpoints = {"tasks": f"tcp://127.0.0.1:{pub.bind_to_random_port('tcp://127.0.0.1')}",
+                 "reports": f"tcp://127.0.0.1:{pull.bind_to_random_port('tcp://127.0.0.1')}"}
+    yield endpoints, pub, pull
+    ctx.destroy(linger=0)
 
 
 def start(topology, driver, options):
