@@ -201,15 +201,16 @@ class WriteAheadLog:
 
     # -- writer thread callbacks --
     def _write(self, items):
-        chunk = []
+        chunk, size = [], self._fh.tell()  # size: the active file plus the chunk
         for data, first, end, ms in items:
             active = self._segments[-1]
-            if active.end > active.base and self._written(chunk) >= self.segment_bytes:
+            if active.end > active.base and size >= self.segment_bytes:
                 self._flush_chunk(chunk)
-                chunk = []
+                chunk, size = [], 0
                 self._roll(first)
                 active = self._segments[-1]
             chunk.append(data)
+            size += len(data)
             active.end = end
             active.first_ms = active.first_ms or ms
         self._flush_chunk(chunk)
@@ -228,10 +229,6 @@ class WriteAheadLog:
             self._segments.append(new)
         self._fh = open(new.path, "ab")
         self._resize()
-
-    def _written(self, chunk):
-        """Bytes in the active segment's file plus the chunk about to be written."""
-        return self._fh.tell() + sum(len(d) for d in chunk)
 
     def _sync(self):
         os.fdatasync(self._fh.fileno())
