@@ -31,9 +31,14 @@ ESTABLISHED = r"(all|1/1) established"
 
 
 def typo_position():
-    """1-based (line, column) of the typo in TYPO: where the compiler must point."""
+    """1-based (line, column) of the typo in TYPO, where the compiler points too."""
+    import cep
     offset = TYPO.index("volme")
-    return TYPO.count("\n", 0, offset) + 1, offset - TYPO.rfind("\n", 0, offset)
+    where = TYPO.count("\n", 0, offset) + 1, offset - TYPO.rfind("\n", 0, offset)
+    with pytest.raises(cep.SiddhiQLError) as exc:
+        cep.compile(TYPO)
+    assert (exc.value.span.line, exc.value.span.column) == where
+    return where
 
 
 def status_ready(text, worker="w1"):
@@ -56,7 +61,7 @@ def deployed(system):
     status, _ = rest(system.url, f"/api/v1/tenants/{TENANT}/plans/{NAME}")
     if status == 404:
         assert rest(system.url, f"/api/v1/tenants/{TENANT}/plans", PLAN)[0] == 201
-    wait_until(lambda: rest_ready(system), 180, f"{NAME} ACTIVE with w1 and the outflow connected",
+    wait_until(lambda: rest_ready(system), 240, f"{NAME} ACTIVE with w1 and the outflow connected",
                detail=lambda: rest(system.url, f"/api/v1/tenants/{TENANT}/plans/{NAME}/status"))
     return system
 
@@ -104,7 +109,7 @@ def test_add_plan_with_typo_then_deploy_reaches_active_without_reload(system, br
     cell = f'tr[data-plan="{NAME}"] td.dist-status'
     first = text_of(browser, cell)
     assert "Storm topology :" in first and not status_ready(first), first  # not ready yet
-    wait_until(lambda: status_ready(text_of(browser, cell)), 180,
+    wait_until(lambda: status_ready(text_of(browser, cell)), 240,
                "the status column reaching ACTIVE with connections established",
                detail=lambda: f"shown: {text_of(browser, cell)!r}; REST: " + repr(rest(
                    system.url, f"/api/v1/tenants/{TENANT}/plans/{NAME}/status")))
@@ -275,7 +280,7 @@ def test_edit_shows_cleaning_deploying_active(deployed, browser, shot):
     wait_until(lambda: one(browser, "button#deploy").is_enabled(), 10, "deploy enabled")
     one(browser, "button#deploy").click()
     trail = wait_until(lambda: "ACTIVE" in text_of(browser, "#deploy-progress")
-                       and text_of(browser, "#deploy-progress"), 180, "the edit reaching ACTIVE")
+                       and text_of(browser, "#deploy-progress"), 240, "the edit reaching ACTIVE")
     states = re.findall(r"[A-Z_]{4,}", trail)
     assert states[0] == "CLEANING" and "DEPLOYING" in states and states[-1] == "ACTIVE", trail
     shot("edit-progress")

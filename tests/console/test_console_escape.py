@@ -177,3 +177,35 @@ def test_markup_in_exec_group_and_query_names_is_drawn_as_text(console, browser,
                             "pre#query-plan b")
     assert xss_value(browser) is None
     shot("group-with-markup")
+
+
+def test_a_failed_submit_shows_no_server_paths(console):
+    """A submit that fails (here: the embedded cluster does not start) is shown with its reason
+    on the plans page, the status page and the status API, but without the manager's files:
+    the real ClusterStartError names <state dir>/master.log and worker.log."""
+    from topology.exceptions import ClusterStartError
+    launcher = console.manager.launcher
+    state_dir = console.manager.settings["manager.data_dir"] + "/spark"
+
+    def no_cluster(topology):
+        raise ClusterStartError(f"embedded Spark cluster did not start on spark://127.0.0.1:1 "
+                                f"within 60 s; see {state_dir}/master.log and "
+                                f"{state_dir}/worker.log")
+    real, launcher.submit = launcher.submit, no_cluster
+    try:
+        assert rest(console.url, f"/api/v1/tenants/{TENANT}/plans",
+                    PLAN.replace("'Escaped'", "'NoCluster'"))[0] == 201
+        api = f"/api/v1/tenants/{TENANT}/plans/NoCluster/status"
+        status = wait_until(lambda: "did not start" in (rest(console.url, api)[1].get("reason")
+                                                        or "") and rest(console.url, api)[1],
+                            10, "the failed submit's reason")
+        pages = {path: console.client.get(path).get_data(as_text=True)
+                 for path in (PLANS, "/console/status", f"{PLANS}/NoCluster")}
+        pages["status API"] = json.dumps(status)
+        pages["plans API"] = json.dumps(rest(console.url, f"/api/v1/tenants/{TENANT}/plans")[1])
+        for where, text in pages.items():
+            assert "did not start" in text, f"{where} does not say why"
+            assert state_dir not in text and "master.log" not in text, f"{where} shows a path"
+    finally:
+        launcher.submit = real
+        rest(console.url, f"/api/v1/tenants/{TENANT}/plans/NoCluster", method="DELETE")
