@@ -22,6 +22,7 @@ from cep.security import curve
 from topology import wire
 from topology.checkpoint.coordinator import Coordinator
 from topology.master_watch import CachedMaster
+from topology.restart_rate import RestartRate
 from topology.metrics import add_queue_depths
 from topology.model import Topology
 
@@ -46,6 +47,10 @@ class Driver:
         self.master_seen, self.master_lost_since = False, None
         self.checkpoints = Coordinator(launch["options"].get("checkpoint"), self.ntasks)
         self.master = CachedMaster(launch["master_ui_url"])  # <= 1 request/s (issue 9)
+        self.rate = RestartRate(launch.get("max_restarts", 10), launch.get("restart_window_s",
+                                                                            300.0))
+        self.resubmits = 0  # jobs submitted again after Spark gave up on one (issue 11)
+        self.rate_failed = False  # failed by the restart rate while the job still ran
         self._bind()
 
     def _bind(self):
@@ -86,7 +91,9 @@ class Driver:
             self.phase = "running"
             self._run_job()
         except Exception as exc:  # noqa: BLE001 - the job's failure is the topology's status
-            if self.phase != "killing":
+            if self.phase == "failed" and self.rate_failed and "cancel" not in str(exc).lower():
+                self.reason = f"{_short(exc)} ({self.reason})"  # the tasks' error first
+            elif self.phase not in ("killing", "failed"):  # "failed": the reason is set already
                 self.phase, self.reason = "failed", _short(exc)
                 log.error("topology %s failed: %s", self.topology.name, exc)
         finally:
@@ -102,13 +109,30 @@ class Driver:
             time.sleep(0.2)
 
     def _run_job(self):
+        """Run the stage; when Spark gives up on it (its lifetime attempt limit), submit it
+        again while the restart rate allows, else fail with the rate's reason."""
         from topology.task import make_task_function
         fn = make_task_function(self.topology.to_dict(), self.endpoints, self.launch["options"])
-        self.sc.setJobGroup("topology", self.topology.name, interruptOnCancel=True)
-        rdd = self.sc.parallelize(range(self.ntasks), self.ntasks).barrier().mapPartitions(fn)
-        # a failed barrier ResultStage is never retried, a failed barrier ShuffleMapStage is:
-        # so the instances run in a map stage feeding an (empty) shuffle
-        rdd.map(lambda row: (0, row)).partitionBy(1).count()
+        while True:
+            restarts_before = self.restarts
+            self.sc.setJobGroup("topology", self.topology.name, interruptOnCancel=True)
+            rdd = self.sc.parallelize(range(self.ntasks), self.ntasks).barrier().mapPartitions(fn)
+            # a failed barrier ResultStage is never retried, a failed barrier ShuffleMapStage
+            # is: so the instances run in a map stage feeding an (empty) shuffle
+            try:
+                rdd.map(lambda row: (0, row)).partitionBy(1).count()
+                return
+            except Exception as exc:  # noqa: BLE001 - Spark's job failure, retried by rate
+                if self.phase != "running" or self.kill_deadline is not None:
+                    raise
+                # a job whose tasks reported a new attempt was counted by the reports already
+                if self.restarts == restarts_before and not self.rate.record():
+                    self.phase, self.reason = "failed", f"{_short(exc)} ({self.rate.reason()})"
+                    raise
+                self.resubmits += 1
+                log.warning("topology %s: Spark gave up on the stage (%s); submitting it again "
+                            "(%d restarts in the window)", self.topology.name, _short(exc),
+                            self.rate.count())
 
     # --- control loop (the main thread) ----------------------------------------------
     def serve(self):
@@ -182,6 +206,7 @@ class Driver:
             if attempt > self.attempt:
                 if self.attempt >= 0:
                     self.restarts += 1
+                    self._count_restart()
                 self.attempt, self.ready, self.reports = attempt, set(), {}
                 self.checkpoints.new_attempt(attempt)
                 self._publish()  # the restore point the new tasks wait for
@@ -196,6 +221,15 @@ class Driver:
                 self.ready.add(task)
                 if len(self.ready) == self.ntasks and self.active_since is None:
                     self.active_since = self.timeline["tasks_ready"] = time.time()
+
+    def _count_restart(self):
+        """A new stage attempt: within the restart rate, or the topology is FAILED (issue 11)."""
+        if self.rate.record() or self.phase != "running":
+            return
+        self.phase, self.reason, self.rate_failed = "failed", self.rate.reason(), True
+        log.error("topology %s: %s", self.topology.name, self.reason)
+        if self.sc is not None:
+            self.sc.cancelJobGroup("topology")
 
     def _answer_raw(self, data):
         """Answer one request; a malformed one gets an error reply and changes nothing."""
@@ -270,6 +304,7 @@ class Driver:
         status, reason = self._state()
         return {"name": self.topology.name, "status": status, "reason": reason,
                 "app_id": self.app_id, "attempt": max(self.attempt, 0), "restarts": self.restarts,
+                "resubmits": self.resubmits, "restarts_in_window": self.rate.count(),
                 "tasks": self.ntasks, "workers": self.launch["executors"],
                 "ready": len(self.ready),
                 "uptime_s": round(time.time() - self.started, 1),

@@ -214,11 +214,13 @@ def test_failing_component_makes_the_topology_failed_with_its_reason(spark_setti
     t.add_spout("s", "topology.testing:BrokenSpout", outputs=["x"],
                 config={"message": "cannot reach the source at 10.0.0.1:9"})
     t.add_bolt("c", "topology.testing:CountBolt", inputs={"s": "shuffle"})
-    handle = submit(t, spark_settings, overrides={"topology.max_stage_attempts": 1})
+    handle = submit(t, spark_settings, overrides={"topology.max_stage_attempts": 1,
+                                                  "topology.max_restarts": 0})
     with pytest.raises(WaitTimeoutError):
         handle.wait_for("ACTIVE", timeout=90)
     status = handle.wait_for("FAILED", timeout=30)
-    assert status["reason"] == "RuntimeError: cannot reach the source at 10.0.0.1:9"
+    assert status["reason"].startswith("RuntimeError: cannot reach the source at 10.0.0.1:9 (")
+    assert "topology.max_restarts=0 per topology.restart_window_s=300" in status["reason"]
     poll(lambda: "Broken[-1234]" not in active_app_names(cluster), timeout=30)
 
 
