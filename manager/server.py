@@ -15,6 +15,7 @@ from manager.settings import data_dir, load_manager_settings, spark_overrides
 from manager.spark_status import SparkStatus, locator
 from manager.store import open_store
 from manager.topology_manager import TopologyManager
+from manager.topology_recovery import MasterRecovery, master_probe
 
 log = logging.getLogger("manager")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -41,6 +42,8 @@ class Manager:
         self.topologies = TopologyManager(self.launcher, self.registry.table,
                                           s["topology.kill_wait_secs"],
                                           s["topology.resubmit_interval"])
+        # issue 11: topologies FAILED because their master was lost come back by themselves
+        self.topologies.recovery = MasterRecovery(self.topologies, master_probe(self.launcher))
         self.host = s["manager.advertised_host"] or default_host()
         self.plans = PlanService(self.store, self.topologies, self.registry.table, None,
                                  s["topology.component_host"] or None, compiler)

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from manager.topology_recovery import master_lost
 from topology.exceptions import TopologyError, TopologyExistsError, TopologyValidationError
 
 log = logging.getLogger("manager.topology_manager")
@@ -32,6 +33,11 @@ class Deployment:
     plan_hash: str = None  # sha256 of the query plan XML the topology is built from
     adopt: bool = False  # a manager starting: take over a running topology of this plan
     adopted: bool = False  # this deploy took over a topology that was running already
+    factory: object = None  # builds the topology again (a resubmit after the master was lost)
+    after_master_loss: str = None  # this deploy resubmits a topology whose master was lost
+    retry_at: float = None  # MasterRecovery: when to try the next resubmit (monotonic)
+    lost_reason: str = ""
+    master_retries: int = 0
 
     def set(self, phase, reason=""):
         self.phase, self.reason = phase, reason
@@ -48,13 +54,18 @@ class TopologyManager:
         self.resubmit = resubmit_interval
         self.deployments = {}
         self._lock = threading.Lock()
+        self.recovery = None  # MasterRecovery, started with the first deploy
 
-    def deploy(self, tenant, plan, topology_factory, name, plan_hash=None, adopt=False):
+    def deploy(self, tenant, plan, topology_factory, name, plan_hash=None, adopt=False,
+               after_master_loss=None):
         """Kill any running topology `name` and submit a new one built by topology_factory().
         With `adopt` (a manager starting), a topology `name` still running from the same
         query plan (`plan_hash`, kept in its run dir) is taken over instead (issue 11)."""
-        dep = Deployment(tenant, plan, name)
+        dep = Deployment(tenant, plan, name, factory=topology_factory,
+                         after_master_loss=after_master_loss)
         dep.plan_hash, dep.adopt = plan_hash, adopt
+        if self.recovery is not None and not self.recovery._thread.is_alive():
+            self.recovery.start()
         with self._lock:
             old = self.deployments.get((tenant, plan))
             if old is not None:
@@ -123,6 +134,9 @@ class TopologyManager:
             except TopologyValidationError:
                 raise
             except TopologyError as exc:
+                if dep.after_master_loss:  # the cluster is still away: say so
+                    dep.set("WAITING_FOR_MASTER", f"{dep.after_master_loss}; resubmitting "
+                                                  f"when it answers: {exc}")
                 dep.reason = f"submit failed, retrying in {self.resubmit:g} s: {exc}"
                 log.warning("Topology %s: %s", dep.name, dep.reason)
                 dep.cancelled.wait(self.resubmit)
@@ -137,6 +151,9 @@ class TopologyManager:
             return {**out, "state": dep.phase, "reason": dep.reason}
         st = dep.handle.status()
         state = st.get("status", "UNKNOWN")
+        if master_lost(st):  # MasterRecovery resubmits it once the master answers
+            return {**out, "state": "WAITING_FOR_MASTER", "applicationId": st.get("app_id"),
+                    "reason": f"{st.get('reason')}; resubmitting when the master answers"}
         return {**out, "state": "DEPLOYING" if state == "SUBMITTED" else state,
                 "reason": st.get("reason", ""), "applicationId": st.get("app_id"),
                 "executors": st.get("workers"), "restarts": st.get("restarts", 0),
@@ -158,6 +175,8 @@ class TopologyManager:
 
     def shutdown(self, kill=False):
         """Stop deploy threads (and kill the topologies when `kill`)."""
+        if self.recovery is not None:
+            self.recovery.stop()
         for (tenant, plan) in list(self.deployments):
             if kill:
                 self.undeploy(tenant, plan)
