@@ -6,10 +6,13 @@ followed by aggregates, one generated loop does both: each arriving event first 
 it pushes out (the EXPIRED body: subtract, and output only if the query wants expired rows),
 then adds itself (the CURRENT body). Semantics are exactly those of the two processors
 (cep.engine.windows.sliding + cep.engine.selector); the tests run both shapes."""
+import re
 from collections import deque
+from itertools import chain
 from dataclasses import dataclass
 
 from cep.engine.aggregation_codegen import _indent
+from cep.engine.events import EXPIRED
 from cep.engine.expressions import make_function
 from cep.engine.processor import Processor
 from cep.engine.selector import has_aggregators
@@ -17,6 +20,7 @@ from cep.engine.windows.base import NEVER
 from cep.model import Filter, Window
 
 FUSABLE = ("length", "time")
+LEAN = True  # tests switch it off to compare the lean length loop with the plain one
 
 
 @dataclass(frozen=True)
@@ -42,12 +46,15 @@ def fusable_window(stream, selector):
 def build_fused(c, spec):
     """-> (select(batch, S, W, now), expire(S, W, now) or None) from an AggCode. Only
     CURRENT events reach a fused selector (junction events, through filters at most)."""
+    c.g["_chain"] = chain
     head = ["_pop = W.popleft", "_push = W.append"]
     expired_body = ["r = _pop()[1]"] + c.body(1)
     current_body = c.body(0)
     # playback: `now` is the plan clock, raised by each arrival; expired rows carry it
     tick = ["    if ts > now:", "        now = ts"] if spec.playback else []
-    if spec.kind == "length" and spec.playback:  # the clock is only read when evicting
+    if spec.kind == "length" and LEAN and lean_length(c):
+        body = _lean_length(spec.param, c)
+    elif spec.kind == "length" and spec.playback:  # the clock is only read when evicting
         body = ["for e in batch:", "    ts, r, k = e", f"    if len(W) >= {spec.param}:",
                 "        if ts > now:", "            now = ts", "        else:",
                 "            ts = now"] + _indent(expired_body + ["ts, r, k = e"], 8) + \
@@ -75,6 +82,32 @@ def build_fused(c, spec):
     return fn, expire
 
 
+_PLAIN = re.compile(r"_a\d+|r\[\d+\]")
+
+
+def lean_length(c):
+    """Whether a length window's loop may skip the clock and the deque's pops: expired rows
+    are not output (the clock only stamps them), and no statement can raise part-way (every
+    output, aggregator argument and group key is an attribute or an aggregate)."""
+    sources = [x.source for x in c.compiled + c.keys] + \
+        [a.arg.source for a in c.aggs if a.arg is not None]
+    return EXPIRED not in c.wanted and c.hv is None and \
+        all(_PLAIN.fullmatch(x) for x in sources)
+
+
+def _lean_length(n, c):
+    """The batch's first events fill the window; each later one pushes out the event n
+    places before it (in the window, then in the batch): pairs by `zip`, no pop, no clock.
+    The window (a deque with maxlen n) takes the whole batch at the end."""
+    return (["_free = max(0, %d - len(W))" % n,
+             "for e in (batch[:_free] if _free else ()):", "    ts, r, k = e"] +
+            _indent(c.body(0), 4) +
+            ["for e, _x in zip(batch[_free:] if _free else batch, _chain(W, batch)):",
+             "    r = _x[1]"] + _indent(c.body(1), 4) + ["    ts, r, k = e"] +
+            _indent(c.body(0), 4) +
+            ["W.extend(batch)", "while len(W) > %d:" % n, "    _pop()"])
+
+
 def _assemble(name, params, c, head, body):
     L = [f"def {name}({params}):"] + _indent(c.prologue() + head, 4) + ["    try:"]
     L += _indent(body, 8) + ["    finally:"] + _indent(c.epilogue(), 8)
@@ -93,8 +126,12 @@ class FusedWindowSelector(Processor):
         super().__init__()
         self.code, self.spec, self.scheduler, self.owner = code, spec, scheduler, owner
         self.state = code.init_state()
-        self.window = deque()
+        self.window = self._deque()
         self._timer_due = None
+
+    def _deque(self, items=()):
+        """A length window's deque drops its oldest event itself when full (at C speed)."""
+        return deque(items, maxlen=self.spec.param if self.spec.kind == "length" else None)
 
     def process(self, batch):
         sch = self.scheduler
@@ -135,7 +172,7 @@ class FusedWindowSelector(Processor):
         return {"sel": self.state, "q": list(self.window), "timer": self._timer_due}
 
     def set_state(self, state):
-        self.state, self.window = state["sel"], deque(state["q"])
+        self.state, self.window = state["sel"], self._deque(state["q"])
         self._timer_due = None
         if state.get("timer") is not None:
             self._schedule(state["timer"])
