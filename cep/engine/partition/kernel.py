@@ -182,6 +182,10 @@ def _match_lines(parts, within, row):
     pick = (f"[e for e in cand for s in (e[2],) if {rest}]" if rest else "cand")
     live = "[e for e in hit if e[1] >= ts - WITHIN]" if within is not None else "hit"
     emit = ["for e in hit:", "    s = e[2]", f"    append((ts, {row}, 0))"]
+    gone = []  # with `within`, completed partials are noted for _expire (see there)
+    if within is not None:
+        emit.append("    finished(e[0])")
+        gone = ["finished(e[0])"]
     if parts["range"] is not None:
         op, value, _ = parts["range"]
         lo, hi = _SPAN[op]
@@ -190,7 +194,8 @@ def _match_lines(parts, within, row):
         body = [f"v = {value}", "if v is not None:", "    thrs, ents = b",
                 f"    lo = {lo}", f"    hi = {hi}", "    if hi - lo == 1:  # the usual case",
                 "        e = ents[lo]", "        s = e[2]", f"        if {one}:",
-                f"            append((ts, {row}, 0))", "            del thrs[lo]",
+                f"            append((ts, {row}, 0))"] + ["            " + x for x in gone] + [
+                "            del thrs[lo]",
                 "            del ents[lo]", "            if not ents:",
                 "                del buckets[k]", "    elif lo < hi:",
                 "        cand = ents[lo:hi]", f"        hit = {pick}", f"        hit = {live}",
@@ -247,7 +252,8 @@ def _start_lines(parts, pk, within):
 
 def _source(parts, pk, within, row):
     pk = f"({pk})"
-    lines = ["def run(batch, buckets, append, expire, seq):", "    for ts, r, kind in batch:",
+    lines = ["def run(batch, buckets, append, expire, seq, finished):",
+             "    for ts, r, kind in batch:",
              "        if kind:", "            continue"]
     parts["collapse"] = parts["row_key"] in (None, pk) and parts["start_key"] in (None, pk)
     lines += _key_lines("k", pk, parts["row_key"], 8, parts["collapse"])
@@ -271,21 +277,27 @@ class PatternKernel:
         exec(compile(source, "<cep:pattern-kernel>", "exec"), ns)
         self._run = ns["run"]
         self.buckets, self.expiry, self.seq = {}, deque(), 0
+        self.finished = set()  # seq of completed partials still in `expiry` (with within)
         self.on_output = None  # no timers: matches only complete on events
 
     def process(self, stream_id, batch, out):
         if stream_id not in self.streams or not batch:
             return
-        self.seq = self._run(batch, self.buckets, out.append, self.expiry.append, self.seq)
+        self.seq = self._run(batch, self.buckets, out.append, self.expiry.append, self.seq,
+                             self.finished.add)
         if self.within is not None and self.expiry:
             self._expire(batch[-1][0] - self.within)
 
     def _expire(self, limit):
-        """Drop waiting partials that started before `limit` (filing order); entries that
-        completed are no longer in their bucket."""
-        dq, buckets = self.expiry, self.buckets
+        """Drop waiting partials that started before `limit` (filing order). Entries that
+        completed are no longer in their bucket: those noted in `finished` are skipped at
+        once, any other is searched for (after a restore `finished` starts empty)."""
+        dq, buckets, finished = self.expiry, self.buckets, self.finished
         while dq and dq[0][1] < limit:
             e = dq.popleft()
+            if e[0] in finished:
+                finished.remove(e[0])
+                continue
             b = buckets.get(e[4])
             if b is None:
                 continue
@@ -317,3 +329,4 @@ class PatternKernel:
 
     def set_state(self, state):
         self.buckets, self.expiry, self.seq = state["kernel"], state["expiry"], state["seq"]
+        self.finished = set()  # a hint only: the restored entries are searched for
