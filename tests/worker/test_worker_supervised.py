@@ -145,3 +145,43 @@ def test_a_stopped_thread_leaves_the_book_and_a_clean_return_is_not_a_failure():
     time.sleep(0.01)
     assert (t.state, t.failures) == ("stopped", 0) and book.describe() == []
     assert isinstance(SupervisedThread("x", lambda: None, stop).describe(), dict)
+
+
+def test_bad_events_never_reach_a_real_spout_and_later_events_do(
+        fake_manager, registry_service, tmp_path, helpers):
+    """The receiver spout of the topologies (receivers/spout.py, run here without Spark)."""
+    from receivers.spout import ReceiverSpout
+    from topology.component import Collector, Context
+    fake_manager.set_plans([helpers["stock_entry"]()])
+    tenant, plan, stream = KEY
+    spout = ReceiverSpout({"registry": f"tcp://127.0.0.1:{registry_service.port}",
+                           "tenant": tenant, "plan": plan, "host": "127.0.0.1", "tick_ms": 0,
+                           "streams": {stream: ["symbol", "price", "volume"]}})
+    out = {stream: ["ts", "symbol", "price", "volume"]}
+    collector = Collector("EventReceiverSpout", out)
+    spout.open(Context(f"{plan}[{tenant}]", "EventReceiverSpout", 0, 1, 0, out), collector)
+    w = make_worker(fake_manager, registry_service, tmp_path).start()
+    got = []
+
+    def pump():
+        spout.next_batch()
+        got.extend(row[1] for _, rows in collector.take() for row in rows)
+        return got
+
+    client = ZmqEventClient(w.zmq_url)
+    try:
+        assert helpers["wait_for"](lambda: "-1234/StockAnalysis" in w.status()["plans"])
+        assert post(plan_url(w), [{"timestamp": 10 ** 30, "data": ["BAD", 1.0, 1]},
+                                  {"timestamp": 1, "data": ["\ud800", 1.0, 1]},
+                                  {"timestamp": 2, "data": ["HTTP", 1.0, 1]}])[1]["rejected"] == 2
+        client.send(KEY, [[2 ** 63, ["BAD", 1.0, 1]], [3, ["ZMQ", 1.0, 1]]])
+        client.send_raw([b"-1234/StockAnalysis/StockStream",
+                         msgpack.packb([[4, ["\udc00", 1.0, 1]]], unicode_errors="surrogatepass")])
+        client.send(KEY, [[5, ["LATER", 1.0, 1]]])
+        assert helpers["wait_for"](lambda: len(pump()) >= 3, timeout=15)
+        assert got == ["HTTP", "ZMQ", "LATER"]
+        assert {t["state"] for t in w.status()["threads"]} == {"running"}
+    finally:
+        client.close()
+        w.stop()
+        spout.close()
