@@ -6,7 +6,13 @@ engine lock, so the bolt waits for it), encoded as a store blob (msgpack, zlib l
 CRC32) and decoded again. Medians of --runs. The snapshot is synchronous: with a checkpoint
 every 5 s, a 100 ms snapshot costs the bolt 2% of its time.
 
+--links: the data path's cost of barriers and alignment without Spark: counter spout ->
+pass-through bolt (2 instances) -> counting bolt, each instance a TaskRunner thread on real
+ZeroMQ links (one process, so they share the GIL), a test driver on the control channel;
+events/s over --seconds with checkpoints off and every --interval s, alternating, medians.
+
     .venv/bin/python benchmarks/checkpoint_bench.py --events 20000 100000 --runs 5
+    .venv/bin/python benchmarks/checkpoint_bench.py --links --interval 1 --runs 3
 """
 import argparse
 import json
@@ -62,11 +68,90 @@ def measure(n, runs):
             "load": [round(x, 2) for x in os.getloadavg()]}
 
 
+def links_rate(interval, seconds, root):
+    """events/s through spout -> pass x2 -> count on TaskRunner threads; checkpoints every
+    ``interval`` s (0: off)."""
+    import threading
+    import zmq
+    from topology import wire
+    from topology.model import Topology
+    from topology.task import TaskRunner
+    t = Topology(f"links-{interval}-{time.monotonic_ns()}")
+    t.add_spout("s", "topology.testing:CounterSpout", outputs=["n"], config={"batch_size": 1000})
+    t.add_bolt("pass", "topology.testing:SlowBolt", inputs={"s": "shuffle"}, parallelism=2,
+               outputs=["n"], config={"sleep_ms": 0})
+    t.add_bolt("count", "topology.testing:CountBolt", inputs={"pass": "shuffle"})
+    ctx = zmq.Context()
+    pub, pull = ctx.socket(zmq.PUB), ctx.socket(zmq.PULL)
+    driver = {"tasks": f"tcp://127.0.0.1:{pub.bind_to_random_port('tcp://127.0.0.1')}",
+              "reports": f"tcp://127.0.0.1:{pull.bind_to_random_port('tcp://127.0.0.1')}"}
+    options = {"host": "127.0.0.1", "queue_batches": 64, "socket_buffer": 262144,
+               "metrics_interval_s": 0.5, "idle_sleep_ms": 1.0,
+               "checkpoint": {"interval": interval, "dir": root, "name": t.name, "key": "k"}}
+    runners = [TaskRunner(t, task, driver, options) for task in range(len(t.tasks()))]
+    endpoints = [r.bind("127.0.0.1") for r in runners]
+    threads = []
+    for runner in runners:
+        runner.attempt = 1
+        runner.connect(endpoints)
+        threads.append(threading.Thread(target=lambda r=runner: (r.run(), r.close()), daemon=True))
+        threads[-1].start()
+    count = runners[t.task_ids()["count"][0]].instance
+    message = {"state": "active", "seq": 1, "restore": [1, None], "completed": None}
+    cid, acks, started, next_ckpt = 0, {}, None, time.monotonic() + interval
+    while started is None or time.monotonic() - started < seconds:
+        if interval and time.monotonic() >= next_ckpt:
+            cid, next_ckpt = cid + 1, time.monotonic() + interval
+        pub.send(wire.pack(dict(message, checkpoint=cid or None)))
+        while pull.poll(5):
+            report = wire.unpack(pull.recv())
+            if report["type"] == "checkpoint":
+                acks.setdefault(report["id"], set()).add(report["task"])
+        if started is None and count.metrics.received > 0:
+            started, base = time.monotonic(), count.metrics.received
+    rate = (count.metrics.received - base) / (time.monotonic() - started)
+    pub.send(wire.pack(dict(message, state="stop")))
+    for _ in range(20):
+        pub.send(wire.pack(dict(message, state="stop")))
+        time.sleep(0.05)
+    for thread in threads:
+        thread.join(5)
+    ctx.destroy(linger=0)
+    complete = sum(1 for tasks in acks.values() if len(tasks) == len(runners))
+    return rate, complete
+
+
+def run_links(args):
+    import tempfile
+    rates = {"off": [], "on": []}
+    complete = []
+    with tempfile.TemporaryDirectory() as root:
+        for i in range(args.runs):
+            for name in (("off", "on") if i % 2 == 0 else ("on", "off")):
+                rate, done = links_rate(args.interval if name == "on" else 0, args.seconds, root)
+                rates[name].append(rate)
+                if name == "on":
+                    complete.append(done)
+    off, on = (statistics.median(rates[k]) for k in ("off", "on"))
+    print(json.dumps({"stage": "links", "interval_s": args.interval, "seconds": args.seconds,
+                      "off_events_per_s": int(off), "on_events_per_s": int(on),
+                      "on_vs_off": round(on / off, 3), "checkpoints_completed": complete,
+                      "off_runs": [int(r) for r in rates["off"]],
+                      "on_runs": [int(r) for r in rates["on"]],
+                      "load": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, nargs="+", default=[20000, 100000])
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--links", action="store_true", help="data path with/without checkpoints")
+    ap.add_argument("--interval", type=float, default=1.0, help="--links: checkpoint interval")
+    ap.add_argument("--seconds", type=float, default=5.0, help="--links: measuring time per run")
     args = ap.parse_args(argv)
+    if args.links:
+        run_links(args)
+        return
     for n in args.events:
         print(json.dumps(measure(n, args.runs)), flush=True)
 
