@@ -190,7 +190,7 @@ def _check_values(spec, dataset, definition, ts_column, allow_nulls):
 def _column_facts(dataset, name, needs_range):
     """(null count, min, max) of a column: statistics when every row group has them."""
     try:
-        facts = [_stats_facts(f, name) for f in dataset.get_fragments()]
+        facts = [_stats_facts(f, name, needs_range) for f in dataset.get_fragments()]
     except (AttributeError, KeyError):
         facts = [None]
     if all(f is not None for f in facts) and facts:
@@ -205,7 +205,7 @@ def _column_facts(dataset, name, needs_range):
             bounds["max"].as_py() if bounds else None)
 
 
-def _stats_facts(fragment, name):
+def _stats_facts(fragment, name, needs_range):
     meta = fragment.metadata
     index = meta.schema.to_arrow_schema().get_field_index(name)
     nulls, low, high = 0, None, None
@@ -214,7 +214,7 @@ def _stats_facts(fragment, name):
         if stats is None or not stats.has_null_count:
             return None
         nulls += stats.null_count
-        if stats.has_min_max:
+        if needs_range and stats.has_min_max:
             low = stats.min if low is None else min(low, stats.min)
             high = stats.max if high is None else max(high, stats.max)
     return nulls, low, high
