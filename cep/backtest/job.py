@@ -50,6 +50,7 @@ def run_backtest(plan_text, specs, output_dir, fmt="parquet", ts_column="timesta
         summary = Summary(name, tenant, "keyed" if mode.keyed else "single-task", mode.reason,
                           output=os.path.abspath(output_dir), format=fmt,
                           spark_master=spark.sparkContext.master)
+        summary.executors = _executors(spark)
         rows = _execute(spark, plan_text, checked, exported, mode, tmp, fmt, bucket_ms,
                         progress, summary)
         merge_stats(summary, rows)
@@ -109,6 +110,13 @@ def _execute(spark, plan_text, checked, exported, mode, tmp, fmt, bucket_ms, pro
         return [tuple(r) for r in job.collect()]
     except Exception as exc:  # Py4JJavaError / PythonException with the task's traceback
         raise BacktestError(f"the backtest job failed: {_task_error(exc)}") from None
+
+
+def _executors(spark):
+    sc = spark.sparkContext
+    if sc.master.startswith("local"):
+        return sc.defaultParallelism
+    return max(sc._jsc.sc().getExecutorMemoryStatus().size() - 1, 0)  # minus the driver
 
 
 def _totals(frame, checked):

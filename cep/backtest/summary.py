@@ -17,6 +17,7 @@ class Summary:
     bucket_ms: int = 0
     run_seconds: float = 0.0
     tasks: int = 0
+    executors: int = 0  # Spark executors registered (local mode: its threads)
     spark_master: str = ""
     output: str = ""
     format: str = ""
@@ -36,7 +37,7 @@ class Summary:
                  f"events in: {self.events_in:,} from {self.first_ts} to {self.last_ts} "
                  f"(span {_span(self.first_ts, self.last_ts)})",
                  f"run time: {self.run_seconds:.2f} s ({self.rate:,.0f} events/s, "
-                 f"{self.tasks} tasks, {self.spark_master})"]
+                 f"{self.tasks} tasks, {self.executors} executors, {self.spark_master})"]
         lines += [f"out {sid}: {n:,}" for sid, n in sorted(self.events_out.items())]
         lines.append(f"output: {self.output} ({self.format})")
         return "\n".join(lines)
