@@ -11,6 +11,9 @@ Version 2 frames (manager/registry/wire.py) carry (receiver id, first offset, wo
   per `retry_s`); the replay brings the dropped events back in order. Offsets the worker's log
   cannot supply (committed, corrupt) come back in the replay answer as `missing`; the spout
   skips them, logs an error and counts them as `lost`, so it never waits for them forever.
+  A gap still open after `gap_timeout_s` (the worker cannot be reached, or refuses the
+  request) is given up the same way: logged as an error and counted in `lost`, never a stream
+  stalled for good.
 
 Requests go over HTTP to the worker (cep/worker/wal_api.py) with the cluster secret when
 the spout has one."""
@@ -36,8 +39,9 @@ def parse_receiver_id(receiver_id):
 class ReceiverOffsets:
     """Per receiver id: last emitted offset, worker URL; admit(), replay and commit."""
 
-    def __init__(self, label="", secret=None, timeout=5.0, retry_s=1.0):
+    def __init__(self, label="", secret=None, timeout=5.0, retry_s=1.0, gap_timeout_s=30.0):
         self.label, self.timeout, self.retry_s = label, timeout, retry_s
+        self.gap_timeout_s, self._gap_since = gap_timeout_s, {}
         self.secret = secret or cluster_secret.read()  # none given: $CEP_CLUSTER_SECRET
         self.last, self.control = {}, {}
         self.duplicates = self.gap_drops = self.lost = self.request_errors = 0
@@ -56,9 +60,12 @@ class ReceiverOffsets:
         if last is not None:
             expect = self._skip_holes(rid, last + 1)
             if first > expect:
-                self.gap_drops += count
-                self._ask_replay(rid, expect - 1)
-                return None
+                if not self._give_up(rid, expect, first):
+                    self.gap_drops += count
+                    self._ask_replay(rid, expect - 1)
+                    return None
+                expect = first
+            self._gap_since.pop(rid, None)
             skip = expect - first
             if skip >= count:
                 self.duplicates += count
@@ -68,6 +75,16 @@ class ReceiverOffsets:
             skip = 0
         self.last[rid] = first + count - 1
         return skip
+
+    def _give_up(self, rid, expect, first):
+        """True once a gap stayed open for gap_timeout_s: its offsets are counted lost."""
+        since = self._gap_since.setdefault(rid, time.monotonic())
+        if time.monotonic() - since < self.gap_timeout_s:
+            return False
+        self.lost += first - expect
+        log.error("%s: offsets %d..%d of %s never came back (replay requests failed for %.0f "
+                  "s); counted lost", self.label, expect, first - 1, rid, self.gap_timeout_s)
+        return True
 
     def _skip_holes(self, rid, expect):
         with self._lock:

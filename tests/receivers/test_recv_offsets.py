@@ -62,3 +62,14 @@ def test_restore_sets_offsets_and_other_receivers_are_independent():
     assert o.admit(pos(100), 1) == 0
     assert o.admit(pos(7, rid="other#1"), 3) == 0  # first frame of an unknown log: taken
     assert o.last == {RID: 100, "other#1": 9}
+
+
+def test_a_gap_never_filled_is_given_up_after_the_timeout():
+    o = Recording()
+    o.gap_timeout_s = 0.2
+    o.admit(pos(0), 10)
+    assert o.admit(pos(20), 5) is None
+    import time
+    time.sleep(0.25)
+    assert o.admit(pos(25), 5) == 0  # given up: offsets 10..24 counted lost
+    assert o.lost == 15 and o.last[RID] == 29 and o.gap_drops == 5
