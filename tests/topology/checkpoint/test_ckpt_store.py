@@ -83,3 +83,19 @@ def test_redis_store_same_contract(redis_url):
     store.discard(2)
     store.discard(3)
     assert store.completed() == []
+
+
+def test_a_write_that_fails_midway_leaves_the_previous_file_whole(tmp_path, monkeypatch):
+    from topology.checkpoint import store as store_module
+    from topology.checkpoint.exceptions import CheckpointError
+    store = FileStore(tmp_path, "P", "k")
+    store.write(1, 0, {"v": "old"})
+
+    def crash(fd):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(store_module.os, "fsync", crash)
+    with pytest.raises(CheckpointError, match="cannot write task-00000.ckpt"):
+        store.write(1, 0, {"v": "new" * 1000})
+    monkeypatch.undo()
+    assert store.read(1, 0) == {"v": "old"}  # readers never see a partial file
+    assert os.listdir(store.base / "000000000001") == ["task-00000.ckpt"]  # no temp left
