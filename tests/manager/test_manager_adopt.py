@@ -4,8 +4,6 @@ plan whose stored text now builds another query plan. The fake launcher stands f
 (the handles outlive the manager, as running topologies do); the stores are real."""
 from pathlib import Path
 
-import pytest
-
 from manager.server import Manager
 from manager.settings import load_manager_settings
 from manager.store import FileStore
