@@ -40,9 +40,10 @@ def start(topology, driver, options):
     return runners, threads
 
 
-def play(pub, pull, message, seconds, acks):
+def play(pub, pull, message, seconds, acks, until=None):
+    """Publish ``message`` every 20 ms for ``seconds`` (or until ``until(acks)``)."""
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    while time.monotonic() < end and not (until and until(acks)):
         pub.send(wire.pack(message))
         while pull.poll(20):
             report = wire.unpack(pull.recv())
@@ -62,8 +63,10 @@ def test_barriers_align_over_real_sockets_and_snapshots_are_consistent(fake_driv
     runners, threads = start(t, driver, options)
     acks, base = {}, {"state": "active", "seq": 1, "restore": [3, None], "completed": None}
     play(pub, pull, dict(base, checkpoint=None), 0.4, acks)
-    for cid in (1, 2):
-        play(pub, pull, dict(base, checkpoint=cid), 0.5, acks)
+    for cid in (1, 2):  # the next one only once every instance acked (a loaded machine)
+        play(pub, pull, dict(base, checkpoint=cid), 30, acks,
+             until=lambda got, cid=cid: len(got.get(cid, ())) == 3)
+        play(pub, pull, dict(base, checkpoint=None), 0.2, acks)
     play(pub, pull, dict(base, checkpoint=None, completed=2), 0.3, acks)
     play(pub, pull, dict(base, state="stop"), 0.3, acks)
     for thread in threads:
