@@ -76,7 +76,7 @@ def test_barriers_align_over_real_sockets_and_snapshots_are_consistent(fake_driv
     store, ids = FileStore(tmp_path, t.name, "k"), t.task_ids()
     for cid in (1, 2):
         left, right, seen = (store.read(cid, ids[c][0]) for c in ("left", "right", "seen"))
-        assert 0 < left["pos"] < len(LEFT) and 0 < right["pos"] < len(RIGHT)
+        assert 0 < left["pos"] <= len(LEFT) and 0 < right["pos"] <= len(RIGHT)
         assert sorted(map(tuple, seen["rows"])) == sorted(LEFT[:left["pos"]] +
                                                           RIGHT[:right["pos"]])
     spouts = [r.instance.component for r in runners if r.instance.kind == "spout"]
