@@ -9,6 +9,7 @@ the merged file `cep run --playback` is compared with."""
 import logging
 import os
 import re
+import shutil
 import tempfile
 import time
 
@@ -36,8 +37,18 @@ def run_backtest(plan_text, specs, output_dir, fmt="parquet", ts_column="timesta
     if fmt not in outputs.EXTENSIONS:
         raise SpecError(f"--format {fmt!r}: use parquet, jsonl or csv")
     plan = cep.compile(plan_text)
+    staging = tempfile.mkdtemp(prefix="cep-backtest-staging-")  # JSON lines/CSV as Parquet
+    try:
+        return _run(plan, plan_text, specs, output_dir, fmt, ts_column, tenant, spark, master,
+                    executors, allow_nulls, overwrite, progress, bucket_ms, staging)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _run(plan, plan_text, specs, output_dir, fmt, ts_column, tenant, spark, master, executors,
+         allow_nulls, overwrite, progress, bucket_ms, staging):
     name = plan.name or "Plan"
-    checked, exported = _check(plan, specs, ts_column, allow_nulls)
+    checked, exported = _check(plan, specs, ts_column, allow_nulls, staging)
     mode = plan_mode(plan, {c.stream for c in checked})
     if not mode.keyed:
         log.warning("backtest:%s[%s] runs in one task: %s", name, tenant, mode.reason)
@@ -66,10 +77,9 @@ def run_backtest(plan_text, specs, output_dir, fmt="parquet", ts_column="timesta
             spark.stop()
 
 
-def _check(plan, specs, ts_column, allow_nulls):
+def _check(plan, specs, ts_column, allow_nulls, staging):
     defined = {s.id: s for s in plan.streams if s.id not in plan.inferred_streams}
     seen, checked = set(), []
-    staging = tempfile.mkdtemp(prefix="cep-backtest-staging-")
     for spec in specs:
         if spec.stream not in defined:
             raise SpecError(f"--input {spec.stream}={spec.path}: the plan defines no stream "

@@ -22,6 +22,8 @@ def create_app(config=None):
     app.register_blueprint(api_worker.bp)
     for module in (api_validate, api_status, api_docs):  # issue 9: validate, status, docs
         app.register_blueprint(module.bp)
+    from manager.web import api_backtest
+    app.register_blueprint(api_backtest.bp)  # issue 15: backtests of stored plans
     from manager.web import console
     console.register(app)  # /console pages, /api/v1/try and /simulate, / -> /console/
     _register_auth(app)  # issue 10: users, tokens, sessions, CSRF, audit
