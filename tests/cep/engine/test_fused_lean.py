@@ -70,6 +70,15 @@ def test_the_comparison_catches_a_wrong_pairing(monkeypatch):
     assert run(SELECTS[0], 10, 1, True) != run(SELECTS[0], 10, 1, False)
 
 
+def test_long_windows_keep_the_plain_loop():
+    n = fused.LEAN_MAX + 1
+    rt = cep.ExecutionPlanRuntime(cep.compile(
+        "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
+        f"from S#window.length({n}) select sum(price) as s insert into O;"))
+    (sel,) = [p for p in rt.ctx.stateful.values() if isinstance(p, fused.FusedWindowSelector)]
+    assert "_chain" not in sel.code.fn.source
+
+
 def test_expired_rows_wanted_keep_the_plain_loop():
     rt = cep.ExecutionPlanRuntime(cep.compile(
         "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
