@@ -45,7 +45,7 @@ def test_unknown_plan_and_unknown_job_are_404(client, stored):  # noqa: F811
     assert client.get(URL + "/0123456789abcdef").status_code == 404
 
 
-def wait_done(client, job_id, timeout=600):  # noqa: F811
+def wait_done(client, job_id, timeout=1200):  # noqa: F811
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = client.get(f"{URL}/{job_id}").get_json()
@@ -56,7 +56,7 @@ def wait_done(client, job_id, timeout=600):  # noqa: F811
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1500)
 def test_backtest_runs_over_files_under_the_roots_and_reports_summary(client, stored,  # noqa: F811
                                                                       tmp_path):
     pq.write_table(pa.table({"timestamp": [3, 1, 2, 4], "sym": ["a", "a", "b", "a"],
