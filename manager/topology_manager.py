@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from manager.reasons import public_reason
 from manager.topology_recovery import master_lost
 from topology.exceptions import TopologyError, TopologyExistsError, TopologyValidationError
 
@@ -142,7 +143,13 @@ class TopologyManager:
                 dep.cancelled.wait(self.resubmit)
 
     def status(self, tenant, plan):
-        """{"state", "reason", "topology", "since"} recomputed now."""
+        """{"state", "reason", "topology", "since"} recomputed now; the reason names no server
+        files (manager.reasons), the log has the full text."""
+        out = self._status(tenant, plan)
+        out["reason"] = public_reason(out.get("reason"))
+        return out
+
+    def _status(self, tenant, plan):
         dep = self.deployments.get((tenant, plan))
         if dep is None:
             return {"state": "UNKNOWN", "reason": "not deployed", "topology": None, "since": None}
