@@ -10,6 +10,7 @@ from manager.deployment_view import deployment_status, workers
 from manager.metrics_history import WINDOWS
 from manager.store.base import parse_tenant
 from manager.topology_view import plan_graph
+from manager.web.tenant_view import filter_status, filter_workers
 
 bp = Blueprint("api_status", __name__, url_prefix="/api/v1")
 
@@ -20,12 +21,12 @@ def manager():
 
 @bp.get("/status")
 def status():
-    return jsonify(deployment_status(manager(), request.host_url.rstrip("/")))
+    return jsonify(filter_status(deployment_status(manager(), request.host_url.rstrip("/"))))
 
 
 @bp.get("/workers")
 def list_workers():
-    return jsonify({"workers": workers(manager().registry.table)})
+    return jsonify({"workers": filter_workers(workers(manager().registry.table))})
 
 
 @bp.get("/tenants/<tenant>/plans/<name>/topology")

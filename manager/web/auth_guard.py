@@ -18,7 +18,8 @@ from manager.store.base import SUPER_TENANT, parse_tenant
 PUBLIC = {"static", "favicon", "root", "console_auth.login", "api_users.login"}
 WORKER_ALLOWED = {"api_worker.deployments", "api_plans.manager_info"}
 SUPER_ONLY = {"api_worker.deployments", "api_users.list_users", "api_users.add_user",
-              "api_users.remove_user", "api_users.list_tenants", "api_users.add_tenant"}
+              "api_users.remove_user", "api_users.list_tenants", "api_users.add_tenant",
+              "api_docs.prometheus_metrics"}  # /metrics labels every tenant: operators only
 SELF_SERVICE = {"api_users.whoami", "api_users.create_token", "api_users.list_tokens",
                 "api_users.revoke_token", "api_users.set_password", "console_auth.logout"}
 READ_ONLY_POSTS = {"api_validate.validate"}

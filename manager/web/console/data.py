@@ -54,7 +54,8 @@ def deployment_status():
         from manager.deployment_view import deployment_status as api_status
     except ImportError:
         return _fallback_status()
-    return api_status(manager(), request.host_url.rstrip("/"))
+    from manager.web.tenant_view import filter_status
+    return filter_status(api_status(manager(), request.host_url.rstrip("/")))
 
 
 def _fallback_status():
