@@ -11,7 +11,7 @@ PUBLIC = {"static", "favicon", "root", "console_auth.login", "api_users.login"}
 VIEWER_MAY = {"api_users.create_token", "api_users.revoke_token", "api_users.set_password",
               "console_auth.logout", "api_validate.validate"}
 SAMPLE_ARGS = {"tenant": "5", "name": "StatExecutionPlan", "user": "admin5", "token_id": "abc",
-               "rest": "nowhere", "filename": "console/console.css"}
+               "rest": "nowhere", "filename": "console/console.css", "job_id": "nojob"}
 
 
 def routes(app):
