@@ -146,7 +146,10 @@ def test_manager_on_spark(tmp_path, redis_db, launcher):
         assert [p["name"] for p in restarted.plans.list(-1234)] == ["Trades"]
         assert "volume > 1000" in restarted.plans.show(-1234, "Trades")["text"]
         wait_state(restarted, -1234, "Trades", "ACTIVE")
-        assert apps(launcher)["Trades[-1234]"] != left_running  # killed and redeployed
+        # issue 11: a restarted manager adopts the topology it left running (same plan text):
+        # the same Spark application, not a kill and a redeploy
+        assert apps(launcher)["Trades[-1234]"] == left_running
+        assert restarted.plans.topologies.status(-1234, "Trades")["adopted"] is True
     finally:
         restarted.plans.remove(-1234, "Trades")
         restarted.stop()
