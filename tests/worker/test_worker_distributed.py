@@ -27,10 +27,14 @@ def get(url):
         return json.loads(resp.read())
 
 
+_HELD = []  # bound, never listening: connections are refused and no other listener gets the port
+
+
 def dead_url():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{s.getsockname()[1]}"
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    _HELD.append(s)
+    return f"http://127.0.0.1:{s.getsockname()[1]}"
 
 
 def make_worker(fake_manager, registry_service, tmp_path, wid="w1", managers=None, **extra):
