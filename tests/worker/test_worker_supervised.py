@@ -81,7 +81,10 @@ def test_a_failing_inflow_thread_restarts_and_shows_in_status(running, helpers, 
     monkeypatch.setattr(cls, "_send_some", poisoned)
     assert post(plan_url(w), [{"timestamp": 1, "data": ["AFTER", 1.0, 1]}])[0] == 200
     assert helpers["wait_for"](lambda: spout.drain() == 1)
-    t = _thread(w, "inflow -1234/StockAnalysis/StockStream")
+    name = "inflow -1234/StockAnalysis/StockStream"  # the restart comes after its backoff
+    assert helpers["wait_for"](lambda: _thread(w, name)["state"] == "running"
+                               and _thread(w, name)["restarts"] == 1)
+    t = _thread(w, name)
     assert (t["state"], t["restarts"], t["failures"]) == ("running", 1, 1)
     assert t["last_error"] == "RuntimeError: poison item"
     served = get(f"{w.http_url}/status")["threads"]
