@@ -43,6 +43,18 @@ SPARK = Schema("spark", [
             "a topology whose Spark master's web UI stays unreachable this long is FAILED"),
     Setting("topology", "stop_timeout_s", float, 15.0,
             "after the drain, how long tasks get to stop before the job is cancelled"),
+    Setting("topology", "packing", str, "app-per-plan",
+            "app-per-plan: one Spark application per topology (isolates best); shared: one "
+            "long-running application per pool hosts many topologies (issue 14)",
+            choices=("app-per-plan", "shared")),
+    Setting("topology", "pool", str, "tenant",
+            "shared packing: `tenant` gives each tenant its own application; any other "
+            "name puts every topology in that one pool"),
+    Setting("topology", "pool_slots", int, 64,
+            "shared packing: task slots (executor cores) of a pool's application"),
+    Setting("topology", "instances_per_task", int, 0,
+            "shared packing: component instances run as threads of one Python worker "
+            "(0: all instances of a topology in one worker)"),
     Setting("checkpoint", "interval", float, 5.0,
             "seconds between aligned checkpoints of every instance's state (0: off)"),
     Setting("checkpoint", "keep", int, 3, "complete checkpoints kept per topology plan"),
