@@ -51,6 +51,7 @@ class Driver:
                                                                             300.0))
         self.resubmits = 0  # jobs submitted again after Spark gave up on one (issue 11)
         self.rate_failed = False  # failed by the restart rate while the job still ran
+        self.job_group = "topology"  # a shared application gives each topology its own
         self._bind()
 
     def _bind(self):
@@ -111,12 +112,12 @@ class Driver:
     def _run_job(self):
         """Run the stage; when Spark gives up on it (its lifetime attempt limit), submit it
         again while the restart rate allows, else fail with the rate's reason."""
-        from topology.task import make_task_function
-        fn = make_task_function(self.topology.to_dict(), self.endpoints, self.launch["options"])
+        fn = self._task_function()
         while True:
             restarts_before = self.restarts
-            self.sc.setJobGroup("topology", self.topology.name, interruptOnCancel=True)
-            rdd = self.sc.parallelize(range(self.ntasks), self.ntasks).barrier().mapPartitions(fn)
+            self.sc.setJobGroup(self.job_group, self.topology.name, interruptOnCancel=True)
+            parts = self.partitions
+            rdd = self.sc.parallelize(range(parts), parts).barrier().mapPartitions(fn)
             # a failed barrier ResultStage is never retried, a failed barrier ShuffleMapStage
             # is: so the instances run in a map stage feeding an (empty) shuffle
             try:
@@ -133,6 +134,15 @@ class Driver:
                 log.warning("topology %s: Spark gave up on the stage (%s); submitting it again "
                             "(%d restarts in the window)", self.topology.name, _short(exc),
                             self.rate.count())
+
+    @property
+    def partitions(self):
+        """The barrier stage's tasks (a shared application packs several instances in one)."""
+        return self.ntasks
+
+    def _task_function(self):
+        from topology.task import make_task_function
+        return make_task_function(self.topology.to_dict(), self.endpoints, self.launch["options"])
 
     # --- control loop (the main thread) ----------------------------------------------
     def serve(self):
@@ -229,7 +239,7 @@ class Driver:
         self.phase, self.reason, self.rate_failed = "failed", self.rate.reason(), True
         log.error("topology %s: %s", self.topology.name, self.reason)
         if self.sc is not None:
-            self.sc.cancelJobGroup("topology")
+            self.sc.cancelJobGroup(self.job_group)
 
     def _answer_raw(self, data):
         """Answer one request; a malformed one gets an error reply and changes nothing."""
@@ -274,7 +284,7 @@ class Driver:
     def _kill_step(self):
         if self.kill_deadline == "stop":
             if time.monotonic() > self.kill_wait_until and self.sc is not None:
-                self.sc.cancelJobGroup("topology")
+                self.sc.cancelJobGroup(self.job_group)
                 self.kill_wait_until = float("inf")
             return
         if not (self._drained() or time.monotonic() >= self.kill_deadline
@@ -340,11 +350,16 @@ class Driver:
         status, reason = ("KILLED", "") if self.phase in ("killing", "done") else self._state()
         self._write("final.json", {"name": self.topology.name, "status": status,
                                    "reason": reason, "app_id": self.app_id, "ended": time.time()})
-        if self.sc is not None:
-            self.sc.stop()
+        self._stop_context()
         curve.stop_authenticator(self.zctx)
         self.zctx.destroy(linger=0)
         return 0 if status == "KILLED" else 1
+
+
+    def _stop_context(self):
+        """Stop the application (a shared application's topology leaves it running)."""
+        if self.sc is not None:
+            self.sc.stop()
 
 
 def slots_reason(needed, total, used):
