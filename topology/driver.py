@@ -78,9 +78,7 @@ class Driver:
     def spark_thread(self):
         """Create the SparkContext, wait for slots, run the barrier job until it ends."""
         try:
-            from pyspark import SparkContext
-            self.sc = SparkContext()
-            self.sc.setLogLevel("WARN")
+            self.sc = self._make_context()
             self.app_id = self.sc.applicationId
             self.timeline["context_ready"] = time.time()
             if self.phase == "starting":
@@ -99,6 +97,13 @@ class Driver:
                 log.error("topology %s failed: %s", self.topology.name, exc)
         finally:
             self.job_done.set()
+
+    def _make_context(self):
+        """This topology's own application (a shared application's topology borrows it)."""
+        from pyspark import SparkContext
+        sc = SparkContext()
+        sc.setLogLevel("WARN")
+        return sc
 
     def _wait_for_slots(self):
         """Poll until executors with enough cores registered (or a kill)."""
