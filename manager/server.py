@@ -9,7 +9,7 @@ from manager.metrics_sampler import MetricsSampler
 from manager.plans import PlanService
 from manager.prometheus import ManagerMetrics
 from manager.policy import manager_policy
-from manager.registry.identity import default_host
+from cep.protocol.identity import default_host
 from manager.registry.service import RegistryService
 from manager.settings import data_dir, load_manager_settings, spark_overrides
 from manager.spark_status import SparkStatus, locator

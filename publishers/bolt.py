@@ -38,7 +38,7 @@ from zmq.utils.monitor import recv_monitor_message
 from cep.security import curve
 from manager.exceptions import RegistryError
 from manager.registry.client import RegistryClient
-from manager.registry.identity import machine_identity
+from cep.protocol.identity import machine_identity
 from manager.registry.wire import encode_batch
 from topology.component import Bolt
 

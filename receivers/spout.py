@@ -28,7 +28,7 @@ import zmq
 
 from cep.security import curve
 from manager.registry.client import Heartbeat, RegistryClient
-from manager.registry.identity import default_host, machine_identity
+from cep.protocol.identity import default_host, machine_identity
 from manager.registry.wire import FORMAT_VERSION, BadFrameError, check_frame
 from receivers.offsets import ReceiverOffsets
 from topology.component import Spout

@@ -20,7 +20,7 @@ from cep.worker.wal_api import wal_blueprint
 from cep.worker.wal_book import WalBook
 from cep.worker.sync import LocalPlanSync, ManagerSync
 from cep.worker.worker_info import WorkerReporter
-from manager.registry.identity import default_host, machine_identity
+from cep.protocol.identity import default_host, machine_identity
 from receivers.http_receiver import HttpServer, create_app
 from receivers.limits import ReceiverLimits
 from receivers.router import IngestRouter

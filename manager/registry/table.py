@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 
 from manager.exceptions import RegistryError
-from manager.registry.identity import is_identifying
+from cep.protocol.identity import is_identifying
 
 log = logging.getLogger("manager.registry")
 KINDS = ("receiver", "publisher")

@@ -7,7 +7,7 @@ import zmq
 
 from manager.exceptions import RegistryError
 from manager.registry.client import Heartbeat, RegistryClient
-from manager.registry.identity import machine_identity
+from cep.protocol.identity import machine_identity
 from manager.registry.service import RegistryService
 from manager.registry.table import EndpointTable
 from manager.registry.wire import BadFrameError, decode_batch, encode_batch

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from manager.registry.client import RegistryClient
-from manager.registry.identity import machine_identity
+from cep.protocol.identity import machine_identity
 from manager.registry.service import RegistryService
 from publishers.base import Sink
 from publishers.bolt import PublisherBolt
