@@ -6,7 +6,7 @@ __all__ = [
     "CycleError", "BadGroupingError", "ComponentClassError", "BadNameError", "RoutingError",
     "SettingsError", "UnknownSettingError", "SettingValueError", "ConfigFileError",
     "ClusterError", "ClusterStartError", "LaunchError", "TopologyExistsError", "ControlError",
-    "TopologyNotFoundError", "WaitTimeoutError",
+    "TopologyNotFoundError", "WaitTimeoutError", "PackagingError",
 ]
 
 
@@ -93,6 +93,10 @@ class ClusterStartError(ClusterError):
 
 class LaunchError(TopologyError):
     """spark-submit could not start a topology."""
+
+
+class PackagingError(LaunchError):
+    """The project's code or its Python environment could not be packed for shipping."""
 
 
 class TopologyExistsError(LaunchError):
