@@ -1,6 +1,7 @@
 """Text to parse tree: the cached LALR parser for siddhiql.lark; syntax errors with positions."""
 import functools
 import os
+import pkgutil
 import re
 
 import lark
@@ -28,8 +29,9 @@ _STATEMENT_STARTS = {"_DEFINE", "_FROM", "_PARTITION", "AT"}
 @functools.lru_cache(maxsize=1)
 def get_parser():
     """The LALR parser, built once per process."""
-    with open(GRAMMAR_PATH, encoding="utf-8") as f:
-        grammar = f.read()
+    # through the package's loader: the grammar is also read from a zip (code shipped to
+    # Spark executors with spark.submit.pyFiles, topology/packaging.py)
+    grammar = pkgutil.get_data(__package__, "siddhiql.lark").decode("utf-8")
     return lark.Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
                      maybe_placeholders=True)
 
