@@ -36,7 +36,7 @@ import zmq
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from manager.registry.client import RegistryClient  # noqa: E402
+from cep.protocol.registry_client import RegistryClient  # noqa: E402
 from manager.registry.service import RegistryService  # noqa: E402
 from manager.registry.wire import decode_batch, encode_batch  # noqa: E402
 

@@ -80,7 +80,7 @@ class Spout(threading.Thread):
 
     def __init__(self, registry_port):
         super().__init__(daemon=True)
-        from manager.registry.client import RegistryClient
+        from cep.protocol.registry_client import RegistryClient
         self.sock = zmq.Context.instance().socket(zmq.PULL)
         self.sock.setsockopt(zmq.LINGER, 0)
         port = self.sock.bind_to_random_port("tcp://127.0.0.1")

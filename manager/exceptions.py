@@ -82,16 +82,5 @@ class DeployError(ManagerError):
     """A topology could not be submitted, killed or queried."""
 
 
-class RegistryError(ManagerError):
-    """A registry request failed; `name` is the error name sent on the wire."""
-
-    def __init__(self, name, message):
-        super().__init__(message)
-        self.name = name
-
-
-class RegistryUnavailableError(RegistryError):
-    """The registry did not answer within the timeout."""
-
-    def __init__(self, message):
-        super().__init__("Unavailable", message)
+# registry errors: the shared protocol's (cep/protocol/exceptions.py), raised by both sides
+from cep.protocol.exceptions import RegistryError, RegistryUnavailableError  # noqa: E402,F401

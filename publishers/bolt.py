@@ -37,7 +37,7 @@ from zmq.utils.monitor import recv_monitor_message
 
 from cep.security import curve
 from manager.exceptions import RegistryError
-from manager.registry.client import RegistryClient
+from cep.protocol.registry_client import RegistryClient
 from cep.protocol.identity import machine_identity
 from manager.registry.wire import encode_batch
 from topology.component import Bolt

@@ -27,7 +27,7 @@ import msgpack
 import zmq
 
 from cep.security import curve
-from manager.registry.client import Heartbeat, RegistryClient
+from cep.protocol.registry_client import Heartbeat, RegistryClient
 from cep.protocol.identity import default_host, machine_identity
 from manager.registry.wire import FORMAT_VERSION, BadFrameError, check_frame
 from receivers.offsets import ReceiverOffsets

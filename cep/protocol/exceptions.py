@@ -5,7 +5,7 @@ class ProtocolError(Exception):
     """Root of the protocol errors."""
 
 
-class BadFrameError(ProtocolError):
+class BadFrameError(ProtocolError, ValueError):
     """A frame does not decode, has an unknown format version or an ill-typed field."""
 
 

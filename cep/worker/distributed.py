@@ -7,7 +7,7 @@ from cep.worker.inflow import SpoutConnection
 from cep.worker.logged_inflow import LoggedSpoutConnection
 from cep.worker.plumbing import build_sink_set, start_sources, stop_all, stream_key
 from cep.worker.supervisor import adopt
-from manager.registry.client import Heartbeat
+from cep.protocol.registry_client import Heartbeat
 from publishers.service import PublisherService
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import urllib.request
 from cep.security import cluster_secret
 from cep.worker.exceptions import ManagerUnavailableError
 from manager.exceptions import RegistryUnavailableError
-from manager.registry.client import RegistryClient
+from cep.protocol.registry_client import RegistryClient
 
 log = logging.getLogger(__name__)
 

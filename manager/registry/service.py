@@ -11,7 +11,7 @@ import zmq
 from cep.security import cluster_secret, curve
 from manager.exceptions import RegistryError
 from manager.registry.table import KINDS, EndpointTable
-from manager.registry.wire import pack_message, unpack_message
+from cep.protocol.frames import pack_message, unpack_message
 
 log = logging.getLogger("manager.registry")
 

@@ -126,7 +126,7 @@ def test_deployments_etag_and_worker_view(client, manager):
 
 
 def test_status_counts_connections_per_worker_id(client, manager):
-    from manager.registry.client import RegistryClient
+    from cep.protocol.registry_client import RegistryClient
     client.post("/api/v1/tenants/-1234/plans", data=SAMPLE)
     reg = RegistryClient(manager.registry_url)
     try:

@@ -6,7 +6,7 @@ import pytest
 import zmq
 
 from cep.bolt import SiddhiBolt, group_plan_text
-from manager.registry.client import RegistryClient
+from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
 from manager.registry.wire import decode_batch, encode_batch
 from manager.topology_builder import build_topology

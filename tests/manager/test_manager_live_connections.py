@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from manager.registry.client import Heartbeat, RegistryClient
+from cep.protocol.registry_client import Heartbeat, RegistryClient
 from manager.registry.service import RegistryService
 from manager.status import plan_status, status_text
 from tests.manager.manager_helpers import poll

@@ -6,7 +6,7 @@ import pytest
 import zmq
 
 from manager.exceptions import RegistryError
-from manager.registry.client import Heartbeat, RegistryClient
+from cep.protocol.registry_client import Heartbeat, RegistryClient
 from cep.protocol.identity import machine_identity
 from manager.registry.service import RegistryService
 from manager.registry.table import EndpointTable

@@ -17,7 +17,7 @@ import pytest
 import zmq
 
 from manager.launcher import SparkLauncher
-from manager.registry.client import RegistryClient
+from cep.protocol.registry_client import RegistryClient
 from manager.registry.wire import decode_batch, encode_batch
 from manager.server import Manager
 from manager.settings import load_manager_settings

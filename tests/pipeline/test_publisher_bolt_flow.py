@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from manager.registry.client import RegistryClient
+from cep.protocol.registry_client import RegistryClient
 from cep.protocol.identity import machine_identity
 from manager.registry.service import RegistryService
 from publishers.base import Sink
@@ -167,7 +167,7 @@ def test_a_publisher_that_stops_heartbeating_is_left_for_a_live_one():
     """A (same machine, preferred) keeps its socket open and taking frames but stops
     heartbeating (a hung worker); once the registry's liveness window passes, the bolt moves
     to B, which heartbeats, and the next events reach B."""
-    from manager.registry.client import Heartbeat
+    from cep.protocol.registry_client import Heartbeat
     svc_reg = RegistryService(port=0, bind_host="127.0.0.1", liveness=1.0, heartbeat_interval=0.1)
     svc_reg.start()
     client = RegistryClient(f"tcp://127.0.0.1:{svc_reg.port}")

@@ -3,7 +3,7 @@ do not make unbounded batches (max_events)."""
 import pytest
 import zmq
 
-from manager.registry.client import RegistryClient
+from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
 from manager.registry.wire import encode_batch
 from receivers.spout import ReceiverSpout

@@ -14,7 +14,7 @@ import zmq
 from cep.security import curve
 from cep.security.exceptions import CurveKeyError
 from manager.exceptions import RegistryUnavailableError
-from manager.registry.client import RegistryClient
+from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
 from manager.registry.wire import encode_batch
 from publishers.base import Sink

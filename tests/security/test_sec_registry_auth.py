@@ -10,7 +10,7 @@ import pytest
 from cep.security import curve
 from cep.worker.inflow import SpoutConnection
 from manager.exceptions import RegistryError
-from manager.registry.client import RegistryClient
+from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
 from manager.server import Manager
 from manager.settings import load_manager_settings

@@ -7,7 +7,7 @@ import pytest
 import zmq
 from flask import Flask, jsonify, request
 
-from manager.registry.client import RegistryClient
+from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
 from manager.registry.wire import decode_batch, encode_batch
 from receivers.http_receiver import HttpServer

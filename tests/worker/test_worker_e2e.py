@@ -122,7 +122,7 @@ def all_active(manager, workers):
 
 def publishing_worker(manager, workers):
     """The id of the worker whose publisher service the publisher bolt is connected to."""
-    from manager.registry.client import RegistryClient
+    from cep.protocol.registry_client import RegistryClient
     client = RegistryClient(manager.registry_url)
     try:
         conns = client.status(TENANT, "E2E")["connections"]

@@ -6,7 +6,7 @@ import pytest
 import zmq
 
 from cep.worker.inflow import SpoutConnection
-from manager.registry.client import RegistryClient
+from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
 from manager.registry.wire import decode_batch
 
