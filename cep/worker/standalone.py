@@ -15,6 +15,7 @@ class StandalonePlan:
     """One compiled plan running on the engine, with its sources and sinks."""
 
     mode = "standalone"
+    playback = None  # None: the plan's @Plan:playback (an HA pair runs on event time)
 
     def __init__(self, spec, router, cfg):
         from cep.engine.runtime import ExecutionPlanRuntime
@@ -25,7 +26,7 @@ class StandalonePlan:
         check_policy(spec, cfg)
         self.sinks = build_sink_set(cfg, spec)
         try:
-            self.runtime = ExecutionPlanRuntime(spec.plan)
+            self.runtime = ExecutionPlanRuntime(spec.plan, self.playback)
         except Exception as exc:
             self.sinks.close()
             raise PlanDeployError(f"plan {spec.name}: the engine rejected it: {exc}") from exc
