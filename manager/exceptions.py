@@ -84,3 +84,9 @@ class DeployError(ManagerError):
 
 # registry errors: the shared protocol's (cep/protocol/exceptions.py), raised by both sides
 from cep.protocol.exceptions import RegistryError, RegistryUnavailableError  # noqa: E402,F401
+
+
+class FencedWriteError(StoreError):
+    """A write to the shared store was refused: this manager's fencing token is not the newest
+    (another manager took the leader lease), or it holds no lease at all (issue 13)."""
+    status = 409

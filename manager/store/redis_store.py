@@ -1,5 +1,7 @@
 """Redis plan store: hash `<prefix>:plans:<tenantId>` maps plan name -> SiddhiQL text; the
-plan versions are JSON at `<prefix>:deployment-versions`."""
+plan versions are JSON at `<prefix>:deployment-versions`. In a manager group (issue 13) every
+write goes through `fence` (manager.lease.FencedWriter): one Lua script that checks the
+writer's fencing token first, so a paused old leader cannot overwrite the new leader's plans."""
 import json
 
 import redis
@@ -14,6 +16,7 @@ class RedisStore(PlanStore):
     def __init__(self, url, prefix="cep"):
         self.url = url
         self.prefix = prefix
+        self.fence = None  # manager.lease.FencedWriter when the manager is in a group
         try:
             self.redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
         except ValueError as exc:
@@ -28,12 +31,20 @@ class RedisStore(PlanStore):
         except redis.RedisError as exc:
             raise StoreError(f"Redis store {self.url}: cannot {what}: {exc}") from None
 
+    def _write(self, what, ops):
+        """Run write commands atomically: fenced in a group, else as one transaction."""
+        if self.fence is not None:
+            return self.fence.execute(ops)
+        pipe = self.redis.pipeline()
+        for op in ops:
+            pipe.execute_command(*op)
+        return self._call(what, pipe.execute)
+
     def save(self, tenant, name, text):
         check_name(name)
-        pipe = self.redis.pipeline()
-        pipe.hset(self._key(tenant), name, text)
-        pipe.sadd(f"{self.prefix}:tenants", parse_tenant(tenant))
-        self._call(f"save plan {name!r}", pipe.execute)
+        self._write(f"save plan {name!r}", [["HSET", self._key(tenant), name, text],
+                                            ["SADD", f"{self.prefix}:tenants",
+                                             str(parse_tenant(tenant))]])
 
     def load(self, tenant, name):
         text = self._call(f"load plan {name!r}", self.redis.hget, self._key(tenant), check_name(name))
@@ -42,8 +53,9 @@ class RedisStore(PlanStore):
         return text
 
     def delete(self, tenant, name):
-        if not self._call(f"delete plan {name!r}", self.redis.hdel, self._key(tenant),
-                          check_name(name)):
+        removed = self._write(f"delete plan {name!r}",
+                              [["HDEL", self._key(tenant), check_name(name)]])
+        if not removed[0]:
             raise not_found(tenant, name)
 
     def names(self, tenant):
@@ -63,8 +75,8 @@ class RedisStore(PlanStore):
         return data if isinstance(data, dict) else {}
 
     def save_versions(self, versions):
-        self._call("save plan versions", self.redis.set, f"{self.prefix}:deployment-versions",
-                   json.dumps(versions))
+        self._write("save plan versions", [["SET", f"{self.prefix}:deployment-versions",
+                                            json.dumps(versions)]])
 
     def close(self):
         self.redis.close()
