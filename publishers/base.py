@@ -63,6 +63,8 @@ def dumps_events(stream, events):
 class Sink:
     """Writes batches of one stream's events somewhere; subclasses set `type`."""
     type = "abstract"
+    delivery = "at-least-once"  # publishers/delivery.py; set by build_sink
+    dedup = True
 
     def __init__(self, stream, options):
         self.stream = stream
@@ -77,7 +79,8 @@ class Sink:
         """Release files, sockets and connections."""
 
     def describe(self):
-        return {"type": self.type, "stream": self.stream, "written": self.written}
+        return {"type": self.type, "stream": self.stream, "written": self.written,
+                "delivery": self.delivery}
 
     # option helpers
     def option(self, name, default=None, required=False):

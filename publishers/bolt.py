@@ -20,6 +20,14 @@ socket and hands the frames over in order.
 - While no worker publisher exists, the bolt keeps asking every retry_interval; frames wait
   in the queue and, once it is full, `execute` waits (backpressure again).
 
+- **Output identity (issue 11).** Each frame carries (this instance, epoch, first sequence
+  number), publishers/frames.py: the epoch is the last checkpoint barrier this instance passed
+  (the restored checkpoint after a restore, -1 without checkpoints), the sequence counts the
+  stream's events since. A `start` notice (restored checkpoint or fresh) goes ahead of
+  everything the instance sends, and a `commit` notice follows each completed checkpoint, in
+  order with the data, so a worker can count and drop replayed results and commit the output
+  of exactly-once sinks.
+
 Config keys: registry, tenant, plan, streams ({stream id: [attribute names]}), host,
 retry_interval (s between lookups, default 1), connect_timeout (s, default 3),
 buffer_limit (events queued in the bolt, default 100000), sndhwm (frames, default 16),
@@ -36,10 +44,10 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from cep.security import curve
-from manager.exceptions import RegistryError
+from cep.protocol.exceptions import RegistryError
 from cep.protocol.registry_client import RegistryClient
 from cep.protocol.identity import machine_identity
-from manager.registry.wire import encode_batch
+from publishers.frames import COMMIT, START, encode_control, encode_output
 from topology.component import Bolt
 
 log = logging.getLogger(__name__)
@@ -75,6 +83,9 @@ class PublisherBolt(Bolt):
         self.pending = collections.deque()  # (frame, events) not yet taken by ZeroMQ
         self.pending_events = self.sent = self.reconnects = 0
         self.waited_s = 0.0  # time execute() spent waiting for room (backpressure)
+        self.epoch, self.seqs = -1, {}  # output identity: epoch and per-stream sequence
+        self.started = False  # the start notice is queued: the sender may go
+        self.completed = 0  # the last checkpoint whose commit notice was queued
         self._cond = threading.Condition()
         self._closed = threading.Event()
         self._sender = threading.Thread(target=self._run, daemon=True,
@@ -85,7 +96,15 @@ class PublisherBolt(Bolt):
     # -- task thread --
     def execute(self, batch):
         rows = batch.rows
-        frame = encode_batch(batch.stream, [(r[0], r[1:]) for r in rows])
+        if not rows:
+            return
+        if not self.started:  # no checkpoints (no restore call): epoch -1
+            self._start(None, checkpoints=False)
+        stream = batch.stream
+        seq = self.seqs.get(stream, 0)
+        self.seqs[stream] = seq + len(rows)
+        frame = encode_output(stream, [(r[0], r[1:]) for r in rows], self.client_id,
+                              self.epoch, seq)
         with self._cond:
             if self.pending_events >= self.buffer_limit:
                 started = time.perf_counter()
@@ -97,20 +116,56 @@ class PublisherBolt(Bolt):
             self._cond.notify_all()
 
     def checkpoint_state(self):
-        """A checkpoint's part: the frames queued and not yet taken by ZeroMQ (issue 11)."""
+        """A checkpoint's part: the data frames queued and not yet taken by ZeroMQ (issue 11);
+        notices (0 events) are not re-sent after a restore."""
         with self._cond:
-            return {"pending": [[frame, n] for frame, n in self.pending]}
+            return {"pending": [[frame, n] for frame, n in self.pending if n]}
 
     def restore_state(self, state):
-        """After a failure: send the frames that were queued at the checkpoint first."""
+        """After a failure: send the frames that were queued at the checkpoint first (after
+        the start notice, which goes before everything)."""
         frames = [(bytes(frame), int(n)) for frame, n in state.get("pending", ())]
         with self._cond:
+            head = self.pending.popleft() if self.started and self.pending else None
             self.pending.extendleft(reversed(frames))
+            if head is not None:
+                self.pending.appendleft(head)
             self.pending_events += sum(n for _, n in frames)
+            self._cond.notify_all()
+
+    # -- checkpoint hooks (topology/checkpoint/participant.py) --
+    def checkpoint_restored(self, cid):
+        """The task starts from checkpoint `cid` (None: fresh state, checkpoints on)."""
+        self._start(cid)
+
+    def checkpoint_barrier(self, cid):
+        """Output from now on belongs to epoch `cid` (committed when a later one completes)."""
+        self.epoch, self.seqs = cid, {}
+
+    def checkpoint_completed(self, cid):
+        """Checkpoint `cid` is complete: tell the worker, after the output it covers."""
+        if cid > self.completed:
+            self.completed = cid
+            self._queue_notice(encode_control(COMMIT, self.client_id, cid))
+
+    def _start(self, cid, checkpoints=True):
+        """Queue the start notice ahead of everything; epochs start at the restored checkpoint
+        (0 for fresh state, -1 without checkpoints)."""
+        self.epoch, self.seqs = (-1 if not checkpoints else cid or 0), {}
+        self.completed = max(self.completed, cid or 0)
+        with self._cond:
+            self.pending.appendleft((encode_control(START, self.client_id, cid), 0))
+            self.started = True
+            self._cond.notify_all()
+
+    def _queue_notice(self, frame):
+        with self._cond:
+            self.pending.append((frame, 0))
             self._cond.notify_all()
 
     def custom_metrics(self):
         return {"connected": self.connected, "endpoint": self.endpoint, "sent": self.sent,
+                "epoch": self.epoch, "committed": self.completed,
                 "queued": self.pending_events, "reconnects": self.reconnects,
                 "waited_s": round(self.waited_s, 3)}
 
@@ -206,9 +261,9 @@ class PublisherBolt(Bolt):
     def _send_next(self):
         """Hand the oldest queued frame to ZeroMQ, or wait briefly for a frame or for room."""
         with self._cond:
-            if not self.pending:
+            if not self.pending or not self.started:
                 self._cond.wait(0.05)
-                if not self.pending:
+                if not self.pending or not self.started:
                     return
             frame, n = self.pending[0]
         try:

@@ -10,9 +10,9 @@ import threading
 import zmq
 
 from cep.security import curve
-from manager.registry.wire import BadFrameError
+from cep.protocol.exceptions import BadFrameError
+from publishers import frames
 from publishers.exceptions import PublisherError
-from receivers.spout import decode_frame
 
 log = logging.getLogger(__name__)
 POLL_MS = 100
@@ -37,6 +37,7 @@ class PublisherService:
         self.frames = 0
         self.events = 0
         self.dropped_frames = 0
+        self.controls = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"publisher {sink_set.label}:{self.port}")
@@ -78,8 +79,12 @@ class PublisherService:
 
     def _handle(self, frame):
         try:
-            stream, events = decode_frame(frame)
-            self.sink_set.dispatch(stream, events)
+            stream, events, ident = frames.decode(frame)
+            if stream is None:  # a publisher bolt's start or commit notice (issue 11)
+                self.sink_set.control(ident)
+                self.controls += 1
+                return
+            self.sink_set.dispatch(stream, events, ident)
         except (BadFrameError, PublisherError) as exc:
             self.dropped_frames += 1
             log.warning("publisher service %s: frame dropped: %s", self.sink_set.label, exc)
@@ -88,5 +93,8 @@ class PublisherService:
         self.events += len(events)
 
     def metrics(self):
+        dups = self.sink_set.duplicates()
         return {"port": self.port, "frames": self.frames, "events": self.events,
-                "dropped_frames": self.dropped_frames, "streams": self.sink_set.metrics()}
+                "dropped_frames": self.dropped_frames, "duplicates": sum(dups.values()),
+                "controls": self.controls, "committed": self.sink_set.committed,
+                "publishers": dict(self.sink_set.publishers), "streams": self.sink_set.metrics()}

@@ -1,10 +1,16 @@
 """A SinkSet routes each exported stream's batches to its sinks, isolating sink failures.
 
-A failing sink is logged and counted; the other sinks of the stream still get the batch."""
+A failing sink is logged and counted; the other sinks of the stream still get the batch.
+Batches with an identity (publishers/frames.py) are checked for duplicates per stream
+(`duplicates`); each sink then gets them by its delivery mode (publishers/delivery.py):
+at-most-once sinks everything as it came, at-least-once sinks without the duplicates (or with
+them, `dedup: false`), exactly-once sinks stage them until `control(commit)`."""
 import logging
 import threading
 
+from publishers.delivery import AT_LEAST_ONCE, AT_MOST_ONCE, EXACTLY_ONCE, Dedup
 from publishers.exceptions import PublisherError, UnknownOutputStreamError
+from publishers.frames import COMMIT, START
 from publishers.sinks import DEFAULT_SPEC, build_sink
 
 log = logging.getLogger(__name__)
@@ -18,20 +24,25 @@ class SinkSet:
         self._sinks = {}
         self._counts = {}
         self._lock = threading.Lock()
+        self.dedup = Dedup()
+        self.publishers = {}  # publisher bolt id -> {"restored", "starts", "commits"}
+        self.committed = None  # the last checkpoint a publisher bolt reported complete
 
     @classmethod
-    def from_specs(cls, specs_by_stream, label="", policy=None, tenant=None, default=None):
+    def from_specs(cls, specs_by_stream, label="", policy=None, tenant=None, default=None,
+                   delivery=AT_LEAST_ONCE, dedup=True):
         """Build from {stream: [spec, ...]}; an empty list means `default(stream)` (a spec the
         worker itself chose, not confined by `policy`), else the default log sink. The plan's
-        specs are built under `policy` (cep.policy.HostPolicy) for `tenant` when given."""
+        specs are built under `policy` (cep.policy.HostPolicy) for `tenant` when given;
+        `delivery` and `dedup` are the defaults of sinks that name none."""
         sset = cls(label)
         try:
             for stream, specs in specs_by_stream.items():
                 for spec in specs:
-                    sset.add(stream, build_sink(spec, stream, policy, tenant))
+                    sset.add(stream, build_sink(spec, stream, policy, tenant, delivery, dedup))
                 if not specs:
                     sset.add(stream, build_sink(default(stream) if default else DEFAULT_SPEC,
-                                                stream))
+                                                stream, delivery=delivery, dedup=dedup))
         except PublisherError:
             sset.close()
             raise
@@ -39,14 +50,16 @@ class SinkSet:
 
     def add(self, stream, sink):
         self._sinks.setdefault(stream, []).append(sink)
-        self._counts.setdefault(stream, {"events": 0, "batches": 0, "failed": 0})
+        self._counts.setdefault(stream, {"events": 0, "batches": 0, "failed": 0,
+                                         "duplicates": 0})
 
     @property
     def streams(self):
         return tuple(self._sinks)
 
-    def dispatch(self, stream, events):
-        """Write one batch of `stream` to every sink of that stream."""
+    def dispatch(self, stream, events, ident=None):
+        """Write one batch of `stream` to every sink of that stream; `ident` (a
+        frames.Identity) lets duplicates be found and exactly-once sinks stage the batch."""
         sinks = self._sinks.get(stream)
         if sinks is None:
             raise UnknownOutputStreamError(f"{self.label}: no sink for stream {stream!r} "
@@ -55,11 +68,60 @@ class SinkSet:
         with self._lock:
             counts["events"] += len(events)
             counts["batches"] += 1
+            if ident is None:
+                for sink in sinks:
+                    self._write(sink, events, counts)
+                return
+            skip = self.dedup.skip(stream, ident, len(events))
+            counts["duplicates"] += skip
+            fresh = events[skip:] if skip else events
             for sink in sinks:
-                self._write(sink, events, counts)
+                self._deliver(sink, events, fresh, ident, counts)
 
-    def _write(self, sink, events, counts):
+    def _deliver(self, sink, events, fresh, ident, counts):
+        mode = sink.delivery
+        if mode == EXACTLY_ONCE and ident.epoch >= 0:
+            self._write(sink, events, counts, ident)
+        elif mode == AT_MOST_ONCE or (mode == AT_LEAST_ONCE and not sink.dedup):
+            self._write(sink, events, counts)
+        elif fresh:  # at-least-once with dedup, or exactly-once without checkpoints (epoch -1)
+            self._write(sink, fresh, counts)
+
+    def control(self, notice):
+        """A publisher bolt's frames.Control: `start` (restored from a checkpoint or fresh)
+        aborts what exactly-once sinks staged for it after that checkpoint; `commit` commits
+        what they staged before the completed checkpoint."""
+        with self._lock:
+            info = self.publishers.setdefault(notice.publisher,
+                                              {"restored": None, "starts": 0, "commits": 0})
+            if notice.kind == START:
+                info["starts"] += 1
+                info["restored"] = notice.checkpoint
+                self.dedup.restart(notice.publisher, notice.checkpoint)
+            elif notice.kind == COMMIT:
+                info["commits"] += 1
+                self.committed = max(self.committed or 0, notice.checkpoint)
+            for stream, sinks in self._sinks.items():
+                for sink in sinks:
+                    if sink.delivery == EXACTLY_ONCE:
+                        self._control(sink, notice, self._counts[stream])
+
+    def _control(self, sink, notice, counts):
         try:
+            if notice.kind == START:
+                sink.restart(notice.publisher, notice.checkpoint)
+            elif notice.checkpoint is not None:
+                sink.commit(notice.checkpoint)
+        except Exception as exc:  # noqa: BLE001 - the next commit notice tries again
+            counts["commit_errors"] = counts.get("commit_errors", 0) + 1
+            log.warning("%s: %s sink of %s: %s of %s failed: %s", self.label, sink.type,
+                        sink.stream, notice.kind, notice.checkpoint, exc)
+
+    def _write(self, sink, events, counts, ident=None):
+        try:
+            if ident is not None:
+                sink.stage(events, ident)
+                return
             sink.write_batch(events)
         except PublisherError as exc:
             counts["failed"] += len(events)
@@ -72,6 +134,10 @@ class SinkSet:
     def metrics(self):
         return {s: {**self._counts[s], "sinks": [k.describe() for k in sinks]}
                 for s, sinks in self._sinks.items()}
+
+    def duplicates(self):
+        """Duplicates seen per stream (results a replay sent again)."""
+        return {s: c["duplicates"] for s, c in self._counts.items()}
 
     def close(self):
         for sinks in self._sinks.values():

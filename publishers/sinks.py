@@ -8,6 +8,7 @@ sinks use configured connections only, ZeroMQ sinks connect to allow-listed host
 allowed addresses only. Without a policy (library use, tests) nothing is
 confined; the worker always passes its policy."""
 from cep.policy import PolicyViolation
+from publishers.delivery import AT_LEAST_ONCE, EXACTLY_ONCE, sink_delivery
 from publishers.exceptions import SinkConfigError
 from publishers.file_sink import FileSink
 from publishers.http_sink import HttpSink
@@ -20,8 +21,11 @@ def _log(stream, options, policy, tenant):
     return LogSink(stream, options)
 
 
-def _file(stream, options, policy, tenant):
+def _file(stream, options, policy, tenant, staged=False):
     roots = policy.file_roots_for(tenant) if policy is not None else None
+    if staged:
+        from publishers.staged_file import StagedFileSink
+        return StagedFileSink(stream, options, roots=roots)
     return FileSink(stream, options, roots=roots)
 
 
@@ -39,17 +43,21 @@ def _zmq(stream, options, policy, tenant):
     return ZmqPubSink(stream, options)
 
 
-def _redis(stream, options, policy, tenant):
+def _redis(stream, options, policy, tenant, staged=False):
     from publishers.redis_sink import RedisSink
-    return RedisSink(stream, options, connections=policy.redis if policy is not None else None)
+    from publishers.staged_redis import StagedRedisSink
+    kind = StagedRedisSink if staged else RedisSink
+    return kind(stream, options, connections=policy.redis if policy is not None else None)
 
 
 SINK_TYPES = {"log": _log, "file": _file, "http": _http, "zmq": _zmq, "redis": _redis}
 
 
-def build_sink(spec, stream, policy=None, tenant=None):
+def build_sink(spec, stream, policy=None, tenant=None, delivery=AT_LEAST_ONCE, dedup=True):
     """A sink for `stream` from a spec `{"type": ..., "options": {...}}`, confined by `policy`
-    (a cep.policy.HostPolicy) for `tenant` when given."""
+    (a cep.policy.HostPolicy) for `tenant` when given. The sink's `delivery` and `dedup`
+    come from its `delivery=`/`dedup=` options, else from the defaults given here
+    (publishers/delivery.py); exactly-once file and Redis sinks stage their output."""
     if not isinstance(spec, dict):
         raise SinkConfigError(f"sink for stream {stream}: expected a mapping with 'type', "
                               f"got {spec!r}")
@@ -61,7 +69,15 @@ def build_sink(spec, stream, policy=None, tenant=None):
     if factory is None:
         raise SinkConfigError(f"sink for stream {stream}: unknown type {kind!r}; known: "
                               f"{', '.join(SINK_TYPES)}")
-    return factory(stream, {str(k).lower(): v for k, v in options.items()}, policy, tenant)
+    options = {str(k).lower(): v for k, v in options.items()}
+    mode, dedup = sink_delivery(kind, options, delivery, dedup,
+                                where=f"@sink(type='{kind}') on stream {stream}")
+    if mode == EXACTLY_ONCE:
+        sink = factory(stream, options, policy, tenant, staged=True)
+    else:
+        sink = factory(stream, options, policy, tenant)
+    sink.delivery, sink.dedup = mode, dedup
+    return sink
 
 
 def sink_specs_from_annotations(annotations):

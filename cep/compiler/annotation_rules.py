@@ -83,9 +83,32 @@ def _check_stream_annotations(definition):
         elif lowered in ("source", "sink") and a.get("type") is None:
             raise AnnotationError(f"@{a.name} on stream '{definition.id}' needs type='...'",
                                   a.span)
+        elif lowered == "sink":
+            _check_sink_delivery(definition, a)
     if len(refs) == 2:
         raise AnnotationError(f"stream '{definition.id}' cannot be both imported and exported",
                               refs["export"].span)
+
+
+# output delivery (issue 11; publishers/delivery.py holds the same lists for the worker)
+_DELIVERY = ("at-least-once", "exactly-once", "at-most-once")
+_TWO_PHASE_SINKS = ("file", "redis")
+
+
+def _check_sink_delivery(definition, a):
+    delivery = a.get("delivery")
+    where = f"@{a.name}(type='{a.get('type')}') on stream '{definition.id}'"
+    if delivery is not None and delivery.strip().lower() not in _DELIVERY:
+        raise AnnotationError(f"{where}: delivery={delivery!r} is not one of "
+                              f"{', '.join(_DELIVERY)}", a.span)
+    if delivery is not None and delivery.strip().lower() == "exactly-once" \
+            and str(a.get("type")).lower() not in _TWO_PHASE_SINKS:
+        raise AnnotationError(f"{where}: delivery='exactly-once' needs a sink that holds its "
+                              f"output until the checkpoint covering it completes (file or "
+                              f"redis); use 'at-least-once' or 'at-most-once'", a.span)
+    dedup = a.get("dedup")
+    if dedup is not None and dedup.strip().lower() not in ("true", "false"):
+        raise AnnotationError(f"{where}: dedup={dedup!r} is not true or false", a.span)
 
 
 def _check_table_annotations(table):

@@ -9,6 +9,7 @@ import socket
 from cep.policy import POLICY_SETTINGS
 from cep.security.curve import CURVE_SETTINGS
 from cep.worker.exceptions import WorkerConfigError
+from cep.worker.ha.settings import HA_SETTINGS, check_ha
 from topology.exceptions import TopologyError
 from topology.settings import Schema, Setting
 
@@ -66,6 +67,13 @@ WORKER_SCHEMA = Schema("worker", [
             "file", ("log", "file")),
     Setting("sinks", "dir", str, "var/out", "folder of default file sinks "
             "(<dir>/<plan>/<stream>.jsonl)"),
+    Setting("delivery", "default", str, "at-least-once", "output delivery of sinks that "
+            "name none (@sink(delivery=...)): at-least-once (replayed results counted as "
+            "duplicates), exactly-once (file and Redis sinks: committed at checkpoints; other "
+            "sinks stay at-least-once), at-most-once (fastest, no duplicate state)",
+            ("at-least-once", "exactly-once", "at-most-once")),
+    Setting("delivery", "dedup", bool, True, "at-least-once sinks drop the duplicates they "
+            "count (false: write them again, as Flink's at-least-once does)"),
     Setting("worker", "data_dir", str, "", "where the worker keeps its data (the receivers' "
             "write-ahead logs under <data_dir>/wal/<tenant>/<plan>/<stream>/); empty means "
             "<worker.state_dir>/<worker id>"),
@@ -84,6 +92,7 @@ WORKER_SCHEMA = Schema("worker", [
             "the receivers push back the same way; 0 = no cap"),
     *POLICY_SETTINGS,  # files.roots (default <state_dir>/tenants/{tenant}/files), limits.*
     *CURVE_SETTINGS,  # security.curve, security.curve_dir (CEP_CURVE_DIR too)
+    *HA_SETTINGS,  # ha.*: the standalone active/passive pair (issue 13, cep/worker/ha)
 ])
 
 
@@ -113,6 +122,7 @@ def _check(cfg):
     if regs and len(regs) != len(cfg["managers.urls"]):
         raise WorkerConfigError(f"managers.registries has {len(regs)} addresses but managers.urls "
                                 f"has {len(cfg['managers.urls'])}; give one per manager or none")
+    check_ha(cfg)
     try:
         from receivers.limits import parse_ingest_keys
         parse_ingest_keys(cfg["receivers.ingest_keys"])

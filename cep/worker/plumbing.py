@@ -35,7 +35,8 @@ def build_sink_set(cfg, spec):
     try:
         return SinkSet.from_specs(specs, label=f"{spec.tenant}/{spec.name}",
                                   policy=host_policy(cfg), tenant=spec.tenant,
-                                  default=lambda stream: default_sink_spec(cfg, spec, stream))
+                                  default=lambda stream: default_sink_spec(cfg, spec, stream),
+                                  delivery=cfg["delivery.default"], dedup=cfg["delivery.dedup"])
     except PublisherError as exc:
         raise PlanDeployError(f"plan {spec.name}: {exc}") from None
 
