@@ -46,7 +46,10 @@ class Participant:
     # -- restore --
     def restore(self, cid):
         """Restore the instance's state from complete checkpoint ``cid`` (None: fresh)."""
-        if not self.enabled or cid is None:
+        if not self.enabled:
+            return
+        _notify(self.instance.component, "checkpoint_restored", cid)  # publisher bolts
+        if cid is None:
             return
         state = self.store.read(cid, self.task)  # CorruptCheckpointError fails the task
         method = _method(self.instance.component, "restore_state", "restore")
@@ -73,6 +76,8 @@ class Participant:
 
     def completed(self, cid):
         """The coordinator completed ``cid``: tell the spout, forget older states."""
+        if cid is not None and self.instance.kind == "bolt":  # publisher bolts commit output
+            _notify(self.instance.component, "checkpoint_completed", cid)
         if cid is None or self.instance.kind != "spout":
             return
         done = [c for c in self.pending if c <= cid]
@@ -118,6 +123,8 @@ class Participant:
             log.error("%s checkpoint %s failed: %s", self.instance.label, cid, exc)
             report["error"] = f"{type(exc).__name__}: {exc}"
             state = _FAILED
+        if state is not _FAILED:
+            _notify(self.instance.component, "checkpoint_barrier", cid)  # output epochs
         report["snapshot_ms"] = round((time.perf_counter() - started) * 1000, 2)
         self.forward(cid)  # downstream aligns even when this snapshot failed
         self.ack(report)
@@ -125,6 +132,14 @@ class Participant:
 
 
 _FAILED = object()
+
+
+def _notify(component, name, cid):
+    """Call the component's optional hook ``name(cid)`` (publisher bolts: output epochs and
+    exactly-once commits, issue 11)."""
+    hook = getattr(component, name, None)
+    if callable(hook):
+        hook(cid)
 
 
 def _method(component, *names):
