@@ -17,8 +17,8 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from cep.security import curve
-from manager.exceptions import RegistryError
-from manager.registry.wire import encode_batch
+from cep.protocol.exceptions import RegistryError
+from cep.protocol.frames import encode_batch
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,7 @@ class SpoutConnection:
         self._ctx = zmq.Context.instance()
         self._sock = self._monitor = self.endpoint = self.connection = None
         self.connected = False
+        self._next_check = 0.0
         self.stats = collections.Counter()
         self.last_error = None
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -137,9 +138,22 @@ class SpoutConnection:
         if not self.connected and self._sock is not None \
                 and time.monotonic() - self._since > self.connect_timeout:
             self._drop(f"no connection to {self.endpoint} within {self.connect_timeout} s")
+        elif self.connected and time.monotonic() >= self._next_check:
+            self._next_check = time.monotonic() + self.reconnect_interval
+            if not self._still_registered():  # its task restarted with a new socket (issue 11)
+                self._drop(f"spout {self.endpoint} was replaced in the registry")
+
+    def _still_registered(self):
+        """False only when the registry answers and no longer lists the endpoint."""
+        try:
+            live = self.registry.status(self.tenant, self.plan)["receivers"]
+        except (RegistryError, KeyError, TypeError):
+            return True  # the registry is away; the connection itself looks fine
+        return any(ep.get("endpoint") == self.endpoint for ep in live)
 
     def _on_connected(self):
         self.connected = True
+        self._next_check = time.monotonic() + self.reconnect_interval
         try:
             self.connection = self.registry.connect("receiver", self.tenant, self.plan,
                                                     self.endpoint, self.client, stream=self.stream)

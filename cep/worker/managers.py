@@ -13,7 +13,7 @@ import urllib.request
 
 from cep.security import cluster_secret
 from cep.worker.exceptions import ManagerUnavailableError
-from manager.exceptions import RegistryUnavailableError
+from cep.protocol.exceptions import RegistryUnavailableError
 from cep.protocol.registry_client import RegistryClient
 
 log = logging.getLogger(__name__)
@@ -164,6 +164,9 @@ class FailoverRegistry:
 
     def release(self, *args, **kwargs):
         return self._call("release", *args, **kwargs)
+
+    def status(self, *args, **kwargs):
+        return self._call("status", *args, **kwargs)
 
     def worker_info(self, **info):
         return self._call("worker_info", **info)

@@ -74,6 +74,7 @@ class EndpointTable:
         self.workers = {}  # worker id -> (last heartbeat, worker-info dict)
         self._ids = itertools.count(1)
         self._choices = itertools.count(1)
+        self.replaced = 0  # endpoints replaced by a restarted task of the same component
         self._lock = threading.RLock()
 
     def register(self, kind, tenant, plan, host, port, machine=(), streams=(), worker="",
@@ -83,12 +84,29 @@ class EndpointTable:
                       tuple(streams), worker, component)
         key = (kind, tenant, plan, ep.address)
         with self._lock:
+            if component:
+                self._replace(key, component)
             old = self.endpoints.get(key)
             if old is not None:
                 ep.last_chosen = old.last_chosen
             ep.last_seen = self.clock()
             self.endpoints[key] = ep
         return ep.address
+
+    def _replace(self, key, component):
+        """A restarted task (same component instance, new socket) replaces its predecessor at
+        once: the old endpoint and its connections go, so lookups answer the new one and
+        clients connected to the old one see it gone (issue 11: recovery <= 30 s)."""
+        kind, tenant, plan, address = key
+        stale = [k for k, ep in self.endpoints.items() if k[:3] == key[:3]
+                 and k[3] != address and ep.component == component]
+        for k in stale:
+            del self.endpoints[k]
+            log.info("%s endpoint %s of plan %s (tenant %s) replaced by %s (%s restarted)",
+                     kind, k[3], plan, tenant, address, component)
+            self._drop_connections(lambda c, a=k[3]: c.endpoint == a and c.plan == plan
+                                   and c.tenant == tenant and c.kind == kind)
+        self.replaced += len(stale)
 
     def unregister(self, kind, tenant, plan, address):
         with self._lock:
