@@ -1,7 +1,7 @@
 """What a receiver spout knows of the workers' write-ahead logs (issue 11): per receiver id,
 the highest offset it has emitted, and the commit/replay requests it sends back.
 
-Version 2 frames (manager/registry/wire.py) carry (receiver id, first offset, worker URL).
+Version 2 frames (cep/protocol/frames.py) carry (receiver id, first offset, worker URL).
 `admit()` keeps each log's events in order and exactly once at the spout:
 - the next offset expected: taken;
 - offsets already emitted (a replay overlapping what came through): skipped, counted as
@@ -14,6 +14,9 @@ Version 2 frames (manager/registry/wire.py) carry (receiver id, first offset, wo
   A gap still open after `gap_timeout_s` (the worker cannot be reached, or refuses the
   request) is given up the same way: logged as an error and counted in `lost`, never a stream
   stalled for good.
+- `from_start` (a task started with no checkpoint to restore, e.g. a failure before the first
+  checkpoint completed): the first frame of each log is dropped and the whole log (everything
+  no checkpoint committed) is requested; frames are admitted from the replay's first offset.
 
 Requests go over HTTP to the worker (cep/worker/wal_api.py) with the cluster secret when
 the spout has one."""
@@ -49,6 +52,9 @@ class ReceiverOffsets:
         self._asked = {}  # receiver id -> monotonic time of the last replay request
         self._lock = threading.Lock()
         self._to_commit, self._committer = {}, None
+        # restarted without a checkpoint (a failure before the first one completed): each
+        # log is replayed from its start, so nothing accepted before the failure is lost
+        self.from_start = False
 
     def admit(self, pos, count):
         """How many leading events of a frame at `pos` (LogPosition) to skip, or None to drop
@@ -71,10 +77,50 @@ class ReceiverOffsets:
                 self.duplicates += count
                 return None
             self.duplicates += skip
+        elif self.from_start and not self._start_given_up(rid):
+            self.gap_drops += count  # no checkpoint holds this log: take it from its start
+            self._ask_start(rid)
+            return None
         else:
             skip = 0
         self.last[rid] = first + count - 1
         return skip
+
+    def _start_given_up(self, rid):
+        since = self._gap_since.setdefault(rid, time.monotonic())
+        if time.monotonic() - since < self.gap_timeout_s:
+            return False
+        log.error("%s: the worker of %s did not replay its log from the start within %.0f s; "
+                  "taking its frames from offset %s on", self.label, rid, self.gap_timeout_s,
+                  "the next frame's")
+        self._gap_since.pop(rid, None)
+        return True
+
+    def _ask_start(self, rid):
+        now = time.monotonic()
+        if now - self._asked.get(rid, -1e9) < self.retry_s or rid not in self.control:
+            return
+        self._asked[rid] = now
+        threading.Thread(target=self.replay_from_start, args=(rid,), daemon=True,
+                         name=f"replay {rid}").start()
+
+    def replay_from_start(self, rid):
+        """Ask the worker of `rid` to re-send its whole log (what no checkpoint committed);
+        from the answer's first offset on, frames are admitted. A leading hole from offset 0
+        is what earlier checkpoints committed (deleted segments), not a loss."""
+        answer = self._post(rid, "replay", {"receiver_id": rid, "after": -1})
+        if not answer:
+            return None
+        missing = [list(h) for h in answer.get("missing", ())]
+        if missing and missing[0][0] == 0:
+            missing.pop(0)
+        with self._lock:
+            self._holes[rid] = missing
+            if rid not in self.last:
+                self.last[rid] = int(answer.get("first", 0)) - 1
+        log.info("%s: no checkpoint to restore; %s replays its log from offset %s (%s "
+                 "events)", self.label, rid, answer.get("first"), answer.get("events"))
+        return answer
 
     def _give_up(self, rid, expect, first):
         """True once a gap stayed open for gap_timeout_s: its offsets are counted lost."""
@@ -177,6 +223,7 @@ class ReceiverOffsets:
     def restore(self, state):
         self.last = dict((state or {}).get("offsets", {}))
         self.control.update((state or {}).get("control", {}))
+        self.from_start = True  # a log the checkpoint does not know is taken from its start
 
     def metrics(self):
         return {"receivers": len(self.last), "duplicates": self.duplicates,

@@ -23,45 +23,18 @@ import gc
 import logging
 import time
 
-import msgpack
 import zmq
 
 from cep.security import curve
 from cep.protocol.registry_client import Heartbeat, RegistryClient
 from cep.protocol.identity import default_host, machine_identity
-from manager.registry.wire import FORMAT_VERSION, BadFrameError, check_frame
+from cep.protocol.exceptions import BadFrameError
+from cep.protocol.frames import decode_logged_batch
 from receivers.offsets import ReceiverOffsets
 from topology.component import Spout
 
 log = logging.getLogger(__name__)
 TICK_STREAM = "_tick"
-
-
-def decode_frame(frame):
-    """(stream, ((ts, (values...)), ...)) from an event batch frame (PROTOCOL.md section 2),
-    decoded as tuples: 2-3x cheaper than lists per event. Raises BadFrameError."""
-    try:
-        data = msgpack.unpackb(frame, raw=False, use_list=False, strict_map_key=False)
-    except Exception as exc:  # noqa: BLE001 - msgpack raises several unrelated types
-        raise BadFrameError(f"event frame is not msgpack: {exc}") from None
-    if type(data) is not tuple or len(data) != 3:
-        raise BadFrameError(f"event frame must be [version, stream, events], got "
-                            f"{type(data).__name__}")
-    version, stream, events = data
-    if version != FORMAT_VERSION:
-        raise BadFrameError(f"event frame format version {version!r} is not {FORMAT_VERSION}")
-    if not isinstance(stream, str) or type(events) is not tuple:
-        raise BadFrameError("event frame must carry a stream id string and an event list")
-    return stream, events
-
-
-def decode_logged_frame(frame):
-    """(stream, events as tuples, LogPosition or None) from a frame of version 1 or 2."""
-    try:
-        data = msgpack.unpackb(frame, raw=False, use_list=False, strict_map_key=False)
-    except Exception as exc:  # noqa: BLE001 - msgpack raises several unrelated types
-        raise BadFrameError(f"event frame is not msgpack: {exc}") from None
-    return check_frame(data)
 
 
 class ReceiverSpout(Spout):
@@ -119,7 +92,7 @@ class ReceiverSpout(Spout):
     def _take(self, frame, by_stream):
         """Add a frame's well-formed rows to by_stream; returns how many events it held."""
         try:
-            stream, events, pos = decode_logged_frame(frame)
+            stream, events, pos = decode_logged_batch(frame, use_list=False)
         except BadFrameError as exc:
             self._drop(1, f"bad frame: {exc}")
             return 1
@@ -170,6 +143,11 @@ class ReceiverSpout(Spout):
     def restore(self, state):
         """Take a checkpoint's snapshot back; then request_replay() re-sends what followed."""
         self.wal_offsets.restore(state)
+
+    def replay_from_start(self):
+        """No checkpoint to restore (a failure before the first one completed, or a first
+        start): take each worker's log from its start (receivers/offsets.py)."""
+        self.wal_offsets.from_start = True
 
     def request_replay(self, offsets=None):
         return self.wal_offsets.request_replay(offsets)

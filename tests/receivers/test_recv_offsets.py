@@ -1,6 +1,6 @@
 """The spout's per-log offset bookkeeping (receivers/offsets.py), without sockets: in order,
 once, gaps dropped and a replay asked, holes the log cannot fill skipped and counted lost."""
-from manager.registry.wire import LogPosition
+from cep.protocol.frames import LogPosition
 from receivers.offsets import ReceiverOffsets, parse_receiver_id
 
 RID = "host:9090/-1234/Plan/S#a1b2"
@@ -56,12 +56,55 @@ def test_holes_the_log_cannot_supply_are_skipped_and_counted_lost():
     assert o.lost == 5 and o.last[RID] == 19 and o.asked == []
 
 
+class StartRecording(Recording):
+    """Answers a replay-from-start as a worker whose log starts at `first` would."""
+
+    def __init__(self, first=0, missing=()):
+        super().__init__()
+        self.answer = {"first": first, "end": first + 100, "events": 100,
+                       "missing": [list(m) for m in missing]}
+        self.started = []
+
+    def _ask_start(self, rid):
+        self.started.append(rid)
+
+    def _post(self, rid, op, body):
+        self.posted = (rid, op, body)
+        return dict(self.answer)
+
+
 def test_restore_sets_offsets_and_other_receivers_are_independent():
-    o = Recording()
+    o = StartRecording(first=5)
     o.restore({"offsets": {RID: 99}, "control": {RID: "http://w:1"}})
     assert o.admit(pos(100), 1) == 0
-    assert o.admit(pos(7, rid="other#1"), 3) == 0  # first frame of an unknown log: taken
-    assert o.last == {RID: 100, "other#1": 9}
+    other = "h:1/-1234/Plan/S#other"
+    # first frame of a log the checkpoint does not know: dropped, the log asked from its start
+    assert o.admit(pos(7, rid=other), 3) is None and o.started == [other]
+    o.replay_from_start(other)
+    assert o.posted == (other, "replay", {"receiver_id": other, "after": -1})
+    assert o.admit(pos(5, rid=other), 5) == 0  # the replay, from the log's first offset
+    assert o.last == {RID: 100, other: 9} and o.lost == 0
+
+
+def test_no_checkpoint_replays_each_log_from_its_start():
+    """A failure before the first checkpoint: nothing the log holds is skipped; a leading
+    hole from 0 (segments earlier checkpoints committed) is not counted lost, a later one is."""
+    o = StartRecording(first=40, missing=[[0, 40], [60, 62]])
+    o.from_start = True
+    assert o.admit(pos(90), 10) is None and o.gap_drops == 10 and o.last == {}
+    o.replay_from_start(RID)
+    assert o.last == {RID: 39}
+    assert o.admit(pos(40), 20) == 0 and o.admit(pos(62), 38) == 0
+    assert o.lost == 2 and o.last[RID] == 99 and o.asked == []
+
+
+def test_a_worker_that_never_answers_the_start_replay_is_given_up():
+    o = StartRecording()
+    o.from_start, o.gap_timeout_s = True, 0.1
+    assert o.admit(pos(50), 10) is None
+    import time
+    time.sleep(0.15)
+    assert o.admit(pos(60), 10) == 0 and o.last == {RID: 69}
 
 
 def test_a_gap_never_filled_is_given_up_after_the_timeout():
