@@ -30,6 +30,13 @@ def subparser_hook(subparsers):
                    "(<manager data>/security/cluster-secret) [env: CEP_CLUSTER_SECRET]")
     p.add_argument("--curve-dir", help="copy of the manager's <data dir>/security/curve: "
                    "turns ZeroMQ CURVE on for this worker's links [env: CEP_CURVE_DIR]")
+    p.add_argument("--ha-peer", help="standalone: the other worker of an active/passive "
+                   "pair (http://host:port) [setting ha.peer]")
+    p.add_argument("--ha-forward", action="store_true", default=None, help="HA pair: the "
+                   "active forwards events to the passive (else clients send to both) "
+                   "[setting ha.forward]")
+    p.add_argument("--redis-url", help="HA pair: Redis holding the active's lease "
+                   "[setting ha.redis_url]")
     p.add_argument("--describe-config", action="store_true",
                    help="print every setting (Markdown table) and exit")
     p.set_defaults(func=run)
@@ -45,7 +52,10 @@ def overrides_from_args(args):
             "worker.advertised_host": args.advertised_host, "worker.roles": args.roles,
             "standalone.plans": args.plan,
             "managers.cluster_secret_file": getattr(args, "cluster_secret_file", None),
-            "security.curve_dir": getattr(args, "curve_dir", None)}
+            "security.curve_dir": getattr(args, "curve_dir", None),
+            "ha.peer": getattr(args, "ha_peer", None),
+            "ha.forward": getattr(args, "ha_forward", None),
+            "ha.redis_url": getattr(args, "redis_url", None)}
 
 
 def _service_logging():

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from cep.security import curve
 from cep.security.exceptions import CurveKeyError
+from cep.worker import ha
 from cep.worker.config import worker_id
 from cep.worker.exceptions import PlanDeployError, WorkerConfigError
 from cep.worker.managers import FailoverRegistry, ManagerSet, worker_secret
@@ -77,7 +78,9 @@ class Worker:
         self._stopped = False
         self.threads = ThreadBook()  # every long-running thread, supervised (issue 11)
         self.wal = WalBook.from_config(cfg)  # write-ahead logs of imported streams (issue 11)
-        app = create_app(self.router, [status_blueprint(self), wal_blueprint(self)],
+        self.ha = ha.create(cfg)  # the standalone active/passive pair (issue 13), or None
+        app = create_app(self.router, [status_blueprint(self), wal_blueprint(self),
+                                       *ha.blueprints(self.ha)],
                          ReceiverLimits.from_config(cfg))
         self.links = _link_security(cfg)  # CURVE keys and cluster secret (issue 10)
         self.http = HttpServer(app, cfg["receivers.http_host"], cfg["receivers.http_port"])
@@ -95,6 +98,7 @@ class Worker:
             "127.0.0.1" if _is_loopback(cfg["receivers.http_host"]) else default_host())
         self.identity = Identity(worker_id(cfg, self.http.port), host,
                                  tuple(machine_identity(host)))
+        ha.attach(self)
         if self.wal is not None:  # where spouts send commit/replay requests (wal_api.py)
             self.wal.bind(self.identity.worker_id, f"http://{host}:{self.http.port}")
         self.managers = self.registry = self.ports = self.reporter = None
@@ -124,6 +128,8 @@ class Worker:
         self.http.start()
         if self.zmq:
             self.zmq.start()
+        if self.ha:
+            self.ha.start()
         self.sync.start()
         if self.reporter:
             self.reporter.start()
@@ -139,6 +145,8 @@ class Worker:
         self.sync.stop()
         if self.reporter:
             self.reporter.stop()
+        if self.ha:
+            self.ha.stop()
         with self._lock:
             for key in list(self.plans):
                 self.undeploy(key, unregister=False)  # a restart takes the same ports again
@@ -188,6 +196,8 @@ class Worker:
     def _build(self, spec):
         if self.mode == "standalone":
             from cep.worker.standalone import StandalonePlan
+            if self.ha is not None:
+                return self.ha.build_plan(spec, self.router, self.cfg)
             return StandalonePlan(spec, self.router, self.cfg)
         from cep.worker.distributed import DistributedPlan
         return DistributedPlan(spec, self.router, self.registry, self.cfg, self.identity,
@@ -210,6 +220,7 @@ class Worker:
                 "host": self.identity.host, "roles": self.cfg["worker.roles"],
                 "http": self.http.url, "zmq": self.zmq_url, "sync": self.sync.describe(),
                 "plans": plans, "failed": failed, "threads": self.threads.describe(),
+                "ha": self.ha.describe() if self.ha else None,
                 "workerInfo": ({"sent": self.reporter.sent, "last_error": self.reporter.last_error}
                                if self.reporter else None),
                 "receivers": {"streams": self.router.counters(),

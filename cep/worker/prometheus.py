@@ -30,6 +30,9 @@ class WorkerCollector:
         yield from self._inflow(wid, handles)
         yield from self._publishers(wid, handles)
         yield from wal_families(wid, handles)
+        if getattr(w, "ha", None) is not None:  # the standalone HA pair (issue 13)
+            from cep.worker.ha.metrics import ha_families
+            yield from ha_families(wid, w.ha)
 
     def _receivers(self, wid, counters):
         fams = {k: _family("counter", f"cep_worker_receiver_events_{k}",
