@@ -67,6 +67,13 @@ WORKER_SCHEMA = Schema("worker", [
             "file", ("log", "file")),
     Setting("sinks", "dir", str, "var/out", "folder of default file sinks "
             "(<dir>/<plan>/<stream>.jsonl)"),
+    Setting("delivery", "default", str, "at-least-once", "output delivery of sinks that "
+            "name none (@sink(delivery=...)): at-least-once (replayed results counted as "
+            "duplicates), exactly-once (file and Redis sinks: committed at checkpoints; other "
+            "sinks stay at-least-once), at-most-once (fastest, no duplicate state)",
+            ("at-least-once", "exactly-once", "at-most-once")),
+    Setting("delivery", "dedup", bool, True, "at-least-once sinks drop the duplicates they "
+            "count (false: write them again, as Flink's at-least-once does)"),
     Setting("worker", "data_dir", str, "", "where the worker keeps its data (the receivers' "
             "write-ahead logs under <data_dir>/wal/<tenant>/<plan>/<stream>/); empty means "
             "<worker.state_dir>/<worker id>"),
