@@ -73,7 +73,7 @@ class _LocalRun:
         self.parts, self.produced = {}, []
         for task, inst in self.instances.items():
             part = Participant(inst, topology, {}, lambda cid, t=task: self._forward(t, cid),
-                               self._ack, store=store)
+                               self._ack, store=store, asynchronous=False)
             part.process = lambda item, t=task: self._execute(t, item)
             self.parts[task] = part
 

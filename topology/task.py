@@ -13,7 +13,8 @@ import time
 import zmq
 
 from cep.security import curve
-from topology import wire
+from cep.protocol import frames
+from cep.protocol.exceptions import BadFrameError
 from topology.checkpoint.participant import Participant
 from topology.component import Batch
 from topology.instance import Instance
@@ -109,6 +110,7 @@ class TaskRunner:
         step = self._spout_step if self.instance.kind == "spout" else self._bolt_step
         while self.state != "stop":
             step()
+            self.ckpt.poll_acks()
             self._read_control(0)
             if time.monotonic() >= next_report:
                 self._send_report("metrics")
@@ -147,20 +149,24 @@ class TaskRunner:
                 head, payload = self.pull.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
-            stream, source, origin, *channel = wire.unpack(head)
+            try:
+                stream, source, origin, channel = frames.decode_header(head)
+            except BadFrameError as exc:
+                self.instance.metrics.record_error(1, exc, "decode a header")
+                continue
             aligner = self.ckpt.aligner
-            if stream == wire.BARRIER and aligner is not None:
-                aligner.receive(channel[0], barrier=origin)
+            if stream == frames.BARRIER and aligner is not None:
+                aligner.receive(channel, barrier=origin)
             elif aligner is None or aligner.current is None:  # the usual case: no alignment
                 self._execute_item((stream, source, origin, payload))
             else:
-                aligner.receive(channel[0] if channel else -1, (stream, source, origin, payload))
+                aligner.receive(channel, (stream, source, origin, payload))
 
     def _execute_item(self, item):
         stream, source, origin, payload = item
         try:
-            rows = wire.unpack_rows(payload)
-        except (ValueError, TypeError) as exc:
+            rows = frames.decode_rows(payload)
+        except BadFrameError as exc:
             self.instance.metrics.record_error(1, exc, f"decode from {source}")
             return
         self._send(self.instance.execute(Batch(rows, stream, source, origin)), origin)
@@ -169,9 +175,9 @@ class TaskRunner:
         """Send routed parts; waits (backpressure) while a target's queue is full."""
         metrics = self.instance.metrics
         for task, stream, rows in routed:
-            frames = (wire.header(stream, self.instance.context.component_id, origin,
-                                  self.task_id), wire.pack(rows))
-            if not self._push(task, frames):
+            parts = (frames.header(stream, self.instance.context.component_id, origin,
+                                   self.task_id), frames.encode_rows(rows))
+            if not self._push(task, parts):
                 return
             metrics.record_send(task, len(rows))
 
@@ -192,16 +198,16 @@ class TaskRunner:
 
     def _forward_barrier(self, checkpoint_id):
         """The barrier of a checkpoint on every output link (after the last batch)."""
-        frames = wire.barrier(self.instance.context.component_id, checkpoint_id, self.task_id)
+        parts = frames.barrier(self.instance.context.component_id, checkpoint_id, self.task_id)
         for task in self.pushes:
-            if not self._push(task, frames):
+            if not self._push(task, parts):
                 return
 
     def _send_ack(self, report):
         report.update(attempt=self.attempt, seq=self.seq)
         for _ in range(100):  # an ack must not be lost to a momentarily full report queue
             try:
-                self.report.send(wire.pack(report), zmq.NOBLOCK)
+                self.report.send(frames.pack_message(report), zmq.NOBLOCK)
                 return
             except zmq.Again:
                 time.sleep(0.01)
@@ -213,7 +219,7 @@ class TaskRunner:
         message = None
         while True:
             try:
-                message = wire.unpack(self.control.recv(zmq.NOBLOCK))
+                message = frames.unpack_message(self.control.recv(zmq.NOBLOCK))
             except zmq.Again:
                 break
         state, seq = message["state"], message["seq"]
@@ -238,12 +244,13 @@ class TaskRunner:
             except Exception as exc:  # noqa: BLE001
                 data["custom"] = {"error": str(exc)}
         try:
-            self.report.send(wire.pack(data), zmq.NOBLOCK)
+            self.report.send(frames.pack_message(data), zmq.NOBLOCK)
         except zmq.Again:
             pass
 
     def close(self):
         """Close the component, send a last report, close sockets."""
+        self.ckpt.close()
         self.instance.close()
         self._send_report("stopped")
         time.sleep(0.05)

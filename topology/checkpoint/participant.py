@@ -9,14 +9,18 @@ workers to re-send what followed; a spout's ``checkpoint_complete(checkpoint_id,
 moment to let the workers trim their write-ahead logs.
 
 Spouts start checkpoint n when the driver asks (``trigger``), between two batches: snapshot,
-store, then the barrier on every output link. Bolts align the barriers of their input
-channels (``Aligner``), then snapshot, store, forward the barrier and ack.
+then the barrier on every output link. Bolts align the barriers of their input channels
+(``Aligner``), then snapshot and forward the barrier. The snapshot's synchronous part is the
+copy (``checkpoint_state()`` plus msgpack; the engine's part is its pickled bytes); the
+compression, checksum and write run on a ``SnapshotWriter`` thread while the task goes on, and
+the ack goes out (``poll_acks()``, from the task loop) once the blob is stored.
 """
 import logging
 import time
 
 from topology.checkpoint.barrier import Aligner, input_channels
-from topology.checkpoint.store import open_store
+from topology.checkpoint.store import open_store, pack, seal
+from topology.checkpoint.writer import SnapshotWriter
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +29,8 @@ class Participant:
     """Snapshots, acks and restore of one instance. ``forward()`` sends the barrier on every
     output link; ``ack(report)`` sends the checkpoint report to the coordinator."""
 
-    def __init__(self, instance, topology, options, forward, ack, store=None):
+    def __init__(self, instance, topology, options, forward, ack, store=None,
+                 asynchronous=True):
         self.instance, self.forward, self.ack = instance, forward, ack
         self.options = options or {}
         self.enabled = float(self.options.get("interval") or 0) > 0 or store is not None
@@ -39,6 +44,9 @@ class Participant:
             self.aligner = Aligner(input_channels(topology, self.task), self._process,
                                    self._aligned)
         self.process = None  # bolts: set by the runtime, called with each data item
+        # the asynchronous phase: blobs sealed and written off the task thread
+        self.writer = (SnapshotWriter(self.store, self.task, instance.label)
+                       if self.enabled and asynchronous else None)
 
     def _process(self, item):
         self.process(item)
@@ -49,7 +57,10 @@ class Participant:
         if not self.enabled:
             return
         _notify(self.instance.component, "checkpoint_restored", cid)  # publisher bolts
-        if cid is None:
+        if cid is None:  # no complete checkpoint: fresh state, a spout replays from the start
+            start = getattr(self.instance.component, "replay_from_start", None)
+            if start is not None and self.instance.kind == "spout":
+                start()
             return
         state = self.store.read(cid, self.task)  # CorruptCheckpointError fails the task
         method = _method(self.instance.component, "restore_state", "restore")
@@ -108,27 +119,56 @@ class Participant:
         self._snapshot(cid, waited)
 
     def _snapshot(self, cid, waited):
-        """Snapshot, store, forward the barrier, ack; returns the state (or _FAILED)."""
+        """Snapshot (the copy, in this thread), forward the barrier, then store and ack: in
+        the background with a writer (the task goes on meanwhile; ``poll_acks()`` sends the
+        ack once the blob is written), else here. Returns the state (or _FAILED)."""
         started = time.perf_counter()
         report = {"type": "checkpoint", "id": cid, "task": self.task,
                   "component": self.instance.context.component_id,
                   "index": self.instance.context.index,
                   "alignment_ms": round(waited * 1000, 2)}
-        state = _FAILED
         try:
             method = _method(self.instance.component, "checkpoint_state", "snapshot")
             state = method() if method is not None else None
-            report["bytes"] = self.store.write(cid, self.task, state)
+            packed = pack(state)
+        except Exception as exc:  # noqa: BLE001 - reported (the checkpoint fails), not fatal
+            self._failed(cid, report, exc)
+            return _FAILED
+        _notify(self.instance.component, "checkpoint_barrier", cid)  # output epochs
+        report["snapshot_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        self.forward(cid)  # downstream aligns while this blob is written
+        if self.writer is not None:
+            self.writer.submit(cid, packed, report, started)
+            return state
+        try:
+            report["bytes"] = self.store.write_blob(cid, self.task, seal(packed))
         except Exception as exc:  # noqa: BLE001 - reported (the checkpoint fails), not fatal
             log.error("%s checkpoint %s failed: %s", self.instance.label, cid, exc)
             report["error"] = f"{type(exc).__name__}: {exc}"
             state = _FAILED
-        if state is not _FAILED:
-            _notify(self.instance.component, "checkpoint_barrier", cid)  # output epochs
-        report["snapshot_ms"] = round((time.perf_counter() - started) * 1000, 2)
-        self.forward(cid)  # downstream aligns even when this snapshot failed
         self.ack(report)
         return state
+
+    def _failed(self, cid, report, exc):
+        log.error("%s checkpoint %s failed: %s", self.instance.label, cid, exc)
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        self.forward(cid)  # downstream aligns even when this snapshot failed
+        self.ack(report)
+
+    def poll_acks(self):
+        """Send the acks of background writes that finished (call from the task thread)."""
+        if self.writer is None:
+            return
+        for report in self.writer.done():
+            if report.get("error"):
+                self.pending.pop(report["id"], None)
+            self.ack(report)
+
+    def close(self, timeout=5.0):
+        """Let background writes finish and send their acks."""
+        if self.writer is not None:
+            self.writer.flush(timeout)
+            self.poll_acks()
 
 
 _FAILED = object()

@@ -31,10 +31,21 @@ _HEAD = struct.Struct(">IQ")
 VOLATILE_KEYS = frozenset({"registry", "host", "bind_host", "security", "heartbeat_interval"})
 
 
+def pack(state):
+    """msgpack of a state: the copy taken in the task thread (the engine's part is bytes
+    already), after which the component may change its state freely."""
+    return msgpack.packb(state, use_bin_type=True)
+
+
+def seal(packed):
+    """The blob of packed state: compressed and checksummed (done off the task thread)."""
+    body = zlib.compress(packed, 1)
+    return MAGIC + _HEAD.pack(zlib.crc32(body), len(body)) + body
+
+
 def encode(state):
     """The blob of one instance's state (any msgpack-able value)."""
-    body = zlib.compress(msgpack.packb(state, use_bin_type=True), 1)
-    return MAGIC + _HEAD.pack(zlib.crc32(body), len(body)) + body
+    return seal(pack(state))
 
 
 def decode(blob, where):
@@ -88,7 +99,10 @@ class FileStore:
 
     def write(self, cid, task, state):
         """Store one instance's state for checkpoint ``cid``; returns its size in bytes."""
-        blob = encode(state)
+        return self.write_blob(cid, task, encode(state))
+
+    def write_blob(self, cid, task, blob):
+        """Store a sealed blob (``seal(pack(state))``); returns its size in bytes."""
         path = self._dir(cid) / f"task-{int(task):05d}.ckpt"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -187,7 +201,9 @@ class RedisStore:
             raise CheckpointError(f"checkpoint store (Redis) {what}: {exc}") from None
 
     def write(self, cid, task, state):
-        blob = encode(state)
+        return self.write_blob(cid, task, encode(state))
+
+    def write_blob(self, cid, task, blob):
         pipe = self.client.pipeline()
         pipe.zadd(f"{self.prefix}:ids", {str(cid): cid})
         pipe.set(f"{self.prefix}:{cid}:{task}", blob)
