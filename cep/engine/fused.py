@@ -126,23 +126,56 @@ class FusedWindowSelector(Processor):
     """`#window.length(n)` or `#window.time(T)` and the selector, as one processor."""
     stateful = True
 
-    def __init__(self, code, spec, scheduler, owner=None):
+    def __init__(self, code, spec, scheduler, owner=None, kernel=None):
         super().__init__()
         self.code, self.spec, self.scheduler, self.owner = code, spec, scheduler, owner
         self.state = code.init_state()
         self.window = self._deque()
         self._timer_due = None
+        # columnar batches (cep.engine.columnar.sliding): the kernel, and the window as
+        # columns while they feed it (None: the window is the row deque)
+        self.kernel, self.cwin = kernel, None
 
     def _deque(self, items=()):
         """A length window's deque drops its oldest event itself when full (at C speed)."""
         return deque(items, maxlen=self.spec.param if self.spec.kind == "length" else None)
 
-    def process(self, batch):
+    def _now(self):
         sch = self.scheduler
         if self.spec.playback:
-            now = sch.clock if sch.clock is not None else NEVER
-        else:
-            now = sch.now()
+            return sch.clock if sch.clock is not None else NEVER
+        return sch.now()
+
+    def _rows_mode(self):
+        """The columnar window back into the row deque."""
+        self.window, self.cwin = self._deque(self.cwin.events()), None
+
+    def process_columns(self, cols):
+        """A columnar batch: the kernel's result, or the row loop when it declines."""
+        if self.kernel is None:
+            self.process(cols.events())
+            return
+        if self.cwin is None:
+            from cep.engine.columnar.window import ColumnarWindow
+            self.cwin = ColumnarWindow.from_events(cols.definition, self.window)
+            self.window = self._deque()
+        res = self.kernel.run(self.state, self.cwin, cols, self._now())
+        if res is None:
+            self.process(cols.events())
+            return
+        out, expired = res
+        self.cwin.append(cols)
+        self.cwin.drop(expired)
+        if self.code.expire is not None and self.cwin:
+            self._schedule(self._late(self.cwin.first_ts() + self.spec.param))
+        if len(out):
+            from cep.engine.columnar.stateless import emit
+            emit(self, out)
+
+    def process(self, batch):
+        if self.cwin is not None:
+            self._rows_mode()
+        now = self._now()
         out = self.code.fn(batch, self.state, self.window, now)
         if self.code.expire is not None and self.window:
             self._schedule(self._late(self.window[0][0] + self.spec.param))
@@ -166,6 +199,8 @@ class FusedWindowSelector(Processor):
         self.scheduler.notify_at(due, fire, owner=self.owner)
 
     def on_timer(self, now):
+        if self.cwin is not None:
+            self._rows_mode()
         out = self.code.expire(self.state, self.window, now)
         if self.window:
             self._schedule(self._late(self.window[0][0] + self.spec.param))
@@ -173,13 +208,17 @@ class FusedWindowSelector(Processor):
             self.next.process(out)
 
     def get_state(self):
+        if self.cwin is not None:
+            self._rows_mode()
         return {"sel": self.state, "q": list(self.window), "timer": self._timer_due}
 
     def set_state(self, state):
         self.state, self.window = state["sel"], self._deque(state["q"])
+        self.cwin = None
         self._timer_due = None
         if state.get("timer") is not None:
             self._schedule(state["timer"])
 
     def clone(self):
-        return FusedWindowSelector(self.code, self.spec, self.scheduler, self.owner)
+        return FusedWindowSelector(self.code, self.spec, self.scheduler, self.owner,
+                                   self.kernel)

@@ -19,6 +19,13 @@ class InsertIntoStream(Processor):
             batch = [(t, r, 0) for t, r, _ in batch]
         self.junction.process(batch)
 
+    def process_columns(self, cols):
+        """A columnar result (always CURRENT rows), as the target stream's Columns."""
+        d = self.junction.definition
+        if cols.definition is not d:
+            cols = type(cols)(d, cols.timestamps, cols.values, cols.nulls)
+        self.junction.process_columns(cols)
+
     def clone(self):
         return InsertIntoStream(self.junction, self.convert_kinds)
 

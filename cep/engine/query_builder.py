@@ -98,6 +98,9 @@ def build_single_query(query, ctx, name):
     selector = ctx.build_selector(query, scope, definition, window=window,
                                   batch_window=batch, pre_filter=pre, fuse=fuse, owner=owner,
                                   drop_empty=_expires_arrivals(stream, procs, fuse))
+    if not procs:  # the selector heads the chain: it may take columnar batches
+        from cep.engine.columnar import attach_columnar
+        attach_columnar(selector, query, scope, definition, pre, fuse, ctx.wanted_kinds(query))
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
     out = ctx.build_output(query, out_def, selector)
     chain = procs + [selector]

@@ -74,12 +74,14 @@ class ExecutionPlanRuntime:
             h = self._handlers[stream_id] = InputHandler(j, self.scheduler, self.lock)
         return h
 
-    def add_callback(self, stream_id, fn):
-        """Call `fn([(timestamp, row), ...])` with every batch inserted into `stream_id`."""
+    def add_callback(self, stream_id, fn, columnar=False):
+        """Call `fn([(timestamp, row), ...])` with every batch inserted into `stream_id`;
+        with `columnar=True`, `fn(columns)` with a cep.engine.columnar.Columns per batch
+        (`.timestamps`, `columns["attr"]`, `.null_mask("attr")`, `.to_rows()`)."""
         j = self.junctions.get(stream_id)
         if j is None:
             raise UnknownInputStreamError(f"stream '{stream_id}' is not in the plan")
-        j.subscribe_first(CallbackSink(fn))
+        j.subscribe_first(CallbackSink(fn, columnar, j.definition))
 
     def advance_time(self, ts):
         """Playback: move the clock to `ts`, firing every timer due by then."""

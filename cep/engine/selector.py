@@ -183,6 +183,7 @@ def compile_selector(selector, scope, input_definition, wanted, *, window=False,
         fn, expire = build_fused(c, fuse)
         code = SelectorCode(fn, c.init_state, p.names, p.types, False, order, selector.limit)
         code.expire = expire
+        code.aggcode = c  # the columnar kernel (cep.engine.columnar.sliding) reads its plan
         return code
     batch_mode = batch_window and bool(p.aggs)
     fn, init = build_aggregating(p.compiled, p.hv, p.aggs, p.keys, wanted, batch_mode, p.g,

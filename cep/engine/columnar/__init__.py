@@ -1,0 +1,26 @@
+"""Columnar batches: `InputHandler.send_columns` / `send_arrow` take numpy or pyarrow
+columns, checked per column; queries with an exact numpy kernel (stateless filters and
+projections, `length`/`time` sum/avg/count [group by]) process them without per-event
+tuples, and `add_callback(stream, fn, columnar=True)` receives `Columns`. Every other query
+gets the same events as rows, so the output is the row path's. See cep/engine/README.md."""
+from cep.engine.columnar.columns import Columns
+
+__all__ = ["Columns", "attach_columnar"]
+
+
+def attach_columnar(sel, query, scope, definition, pre_filter, fuse, wanted):
+    """Give a query's selector (the head of its chain) a columnar kernel when one applies."""
+    from cep.engine.fused import FusedWindowSelector
+    from cep.engine.selector import QuerySelector
+    target = getattr(query.output, "target", "output")
+    if isinstance(sel, FusedWindowSelector):
+        from cep.engine.columnar.sliding import SlidingKernel, sliding_plan
+        c = getattr(sel.code, "aggcode", None)
+        plan = sliding_plan(c, fuse) if c is not None else None
+        if plan is not None:
+            sel.kernel = SlidingKernel(c, fuse, plan, sel.code.output_definition(target))
+    elif type(sel) is QuerySelector and sel.code.init_state() is None:
+        from cep.engine.columnar.stateless import stateless_kernel
+        run = stateless_kernel(sel, query, scope, definition, pre_filter, wanted)
+        if run is not None:
+            sel.process_columns = run

@@ -1,0 +1,230 @@
+"""The columnar kernel of a window-fused `length(n)` / `time(T)` (playback) selector with
+sum/avg/count [group by]: the same running state, updated in the same order, with numpy.
+
+Per batch: which window events each arrival expires (length: arithmetic; time: a
+`searchsorted` of the running clock's limits in the window's sorted timestamps); the
+operations in the row loop's order (each arrival's expiries, then the arrival: -x, +x); per
+group, a sequential `np.add.accumulate` along the rows of a (groups x operations) matrix
+padded with the identity (-0.0, which leaves every float unchanged, or 0), so each running
+sum sees exactly the additions and subtractions, in the order, that the row loop performs:
+bit-identical doubles, 64-bit wrap for long sums. Batches the kernel does not take (a
+window whose timestamps go back, a group that empties and would be forgotten, very skewed
+groups) run the row loop (`None` returned before any state changes)."""
+import re
+
+import numpy as np
+
+from cep.engine.columnar.columns import DTYPES, Columns, pylist
+from cep.engine.events import CURRENT
+from cep.model import AttrType
+
+_ATTR = re.compile(r"r\[(\d+)\]")
+_AGG = re.compile(r"_a(\d+)")
+_FLOATS = (AttrType.DOUBLE, AttrType.FLOAT)
+_NUM = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
+
+
+def _attr(src):
+    m = _ATTR.fullmatch(src)
+    return None if m is None else int(m.group(1))
+
+
+def sliding_plan(c, spec):
+    """The kernel's plan of an AggCode `c`, or None when it does not apply."""
+    if c.wanted != {CURRENT} or c.hv is not None or \
+            (spec.kind == "time" and not spec.playback):
+        return None
+    slots = {}  # slot -> (kind, attribute index or None)
+    for a in c.aggs:
+        name = a.spec.name
+        arg = None
+        if a.arg is not None:
+            arg = _attr(a.arg.source)
+            if arg is None or a.type not in _NUM:
+                return None
+        if name == "sum":
+            slots[a.slots[0]] = ("fsum" if a.type in _FLOATS else "isum", arg)
+        elif name == "avg":
+            slots[a.slots[0]], slots[a.slots[1]] = ("fsum", arg), ("cnt", arg)
+        elif name == "count":
+            slots[a.slots[0]] = ("all", None)
+        else:
+            return None
+    if c.population is not None:
+        slots.setdefault(c.population, ("all", None))
+    keys = [_attr(k.source) for k in c.keys]
+    outs = []
+    for x in c.compiled:
+        i, m = _attr(x.source), _AGG.fullmatch(x.source)
+        if i is None and m is None:
+            return None
+        outs.append(("attr", i) if i is not None else ("agg", c.aggs[int(m.group(1))]))
+    if None in keys:
+        return None
+    return {"slots": slots, "keys": keys, "outs": outs, "types": [x.type for x in c.compiled]}
+
+
+class SlidingKernel:
+    """`run(proc, cols, now)` -> output Columns, or None to take the row path instead."""
+
+    MAX_PAD = 8  # matrix cells per operation before the batch takes the row path
+
+    def __init__(self, c, spec, plan, out_def):
+        self.c, self.spec, self.out_def = c, spec, out_def
+        self.slots, self.keys, self.outs = plan["slots"], plan["keys"], plan["outs"]
+        self.dtypes = [DTYPES[t] for t in plan["types"]]
+        self.cols = sorted({a for _, a in self.slots.values() if a is not None} |
+                           set(self.keys))
+
+    def expiries(self, win, cols, now):
+        """e[i]: window+batch events expired once arrival i has expired its share."""
+        m, b = len(win), len(cols)
+        idx = np.arange(b)
+        if self.spec.kind == "length":
+            return np.maximum(0, m + idx - self.spec.param + 1)
+        ts = cols.timestamps
+        if not win.sorted or (b > 1 and bool((ts[1:] < ts[:-1]).any())) or \
+                (win.last_ts is not None and ts[0] < win.last_ts):
+            return None
+        lims = np.maximum.accumulate(np.maximum(ts, now)) - self.spec.param
+        k = win.count_le(int(lims[-1]))
+        cts = win.head_ts(k) if k < m else np.concatenate([win.head_ts(m), ts])
+        return np.minimum(np.searchsorted(cts, lims, "right"), m + idx)
+
+    def run(self, state, win, cols, now):
+        e = self.expiries(win, cols, now)
+        if e is None:
+            return None
+        m, b = len(win), len(cols)
+        E = int(e[-1]) if b else 0
+        h = min(E, m)
+        data = {}
+        for i in self.cols:
+            hv, hm = win.head_column(i, h)
+            v, nl = cols.values[i], cols.nulls[i]
+            if h:
+                nl = None if hm is None and nl is None else np.concatenate(
+                    [np.zeros(h, bool) if hm is None else hm,
+                     np.zeros(b, bool) if nl is None else nl])
+                v = np.concatenate([hv, v])
+            data[i] = (v, nl)
+        nops = E + b
+        arrive = e + np.arange(b)  # the op index of each arrival
+        is_arr = np.zeros(nops, bool)
+        is_arr[arrive] = True
+        src = np.empty(nops, np.intp)
+        src[arrive] = h + np.arange(b)
+        exp_src = np.arange(E)
+        src[~is_arr] = np.where(exp_src < m, exp_src, exp_src - m + h)
+        keys, codes = self._groups(data, h + b)
+        ops_g = codes[src]
+        return self._accumulate(state, keys, ops_g, src, is_arr, arrive, data, cols)
+
+    def _groups(self, data, n):
+        """(group keys in first-appearance order, code of each data position)."""
+        if not self.keys:
+            return [None], np.zeros(n, np.intp)
+        lists = [pylist(*data[i]) for i in self.keys]
+        vals = lists[0] if len(lists) == 1 else list(zip(*lists))
+        index = {k: j for j, k in enumerate(dict.fromkeys(vals))}
+        return list(index), np.fromiter(map(index.__getitem__, vals), np.intp, n)
+
+    def _accumulate(self, state, keys, ops_g, src, is_arr, arrive, data, cols):
+        c, ng, nops = self.c, len(keys), len(src)
+        counts = np.bincount(ops_g, minlength=ng)
+        width = int(counts.max()) + 1
+        if ng * width > self.MAX_PAD * nops + 4096:
+            return None
+        order = np.argsort(ops_g, kind="stable")
+        starts = np.cumsum(counts) - counts
+        pos = np.empty(nops, np.intp)
+        pos[order] = np.arange(nops) - starts[ops_g[order]] + 1
+        sts = self._initial(state, keys)
+        after, final = {}, {}
+        with np.errstate(all="ignore"):
+            for slot, (kind, arg) in self.slots.items():
+                vals, ident, dtype = self._op_values(kind, arg, data, src, is_arr)
+                mat = np.full((ng, width), ident, dtype)
+                mat[:, 0] = [_init_value(st, slot, c, kind) for st in sts]
+                mat[ops_g, pos] = vals
+                acc = np.add.accumulate(mat, axis=1)
+                after[slot] = acc[ops_g, pos]
+                final[slot] = acc[np.arange(ng), counts]
+        pop = c.population
+        if pop is not None and bool((after[pop][~is_arr] == 0).any()):
+            return None  # a group empties: the row loop forgets it
+        self._store(state, keys, sts, final)
+        return self._output(after, arrive, cols), nops - len(arrive)
+
+    def _op_values(self, kind, arg, data, src, is_arr):
+        if kind == "all":
+            return np.where(is_arr, 1, -1).astype(np.int64), 0, np.int64
+        v, nl = data[arg]
+        if kind == "cnt":
+            ones = np.ones(len(src), np.int64) if nl is None else (~nl[src]).astype(np.int64)
+            return np.where(is_arr, ones, -ones), 0, np.int64
+        if kind == "fsum":
+            x = v[src].astype(np.float64)
+            x = np.where(is_arr, x, -x)
+            if nl is not None:
+                x[nl[src]] = -0.0
+            return x, -0.0, np.float64
+        x = v[src].astype(np.int64)
+        x = np.where(is_arr, x, np.negative(x))
+        if nl is not None:
+            x[nl[src]] = 0
+        return x, 0, np.int64
+
+    def _initial(self, state, keys):
+        """Each group's slot list (None for a group the state does not hold yet)."""
+        if not self.keys:
+            return [state]
+        get = state.get
+        return [get(k) for k in keys]
+
+    def _store(self, state, keys, sts, final):
+        c = self.c
+        for j, (k, st) in enumerate(zip(keys, sts)):
+            if c.scalar:
+                (slot,) = final
+                state[k] = _py(final[slot][j])
+                continue
+            if st is None:
+                st = state[k] = c.init_fn()
+            for slot, vals in final.items():
+                st[slot] = _py(vals[j])
+
+    def _output(self, after, arrive, cols):
+        values, nulls = [], []
+        for (what, x), dt in zip(self.outs, self.dtypes):
+            if what == "attr":
+                values.append(cols.values[x])
+                nulls.append(cols.nulls[x])
+                continue
+            name, sl = x.spec.name, x.slots
+            if name == "avg":
+                s, n = after[sl[0]][arrive], after[sl[1]][arrive]
+                with np.errstate(all="ignore"):
+                    v = np.where(n != 0, s / np.where(n != 0, n, 1), 0.0)
+            else:
+                v = after[sl[0]][arrive]
+            values.append(v.astype(dt, copy=False))
+            nulls.append(None)
+        return Columns(self.out_def, cols.timestamps, values, nulls)
+
+
+def _init_value(st, slot, c, kind):
+    """A group's running value of `slot` before the batch (a fresh group: the initial)."""
+    if st is None:
+        v = c.init_fn()[slot] if not c.scalar else eval(c.scalar_init)  # noqa: S307
+    elif c.scalar:
+        v = st
+    else:
+        v = st[slot]
+    if kind == "isum":  # a Python long sum may have grown past 64 bits; Java's wraps
+        v = ((int(v) + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+    return v
+
+
+def _py(x):
+    return x.item()
