@@ -2,6 +2,7 @@
 managers, the Spark master (cached snapshot), topologies, workers (their worker-info
 messages), registry endpoints with live connection counts, and per plan which worker feeds
 which spout and which publisher bolt sends to which worker."""
+import time
 
 
 def workers(table):
@@ -68,12 +69,29 @@ def flows(plans, table):
 
 
 def managers(manager, url):
-    """This manager (a single leader until HA exists)."""
+    """Every manager of the group (issue 13: role, lease holder, lease age, fencing token);
+    a manager without a group is the only one, role `leader`."""
     sampler = manager.sampler
-    return [{"url": url, "host": manager.host, "role": "leader",
-             "registry": manager.registry_url, "self": True,
-             "metricsSampler": {"samples": sampler.samples, "lastError": sampler.last_error,
-                                "running": sampler.running}}]
+    me = {"url": url, "host": manager.host, "role": manager.role,
+          "registry": manager.registry_url, "self": True,
+          "metricsSampler": {"samples": sampler.samples, "lastError": sampler.last_error,
+                             "running": sampler.running}}
+    group = getattr(manager, "group", None)
+    if group is None:
+        return [me]
+    lease = group.describe()
+    me.update({"id": group.id, "lease": lease})
+    out = [me]
+    for member in group.members():
+        if member["id"] == group.id:
+            continue
+        out.append({"id": member["id"], "url": member.get("url"), "role": member.get("role"),
+                    "registry": member.get("registry"), "self": False,
+                    "lastSeenSec": round(max(0.0, time.time() - float(member["seen"])), 1)})
+    for m in out:  # the lease as seen from this manager, on every row
+        m["leaseHolder"], m["leaseAgeSec"] = lease["leaseHolder"], lease["leaseAgeSec"]
+        m["fencingToken"] = lease["fencingToken"]
+    return out
 
 
 def deployment_status(manager, url):

@@ -7,8 +7,8 @@ refreshes its plans from the shared store and watches the running topologies, ne
 or submitting one. A leader that cannot renew within the TTL steps down at once: it stops its
 deploy threads (the topologies keep running) and follows.
 
-Roles: `leader`, `follower`, and `standalone` for a manager without a group (file store, or
-`ha.enabled` false)."""
+Roles: `leader`, `follower` (`stopped` after stop()); a manager without a group (file store,
+or `ha.enabled` false) is `leader`, as it always was."""
 import logging
 import threading
 import time

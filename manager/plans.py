@@ -43,6 +43,8 @@ class PlanService:
         self._counter = itertools.count(1)
         self.version = 0
         self._lock = threading.RLock()
+        self.read_only = False  # a follower of a manager group (issue 13): it never writes
+        self._texts = {}  # (tenant, name) -> the stored text compiled (a follower's refresh)
 
     # -- lifecycle --
     def load_all(self, deploy=True):
@@ -52,28 +54,71 @@ class PlanService:
         topology still running from the same query plan is adopted, not redeployed."""
         saved = self.store.load_versions()
         known = saved.get("plans") or {}
+        stored = self._compile_stored()
         with self._lock:
             self.version = int(saved.get("version") or 0)
             self._counter = itertools.count(self.version + 1)
-        for tenant, name, text in self.store.all():
-            try:
-                compiled = self._compile(tenant, text)
-            except PlanRejectedError as exc:
-                log.error("Stored plan %s of tenant %s is rejected: %s", name, tenant, exc)
-                continue
-            with self._lock:
+            for key in [k for k in self.compiled if k not in stored]:  # gone while following
+                self._forget(key)
+            for (tenant, name), compiled in stored.items():
                 self.compiled[(tenant, name)] = compiled
                 if isinstance(known.get(f"{tenant}/{name}"), int):
                     self.versions[(tenant, name)] = known[f"{tenant}/{name}"]
-                    self.changed[(tenant, name)] = time.time()
+                    self.changed.setdefault((tenant, name), time.time())
                 else:
                     self._bump(tenant, name)
-            if deploy:
-                self._deploy(tenant, compiled, adopt=True)
-        with self._lock:
             self._save_versions()
+        if deploy:
+            for (tenant, name), compiled in sorted(stored.items()):
+                self._deploy(tenant, compiled, adopt=True)
+
+    def _compile_stored(self):
+        """{(tenant, name): CompiledPlan} of the store; an unchanged text is not compiled
+        again; a plan that no longer compiles is logged and left out."""
+        out, texts = {}, {}
+        for tenant, name, text in self.store.all():
+            key = (tenant, name)
+            texts[key] = text
+            if self._texts.get(key) == text and key in self.compiled:
+                out[key] = self.compiled[key]
+                continue
+            try:
+                out[key] = self._compile(tenant, text)
+            except PlanRejectedError as exc:
+                log.error("Stored plan %s of tenant %s is rejected: %s", name, tenant, exc)
+        self._texts = texts
+        return out
+
+    def _forget(self, key):
+        self.compiled.pop(key, None)
+        self.versions.pop(key, None)
+        self.changed.pop(key, None)
+
+    def refresh(self):
+        """A follower's round (issue 13): take the plans and versions the leader stored, when
+        the stored deployment version moved; returns True when something changed."""
+        saved = self.store.load_versions()
+        if int(saved.get("version") or 0) == self.version and self.compiled:
+            return False
+        known = saved.get("plans") or {}
+        stored = self._compile_stored()
+        with self._lock:
+            for key in [k for k in self.compiled if k not in stored]:
+                self._forget(key)
+            for (tenant, name), compiled in stored.items():
+                key = (tenant, name)
+                version = known.get(f"{tenant}/{name}")
+                if self.versions.get(key) != version or key not in self.compiled:
+                    self.changed[key] = time.time()
+                self.compiled[key] = compiled
+                self.versions[key] = version if isinstance(version, int) else 0
+            self.version = int(saved.get("version") or 0)
+        return True
 
     def _bump(self, tenant, name):
+        if self.read_only:  # a follower numbers nothing: it takes the leader's versions
+            self.versions.setdefault((tenant, name), 0)
+            return
         self.version = next(self._counter)
         self.versions[(tenant, name)] = self.version
         self.changed[(tenant, name)] = time.time()
@@ -81,6 +126,8 @@ class PlanService:
 
     def _save_versions(self):
         """Persist the deployment version and each plan's version (called under the lock)."""
+        if self.read_only:
+            return
         self.store.save_versions({"version": self.version, "plans": {
             f"{t}/{n}": v for (t, n), v in self.versions.items()}})
 

@@ -55,7 +55,60 @@ class Manager:
         self.sampler = MetricsSampler(self.topologies, self.history,
                                       s["metrics.sample_interval"], self.metrics.observe)
         self.plans.policy = manager_policy(s)
+        self.group = self._group(s)  # issue 13: leader lease and fencing when Redis is shared
         self.started = False
+
+    def _group(self, s):
+        """A ManagerGroup when the store is Redis and ha.enabled; else None (standalone)."""
+        if not (s["store.redis_url"] and s["ha.enabled"]):
+            return None
+        from manager.leader import ManagerGroup, manager_id
+        group = ManagerGroup(s["store.redis_url"], s["store.redis_prefix"],
+                             s["manager.id"] or manager_id(data_dir(s)), s["ha.lease_ttl"],
+                             self._promote, self._demote, self._follow)
+        self.store.fence = group.writer  # every plan write checks the fencing token
+        self.plans.read_only = True  # until the lease is ours
+        return group
+
+    @property
+    def role(self):
+        return self.group.role if self.group is not None else "leader"  # alone: it leads
+
+    def is_leader(self):
+        """True when this manager may write: no group, or it holds an unexpired lease."""
+        return self.group is None or self.group.is_leader()
+
+    def leader_url(self):
+        """Where writes go: this manager's URL when it leads, else the lease holder's."""
+        if self.group is None:
+            return None
+        return self.group.leader_url()
+
+    def set_url(self, url):
+        """The REST URL other managers send clients to (known once the HTTP server bound)."""
+        if self.group is not None:
+            self.group.url = self.settings["manager.advertised_url"] or url
+
+    def _promote(self, token):
+        """The lease is ours: deploy every plan, adopting the topologies that run already."""
+        from manager.topology_recovery import MasterRecovery, master_probe
+        self.topologies.forget_observed()
+        self.topologies.recovery = MasterRecovery(self.topologies, master_probe(self.launcher))
+        self.plans.read_only = False
+        self.plans.registry_url = ",".join(self.group.registries()) + ","  # a group: see
+        # cep/protocol/registry_group.py (the spouts and bolts register with every manager)
+        self.plans.load_all(deploy=self._deploy)
+
+    def _demote(self):
+        """The lease is gone: stop deploying (the topologies keep running) and follow."""
+        self.plans.read_only = True
+        self.topologies.shutdown(kill=False)
+        self.topologies.forget_observed(every=True)
+
+    def _follow(self):
+        """A follower's round: the plans as the store has them, the running topologies."""
+        self.plans.refresh()
+        self.topologies.observe(self.plans.compiled)
 
     @property
     def registry_url(self):
@@ -65,7 +118,13 @@ class Manager:
         """Bind the registry, then compile and deploy every stored plan."""
         self.registry.start()
         self.plans.registry_url = self.registry_url
-        self.plans.load_all(deploy=deploy)
+        self._deploy = deploy
+        if self.group is not None:  # leader: deploys in _promote; follower: reads in _follow
+            self.group.registry = self.registry_url
+            self.registry.peers = self.group.registries
+            self.group.start()
+        else:
+            self.plans.load_all(deploy=deploy)
         if self.settings["metrics.sample_interval"] > 0:
             self.sampler.start()
         self.started = True
@@ -81,6 +140,9 @@ class Manager:
     def stop(self, kill_topologies=False):
         """Stop the registry and deploy threads; kill the topologies only when asked."""
         self.sampler.stop()
+        if self.group is not None:
+            kill_topologies = kill_topologies and self.group.role == "leader"  # never a follower
+            self.group.stop(release=True)  # a follower takes over at once
         self.topologies.shutdown(kill=kill_topologies)
         self.registry.stop()
         self.store.close()
@@ -90,4 +152,6 @@ class Manager:
     def info(self):
         return {"registry": self.registry_url, "registryPort": self.registry.port,
                 "host": self.host, "store": "redis" if self.settings["store.redis_url"] else "files",
-                "plans": len(self.plans.compiled), "version": self.plans.version}
+                "plans": len(self.plans.compiled), "version": self.plans.version,
+                "role": self.role, "leader": self.leader_url(),
+                "registries": self.group.registries() if self.group else [self.registry_url]}

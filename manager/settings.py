@@ -26,6 +26,14 @@ MANAGER = Schema("manager", [
     Setting("store", "redis_url", str, "",
             "keep plans in Redis (redis://host:port/db) instead of files under data_dir"),
     Setting("store", "redis_prefix", str, "cep", "key prefix of the Redis plan store"),
+    Setting("ha", "enabled", bool, True, "managers sharing store.redis_url form a group: one "
+            "leader (a lease in Redis), the others follow and take over (issue 13)"),
+    Setting("ha", "lease_ttl", float, 10.0, "seconds the leader lease lasts without a renewal; "
+            "a follower takes over within lease_ttl + about 1 s of the leader's death"),
+    Setting("manager", "id", str, "", "this manager's id in its group (empty: kept in "
+            "<data_dir>/manager-id, made at first start)"),
+    Setting("manager", "advertised_url", str, "", "REST URL other managers send clients to "
+            "(empty: http(s)://<advertised host or http.host>:<port>)"),
     Setting("spark", "master", str, "embedded", "`embedded` or spark://host:port"),
     Setting("spark", "state_dir", str, "", "Spark cluster/topology state (empty: spark.yaml's)"),
     Setting("spark", "host", str, "", "address Spark drivers and tasks bind to (empty: spark.yaml's)"),

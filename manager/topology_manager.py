@@ -17,6 +17,7 @@ from manager.topology_recovery import master_lost
 from topology.exceptions import TopologyError, TopologyExistsError, TopologyValidationError
 
 log = logging.getLogger("manager.topology_manager")
+ENDED = ("KILLED", "FAILED")
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Deployment:
     retry_at: float = None  # MasterRecovery: when to try the next resubmit (monotonic)
     lost_reason: str = ""
     master_retries: int = 0
+    observed: bool = False  # a follower's view of a topology the leader runs (issue 13)
 
     def set(self, phase, reason=""):
         self.phase, self.reason = phase, reason
@@ -179,6 +181,34 @@ class TopologyManager:
                 final = running.kill(wait_secs=self.kill_wait)
                 log.info("Topology %s killed: %s", dep.name, final.get("status"))
         self.table.remove_plan(tenant, plan)
+
+    # -- a follower's view (issue 13): watch the leader's topologies, never kill or submit --
+    def observe(self, plans):
+        """Attach to the running topology of each plan in `plans` ({(tenant, plan): compiled});
+        plans gone from it are dropped from the view."""
+        from manager.topology_builder import topology_name
+        with self._lock:
+            for key in [k for k, d in self.deployments.items() if d.observed and k not in plans]:
+                del self.deployments[key]
+        for (tenant, plan) in list(plans):
+            dep = self.deployments.get((tenant, plan))
+            if dep is not None and (not dep.observed or (
+                    dep.handle is not None and dep.handle.status()["status"] not in ENDED)):
+                continue
+            name = topology_name(plan, tenant)
+            handle = self.launcher.find(name)
+            new = Deployment(tenant, plan, name, observed=True, handle=handle)
+            new.phase, new.reason = ("SUBMITTED", "") if handle is not None else \
+                ("UNKNOWN", "no running topology found; the leader deploys it")
+            with self._lock:
+                self.deployments[(tenant, plan)] = new
+
+    def forget_observed(self, every=False):
+        """Drop the follower's views (before taking over: the leader adopts instead), or,
+        with `every`, every deployment (after stepping down: shutdown() stopped them)."""
+        with self._lock:
+            for key in [k for k, d in self.deployments.items() if every or d.observed]:
+                del self.deployments[key]
 
     def shutdown(self, kill=False):
         """Stop deploy threads (and kill the topologies when `kill`)."""

@@ -5,6 +5,7 @@ service carries on (PROTOCOL.md section 1)."""
 import logging
 import threading
 import time
+import uuid
 
 import zmq
 
@@ -77,6 +78,10 @@ class RegistryService:
         self.handled = 0
         self.errors = 0
         self.refused = 0  # requests without the cluster secret
+        # issue 13: every registry of the manager group, told to clients in register and worker
+        # replies (they register with all of them); `instance` tells a restarted registry
+        self.peers = None  # callable -> [registry address], or None outside a group
+        self.instance = uuid.uuid4().hex
 
     def start(self):
         """Bind the socket and start serving; returns the bound port."""
@@ -197,7 +202,17 @@ class RegistryService:
                                       _str_list(req, "streams"), worker,
                                       _field(req, "component", str, False, ""))
         return {"ok": True, "endpoint": address, "heartbeat_interval": self.heartbeat_interval,
-                "liveness": self.table.liveness}
+                "liveness": self.table.liveness, **self._group()}
+
+    def _group(self):
+        """`instance` and, in a manager group, `registries` (issue 13)."""
+        out = {"instance": self.instance}
+        if self.peers is not None:
+            try:
+                out["registries"] = list(self.peers())
+            except Exception:  # noqa: BLE001 - a reply never fails for the group list
+                log.exception("registry group list failed")
+        return out
 
     def op_worker(self, req):
         """A worker-info message (PROTOCOL.md): the worker's facts and load; a heartbeat too."""
@@ -212,7 +227,7 @@ class RegistryService:
         info["threads"] = _threads(req)
         self.table.report_worker(info)
         return {"ok": True, "heartbeat_interval": self.heartbeat_interval,
-                "liveness": self.table.liveness}
+                "liveness": self.table.liveness, **self._group()}
 
     def op_unregister(self, req):
         kind = _kind(req)

@@ -46,6 +46,8 @@ def _register_auth(app):
     app.register_blueprint(api_users.bp)
     app.register_blueprint(auth_views.bp)
     auth_guard.register(app)
+    from manager.web import leader_redirect
+    leader_redirect.register(app)  # issue 13: a follower sends writes to the leader (307)
 
 
 def _register_errors(app):

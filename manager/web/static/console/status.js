@@ -54,8 +54,10 @@
       var host = [document.createTextNode(m.host || "")];
       if (m.self) { host.push(document.createTextNode(" ")); host.push(el("span", {"class": "badge", text: "this one"})); }
       return el("tr", {"data-manager": m.host}, [td(null, null, host), td(m.role),
-        td(null, null, m.url ? [link(m.url, m.url)] : []), td(m.registry, "mono")]);
-    }, 4, "No manager.");
+        td(null, null, m.url ? [link(m.url, m.url)] : []), td(m.registry, "mono"),
+        td(m.leaseHolder, "mono"), td(m.leaseAgeSec === null || m.leaseAgeSec === undefined ? "" : m.leaseAgeSec + " s"),
+        td(m.fencingToken)]);
+    }, 7, "No manager.");
   }
 
   function spark(s) {
