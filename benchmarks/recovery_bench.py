@@ -87,3 +87,37 @@ def measure_recovery(system, rate=5000, timeout=120):
             "kill_to_flowing_s": since(flowing), "kill_to_caught_up_s": since(caught),
             "restored_from": status["checkpoints"].get("restored_from"),
             "sent_before_kill": sent_at_kill, "received": system.count - base_count}
+
+
+def main(argv=None):
+    import argparse
+    import statistics
+    import sys
+    import tempfile
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from benchmarks.pipeline_bench import FullSystem
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--rate", type=int, default=5000)
+    ap.add_argument("--checkpoint-interval", type=float, default=5.0)
+    args = ap.parse_args(argv)
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load "
+          f"{[round(x, 2) for x in os.getloadavg()]}", flush=True)
+    with tempfile.TemporaryDirectory() as root:
+        system = FullSystem(root, checkpoint_interval=args.checkpoint_interval)
+        try:
+            runs = []
+            for _ in range(args.runs):
+                runs.append(measure_recovery(system, rate=args.rate))
+                print(json.dumps(runs[-1]), flush=True)
+        finally:
+            system.close()
+    keys = [k for k in runs[0] if k.startswith("kill_to_")]
+    print(json.dumps({"medians": {k: statistics.median(r[k] for r in runs if r[k] is not None)
+                                  for k in keys if any(r[k] is not None for r in runs)},
+                      "runs": len(runs),
+                      "load": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
