@@ -45,7 +45,7 @@ from zmq.utils.monitor import recv_monitor_message
 
 from cep.security import curve
 from cep.protocol.exceptions import RegistryError
-from cep.protocol.registry_client import RegistryClient
+from cep.protocol.registry_group import registry_client  # one registry or a manager group
 from cep.protocol.identity import machine_identity
 from publishers.frames import COMMIT, START, encode_control, encode_output
 from topology.component import Bolt
@@ -68,9 +68,9 @@ class PublisherBolt(Bolt):
         # with CURVE a TCP connection is not yet a link: only a handshake with the cluster key
         self.up_event = (zmq.EVENT_HANDSHAKE_SUCCEEDED if self.security.curve is not None
                          else zmq.EVENT_CONNECTED)
-        self.registry = RegistryClient(cfg["registry"], security=self.security)
+        self.registry = registry_client(cfg["registry"], security=self.security)
         # liveness checks run on the sender thread: a registry outage may stall it 0.5 s
-        self.checker = RegistryClient(cfg["registry"], timeout=0.5, retries=0,
+        self.checker = registry_client(cfg["registry"], timeout=0.5, retries=0,
                                       security=self.security)
         self.liveness_check = float(cfg.get("liveness_check", 5.0))
         self.retry_interval = float(cfg.get("retry_interval", 1.0))

@@ -26,7 +26,8 @@ import time
 import zmq
 
 from cep.security import curve
-from cep.protocol.registry_client import Heartbeat, RegistryClient
+from cep.protocol.registry_client import Heartbeat
+from cep.protocol.registry_group import registry_client  # one registry or a manager group
 from cep.protocol.identity import default_host, machine_identity
 from cep.protocol.exceptions import BadFrameError
 from cep.protocol.frames import decode_logged_batch
@@ -59,7 +60,7 @@ class ReceiverSpout(Spout):
         self.sock.setsockopt(zmq.RCVHWM, int(cfg.get("rcvhwm", 1000)))
         curve.server(self.sock, security.curve)
         self.port = self.sock.bind_to_random_port(f"tcp://{cfg.get('bind_host') or self.host}")
-        self.registry = RegistryClient(cfg["registry"], security=security)
+        self.registry = registry_client(cfg["registry"], security=security)
         self.wal_offsets = ReceiverOffsets(self.label, self.registry.security.secret)
         self.heartbeat = Heartbeat(
             self.registry, float(cfg.get("heartbeat_interval", 5.0)), kind="receiver",
