@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from cep.protocol.registry_client import RegistryClient  # noqa: E402
 from manager.registry.service import RegistryService  # noqa: E402
-from manager.registry.wire import decode_batch, encode_batch  # noqa: E402
+from cep.protocol.frames import decode_batch, encode_batch  # noqa: E402
 
 TENANT, PLAN, STREAM = -1234, "Bench", "StockStream"
 ATTRS = [["symbol", "string"], ["price", "double"], ["volume", "long"]]

@@ -29,7 +29,7 @@ import zmq
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from manager.registry.service import RegistryService  # noqa: E402
-from manager.registry.wire import decode_batch  # noqa: E402
+from cep.protocol.frames import decode_batch  # noqa: E402
 from receivers.wal import DURABILITY_MODES, WriteAheadLog  # noqa: E402
 
 TENANT, PLAN, STREAM = -1234, "WalBench", "StockStream"

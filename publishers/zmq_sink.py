@@ -2,7 +2,7 @@
 batch format of the manager's PROTOCOL.md section 2 (msgpack `[1, stream, [[ts, [v...]], ...]]`)."""
 import zmq
 
-from manager.registry.wire import encode_batch
+from cep.protocol.frames import encode_batch
 from publishers.base import Sink
 from publishers.exceptions import SinkConfigError, SinkWriteError
 

@@ -9,9 +9,10 @@ ZeroMQ's high-water marks push back to the sender instead of events being refuse
 import logging
 import threading
 
-import msgpack
 import zmq
 
+from cep.protocol.exceptions import BadFrameError
+from cep.protocol.frames import decode_pairs, encode_pairs
 from cep.security import curve
 from receivers.exceptions import BadPayloadError, ReceiverError
 from receivers.validation import StreamKey
@@ -20,23 +21,6 @@ from receivers.wal.exceptions import WalClosedError, WalError
 log = logging.getLogger(__name__)
 POLL_MS = 100
 WAL_RETRY_S = 0.5  # while a stream's write-ahead log is over its caps, retry this often
-
-
-def encode_batch(pairs):
-    """msgpack payload for a batch of (ts, row) pairs."""
-    return msgpack.packb(pairs, use_bin_type=True)
-
-
-def decode_batch(payload):
-    """The (ts, row) pairs of one payload; BadPayloadError when it is not a msgpack array."""
-    try:
-        events = msgpack.unpackb(payload, use_list=False, raw=False)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
-        raise BadPayloadError(f"payload of {len(payload)} bytes is not msgpack: {exc}") from None
-    if not isinstance(events, tuple):
-        raise BadPayloadError(f"payload must be a msgpack array of [ts, row] pairs, "
-                              f"got {type(events).__name__}")
-    return events
 
 
 def parse_key(frame):
@@ -94,8 +78,8 @@ class ZmqReceiver:
     def _handle(self, frames):
         try:
             key = self._key(frames)
-            self._ingest(key, decode_batch(frames[-1]))
-        except ReceiverError as exc:
+            self._ingest(key, decode_pairs(frames[-1]))
+        except (ReceiverError, BadFrameError) as exc:
             self.bad_messages += 1
             log.warning("ZeroMQ receiver %s: message dropped: %s", self.url, exc)
         except Exception:  # a bug downstream must not kill the receiver thread
@@ -138,7 +122,7 @@ class ZmqEventClient:
         self._sock.connect(url)
 
     def send(self, key, pairs):
-        self._sock.send_multipart([str(StreamKey(*key)).encode(), encode_batch(pairs)])
+        self._sock.send_multipart([str(StreamKey(*key)).encode(), encode_pairs(pairs)])
 
     def send_raw(self, frames):
         self._sock.send_multipart(frames)

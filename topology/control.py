@@ -12,7 +12,7 @@ from pathlib import Path
 import zmq
 
 from cep.security import curve
-from topology import wire
+from cep.protocol.frames import pack_message, unpack_message
 from topology.exceptions import ControlError, WaitTimeoutError
 from topology.metrics import by_component
 
@@ -66,11 +66,11 @@ class TopologyHandle:
         curve.client(sock, self._keys())
         try:
             sock.connect(info["control"])
-            sock.send(wire.pack(message))
+            sock.send(pack_message(message))
             if not sock.poll(int(timeout * 1000)):
                 raise ControlError(f"topology {self.name!r}: driver at {info['control']} did not "
                                    f"answer {message.get('cmd')!r} within {timeout} s")
-            return wire.unpack(sock.recv())
+            return unpack_message(sock.recv())
         finally:
             sock.close()
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import zmq
 
 from cep.security import curve
-from topology import wire
+from cep.protocol.frames import pack_message, unpack_message
 from topology.checkpoint.coordinator import Coordinator
 from topology.master_watch import CachedMaster
 from topology.restart_rate import RestartRate
@@ -204,12 +204,12 @@ class Driver:
 
     def _publish(self):
         state = "stop" if self.kill_deadline == "stop" else self.desired
-        self.pub.send(wire.pack({"state": state, "seq": self.seq, **self.checkpoints.control()}))
+        self.pub.send(pack_message({"state": state, "seq": self.seq, **self.checkpoints.control()}))
 
     def _read_reports(self):
         while True:
             try:
-                report = wire.unpack(self.pull.recv(zmq.NOBLOCK))
+                report = unpack_message(self.pull.recv(zmq.NOBLOCK))
                 attempt, task, kind = report["attempt"], report["task"], report["type"]
             except zmq.Again:
                 return
@@ -249,13 +249,13 @@ class Driver:
     def _answer_raw(self, data):
         """Answer one request; a malformed one gets an error reply and changes nothing."""
         try:
-            request = wire.unpack(data)
+            request = unpack_message(data)
             if not isinstance(request, dict):
                 raise ValueError(f"expected a map, got {type(request).__name__}")
             if "wait" in request:
                 request["wait"] = float(request["wait"])
         except (ValueError, TypeError) as exc:
-            self.rep.send(wire.pack({"error": f"malformed control request: {exc}"}))
+            self.rep.send(pack_message({"error": f"malformed control request: {exc}"}))
             return
         self._answer(request)
 
@@ -274,7 +274,7 @@ class Driver:
             reply = self.status()
         else:
             reply = {"error": f"unknown command {cmd!r}"}
-        self.rep.send(wire.pack(reply))
+        self.rep.send(pack_message(reply))
 
     # --- kill: deactivate, drain, stop ------------------------------------------------
     def _start_kill(self, wait):

@@ -3,7 +3,7 @@
 `offer()` logs each chunk it buffers (offsets are assigned and the chunk queued in one step, so
 the buffer holds contiguous offsets in order) and returns once the log is as durable as
 wal.durability says: only then does the receiver answer 200 or take the ZeroMQ frame. Frames
-are version 2 (manager/registry/wire.py): they carry this log's receiver id and the first
+are version 2 (cep/protocol/frames.py): they carry this log's receiver id and the first
 offset. `replay(after)` queues the logged events after an offset ahead of everything buffered
 (new events wait behind it); `commit(offset)` lets the log delete what a checkpoint covers.
 
@@ -18,7 +18,7 @@ import time
 import zmq
 
 from cep.worker.inflow import SpoutConnection
-from manager.registry.wire import encode_batch
+from cep.protocol.frames import encode_batch
 from receivers.wal.exceptions import LogFullError, WalError
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ import threading
 
 import psutil
 
-from manager.exceptions import RegistryError
+from cep.protocol.exceptions import RegistryError
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from manager.registry.wire import decode_batch, encode_batch
+from cep.protocol.frames import decode_batch, encode_batch
 from manager.server import Manager
 from manager.settings import load_manager_settings
 from tests.manager.manager_helpers import free_port, poll

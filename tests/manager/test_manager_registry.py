@@ -10,7 +10,7 @@ from cep.protocol.registry_client import Heartbeat, RegistryClient
 from cep.protocol.identity import machine_identity
 from manager.registry.service import RegistryService
 from manager.registry.table import EndpointTable
-from manager.registry.wire import BadFrameError, decode_batch, encode_batch
+from cep.protocol.frames import BadFrameError, decode_batch, encode_batch
 
 T, P = -1234, "StockAnalysis"
 

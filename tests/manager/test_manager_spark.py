@@ -18,7 +18,7 @@ import zmq
 
 from manager.launcher import SparkLauncher
 from cep.protocol.registry_client import RegistryClient
-from manager.registry.wire import decode_batch, encode_batch
+from cep.protocol.frames import decode_batch, encode_batch
 from manager.server import Manager
 from manager.settings import load_manager_settings
 from tests.manager.manager_helpers import poll

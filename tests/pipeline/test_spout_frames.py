@@ -5,7 +5,7 @@ import zmq
 
 from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
-from manager.registry.wire import encode_batch
+from cep.protocol.frames import encode_batch
 from receivers.spout import ReceiverSpout
 from topology.component import Collector, Context
 

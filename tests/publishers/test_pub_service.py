@@ -5,7 +5,7 @@ import time
 import pytest
 import zmq
 
-from manager.registry.wire import encode_batch
+from cep.protocol.frames import encode_batch
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError, UnknownOutputStreamError
 from publishers.service import PublisherService

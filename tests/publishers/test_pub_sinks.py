@@ -9,7 +9,7 @@ import pytest
 import redis
 import zmq
 
-from manager.registry.wire import decode_batch
+from cep.protocol.frames import decode_batch
 from publishers.exceptions import SinkConfigError, SinkWriteError
 from publishers.sinks import build_sink, sink_specs_from_annotations
 from cep.model import Annotation

@@ -9,7 +9,8 @@ from cep.model import Annotation
 from receivers.exceptions import SourceConfigError, SourceReadError
 from receivers.file_source import FileSource
 from receivers.sources import build_source, source_options
-from receivers.zmq_receiver import encode_batch, ZmqEventClient
+from cep.protocol.frames import encode_pairs
+from receivers.zmq_receiver import ZmqEventClient
 
 
 def wait_for(cond, timeout=5.0):
@@ -62,7 +63,7 @@ def test_zmq_and_http_sources_on_own_ports(router, recorder, key):
     h = build_source({"type": "http", "port": "0", "host": "127.0.0.1"}, router, key)
     assert h.describe()["url"] == "worker endpoint"  # port 0 means: the worker's endpoint only
     client = ZmqEventClient(z.describe()["url"])
-    client.send_raw([encode_batch([[1, ["A", 1.0, 1, 1, True]]])])
+    client.send_raw([encode_pairs([[1, ["A", 1.0, 1, 1, True]]])])
     assert wait_for(lambda: len(recorder.events) == 1)
     client.close()
     z.stop()

@@ -46,9 +46,9 @@ def test_bad_message_is_counted_and_next_message_still_arrives(receiver, recorde
 def test_single_stream_receiver_takes_one_frame_messages(router, recorder, key):
     r = ZmqReceiver(router, default_key=key).start()
     try:
-        from receivers.zmq_receiver import encode_batch
+        from cep.protocol.frames import encode_pairs
         client = ZmqEventClient(r.url)
-        client.send_raw([encode_batch([[5, ["A", 1.0, 1, 1, True]]])])
+        client.send_raw([encode_pairs([[5, ["A", 1.0, 1, 1, True]]])])
         assert wait_for(lambda: recorder.events == [(5, ("A", 1.0, 1, 1, True))])
         client.close()
     finally:

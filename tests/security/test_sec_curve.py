@@ -16,7 +16,6 @@ from cep.security.exceptions import CurveKeyError
 from manager.exceptions import RegistryUnavailableError
 from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
-from manager.registry.wire import encode_batch
 from publishers.base import Sink
 from publishers.bolt import PublisherBolt
 from publishers.service import PublisherService
@@ -25,7 +24,8 @@ from receivers.router import IngestRouter
 from receivers.spout import ReceiverSpout
 from receivers.zmq_receiver import ZmqEventClient, ZmqReceiver
 from tests.security.conftest import STOCK, Recorder
-from topology import wire
+from cep.protocol import frames as wire
+from cep.protocol.frames import encode_batch
 from topology.component import Batch, Collector, Context
 from topology.control import TopologyHandle
 from topology.driver import Driver
@@ -267,7 +267,7 @@ def test_a_task_input_takes_frames_only_from_the_cluster_key(keys, stranger):
     bolt_task = [t for t, (cid, _) in enumerate(topology.tasks()) if cid == "sink"][0]
     runner = TaskRunner(topology, bolt_task, driver, options)
     url = runner.bind("127.0.0.1")
-    frames = [wire.header("default", "src", 0.0), wire.pack([(1,)])]
+    frames = [wire.header("default", "src", 0.0), wire.encode_rows([(1,)])]
     outsiders = [plain_push(url), stranger_push(url, stranger, keys.public)]
     for sock in outsiders:
         sock.send_multipart(frames)
@@ -304,7 +304,7 @@ def test_the_driver_answers_only_the_cluster_key(tmp_path, keys, stranger):
         sock.setsockopt(zmq.LINGER, 0)
         curve.client(sock, outsider, keys.public)
         sock.connect(control)
-        sock.send(wire.pack({"cmd": "kill"}))
+        sock.send(wire.pack_message({"cmd": "kill"}))
         assert not sock.poll(QUIET_MS)
         sock.close(0)
     subs = []
@@ -315,7 +315,7 @@ def test_the_driver_answers_only_the_cluster_key(tmp_path, keys, stranger):
         curve.client(sub, subscriber, keys.public)
         sub.connect(driver.endpoints["tasks"])
         subs.append(sub)
-    assert subs[2].poll(3000) and wire.unpack(subs[2].recv())["state"] == "active"
+    assert subs[2].poll(3000) and wire.unpack_message(subs[2].recv())["state"] == "active"
     assert not subs[0].poll(QUIET_MS) and not subs[1].poll(0)
     for sub in subs:
         sub.close(0)

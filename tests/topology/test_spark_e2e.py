@@ -10,7 +10,7 @@ import time
 import pytest
 import zmq
 
-from topology import wire
+from cep.protocol.frames import pack_message, unpack_message
 from topology.cluster import master_state, stop_cluster
 from topology.control import run_dir_alive
 from topology.exceptions import TopologyExistsError, WaitTimeoutError
@@ -59,7 +59,7 @@ def raw_request(handle, data):
         sock.connect(info["control"])
         sock.send(data)
         assert sock.poll(5000), "the driver did not answer"
-        return wire.unpack(sock.recv())
+        return unpack_message(sock.recv())
     finally:
         sock.close()
 
@@ -170,8 +170,8 @@ def test_backpressure_and_cli_verbs(spark_settings, monkeypatch, capsys):
     assert emitted - done < 200 * 500, (emitted, done)
     assert comps["nums"]["instances"][0]["backpressure_ms"] > 1000, comps["nums"]
     assert comps["slow"]["capacity"] > 0.5, comps["slow"]
-    for garbage in (b"\xc1 not msgpack", wire.pack(5), wire.pack({"cmd": "explode"}),
-                    wire.pack({"cmd": "kill", "wait": "soon"})):
+    for garbage in (b"\xc1 not msgpack", pack_message(5), pack_message({"cmd": "explode"}),
+                    pack_message({"cmd": "kill", "wait": "soon"})):
         assert "error" in raw_request(handle, garbage)  # answered, nothing else changes
     assert handle.status()["status"] == "ACTIVE"
     assert main(["topology", "list"]) == 0

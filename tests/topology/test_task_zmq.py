@@ -5,7 +5,7 @@ import time
 import pytest
 import zmq
 
-from topology import wire
+from cep.protocol.frames import pack_message, unpack_message
 from topology.model import Topology
 from topology.task import TaskRunner
 
@@ -41,10 +41,10 @@ def drive(pub, pull, state, seconds):
     """Publish the desired state every 100 ms (as the driver does); keep the latest reports."""
     reports, end, seq = {}, time.monotonic() + seconds, 0
     while time.monotonic() < end:
-        pub.send(wire.pack({"state": state, "seq": seq // 10}))
+        pub.send(pack_message({"state": state, "seq": seq // 10}))
         seq += 1
         while pull.poll(10):
-            r = wire.unpack(pull.recv())
+            r = unpack_message(pull.recv())
             reports[(r["component"], r["index"])] = r
     return reports
 

@@ -9,7 +9,7 @@ from flask import Flask, jsonify, request
 
 from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
-from manager.registry.wire import decode_batch, encode_batch
+from cep.protocol.frames import decode_batch, encode_batch
 from receivers.http_receiver import HttpServer
 
 TENANT = -1234

@@ -8,7 +8,7 @@ import zmq
 from cep.worker.inflow import SpoutConnection
 from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
-from manager.registry.wire import decode_batch
+from cep.protocol.frames import decode_batch
 
 TENANT, PLAN, STREAM = -1234, "P", "S"
 

@@ -17,7 +17,7 @@ import zmq
 
 from cep.worker.config import load_config
 from cep.worker.node import Worker
-from manager.registry.wire import decode_logged_batch
+from cep.protocol.frames import decode_logged_batch
 from receivers.spout import ReceiverSpout
 from receivers.wal import WriteAheadLog
 from receivers.zmq_receiver import ZmqEventClient

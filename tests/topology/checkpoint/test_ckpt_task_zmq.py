@@ -8,7 +8,7 @@ import zmq
 
 from tests.topology.checkpoint.ckpt_components import OffsetSpout, SeenBolt
 from tests.topology.test_task_zmq import OPTIONS
-from topology import wire
+from cep.protocol.frames import pack_message, unpack_message
 from topology.checkpoint.store import FileStore
 from topology.model import Topology
 from topology.task import TaskRunner
@@ -44,9 +44,9 @@ def play(pub, pull, message, seconds, acks, until=None):
     """Publish ``message`` every 20 ms for ``seconds`` (or until ``until(acks)``)."""
     end = time.monotonic() + seconds
     while time.monotonic() < end and not (until and until(acks)):
-        pub.send(wire.pack(message))
+        pub.send(pack_message(message))
         while pull.poll(20):
-            report = wire.unpack(pull.recv())
+            report = unpack_message(pull.recv())
             if report["type"] == "checkpoint":
                 acks.setdefault(report["id"], {})[report["task"]] = report
 

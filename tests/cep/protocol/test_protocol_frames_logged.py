@@ -3,10 +3,8 @@ worker's write-ahead log; version 1 still decodes; bad version 2 fields are refu
 import msgpack
 import pytest
 
-from manager.registry.wire import (
-    BadFrameError, LogPosition, decode_batch, decode_logged_batch, encode_batch,
-)
-from receivers.spout import decode_logged_frame
+from cep.protocol.exceptions import BadFrameError
+from cep.protocol.frames import LogPosition, decode_batch, decode_logged_batch, encode_batch
 
 EVENTS = [[1, ["a", 1.5]], [2, ["b", 2.5]]]
 
@@ -18,14 +16,14 @@ def test_version_2_round_trips_with_its_log_position():
     assert (stream, events) == ("S", EVENTS)
     assert pos == LogPosition("w1/-1234/P/S#ab12", 41, "http://127.0.0.1:9090")
     assert decode_batch(frame) == ("S", EVENTS)  # callers that ignore offsets still work
-    assert decode_logged_frame(frame)[2].first_offset == 41  # the spout's tuple decoder
+    assert decode_logged_batch(frame, use_list=False)[2].first_offset == 41  # the spout's
 
 
 def test_version_1_still_decodes_without_a_position():
     frame = encode_batch("S", EVENTS)
     assert msgpack.unpackb(frame)[0] == 1
     assert decode_logged_batch(frame) == ("S", EVENTS, None)
-    assert decode_logged_frame(frame)[2] is None
+    assert decode_logged_batch(frame, use_list=False)[2] is None
 
 
 @pytest.mark.parametrize("data, fragment", [
