@@ -9,7 +9,8 @@ from cep.cli.plan import DEFAULT_MANAGER, CliError, request
 
 def manager_option(parser):
     parser.add_argument("--manager", default=os.environ.get("CEP_MANAGER_URL", DEFAULT_MANAGER),
-                        help=f"manager URL (default {DEFAULT_MANAGER}) [env: CEP_MANAGER_URL]")
+                        help=f"manager URL, or several: URL1,URL2 (default {DEFAULT_MANAGER}) "
+                        f"[env: CEP_MANAGER_URL]")
     parser.add_argument("--json", action="store_true", help="print the manager's JSON")
 
 

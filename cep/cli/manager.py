@@ -22,6 +22,8 @@ def subparser_hook(subparsers):
     p.add_argument("--advertised-host", help="host spouts and workers reach the manager at "
                                              "[env: CEP_MANAGER_ADVERTISED_HOST]")
     p.add_argument("--redis-url", help="keep plans in Redis [env: CEP_STORE_REDIS_URL]")
+    p.add_argument("--lease-ttl", type=float, help="seconds the leader lease of a manager group "
+                   "(managers sharing --redis-url) lasts unrenewed (default 10) [env: CEP_HA_LEASE_TTL]")
     p.add_argument("--conf-dir", help="directory of manager.yaml (default conf/)")
     p.add_argument("--log-config", default=os.environ.get("CEP_LOG_CONFIG"),
                    help="a logging YAML (dictConfig), e.g. conf/logging.yaml [env: CEP_LOG_CONFIG]")
@@ -48,6 +50,7 @@ def subparser_hook(subparsers):
 FLAGS = {"data_dir": "manager.data_dir", "http_host": "http.host", "http_port": "http.port",
          "registry_port": "registry.port", "spark_master": "spark.master",
          "advertised_host": "manager.advertised_host", "redis_url": "store.redis_url",
+         "lease_ttl": "ha.lease_ttl",
          "admin_password_file": "security.admin_password_file",
          "cluster_secret_file": "security.cluster_secret_file", "tls_cert": "http.tls_cert",
          "tls_key": "http.tls_key", "curve": "security.curve"}
@@ -82,6 +85,13 @@ def _is_loopback(host):
         return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _url_host(settings, manager):
+    """The host in this manager's advertised REST URL: the bind address unless it is a
+    wildcard, then the advertised host."""
+    host = settings["http.host"]
+    return manager.host if host in ("0.0.0.0", "::", "") else host
 
 
 def enable_query_plan_log():
@@ -122,8 +132,9 @@ def run(args):
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     scheme = "https" if tls else "http"
+    manager.set_url(f"{scheme}://{_url_host(settings, manager)}:{server.server_port}")  # issue 13
     print(f"CEP manager: REST {scheme}://{settings['http.host']}:{server.server_port}/api/v1, "
-          f"registry {manager.registry_url}, data {settings['manager.data_dir'] or 'var/manager'}",
+          f"registry {manager.registry_url}, {manager.role}, data {settings['manager.data_dir'] or 'var/manager'}",
           flush=True)
     stop.wait()
     server.shutdown()

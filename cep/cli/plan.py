@@ -3,6 +3,7 @@ import argparse
 import json
 import os
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -25,7 +26,9 @@ def _global_options(parser, inherited):
         return argparse.SUPPRESS if inherited else value
     parser.add_argument("--manager", default=default(os.environ.get("CEP_MANAGER_URL",
                                                                     DEFAULT_MANAGER)),
-                        help=f"manager URL (default {DEFAULT_MANAGER}) [env: CEP_MANAGER_URL]")
+                        help=f"manager URL, or several: URL1,URL2 (a manager group; the first that "
+                        f"answers, writes follow the leader) (default {DEFAULT_MANAGER}) "
+                        f"[env: CEP_MANAGER_URL]")
     parser.add_argument("--tenant", type=int, default=default(SUPER_TENANT),
                         help="tenant id (default -1234)")
     parser.add_argument("--json", action="store_true", default=default(False),
@@ -55,25 +58,54 @@ def subparser_hook(subparsers):
 
 def request(base, method, path, body=None, raw=False, content_type="text/plain; charset=utf-8"):
     """Call the manager with the user's token (CEP_TOKEN or `cep login`); returns parsed JSON
-    (or text); raises CliError with its message."""
+    (or text); raises CliError with its message. `base` may list several managers
+    (`URL1,URL2`, issue 13): the first that answers is used, a follower's 307 is followed to
+    the leader, and a group between leaders (503 NoLeader) is asked again for up to 20 s."""
+    urls = [u.strip().rstrip("/") for u in base.split(",") if u.strip()]
     data = body.encode() if isinstance(body, str) else None
     headers = {"Content-Type": content_type}
-    token = credentials.token_for(base)
+    token = credentials.token_for(base) or next(
+        (t for t in map(credentials.token_for, urls) if t), None)
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(base.rstrip("/") + path, data=data, method=method,
-                                 headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=120) as resp:
-            text = resp.read().decode()
-    except urllib.error.HTTPError as exc:
-        text = _error_text(exc.read().decode(errors="replace"), exc.code)
-        if exc.code == 401:
-            text += f"\n(log in first: cep login --manager {base} --user NAME, or set CEP_TOKEN)"
-        raise CliError(text) from None
-    except urllib.error.URLError as exc:
-        raise CliError(f"cannot reach the manager at {base}: {exc.reason}") from None
-    return text if raw else json.loads(text)
+    unreachable = []
+    for url in urls:
+        try:
+            text = _send(url + path, method, data, headers, base)
+        except _Unreachable as exc:
+            unreachable.append(f"{url}: {exc}")
+            continue
+        return text if raw else json.loads(text)
+    raise CliError(f"cannot reach the manager at {'; '.join(unreachable)}")
+
+
+class _Unreachable(Exception):
+    """The manager did not answer at all (try the next one of the list)."""
+
+
+def _send(url, method, data, headers, base, hops=3):
+    deadline = time.monotonic() + 20.0
+    while True:
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=120) as resp:
+                return resp.read().decode()
+        except urllib.error.HTTPError as exc:
+            body = exc.read().decode(errors="replace")
+            if exc.code in (307, 308) and exc.headers.get("Location") and hops > 0:
+                url, hops = exc.headers["Location"], hops - 1  # a follower: go to the leader
+                continue
+            if exc.code == 503 and '"NoLeader"' in body and time.monotonic() < deadline:
+                time.sleep(1.0)  # the group is electing a leader
+                continue
+            text = _error_text(body, exc.code)
+            if exc.code == 401:
+                text += f"\n(log in first: cep login --manager {base} --user NAME, or set CEP_TOKEN)"
+            raise CliError(text) from None
+        except urllib.error.URLError as exc:
+            raise _Unreachable(str(exc.reason)) from None
+        except (ConnectionError, TimeoutError) as exc:
+            raise _Unreachable(str(exc)) from None
 
 
 def _error_text(text, code):
