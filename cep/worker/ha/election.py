@@ -3,7 +3,8 @@
 
 - starting: the lease when Redis answers; else a peer that says it is active makes us sync;
   both starting: the lower node id becomes active; no peer for ha.failover_s: active alone.
-- passive/syncing: no active heard for ha.failover_s: take over, unless the lease is held by
+- passive/syncing: the active says it stopped (a graceful stop): take over at once;
+  no active heard for ha.failover_s: take over, unless the lease is held by
   the other node, or the peer is a passive with a lower node id (it takes over instead).
 - active: a peer that is active too: the higher epoch, then the lower node id stays active."""
 from cep.worker.ha.exceptions import LeaseError
@@ -33,6 +34,8 @@ def decide(node, now):
                 return ("demote", f"two active nodes: {peer.node} (epoch {peer.epoch}) "
                                   f"keeps it")
         return None
+    if _recent(node, peer.heard, now) and peer.role == "stopped":
+        return ("activate", f"the active {peer.node} stopped and handed over")
     silent_since = peer.active_heard if peer.active_heard is not None else node.started
     if now - silent_since < node.failover_s:
         return None

@@ -85,12 +85,22 @@ class HaNode:
         return self
 
     def stop(self):
+        """Stop; an active hands over: it stops writing, tells the passive its last published
+        sequences and that it stopped, so the passive takes over at once (no duplicates)."""
         self._stop.set()
         self._thread.join(timeout=5)
         if self.forwarder is not None:
             self.forwarder.stop()
-        if self.lease is not None and self.role == "active":
+        if self.role != "active":
+            return
+        with self._lock:
+            for plan in list(self.plans.values()):
+                with plan._lock:
+                    plan.publishing = False
+            self.role = "stopped"
+        if self.lease is not None:
             self.lease.release()
+        self._beat()
 
     # -- plans --
     def build_plan(self, spec, router, cfg):
@@ -173,7 +183,7 @@ class HaNode:
             if p.role == "active":
                 p.active_heard = now
             self._check_plans()
-            if p.role == "active":
+            if p.role in ("active", "stopped"):
                 self._trim()
 
     def _check_plans(self):
@@ -190,7 +200,7 @@ class HaNode:
                                f"({theirs.get('digest')}, here {plan.digest}); not synced")
         for key, error in errors.items():
             if self.plan_errors.get(key) != error:
-                log.error("HA: %s", error)
+                log.warning("HA: %s", error)
         self.plan_errors = errors
 
     def _trim(self):

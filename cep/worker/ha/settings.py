@@ -1,6 +1,6 @@
 """The ha.* settings of a standalone worker pair, declared once (cep/worker/config.py lists them
 in the worker schema) and checked with the rest of the worker settings."""
-from topology.settings import Setting
+from cep.protocol.settings import Setting
 
 HA_SETTINGS = [
     Setting("ha", "peer", str, "", "standalone: the other worker of an active/passive pair "

@@ -105,3 +105,44 @@ def plan_file(tmp_path):
     path = tmp_path / "ha-plan.siddhiql"
     path.write_text(PLAN)
     return path
+
+
+class WorkerProcess:
+    """`cep worker --mode standalone --ha-peer ...` as a process of its own (kill -9-able)."""
+
+    def __init__(self, tmp_path, name, port, peer_port, plan_file, forward=False, env=None):
+        import os
+        import sys
+        self.name, self.port, self.url = name, port, f"http://127.0.0.1:{port}"
+        self.cmd = [os.path.join(os.path.dirname(sys.executable), "cep"), "worker",
+                    "--mode", "standalone", "--plan", str(plan_file), "--id", name,
+                    "--http-port", str(port), "--zmq-port", "-1",
+                    "--ha-peer", f"http://127.0.0.1:{peer_port}"] + (["--ha-forward"]
+                                                                    if forward else [])
+        self.env = {**os.environ, "CEP_HA_SYNC_INTERVAL": "0.3", "CEP_HA_FAILOVER_S": "1.5",
+                    "CEP_SINKS_DEFAULT": "file", "CEP_SINKS_DIR": str(tmp_path / "sinks"),
+                    "CEP_WORKER_STATE_DIR": str(tmp_path / f"state-{name}"),
+                    "CEP_MANAGERS_POLL_INTERVAL": "0.2", **(env or {})}
+        self.log = tmp_path / f"worker-{name}.log"
+        self.proc = None
+
+    def start(self):
+        import subprocess
+        self.proc = subprocess.Popen(self.cmd, env=self.env, stdout=open(self.log, "ab"),
+                                     stderr=subprocess.STDOUT)
+        return self
+
+    def kill(self):
+        """kill -9, and wait until the process is gone."""
+        import signal
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except Exception:  # noqa: BLE001 - it did not stop in time
+                self.kill()

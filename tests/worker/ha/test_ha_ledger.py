@@ -76,6 +76,7 @@ def node(role, node_id="a", epoch=0, started=0.0, lease=None, peer=None):
     (node("passive", "a", peer=("active", 1, 9.0, 9.0)), 10.0, None),
     (node("passive", "a", peer=("active", 1, 4.0, 4.0)), 10.0, "activate"),
     (node("passive", "c", peer=("passive", 0, 9.9, 1.0)), 10.0, None),  # b takes over
+    (node("passive", "a", peer=("stopped", 1, 9.9, 9.0)), 10.0, "activate"),  # handed over
     (node("active", "c", epoch=2, peer=("active", 1, 9.9, 9.9)), 10.0, None),
     (node("active", "c", epoch=1, peer=("active", 1, 9.9, 9.9)), 10.0, "demote"),
     (node("active", "a", epoch=1, peer=("active", 1, 9.9, 9.9)), 10.0, None),

@@ -76,9 +76,9 @@ def test_dual_send_pair_active_publishes_passive_queues_and_trims(pair, tmp_path
     with urllib.request.urlopen(f"{b.http_url}/metrics") as resp:
         text = resp.read().decode()
     wid = b.identity.worker_id
-    assert f'cep_worker_ha_role{{worker="{wid}",role="passive"}} 1.0' in text
-    assert f'cep_worker_ha_role{{worker="{wid}",role="active"}} 0.0' in text
-    assert (f'cep_worker_ha_queue_events{{worker="{wid}",tenant="-1234",plan="HaPlan"}} 0.0'
+    assert f'cep_worker_ha_role{{role="passive",worker="{wid}"}} 1.0' in text
+    assert f'cep_worker_ha_role{{role="active",worker="{wid}"}} 0.0' in text
+    assert (f'cep_worker_ha_queue_events{{plan="HaPlan",tenant="-1234",worker="{wid}"}} 0.0'
             in text)
     assert "cep_worker_ha_duplicates_total" in text
 
@@ -221,3 +221,26 @@ def test_redis_lease_decides_and_a_redis_that_goes_away_keeps_the_active(pair, t
     assert post(a.http_url, evs)[0] == 200 and post(b.http_url, evs)[0] == 200
     assert wait_for(lambda: outputs(tmp_path, "a") == expected_outputs(evs))
     assert all(t["state"] == "running" for t in a.status()["threads"])
+
+
+def test_a_graceful_stop_hands_over_at_once_without_duplicates(tmp_path, plan_file):
+    pa, pb = free_port(), free_port()
+    extra = {"ha.failover_s": 5.0}  # the hand-over must not wait for it
+    a = worker(tmp_path, "a", pa, pb, plan_file, **extra)
+    b = worker(tmp_path, "b", pb, pa, plan_file, **extra)
+    try:
+        assert wait_for(lambda: a.ha.role == "active" and b.ha.role == "passive"
+                        and KEY in b.ha.plans and not b.ha.plans[KEY].need_sync, 10)
+        first = events(0, 200)
+        assert post(a.http_url, first)[0] == 200 and post(b.http_url, first)[0] == 200
+        t0 = time.monotonic()
+        a.stop()
+        assert wait_for(lambda: b.ha.role == "active", 3) and time.monotonic() - t0 < 2.0
+        second = events(200, 100)
+        assert post(b.http_url, second)[0] == 200
+        got = {s: outputs(tmp_path, "a")[s] + outputs(tmp_path, "b")[s] for s in ("Out", "Big")}
+        assert got == expected_outputs(first + second)  # all of them, none twice
+        assert b.status()["ha"]["duplicates"] == 0
+    finally:
+        a.stop()
+        b.stop()
