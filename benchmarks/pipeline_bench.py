@@ -14,10 +14,12 @@ Stages (each run `--runs` times after a warm-up; medians reported):
              throughput, then latency (p50/p99) at --rate events/s; with --curve, ZeroMQ CURVE
              on every link and the registry's cluster secret (security.auth); with --compare,
              the full stage without both and then with both, in the same run;
-             --checkpoint-interval S sets checkpoint.interval (0: off, the at-most-once
-             path); with --checkpoint-compare, the full stage without checkpoints and with
-             them every S seconds in the same run, their ratio (target >= 80%), and the
-             recovery time after kill -9 of the Siddhi bolt's Python worker
+             --checkpoint-interval S sets checkpoint.interval (0: off); with
+             --checkpoint-compare, three systems in the same run: at most once (no
+             write-ahead log, no checkpoints), checkpoints every S s with durability os, and
+             with fsync: throughput (target os >= 80% of at most once), then p50/p99 latency
+             at --rate (target p99 <= 50 ms at 20K events/s). Recovery after a kill -9:
+             benchmarks/recovery_bench.py
 
     .venv/bin/python benchmarks/pipeline_bench.py --stage ingest --events 500000 --runs 5
     .venv/bin/python benchmarks/pipeline_bench.py --stage full --compare --runs 3
@@ -27,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import tempfile
@@ -235,7 +238,11 @@ class FullSystem:
     `secure`: ZeroMQ CURVE on every link and authentication on (the worker presents the
     manager's cluster secret); otherwise both off (loopback only)."""
 
-    def __init__(self, root, batch_size=1000, secure=False, checkpoint_interval=5.0):
+    def __init__(self, root, batch_size=1000, secure=False, checkpoint_interval=5.0,
+                 plan=None, spark=None, durability="os", wal=True):
+        """`plan` (text; default the filter plan, named BenchFilter) is deployed; `spark`
+        adds launcher settings (e.g. checkpoint.redis_url); `durability` is the worker's
+        wal.durability; `wal=False` turns the worker's write-ahead log off (at-most-once)."""
         import threading
         from werkzeug.serving import make_server
         from cep.worker.config import load_config
@@ -246,7 +253,8 @@ class FullSystem:
         from manager.web import create_app
         self.launcher = SparkLauncher({"spark.state_dir": os.path.join(root, "spark"),
                                        "spark.slots": 8, "spark.host": "127.0.0.1",
-                                       "checkpoint.interval": checkpoint_interval})
+                                       "checkpoint.interval": checkpoint_interval,
+                                       **(spark or {})})
         self.manager = Manager(load_manager_settings(overrides={
             "manager.data_dir": os.path.join(root, "manager"), "registry.port": 0,
             "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
@@ -260,7 +268,8 @@ class FullSystem:
         self.server = make_server("127.0.0.1", 0, create_app({"MANAGER": self.manager}),
                                   threaded=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.manager.plans.add(-1234, FULL_PLAN)
+        self.plan_name = re.search(r"@Plan:name\('([^']+)'\)", plan or FULL_PLAN).group(1)
+        self.manager.plans.add(-1234, plan or FULL_PLAN)
         self.worker = Worker(load_config(path=os.path.join(root, "none.yaml"), env={}, overrides={
             "worker.id": "bench", "managers.urls": [f"http://127.0.0.1:{self.server.server_port}"],
             "managers.registries": [self.manager.registry_url],
@@ -268,6 +277,7 @@ class FullSystem:
             "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0,
             "managers.poll_interval": 0.5, "worker.state_dir": os.path.join(root, "state"),
             "transport.batch_size": batch_size, "managers.cluster_secret_file": secret_file,
+            "wal.durability": durability, "wal.enabled": wal,
             "security.curve": secure, "security.curve_dir":
                 os.path.join(root, "manager", "security", "curve") if secure else ""})).start()
         self.lat, self.count = [], 0
@@ -277,13 +287,15 @@ class FullSystem:
         from publishers.base import Sink
         deadline = time.time() + timeout
         while time.time() < deadline:
-            st = self.manager.plans.status(-1234, "BenchFilter")
+            st = self.manager.plans.status(-1234, self.plan_name)
             if (st["state"] == "ACTIVE" and st["outflow"]["connected"] == 1
                     and (st.get("inflow") or {}).get("bench", {}).get("connected") == 1):
                 break
             time.sleep(0.5)
         else:
-            raise RuntimeError(f"BenchFilter not ACTIVE with all connections: {st}")
+            raise RuntimeError(f"{self.plan_name} not ACTIVE with all connections: {st}")
+        if self.plan_name != "BenchFilter":
+            return
         system = self
 
         class Probe(Sink):
@@ -376,38 +388,49 @@ def run_full(args, secure=False):
             system.close()
 
 
+MODES = {  # name: (checkpoint interval or None for --checkpoint-interval, wal, durability)
+    "at-most-once": (0.0, False, "os"), "os": (None, True, "os"), "fsync": (None, True, "fsync")}
+
+
 def run_checkpoint_compare(args):
-    """The full stage without checkpoints (at-most-once) and with checkpoints every
-    --checkpoint-interval s, both up at once, throughput runs alternating; then recovery."""
-    from benchmarks.recovery_bench import measure_recovery
+    """The full stage at most once (no write-ahead log, no checkpoints), with checkpoints
+    every --checkpoint-interval s and durability os, and the same with fsync: all three up at
+    once, throughput runs alternating (the order rotates), then latency at --rate."""
     interval = args.checkpoint_interval or 5.0
+    names = list(MODES)
     with tempfile.TemporaryDirectory() as root:
-        systems, rates = {}, {"off": [], "on": []}
+        systems, rates, lat = {}, {n: [] for n in names}, {n: [] for n in names}
         try:
-            for name, every in (("off", 0.0), ("on", interval)):
+            for name, (every, wal, durability) in MODES.items():
                 systems[name] = FullSystem(os.path.join(root, name), args.batch_size,
-                                           checkpoint_interval=every)
+                                           checkpoint_interval=interval if every is None
+                                           else every, wal=wal, durability=durability)
                 systems[name].throughput(min(args.events, 50000))  # warm-up
             for i in range(args.runs):
-                for name in (("off", "on") if i % 2 == 0 else ("on", "off")):
+                for name in names[i % 3:] + names[:i % 3]:
                     rates[name].append(systems[name].throughput(args.events))
-            systems.pop("off").close()
-            recovery = [measure_recovery(systems["on"]) for _ in range(args.runs)]
+            if not args.no_latency:
+                for i in range(args.runs):
+                    for name in names[i % 3:] + names[:i % 3]:
+                        lat[name].append(systems[name].latency(args.rate * 3, args.rate))
         finally:
             for system in systems.values():
                 system.close()
-    off, on = (statistics.median(rates[n]) for n in ("off", "on"))
-    print(json.dumps({"stage": "full-checkpoints", "events": args.events,
-                      "checkpoint_interval_s": interval,
-                      "no_checkpoints_events_per_s": int(off),
-                      "checkpoints_events_per_s": int(on),
-                      "off_runs": [int(r) for r in rates["off"]],
-                      "on_runs": [int(r) for r in rates["on"]],
-                      "on_vs_off": round(on / off, 3), "at_least_80_percent": on >= 0.8 * off,
-                      "recovery": recovery,
-                      "median_recovery_s": round(statistics.median(
-                          r["kill_to_flowing_s"] for r in recovery), 2),
-                      "load": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+    med = {n: statistics.median(rates[n]) for n in names}
+    out = {"stage": "full-checkpoints", "events": args.events, "checkpoint_interval_s": interval,
+           "events_per_s": {n: int(v) for n, v in med.items()},
+           "runs": {n: [int(r) for r in rates[n]] for n in names},
+           "os_vs_at_most_once": round(med["os"] / med["at-most-once"], 3),
+           "fsync_vs_at_most_once": round(med["fsync"] / med["at-most-once"], 3),
+           "at_least_80_percent": med["os"] >= 0.8 * med["at-most-once"],
+           "load": [round(x, 2) for x in os.getloadavg()]}
+    if not args.no_latency:
+        out["latency_rate"] = args.rate
+        out["p99_ms"] = {n: round(statistics.median(r["p99_ms"] for r in lat[n]), 2)
+                         for n in names}
+        out["p50_ms"] = {n: round(statistics.median(r["p50_ms"] for r in lat[n]), 2)
+                         for n in names}
+    print(json.dumps(out), flush=True)
 
 
 def run_compare(args):
@@ -454,7 +477,7 @@ def main(argv=None):
     ap.add_argument("--checkpoint-interval", type=float, default=5.0,
                     help="full stage: checkpoint.interval in seconds (0: no checkpoints)")
     ap.add_argument("--checkpoint-compare", action="store_true", help="full stage: without "
-                    "checkpoints and with them in the same run, their ratio, recovery time")
+                    "checkpoints (at most once), with them (os) and with fsync in the same run")
     args = ap.parse_args(argv)
     print(f"# {platform.node()} {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")

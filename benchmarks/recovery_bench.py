@@ -1,4 +1,6 @@
-"""Recovery time of a plan topology after kill -9 of its Siddhi bolt's Python worker (issue 11).
+"""Recovery time of a plan topology after kill -9 of a task's Python worker (issue 11).
+
+    .venv/bin/python benchmarks/recovery_bench.py --runs 3 [--target siddhi|spout|publisher]
 
 Used by ``pipeline_bench.py --stage full --checkpoint-compare`` on its FullSystem (manager,
 worker and an embedded Spark cluster running the BenchFilter plan): events flow at a steady
@@ -22,9 +24,13 @@ def _handle(system):
     return system.manager.plans.topologies.deployments[(-1234, PLAN_NAME)].handle
 
 
-def _siddhi_pid(handle):
+TARGETS = {"siddhi": ":SiddhiBolt", "spout": ":ReceiverSpout", "publisher": ":PublisherBolt"}
+
+
+def _task_pid(handle, target="siddhi"):
+    """The Python worker pid of the first instance of the target component."""
     spec = json.loads((handle.run_dir / "spec.json").read_text())
-    cid = next(c["id"] for c in spec["components"] if c["class"].endswith(":SiddhiBolt"))
+    cid = next(c["id"] for c in spec["components"] if c["class"].endswith(TARGETS[target]))
     return handle.metrics()["components"][cid]["instances"][0]["pid"]
 
 
@@ -38,8 +44,11 @@ def _wait(fn, timeout, step=0.05):
     return None
 
 
-def measure_recovery(system, rate=5000, timeout=120):
-    """{kill_to_detected_s, kill_to_active_s, kill_to_flowing_s, kill_to_caught_up_s, ...}."""
+def measure_recovery(system, rate=5000, timeout=120, target="siddhi"):
+    """Seconds from the kill to: the driver seeing the failure (its task watch), the status
+    leaving ACTIVE, the new stage attempt's first task report (restarted), ACTIVE again (every
+    task restored), events at the sink again (flowing), the sink holding everything sent up
+    to the kill (replay done)."""
     from receivers.zmq_receiver import ZmqEventClient
     handle = _handle(system)
     client = ZmqEventClient(system.worker.zmq_url, keys=system.keys)
@@ -64,12 +73,13 @@ def measure_recovery(system, rate=5000, timeout=120):
         first = (handle.status().get("checkpoints") or {}).get("last", {}).get("id", 0)
         _wait(lambda: (handle.status()["checkpoints"].get("last") or {}).get("id", 0) > first, 60)
         restarts = handle.status()["restarts"]
-        pid = _siddhi_pid(handle)
-        killed = time.monotonic()
+        pid = _task_pid(handle, target)
+        killed, killed_wall = time.monotonic(), time.time()
         os.kill(pid, signal.SIGKILL)
         sent_at_kill = sent[0]
         detected = _wait(lambda: handle.status()["status"] != "ACTIVE"
                          or handle.status()["restarts"] > restarts, timeout)
+        restarted = _wait(lambda: handle.status()["restarts"] > restarts, timeout)
         active = _wait(lambda: (lambda s: s["status"] == "ACTIVE" and s["restarts"] > restarts)(
             handle.status()), timeout)
         count_at_active = system.count
@@ -83,7 +93,12 @@ def measure_recovery(system, rate=5000, timeout=120):
 
     def since(t):
         return round(t - killed, 2) if t else None
-    return {"kill_to_detected_s": since(detected), "kill_to_active_s": since(active),
+    seen = (status.get("timeline") or {}).get("failure_seen")
+    return {"target": target,
+            "kill_to_failure_seen_s": round(seen - killed_wall, 2)
+            if seen and seen > killed_wall else None,
+            "kill_to_detected_s": since(detected), "kill_to_restarted_s": since(restarted),
+            "kill_to_active_s": since(active),
             "kill_to_flowing_s": since(flowing), "kill_to_caught_up_s": since(caught),
             "restored_from": status["checkpoints"].get("restored_from"),
             "sent_before_kill": sent_at_kill, "received": system.count - base_count}
@@ -100,6 +115,8 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--rate", type=int, default=5000)
     ap.add_argument("--checkpoint-interval", type=float, default=5.0)
+    ap.add_argument("--target", choices=sorted(TARGETS), default="siddhi",
+                    help="the component whose first task is killed")
     args = ap.parse_args(argv)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load "
           f"{[round(x, 2) for x in os.getloadavg()]}", flush=True)
@@ -108,7 +125,7 @@ def main(argv=None):
         try:
             runs = []
             for _ in range(args.runs):
-                runs.append(measure_recovery(system, rate=args.rate))
+                runs.append(measure_recovery(system, rate=args.rate, target=args.target))
                 print(json.dumps(runs[-1]), flush=True)
         finally:
             system.close()
