@@ -23,6 +23,7 @@ from cep.protocol.frames import pack_message, unpack_message
 from topology.checkpoint.coordinator import Coordinator
 from topology.master_watch import CachedMaster
 from topology.restart_rate import RestartRate
+from topology.task_watch import TaskWatch
 from topology.metrics import add_queue_depths
 from topology.model import Topology
 
@@ -51,6 +52,7 @@ class Driver:
                                                                             300.0))
         self.resubmits = 0  # jobs submitted again after Spark gave up on one (issue 11)
         self.rate_failed = False  # failed by the restart rate while the job still ran
+        self.watch = TaskWatch()  # dead task processes seen at once (issue 11)
         self.job_group = "topology"  # a shared application gives each topology its own
         self._bind()
 
@@ -169,6 +171,8 @@ class Driver:
                 self._publish()  # spouts start the checkpoint at once
             if self.kill_deadline is not None:
                 self._kill_step()
+            elif self.phase == "running" and self.watch.check(self.attempt, self.reports):
+                self._task_died()
             if self.job_done.is_set() and self.phase == "running":
                 self.phase, self.reason = "failed", "the topology's tasks ended"
             if time.monotonic() >= next_check:
@@ -204,7 +208,16 @@ class Driver:
 
     def _publish(self):
         state = "stop" if self.kill_deadline == "stop" else self.desired
-        self.pub.send(pack_message({"state": state, "seq": self.seq, **self.checkpoints.control()}))
+        abort = self.attempt if self.watch.failed(self.attempt) else None
+        self.pub.send(pack_message({"state": state, "seq": self.seq, "abort": abort,
+                                    **self.checkpoints.control()}))
+
+    def _task_died(self):
+        """A task process of this attempt is gone: say so, and end the attempt's other tasks
+        now instead of when Spark kills them (topology/task_watch.py)."""
+        self.timeline["failure_seen"] = self.watch.failure["time"]
+        log.warning("topology %s: %s", self.topology.name, self.watch.reason(self.attempt))
+        self._publish()
 
     def _read_reports(self):
         while True:
@@ -336,6 +349,8 @@ class Driver:
             waiting = self._waiting_reason()
             if waiting:
                 return "WAITING_FOR_SLOTS", waiting
+        if self.phase == "running" and self.watch.failed(self.attempt):
+            return "SUBMITTED", self.watch.reason(self.attempt)
         if self.phase == "running" and len(self.ready) == self.ntasks:
             return ("ACTIVE" if self.desired == "active" else "INACTIVE"), ""
         return "SUBMITTED", (f"starting tasks {len(self.ready)}/{self.ntasks} "

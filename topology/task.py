@@ -19,6 +19,7 @@ from topology.checkpoint.participant import Participant
 from topology.component import Batch
 from topology.instance import Instance
 from topology.model import Topology
+from topology.task_watch import HOST
 
 log = logging.getLogger(__name__)
 BURST = 64  # data messages handled per poll before checking control again
@@ -45,6 +46,9 @@ def make_task_function(spec, driver, options):
             runner.run()
         finally:
             runner.close()
+        if runner.aborted:  # another task of this attempt died: fail now, Spark re-runs it
+            raise RuntimeError(f"task {task_id}: stage attempt {runner.attempt} aborted: "
+                               f"another task's process died")
         return iter(())
 
     return run_partition
@@ -67,6 +71,7 @@ class TaskRunner:
         self.instance = Instance(topology, cid, index, task_id, security=self.security)
         self.pull, self.pushes = None, {}
         self.state, self.seq = "inactive", -1
+        self.aborted = False  # the driver saw a task of this attempt die (task_watch.py)
         self.instance.active = False
         self.ckpt = Participant(self.instance, topology, options.get("checkpoint"),
                                 self._forward_barrier, self._send_ack)
@@ -223,6 +228,8 @@ class TaskRunner:
             except zmq.Again:
                 break
         state, seq = message["state"], message["seq"]
+        if message.get("abort") is not None and message["abort"] == self.attempt:
+            self.aborted, state = True, "stop"
         self.wanted, self.restore_pin = message.get("checkpoint"), message.get("restore")
         if message.get("completed") is not None:
             self.ckpt.completed(message["completed"])
@@ -235,7 +242,7 @@ class TaskRunner:
 
     def _send_report(self, kind):
         data = self.instance.metrics.snapshot()
-        data.update(type=kind, attempt=self.attempt, seq=self.seq,
+        data.update(type=kind, attempt=self.attempt, seq=self.seq, host=HOST,
                     active=self.instance.active, kind=self.instance.kind)
         custom = getattr(self.instance.component, "custom_metrics", None)
         if custom:
