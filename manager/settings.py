@@ -4,7 +4,7 @@ from pathlib import Path
 from cep.policy import POLICY_SETTINGS
 from cep.security.curve import CURVE_SETTINGS
 from manager.auth.settings import AUTH_SETTINGS
-from topology.settings import Schema, Setting
+from cep.protocol.settings import Schema, Setting
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 

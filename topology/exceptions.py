@@ -67,20 +67,10 @@ class RoutingError(TopologyError):
     """A row cannot be routed (e.g. too short for its fields grouping)."""
 
 
-class SettingsError(TopologyError):
-    """Configuration could not be loaded."""
-
-
-class UnknownSettingError(SettingsError):
-    """A configuration file or override names a setting that is not declared."""
-
-
-class SettingValueError(SettingsError, ValueError):
-    """A setting's value does not convert to its declared type."""
-
-
-class ConfigFileError(SettingsError):
-    """A configuration file is unreadable or not a YAML mapping of sections."""
+# the settings loader's errors moved with it to cep.protocol (issue 12)
+from cep.protocol.exceptions import (  # noqa: E402,F401
+    ConfigFileError, SettingValueError, SettingsError, UnknownSettingError,
+)
 
 
 class ClusterError(TopologyError):

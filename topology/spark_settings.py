@@ -1,7 +1,7 @@
 """The settings of conf/spark.yaml: the Spark cluster and how topologies run on it."""
 from pathlib import Path
 
-from topology.settings import Schema, Setting
+from cep.protocol.settings import Schema, Setting
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 

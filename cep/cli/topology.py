@@ -5,6 +5,7 @@ keeps running between commands so that topologies and other processes share it).
 """
 import json
 
+from cep.protocol.exceptions import SettingsError
 from topology.exceptions import TopologyError
 
 COLUMNS = ("Topology_name", "Status", "Num_tasks", "Num_workers", "Uptime_secs", "Topology_Id",
@@ -54,7 +55,7 @@ def cmd_list(args):
     from topology.launcher import list_topologies
     try:
         rows = list_topologies(_settings(), include_ended=args.all)
-    except TopologyError as exc:
+    except (TopologyError, SettingsError) as exc:
         return _fail(exc)
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -76,7 +77,7 @@ def cmd_kill(args):
     from topology.launcher import get_topology
     try:
         final = get_topology(args.name, _settings()).kill(wait_secs=args.wait)
-    except TopologyError as exc:
+    except (TopologyError, SettingsError) as exc:
         return _fail(exc)
     print(f"{args.name}: {final['status']}")
     return 0 if final["status"] == "KILLED" else 1
@@ -87,7 +88,7 @@ def cmd_switch(args):
     try:
         handle = get_topology(args.name, _settings())
         status = handle.activate() if args.verb == "activate" else handle.deactivate()
-    except TopologyError as exc:
+    except (TopologyError, SettingsError) as exc:
         return _fail(exc)
     print(f"{args.name}: {status['status']}")
     return 0
@@ -98,7 +99,7 @@ def cmd_bench(args):
     try:
         result = run_bench(args.events, args.grouping, args.batch_size, args.rate, _settings(),
                            parallelism=args.parallelism)
-    except TopologyError as exc:
+    except (TopologyError, SettingsError) as exc:
         return _fail(exc)
     if args.json:
         print(json.dumps(result))
@@ -129,7 +130,7 @@ def cmd_cluster(args):
             if info is None:
                 print("embedded cluster not running")
                 return 1
-    except TopologyError as exc:
+    except (TopologyError, SettingsError) as exc:
         return _fail(exc)
     state = master_state(info.ui_url) or {}
     print(f"master {info.master_url}  web UI {info.ui_url}  status {state.get('status', 'DOWN')}  "

@@ -1,6 +1,6 @@
 """The host policy's settings, declared once: the manager's and the worker's schemas both
 include POLICY_SETTINGS, so conf/manager.yaml and conf/worker.yaml take the same keys."""
-from topology.settings import Setting
+from cep.protocol.settings import Setting
 
 MIB = 1024 * 1024
 

@@ -22,3 +22,19 @@ class RegistryUnavailableError(RegistryError):
 
     def __init__(self, message):
         super().__init__("Unavailable", message)
+
+
+class SettingsError(ProtocolError):
+    """Configuration could not be loaded."""
+
+
+class UnknownSettingError(SettingsError):
+    """A configuration file or override names a setting that is not declared."""
+
+
+class SettingValueError(SettingsError, ValueError):
+    """A setting's value does not convert to its declared type."""
+
+
+class ConfigFileError(SettingsError):
+    """A configuration file is unreadable or not a YAML mapping of sections."""

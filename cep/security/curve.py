@@ -26,7 +26,7 @@ import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 
 from cep.security.exceptions import CurveKeyError
-from topology.settings import Setting
+from cep.protocol.settings import Setting
 
 CLUSTER = "cluster"  # ZAP domain of cluster links: the cluster key only
 INGEST = "ingest"    # ZAP domain of the worker's ZeroMQ receiver: cluster key + listed clients

@@ -10,8 +10,8 @@ from cep.policy import POLICY_SETTINGS
 from cep.security.curve import CURVE_SETTINGS
 from cep.worker.exceptions import WorkerConfigError
 from cep.worker.ha.settings import HA_SETTINGS, check_ha
-from topology.exceptions import TopologyError
-from topology.settings import Schema, Setting
+from cep.protocol.exceptions import SettingsError
+from cep.protocol.settings import Schema, Setting
 
 MODES = ("distributed", "standalone")
 ROLES = ("receiver", "publisher")
@@ -101,7 +101,7 @@ def load_config(overrides=None, path=None, env=None, conf_dir=None):
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     try:
         cfg = WORKER_SCHEMA.load(conf_dir=conf_dir, env=env, overrides=overrides, path=path)
-    except TopologyError as exc:
+    except SettingsError as exc:
         raise WorkerConfigError(str(exc)) from None
     _check(cfg)
     return cfg

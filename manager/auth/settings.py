@@ -1,5 +1,5 @@
 """The manager's security settings (part of manager.settings.MANAGER)."""
-from topology.settings import Setting
+from cep.protocol.settings import Setting
 
 AUTH_SETTINGS = [
     Setting("security", "auth", bool, True, "users, tokens and sessions on the REST API and "

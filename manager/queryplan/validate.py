@@ -12,7 +12,7 @@ REPO_CONF = Path(__file__).resolve().parents[2] / "conf"
 
 def schema_path():
     """conf/query-plan.xsd (CEP_CONF_DIR first, then the project's conf/)."""
-    from topology.settings import default_conf_dir
+    from cep.protocol.settings import default_conf_dir
     for d in (default_conf_dir(), REPO_CONF):
         if (Path(d) / SCHEMA_NAME).is_file():
             return Path(d) / SCHEMA_NAME

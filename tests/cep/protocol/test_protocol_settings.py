@@ -1,8 +1,8 @@
 """The generic settings loader: layering, types, sources, errors."""
 import pytest
 
-from topology.exceptions import ConfigFileError, SettingValueError, UnknownSettingError
-from topology.settings import Schema, Setting
+from cep.protocol.exceptions import ConfigFileError, SettingValueError, UnknownSettingError
+from cep.protocol.settings import Schema, Setting
 
 SCHEMA = Schema("demo", [
     Setting("spark", "master", str, "embedded", "where to run"),
