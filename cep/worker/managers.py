@@ -1,7 +1,8 @@
 """The worker's view of the managers: a list of addresses, using whichever answers.
 
 `ManagerSet.get_json(path)` asks the manager that answered last, then the others in order.
-`FailoverRegistry` has the RegistryClient methods the worker needs and moves to the next
+`FailoverRegistry` has the RegistryClient methods the worker needs: it registers, heartbeats
+and counts connections with every manager's registry (issue 13) and moves lookups to the next
 manager's registry when one does not answer. Without configured registry addresses, each
 manager's registry is the one its REST API reports (`GET /api/v1/manager`), so a manager on a
 non-default registry port is found."""
@@ -15,6 +16,7 @@ from cep.security import cluster_secret
 from cep.worker.exceptions import ManagerUnavailableError
 from cep.protocol.exceptions import RegistryUnavailableError
 from cep.protocol.registry_client import RegistryClient
+from cep.protocol.registry_group import GroupCalls
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +103,11 @@ class ManagerSet:
             raise OSError(f"HTTP {exc.code}: {exc.read()[:200]!r}") from None
 
 
-class FailoverRegistry:
-    """RegistryClient calls against the current manager's registry, failing over on timeout."""
+class FailoverRegistry(GroupCalls):
+    """RegistryClient calls over the managers' registries (issue 13): registrations,
+    worker-info heartbeats and connections go to every manager of the list (a follower's
+    registry is warm when it takes over); lookups and status ask the current manager's,
+    failing over in order (cep.protocol.registry_group.GroupCalls)."""
 
     def __init__(self, managers, timeout=2.0, security=None):
         self.managers = managers
@@ -110,11 +115,23 @@ class FailoverRegistry:
         self.security = security  # cep.security.curve.LinkSecurity: CURVE keys, cluster secret
         self._clients = {}  # manager index -> RegistryClient
         self._lock = threading.Lock()
+        self._init_group()
+
+    @property
+    def current(self):
+        return self.managers.current
+
+    @current.setter
+    def current(self, i):
+        self.managers.current = i
 
     @property
     def url(self):
         client = self._clients.get(self.managers.current)
         return client.url if client is not None else None
+
+    def _order(self):
+        return self.managers.order()
 
     def _client(self, i):
         with self._lock:
@@ -127,7 +144,7 @@ class FailoverRegistry:
                                                   security=self.security)
             return self._clients[i]
 
-    def _forget(self, i):
+    def _lost(self, i):
         """A learned registry stopped answering: ask its manager for the address again."""
         if self.managers.configured:
             return
@@ -136,40 +153,6 @@ class FailoverRegistry:
         self.managers.forget_registry(i)
         if client is not None:
             client.close()
-
-    def _call(self, method, *args, **kwargs):
-        last = None
-        for i in self.managers.order():
-            try:
-                result = getattr(self._client(i), method)(*args, **kwargs)
-            except RegistryUnavailableError as exc:
-                last = exc
-                self._forget(i)
-                continue
-            self.managers.current = i
-            return result
-        raise last
-
-    def register(self, *args, **kwargs):
-        return self._call("register", *args, **kwargs)
-
-    def unregister(self, *args, **kwargs):
-        return self._call("unregister", *args, **kwargs)
-
-    def lookup(self, *args, **kwargs):
-        return self._call("lookup", *args, **kwargs)
-
-    def connect(self, *args, **kwargs):
-        return self._call("connect", *args, **kwargs)
-
-    def release(self, *args, **kwargs):
-        return self._call("release", *args, **kwargs)
-
-    def status(self, *args, **kwargs):
-        return self._call("status", *args, **kwargs)
-
-    def worker_info(self, **info):
-        return self._call("worker_info", **info)
 
     def close(self):
         for c in list(self._clients.values()):
