@@ -1,7 +1,7 @@
 """The publisher bolt (CEP 4.0's EventPublisherBolt): sends the exported streams to a CEP worker.
 
 `execute` encodes each batch as one frame `[1, stream, [[ts, [values]], ...]]`
-(manager/registry/PROTOCOL.md) into a bounded queue; a sender thread owns the ZeroMQ PUSH
+(cep/protocol/PROTOCOL.md) into a bounded queue; a sender thread owns the ZeroMQ PUSH
 socket and hands the frames over in order.
 
 - **Slow publisher = backpressure, never loss.** A frame leaves the queue only once ZeroMQ has

@@ -2,7 +2,7 @@
 
 Each task binds a ZeroMQ PULL socket on port 0 (the OS picks the port: no port probing),
 registers `host:port` with the manager's endpoint registry for the plan's imported streams,
-heartbeats, and emits the event batches CEP workers push to it (manager/registry/PROTOCOL.md
+heartbeats, and emits the event batches CEP workers push to it (cep/protocol/PROTOCOL.md
 section 2), one Storm stream per Siddhi stream, rows `(timestamp, *values)`.
 
 Config keys: registry (tcp URL), tenant, plan, streams ({stream id: [attribute names]}),

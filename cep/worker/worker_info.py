@@ -1,4 +1,4 @@
-"""The worker-info message (manager/registry/PROTOCOL.md, op `worker`): every heartbeat
+"""The worker-info message (cep/protocol/PROTOCOL.md, op `worker`): every heartbeat
 interval a distributed worker tells the manager's registry who it is (id, host, HTTP URL,
 roles), which plans it serves, its cumulative event counters and its process load (psutil)."""
 import logging
