@@ -35,7 +35,7 @@ def ha_blueprint(node, secret):
     @bp.post("/ha/input")
     def forwarded():
         try:
-            items = msgpack.unpackb(request.get_data(cache=False), raw=False)
+            items = msgpack.unpackb(request.get_data(cache=False), raw=False, use_list=False)
             return jsonify(node.on_forwarded(items))
         except (ValueError, TypeError, msgpack.UnpackException) as exc:
             log.warning("HA: bad forwarded input: %s", exc)

@@ -58,7 +58,7 @@ class Forwarder:
         with self._cv:
             if key not in self.attached:
                 return None
-            self._queue.append([key, seq, stream, [[ts, list(row)] for ts, row in events]])
+            self._queue.append([key, seq, stream, events])  # msgpack packs the tuples as arrays
             self._cv.notify_all()
         return lambda: self._wait(key, seq)
 

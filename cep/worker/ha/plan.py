@@ -11,7 +11,7 @@ import msgpack
 
 from cep.worker.ha.exceptions import PassiveNodeError, SyncError
 from cep.worker.ha.outputs import OutputLedger
-from cep.worker.standalone import StandalonePlan
+from cep.worker.standalone import StandalonePlan, prechecked
 
 log = logging.getLogger(__name__)
 SNAPSHOT_FORMAT = 1
@@ -38,6 +38,7 @@ class HaPlan(StandalonePlan):
         self.in_seq = 0
         self.last_in = {}         # stream -> last event taken (dual-send alignment)
         self.refused_passive = self.dup_inputs = self.gaps = 0
+        self._checked = {s.stream: prechecked(s.definition) for s in spec.imported}
         self.sync_info = {"state": "none"}
         super().__init__(spec, router, cfg)
 
@@ -75,7 +76,7 @@ class HaPlan(StandalonePlan):
         self.in_seq += 1
         self.last_in[stream] = events[-1]
         try:
-            bad = handler.send_batch(events)
+            bad = handler.send_batch(events, validated=self._checked[stream])
         except Exception:  # an engine failure must not kill the receiver thread
             self.engine_errors += 1
             log.exception("plan %s: engine failed on a batch of %d %s events",
@@ -94,8 +95,8 @@ class HaPlan(StandalonePlan):
 
     # -- forward mode, passive side --
     def apply_forwarded(self, seq, stream, events):
-        """A batch the active forwarded; False when a gap shows this plan needs a resync."""
-        events = [(ts, tuple(row)) for ts, row in events]
+        """A batch the active forwarded (checked there; tuples, as msgpack decodes them with
+        use_list=False); False when a gap shows this plan needs a resync."""
         with self._lock:
             if self.syncing or self.need_sync:
                 self._hold(seq, stream, events)
