@@ -19,3 +19,12 @@ class SourceConfigError(ReceiverError):
 
 class SourceReadError(ReceiverError):
     """A source could not read its input (file missing, socket failed)."""
+
+
+class StreamPausedError(ReceiverError):
+    """The worker does not take events for this stream now (issue 13: it reached no manager
+    and undeployed its distributed plans); `reason` says why, the sender should retry."""
+
+    def __init__(self, message, reason="paused"):
+        super().__init__(message)
+        self.reason = reason

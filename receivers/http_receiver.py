@@ -6,7 +6,9 @@ The reply counts accepted and rejected events and gives the reasons:
 any event was accepted or nothing was sent, 400 when every event was rejected or the body is not
 JSON, 404 for a stream the worker does not serve, 503 (`"reason": "backpressure"`, with
 Retry-After) while the stream's write-ahead log is over wal.max_bytes or wal.max_age_s: none
-of that request's events were accepted; nothing is lost, the sender retries.
+of that request's events were accepted; nothing is lost, the sender retries. 503 with
+`"reason": "no-manager"` while a worker that reached no manager has undeployed the plan
+(issue 13; cep/worker/self_undeploy.py).
 
 Limits (receivers.limits.ReceiverLimits, from the worker settings): a body over
 max_body_bytes (16 MiB) or with more than max_events (100,000) events is 413, JSON nested
@@ -20,7 +22,7 @@ import threading
 from flask import Blueprint, Flask, jsonify, request
 from werkzeug.serving import make_server
 
-from receivers.exceptions import BadPayloadError, UnknownStreamError
+from receivers.exceptions import BadPayloadError, StreamPausedError, UnknownStreamError
 from receivers.limits import ReceiverLimits, check_depth, install_error_handlers, key_ok
 from receivers.limits import parse_tenant
 from receivers.validation import StreamKey
@@ -56,6 +58,8 @@ def events_blueprint(router, limits=DEFAULT_LIMITS):
             return _error(404, str(exc), key)
         except WalError as exc:  # the write-ahead log is full or failing: nothing accepted
             return backpressure(exc, key)
+        except StreamPausedError as exc:  # issue 13: no manager reachable, plan torn down
+            return paused(exc, key)
         if bad_lines:
             result = _with_bad_lines(result, events, bad_lines)
         status = 400 if result.rejected and not result.accepted else 200
@@ -132,6 +136,14 @@ def backpressure(exc, key):
                     "reason": "backpressure" if full else "log-unavailable", "retry": True,
                     "error": str(exc) if full else "the stream's write-ahead log cannot write "
                                                    "now; retry later", "stream": str(key)})
+    resp.headers["Retry-After"] = "1"
+    return resp, 503
+
+
+def paused(exc, key):
+    """503 with the reason (e.g. `no-manager`): nothing accepted; the sender should retry."""
+    resp = jsonify({"accepted": 0, "rejected": 0, "reason": exc.reason, "retry": True,
+                    "error": str(exc), "stream": str(key)})
     resp.headers["Retry-After"] = "1"
     return resp, 503
 
