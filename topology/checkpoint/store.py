@@ -250,7 +250,8 @@ class RedisStore:
         return sorted(keys - {self.prefix.rsplit(":", 1)[1]})
 
     def discard(self, cid):
-        keys = list(self.client.scan_iter(f"{self.prefix}:{cid}:*"))
+        keys = self._call(f"discard {cid}",
+                          lambda: list(self.client.scan_iter(f"{self.prefix}:{cid}:*")))
         pipe = self.client.pipeline()
         if keys:
             pipe.delete(*keys)

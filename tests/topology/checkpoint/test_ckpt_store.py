@@ -99,3 +99,17 @@ def test_a_write_that_fails_midway_leaves_the_previous_file_whole(tmp_path, monk
     monkeypatch.undo()
     assert store.read(1, 0) == {"v": "old"}  # readers never see a partial file
     assert os.listdir(store.base / "000000000001") == ["task-00000.ckpt"]  # no temp left
+
+
+def test_a_redis_store_that_is_down_raises_checkpoint_errors_only():
+    """The coordinator survives a redis-server restart (fault test 8): every store call
+    raises CheckpointError, never a redis exception that would end the driver."""
+    from tests.conftest import free_port
+    from topology.checkpoint.exceptions import CheckpointError
+    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0", "Plan[-1]", "down")
+    calls = [lambda: store.write(1, 0, {"a": 1}), lambda: store.complete(1, {}),
+             store.completed, lambda: store.discard(1), store.next_id, store.prune,
+             lambda: store.read(1, 0)]
+    for call in calls:
+        with pytest.raises(CheckpointError):
+            call()
