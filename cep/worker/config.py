@@ -36,6 +36,11 @@ WORKER_SCHEMA = Schema("worker", [
             "$CEP_CLUSTER_SECRET"),
     Setting("managers", "poll_interval", float, 2.0, "seconds between deployment polls (<= 5)"),
     Setting("managers", "timeout", float, 2.0, "seconds to wait for one manager answer"),
+    Setting("managers", "self_undeploy", bool, True, "undeploy the distributed plans (events "
+            "get 503) when no manager answered for transport.heartbeat_interval x "
+            "managers.max_retries s; redeploy them when one answers (issue 13)"),
+    Setting("managers", "max_retries", int, 6, "heartbeat intervals without any manager "
+            "answer before the worker undeploys its distributed plans; 0 = never"),
     Setting("receivers", "http_host", str, "127.0.0.1", "bind address of the HTTP receiver, "
             "status API and publisher services (another address than loopback is logged as a "
             "warning: no authentication yet beyond ingest keys)"),

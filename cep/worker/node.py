@@ -15,6 +15,7 @@ from cep.worker.config import worker_id
 from cep.worker.exceptions import PlanDeployError, WorkerConfigError
 from cep.worker.managers import FailoverRegistry, ManagerSet, worker_secret
 from cep.worker.ports import PortBook
+from cep.worker.self_undeploy import SelfUndeploy
 from cep.worker.status_api import status_blueprint
 from cep.worker.supervisor import ThreadBook
 from cep.worker.wal_api import wal_blueprint
@@ -102,13 +103,16 @@ class Worker:
         if self.wal is not None:  # where spouts send commit/replay requests (wal_api.py)
             self.wal.bind(self.identity.worker_id, f"http://{host}:{self.http.port}")
         self.managers = self.registry = self.ports = self.reporter = None
+        self.self_undeploy = None
         if self.mode == "distributed":
             self.ports = PortBook(cfg["worker.state_dir"], self.identity.worker_id)
             self.managers = ManagerSet(cfg["managers.urls"], cfg["managers.registries"],
                                        cfg["managers.timeout"], self.links.secret)
             self.registry = FailoverRegistry(self.managers, cfg["managers.timeout"],
                                              security=self.links)
-            self.sync = ManagerSync(self, self.managers, cfg["managers.poll_interval"])
+            self.self_undeploy = SelfUndeploy.from_config(cfg)  # issue 13
+            self.sync = ManagerSync(self, self.managers, cfg["managers.poll_interval"],
+                                    self.self_undeploy)
             self.reporter = WorkerReporter(self, self.registry, cfg["transport.heartbeat_interval"])
             self.threads.adopt(self.reporter, "worker-info")
         else:
@@ -220,6 +224,7 @@ class Worker:
                 "host": self.identity.host, "roles": self.cfg["worker.roles"],
                 "http": self.http.url, "zmq": self.zmq_url, "sync": self.sync.describe(),
                 "plans": plans, "failed": failed, "threads": self.threads.describe(),
+                "selfUndeploy": self.self_undeploy.describe() if self.self_undeploy else None,
                 "ha": self.ha.describe() if self.ha else None,
                 "workerInfo": ({"sent": self.reporter.sent, "last_error": self.reporter.last_error}
                                if self.reporter else None),

@@ -48,9 +48,10 @@ class _Poller:
 class ManagerSync(_Poller):
     """Poll the managers for the plans this worker serves."""
 
-    def __init__(self, worker, managers, interval):
+    def __init__(self, worker, managers, interval, watch=None):
         super().__init__(interval, "deployment-sync")
         self.worker, self.managers = worker, managers
+        self.watch = watch  # cep.worker.self_undeploy.SelfUndeploy (issue 13), or None
         self.etag = None
         self.version = None
         self.plan_errors = {}
@@ -62,8 +63,13 @@ class ManagerSync(_Poller):
             if self.last_error != str(exc):
                 log.warning("%s; keeping the %d plans deployed", exc, len(self.worker.plans))
             self.last_error = str(exc)
+            if self.watch is not None:
+                self.watch.unreachable(self.worker, exc)
             return
         self.last_error = None
+        if self.watch is not None and self.watch.reached(self.worker):
+            self.etag = None  # the plans were torn down: take the whole list again
+            status, etag, body = self.managers.get_json("/api/v1/deployments")
         if status == 304:
             return
         specs = self._specs(body.get("plans") or [])
@@ -83,7 +89,7 @@ class ManagerSync(_Poller):
 
     def describe(self):
         return {"source": "manager", "manager": self.managers.urls[self.managers.current],
-                "version": self.version, "polls": self.polls, "last_error": self.last_error,
+                "managers": self.managers.urls, "version": self.version, "polls": self.polls, "last_error": self.last_error,
                 "plan_errors": self.plan_errors}
 
 

@@ -43,11 +43,14 @@ class FakeManagerRest:
 
     def __init__(self):
         self.plans, self.version, self.requests = [], 1, 0
+        self.answer = None  # an HTTP status every request gets instead (a manager that is away)
         app = Flask("fake-manager")
 
         @app.get("/api/v1/deployments")
         def deployments():
             self.requests += 1
+            if self.answer:
+                return "", self.answer
             etag = f'"{self.version}"'
             if request.headers.get("If-None-Match") == etag:
                 return "", 304
