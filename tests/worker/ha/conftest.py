@@ -146,3 +146,29 @@ class WorkerProcess:
                 self.proc.wait(10)
             except Exception:  # noqa: BLE001 - it did not stop in time
                 self.kill()
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    """A redis-server of this test's own, so that the test can stop it."""
+    import subprocess
+
+    from tests.conftest import require_binary
+    binary = require_binary("redis-server", "the HA lease test talks to a real redis-server")
+    port = free_port()
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import redis
+    client = redis.Redis(port=port)
+    assert wait_for(lambda: _pings(client), 10)
+    yield proc, f"redis://127.0.0.1:{port}/0", client
+    proc.kill()
+    proc.wait()
+
+
+def _pings(client):
+    try:
+        return client.ping()
+    except Exception:  # noqa: BLE001 - not up yet
+        return False

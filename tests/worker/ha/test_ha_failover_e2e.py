@@ -68,10 +68,10 @@ def check_outputs(sink_dir, evs, status):
     return extras
 
 
-def start_pair(tmp_path, plan_file, forward=False):
+def start_pair(tmp_path, plan_file, forward=False, env=None):
     pa, pb = free_port(), free_port()
-    a = WorkerProcess(tmp_path, "a", pa, pb, plan_file, forward).start()
-    b = WorkerProcess(tmp_path, "b", pb, pa, plan_file, forward).start()
+    a = WorkerProcess(tmp_path, "a", pa, pb, plan_file, forward, env).start()
+    b = WorkerProcess(tmp_path, "b", pb, pa, plan_file, forward, env).start()
     assert wait_for(lambda: role_of(a.url) == "active" and role_of(b.url) == "passive"
                     and KEY in (ha_status(b.url) or {}).get("plans", {})
                     and not ha_status(b.url)["plans"][KEY]["syncing"], 30), \
@@ -151,6 +151,32 @@ def test_forward_mode_kill_the_active_mid_stream_loses_no_output(tmp_path, plan_
         assert not collections.Counter(want["Big"]) - got
         assert len(read_outputs(sink / "Out.jsonl")["Out"]) >= len(want["Out"])
         assert sb["failovers"] == 1 and sb["plans"][KEY]["dup_inputs"] >= 0
+    finally:
+        for p in (a, b):
+            p.stop()
+
+
+def test_with_a_redis_lease_kill_the_active_and_the_passive_takes_the_lease(tmp_path,
+                                                                            plan_file,
+                                                                            own_redis):
+    _, url, client = own_redis
+    a, b = start_pair(tmp_path, plan_file, env={"CEP_HA_REDIS_URL": url,
+                                                "CEP_HA_LEASE_KEY": "cep:ha:e2e"})
+    sink = tmp_path / "sinks" / "-1234" / "HaPlan"
+    live = {"a": a, "b": b}
+    try:
+        assert client.get("cep:ha:e2e") == b"a" and ha_status(a.url)["lease"]["held"]
+        evs = events(0, 2000)
+        feed = Feeder(evs, lambda: [p.url for p in live.values()]).start()
+        assert wait_for(lambda: feed.sent >= 600, 20)
+        a.kill()
+        del live["a"]
+        feed.join()
+        assert wait_idle_active(b.url), b.log.read_text()[-2000:]
+        assert client.get("cep:ha:e2e") == b"b"
+        sb = ha_status(b.url)
+        assert sb["lease"]["held"] and sb["failovers"] == 1
+        check_outputs(sink, evs, sb)
     finally:
         for p in (a, b):
             p.stop()

@@ -2,7 +2,6 @@
 as peer (short intervals). Roles, output queues, forward and dual-send input, state sync of a
 late passive, and the bad inputs: a peer that is not a worker, a peer with another plan
 version, a wrong cluster secret, a Redis that goes away."""
-import subprocess
 import time
 
 import pytest
@@ -179,30 +178,6 @@ def test_peer_calls_need_the_cluster_secret(tmp_path, plan_file):
     finally:
         a.stop()
         b.stop()
-
-
-@pytest.fixture
-def own_redis(tmp_path):
-    """A redis-server of this test's own, so that the test can stop it."""
-    from tests.conftest import require_binary
-    binary = require_binary("redis-server", "the HA lease test talks to a real redis-server")
-    port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    import redis
-    client = redis.Redis(port=port)
-    assert wait_for(lambda: _pings(client), 10)
-    yield proc, f"redis://127.0.0.1:{port}/0", client
-    proc.kill()
-    proc.wait()
-
-
-def _pings(client):
-    try:
-        return client.ping()
-    except Exception:  # noqa: BLE001 - not up yet
-        return False
 
 
 def test_redis_lease_decides_and_a_redis_that_goes_away_keeps_the_active(pair, tmp_path,
