@@ -42,6 +42,7 @@ def topologies(plans):
         out.append({"tenant": tenant, "plan": name, "topology": st.get("topology"),
                     "state": st["state"], "since": st.get("since"), "reason": st["reason"],
                     "applicationId": st.get("applicationId"),
+                    "application": st.get("application"), "packing": st.get("packing"),
                     "executors": st.get("executors"), "restarts": st.get("restarts", 0)})
     return out
 

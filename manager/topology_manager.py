@@ -166,6 +166,9 @@ class TopologyManager:
         return {**out, "state": "DEPLOYING" if state == "SUBMITTED" else state,
                 "reason": st.get("reason", ""), "applicationId": st.get("app_id"),
                 "executors": st.get("workers"), "restarts": st.get("restarts", 0),
+                # issue 14: the Spark application it runs in (its own, or a shared one)
+                "application": st.get("application") or dep.name,
+                "packing": st.get("packing", "app-per-plan"),
                 "checkpoints": st.get("checkpoints")}  # issue 11: last id/time, duration, size
 
     def undeploy(self, tenant, plan):

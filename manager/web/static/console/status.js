@@ -18,7 +18,7 @@
     return el("tr", {"data-topology": t.topology, "class": t.state === "FAILED" ? "bad" : null}, [
       td(null, "mono", [link(CEP.planPage(t.tenant, t.plan), t.topology || "")]), td(t.tenant), td(t.plan),
       td(null, null, [el("span", {"class": "state state-" + t.state, text: t.state})]),
-      td(f.time(t.since), "nowrap"), td(t.reason), td(t.applicationId || "", "mono"),
+      td(f.time(t.since), "nowrap"), td(t.reason), td((t.packing === "shared" ? t.application + " " : "") + (t.applicationId || ""), "mono"),
       td(t.executors === null || t.executors === undefined ? "" : t.executors, "num")]);
   }
 
