@@ -44,6 +44,13 @@ class Forwarder:
             self.attached[key] = seq
             self._queue = collections.deque(x for x in self._queue if x[0] != key)
 
+    def detach(self, key):
+        """Stop forwarding plan `key` (removed, or replaced by a new version)."""
+        with self._cv:
+            self.attached.pop(key, None)
+            self._queue = collections.deque(x for x in self._queue if x[0] != key)
+            self._cv.notify_all()
+
     def detach_all(self, reason):
         with self._cv:
             if self.attached:

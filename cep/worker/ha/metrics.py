@@ -1,7 +1,7 @@
 """Prometheus families of the HA pair, read from the node at scrape time."""
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-ROLES = ("starting", "syncing", "passive", "active", "stopped")
+from cep.worker.ha.node import ROLES
 
 
 def ha_families(wid, node):

@@ -23,6 +23,7 @@ from cep.worker.ha.forwarder import Forwarder
 from cep.worker.ha.peer import PROTOCOL, PeerClient
 
 log = logging.getLogger(__name__)
+ROLES = ("starting", "syncing", "passive", "active", "stopped")
 
 
 class PeerView:
@@ -118,6 +119,8 @@ class HaNode:
         with self._lock:
             if self.plans.get(plan.key) is plan:
                 del self.plans[plan.key]
+                if self.forwarder is not None:  # a new version syncs (and attaches) anew
+                    self.forwarder.detach(plan.key)
 
     # -- input --
     def takes_input(self):
@@ -174,12 +177,16 @@ class HaNode:
         return self.message()
 
     def _heard(self, msg):
-        if msg.get("protocol") != PROTOCOL or not msg.get("node"):
-            raise PeerError("a heartbeat without the HA protocol fields")
+        plans, epoch = msg.get("plans") or {}, msg.get("epoch", 0)
+        if (msg.get("protocol") != PROTOCOL or not msg.get("node") or not isinstance(plans, dict)
+                or not all(isinstance(v, dict) for v in plans.values())
+                or type(epoch) is not int or msg.get("role") not in ROLES):
+            raise PeerError(f"peer {self.peer.url}: a heartbeat without the HA protocol's "
+                            f"fields (protocol {PROTOCOL}: node, role, epoch, plans)")
         now, p = time.monotonic(), self.peer
         with self._lock:
-            p.node, p.role, p.epoch = str(msg["node"]), msg.get("role"), int(msg.get("epoch", 0))
-            p.heard, p.plans, p.forward = now, msg.get("plans") or {}, msg.get("forward")
+            p.node, p.role, p.epoch = str(msg["node"]), msg["role"], epoch
+            p.heard, p.plans, p.forward = now, plans, msg.get("forward")
             if p.role == "active":
                 p.active_heard = now
             self._check_plans()

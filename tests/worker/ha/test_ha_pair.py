@@ -219,3 +219,32 @@ def test_a_graceful_stop_hands_over_at_once_without_duplicates(tmp_path, plan_fi
     finally:
         a.stop()
         b.stop()
+
+
+def test_bad_heartbeats_and_forwarded_input_get_a_400_and_the_node_goes_on(pair):
+    import json
+    import urllib.error
+    import urllib.request
+
+    from cep.security import cluster_secret
+    a, b = pair()
+    secret = a.ha.client.secret
+
+    def call(path, data, ctype="application/json"):
+        req = urllib.request.Request(f"{a.http_url}{path}", data=data, method="POST", headers={
+            cluster_secret.HEADER: secret, "Content-Type": ctype})
+        try:
+            with urllib.request.urlopen(req, timeout=3) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+    for bad in (b"[]", b"not json", json.dumps({"protocol": 1, "node": "x", "role": "boss",
+                                                "epoch": 0, "plans": {}}).encode(),
+                json.dumps({"protocol": 1, "node": "x", "role": "active", "epoch": "1",
+                            "plans": {}}).encode()):
+        code, body = call("/ha/heartbeat", bad)
+        assert code == 400 and "heartbeat" in body["error"] and "Traceback" not in str(body)
+    code, body = call("/ha/input", b"\xc1 not msgpack", "application/msgpack")
+    assert code == 400 and "forwarded input" in body["error"]
+    assert a.ha.role == "active" and b.ha.role == "passive"
+    assert all(t["state"] == "running" for t in a.status()["threads"])
