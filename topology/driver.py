@@ -25,6 +25,7 @@ from topology.master_watch import CachedMaster
 from topology.restart_rate import RestartRate
 from topology.task_watch import TaskWatch
 from topology.metrics import add_queue_depths
+from topology.preflight import check_executors
 from topology.model import Topology
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,11 @@ class Driver:
             if self.phase == "killing":
                 return
             self.timeline["executors_ready"] = time.time()
+            failed = check_executors(self.sc, self.launch["executors"], self.launch.get("preflight"))
+            if failed:  # a missing dependency: one clear reason, not a stage failing for ever
+                self.phase, self.reason = "failed", failed
+            if self.phase != "waiting":  # failed, or killed meanwhile
+                return
             self.phase = "running"
             self._run_job()
         except Exception as exc:  # noqa: BLE001 - the job's failure is the topology's status

@@ -24,7 +24,8 @@ from topology.cluster import SPARK_HOME, ensure_cluster
 from topology.control import TopologyHandle, run_dir_alive
 from topology.driver import executors_needed
 from topology.exceptions import LaunchError, TopologyExistsError, TopologyNotFoundError
-from topology.spark_settings import PROJECT_ROOT, load_spark_settings, state_dir
+from topology.shipping import resolve as resolve_shipping
+from topology.spark_settings import load_spark_settings, state_dir
 
 SPARKAPP = Path(__file__).resolve().parent / "sparkapp.py"
 
@@ -65,13 +66,16 @@ def submit(topology, settings=None, overrides=None, security=None):
         launch["options"]["security"] = security.to_options()
     launch["options"]["checkpoint"] = checkpoint_options(
         settings, topology.name, topology.to_dict(), state_dir(settings))
+    shipping = resolve_shipping(settings)  # how executors get code and Python (issue 14)
+    launch["preflight"] = shipping.preflight()
     (run_dir / "spec.json").write_text(topology.to_json(indent=1))
     _write_private(run_dir / "launch.json", json.dumps(launch, indent=1))
     if settings["topology.packing"] == "shared":  # one application hosts many (issue 14)
         from topology.shared_launch import submit_to_pool
         return submit_to_pool(topology, settings, cluster, run_dir, security)
-    cmd = _spark_submit_command(topology.name, settings, cluster, executors, cores, run_dir)
-    python = settings["spark.python"] or sys.executable
+    cmd = _spark_submit_command(topology.name, settings, cluster, executors, cores, run_dir,
+                                shipping)
+    python = shipping.driver_python
     env = dict(os.environ, SPARK_HOME=SPARK_HOME, PYSPARK_PYTHON=python,
                PYSPARK_DRIVER_PYTHON=python, SPARK_LOCAL_IP=settings["spark.host"])
     with open(run_dir / "driver.log", "ab") as log:
@@ -108,9 +112,10 @@ def _launch_options(settings, cluster, executors):
                         "idle_sleep_ms": settings["topology.idle_sleep_ms"]}}
 
 
-def spark_conf(settings, executors, cores):
-    """The Spark properties of a topology application."""
-    python = settings["spark.python"] or sys.executable
+def spark_conf(settings, executors, cores, shipping=None):
+    """The Spark properties of a topology application; `shipping` (topology/shipping.py,
+    resolved from the settings when None) says how executors get the code and Python."""
+    shipping = shipping or resolve_shipping(settings)
     host = settings["spark.host"]
     attempts = str(settings["topology.max_stage_attempts"])
     conf = {
@@ -125,22 +130,21 @@ def spark_conf(settings, executors, cores):
         "spark.stage.maxConsecutiveAttempts": attempts, "spark.task.maxFailures": attempts,
         "spark.locality.wait": "0s", "spark.driver.host": host, "spark.driver.bindAddress": host,
         "spark.ui.port": "0", "spark.ui.showConsoleProgress": "false",
-        "spark.pyspark.python": python, "spark.pyspark.driver.python": python,
-        "spark.executorEnv.PYTHONPATH": os.pathsep.join(
-            [str(PROJECT_ROOT), *settings["spark.python_path"]]),
-        "spark.executorEnv.SPARK_LOCAL_IP": host,
+        **shipping.spark_conf(),
     }
+    if shipping.mode == "path":  # executors on this machine: bind where the cluster does
+        conf["spark.executorEnv.SPARK_LOCAL_IP"] = host
     for item in settings["spark.conf"]:
         key, _, value = item.partition("=")
         conf[key.strip()] = value.strip()
     return conf
 
 
-def _spark_submit_command(name, settings, cluster, executors, cores, run_dir):
+def _spark_submit_command(name, settings, cluster, executors, cores, run_dir, shipping=None):
     cmd = [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--master", cluster.master_url,
            "--deploy-mode", "client", "--name", name,
            "--driver-memory", settings["spark.driver_memory"]]
-    for key, value in spark_conf(settings, executors, cores).items():
+    for key, value in spark_conf(settings, executors, cores, shipping).items():
         cmd += ["--conf", f"{key}={value}"]
     return cmd + [str(SPARKAPP), str(run_dir)]
 

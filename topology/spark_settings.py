@@ -22,6 +22,18 @@ SPARK = Schema("spark", [
             "master web UI for an external master (empty: http://<master host>:8080)"),
     Setting("spark", "python_path", list, [], "extra PYTHONPATH entries for executors"),
     Setting("spark", "conf", list, [], "extra Spark properties as key=value"),
+    Setting("topology", "code", str, "auto",
+            "how executors get the project: `ship` (a zip of its packages with each application, "
+            "spark.submit.pyFiles, and its Python dependencies as a packed environment, "
+            "spark.archives), `path` (this checkout and this Python: one machine only), "
+            "`auto` (path for the embedded cluster, ship for any other master)",
+            choices=("auto", "ship", "path")),
+    Setting("topology", "executor_python", str, "",
+            "with code ship: the Python every executor runs, which the cluster has given the "
+            "dependencies (then no environment is shipped); empty: ship the packed environment"),
+    Setting("topology", "env_python", str, "",
+            "with the packed environment: the CPython (this version) executors run it with "
+            "(empty: this Python's base interpreter path, else pythonX.Y on the worker's PATH)"),
     Setting("topology", "workers", int, 1,
             "executors per topology (Storm topology.workers); tasks are spread evenly"),
     Setting("topology", "max_stage_attempts", int, 10,
