@@ -1,4 +1,6 @@
 """Prometheus families of the HA pair, read from the node at scrape time."""
+import time
+
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from cep.worker.ha.node import ROLES
@@ -19,7 +21,12 @@ def ha_families(wid, node):
                                  "peer's last heartbeat (-1: never)", labels=["worker"])
     peer_age.add_metric([wid], -1 if d["peer"]["last_heard_s"] is None
                         else d["peer"]["last_heard_s"])
-    yield from (role, failovers, peer_age)
+    sync_age = GaugeMetricFamily("cep_worker_ha_last_sync_age_seconds", "seconds since the "
+                                 "active's last published sequences trimmed this node's "
+                                 "queue (-1: never)", labels=["worker"])
+    sync_age.add_metric([wid], -1 if d["last_sync"] is None
+                        else max(0.0, time.time() - d["last_sync"]))
+    yield from (role, failovers, peer_age, sync_age)
     yield from _plan_families(wid, d["plans"])
 
 

@@ -80,6 +80,9 @@ def test_dual_send_pair_active_publishes_passive_queues_and_trims(pair, tmp_path
     assert (f'cep_worker_ha_queue_events{{plan="HaPlan",tenant="-1234",worker="{wid}"}} 0.0'
             in text)
     assert "cep_worker_ha_duplicates_total" in text
+    age = [line for line in text.splitlines()
+           if line.startswith("cep_worker_ha_last_sync_age_seconds{")]
+    assert len(age) == 1 and 0 <= float(age[0].split()[-1]) < 5
 
 
 def test_forward_pair_the_passive_gets_every_batch_and_refuses_clients(pair, tmp_path):
