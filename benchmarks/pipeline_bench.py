@@ -276,7 +276,9 @@ class FullSystem:
             "worker.advertised_host": "127.0.0.1", "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
             "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0,
             "managers.poll_interval": 0.5, "worker.state_dir": os.path.join(root, "state"),
-            "transport.batch_size": batch_size, "managers.cluster_secret_file": secret_file,
+            "transport.batch_size": batch_size,
+            # auth off: the manager gives tasks no secret, so the worker must not ask for one
+            "managers.cluster_secret_file": secret_file if secure else "",
             "wal.durability": durability, "wal.enabled": wal,
             "security.curve": secure, "security.curve_dir":
                 os.path.join(root, "manager", "security", "curve") if secure else ""})).start()
