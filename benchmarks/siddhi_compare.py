@@ -8,6 +8,11 @@ times the sends. The generated events are moved out of the garbage collector's s
 collection rescans the harness's million pre-built tuples, the harness's cost and not the
 engine's (`--no-freeze` shows it).
 
+With --columnar, each workload also runs through the public columnar path: the same events
+as numpy columns (`send_columns({"sym": object array, "price": float64, "vol": int64},
+timestamps)`, checked per column) and a columnar callback (`add_callback(..., columnar=True)`);
+queries without a columnar kernel get the events as rows inside the engine.
+
 Prints the median of --runs runs in events per wall-clock second and per CPU second of this
 process (the figure to trust when other jobs load the machine: compare the load average with
 the 2 cores), the pre-validated path (`send_batch(..., validated=True)`) beside them, the load
@@ -15,6 +20,7 @@ average before and after, and the ratio to the Siddhi 3.2 reference figures that
 measured on this machine (Siddhi's Java cannot run here: no Maven).
 
     .venv/bin/python benchmarks/siddhi_compare.py [--runs 5] [--only filter,join] [--no-validated]
+        [--columnar]
 """
 import argparse
 import gc
@@ -152,9 +158,56 @@ def run_once(w, validated):
     return w.events / wall, w.events / max(cpu, 1e-9), count[0]
 
 
-def measure(w, runs, validated):
-    run_once(w, validated)  # warm-up run (code paths, allocator)
-    results = [run_once(w, validated) for _ in range(runs)]
+def as_columns(batch):
+    """A batch of (ts, row) events as send_columns' arguments (names of S or of A/B)."""
+    import numpy as np
+    ts = np.fromiter((t for t, _ in batch), np.int64, len(batch))
+    cols = list(zip(*[r for _, r in batch]))
+    names = ("sym", "price", "vol") if len(cols) == 3 else ("sym", "x")
+    types = (object, np.float64, np.int64)
+    data = {}
+    for n, c, t in zip(names, cols, types):
+        if t is object:
+            a = np.empty(len(c), object)
+            a[:] = c
+        else:
+            a = np.array(c, t)
+        data[n] = a
+    return data, ts
+
+
+def run_columnar(w):
+    """(events/s wall, events/s CPU, outputs) through send_columns and a columnar callback."""
+    rt = cep.ExecutionPlanRuntime(cep.compile(w.plan))
+    count = [0]
+    rt.add_callback("Out", lambda c: count.__setitem__(0, count[0] + len(c)), columnar=True)
+    handlers = {sid: rt.input_handler(sid) for sid, _ in w.feed + w.warm}
+    for sid, b in w.warm:
+        handlers[sid].send_columns(*_fix(sid, as_columns(b)))
+    count[0] = 0
+    sends = [(handlers[sid].send_columns, _fix(sid, as_columns(b))) for sid, b in w.feed]
+    gc.collect()
+    t0, c0 = time.perf_counter(), time.process_time()
+    for send, (data, ts) in sends:
+        bad = send(data, ts)
+        if bad:
+            raise SystemExit(f"{w.name}: {len(bad)} events rejected: {bad[0]}")
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    rt.shutdown()
+    return w.events / wall, w.events / max(cpu, 1e-9), count[0]
+
+
+def _fix(sid, data_ts):
+    data, ts = data_ts
+    if sid == "B":
+        data = {"sym": data["sym"], "y": data.pop("x")}
+    return data, ts
+
+
+def measure(w, runs, validated, columnar=False):
+    one = (lambda: run_columnar(w)) if columnar else (lambda: run_once(w, validated))
+    one()  # warm-up run (code paths, allocator)
+    results = [one() for _ in range(runs)]
     return (statistics.median(r[0] for r in results),
             statistics.median(r[1] for r in results), results[0][2],
             [r[0] for r in results])
@@ -184,6 +237,8 @@ def main(argv=None):
     ap.add_argument("--scale", type=float, default=1.0, help="event counts times this")
     ap.add_argument("--no-validated", action="store_true",
                     help="skip the pre-validated figures")
+    ap.add_argument("--columnar", action="store_true",
+                    help="also time the public columnar path (send_columns)")
     ap.add_argument("--no-freeze", action="store_true",
                     help="leave the generated events to the garbage collector's scans")
     args = ap.parse_args(argv)
@@ -198,16 +253,22 @@ def main(argv=None):
           f"{args.runs} runs, batches of {BATCH}; load average "
           f"{'/'.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     print("| workload | Siddhi 3.2 | ours, checked: wall (runs) | CPU | ours / Siddhi: wall "
-          "| CPU | goal | pre-validated: wall | CPU | events | outputs |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+          "| CPU | goal | pre-validated: wall | CPU | columnar: wall | CPU | columnar / Siddhi "
+          "(CPU) | events | outputs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
     for w in chosen:
         wall, cpu, outs, all_runs = measure(w, args.runs, False)
         pre = ("", "") if args.no_validated else measure(w, args.runs, True)[:2]
+        col = ("", "", "") if not args.columnar else measure(w, args.runs, False, True)
+        if args.columnar and col[2] != outs:
+            raise SystemExit(f"{w.name}: columnar gave {col[2]} outputs, rows {outs}")
         ok = "ok" if max(wall, cpu) >= w.target() else "LOW"
         print(f"| {w.name} | {siddhi_text(w.siddhi)} | {fmt(wall)} "
               f"({'/'.join(fmt(r) for r in all_runs)}) | {fmt(cpu)} | {ratio(wall, w)} "
               f"| {ratio(cpu, w)} | {ok} >= {fmt(w.target())} "
-              f"| {' | '.join(fmt(x) if x else '' for x in pre)} | {w.events:,} "
+              f"| {' | '.join(fmt(x) if x else '' for x in pre)} "
+              f"| {fmt(col[0])} | {fmt(col[1])} | {ratio(col[1], w) if col[1] else ''} "
+              f"| {w.events:,} "
               f"| {outs:,} |", flush=True)
     print(f"# load average after: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0

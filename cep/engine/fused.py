@@ -200,6 +200,12 @@ class FusedWindowSelector(Processor):
 
     def on_timer(self, now):
         if self.cwin is not None:
+            left = self.kernel.expire(self.state, self.cwin, now)
+            if left is not None:
+                self.cwin.drop(left)
+                if self.cwin:
+                    self._schedule(self._late(self.cwin.first_ts() + self.spec.param))
+                return
             self._rows_mode()
         out = self.code.expire(self.state, self.window, now)
         if self.window:

@@ -129,14 +129,13 @@ def _typed(t, col, nulls):
     """Convert a column whose dtype kind fits t; (values, nulls, bad)."""
     bad = None
     if col.dtype.kind == "O":
-        if nulls is None:
-            nulls = col == None  # noqa: E711 - elementwise
-            nulls = nulls if nulls.any() else None
-        if t == AttrType.STRING:
-            types = set(map(type, col.tolist()))
-            if not types <= {str, type(None)}:
-                bad = np.fromiter((type(x) is not str and x is not None for x in col),
-                                  bool, len(col))
+        values = col.tolist()
+        types = set(map(type, values))
+        if nulls is None and type(None) in types:
+            nulls = np.fromiter((x is None for x in values), bool, len(values))
+        if t == AttrType.STRING and not types <= {str, type(None)}:
+            bad = np.fromiter((type(x) is not str and x is not None for x in values),
+                              bool, len(values))
         return col, nulls, bad
     if t in _RANGE and len(col):
         lo, hi = _RANGE[t]

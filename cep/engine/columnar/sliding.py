@@ -14,12 +14,17 @@ import re
 
 import numpy as np
 
+from cep.engine.columnar import segscan
 from cep.engine.columnar.columns import DTYPES, Columns, pylist
 from cep.engine.events import CURRENT
 from cep.model import AttrType
 
 _ATTR = re.compile(r"r\[(\d+)\]")
 _AGG = re.compile(r"_a(\d+)")
+# key types whose values pandas.factorize groups exactly as a dict does (floats do not:
+# a dict keeps each NaN object apart, factorize merges them)
+_HASHED = (AttrType.STRING, AttrType.INT, AttrType.LONG, AttrType.BOOL)
+_GONE = object()  # a group whose last operation emptied it: not stored
 _FLOATS = (AttrType.DOUBLE, AttrType.FLOAT)
 _NUM = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 
@@ -61,7 +66,8 @@ def sliding_plan(c, spec):
         outs.append(("attr", i) if i is not None else ("agg", c.aggs[int(m.group(1))]))
     if None in keys:
         return None
-    return {"slots": slots, "keys": keys, "outs": outs, "types": [x.type for x in c.compiled]}
+    return {"slots": slots, "keys": keys, "outs": outs, "types": [x.type for x in c.compiled],
+            "key_types": [k.type for k in c.keys]}
 
 
 class SlidingKernel:
@@ -73,6 +79,7 @@ class SlidingKernel:
         self.c, self.spec, self.out_def = c, spec, out_def
         self.slots, self.keys, self.outs = plan["slots"], plan["keys"], plan["outs"]
         self.dtypes = [DTYPES[t] for t in plan["types"]]
+        self.key_types = plan["key_types"]
         self.cols = sorted({a for _, a in self.slots.values() if a is not None} |
                            set(self.keys))
 
@@ -117,44 +124,89 @@ class SlidingKernel:
         exp_src = np.arange(E)
         src[~is_arr] = np.where(exp_src < m, exp_src, exp_src - m + h)
         keys, codes = self._groups(data, h + b)
-        ops_g = codes[src]
-        return self._accumulate(state, keys, ops_g, src, is_arr, arrive, data, cols)
+        after = self._accumulate(state, keys, codes[src], src, is_arr, data)
+        if after is None:
+            return None
+        return self._output(after, arrive, cols), E
+
+    def expire(self, state, win, now):
+        """A time window's timer: forget the events with ts <= now - T (no output: only
+        CURRENT rows are wanted). -> how many left, or None to take the row path."""
+        if not win.sorted:
+            return None
+        k = win.count_le(now - self.spec.param)
+        if not k:
+            return 0
+        data = {i: win.head_column(i, k) for i in self.cols}
+        keys, codes = self._groups(data, k)
+        src = np.arange(k)
+        if self._accumulate(state, keys, codes, src, np.zeros(k, bool), data) is None:
+            return None
+        return k
 
     def _groups(self, data, n):
         """(group keys in first-appearance order, code of each data position)."""
         if not self.keys:
             return [None], np.zeros(n, np.intp)
+        if len(self.keys) == 1 and self.key_types[0] in _HASHED and data[self.keys[0]][1] is None:
+            import pandas as pd  # hashes in C; uniques in first-appearance order
+            codes, uniq = pd.factorize(data[self.keys[0]][0], sort=False)
+            return uniq.tolist(), codes.astype(np.intp, copy=False)
         lists = [pylist(*data[i]) for i in self.keys]
         vals = lists[0] if len(lists) == 1 else list(zip(*lists))
         index = {k: j for j, k in enumerate(dict.fromkeys(vals))}
         return list(index), np.fromiter(map(index.__getitem__, vals), np.intp, n)
 
-    def _accumulate(self, state, keys, ops_g, src, is_arr, arrive, data, cols):
-        c, ng, nops = self.c, len(keys), len(src)
-        counts = np.bincount(ops_g, minlength=ng)
-        width = int(counts.max()) + 1
-        if ng * width > self.MAX_PAD * nops + 4096:
+    def _accumulate(self, state, keys, codes, src, is_arr, data):
+        """Run every slot's operations per group and store the final values in `state`;
+        -> {slot: value after each operation}, or None (nothing stored): the row path."""
+        c, nops = self.c, len(src)
+        cells = self.MAX_PAD * nops + 4096
+        lay = segscan.layout(codes, len(keys), cells)
+        if lay is None:
             return None
-        order = np.argsort(ops_g, kind="stable")
-        starts = np.cumsum(counts) - counts
-        pos = np.empty(nops, np.intp)
-        pos[order] = np.arange(nops) - starts[ops_g[order]] + 1
         sts = self._initial(state, keys)
-        after, final = {}, {}
+        inits = {slot: self._inits(sts, slot, kind) for slot, (kind, _) in self.slots.items()}
+        ops = {slot: self._op_values(kind, arg, data, src, is_arr)
+               for slot, (kind, arg) in self.slots.items()}
+        cut = None
         with np.errstate(all="ignore"):
-            for slot, (kind, arg) in self.slots.items():
-                vals, ident, dtype = self._op_values(kind, arg, data, src, is_arr)
-                mat = np.full((ng, width), ident, dtype)
-                mat[:, 0] = [_init_value(st, slot, c, kind) for st in sts]
-                mat[ops_g, pos] = vals
-                acc = np.add.accumulate(mat, axis=1)
-                after[slot] = acc[ops_g, pos]
-                final[slot] = acc[np.arange(ng), counts]
-        pop = c.population
-        if pop is not None and bool((after[pop][~is_arr] == 0).any()):
-            return None  # a group empties: the row loop forgets it
+            pop, after, final = c.population, {}, {}
+            if pop is not None:  # a group that empties is forgotten: it starts again
+                after[pop], final[pop] = segscan.scan(lay, inits[pop], *ops[pop])
+                resets = ~is_arr & (after[pop] == 0)
+                if resets.any():
+                    after, final = {}, {}
+                    cut = segscan.split(lay, resets, cells)
+                    if cut is None:
+                        return None
+                    lay, real, first, last = cut
+                    inits = {slot: [v[g] if f else _init_value(None, slot, c, kind)
+                                    for g, f in zip(real.tolist(), first.tolist())]
+                             for (slot, (kind, _)), v in zip(self.slots.items(),
+                                                             inits.values())}
+            for slot in self.slots:
+                if slot in after:
+                    continue
+                after[slot], final[slot] = segscan.scan(lay, inits[slot], *ops[slot])
+        if cut is not None:
+            final = {slot: v[cut[3]] for slot, v in final.items()}
+            self._forget(state, keys, sts, lay, resets, cut)
         self._store(state, keys, sts, final)
-        return self._output(after, arrive, cols), nops - len(arrive)
+        return after
+
+    def _forget(self, state, keys, sts, lay, resets, cut):
+        """Groups that emptied in the batch leave the state; they come back fresh unless
+        their last operation emptied them (the row loop's `del G[key]`)."""
+        _, real, first, last = cut
+        order = lay.order if lay.order is not None else np.arange(len(lay.codes))
+        last_op = order[np.cumsum(lay.counts) - 1]  # of each virtual group
+        ends = resets[last_op[last]]
+        had = np.zeros(len(keys), bool)
+        had[real[~first]] = True
+        for j in np.flatnonzero(had | ends).tolist():
+            state.pop(keys[j], None)
+            sts[j] = _GONE if ends[j] else None
 
     def _op_values(self, kind, arg, data, src, is_arr):
         if kind == "all":
@@ -182,17 +234,35 @@ class SlidingKernel:
         get = state.get
         return [get(k) for k in keys]
 
+    def _inits(self, sts, slot, kind):
+        """Each group's value of `slot` before the batch."""
+        c = self.c
+        if c.scalar:
+            fresh = _init_value(None, slot, c, kind)
+            vals = [fresh if st is None else st for st in sts]
+        else:
+            fresh = c.init_fn()[slot]
+            vals = [fresh if st is None else st[slot] for st in sts]
+        if kind == "isum":  # a Python long sum may have grown past 64 bits; Java's wraps
+            vals = [_wrap(v) for v in vals]
+        return vals
+
     def _store(self, state, keys, sts, final):
         c = self.c
+        finals = [(slot, vals.tolist()) for slot, vals in final.items()]
+        if c.scalar:
+            ((_, vals),) = finals
+            for k, st, v in zip(keys, sts, vals):
+                if st is not _GONE:
+                    state[k] = v
+            return
         for j, (k, st) in enumerate(zip(keys, sts)):
-            if c.scalar:
-                (slot,) = final
-                state[k] = _py(final[slot][j])
-                continue
             if st is None:
                 st = state[k] = c.init_fn()
-            for slot, vals in final.items():
-                st[slot] = _py(vals[j])
+            elif st is _GONE:
+                continue
+            for slot, vals in finals:
+                st[slot] = vals[j]
 
     def _output(self, after, arrive, cols):
         values, nulls = [], []
@@ -221,10 +291,8 @@ def _init_value(st, slot, c, kind):
         v = st
     else:
         v = st[slot]
-    if kind == "isum":  # a Python long sum may have grown past 64 bits; Java's wraps
-        v = ((int(v) + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
-    return v
+    return _wrap(v) if kind == "isum" else v
 
 
-def _py(x):
-    return x.item()
+def _wrap(v):
+    return ((int(v) + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
