@@ -225,3 +225,17 @@ def test_cluster_kind_rejects_unknown_masters():
         == ["standalone", "standalone", "yarn", "kubernetes"]
     with pytest.raises(LaunchError, match="mesos"):
         cluster_kind("mesos://h:5050")
+
+
+def test_dockerfile_builds_the_image_the_kubernetes_command_names():
+    """deploy/Dockerfile (no Docker daemon here to build it): Debian 12 (Python 3.11), Java 17,
+    the project's wheel in the virtual environment whose Python the Kubernetes command runs,
+    and the executor entry point Spark on Kubernetes calls."""
+    text = (PROJECT_ROOT / "deploy" / "Dockerfile").read_text()
+    assert "FROM debian:bookworm-slim" in text and "openjdk-17-jre-headless" in text
+    assert "pip wheel --no-deps" in text and "pip install --no-cache-dir /tmp/dist/sparkcep-" in text
+    assert f"PYSPARK_PYTHON={IMAGE_PYTHON}" in text
+    entry = (PROJECT_ROOT / "deploy" / "k8s-entrypoint.sh").read_text()
+    assert "KubernetesExecutorBackend" in entry and os.access(
+        PROJECT_ROOT / "deploy" / "k8s-entrypoint.sh", os.X_OK)
+    subprocess.run(["bash", "-n", str(PROJECT_ROOT / "deploy" / "k8s-entrypoint.sh")], check=True)
