@@ -6,9 +6,10 @@ import re
 from cep.compiler.literals import parse_time_string
 from cep.errors import AnnotationError, DuplicateDefinitionError, UnknownAttributeError
 from cep.model import Partition, find_annotation
+from cep.model.queries import SIDDHI_MODES
 
 PLAN_ANNOTATIONS = ("name", "description", "trace", "statistics", "playback", "dist", "async",
-                    "enablestatistics")
+                    "enablestatistics", "siddhi")
 _STREAM_REF = re.compile(r"^[a-zA-Z0-9_.]+:\d+\.\d+\.\d+$")
 _INT = re.compile(r"^\s*\d+\s*$")
 
@@ -53,6 +54,11 @@ def _check_plan_annotations(plan):
         if not value or any(c.isspace() for c in value):
             raise AnnotationError(f"plan name {value!r} must be non-empty and have no "
                                   f"whitespace", name.span)
+    mode = seen.get("siddhi")
+    if mode is not None and plan.siddhi_mode not in SIDDHI_MODES:
+        raise AnnotationError(f"@{mode.namespace}:{mode.name}({mode.value!r}) is not a known "
+                              f"Siddhi compatibility mode: use '3.2' (exact Siddhi 3.2, the "
+                              f"default) or 'fixed' (Siddhi 3.2 bugs fixed)", mode.span)
     for a in plan.annotations:
         if a.name.lower() == "dist":
             for key, value in a.elements:

@@ -16,6 +16,7 @@ from cep.model import Variable
 class BuildContext:
     def __init__(self, plan, junctions, tables, scheduler, playback, lock):
         self.plan, self.junctions, self.tables = plan, junctions, tables
+        self.siddhi_fixed = getattr(plan, "siddhi_mode", "3.2") == "fixed"  # @Plan:siddhi
         self.scheduler, self.playback, self.lock = scheduler, playback, lock
         self.stateful = {}  # element name -> processor with get_state/set_state
         # True only for the runtime's own context, whose junctions input handlers feed

@@ -8,6 +8,9 @@ from cep.model.expressions import Expression
 from cep.model.inputs import InputStream
 from cep.model.span import Span, NO_SPAN
 
+SIDDHI_EXACT, SIDDHI_FIXED = "3.2", "fixed"  # `@Plan:siddhi(...)` values
+SIDDHI_MODES = (SIDDHI_EXACT, SIDDHI_FIXED)
+
 
 @dataclass(frozen=True)
 class OutputAttribute:
@@ -222,6 +225,13 @@ class ExecutionPlan:
     @property
     def playback(self):
         return self.plan_annotation("playback") is not None
+
+    @property
+    def siddhi_mode(self):
+        """`@Plan:siddhi('3.2')` (the default: exact Siddhi 3.2) or `@Plan:siddhi('fixed')`
+        (the rules cep/engine/README.md lists as Siddhi bugs behave as users expect)."""
+        a = self.plan_annotation("siddhi")
+        return (a.value or "").strip().lower() if a is not None else SIDDHI_EXACT
 
     def plan_dist(self, key, default=1):
         """`@Plan:dist(receiverParallelism='N', publisherParallelism='N')`: first one with key wins;

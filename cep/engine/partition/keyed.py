@@ -51,7 +51,7 @@ class KeyedPatterns:
             spans = {n.stream_id: n.state.stream.span for n in nodes}
             defs = stream_definitions([n.stream_id for n in nodes], spans, ctx)
             hook = with_tables(ctx)
-            shared = compile_pattern(q.input, defs, scope_hook=hook)
+            shared = compile_pattern(q.input, defs, scope_hook=hook, fixed=ctx.siddhi_fixed)
             if shared.absent_timed:
                 shared.scheduler = ctx.scheduler
             scope = hook(selector_scope(shared, defs))

@@ -37,7 +37,7 @@ def build_state_query(query, ctx, name=None):
     spans = {n.stream_id: n.state.stream.span for n in nodes}
     defs = stream_definitions([n.stream_id for n in nodes], spans, ctx)
     hook = with_tables(ctx)
-    shared = compile_pattern(query.input, defs, scope_hook=hook)
+    shared = compile_pattern(query.input, defs, scope_hook=hook, fixed=ctx.siddhi_fixed)
     if shared.absent_timed:
         shared.scheduler = ctx.scheduler
     proc = PatternProcessor(shared)

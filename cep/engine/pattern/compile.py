@@ -14,8 +14,9 @@ from cep.errors import InvalidQueryError, TypeMismatchError, UnknownStreamError
 from cep.model import AttrType, Filter
 
 
-def compile_pattern(state_input, definitions, scope_hook=None):
-    """SharedMachine for `state_input`; `definitions`: stream id -> StreamDefinition.
+def compile_pattern(state_input, definitions, scope_hook=None, fixed=False):
+    """SharedMachine for `state_input`; `definitions`: stream id -> StreamDefinition; `fixed`:
+    the plan's `@Plan:siddhi('fixed')` (machine.py, SharedMachine).
 
     `scope_hook(scope)` may decorate each condition scope (e.g. with `in Table` support)."""
     _check_streams(state_input, definitions)
@@ -41,7 +42,7 @@ def compile_pattern(state_input, definitions, scope_hook=None):
                 node.range, expr = found[:3], and_all(found[3])
         node.hits = _hits_function(expr, scope) if expr is not None else None
         return cond, row_key, partial_key
-    return compile_machine(state_input, conditions)
+    return compile_machine(state_input, conditions, fixed=fixed)
 
 
 def selector_scope(shared, definitions):

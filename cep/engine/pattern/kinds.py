@@ -64,7 +64,8 @@ class CountSteps:
 
         Siddhi 3.2: a pattern hands the partial on (or emits it, as the last state) when the
         count reaches its minimum, once, and drops it at exactly the maximum; a sequence hands
-        it on after every row from the minimum and never emits from a count state."""
+        it on after every row from the minimum and never emits from a count state (with
+        `@Plan:siddhi('fixed')` a final count state emits once, at its minimum)."""
         lst = p[slot]
         if lst is None:
             lst = p[slot] = Collected() if slot in self.s.shared_every else []
@@ -80,6 +81,8 @@ class CountSteps:
         n = len(lst)
         if self.s.sequence:
             if n >= node.min_count and node.next:
+                self._complete(i, node, p, ts)
+            elif n == node.min_count and self.s.fixed:  # fixed: a final count emits once
                 self._complete(i, node, p, ts)
             if node.max_count is not None and n >= node.max_count:
                 return True

@@ -14,16 +14,20 @@ from cep.engine.pattern.plan import (
 class SharedMachine:
     """Everything about a pattern that does not change while it runs."""
 
-    def __init__(self, nodes, starts, sequence, within):
+    def __init__(self, nodes, starts, sequence, within, fixed=False):
         self.nodes = nodes
+        # `@Plan:siddhi('fixed')`: the 3.2 bugs below behave as users expect (engine README)
+        self.fixed = fixed
         self.starts = starts
         self.sequence = sequence
         self.within = within
         self.n_slots = len(nodes)
         # `every A<n:m>` in a pattern: the restart shares the collected list (Siddhi 3.2's
         # shallow copy), so later As extend the match already handed on
+        # (fixed: the restart collects its own As, so `every A<n:m> -> B` matches again)
         self.shared_every = {n.slot for n in nodes if not sequence and n.kind == COUNT
-                             and n.every_to == [n.slot] and n.every_slots == (n.slot,)}
+                             and n.every_to == [n.slot] and n.every_slots == (n.slot,)
+                             and not fixed}
         self.scopes = group_scopes(nodes)
         self.width = self.n_slots + len(self.scopes) + 1  # slots, group start times, start
         self.succ_slots = [successor_slots(nodes, n) for n in nodes]
@@ -33,9 +37,10 @@ class SharedMachine:
         self.fresh_every = {n.slot for n in nodes if n.every_to and n.slot not in self.shared_every
                             and set(range(max(n.every_slots) + 1)) <= set(n.every_slots)}
         # a pattern starting with a present `and`/`or` starts with two fresh partials: Siddhi
-        # 3.2 initialises both sides and each adds one to the pair (so each match comes twice)
+        # 3.2 initialises both sides and each adds one to the pair (so each match comes twice;
+        # fixed: once)
         first = nodes[starts[0]]
-        self.start_copies = 2 if (not sequence and first.kind == LOGICAL
+        self.start_copies = 2 if (not sequence and not fixed and first.kind == LOGICAL
                                   and nodes[first.partner].kind == LOGICAL) else 1
         self._place_scopes()
         self.scoped = tuple(n.slot for n in nodes if n.scope is not None)
@@ -119,7 +124,7 @@ class SharedMachine:
         return StateMachine(self)
 
 
-def compile_machine(state_input, conditions=None, within=None):
+def compile_machine(state_input, conditions=None, within=None, fixed=False):
     """Flatten `state_input` (a model StateInputStream) into a SharedMachine.
 
     `conditions(node, nodes)` returns `(cond, row_key, partial_key)` for a node (all may be
@@ -143,6 +148,6 @@ def compile_machine(state_input, conditions=None, within=None):
             node.cond = cond
             if row_key is not None and not sequence and node.kind == STREAM:
                 node.row_key, node.partial_key = row_key, partial_key
-    shared = SharedMachine(nodes, starts, sequence, within)
+    shared = SharedMachine(nodes, starts, sequence, within, fixed)
     shared.final_filled = final_filled(state_input.state)
     return shared
