@@ -39,8 +39,9 @@ class Shipping:
                 "spark.pyspark.driver.python": self.driver_python}
         if self.python_path:
             conf["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(self.python_path)
-        if self.mode == "ship":
+        if self.code:
             conf["spark.submit.pyFiles"] = self.code
+        if self.mode == "ship":
             if self.env:
                 conf["spark.archives"] = f"{self.env}#{ENV_ALIAS}"
             if self.env_python:

@@ -214,6 +214,7 @@ def test_kubernetes_command_runs_the_images_python(tmp_path):
     assert confs["spark.pyspark.python"] == IMAGE_PYTHON
     assert confs["spark.executor.instances"] == "1" and confs["spark.executor.cores"] == "4"
     assert "--py-files" not in cmd.argv and "--archives" not in cmd.argv
+    assert "spark.submit.pyFiles" not in confs and "spark.archives" not in confs
     for key, value in _executor_side(confs).items():
         assert str(PROJECT_ROOT) not in value, (key, value)
     with pytest.raises(LaunchError, match="deploy/Dockerfile"):
