@@ -110,8 +110,9 @@ class HaNode:
 
     def register(self, plan):
         with self._lock:
-            with plan._lock:
+            with plan._lock:  # input is held until this node is active or in sync
                 plan.publishing = self.role == "active"
+                plan.syncing = self.role != "active"
                 plan.need_sync = self.role in ("syncing", "passive")
             self.plans[plan.key] = plan
 
@@ -271,7 +272,7 @@ class HaNode:
             dup_before = (self.peer.active_heard or float("-inf")) + self.interval
             for plan in list(self.plans.values()):
                 with plan._lock:
-                    plan.syncing = plan.need_sync = False
+                    plan.release_held()
                     plan.publishing = True
                     plan.ledger.promote(plan.sinks.dispatch, dup_before)
             if was in ("passive", "syncing"):
@@ -285,9 +286,9 @@ class HaNode:
         with self._lock:
             was, self.role = self.role, "syncing"
             for plan in list(self.plans.values()):
-                with plan._lock:
+                with plan._lock:  # hold input from now on: the sync replaces the state
                     plan.publishing = False
-                    plan.need_sync = True
+                    plan.syncing = plan.need_sync = True
             if self.forwarder is not None:
                 self.forwarder.detach_all("this node is no longer active")
             self.history.append({"at": time.time(), "role": "syncing", "why": why})

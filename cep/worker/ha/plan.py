@@ -155,6 +155,15 @@ class HaPlan(StandalonePlan):
             self.syncing = self.need_sync = False
             self._replay(held, self.last_in)
 
+    def release_held(self):
+        """Take-over (under the lock) before a sync completed, or after a start without an
+        active peer: the held input goes through as it is, in the order it came."""
+        held, self.pending, self.pending_events = self.pending, [], 0
+        self.syncing = self.need_sync = False
+        for seq, stream, events in held:
+            if seq is None or seq > self.in_seq:
+                self._process(self.runtime.input_handler(stream), stream, events)
+
     def abort_sync(self):
         """The sync failed: keep holding input; the node tries again."""
         with self._lock:

@@ -251,3 +251,18 @@ def test_bad_heartbeats_and_forwarded_input_get_a_400_and_the_node_goes_on(pair)
     assert code == 400 and "forwarded input" in body["error"]
     assert a.ha.role == "active" and b.ha.role == "passive"
     assert all(t["state"] == "running" for t in a.status()["threads"])
+
+
+def test_events_taken_while_the_role_is_open_are_held_and_written_once_active(tmp_path,
+                                                                               plan_file):
+    a = worker(tmp_path, "a", free_port(), free_port(), plan_file)  # no peer: alone after 1 s
+    try:
+        assert wait_for(lambda: KEY in a.ha.plans, 5) and a.ha.role == "starting"
+        evs = events(0, 300)
+        assert post(a.http_url, evs)[0] == 200
+        assert a.status()["ha"]["plans"][KEY]["held_events"] == 300
+        assert wait_for(lambda: a.ha.role == "active", 5)
+        assert wait_for(lambda: outputs(tmp_path, "a") == expected_outputs(evs))
+        assert a.status()["ha"]["plans"][KEY]["held_events"] == 0
+    finally:
+        a.stop()
