@@ -414,7 +414,8 @@ def run_checkpoint_compare(args):
             if not args.no_latency:
                 for i in range(args.runs):
                     for name in names[i % 3:] + names[:i % 3]:
-                        lat[name].append(systems[name].latency(args.rate * 3, args.rate))
+                        # 12 s per run: at least two checkpoints fall inside each
+                        lat[name].append(systems[name].latency(args.rate * 12, args.rate))
         finally:
             for system in systems.values():
                 system.close()
