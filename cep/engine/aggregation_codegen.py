@@ -234,6 +234,7 @@ def build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g, removes=T
     src = "\n".join(L) + "\n"
     fn = make_function("select", src, c.g)
     fn.source = src
+    fn.aggcode = c  # the columnar kernel (cep.engine.columnar) reads its plan
     return fn, c.init_state
 
 

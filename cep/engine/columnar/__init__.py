@@ -24,3 +24,32 @@ def attach_columnar(sel, query, scope, definition, pre_filter, fuse, wanted):
         run = stateless_kernel(sel, query, scope, definition, pre_filter, wanted)
         if run is not None:
             sel.process_columns = run
+    elif type(sel) is QuerySelector and not sel.code.batch_mode:
+        _running(sel, definition, target)
+
+
+def _running(sel, definition, target):
+    """Aggregates without a window (`from S select sum(x) ... group by k`): the sliding
+    kernel with nothing ever expiring."""
+    from cep.engine.columnar.sliding import SlidingKernel, sliding_plan
+    from cep.engine.columnar.stateless import emit
+    from cep.engine.columnar.window import ColumnarWindow
+    from cep.engine.fused import FuseSpec
+    code = sel.code
+    c = getattr(code.fn, "aggcode", None)
+    if c is None or c.batch_mode or code.order_by or code.limit is not None:
+        return
+    spec = FuseSpec("length", 1 << 62, False)
+    plan = sliding_plan(c, spec)
+    if plan is None:
+        return
+    kernel, empty = SlidingKernel(c, spec, plan, code.output_definition(target)), \
+        ColumnarWindow(definition)
+
+    def run(cols):
+        res = kernel.run(sel.state, empty, cols, 0)
+        if res is None:
+            sel.process(cols.events())
+        else:
+            emit(sel, res[0])
+    sel.process_columns = run

@@ -7,6 +7,7 @@ int64, BOOL bool, STRING/OBJECT object or numpy unicode), a bool null mask per a
 timestamps (epoch ms). `to_rows()` gives the row API's `(timestamp, row)` pairs with the
 same Python values the row path would carry."""
 from itertools import repeat
+from operator import itemgetter
 
 import numpy as np
 
@@ -18,6 +19,7 @@ DTYPES = {
     AttrType.BOOL: np.dtype(np.bool_), AttrType.STRING: np.dtype(object),
     AttrType.OBJECT: np.dtype(object),
 }
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _FILL = {AttrType.DOUBLE: 0.0, AttrType.FLOAT: 0.0, AttrType.INT: 0, AttrType.LONG: 0,
          AttrType.BOOL: False}
 
@@ -95,9 +97,9 @@ class Columns:
         """Columns of engine events `(ts, row[, kind])` (rows already of the definition's
         types) or of `(ts, row)` pairs."""
         n = len(events)
-        ts = np.fromiter((e[0] for e in events), np.int64, n)
-        cols = list(zip(*[e[1] for e in events])) if n else \
-            [()] * len(definition.attributes)
+        ts = np.fromiter(map(_FIRST, events), np.int64, n)
+        rows = list(map(_SECOND, events))
+        cols = [list(map(itemgetter(i), rows)) for i in range(len(definition.attributes))]
         values, nulls = [], []
         for a, col in zip(definition.attributes, cols):
             v, m = column_of(col, a.type)
@@ -116,10 +118,11 @@ def column_of(col, t):
     if dtype.kind == "O":
         values = np.empty(len(col), object)
         values[:] = col
-        nulls = np.fromiter((x is None for x in col), bool, len(col))
-        return values, _mask(nulls)
+        if None not in col:
+            return values, None
+        return values, np.array([x is None for x in col], bool)
     if None in col:
-        nulls = np.fromiter((x is None for x in col), bool, len(col))
+        nulls = np.array([x is None for x in col], bool)
         fill = _FILL[t]
         col = [fill if x is None else x for x in col]
         return np.array(col, dtype), nulls

@@ -50,17 +50,20 @@ def split(lay, resets, max_cells):
     nops = len(lay.codes)
     order = lay.order if lay.order is not None else np.arange(nops)
     starts = lay.starts if lay.starts is not None else np.zeros(1, np.intp)
-    r = resets[order].astype(np.int64)
-    excl = np.cumsum(r) - r  # resets before each operation, all groups
-    g = lay.codes[order]
-    seg = np.empty(nops, np.int64)
-    seg[order] = excl - excl[starts[g]]
-    uniq, vcodes = np.unique(lay.codes.astype(np.int64) * (nops + 1) + seg,
-                             return_inverse=True)
-    real, first = uniq // (nops + 1), uniq % (nops + 1) == 0
-    vlay = layout(vcodes.astype(np.intp), len(uniq), max_cells)
+    new = np.zeros(nops, bool)  # in group order: an operation that starts a segment
+    new[starts[lay.counts > 0]] = True
+    new[1:] |= resets[order][:-1]
+    new[starts[lay.counts > 0]] = True
+    vid = np.cumsum(new) - 1
+    vcodes = np.empty(nops, np.intp)
+    vcodes[order] = vid
+    heads = np.flatnonzero(new)
+    real = lay.codes[order[heads]]
+    first = np.zeros(len(heads), bool)
+    first[vid[starts[lay.counts > 0]]] = True
+    vlay = layout(vcodes, len(heads), max_cells)
     if vlay is None:
         return None
     last = np.empty(lay.ng, np.intp)
-    last[real] = np.arange(len(uniq))  # uniq is sorted: the last write is the last segment
+    last[real] = np.arange(len(heads))  # in order: the last write is the last segment
     return vlay, real, first, last

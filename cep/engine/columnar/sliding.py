@@ -11,6 +11,9 @@ bit-identical doubles, 64-bit wrap for long sums. Batches the kernel does not ta
 window whose timestamps go back, a group that empties and would be forgotten, very skewed
 groups) run the row loop (`None` returned before any state changes)."""
 import re
+from collections import deque
+from itertools import repeat
+from operator import setitem
 
 import numpy as np
 
@@ -185,15 +188,30 @@ class SlidingKernel:
                                     for g, f in zip(real.tolist(), first.tolist())]
                              for (slot, (kind, _)), v in zip(self.slots.items(),
                                                              inits.values())}
+            done = {self._sig(pop, data): pop} if pop in after else {}
             for slot in self.slots:
                 if slot in after:
                     continue
+                sig = self._sig(slot, data)
+                other = done.get(sig)
+                if other is not None and inits[other] == inits[slot]:  # count() twice
+                    after[slot], final[slot] = after[other], final[other]
+                    continue
                 after[slot], final[slot] = segscan.scan(lay, inits[slot], *ops[slot])
+                done[sig] = slot
         if cut is not None:
             final = {slot: v[cut[3]] for slot, v in final.items()}
             self._forget(state, keys, sts, lay, resets, cut)
         self._store(state, keys, sts, final)
         return after
+
+    def _sig(self, slot, data):
+        """What a slot's operations are: a count of non-null values of a column without
+        nulls is a count of events."""
+        kind, arg = self.slots[slot]
+        if kind == "all" or kind == "cnt" and data[arg][1] is None:
+            return "all", None
+        return kind, arg
 
     def _forget(self, state, keys, sts, lay, resets, cut):
         """Groups that emptied in the batch leave the state; they come back fresh unless
@@ -256,13 +274,15 @@ class SlidingKernel:
                 if st is not _GONE:
                     state[k] = v
             return
-        for j, (k, st) in enumerate(zip(keys, sts)):
-            if st is None:
-                st = state[k] = c.init_fn()
-            elif st is _GONE:
-                continue
-            for slot, vals in finals:
-                st[slot] = vals[j]
+        if None in sts or _GONE in sts:
+            sts = list(sts)
+            for j, (k, st) in enumerate(zip(keys, sts)):
+                if st is None:
+                    sts[j] = state[k] = c.init_fn()
+                elif st is _GONE:
+                    sts[j] = [None] * c.nslots  # written to, then dropped
+        for slot, vals in finals:  # C loops: st[slot] = value for every group
+            deque(map(setitem, sts, repeat(slot), vals), 0)
 
     def _output(self, after, arrive, cols):
         values, nulls = [], []

@@ -33,6 +33,9 @@ SLIDING = [
     "from S#window.time({t}) select sym, x, sum(vol) as v, avg(f) as af group by sym, x "
     "insert into O;",
     "from S#window.time({t}) select price, sum(f) as sf, avg(x) as ax insert into O;",
+    "from S select sym, sum(price) as s, count() as c, avg(vol) as a group by sym "
+    "insert into O;",
+    "from S select sum(vol) as v, sum(x) as sx insert into O;",
 ]
 
 PRICES = st.one_of(st.none(), st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 0.0,
@@ -141,7 +144,8 @@ def test_kernels_are_attached_and_used():
             text = HEAD + q.format(n=5, t=100)
             rt = cep.ExecutionPlanRuntime(cep.compile(text))
             head = rt.junctions["S"].subscribers[0]
-            assert head.kernel is not None, q
+            assert getattr(head, "kernel", None) is not None or \
+                "process_columns" in vars(head), q
             rows = [(1000 + i, (("a", "b")[i % 2], float(i), i, i, 1.0)) for i in range(50)]
             calls.clear()
             rt.input_handler("S").send_columns(*_columns(rows, True))
