@@ -75,6 +75,7 @@ class EndpointTable:
         self._ids = itertools.count(1)
         self._choices = itertools.count(1)
         self.replaced = 0  # endpoints replaced by a restarted task of the same component
+        self.tombstones = {}  # replaced endpoint key -> when (refused for 2 liveness windows)
         self._lock = threading.RLock()
 
     def register(self, kind, tenant, plan, host, port, machine=(), streams=(), worker="",
@@ -84,6 +85,10 @@ class EndpointTable:
                       tuple(streams), worker, component)
         key = (kind, tenant, plan, ep.address)
         with self._lock:
+            if key in self.tombstones and self.clock() - self.tombstones[key] < 2 * self.liveness:
+                raise RegistryError("Replaced", f"{kind} endpoint {ep.address} of plan {plan} "
+                                    f"was replaced by a restarted task of {component or '?'}")
+            self.tombstones.pop(key, None)
             if component:
                 self._replace(key, component)
             old = self.endpoints.get(key)
@@ -102,6 +107,7 @@ class EndpointTable:
                  and k[3] != address and ep.component == component]
         for k in stale:
             del self.endpoints[k]
+            self.tombstones[k] = self.clock()  # its late heartbeats must not take it back
             log.info("%s endpoint %s of plan %s (tenant %s) replaced by %s (%s restarted)",
                      kind, k[3], plan, tenant, address, component)
             self._drop_connections(lambda c, a=k[3]: c.endpoint == a and c.plan == plan

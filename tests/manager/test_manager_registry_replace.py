@@ -30,6 +30,10 @@ def test_a_restarted_spout_replaces_its_predecessor_and_its_connections():
     # a heartbeat of the same socket is a refresh, not a replacement
     table.register("receiver", T, P, "10.0.0.1", 6001, (), ["S"], component=SPOUT0)
     assert table.replaced == 1
+    # a late heartbeat of the replaced task (hung, not dead) cannot take the entry back
+    with pytest.raises(RegistryError, match="replaced by a restarted task"):
+        table.register("receiver", T, P, "10.0.0.1", 5001, (), ["S"], component=SPOUT0)
+    assert {k[3] for k in table.endpoints if k[2] == P} == {new, other}
 
 
 def test_without_a_component_nothing_is_replaced():
