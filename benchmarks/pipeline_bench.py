@@ -255,11 +255,12 @@ class FullSystem:
                                        "spark.slots": 8, "spark.host": "127.0.0.1",
                                        "checkpoint.interval": checkpoint_interval,
                                        **(spark or {})})
-        self.manager = Manager(load_manager_settings(overrides={
+        self.manager_overrides = {
             "manager.data_dir": os.path.join(root, "manager"), "registry.port": 0,
             "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-            "security.curve": secure, "security.auth": secure}, env={}),
-            launcher=self.launcher).start()
+            "security.curve": secure, "security.auth": secure}
+        self.manager = Manager(load_manager_settings(overrides=self.manager_overrides, env={}),
+                               launcher=self.launcher).start()
         self.keys = self.manager.links.curve  # clients of the worker's ZeroMQ receiver use them
         secret_file = os.path.join(root, "cluster-secret")
         fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -348,6 +349,25 @@ class FullSystem:
         lat = sorted(self.lat)
         return {"p50_ms": lat[len(lat) // 2], "p99_ms": lat[int(len(lat) * 0.99)],
                 "received": len(lat)}
+
+    def restart_manager(self):
+        """Stop the manager (registry and REST; the topology keeps running) and start a new
+        one on the same data dir, registry port and HTTP port: it adopts the topology."""
+        import threading
+        from werkzeug.serving import make_server
+        from manager.server import Manager
+        from manager.settings import load_manager_settings
+        from manager.web import create_app
+        http_port = self.server.server_port
+        self.manager_overrides["registry.port"] = self.manager.registry.port
+        self.server.shutdown()
+        self.server.server_close()
+        self.manager.stop()
+        self.manager = Manager(load_manager_settings(overrides=self.manager_overrides, env={}),
+                               launcher=self.launcher).start()
+        self.server = make_server("127.0.0.1", http_port, create_app({"MANAGER": self.manager}),
+                                  threaded=True)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self):
         from topology.cluster import stop_cluster
