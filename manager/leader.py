@@ -46,6 +46,7 @@ class ManagerGroup:
         self.lease = Lease(self.client, prefix, member_id, self.ttl)
         self.writer = FencedWriter(self.client, prefix, self.token)
         self.on_promote, self.on_demote, self.on_follow = on_promote, on_demote, on_follow
+        self.on_lead = None  # called every round while leading
         self.tick = min(self.ttl / 3, 1.0)
         self.role = "follower"
         self.renewed_at = None  # monotonic time of the last successful acquire/renew
@@ -121,6 +122,8 @@ class ManagerGroup:
                 self._demote("its lease expired while Redis did not answer")
         if self.role == "follower":
             self.on_follow()
+        elif self.on_lead is not None:
+            self.on_lead()
 
     def _renew(self, started):
         if self.lease.renew():

@@ -67,6 +67,7 @@ class Manager:
                              s["manager.id"] or manager_id(data_dir(s)), s["ha.lease_ttl"],
                              self._promote, self._demote, self._follow)
         self.store.fence = group.writer  # every plan write checks the fencing token
+        group.on_lead = self._lead
         self.plans.read_only = True  # until the lease is ours
         return group
 
@@ -95,9 +96,13 @@ class Manager:
         self.topologies.forget_observed()
         self.topologies.recovery = MasterRecovery(self.topologies, master_probe(self.launcher))
         self.plans.read_only = False
-        self.plans.registry_url = ",".join(self.group.registries()) + ","  # a group: see
-        # cep/protocol/registry_group.py (the spouts and bolts register with every manager)
+        self._lead()
         self.plans.load_all(deploy=self._deploy)
+
+    def _lead(self):
+        """Every round while leading: new topologies get every member's registry (a list with
+        a trailing comma is a group: cep/protocol/registry_group.py)."""
+        self.plans.registry_url = ",".join(self.group.registries()) + ","
 
     def _demote(self):
         """The lease is gone: stop deploying (the topologies keep running) and follow."""

@@ -46,6 +46,8 @@ class GroupCalls:
                 self._lost(i)
                 continue
             self.current = i
+            if isinstance(result, dict):  # lookups and status tell the group's registries too
+                self._learn(result.get("registries") or ())
             return result
         raise last or RegistryUnavailableError("no registry configured")
 

@@ -241,7 +241,7 @@ class RegistryService:
         stream = _field(req, "stream", str, required=(kind == "receiver"))
         ep, local, count = self.table.lookup(kind, tenant, plan, stream, _str_list(req, "machine"))
         return {"ok": True, "endpoint": ep.address, "host": ep.host, "port": ep.port,
-                "local": local, "connections": count, "worker": ep.worker}
+                "local": local, "connections": count, "worker": ep.worker, **self._group()}
 
     def op_connect(self, req):
         kind = _kind(req)
@@ -249,7 +249,7 @@ class RegistryService:
         stream = _field(req, "stream", str, required=(kind == "receiver"), default="")
         cid = self.table.connect(kind, tenant, plan, _field(req, "endpoint", str),
                                  _field(req, "client", str), stream)
-        return {"ok": True, "connection": cid}
+        return {"ok": True, "connection": cid, **self._group()}
 
     def op_release(self, req):
         return {"ok": True, "released": self.table.release(_field(req, "connection", str))}
@@ -259,7 +259,7 @@ class RegistryService:
         client = _field(req, "client", str, False, "")
         if client:  # a connected client checking on its endpoint: its heartbeat
             self.table.touch_client(client)
-        return {"ok": True, **self.table.status(tenant, plan)}
+        return {"ok": True, **self.table.status(tenant, plan), **self._group()}
 
 
 def _error(name, message):

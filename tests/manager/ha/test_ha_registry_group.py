@@ -97,3 +97,18 @@ def test_lookups_fail_over_and_no_registry_is_a_clear_error():
     with pytest.raises(RegistryError, match="did not answer"):
         group.register("receiver", -1234, "P", "127.0.0.1", 5555, streams=["S"])
     group.close()
+
+
+def test_a_client_that_only_looks_up_learns_the_group_too(two):
+    """A publisher bolt never registers: its lookups' replies tell it the group, so its
+    connect is counted at every registry (the follower's outflow status is right)."""
+    a, b = two
+    a.peers = lambda: [url(a), url(b)]
+    for s in (a, b):
+        s.table.register("receiver", -1234, "P", "127.0.0.1", 5555, streams=["S"])
+    bolt = registry_client(url(a) + ",", timeout=1.0)
+    ep = bolt.lookup("receiver", -1234, "P", stream="S")
+    assert bolt.urls == [url(a), url(b)]
+    bolt.connect("receiver", -1234, "P", ep["endpoint"], client="bolt-1", stream="S")
+    assert len(live_connections(a)) == 1 and len(live_connections(b)) == 1
+    bolt.close()
