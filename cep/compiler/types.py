@@ -45,7 +45,9 @@ class _Typer:
         method = getattr(self, "_" + type(expr).__name__, None)
         if method is None:
             raise InvalidQueryError(f"cannot type expression {expr!r}", getattr(expr, "span", None))
-        return method(expr)
+        found = method(expr)
+        expr.resolve(found)  # the typed plan: the engine reads rtype (and entry) back
+        return found
 
     def _Constant(self, expr):
         if expr.type is AttrType.INT and not INT_MIN <= expr.value <= INT_MAX:
@@ -135,7 +137,9 @@ class _Typer:
                                        expr.span)
         types = [self.type_of(a) for a in expr.args]
         rules.check_arity(function, expr)
-        return function.rule(types, expr)
+        found = function.rule(types, expr)
+        expr.resolve(found, ("function", expr.namespace, function.name))
+        return found
 
     def _aggregate(self, expr, entry):
         if not self.aggregates:
@@ -144,4 +148,6 @@ class _Typer:
         inner = _Typer(self.aggregate_scope, False, self.tables)
         types = [inner.type_of(a) for a in expr.args]
         rules.check_arity(entry, expr)
-        return entry.rule(types, expr)
+        found = entry.rule(types, expr)
+        expr.resolve(found, ("aggregator", expr.namespace, entry.name))
+        return found

@@ -121,7 +121,7 @@ class _Gen:
 
     def _Variable(self, e):
         src, t = self.scope.resolve(e)
-        return Compiled(src, src, t, {}, nullable=True, simple=True)
+        return Compiled(src, src, e.rtype or t, {}, nullable=True, simple=True)
 
     def _SourceRef(self, e):
         return Compiled(e.source, e.source, e.type, {}, e.nullable, True)
@@ -129,10 +129,12 @@ class _Gen:
     # -- operators --
     def _BinaryOp(self, e):
         a, b = self.gen(e.left), self.gen(e.right)
-        for side in (a, b):
-            if side.type not in rules.NUM_RANK:
-                raise TypeMismatchError(f"'{e.op}' needs numbers, not {side.type}", e.span)
-        t = rules.widest_of([a.type, b.type])
+        t = e.rtype  # a typed plan: the compiler's type; else derive and check it here
+        if t is None:
+            for side in (a, b):
+                if side.type not in rules.NUM_RANK:
+                    raise TypeMismatchError(f"'{e.op}' needs numbers, not {side.type}", e.span)
+            t = rules.widest_of([a.type, b.type])
         if t == AttrType.FLOAT:  # long/int operands become floats first (Java)
             a, b = self._promote(a, t), self._promote(b, t)
         g = {**a.globals, **b.globals}
@@ -195,7 +197,8 @@ class _Gen:
 
     def _CompareOp(self, e):
         a, b = self.gen(e.left), self.gen(e.right)
-        self._check_comparable(a.type, b.type, e)
+        if e.rtype is None:  # untyped (a hand-made model): check here
+            self._check_comparable(a.type, b.type, e)
         if a.type in rules.NUM_RANK and b.type in rules.NUM_RANK:
             t = rules.widest_of([a.type, b.type])
             a, b = self._promote_compared(a, b, t), self._promote_compared(b, a, t)
@@ -240,9 +243,9 @@ class _Gen:
         if e.op not in ("==", "!=") and ta == AttrType.BOOL:
             raise TypeMismatchError(f"bool values cannot be ordered with '{e.op}'", e.span)
 
-    def _bool_operand(self, e, what):
+    def _bool_operand(self, e, what, typed=False):
         c = self.gen(e)
-        if c.type not in (AttrType.BOOL, AttrType.OBJECT):
+        if not typed and c.type not in (AttrType.BOOL, AttrType.OBJECT):
             raise TypeMismatchError(f"'{what}' needs a bool operand, not {c.type}",
                                     getattr(e, "span", None))
         return c
@@ -256,19 +259,20 @@ class _Gen:
     def _logical(self, e, op):
         """Siddhi 3.2's two-valued logic: a null operand counts as false and the result is
         never null (`null or x` is x, `null and x` is false)."""
-        a, b = self._bool_operand(e.left, op), self._bool_operand(e.right, op)
+        typed = e.rtype is not None
+        a, b = self._bool_operand(e.left, op, typed), self._bool_operand(e.right, op, typed)
         safe, fast = f"({a.source} {op} {b.source})", f"({a.fast} {op} {b.fast})"
         if a.nullable or b.nullable:
             safe, fast = f"(True if {safe} else False)", f"(True if {fast} else False)"
         return Compiled(safe, fast, AttrType.BOOL, {**a.globals, **b.globals}, False)
 
     def _Not(self, e):
-        a = self._bool_operand(e.operand, "not")
+        a = self._bool_operand(e.operand, "not", e.rtype is not None)
         return Compiled(f"(not {a.source})", f"(not {a.fast})", AttrType.BOOL, a.globals, False)
 
     def _Negate(self, e):
         a = self.gen(e.operand)
-        if a.type not in rules.NUM_RANK:
+        if e.rtype is None and a.type not in rules.NUM_RANK:
             raise TypeMismatchError(f"'-' needs a number, not {a.type}", e.span)
         inner = self._arith(f"(-{a.source})", a.type)
         safe = f"(None if {a.source} is None else {inner})" if a.nullable else inner
@@ -291,6 +295,22 @@ class _Gen:
         return compile_in_table(e, self, self.scope, self.scope.tables)
 
     def _FunctionCall(self, e):
+        typed = e.entry is not None and e.entry[0] == "function"
+        entry = functions.FUNCTIONS[e.entry[2]] if typed else self._function_entry(e)
+        args = [self.gen(a) for a in e.args]
+        types = [a.type for a in args]
+        rt = e.rtype if typed else entry.rule(types, e)  # a typed plan: resolved already
+        g = {}
+        for a in args:
+            g.update(a.globals)
+        safe, extra = entry.emit([a.source for a in args], types, e.args)
+        fast, _ = entry.emit([a.fast for a in args], types, e.args)
+        g.update(extra)
+        return Compiled(safe, fast, rt, g, True)
+
+    @staticmethod
+    def _function_entry(e):
+        """Resolve and check a call of an untyped (hand-made) model."""
         entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace)
         if entry is None:
             if aggregators.lookup(e.name, e.namespace) is not None:
@@ -299,16 +319,7 @@ class _Gen:
             full = f"{e.namespace}:{e.name}" if e.namespace else e.name
             raise UnknownFunctionError(f"unknown function {full}()", e.span)
         rules.check_arity(entry, e)
-        args = [self.gen(a) for a in e.args]
-        types = [a.type for a in args]
-        rt = entry.rule(types, e)
-        g = {}
-        for a in args:
-            g.update(a.globals)
-        safe, extra = entry.emit([a.source for a in args], types, e.args)
-        fast, _ = entry.emit([a.fast for a in args], types, e.args)
-        g.update(extra)
-        return Compiled(safe, fast, rt, g, True)
+        return entry
 
 
 # -- constant folding: generated code never operates on two literals (`0.5 <= 100.125`,

@@ -57,7 +57,11 @@ def rewrite(expr, fn):
             continue
         if nv is not v:
             changes[f.name] = nv
-    node = dataclasses.replace(expr, **changes) if changes else expr
+    node = expr
+    if changes:  # children replaced by nodes of the same types: the node keeps its stamps
+        node = dataclasses.replace(expr, **changes)
+        if expr.rtype is not None:
+            node.resolve(expr.rtype, expr.entry)
     out = fn(node)
     return node if out is None else out
 
@@ -234,7 +238,8 @@ class _HavingScope(Scope):
 
 
 def _make_agg(node, scope, aggs):
-    spec = agg.lookup(node.name, node.namespace)
+    typed = node.entry is not None and node.entry[0] == "aggregator"  # resolved by the compiler
+    spec = agg.AGGREGATORS[node.entry[2]] if typed else agg.lookup(node.name, node.namespace)
     if spec.nargs == 0:
         arg, t = None, None
     else:
@@ -243,7 +248,7 @@ def _make_agg(node, scope, aggs):
                                     node.span)
         arg = compile_expression(node.args[0], scope)
         t = arg.type
-    rt = agg.result_type_of(node, t, spec)
+    rt = node.rtype if typed else agg.result_type_of(node, t, spec)
     start = sum(len(a.slots) for a in aggs)
     n = len(spec.init(t or AttrType.LONG, True))
     aggs.append(_Agg(spec, arg, list(range(start, start + n)), t))

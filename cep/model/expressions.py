@@ -8,7 +8,22 @@ from cep.model.types import AttrType
 
 @dataclass(frozen=True)
 class Expression:
-    """Base of all expression nodes."""
+    """Base of all expression nodes.
+
+    The compiler stamps each node of a validated plan with what it resolved (`resolve()`):
+    `rtype`, the node's AttrType, and for a call `entry`, its catalog key
+    (`("function" | "aggregator", namespace, name)`, the name as `cep.catalog` files it). The engine builds
+    from these instead of deriving them again; a hand-made, unvalidated model has None in
+    both and the engine derives them itself. They are not fields: equality, hashing and
+    repr ignore them, and pickling keeps them."""
+    rtype = None
+    entry = None
+
+    def resolve(self, rtype, entry=None):
+        """Record the resolved type (and catalog key); the compiler calls this once."""
+        object.__setattr__(self, "rtype", rtype)
+        if entry is not None:
+            object.__setattr__(self, "entry", entry)
 
 
 @dataclass(frozen=True)
