@@ -3,6 +3,7 @@ type (`rtype`) and every call its catalog entry (`entry`), and the engine builds
 instead of deriving them again; an untyped, hand-made model still works (the engine derives)."""
 import dataclasses
 import glob
+import pathlib
 import pickle
 
 import pytest
@@ -14,8 +15,8 @@ from cep.engine.expressions import _Gen
 from cep.model import AttrType as T, BinaryOp, Constant, FunctionCall
 from cep.model.expressions import Expression
 
-CASES = sorted(glob.glob("/work/shared/conformance/cases/**/*.yaml", recursive=True)) or \
-    sorted(glob.glob("tests/conformance/cases/**/*.yaml", recursive=True))
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+CASES = sorted(glob.glob(str(ROOT / "tests/conformance/cases/**/*.yaml"), recursive=True))
 PLAN = """@Plan:playback
 define stream S (sym string, a int, b double, f float);
 from S[a > 1 and not (sym is null) and b != 0.5]
