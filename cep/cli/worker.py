@@ -82,6 +82,8 @@ def run(args):
     print(f"  events over HTTP: POST {worker.http_url}/events/<tenant>/<plan>/<stream>")
     if worker.zmq_url:
         print(f"  events over ZeroMQ: PUSH to {worker.zmq_url}")
+    if worker.ha is not None:
+        print(f"  HA pair: node {worker.ha.node_id}, peer {worker.ha.peer.url} (role in /status: ha)")
     print(f"  status: {worker.http_url}/status", flush=True)
     _wait_for_signal()
     print("stopping the worker", flush=True)
