@@ -213,13 +213,25 @@ def one_throughput(kind, n, batch, threads):
                  and (nodes[1].ha() or {}).get("role") == "passive" and not any(
                      p["syncing"] for p in nodes[1].ha()["plans"].values()), 60)
         targets = [nodes[0].url] if kind != "dual" else [x.url for x in nodes]
+        cpu0 = [cpu_seconds(x) for x in nodes]
         t0 = time.monotonic()
         send_all(targets, n, batch, threads)
         wait(lambda: published(nodes[0]) >= n, 300, step=0.05)
-        return n / (time.monotonic() - t0)
+        rate = n / (time.monotonic() - t0)
+        if kind != "single":  # the passive has taken everything too
+            wait(lambda: (nodes[1].ha() or {}).get("queue_events", 1) == 0, 60, step=0.05)
+        cpu = [cpu_seconds(x) - c for x, c in zip(nodes, cpu0)]
+        return rate, [n / c for c in cpu]
     finally:
         for x in nodes:
             x.kill()
+
+
+def cpu_seconds(node):
+    """User + system CPU seconds of a worker process so far."""
+    import psutil
+    t = psutil.Process(node.proc.pid).cpu_times()
+    return t.user + t.system
 
 
 def main(argv=None):
@@ -238,10 +250,22 @@ def main(argv=None):
               f"max {max(times):.2f}; goal <= 6 s", flush=True)
     if args.stage in ("throughput", "all"):
         rates = {"single": [], "forward": [], "dual": []}
+        per_cpu = {"single": [], "forward": [], "dual": []}
         for run in range(args.runs):
             for kind in rates:
-                rates[kind].append(one_throughput(kind, args.events, args.batch, args.threads))
-                print(f"run {run + 1} {kind}: {rates[kind][-1]:,.0f} events/s", flush=True)
+                rate, cpu = one_throughput(kind, args.events, args.batch, args.threads)
+                rates[kind].append(rate)
+                per_cpu[kind].append(cpu)
+                print(f"run {run + 1} {kind}: {rate:,.0f} events/s; events per CPU-second "
+                      f"of each node: {', '.join(f'{c:,.0f}' for c in cpu)} "
+                      f"(load {os.getloadavg()[0]:.1f})", flush=True)
+        single_cpu = statistics.median(c[0] for c in per_cpu["single"])
+        for kind in ("forward", "dual"):
+            act = statistics.median(c[0] for c in per_cpu[kind])
+            pas = statistics.median(c[1] for c in per_cpu[kind])
+            print(f"{kind} pair, events per CPU-second: active {act:,.0f}, passive {pas:,.0f}, "
+                  f"one worker {single_cpu:,.0f} (active/one worker {act / single_cpu:.2f})",
+                  flush=True)
         med = {k: statistics.median(v) for k, v in rates.items()}
         for kind in ("forward", "dual"):
             ratios = [p / s for p, s in zip(rates[kind], rates["single"])]
