@@ -130,6 +130,12 @@ def _typed(t, col, nulls):
     bad = None
     if col.dtype.kind == "O":
         values = col.tolist()
+        if t == AttrType.STRING and nulls is None:
+            try:  # every value a str (no None): one C pass
+                "".join(values)
+                return col, None, None
+            except TypeError:
+                pass
         types = set(map(type, values))
         if nulls is None and type(None) in types:
             nulls = np.fromiter((x is None for x in values), bool, len(values))

@@ -36,6 +36,9 @@ def layout(codes, ng, max_cells):
 
 def scan(lay, init, vals, ident, dtype):
     """(value after each operation, each group's final value)."""
+    if lay.ng == 1:  # one row: the operations in order after the starting value
+        acc = np.add.accumulate(np.concatenate((np.array(init, dtype), vals)))
+        return acc[1:], acc[-1:]
     mat = np.full((lay.ng, lay.width), ident, dtype)
     mat[:, 0] = init
     mat[lay.codes, lay.pos] = vals
