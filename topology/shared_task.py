@@ -78,6 +78,8 @@ def run_threads(runners, name):
         except BaseException as exc:  # noqa: BLE001 - the task must fail with it
             log.exception("[%s] task %d failed", name, runner.task_id)
             errors.append(exc)
+            runner.instance.metrics.record_error(0, exc, "task")  # the driver's reason
+            runner._send_report("failed")
             for other in runners:
                 other.abort = True
 
