@@ -119,7 +119,7 @@ class WorkerProcess:
                     "--http-port", str(port), "--zmq-port", "-1",
                     "--ha-peer", f"http://127.0.0.1:{peer_port}"] + (["--ha-forward"]
                                                                     if forward else [])
-        self.env = {**os.environ, "CEP_HA_SYNC_INTERVAL": "0.3", "CEP_HA_FAILOVER_S": "1.5",
+        self.env = {**os.environ, "CEP_HA_SYNC_INTERVAL": "0.5", "CEP_HA_FAILOVER_S": "3.0",
                     "CEP_SINKS_DEFAULT": "file", "CEP_SINKS_DIR": str(tmp_path / "sinks"),
                     "CEP_WORKER_STATE_DIR": str(tmp_path / f"state-{name}"),
                     "CEP_MANAGERS_POLL_INTERVAL": "0.2", **(env or {})}

@@ -13,7 +13,7 @@ from tests.worker.ha.conftest import (KEY, WorkerProcess, events, expected_outpu
                                       ha_status, post, read_outputs, role_of, wait_for)
 
 pytestmark = pytest.mark.slow
-SYNC_S = 0.3  # CEP_HA_SYNC_INTERVAL of WorkerProcess
+SYNC_S = 0.5  # CEP_HA_SYNC_INTERVAL of WorkerProcess
 
 
 class Feeder:

@@ -11,7 +11,7 @@ from cep.worker.node import Worker
 from tests.worker.ha.conftest import (KEY, PLAN, events, expected_outputs, free_port, get_json,
                                       post, read_outputs, wait_for)
 
-FAST = {"ha.sync_interval": 0.2, "ha.failover_s": 1.0}
+FAST = {"ha.sync_interval": 0.25, "ha.failover_s": 1.5}
 
 
 def worker(tmp_path, name, port, peer_port, plan_file, **extra):
@@ -193,7 +193,7 @@ def test_redis_lease_decides_and_a_redis_that_goes_away_keeps_the_active(pair, t
     proc.wait()
     assert wait_for(lambda: "Redis lease at" in (a.status()["ha"]["lease"]["last_error"] or ""),
                     5)
-    time.sleep(1.5)  # longer than ha.failover_s: still one active, the same
+    time.sleep(2.0)  # longer than ha.failover_s: still one active, the same
     assert a.ha.role == "active" and b.ha.role == "passive"
     evs = events(0, 100)
     assert post(a.http_url, evs)[0] == 200 and post(b.http_url, evs)[0] == 200
@@ -255,13 +255,14 @@ def test_bad_heartbeats_and_forwarded_input_get_a_400_and_the_node_goes_on(pair)
 
 def test_events_taken_while_the_role_is_open_are_held_and_written_once_active(tmp_path,
                                                                                plan_file):
-    a = worker(tmp_path, "a", free_port(), free_port(), plan_file)  # no peer: alone after 1 s
+    a = worker(tmp_path, "a", free_port(), free_port(), plan_file,  # no peer: alone after 4 s
+               **{"ha.failover_s": 4.0})
     try:
-        assert wait_for(lambda: KEY in a.ha.plans, 5) and a.ha.role == "starting"
+        assert wait_for(lambda: KEY in a.ha.plans, 3) and a.ha.role == "starting"
         evs = events(0, 300)
         assert post(a.http_url, evs)[0] == 200
         assert a.status()["ha"]["plans"][KEY]["held_events"] == 300
-        assert wait_for(lambda: a.ha.role == "active", 5)
+        assert wait_for(lambda: a.ha.role == "active", 8)
         assert wait_for(lambda: outputs(tmp_path, "a") == expected_outputs(evs))
         assert a.status()["ha"]["plans"][KEY]["held_events"] == 0
     finally:
