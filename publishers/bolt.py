@@ -21,7 +21,7 @@ socket and hands the frames over in order.
   in the queue and, once it is full, `execute` waits (backpressure again).
 
 - **Output identity (issue 11).** Each frame carries (this instance, epoch, first sequence
-  number), publishers/frames.py: the epoch is the last checkpoint barrier this instance passed
+  number), cep/protocol/frames.py: the epoch is the last checkpoint barrier this instance passed
   (the restored checkpoint after a restore, -1 without checkpoints), the sequence counts the
   stream's events since. A `start` notice (restored checkpoint or fresh) goes ahead of
   everything the instance sends, and a `commit` notice follows each completed checkpoint, in
@@ -47,7 +47,7 @@ from cep.security import curve
 from cep.protocol.exceptions import RegistryError
 from cep.protocol.registry_group import registry_client  # one registry or a manager group
 from cep.protocol.identity import machine_identity
-from publishers.frames import COMMIT, START, encode_control, encode_output
+from cep.protocol.frames import COMMIT, START, encode_control, encode_output
 from topology.component import Bolt
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@
 the worker's `delivery.default` and `delivery.dedup` settings apply where a sink names none.
 
 - **at-least-once** (default): every result reaches the sink; a result replayed after a
-  restore is recognised by its identity (publishers/frames.py), counted as a duplicate and,
+  restore is recognised by its identity (cep/protocol/frames.py), counted as a duplicate and,
   with `dedup` on (the default), dropped. With `dedup: false` it is written again (Flink's
   at-least-once), and still counted.
 - **exactly-once** (file and Redis sinks only): output is staged and committed when the

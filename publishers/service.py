@@ -11,7 +11,7 @@ import zmq
 
 from cep.security import curve
 from cep.protocol.exceptions import BadFrameError
-from publishers import frames
+from cep.protocol.frames import decode_output
 from publishers.exceptions import PublisherError
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class PublisherService:
 
     def _handle(self, frame):
         try:
-            stream, events, ident = frames.decode(frame)
+            stream, events, ident = decode_output(frame)
             if stream is None:  # a publisher bolt's start or commit notice (issue 11)
                 self.sink_set.control(ident)
                 self.controls += 1

@@ -1,7 +1,7 @@
 """A SinkSet routes each exported stream's batches to its sinks, isolating sink failures.
 
 A failing sink is logged and counted; the other sinks of the stream still get the batch.
-Batches with an identity (publishers/frames.py) are checked for duplicates per stream
+Batches with an identity (cep/protocol/frames.py) are checked for duplicates per stream
 (`duplicates`); each sink then gets them by its delivery mode (publishers/delivery.py):
 at-most-once sinks everything as it came, at-least-once sinks without the duplicates (or with
 them, `dedup: false`), exactly-once sinks stage them until `control(commit)`."""
@@ -10,7 +10,7 @@ import threading
 
 from publishers.delivery import AT_LEAST_ONCE, AT_MOST_ONCE, EXACTLY_ONCE, Dedup
 from publishers.exceptions import PublisherError, UnknownOutputStreamError
-from publishers.frames import COMMIT, START
+from cep.protocol.frames import COMMIT, START
 from publishers.sinks import DEFAULT_SPEC, build_sink
 
 log = logging.getLogger(__name__)

@@ -6,8 +6,10 @@ reports) grow by adding keys and carry no version.
 
 | kind | frames | encode | decode |
 |---|---|---|---|
-| event batch v1 | `[1, stream, [[ts, [v...]], ...]]` | encode_batch | decode_batch, decode_frame |
+| event batch v1 | `[1, stream, [[ts, [v...]], ...]]` | encode_batch | decode_batch, decode_logged_batch, decode_output |
 | event batch v2 | `[2, stream, events, receiver id, first offset, control URL]` | encode_batch(..., receiver_id, first_offset) | decode_logged_batch |
+| publisher output v3 | `[3, stream, events, publisher, epoch, first_seq]` | encode_output | decode_output (also v1) |
+| publisher control v4 | `[4, "start" or "commit", publisher, checkpoint or nil]` | encode_control | decode_output |
 | ingest payload | `[[ts, [v...]], ...]` (external ZeroMQ receiver, no version) | encode_pairs | decode_pairs |
 | task data | header `[1, stream, source, origin_ts, task]` + payload rows | header, encode_rows | decode_header, decode_rows |
 | task barrier | header with stream BARRIER, checkpoint id for origin_ts, empty payload | barrier | decode_header |
@@ -24,6 +26,9 @@ from cep.protocol.exceptions import BadFrameError
 
 FORMAT_VERSION = 1
 FORMAT_LOGGED = 2  # events carry (receiver id, offset): a worker's write-ahead log (issue 11)
+FORMAT_OUTPUT = 3  # publisher bolt output with an identity (issue 11)
+FORMAT_CONTROL = 4  # publisher bolt start/commit notices
+START, COMMIT = "start", "commit"
 TASK_VERSION = 1  # version of the task data header between topology instances
 BARRIER = "\x00barrier"  # no declared stream can have this name
 
@@ -61,19 +66,6 @@ def decode_batch(frame):
     return stream, events
 
 
-def decode_frame(frame):
-    """(stream, ((ts, (values...)), ...)) as tuples from a version 1 frame (the hot path of
-    the publisher service)."""
-    data = _load(frame, "event frame", False)
-    if type(data) is tuple and len(data) == 3 and data[0] == FORMAT_VERSION \
-            and type(data[1]) is str and type(data[2]) is tuple:
-        return data[1], data[2]
-    stream, events, position = check_frame(data)
-    if position is not None:
-        raise BadFrameError("event frame format version 2 where only version 1 is accepted")
-    return stream, events
-
-
 def decode_logged_batch(frame, use_list=True):
     """(stream, events, LogPosition or None) from a frame of version 1 or 2."""
     return check_frame(_load(frame, "event frame", use_list))
@@ -99,6 +91,69 @@ def check_frame(data):
         raise BadFrameError("event frame version 2 needs a receiver id string, a first offset "
                             ">= 0 and a control URL string or nil")
     return stream, events, LogPosition(receiver_id, first, control)
+
+
+# publisher bolt -> worker (issue 11): version 1, or 3 with an output identity, and 4 notices
+class Identity(NamedTuple):
+    """Who sent a batch and where it stands in that sender's output: the bolt instance
+    (`<topology>:<component>:<index>`), the epoch (the last checkpoint barrier it passed; 0
+    before the first, -1 without checkpoints) and the stream's events sent in that epoch
+    before this frame. A replay after a restore gets the same identity as the first time."""
+    publisher: str
+    epoch: int
+    first_seq: int
+
+
+class Control(NamedTuple):
+    """A publisher bolt's `start` (restored from `checkpoint`, None: fresh) or `commit`
+    (checkpoint `checkpoint` is complete) notice, in order with its data frames."""
+    kind: str
+    publisher: str
+    checkpoint: object  # int or None
+
+
+def encode_output(stream, events, publisher, epoch, first_seq):
+    """A version 3 frame: `events` is a list of (ts, values) pairs of `stream`."""
+    return _pack((FORMAT_OUTPUT, stream, events, publisher, epoch, first_seq))
+
+
+def encode_control(kind, publisher, checkpoint):
+    """A version 4 frame: a publisher bolt's start or commit notice."""
+    return _pack((FORMAT_CONTROL, kind, publisher, checkpoint))
+
+
+def decode_output(frame):
+    """`(stream, events, Identity or None)` for a data frame of version 1 or 3, `(None, None,
+    Control)` for a version 4 notice; events as tuples."""
+    data = _load(frame, "event frame", False)
+    if type(data) is not tuple or not data:
+        raise BadFrameError(f"event frame must be an array, got {_shape(data)}")
+    version = data[0]
+    if version == FORMAT_VERSION and len(data) == 3:
+        return _checked(data[1], data[2]) + (None,)
+    if version == FORMAT_OUTPUT and len(data) == 6:
+        publisher, epoch, first = data[3:]
+        if not isinstance(publisher, str) or type(epoch) is not int or type(first) is not int \
+                or first < 0:
+            raise BadFrameError("event frame version 3 needs a publisher id string, an integer "
+                                "epoch and a first sequence number >= 0")
+        return _checked(data[1], data[2]) + (Identity(publisher, epoch, first),)
+    if version == FORMAT_CONTROL and len(data) == 4:
+        kind, publisher, cid = data[1:]
+        if kind not in (START, COMMIT) or not isinstance(publisher, str) \
+                or not (cid is None or type(cid) is int):
+            raise BadFrameError(f"control frame {kind!r}: needs start|commit, a publisher id "
+                                f"and a checkpoint id or nil")
+        return None, None, Control(kind, publisher, cid)
+    raise BadFrameError(f"event frame format version {version!r} with {len(data)} fields is "
+                        f"not 1 (3 fields), 3 (6 fields) or 4 (4 fields)")
+
+
+def _checked(stream, events):
+    if not isinstance(stream, str) or type(events) is not tuple:
+        raise BadFrameError(f"event frame must carry a stream id string and an event list, "
+                            f"got {type(stream).__name__} and {type(events).__name__}")
+    return stream, events
 
 
 # the external ZeroMQ receiver's payload (cep/worker/README.md): a bare array of pairs

@@ -7,10 +7,10 @@ import pytest
 import cep
 from cep.errors import AnnotationError
 from cep.protocol.exceptions import BadFrameError
-from publishers import frames
+from cep.protocol import frames
 from publishers.delivery import Dedup
 from publishers.exceptions import SinkConfigError
-from publishers.frames import Control, Identity
+from cep.protocol.frames import Control, Identity
 from publishers.sink_set import SinkSet
 from publishers.sinks import build_sink
 
@@ -26,15 +26,15 @@ def read(path):
 
 def test_frames_carry_identity_and_notices():
     data = frames.encode_output("Out", [(1, [2])], "T:pub:0", 4, 10)
-    assert frames.decode(data) == ("Out", ((1, (2,)),), Identity("T:pub:0", 4, 10))
-    assert frames.decode(frames.encode_control("commit", "T:pub:0", 7)) == \
+    assert frames.decode_output(data) == ("Out", ((1, (2,)),), Identity("T:pub:0", 4, 10))
+    assert frames.decode_output(frames.encode_control("commit", "T:pub:0", 7)) == \
         (None, None, Control("commit", "T:pub:0", 7))
-    plain = frames.decode(__import__("msgpack").packb([1, "Out", [[1, [2]]]]))
+    plain = frames.decode_output(__import__("msgpack").packb([1, "Out", [[1, [2]]]]))
     assert plain == ("Out", ((1, (2,)),), None)
     with pytest.raises(BadFrameError, match="start|commit"):
-        frames.decode(frames.encode_control("rollback", "T:pub:0", 7))
+        frames.decode_output(frames.encode_control("rollback", "T:pub:0", 7))
     with pytest.raises(BadFrameError, match="version 3"):
-        frames.decode(__import__("msgpack").packb([3, "Out", [], "p", "x", 0]))
+        frames.decode_output(__import__("msgpack").packb([3, "Out", [], "p", "x", 0]))
 
 
 def test_dedup_finds_replayed_prefixes_only():

@@ -6,7 +6,7 @@ import json
 import pytest
 import redis
 
-from publishers.frames import Identity
+from cep.protocol.frames import Identity
 from publishers.sinks import build_sink
 from publishers.staged_file import StagedFileSink
 

@@ -16,7 +16,7 @@ def test_event_batch_v1_round_trips_as_lists_and_as_tuples():
     frame = frames.encode_batch("S", EVENTS)
     assert msgpack.unpackb(frame)[0] == frames.FORMAT_VERSION == 1
     assert frames.decode_batch(frame) == ("S", EVENTS)
-    assert frames.decode_frame(frame) == ("S", TUPLES)
+    assert frames.decode_output(frame) == ("S", TUPLES, None)
     assert frames.decode_logged_batch(frame, use_list=False) == ("S", TUPLES, None)
 
 
@@ -25,8 +25,8 @@ def test_event_batch_v2_round_trips_with_its_position():
     assert msgpack.unpackb(frame)[0] == frames.FORMAT_LOGGED == 2
     assert frames.decode_logged_batch(frame) == ("S", EVENTS, frames.LogPosition("w/1/P/S#x", 7))
     assert frames.decode_batch(frame) == ("S", EVENTS)
-    with pytest.raises(BadFrameError, match="version 2 where only version 1"):
-        frames.decode_frame(frame)  # the publisher service takes version 1 only
+    with pytest.raises(BadFrameError, match="version 2 with 6 fields is not 1 \\(3 fields\\), 3"):
+        frames.decode_output(frame)  # the publisher service takes versions 1, 3 and 4
 
 
 @pytest.mark.parametrize("data, why", [
@@ -40,20 +40,44 @@ def test_event_batch_v2_round_trips_with_its_position():
     ([2, "S", [], "r", -1, None], "first offset >= 0"),
     ([2, "S", [], "r", 0, 5], "control URL string or nil"),
 ])
-@pytest.mark.parametrize("decode", [frames.decode_batch, frames.decode_frame,
-                                    frames.decode_logged_batch])
+@pytest.mark.parametrize("decode", [frames.decode_batch, frames.decode_logged_batch])
 def test_bad_event_batches_are_refused_with_the_reason(data, why, decode):
     with pytest.raises(BadFrameError, match=why):
         decode(msgpack.packb(data))
 
 
-@pytest.mark.parametrize("decode", [frames.decode_batch, frames.decode_frame,
+@pytest.mark.parametrize("decode", [frames.decode_batch, frames.decode_output,
                                     frames.decode_pairs, frames.decode_header,
                                     frames.decode_rows, frames.unpack_message])
 @pytest.mark.parametrize("frame", [NOT_MSGPACK, b"", msgpack.packb([1]) + b"\x01"])
 def test_undecodable_bytes_raise_bad_frame_for_every_kind(decode, frame):
     with pytest.raises(BadFrameError, match="is not msgpack"):
         decode(frame)
+
+
+def test_publisher_output_and_notices_round_trip():
+    frame = frames.encode_output("Out", EVENTS, "T[1]:pub:0", 4, 10)
+    assert msgpack.unpackb(frame)[0] == frames.FORMAT_OUTPUT == 3
+    assert frames.decode_output(frame) == ("Out", TUPLES, frames.Identity("T[1]:pub:0", 4, 10))
+    for kind, cid in ((frames.START, None), (frames.COMMIT, 7)):
+        notice = frames.encode_control(kind, "T[1]:pub:0", cid)
+        assert msgpack.unpackb(notice)[0] == frames.FORMAT_CONTROL == 4
+        assert frames.decode_output(notice) == (None, None, frames.Control(kind, "T[1]:pub:0", cid))
+
+
+@pytest.mark.parametrize("data, why", [
+    ({"x": 1}, "must be an array, got dict"),
+    ([], "must be an array, got an array of 0"),
+    ([3, "Out", [], "p", "x", 0], "version 3 needs a publisher id string, an integer epoch"),
+    ([3, "Out", [], "p", 1, -1], "first sequence number >= 0"),
+    ([3, 5, [], "p", 1, 0], "stream id string and an event list, got int and tuple"),
+    ([4, "rollback", "p", 7], "control frame 'rollback': needs start\\|commit"),
+    ([4, "commit", "p", "7"], "checkpoint id or nil"),
+    ([5, "Out", []], "format version 5 with 3 fields"),
+])
+def test_bad_publisher_frames_are_refused(data, why):
+    with pytest.raises(BadFrameError, match=why):
+        frames.decode_output(msgpack.packb(data))
 
 
 def test_ingest_payload_round_trips_and_refuses_non_arrays():

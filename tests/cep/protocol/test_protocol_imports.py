@@ -41,7 +41,8 @@ def test_cep_protocol_imports_no_side_of_the_protocol():
 FORMER_COPIES = ["topology/wire.py", "topology/task.py", "topology/driver.py",
                  "topology/control.py", "manager/registry/wire.py", "manager/registry/service.py",
                  "receivers/spout.py", "receivers/zmq_receiver.py", "publishers/service.py",
-                 "publishers/zmq_sink.py", "cep/worker/inflow.py", "cep/worker/logged_inflow.py"]
+                 "publishers/zmq_sink.py", "publishers/bolt.py", "publishers/sink_set.py",
+                 "cep/worker/inflow.py", "cep/worker/logged_inflow.py"]
 
 
 @pytest.mark.parametrize("path", FORMER_COPIES)
