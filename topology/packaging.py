@@ -37,13 +37,15 @@ from topology.exceptions import PackagingError
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("cep", "receivers", "publishers", "topology", "manager")
 DATA_SUFFIXES = (".py", ".lark", ".xsd", ".yaml", ".json")
-# import name -> distribution of everything topology executors import (setup.cfg's
-# install_requires without pyspark, which each Spark worker has, and the backtest's
-# pyarrow/pandas, which no topology task imports); the preflight check imports these
+# import name -> distribution of everything topology executors import: setup.cfg's
+# install_requires without pyspark (each Spark worker has its own) and pyarrow (the
+# backtest's; the engine's columnar checks use it only when present); numpy and pandas
+# are the engine's columnar paths (cep/engine/columnar). The preflight check imports these.
 EXECUTOR_MODULES = {
     "msgpack": "msgpack", "zmq": "pyzmq", "lark": "lark", "msgspec": "msgspec",
     "yaml": "pyyaml", "psutil": "psutil", "redis": "redis", "lxml": "lxml",
-    "flask": "flask", "prometheus_client": "prometheus_client",
+    "flask": "flask", "prometheus_client": "prometheus_client", "numpy": "numpy",
+    "pandas": "pandas",
 }
 EXECUTOR_DISTRIBUTIONS = tuple(sorted(set(EXECUTOR_MODULES.values())))
 NOT_PACKED = {"pyspark", "py4j", "sparkcep", "pip", "setuptools", "wheel"}
