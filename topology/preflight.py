@@ -12,20 +12,27 @@ it runs on an executor that has none of the project's code.
 import logging
 
 log = logging.getLogger(__name__)
+IMPORTED = ("msgpack", "zmq")  # imported, not only found: C extensions of every task
 
 
-def make_check(modules):
-    """A mapPartitions function that reports the modules an executor cannot import."""
-    modules = list(modules)
+def make_check(modules, imported=IMPORTED):
+    """A mapPartitions function that reports the modules an executor cannot import: each
+    module must be found (importlib.util.find_spec, cheap), and the C extensions every task
+    loads first (`imported`) must also import."""
+    modules, imported = list(modules), set(imported)
 
     def check(_rows):
         import importlib
+        import importlib.util
         import socket
         import sys
         missing = []
         for name in modules:
             try:
-                importlib.import_module(name)
+                if importlib.util.find_spec(name) is None:
+                    raise ModuleNotFoundError(f"No module named {name!r}")
+                if name in imported:
+                    importlib.import_module(name)
             except Exception as exc:  # noqa: BLE001 - any import failure is reported
                 missing.append([name, f"{type(exc).__name__}: {exc}"[:200]])
         yield {"host": socket.gethostname(), "python": sys.executable, "missing": missing}
