@@ -26,7 +26,7 @@ from pathlib import Path
 import zmq
 
 from cep.security import curve
-from topology import wire
+from cep.protocol.frames import pack_message, unpack_message
 from topology.exceptions import TopologyError
 from topology.master_watch import CachedMaster
 from topology.model import Topology
@@ -93,13 +93,13 @@ class PoolApp:
 
     def _answer_raw(self, data):
         try:
-            request = wire.unpack(data)
+            request = unpack_message(data)
             cmd = request.get("cmd") if isinstance(request, dict) else None
             reply = self._answer(cmd, request)
         except Exception as exc:  # noqa: BLE001 - one bad request never ends the application
             log.exception("shared application %s: request failed", self.name)
             reply = {"error": f"{type(exc).__name__}: {exc}"}
-        self.rep.send(wire.pack(reply))
+        self.rep.send(pack_message(reply))
 
     def _answer(self, cmd, request):
         if cmd == "deploy":
@@ -189,7 +189,7 @@ class PoolApp:
             driver.launch["options"].get("security")).curve)
         try:
             sock.connect(driver.endpoints["control"])
-            sock.send(wire.pack({"cmd": "kill", "wait": 0.0}))
+            sock.send(pack_message({"cmd": "kill", "wait": 0.0}))
             sock.poll(2000)
         finally:
             sock.close()

@@ -20,7 +20,7 @@ from pathlib import Path
 import zmq
 
 from cep.security import curve
-from topology import wire
+from cep.protocol.frames import pack_message, unpack_message
 from topology.cluster import SPARK_HOME, _locked
 from topology.control import TopologyHandle, _read, pid_alive, run_dir_alive
 from topology.exceptions import ControlError, LaunchError
@@ -61,11 +61,11 @@ class PoolClient:
         curve.client(sock, curve.LinkSecurity.from_options(launch.get("security")).curve)
         try:
             sock.connect(info["control"])
-            sock.send(wire.pack(message))
+            sock.send(pack_message(message))
             if not sock.poll(int(timeout * 1000)):
                 raise ControlError(f"shared application {self.name!r} did not answer "
                                    f"{message.get('cmd')!r} within {timeout} s")
-            return wire.unpack(sock.recv())
+            return unpack_message(sock.recv())
         finally:
             sock.close()
 

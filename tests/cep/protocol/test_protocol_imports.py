@@ -38,7 +38,8 @@ def test_cep_protocol_imports_no_side_of_the_protocol():
 
 
 # the copies of the frame format the issue found, and the modules that used them
-FORMER_COPIES = ["topology/wire.py", "topology/task.py", "topology/driver.py",
+FORMER_COPIES = ["topology/task.py", "topology/shared_app.py", "topology/shared_launch.py",
+                 "topology/driver.py",
                  "topology/control.py", "manager/registry/wire.py", "manager/registry/service.py",
                  "receivers/spout.py", "receivers/zmq_receiver.py", "publishers/service.py",
                  "publishers/zmq_sink.py", "publishers/bolt.py", "publishers/sink_set.py",
@@ -50,3 +51,8 @@ def test_the_former_copies_of_the_frame_format_use_the_codec(path):
     """No second copy of the frame format: these modules encode and decode frames with
     cep/protocol/frames.py only (no msgpack of their own)."""
     assert "msgpack" not in set(_imports(ROOT / path))
+
+
+@pytest.mark.parametrize("path", ["topology/wire.py", "publishers/frames.py"])
+def test_the_removed_copies_stay_removed(path):
+    assert not (ROOT / path).exists()
