@@ -263,6 +263,8 @@ def main(argv=None):
         if args.columnar and col[2] != outs:
             raise SystemExit(f"{w.name}: columnar gave {col[2]} outputs, rows {outs}")
         ok = "ok" if max(wall, cpu) >= w.target() else "LOW"
+        if args.columnar:
+            ok = f"rows {ok}, columnar {'ok' if max(col[:2]) >= w.target() else 'LOW'}"
         print(f"| {w.name} | {siddhi_text(w.siddhi)} | {fmt(wall)} "
               f"({'/'.join(fmt(r) for r in all_runs)}) | {fmt(cpu)} | {ratio(wall, w)} "
               f"| {ratio(cpu, w)} | {ok} >= {fmt(w.target())} "
