@@ -99,8 +99,7 @@ def build_single_query(query, ctx, name):
                                   batch_window=batch, pre_filter=pre, fuse=fuse, owner=owner,
                                   drop_empty=_expires_arrivals(stream, procs, fuse))
     if not procs:  # the selector heads the chain: it may take columnar batches
-        from cep.engine.columnar import attach_columnar
-        attach_columnar(selector, query, scope, definition, pre, fuse, ctx.wanted_kinds(query))
+        _columnar(selector, query, scope, definition, pre, fuse, ctx.wanted_kinds(query))
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
     out = ctx.build_output(query, out_def, selector)
     chain = procs + [selector]
@@ -122,6 +121,16 @@ def _fuse_spec(stream, query, scope, ctx):
         return None, None
     (param,) = catalog_windows.lookup(w.name).processor_class().parse(WindowParams(w, scope))
     return FuseSpec(w.name.lower(), param, ctx.playback), None
+
+
+def _columnar(*args):
+    """Attach a columnar kernel (cep.engine.columnar) when numpy is there; without it every
+    query keeps the row path, and send_columns is the only call that fails."""
+    try:
+        from cep.engine.columnar import attach_columnar
+    except ImportError:
+        return
+    attach_columnar(*args)
 
 
 def _expires_arrivals(stream, procs, fuse):

@@ -151,9 +151,10 @@ class SlidingKernel:
         """(group keys in first-appearance order, code of each data position)."""
         if not self.keys:
             return [None], np.zeros(n, np.intp)
-        if len(self.keys) == 1 and self.key_types[0] in _HASHED and data[self.keys[0]][1] is None:
-            import pandas as pd  # hashes in C; uniques in first-appearance order
-            codes, uniq = pd.factorize(data[self.keys[0]][0], sort=False)
+        if len(self.keys) == 1 and self.key_types[0] in _HASHED and \
+                data[self.keys[0]][1] is None and _pandas() is not None:
+            # hashed in C; uniques in first-appearance order
+            codes, uniq = _pandas().factorize(data[self.keys[0]][0], sort=False)
             return uniq.tolist(), codes.astype(np.intp, copy=False)
         lists = [pylist(*data[i]) for i in self.keys]
         vals = lists[0] if len(lists) == 1 else list(zip(*lists))
@@ -312,6 +313,20 @@ def _init_value(st, slot, c, kind):
     else:
         v = st[slot]
     return _wrap(v) if kind == "isum" else v
+
+
+def _pandas():
+    global _PD
+    if _PD is False:
+        try:
+            import pandas
+            _PD = pandas
+        except ImportError:  # the dict path below does the same, slower
+            _PD = None
+    return _PD
+
+
+_PD = False
 
 
 def _wrap(v):
