@@ -170,17 +170,17 @@ def failover_runs(runs):
 
 # -- throughput --
 def send_all(targets, n, batch, threads):
-    """Send n events in batches from `threads` threads, each batch to every target."""
+    """Send n events in batches from `threads` threads per target (dual-send: every batch to
+    each node, the nodes' senders independent of each other, as a client of a pair would)."""
     bodies = [body(i, batch) for i in range(0, n, batch)]
 
-    def worker(part):
+    def worker(url, part):
         conns = {}
         for data in part:
-            for url in targets:
-                while post(conns, url, data) != 200:
-                    time.sleep(0.01)
+            while post(conns, url, data) != 200:
+                time.sleep(0.01)
     parts = [bodies[i::threads] for i in range(threads)]
-    ts = [threading.Thread(target=worker, args=(p,)) for p in parts]
+    ts = [threading.Thread(target=worker, args=(url, p)) for url in targets for p in parts]
     for t in ts:
         t.start()
     for t in ts:
