@@ -3,6 +3,8 @@
 It holds the plan, the junctions, the tables, the scheduler and the playback flag, builds
 selectors and outputs so that every input kind shares them, and keeps the registry of stateful
 processors that `snapshot()`/`restore()` walk."""
+import math
+
 from cep.engine.events import CURRENT, EXPIRED, WANTED_KINDS
 from cep.engine.junction import StreamJunction
 from cep.engine.output import build_output as _build_output
@@ -25,6 +27,8 @@ class BuildContext:
         self.timer_owners = False
         # globals of generated code: currentTimeMillis() is the event time in playback
         self.env = {"_now": (lambda ts: ts) if playback else (lambda ts: scheduler.now())}
+        if self.siddhi_fixed:  # stddev: a running sum of squares drifted below 0 gives 0
+            self.env["_jsqrt"] = _sqrt_at_least_zero
 
     # -- streams --
     def junction_for(self, stream_id, definition=None):
@@ -100,3 +104,9 @@ class BuildContext:
         if name in self.stateful:
             raise DuplicateDefinitionError(f"two runtime elements are named '{name}'")
         self.stateful[name] = processor
+
+
+def _sqrt_at_least_zero(x):
+    """`@Plan:siddhi('fixed')`'s stddev square root: 0 where Siddhi 3.2's running sum of
+    squares drifted below zero (Java's Math.sqrt gives NaN there)."""
+    return math.sqrt(x) if x > 0.0 else (0.0 if x == x else x)
