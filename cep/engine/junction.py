@@ -40,7 +40,11 @@ class StreamJunction:
                 continue
             if rows is None:
                 rows = cols.events()
-            s.process(rows)
+            if len(rows) <= STEP:
+                s.process(rows)
+            else:  # in steps, as send_batch does (same output; see STEP)
+                for i in range(0, len(rows), STEP):
+                    s.process(rows[i:i + STEP])
 
 
 class CallbackSink:
