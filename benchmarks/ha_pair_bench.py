@@ -8,7 +8,9 @@
   throughput  one standalone worker, then a pair in forward mode (the client sends to the
               active, which forwards before it answers) and a pair in dual-send mode (the client
               sends every batch to both), alternating within one run: events/s from the first
-              request until the active wrote every output. Goal: a pair >= 70% of one worker.
+              request until the active wrote every output (2 client threads per node; their
+              order does not matter here: no fail-over in this stage), and the events per
+              CPU-second of each worker process. Goal: a pair >= 70% of one worker.
 
     .venv/bin/python benchmarks/ha_pair_bench.py --stage failover --runs 10
     .venv/bin/python benchmarks/ha_pair_bench.py --stage throughput --runs 3 --events 200000

@@ -71,11 +71,12 @@ class PeerClient:
         raise PeerError(_explain(self.url, path.split("?")[0], resp.status, data))
 
     def _conn(self, timeout):
+        want = timeout or self.timeout  # a heartbeat never waits as long as a snapshot may
         conn = getattr(self._local, "conn", None)
-        if conn is None or (timeout and conn.timeout != timeout):
+        if conn is None or conn.timeout != want:
             self._drop()
-            conn = self._local.conn = http.client.HTTPConnection(
-                self.host, self.port, timeout=timeout or self.timeout)
+            conn = self._local.conn = http.client.HTTPConnection(self.host, self.port,
+                                                                 timeout=want)
         return conn
 
     def _drop(self):
