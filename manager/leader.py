@@ -120,10 +120,14 @@ class ManagerGroup:
             log.warning("manager group: Redis did not answer: %s", exc)
             if self.role == "leader" and self.token() is None:
                 self._demote("its lease expired while Redis did not answer")
-        if self.role == "follower":
-            self.on_follow()
-        elif self.on_lead is not None:
-            self.on_lead()
+        try:
+            if self.role == "follower":
+                self.on_follow()
+            elif self.on_lead is not None:
+                self.on_lead()
+        except Exception as exc:  # noqa: BLE001 - e.g. the store away: next round again
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            log.warning("manager group round: %s", self.last_error)
 
     def _renew(self, started):
         if self.lease.renew():

@@ -3,6 +3,7 @@ import logging
 import logging.config
 import os
 import signal
+import sys
 import threading
 
 import yaml
@@ -120,7 +121,13 @@ def run(args):
     if refused:
         log.error("%s", refused)
         return 2
-    manager = Manager(settings).start()
+    from manager.exceptions import ManagerError
+    try:
+        manager = Manager(settings).start()
+    except ManagerError as exc:  # a bad setting, a store that cannot be opened
+        log.error("cannot start the manager: %s", exc)
+        print(f"error: cannot start the manager: {exc}", file=sys.stderr)
+        return 2
     app = create_app({"MANAGER": manager})
     tls = (settings["http.tls_cert"], settings["http.tls_key"]) if settings["http.tls_cert"] \
         else None

@@ -103,3 +103,14 @@ def test_a_single_manager_with_redis_leads_at_once(tmp_path, redis_db):
         assert again.info()["role"] == "leader"
     finally:
         again.stop()
+
+
+def test_cep_manager_refuses_a_lease_shorter_than_a_second(tmp_path, redis_db):
+    import subprocess
+    import sys
+    result = subprocess.run([sys.executable, "-m", "cep.cli.main", "manager", "--data-dir",
+                             str(tmp_path), "--redis-url", redis_db, "--lease-ttl", "0.5",
+                             "--http-port", "0", "--registry-port", "0"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "ha.lease_ttl must be at least 1 s" in result.stderr and "Traceback" not in result.stderr

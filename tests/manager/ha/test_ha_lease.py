@@ -156,3 +156,17 @@ def test_only_one_of_many_contenders_leads(redis_db):
     assert sum(g.role == "leader" for g in groups) == 1
     for g in groups:
         g.client.close()
+
+
+def test_bad_settings_and_a_redis_that_is_not_there_are_clear(tmp_path):
+    from manager.exceptions import ManagerError
+    from tests.manager.manager_helpers import free_port
+    calls = Calls()
+    with pytest.raises(ManagerError, match="at least 1 s"):
+        calls.group("redis://127.0.0.1:1/0", "a", ttl=0.5)
+    g = calls.group(f"redis://127.0.0.1:{free_port()}/0", "a").start()  # nothing listens
+    try:
+        assert g.role == "follower" and "Redis" in g.last_error and not g.is_leader()
+        assert g.describe()["leaseHolder"] is None and g.leader_url() is None
+    finally:
+        g.stop()
