@@ -51,8 +51,8 @@ class Node:
     def __init__(self, tmp, name, port, peer_port=None, forward=False, sync="1.0",
                  failover="5.0"):
         self.name, self.port, self.url = name, port, f"http://127.0.0.1:{port}"
-        self.cmd = [CEP, "worker", "--mode", "standalone", "--plan", os.path.join(tmp, "p.siddhiql"),
-                    "--id", name, "--http-port", str(port), "--zmq-port", "-1"]
+        self.cmd = [CEP, "worker", "--mode", "standalone",
+                    "--plan", os.path.join(tmp, "p.siddhiql"), "--id", name, "--http-port", str(port), "--zmq-port", "-1"]
         if peer_port:
             self.cmd += ["--ha-peer", f"http://127.0.0.1:{peer_port}"]
         if forward:

@@ -267,3 +267,37 @@ def test_events_taken_while_the_role_is_open_are_held_and_written_once_active(tm
         assert a.status()["ha"]["plans"][KEY]["held_events"] == 0
     finally:
         a.stop()
+
+
+def test_dual_send_a_passive_that_starts_mid_stream_ends_with_the_actives_state(tmp_path,
+                                                                               plan_file):
+    import threading
+    pa, pb = free_port(), free_port()
+    a = worker(tmp_path, "a", pa, pb, plan_file)
+    nodes, b = [a], None
+    try:
+        assert wait_for(lambda: a.ha.role == "active", 5)
+        evs = events(0, 6000)
+
+        def feed():  # one ordered sender: each batch to every node that is up
+            for i in range(0, len(evs), 50):
+                for w in list(nodes):
+                    post(w.http_url, evs[i:i + 50])
+                time.sleep(0.005)
+        sender = threading.Thread(target=feed)
+        sender.start()
+        time.sleep(0.3)
+        b = worker(tmp_path, "b", pb, pa, plan_file)
+        nodes.append(b)  # the client sends to b from now on, the stream goes on
+        sender.join(60)
+        assert wait_for(lambda: b.ha.role == "passive" and KEY in b.ha.plans
+                        and b.status()["ha"]["plans"][KEY]["sync"]["state"] == "done", 10)
+        synced_at = b.status()["ha"]["plans"][KEY]["sync"]["in_seq"]
+        assert 0 < synced_at < len(evs) // 50  # the state came while the stream ran
+        assert wait_for(lambda: engine_state(a) == engine_state(b), 5)
+        assert b.status()["ha"]["plans"][KEY]["seq"] == a.status()["ha"]["plans"][KEY]["seq"]
+        assert outputs(tmp_path, "a") == expected_outputs(evs)
+    finally:
+        for w in (a, b):
+            if w is not None:
+                w.stop()
