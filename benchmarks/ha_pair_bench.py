@@ -52,7 +52,8 @@ class Node:
                  failover="5.0"):
         self.name, self.port, self.url = name, port, f"http://127.0.0.1:{port}"
         self.cmd = [CEP, "worker", "--mode", "standalone",
-                    "--plan", os.path.join(tmp, "p.siddhiql"), "--id", name, "--http-port", str(port), "--zmq-port", "-1"]
+                    "--plan", os.path.join(tmp, "p.siddhiql"), "--id", name,
+                    "--http-port", str(port), "--zmq-port", "-1"]
         if peer_port:
             self.cmd += ["--ha-peer", f"http://127.0.0.1:{peer_port}"]
         if forward:
