@@ -66,6 +66,8 @@ def test_the_follower_reads_redirects_writes_and_takes_over_without_redeploying(
     assert {m["role"] for m in status["managers"]} == {"leader", "follower"}
     page = follow.get("/console/status").get_data(as_text=True)  # the console's status page
     assert "Lease holder" in page and first.group.id in page and "follower" in page
+    assert 'id="follower-notice"' in page and 'href="http://one.invalid:1/console/"' in page
+    assert 'follower-notice' not in lead.get("/console/status").get_data(as_text=True)
     submitted = len(launcher.submitted)
     first.stop()  # releases the lease: the follower takes over within a round
     poll(lambda: second.role == "leader", timeout=5, what="take-over")
