@@ -47,6 +47,26 @@ class StreamJunction:
                     s.process(rows[i:i + STEP])
 
 
+def _whole(junction, seen=()):
+    """Whether a columnar batch may go through `junction` whole rather than in send_batch's
+    steps: only columnar kernels (whose output does not depend on where batches end) and
+    callbacks read it, and the same holds downstream of each kernel's output stream. A
+    partition, pattern or join reads rows per batch (a partition emits each batch key by
+    key), so it gets the steps that send_batch would give it."""
+    for s in junction.subscribers:
+        if type(s) is CallbackSink:
+            continue
+        if getattr(s, "process_columns", None) is None or \
+                getattr(s, "kernel", True) is None:
+            return False
+        nxt = getattr(s, "next", None)
+        j = getattr(nxt, "junction", None)
+        if j is None or type(nxt).__name__ != "InsertIntoStream" or j in seen or \
+                not _whole(j, seen + (junction,)):
+            return False
+    return True
+
+
 class CallbackSink:
     """A user callback on a stream: `fn` gets a list of `(timestamp, row)` pairs, or with
     `columnar=True` a cep.engine.columnar.Columns of each batch (whichever path made it)."""
@@ -141,8 +161,13 @@ class InputHandler:
         with self.lock:
             cols, bad = coerce_columns(self.junction.definition, columns, timestamps,
                                        self.scheduler.now())
-            if len(cols):
-                self._dispatch_columns(cols)
+            n = len(cols)
+            if n <= STEP or _whole(self.junction):
+                if n:
+                    self._dispatch_columns(cols)
+            else:  # steps of STEP, as send_batch takes them (see _whole)
+                for i in range(0, n, STEP):
+                    self._dispatch_columns(cols.take(slice(i, i + STEP)))
             return bad
 
     def send_arrow(self, batch, timestamps=None):
