@@ -102,16 +102,14 @@ class PlanService:
             return False
         known = saved.get("plans") or {}
         stored = self._compile_stored()
-        with self._lock:
-            for key in [k for k in self.compiled if k not in stored]:
-                self._forget(key)
-            for (tenant, name), compiled in stored.items():
-                key = (tenant, name)
-                version = known.get(f"{tenant}/{name}")
-                if self.versions.get(key) != version or key not in self.compiled:
-                    self.changed[key] = time.time()
-                self.compiled[key] = compiled
-                self.versions[key] = version if isinstance(version, int) else 0
+        versions, changed = {}, {}
+        for key in stored:
+            version = known.get(f"{key[0]}/{key[1]}")
+            versions[key] = version if isinstance(version, int) else 0
+            same = self.versions.get(key) == versions[key] and key in self.changed
+            changed[key] = self.changed[key] if same else time.time()
+        with self._lock:  # new dicts swapped in: request threads iterate the old ones safely
+            self.compiled, self.versions, self.changed = stored, versions, changed
             self.version = int(saved.get("version") or 0)
         return True
 
