@@ -43,6 +43,7 @@ class StagedFileSink(FileSink):
         self.state_path = os.path.join(folder, f".{name}.delivery.json")
         self.committed, self.marks, self.committed_marks = 0, {}, {}
         self.staged = {}  # (epoch, publisher) -> [[first seq, count, file name], ...]
+        self._open = {}  # segment file name -> file open for appending
         self.duplicates = self.commits = self.discarded = 0
         self._lock = threading.RLock()
         try:
@@ -87,7 +88,8 @@ class StagedFileSink(FileSink):
     def stage(self, events, ident):
         """Stage a batch of publisher `ident.publisher`; leading events it sent before are
         dropped (counted in `duplicates`). Output of an epoch already committed (frames a
-        restored bolt re-sends) is committed at once."""
+        restored bolt re-sends, or its replay beyond what was committed) waits for the next
+        commit notice like any other."""
         with self._lock:
             skip = self._skip(ident, len(events))
             self.duplicates += skip
@@ -95,8 +97,6 @@ class StagedFileSink(FileSink):
                 return
             first = ident.first_seq + skip
             self._append_segment(ident.epoch, ident.publisher, first, events[skip:])
-            if ident.epoch < self.committed:
-                self._commit(self.committed)
 
     def _skip(self, ident, n):
         last = self.marks.get(ident.publisher)
@@ -114,12 +114,29 @@ class StagedFileSink(FileSink):
             seg = [first, 0, f"{epoch}~{pub.encode().hex()}~{first}.jsonl"]
             segs.append(seg)
         try:
-            with open(os.path.join(self.staging, seg[2]), "a", encoding="utf-8") as fh:
-                fh.write(batch_json_lines(self.stream, events))
+            fh = self._handle(seg[2])
+            fh.write(batch_json_lines(self.stream, events))
+            fh.flush()  # to the OS: a worker crash keeps it (a commit fsyncs the output)
         except OSError as exc:
             raise SinkWriteError(f"file sink {self.path}: staging failed: {exc}") from None
         seg[1] += len(events)
         self._raise_mark(pub, (epoch, first + len(events) - 1))
+
+    def _handle(self, fname):
+        """The open segment file `fname` (one per publisher stays open between batches)."""
+        fh = self._open.get(fname)
+        if fh is None:
+            if len(self._open) >= 16:
+                self._close_segments()
+            fh = self._open[fname] = open(os.path.join(self.staging, fname), "a",
+                                          encoding="utf-8")
+        return fh
+
+    def _close_segments(self, names=None):
+        for fname in list(self._open) if names is None else names:
+            fh = self._open.pop(fname, None)
+            if fh is not None:
+                fh.close()
 
     # -- phase 2: commit --
     def commit(self, checkpoint):
@@ -132,6 +149,7 @@ class StagedFileSink(FileSink):
         if not keys and checkpoint <= self.committed:
             return
         segments = [[e, p, *seg] for e, p in keys for seg in self.staged[(e, p)]]
+        self._close_segments([seg[4] for seg in segments])
         try:
             if segments:
                 intent = {"checkpoint": checkpoint, "size": _size(self.out_path),
@@ -195,11 +213,17 @@ class StagedFileSink(FileSink):
             for key in [k for k in self.staged if k[1] == publisher]:
                 for seg in self.staged.pop(key):
                     self.discarded += seg[1]
+                    self._close_segments([seg[2]])
                     _remove(os.path.join(self.staging, seg[2]))
             if restored is None:
                 self.committed_marks.pop(publisher, None)
                 self._write_state(None)
             self.marks[publisher] = self.committed_marks.get(publisher, (-2, -1))
+
+    def close(self):
+        with self._lock:
+            self._close_segments()
+        super().close()
 
     def pending_events(self):
         return sum(seg[1] for segs in self.staged.values() for seg in segs)

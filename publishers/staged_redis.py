@@ -111,7 +111,7 @@ class StagedRedisSink(RedisSink):
 
     def stage(self, events, ident):
         """Stage a batch in Redis (one MULTI/EXEC); duplicates of what the publisher sent
-        before are dropped and counted; output of an already committed epoch is committed."""
+        before are dropped and counted; output of an already committed epoch waits for the next commit."""
         skip = self._skip(ident, len(events))
         self.duplicates += skip
         if skip == len(events):
@@ -130,8 +130,6 @@ class StagedRedisSink(RedisSink):
             raise SinkWriteError(f"redis sink {self.url} key {self.key}: staging failed: "
                                  f"{exc}") from None
         self._raise(ident.publisher, (ident.epoch, last))
-        if ident.epoch < self.committed:
-            self.commit(self.committed)
 
     def _skip(self, ident, n):
         last = self.marks.get(ident.publisher)

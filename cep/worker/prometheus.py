@@ -72,6 +72,9 @@ class WorkerCollector:
                        "events written to the stream's sinks", STREAM)
         errors = _family("counter", "cep_worker_sink_events_failed",
                          "events a sink failed to write", STREAM)
+        dups = _family("counter", "cep_worker_sink_duplicates",
+                       "results a replay sent again, recognised by their identity (issue 11)",
+                       STREAM)
         for key, h in handles.items():
             service = getattr(h, "service", None)
             if service is not None:
@@ -87,7 +90,8 @@ class WorkerCollector:
                 labels = [wid, *key.split("/", 1), stream]
                 sent.add_metric(labels, s.get("events", 0))
                 errors.add_metric(labels, s.get("failed", 0))
-        return frames, dropped, sent, errors
+                dups.add_metric(labels, s.get("duplicates", 0))
+        return frames, dropped, sent, errors, dups
 
 
 WAL_GAUGES = {  # LoggedSpoutConnection.metrics()["wal"] key -> (metric, help)

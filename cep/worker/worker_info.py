@@ -11,6 +11,16 @@ from cep.protocol.exceptions import RegistryError
 log = logging.getLogger(__name__)
 
 
+def duplicates(worker):
+    """Results the CEP publishers recognised as replayed (issue 11), all plans together."""
+    total = 0
+    for handle in list(worker.plans.values()):
+        service = getattr(handle, "service", None)
+        if service is not None:
+            total += sum(service.sink_set.duplicates().values())
+    return total
+
+
 def event_totals(worker):
     """(events accepted by the receivers, events taken by the CEP publishers) so far."""
     events_in = sum(c["accepted"] for c in worker.router.counters().values())
@@ -40,7 +50,7 @@ class WorkerReporter:
         return {"worker": w.identity.worker_id, "host": w.identity.host, "url": w.http_url,
                 "roles": list(w.cfg["worker.roles"]), "machine": list(w.identity.machine),
                 "plans": [f"{t}/{n}" for (t, n) in sorted(w.plans)],
-                "eventsIn": events_in, "eventsOut": events_out,
+                "eventsIn": events_in, "eventsOut": events_out, "duplicates": duplicates(w),
                 "cpuPercent": round(self.process.cpu_percent(None), 1),
                 "memoryRssBytes": self.process.memory_info().rss,
                 "threads": [{k: t[k] for k in ("name", "state", "restarts", "last_error")}
