@@ -17,6 +17,7 @@ def workers(table):
                     "cpuPercent": info.get("cpuPercent", 0.0),
                     "memoryRssBytes": info.get("memoryRssBytes", 0), "url": info.get("url", ""),
                     "eventsIn": info.get("eventsIn", 0), "eventsOut": info.get("eventsOut", 0),
+                    "duplicates": info.get("duplicates", 0),  # replayed results (issue 11)
                     "threads": info.get("threads", [])})  # supervised threads (issue 11)
     return sorted(out, key=lambda w: w["id"])
 

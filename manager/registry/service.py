@@ -221,7 +221,7 @@ class RegistryService:
                 "url": _field(req, "url", str, False, ""),
                 "roles": _str_list(req, "roles"), "plans": _str_list(req, "plans"),
                 "machine": _str_list(req, "machine")}
-        for name in ("eventsIn", "eventsOut", "memoryRssBytes"):
+        for name in ("eventsIn", "eventsOut", "memoryRssBytes", "duplicates"):
             info[name] = _field(req, name, int, False, 0)
         info["cpuPercent"] = float(_field(req, "cpuPercent", (int, float), False, 0.0))
         info["threads"] = _threads(req)
