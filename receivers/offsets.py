@@ -55,6 +55,7 @@ class ReceiverOffsets:
         # restarted without a checkpoint (a failure before the first one completed): each
         # log is replayed from its start, so nothing accepted before the failure is lost
         self.from_start = False
+        self._start_seen = {}  # receiver id -> highest offset dropped while asking for it
 
     def admit(self, pos, count):
         """How many leading events of a frame at `pos` (LogPosition) to skip, or None to drop
@@ -79,6 +80,7 @@ class ReceiverOffsets:
             self.duplicates += skip
         elif self.from_start and not self._start_given_up(rid):
             self.gap_drops += count  # no checkpoint holds this log: take it from its start
+            self._start_seen[rid] = max(self._start_seen.get(rid, -1), first + count - 1)
             self._ask_start(rid)
             return None
         else:
@@ -118,6 +120,10 @@ class ReceiverOffsets:
             self._holes[rid] = missing
             if rid not in self.last:
                 self.last[rid] = int(answer.get("first", 0)) - 1
+            # frames (the replay's too) dropped before this answer came: ask for them again
+            behind = self._start_seen.pop(rid, -1) > self.last[rid]
+        if behind:
+            self.replay_one(rid, self.last[rid])
         log.info("%s: no checkpoint to restore; %s replays its log from offset %s (%s "
                  "events)", self.label, rid, answer.get("first"), answer.get("events"))
         return answer

@@ -132,7 +132,8 @@ class TaskRunner:
                                    f"for stage attempt {self.attempt} within 60 s")
             self._send_report("restoring")
             self._read_control(200)
-        self.ckpt.restore(self.restore_pin[1])
+        pin = self.restore_pin  # [attempt, checkpoint id or None, a restart?]
+        self.ckpt.restore(pin[1], restarted=len(pin) > 2 and bool(pin[2]))
 
     def _spout_step(self):
         if self.wanted is not None:

@@ -37,6 +37,7 @@ class Coordinator:
         self.timeout = float(self.options.get("timeout") or max(60.0, 10 * self.interval))
         self.store = store if store is not None or not self.enabled else open_store(self.options)
         self.attempt, self.restore_id = -1, None
+        self.attempts_seen = 0  # stage attempts of this driver: more than one is a restart
         self.current, self.acks, self.started = None, {}, 0.0
         self.next_at = self.clock() + self.interval
         self.next_id = self._first_id()
@@ -78,6 +79,7 @@ class Coordinator:
     def new_attempt(self, attempt):
         """A new stage attempt reported: abandon the in-flight checkpoint, pin the restore."""
         self.attempt = attempt
+        self.attempts_seen += 1
         if self.current is not None:
             self._abandon("a task failed; the stage restarts")
         self.restore_id = self.restore_point() if self.enabled else None
@@ -168,7 +170,8 @@ class Coordinator:
         """The checkpoint fields of the control message the driver publishes."""
         return {"checkpoint": self.current,
                 "completed": self.last.get("id"),
-                "restore": [self.attempt, self.restore_id]}
+                "restore": [self.attempt, self.restore_id,
+                            self.attempts_seen > 1]}
 
     def metrics(self):
         """Per-plan checkpoint metrics for status/metrics replies."""

@@ -52,14 +52,16 @@ class Participant:
         self.process(item)
 
     # -- restore --
-    def restore(self, cid):
-        """Restore the instance's state from complete checkpoint ``cid`` (None: fresh)."""
+    def restore(self, cid, restarted=False):
+        """Restore the instance's state from complete checkpoint ``cid`` (None: fresh; after
+        a restart, a spout then takes its sources from their start)."""
         if not self.enabled:
             return
         _notify(self.instance.component, "checkpoint_restored", cid)  # publisher bolts
-        if cid is None:  # no complete checkpoint: fresh state, a spout replays from the start
+        if cid is None:  # no complete checkpoint: fresh state; a restart (a failure before
+            # the first checkpoint completed) replays the sources from their start
             start = getattr(self.instance.component, "replay_from_start", None)
-            if start is not None and self.instance.kind == "spout":
+            if restarted and start is not None and self.instance.kind == "spout":
                 start()
             return
         state = self.store.read(cid, self.task)  # CorruptCheckpointError fails the task

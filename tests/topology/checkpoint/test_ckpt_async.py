@@ -96,3 +96,21 @@ def test_acks_come_in_checkpoint_order(tmp_path):
     part.close()
     assert [r["id"] for kind, r in events if kind == "ack"] == [1, 2, 3]
     assert [cid for kind, cid in events if kind == "barrier"] == [1, 2, 3]
+
+
+def test_a_spout_replays_from_the_start_only_after_a_restart_without_checkpoint(tmp_path):
+    t = Topology("restore-start")
+    t.add_spout("s", "tests.topology.checkpoint.ckpt_components:OffsetSpout",
+                outputs=["n"], config={"rows": []})
+    t.add_bolt("c", "tests.topology.checkpoint.ckpt_components:SeenBolt", inputs={"s": "shuffle"})
+    task = t.task_ids()["s"][0]
+    inst = Instance(t, "s", 0, task)
+    inst.open()
+    calls = []
+    inst.component.replay_from_start = lambda: calls.append("start")
+    part = Participant(inst, t, {}, lambda cid: None, lambda report: None,
+                       store=FileStore(tmp_path, "restore-start", "k"))
+    part.restore(None)  # the topology's first start: the sources as they come
+    assert calls == []
+    part.restore(None, restarted=True)  # a failure before the first checkpoint completed
+    assert calls == ["start"]

@@ -36,7 +36,7 @@ def test_a_checkpoint_completes_when_every_instance_acked(tmp_path):
     assert not ack(coord, store, 1, 0, attempt=-5)  # an older attempt's ack is ignored
     assert ack(coord, store, 1, 1)
     assert store.completed() == [1] and coord.control() == {
-        "checkpoint": None, "completed": 1, "restore": [0, None]}
+        "checkpoint": None, "completed": 1, "restore": [0, None, False]}
     metrics = coord.metrics()
     assert metrics["last"]["id"] == 1 and metrics["last"]["bytes"] == 20
     assert metrics["completed"] == 1 and metrics["failed"] == 0
@@ -68,7 +68,9 @@ def test_a_new_attempt_abandons_the_inflight_one_and_pins_the_restore_point(tmp_
     assert coord.tick(running=True) == 3
     ack(coord, store, 3, 0)
     coord.new_attempt(7)
-    assert coord.control() == {"checkpoint": None, "completed": 2, "restore": [7, 2]}
+    # the second attempt this driver saw: a restart (spouts replay from the start when
+    # there is no checkpoint)
+    assert coord.control() == {"checkpoint": None, "completed": 2, "restore": [7, 2, True]}
     assert not ack(coord, store, 3, 1, attempt=7)  # 3 was abandoned
 
 
@@ -92,7 +94,7 @@ def test_disabled_checkpoints_restore_nothing(tmp_path):
     coord = Coordinator({"interval": 0}, 2)
     coord.new_attempt(0)
     assert coord.tick(running=True) is None
-    assert coord.control()["restore"] == [0, None] and coord.metrics() == {"enabled": False}
+    assert coord.control()["restore"] == [0, None, False] and coord.metrics() == {"enabled": False}
 
 
 def test_a_changed_plan_starts_fresh_and_says_so(tmp_path):
