@@ -239,10 +239,11 @@ class FullSystem:
     manager's cluster secret); otherwise both off (loopback only)."""
 
     def __init__(self, root, batch_size=1000, secure=False, checkpoint_interval=5.0,
-                 plan=None, spark=None, durability="os", wal=True):
+                 plan=None, spark=None, durability="os", wal=True, manager=None):
         """`plan` (text; default the filter plan, named BenchFilter) is deployed; `spark`
         adds launcher settings (e.g. checkpoint.redis_url); `durability` is the worker's
-        wal.durability; `wal=False` turns the worker's write-ahead log off (at-most-once)."""
+        wal.durability; `wal=False` turns the worker's write-ahead log off (at-most-once);
+        `manager` adds manager settings."""
         import threading
         from werkzeug.serving import make_server
         from cep.worker.config import load_config
@@ -258,7 +259,7 @@ class FullSystem:
         self.manager_overrides = {
             "manager.data_dir": os.path.join(root, "manager"), "registry.port": 0,
             "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-            "security.curve": secure, "security.auth": secure}
+            "security.curve": secure, "security.auth": secure, **(manager or {})}
         self.manager = Manager(load_manager_settings(overrides=self.manager_overrides, env={}),
                                launcher=self.launcher).start()
         self.keys = self.manager.links.curve  # clients of the worker's ZeroMQ receiver use them
