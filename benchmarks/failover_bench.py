@@ -58,17 +58,19 @@ def one_run(leader, follower, token, n):
     """Seconds from the leader's SIGKILL to the follower's 201 for a new plan."""
     leader.kill()
     killed = time.monotonic()
-    body = PLAN.format(name=f"Bench{n}")
+    attempt, answer = 0, None
     while True:
+        attempt += 1  # a new name each try: a try that timed out may still have been stored
+        body = PLAN.format(name=f"Bench{n}x{attempt}")
         try:
-            code = http("POST", f"{follower.url}/api/v1/tenants/-1234/plans", body, token=token,
-                        content_type="text/plain", timeout=5)[0]
-        except OSError:
-            code = None
+            code, _, answer = http("POST", f"{follower.url}/api/v1/tenants/-1234/plans", body,
+                                   token=token, content_type="text/plain", timeout=5)
+        except OSError as exc:
+            code, answer = None, exc
         if code == 201:
             return time.monotonic() - killed
         if time.monotonic() - killed > 120:
-            raise RuntimeError(f"no write accepted within 120 s (last answer {code})")
+            raise RuntimeError(f"no write accepted within 120 s (last answer {code}: {answer})")
         time.sleep(0.05)
 
 
