@@ -49,7 +49,7 @@ EXECUTOR_MODULES = {
 }
 EXECUTOR_DISTRIBUTIONS = tuple(sorted(set(EXECUTOR_MODULES.values())))
 NOT_PACKED = {"pyspark", "py4j", "sparkcep", "pip", "setuptools", "wheel"}
-ENV_LAUNCHER_VERSION = "1"
+ENV_LAUNCHER_VERSION = "2"
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)  # zip entry times: the same sources give the same bytes
 
 
@@ -198,9 +198,10 @@ if [ ! -x "$env/bin/python{version}" ]; then
     [ -n "$py" ] || continue
     real=$("$py" -I -c 'import sys; assert sys.version_info[:2] == ({version.replace(".", ", ")}); print(sys.executable)' 2>/dev/null) || continue
     [ -n "$real" ] || continue
+    # pyvenv.cfg first: a concurrent start that sees the link must see the venv too
+    printf 'home = %s\\ninclude-system-site-packages = false\\nversion = {version}\\n' "$(dirname "$real")" > "$env/pyvenv.cfg.$$" && mv -f "$env/pyvenv.cfg.$$" "$env/pyvenv.cfg"
     tmp="$env/bin/.python{version}.$$"
     ln -sf "$real" "$tmp" && mv -f "$tmp" "$env/bin/python{version}"
-    printf 'home = %s\\ninclude-system-site-packages = false\\nversion = {version}\\n' "$(dirname "$real")" > "$env/pyvenv.cfg.$$" && mv -f "$env/pyvenv.cfg.$$" "$env/pyvenv.cfg"
     break
   done
 fi

@@ -30,10 +30,15 @@ def settings(tmp_path, **extra):
 
 
 @pytest.fixture(scope="module")
-def shipped(tmp_path_factory):
+def state(tmp_path_factory):
+    """One spark.state_dir for the module: its archives are built once."""
+    return tmp_path_factory.mktemp("ship-state")
+
+
+@pytest.fixture(scope="module")
+def shipped(state):
     """The real project's zip and environment, built once for the module."""
-    cache = tmp_path_factory.mktemp("ship-cache")
-    return code_archive(cache), env_archive(cache)
+    return code_archive(state / "ship"), env_archive(state / "ship")
 
 
 def fake_project(root, body="VALUE = 1\n"):
@@ -110,20 +115,20 @@ def test_environment_runs_from_any_folder_with_its_own_packages(shipped, tmp_pat
     assert prefix == str(tmp_path / "env") and zmq_file.startswith(str(tmp_path / "env"))
 
 
-def test_env_archive_is_cached(tmp_path):
-    first = env_archive(tmp_path)
+def test_env_archive_is_cached(shipped):
+    _, first = shipped
     mtime = first.stat().st_mtime_ns
-    assert env_archive(tmp_path) == first and first.stat().st_mtime_ns == mtime
+    assert env_archive(first.parent.parent) == first and first.stat().st_mtime_ns == mtime
 
 
-def test_code_mode_defaults_to_path_only_for_the_embedded_cluster(tmp_path):
-    assert code_mode(settings(tmp_path)) == "path"
-    assert code_mode(settings(tmp_path, **{"spark.master": "spark://h:7077"})) == "ship"
-    assert code_mode(settings(tmp_path, **{"spark.master": "spark://h:7077",
+def test_code_mode_defaults_to_path_only_for_the_embedded_cluster(state, tmp_path):
+    assert code_mode(settings(state)) == "path"
+    assert code_mode(settings(state, **{"spark.master": "spark://h:7077"})) == "ship"
+    assert code_mode(settings(state, **{"spark.master": "spark://h:7077",
                                            "topology.code": "path"})) == "path"
-    assert code_mode(settings(tmp_path, **{"topology.code": "ship"})) == "ship"
+    assert code_mode(settings(state, **{"topology.code": "ship"})) == "ship"
     with pytest.raises(SettingValueError, match="topology.code"):
-        settings(tmp_path, **{"topology.code": "zip"})
+        settings(state, **{"topology.code": "zip"})
 
 
 def _executor_side(conf):
@@ -131,8 +136,8 @@ def _executor_side(conf):
             if k in ("spark.pyspark.python",) or k.startswith("spark.executorEnv.")}
 
 
-def test_ship_mode_conf_names_no_path_of_the_managers_machine(tmp_path):
-    s = settings(tmp_path, **{"spark.master": "spark://h:7077"})
+def test_ship_mode_conf_names_no_path_of_the_managers_machine(state, tmp_path):
+    s = settings(state, **{"spark.master": "spark://h:7077"})
     conf = spark_conf(s, 1, 3)
     assert conf["spark.pyspark.python"] == "./env/bin/python"
     assert conf["spark.archives"].endswith(".tar.gz#env")
@@ -143,15 +148,15 @@ def test_ship_mode_conf_names_no_path_of_the_managers_machine(tmp_path):
     assert "spark.executorEnv.SPARK_LOCAL_IP" not in conf  # executors bind their own address
 
 
-def test_path_mode_conf_is_todays(tmp_path):
-    conf = spark_conf(settings(tmp_path), 1, 3)
+def test_path_mode_conf_is_todays(state, tmp_path):
+    conf = spark_conf(settings(state), 1, 3)
     assert conf["spark.executorEnv.PYTHONPATH"] == str(PROJECT_ROOT)
     assert conf["spark.pyspark.python"] == sys.executable
     assert "spark.archives" not in conf and "spark.submit.pyFiles" not in conf
 
 
-def test_executor_python_ships_the_code_but_no_environment(tmp_path):
-    s = settings(tmp_path, **{"topology.code": "ship", "topology.executor_python": "/opt/py"})
+def test_executor_python_ships_the_code_but_no_environment(state, tmp_path):
+    s = settings(state, **{"topology.code": "ship", "topology.executor_python": "/opt/py"})
     shipping = resolve(s)
     conf = shipping.spark_conf()
     assert conf["spark.pyspark.python"] == "/opt/py" and "spark.archives" not in conf
@@ -159,10 +164,10 @@ def test_executor_python_ships_the_code_but_no_environment(tmp_path):
     assert "topology.executor_python" in shipping.preflight()["fix"]
 
 
-def test_preflight_lists_every_dependency_and_the_project_in_ship_mode(tmp_path):
-    ship = resolve(settings(tmp_path, **{"topology.code": "ship"})).preflight()
+def test_preflight_lists_every_dependency_and_the_project_in_ship_mode(state, tmp_path):
+    ship = resolve(settings(state, **{"topology.code": "ship"})).preflight()
     assert set(EXECUTOR_MODULES) | {"topology"} == set(ship["modules"])
-    assert "topology" not in resolve(settings(tmp_path)).preflight()["modules"]
+    assert "topology" not in resolve(settings(state)).preflight()["modules"]
 
 
 def test_preflight_check_reports_what_fails_to_import():
@@ -176,8 +181,8 @@ def test_preflight_check_reports_what_fails_to_import():
     assert missing_reason([{"host": "b", "python": "p", "missing": []}], "do X") is None
 
 
-def test_standalone_command_is_the_launchers(tmp_path):
-    s = settings(tmp_path, **{"spark.master": "spark://h:7077"})
+def test_standalone_command_is_the_launchers(state, tmp_path):
+    s = settings(state, **{"spark.master": "spark://h:7077"})
     shipping = resolve(s)
     cmd = submit_command(s, "P[-1]", tmp_path / "run", 1, 3, shipping=shipping)
     launched = _spark_submit_command("P[-1]", s, type("C", (), {"master_url": "spark://h:7077"}),
@@ -185,8 +190,8 @@ def test_standalone_command_is_the_launchers(tmp_path):
     assert cmd.argv[1:] == launched[1:] and cmd.env == {}
 
 
-def test_yarn_command_ships_archives_with_env_python(tmp_path):
-    s = settings(tmp_path)
+def test_yarn_command_ships_archives_with_env_python(state, tmp_path):
+    s = settings(state)
     cmd = submit_command(s, "P[-1]", tmp_path / "run", 2, 3, master="yarn")
     argv = cmd.argv
     assert argv[argv.index("--master") + 1] == "yarn"
@@ -202,8 +207,8 @@ def test_yarn_command_ships_archives_with_env_python(tmp_path):
         *(f"{k}={v}" for k, v in sorted(cmd.env.items())), *argv]
 
 
-def test_kubernetes_command_runs_the_images_python(tmp_path):
-    s = settings(tmp_path)
+def test_kubernetes_command_runs_the_images_python(state, tmp_path):
+    s = settings(state)
     cmd = submit_command(s, "Stock Analysis[-1234]", tmp_path / "run", 1, 4,
                          master="k8s://https://10.0.0.1:6443", image="reg/sparkcep:0.1.0",
                          namespace="cep")
