@@ -67,7 +67,7 @@ def cluster_ab(node_b, tmp_path_factory):
     try:
         poll(lambda: master_state(ui), 60, 0.3, "master up")
         assert master_state(ui)["aliveworkers"] == 0  # no other worker: tasks can only run on B
-        node_b.start_worker(f"spark://{host}:{port}", root / "worker-b.log")
+        node_b.start_worker(f"spark://{host}:{port}", root / "worker-b.log", cores=8)
         poll(lambda: (master_state(ui) or {}).get("aliveworkers") == 1, 60, 0.3,
              f"B's worker registered (log {root / 'worker-b.log'})")
         yield f"spark://{host}:{port}", ui, root
