@@ -135,8 +135,11 @@ class PublisherBolt(Bolt):
 
     # -- checkpoint hooks (topology/checkpoint/participant.py) --
     def checkpoint_restored(self, cid):
-        """The task starts from checkpoint `cid` (None: fresh state, checkpoints on)."""
+        """The task starts from checkpoint `cid` (None: fresh state, checkpoints on); a commit
+        notice of `cid` follows the frames restored from it (their epochs are committed)."""
         self._start(cid)
+        if cid is not None:
+            self._queue_notice(encode_control(COMMIT, self.client_id, cid))
 
     def checkpoint_barrier(self, cid):
         """Output from now on belongs to epoch `cid` (committed when a later one completes)."""
