@@ -184,11 +184,7 @@ class SlidingKernel:
                     cut = segscan.split(lay, resets, cells)
                     if cut is None:
                         return None
-                    lay, real, first, last = cut
-                    inits = {slot: [v[g] if f else _init_value(None, slot, c, kind)
-                                    for g, f in zip(real.tolist(), first.tolist())]
-                             for (slot, (kind, _)), v in zip(self.slots.items(),
-                                                             inits.values())}
+                    lay, inits = cut[0], self._cut_inits(inits, cut)
             done = {self._sig(pop, data): pop} if pop in after else {}
             for slot in self.slots:
                 if slot in after:
@@ -213,6 +209,15 @@ class SlidingKernel:
         if kind == "all" or kind == "cnt" and data[arg][1] is None:
             return "all", None
         return kind, arg
+
+    def _cut_inits(self, inits, cut):
+        """Starting values of the groups cut at their resets: a group's first segment
+        starts from its state, a later one from the initial value."""
+        _, real, first, _ = cut
+        pairs = list(zip(real.tolist(), first.tolist()))
+        return {slot: [inits[slot][g] if f else _init_value(None, slot, self.c, kind)
+                       for g, f in pairs]
+                for slot, (kind, _) in self.slots.items()}
 
     def _forget(self, state, keys, sts, lay, resets, cut):
         """Groups that emptied in the batch leave the state; they come back fresh unless

@@ -48,17 +48,23 @@ def stateless_kernel(sel, query, scope, definition, pre_filter, wanted):
                     return
                 if mask.all():
                     mask = None
-            values, nulls = [], []
-            for o, dt in zip(outs, dtypes):
-                v, m = o.fn(cols)
-                if v.ndim == 0:
-                    v = np.full(len(cols), v, dt)
-                if mask is not None:
-                    v = v[mask]
-                    m = None if m is None else m[mask]
-                    m = m if m is not None and m.any() else None
-                values.append(v)
-                nulls.append(m)
-            ts = cols.timestamps if mask is None else cols.timestamps[mask]
-        emit(sel, Columns(out_def, ts, values, nulls))
+            out = _project(outs, dtypes, cols, mask, out_def)
+        emit(sel, out)
     return run
+
+
+def _project(outs, dtypes, cols, mask, out_def):
+    """The output Columns: each output expression over the batch, kept where `mask`."""
+    values, nulls = [], []
+    for o, dt in zip(outs, dtypes):
+        v, m = o.fn(cols)
+        if v.ndim == 0:
+            v = np.full(len(cols), v, dt)
+        if mask is not None:
+            v = v[mask]
+            m = None if m is None else m[mask]
+            m = m if m is not None and m.any() else None
+        values.append(v)
+        nulls.append(m)
+    ts = cols.timestamps if mask is None else cols.timestamps[mask]
+    return Columns(out_def, ts, values, nulls)
