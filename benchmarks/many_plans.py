@@ -138,6 +138,26 @@ def throughput(settings, count=10, seconds=10.0):
     return (last - first) / (t1 - t0)
 
 
+def measure_step(settings, cluster, step, deployed, base, prev):
+    """Deploy plans up to `step` (all at once) and measure memory, deploy and status times."""
+    names = [f"P{i}[-1234]" for i in range(len(deployed), step)]
+    times, wall = deploy(settings, names, rate=100)
+    deployed += names
+    time.sleep(5)  # let the Python workers and JVMs settle
+    rss, pss, nproc = memory(settings, cluster)
+    list_s, each_s, listed = status_all(settings, deployed)
+    added, mb = step - prev[2], 2 ** 20
+    return {"plans": step, "processes": nproc, "rss": rss, "pss": pss,
+            "rss_total_mb": round(rss / mb), "pss_total_mb": round(pss / mb),
+            "rss_per_plan_mb": round((rss - base[0]) / step / mb),
+            "pss_per_plan_mb": round((pss - base[1]) / step / mb),
+            "rss_marginal_mb": round((rss - prev[0]) / added / mb),
+            "pss_marginal_mb": round((pss - prev[1]) / added / mb),
+            "deploy_wall_s": round(wall, 1), "deploy_median_s": round(statistics.median(times), 1),
+            "deploy_per_plan_s": round(wall / added, 2), "list_all_s": round(list_s, 3),
+            "status_each_s": round(each_s, 3), "listed": listed, "load": os.getloadavg()[0]}
+
+
 def run_mode(mode, args, root):
     settings = load_spark_settings(overrides={
         "spark.state_dir": str(root / mode), "spark.slots": 128, "spark.worker_memory": "20g",
@@ -156,27 +176,10 @@ def run_mode(mode, args, root):
             if stop:
                 out["stopped_early"] = f"before {step} plans: {stop}"
                 break
-            names = [f"P{i}[-1234]" for i in range(len(deployed), step)]
-            times, wall = deploy(settings, names, rate=100)
-            deployed += names
-            time.sleep(5)  # let the Python workers and JVMs settle
-            rss, pss, nproc = memory(settings, cluster)
-            list_s, each_s, listed = status_all(settings, deployed)
-            added = step - prev[2]
-            out["steps"].append({
-                "plans": step, "processes": nproc, "rss_total_mb": round(rss / 2 ** 20),
-                "pss_total_mb": round(pss / 2 ** 20),
-                "rss_per_plan_mb": round((rss - base_rss) / step / 2 ** 20),
-                "pss_per_plan_mb": round((pss - base_pss) / step / 2 ** 20),
-                "rss_marginal_mb": round((rss - prev[0]) / added / 2 ** 20),
-                "pss_marginal_mb": round((pss - prev[1]) / added / 2 ** 20),
-                "deploy_wall_s": round(wall, 1), "deploy_median_s": round(statistics.median(times), 1),
-                "deploy_per_plan_s": round(wall / added, 2),
-                "list_all_s": round(list_s, 3), "status_each_s": round(each_s, 3),
-                "listed": listed,
-                "load": os.getloadavg()[0]})
+            out["steps"].append(measure_step(settings, cluster, step, deployed, (base_rss, base_pss),
+                                             prev))
             print(json.dumps({"mode": mode, **out["steps"][-1]}), flush=True)
-            prev = (rss, pss, step)
+            prev = (out["steps"][-1]["rss"], out["steps"][-1]["pss"], step)
         kill_all(settings)
         time.sleep(3)
         stop = _too_big(out["steps"][0]["rss_per_plan_mb"] * 10 * 2 ** 20 if out["steps"] else 0,
