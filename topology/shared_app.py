@@ -52,6 +52,7 @@ class PoolApp:
         self._executors_at, self._executors = 0.0, False
         self._lock = threading.Lock()
         self.stopping = False
+        self._lost_since, self._master_seen = None, False
         self._bind()
 
     def _bind(self):
@@ -89,7 +90,24 @@ class PoolApp:
             if self.sc._jsc.sc().isStopped():
                 log.error("shared application %s: the SparkContext stopped", self.name)
                 break
+            if self._master_lost():
+                break
         return self._finish()
+
+    def _master_lost(self):
+        """True once the master's web UI has not answered for master_lost_s: the application
+        ends (its topologies fail for the same reason), so the next submit starts a new one."""
+        if self.master.state() is not None or not self._master_seen:
+            self._master_seen = self._master_seen or self.master.state() is not None
+            self._lost_since = None
+            return False
+        self._lost_since = self._lost_since or time.monotonic()
+        lost = time.monotonic() - self._lost_since
+        if lost <= self.launch.get("master_lost_s", 30.0):
+            return False
+        log.error("shared application %s: the Spark master has not answered for %.0f s",
+                  self.name, lost)
+        return True
 
     def _answer_raw(self, data):
         try:

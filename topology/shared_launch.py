@@ -125,7 +125,7 @@ def _start(settings, cluster, name, directory, security):
     from topology.launcher import SPARKAPP, _write_private, spark_conf
     slots = pool_slots(settings, cluster)
     launch = {"name": name, "host": settings["spark.host"], "master_ui_url": cluster.ui_url,
-              "slots": slots}
+              "slots": slots, "master_lost_s": settings["topology.master_lost_s"]}
     if security is not None:
         launch["security"] = security.to_options()
     _write_private(directory / "launch.json", json.dumps(launch, indent=1))

@@ -2,6 +2,7 @@
 packed into Python workers, the slot pool's first-come-first-served admission, and the
 WAITING_FOR_SLOTS status of a real SharedDriver (its ZeroMQ sockets, no Spark)."""
 import json
+import time
 
 import pytest
 
@@ -139,3 +140,25 @@ def test_a_shared_topology_handle_is_chosen_and_ends_with_its_final_status(tmp_p
     (run_dir / "final.json").write_text(json.dumps({"name": "Own[-1234]", "status": "KILLED"}))
     assert not run_dir_alive(run_dir)  # ended, though its application runs on
     assert _handle("Own[-1234]", run_dir).status()["status"] == "KILLED"
+
+
+class Master:
+    def __init__(self):
+        self.value = None
+
+    def state(self):
+        return self.value
+
+
+def test_the_shared_application_ends_once_its_master_is_gone_for_master_lost_s():
+    from topology.shared_app import PoolApp
+    app = PoolApp.__new__(PoolApp)  # its master watch only: no SparkContext
+    app.name, app.launch, app.master = "cep-pool[-1234]", {"master_lost_s": 0.2}, Master()
+    app._lost_since, app._master_seen = None, False
+    assert not app._master_lost()  # not seen yet (starting): never lost
+    app.master.value = {"status": "ALIVE"}
+    assert not app._master_lost()
+    app.master.value = None
+    assert not app._master_lost()  # gone for less than master_lost_s
+    time.sleep(0.3)
+    assert app._master_lost()  # the next submit starts a new application
