@@ -103,7 +103,9 @@ class PoolApp:
             return False
         self._lost_since = self._lost_since or time.monotonic()
         lost = time.monotonic() - self._lost_since
-        if lost <= self.launch.get("master_lost_s", 30.0):
+        # later than the hosted topologies, which fail first with the master's reason (the
+        # manager resubmits those: topology_recovery), rather than be killed by the pool
+        if lost <= self.launch.get("master_lost_s", 30.0) + 10.0:
             return False
         log.error("shared application %s: the Spark master has not answered for %.0f s",
                   self.name, lost)

@@ -150,15 +150,15 @@ class Master:
         return self.value
 
 
-def test_the_shared_application_ends_once_its_master_is_gone_for_master_lost_s():
+def test_the_shared_application_ends_once_its_master_is_gone_after_its_topologies():
     from topology.shared_app import PoolApp
     app = PoolApp.__new__(PoolApp)  # its master watch only: no SparkContext
-    app.name, app.launch, app.master = "cep-pool[-1234]", {"master_lost_s": 0.2}, Master()
+    app.name, app.launch, app.master = "cep-pool[-1234]", {"master_lost_s": -9.8}, Master()
     app._lost_since, app._master_seen = None, False
     assert not app._master_lost()  # not seen yet (starting): never lost
     app.master.value = {"status": "ALIVE"}
     assert not app._master_lost()
     app.master.value = None
-    assert not app._master_lost()  # gone for less than master_lost_s
+    assert not app._master_lost()  # gone for less than master_lost_s + 10 s (0.2 s here)
     time.sleep(0.3)
     assert app._master_lost()  # the next submit starts a new application
