@@ -9,4 +9,7 @@ cep_apt redis-server redis-server
 cep_apt chromium chromium
 cep_apt chromium-driver chromedriver
 cd "$ROOT"
-exec "$PY" -m pytest -p no:cacheprovider "$@"
+# Spread the tests over processes by file (each process that runs Spark tests starts its own
+# embedded cluster): most end-to-end tests wait on timers, not on the CPU.
+# CEP_TEST_WORKERS=0 runs everything in this one process.
+exec "$PY" -m pytest -p no:cacheprovider -n "${CEP_TEST_WORKERS:-3}" --dist loadfile "$@"
