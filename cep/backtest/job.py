@@ -3,9 +3,10 @@
 Every input becomes `__ts, __s` (its index in the --input order), `__seq` (row order in the
 dataset), `__k` (the partition key as a string) and its attributes `c<i>_<j>`; the union is
 repartitioned by `__k` (keyed plans, several partitions per executor) or into one partition
-(single-task), sorted within partitions by (__ts, __s, __seq) and handed to the engine with
-mapInArrow. Ties of equal timestamps thus go in --input order, then row order: the order of
-the merged file `cep run --playback` is compared with."""
+(single-task), sorted within partitions by (__ts, __s, __seq) (keyed plans: by __k first, so
+each key's events run back to back) and handed to the engine with mapInArrow. Ties of equal
+timestamps thus go in --input order, then row order: the order of the merged file
+`cep run --playback` is compared with (per key, for keyed plans)."""
 import logging
 import os
 import re
@@ -28,6 +29,7 @@ SPARK_TYPES = {AttrType.STRING: "string", AttrType.INT: "int", AttrType.LONG: "b
                AttrType.FLOAT: "float", AttrType.DOUBLE: "double", AttrType.BOOL: "boolean",
                AttrType.OBJECT: "string"}
 SORT = ("__ts", "__s", "__seq")
+KEYED_SORT = ("__k",) + SORT
 
 
 def run_backtest(plan_text, specs, output_dir, fmt="parquet", ts_column="timestamp",
@@ -103,10 +105,10 @@ def _execute(spark, plan_text, checked, exported, mode, tmp, fmt, bucket_ms, pro
     span = max(totals["hi"] - totals["lo"], 1)
     summary.bucket_ms = bucket_ms or _nice_bucket(span)
     spec = TaskSpec(plan_text, tuple((c.stream, len(c.attributes)) for c in checked), exported,
-                    tmp, fmt, int(totals["hi"]), summary.bucket_ms)
+                    tmp, fmt, int(totals["hi"]), summary.bucket_ms, mode.keyed)
     parts = 4 * spark.sparkContext.defaultParallelism if mode.keyed else 1
     ordered = (frame.repartition(parts, "__k") if mode.keyed else frame.repartition(1))
-    ordered = ordered.sortWithinPartitions(*SORT)
+    ordered = ordered.sortWithinPartitions(*(KEYED_SORT if mode.keyed else SORT))
 
     def engine(batches):
         from pyspark import TaskContext
