@@ -44,15 +44,18 @@ def run_partition(spec, batches, partition_id):
         for sid, w in writers.items():
             rt.add_callback(sid, w.add)
         handlers = [rt.input_handler(sid) for sid, _ in spec.inputs]
-        count, first, last = 0, None, None
+        count, first, last, key = 0, None, None, [None]
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            _feed(batch, spec, handlers)
-            ts = batch.column(0)
+            if spec.keyed:
+                _feed_keys(batch, spec, handlers, rt, key)
+            else:
+                _feed(batch, spec, handlers)
+            bounds = pc.min_max(batch.column(0))
             count += batch.num_rows
-            first = ts[0].as_py() if first is None else first
-            last = ts[-1].as_py()
+            first = min(bounds["min"].as_py(), first if first is not None else bounds["min"].as_py())
+            last = max(bounds["max"].as_py(), last if last is not None else bounds["max"].as_py())
         if count:
             rt.advance_time(spec.end_ts)
         for w in writers.values():
@@ -60,6 +63,24 @@ def run_partition(spec, batches, partition_id):
     finally:
         rt.shutdown()
     yield _stats(count, first, last, writers)
+
+
+def _feed_keys(batch, spec, handlers, rt, key):
+    """A batch sorted by (key, timestamp): each key's run on a clock of its own. When the key
+    changes, the timers left by the previous keys fire (advance to the end) and the playback
+    clock starts again, so a key's time windows and `within` see only its own timestamps, as
+    in the timestamp-merged run (where other keys' events never expire this key's state)."""
+    keys = batch.column(3)
+    n = len(keys)
+    changes = pc.indices_nonzero(pc.not_equal(keys.slice(1), keys.slice(0, n - 1)))
+    bounds = [0, *(i + 1 for i in changes.to_pylist()), n]
+    for a, b in zip(bounds, bounds[1:]):
+        k = keys[a].as_py()
+        if key[0] is not None and k != key[0]:
+            rt.advance_time(spec.end_ts)
+            rt.scheduler.restore_clock(None)
+        key[0] = k
+        _feed(batch.slice(a, b - a), spec, handlers)
 
 
 def _feed(batch, spec, handlers):
