@@ -1,4 +1,4 @@
-"""Issue 11's fault tests 2, 3, 4, 5, 6 and 8 on one real topology, in sequence (slow).
+"""Issue 11's fault tests 2 to 8 on one real topology, in sequence (slow).
 
 A manager with its own embedded Spark cluster, an in-process CEP worker publishing to test
 sinks, and a CEP worker *process* taking the events over HTTP (write-ahead log, durability
@@ -12,12 +12,15 @@ in the middle of it:
   3. kill -9 of the publisher bolt task's Python worker;
   4. kill -9 of the Spark executor JVM (every task dies; Spark starts a new executor);
   5. kill -9 of the worker process between two requests, then a restart on its data dir;
-  6. the manager stopped and started again (same data dir and ports): it adopts the topology.
+  6. the manager stopped and started again (same data dir and ports): it adopts the topology;
+  7. the embedded Spark master and worker killed (executors and tasks die with them) and
+     started again: the plan is submitted again (a new application) and restores the last
+     checkpoint from Redis.
 
 After each phase: every accepted event (HTTP 200) is at the filter's sink; the window and
 pattern outputs hold everything `cep run` (the engine in playback over the accepted events
 in order) gives, and the only extras are duplicates, which are counted and printed.
-Test 7 (embedded master+worker killed) is in tests/manager/test_manager_faults_spark.py.
+tests/manager/test_manager_faults_spark.py has more on adoption (6) and master loss (7).
 """
 import collections
 import json
@@ -179,8 +182,9 @@ class Pipeline:
         self.redis = redis
         self.system = FullSystem(str(root), checkpoint_interval=1.0, plan=PLAN,
                                  spark={"checkpoint.redis_url": redis.url,
-                                        "checkpoint.keep": 5, "topology.metrics_interval_s":
-                                        0.5})
+                                        "checkpoint.keep": 5, "topology.master_lost_s": 8.0,
+                                        "topology.metrics_interval_s": 0.5},
+                                 manager={"topology.resubmit_interval": 1.0})
         self.sinks = {s: Rows(s) for s in ("F", "W", "P")}
         service = self.system.worker.plans[(-1234, NAME)].service
         for stream, sink in self.sinks.items():
@@ -347,3 +351,23 @@ def test_6_manager_restarted(pipeline):
     pipeline.check("6 manager restart", pipeline.killed)
     status = pipeline.handle.status()
     assert status["app_id"] == app and status["status"] == "ACTIVE"
+
+
+def test_7_embedded_master_and_worker_killed(pipeline):
+    from topology.cluster import stop_cluster
+    system = pipeline.system
+    app = pipeline.handle.status()["app_id"]
+
+    def fault():
+        pipeline.wait_checkpoint()
+        pipeline.killed = time.monotonic()
+        stop_cluster(system.launcher.settings)  # master and worker; executors die with them
+        deadline = time.monotonic() + 90
+        while system.manager.plans.status(-1234, NAME)["state"] != "WAITING_FOR_MASTER":
+            assert time.monotonic() < deadline, system.manager.plans.status(-1234, NAME)
+            time.sleep(0.25)
+        system.launcher.cluster()  # the embedded cluster started again
+    pipeline.send(3000, fault)
+    pipeline.check("7 embedded master+worker killed", pipeline.killed, timeout=240)
+    status = pipeline.handle.status()
+    assert status["app_id"] != app and status["checkpoints"]["restored_from"]
