@@ -6,7 +6,7 @@ generated Parquet dataset, Parquet out, with 1 and 2 executors; prints medians a
 
 `events_per_s` is events in / the job's run time (reading, sorting, the engine, writing the
 outputs; the Spark session's start is `session_s`, outside it). The dataset is generated once
-per (events, keys) under var/bench/ (seeded random walk per key, timestamps 1 ms apart,
+per (events, keys) under --cache-dir (default /var/tmp/sparkcep-bench, outside the repo; seeded random walk per key, timestamps 1 ms apart,
 row order shuffled in blocks so the job has to sort)."""
 import argparse
 import json
@@ -34,12 +34,15 @@ end;
 """
 
 
-def dataset(events, keys):
+CACHE = os.environ.get("SPARKCEP_BENCH_CACHE", "/var/tmp/sparkcep-bench")
+
+
+def dataset(events, keys, cache=CACHE):
     """The generated Parquet file (made once)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
-    path = os.path.join(ROOT, "var", "bench", f"backtest-{events}-{keys}.parquet")
+    path = os.path.join(cache, f"backtest-{events}-{keys}.parquet")
     if os.path.exists(path):
         return path
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -73,7 +76,7 @@ def one_run(path, executors, master):
                          spark=spark)
         return {"session_s": round(session_s, 2), "run_s": round(s.run_seconds, 2),
                 "events_per_s": round(s.rate), "events_in": s.events_in, "mode": s.mode,
-                "out": s.events_out, "tasks": s.tasks}
+                "out": s.events_out, "tasks": s.tasks, "load": os.getloadavg()[0]}
     finally:
         spark.stop()
         shutil.rmtree(out, ignore_errors=True)
@@ -86,8 +89,13 @@ def main(argv=None):
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--executors", default="1,2")
     p.add_argument("--master", default="local", help="local (local[N]) or embedded")
+    p.add_argument("--cache-dir", default=CACHE, help="where the generated dataset is kept")
+    p.add_argument("--generate-only", action="store_true", help="make the dataset and stop")
     args = p.parse_args(argv)
-    path = dataset(args.events, args.keys)
+    path = dataset(args.events, args.keys, args.cache_dir)
+    if args.generate_only:
+        print(path)
+        return
     result = {"events": args.events, "keys": args.keys, "python": platform.python_version(),
               "load_before": os.getloadavg(), "results": {}}
     for n in (int(x) for x in args.executors.split(",")):

@@ -3,6 +3,7 @@ from flask import make_response, redirect, render_template, url_for
 
 from manager.store.base import parse_tenant
 from manager.web.console import data
+from manager.web.console.backtest_view import input_streams
 from manager.web.console.nav import selected_tenant
 from manager.web.console.xml_highlight import highlight_xml
 
@@ -49,7 +50,8 @@ def plan_details(tenant, name):
     tenant = parse_tenant(tenant)
     plan = data.plan_detail(tenant, name)
     return render_template("console/plan.html", tenant=tenant, plan=plan,
-                           xml_html=highlight_xml(plan["xml"]), page="plans")
+                           xml_html=highlight_xml(plan["xml"]), page="plans",
+                           backtest_streams=input_streams(plan["text"]))
 
 
 def register(bp):
