@@ -11,11 +11,20 @@ range conjunct (bisection finds the ones an event completes), in filing order ot
 matches leave in filing order, which is the general machine's (and Siddhi's) order.
 
 Semantics are exactly those of the general state machine (cep/engine/pattern/nfa.py) for this
-shape; tests/cep/engine/partition/test_kernel.py compares the two on random streams.
+shape; tests/cep/engine/test_partition_kernel*.py compare the two on random streams.
+
+With `within`, a batch's end drops the partials filed before `last timestamp - within`, in
+filing order up to the first younger one (the general machine's rule). The kernel does that
+without touching the partials: `filed` holds the start timestamps of the partials filed since
+the last one dropped, a C scan finds the cut, and `popped` (the highest dropped sequence
+number) makes the match test reject dropped partials still sitting in a bucket. The buckets
+are swept of them once as many have been dropped as were left after the previous sweep, so
+memory stays bounded and the work per partial constant.
 `build_kernel` returns None for any other shape (the general machine then runs)."""
 import re
-from bisect import bisect_left, bisect_right
-from collections import deque
+from bisect import bisect_left, bisect_right, insort
+from itertools import compress, count, repeat
+from operator import ge, itemgetter
 
 from cep.engine.expressions import compile_expression
 from cep.engine.pattern.plan import STREAM
@@ -159,8 +168,15 @@ def _find_range(conjuncts, side, scope):
     return None
 
 
-_SPAN = {">": ("0", "bisect_left(thrs, v)"), ">=": ("0", "bisect_right(thrs, v)"),
-         "<": ("bisect_right(thrs, v)", "len(thrs)"), "<=": ("bisect_left(thrs, v)", "len(thrs)")}
+# The candidates in a bucket sorted by threshold (then filing order), for the arriving value
+# v: a prefix (`>`, `>=`) or a suffix (`<`, `<=`). Per op: whether the end entry is a
+# candidate, whether its neighbour is not (so it is the only one), and (lo, hi) by bisection
+# otherwise. NaN never sits in a bucket (its partial can never complete) nor arrives as v,
+# so the bucket stays sorted and bisection sound.
+_SPAN = {">": ("b[0][0] < v", "b[1][0] >= v", "0", "bisect_left(b, v, key=THR)"),
+         ">=": ("b[0][0] <= v", "b[1][0] > v", "0", "bisect_right(b, v, key=THR)"),
+         "<": ("b[-1][0] > v", "b[-2][0] <= v", "bisect_right(b, v, key=THR)", "len(b)"),
+         "<=": ("b[-1][0] >= v", "b[-2][0] < v", "bisect_left(b, v, key=THR)", "len(b)")}
 
 
 def _key_lines(var, pk, own, indent, collapse):
@@ -174,40 +190,18 @@ def _key_lines(var, pk, own, indent, collapse):
             f"{pad}    {var} = ({pk}, {var})"]
 
 
-def _match_lines(parts, within, row):
-    """The completing state's lines (inside `if b is not None:`, 16 spaces in). A waiting
-    partial is an entry tuple (filing seq, start ts, start row, threshold, key); completing
-    it takes it out of its bucket."""
+def _match_lines(parts, within, row, indent):
+    """The completing state's lines (inside `if b is not None:`). A waiting partial is an
+    entry tuple (threshold, filing seq, start ts, start row), a bucket a list of them (sorted
+    by threshold, then seq, when there is a range conjunct); completing one takes it out."""
     rest = parts["rest"]
-    pick = (f"[e for e in cand for s in (e[2],) if {rest}]" if rest else "cand")
-    live = "[e for e in hit if e[1] >= ts - WITHIN]" if within is not None else "hit"
-    emit = ["for e in hit:", "    s = e[2]", f"    append((ts, {row}, 0))"]
-    gone = []  # with `within`, completed partials are noted for _expire (see there)
-    if within is not None:
-        emit.append("    finished(e[0])")
-        gone = ["finished(e[0])"]
+    pick = (f"[e for e in cand for s in (e[3],) if {rest}]" if rest else "cand")
+    live = ("[e for e in hit if e[2] >= ts - WITHIN and e[1] > popped]"
+            if within is not None else "hit")
+    emit = ["if len(hit) > 1:", "    hit.sort(key=SEQ)", "for e in hit:", "    s = e[3]",
+            f"    append((ts, {row}, 0))"]
     if parts["range"] is not None:
-        op, value, _ = parts["range"]
-        lo, hi = _SPAN[op]
-        one = " and ".join(["e[1] >= ts - WITHIN" if within is not None else "True"] +
-                           ([f"{rest}"] if rest else []))
-        body = [f"v = {value}", "if v is not None:", "    thrs, ents = b",
-                f"    lo = {lo}", f"    hi = {hi}", "    if hi - lo == 1:  # the usual case",
-                "        e = ents[lo]", "        s = e[2]", f"        if {one}:",
-                f"            append((ts, {row}, 0))"] + ["            " + x for x in gone] + [
-                "            del thrs[lo]",
-                "            del ents[lo]", "            if not ents:",
-                "                del buckets[k]", "    elif lo < hi:",
-                "        cand = ents[lo:hi]", f"        hit = {pick}", f"        hit = {live}",
-                "        if hit:", "            if len(hit) > 1:", "                hit.sort()"]
-        body += ["            " + x for x in emit]
-        body += ["            if len(hit) == hi - lo:", "                del thrs[lo:hi]",
-                 "                del ents[lo:hi]", "            else:",
-                 "                done = set(map(id, hit))",
-                 "                keep = [e for e in cand if id(e) not in done]",
-                 "                thrs[lo:hi] = [e[3] for e in keep]",
-                 "                ents[lo:hi] = keep", "            if not ents:",
-                 "                del buckets[k]"]
+        body = _ranged_lines(parts, within, row, pick, live, emit)
     else:
         body = ["cand = b", f"hit = {pick}", f"hit = {live}", "if hit:"]
         body += ["    " + x for x in emit]
@@ -216,10 +210,33 @@ def _match_lines(parts, within, row):
                  "        b = buckets[k] = [e for e in b if id(e) not in done]"]
     out = []
     for line in body:  # `b` stays the key's bucket (None once dropped) for the start state
-        out.append(" " * 16 + line)
+        out.append(" " * indent + line)
         if line.endswith("del buckets[k]"):
-            out.append(" " * 16 + line[:-len("del buckets[k]")] + "b = None")
+            out.append(" " * indent + line[:-len("del buckets[k]")] + "b = None")
     return out
+
+
+def _ranged_lines(parts, within, row, pick, live, emit):
+    op, value, _ = parts["range"]
+    end_in, alone, lo, hi = _SPAN[op]
+    at = "0" if lo == "0" else "-1"
+    rest = parts["rest"]
+    one = " and ".join(["e[2] >= ts - WITHIN and e[1] > popped" if within is not None
+                        else "True"] + ([f"{rest}"] if rest else []))
+    body = [f"v = {value}", "if v is not None and v == v:", f"    if {end_in}:",
+            f"        if len(b) == 1 or {alone}:  # the usual case: one candidate",
+            f"            e = b[{at}]", "            s = e[3]", f"            if {one}:",
+            f"                append((ts, {row}, 0))", f"                del b[{at}]",
+            "                if not b:", "                    del buckets[k]",
+            "        else:", f"            lo = {lo}", f"            hi = {hi}",
+            "            cand = b[lo:hi]", f"            hit = {pick}", f"            hit = {live}",
+            "            if hit:"]
+    body += ["                " + x for x in emit]
+    body += ["                if len(hit) == hi - lo:", "                    del b[lo:hi]",
+             "                else:", "                    done = set(map(id, hit))",
+             "                    b[lo:hi] = [e for e in cand if id(e) not in done]",
+             "                if not b:", "                    del buckets[k]"]
+    return body
 
 
 def _start_lines(parts, pk, within):
@@ -230,36 +247,39 @@ def _start_lines(parts, pk, within):
     if parts["start_key"] != parts["row_key"]:
         lines += _key_lines("k", pk, parts["start_key"], 8, parts["collapse"])
         lines += ["        if k is None:", "            continue", "        b = buckets.get(k)"]
-    else:  # k and b are the event's key and bucket already
-        lines += ["        if k is None:", "            continue"]
     if parts["range"] is not None:
-        lines += [f"        thr = {parts['range'][2]}", "        if thr is None:",
-                  "            continue"]
+        # a null or NaN threshold can never be met: no bucket; without an equality key the
+        # general machine files it all the same, so it counts in the filing order that
+        # `within` drops partials by (with one, its range index leaves it out altogether)
+        lines += [f"        thr = {parts['range'][2]}", "        if thr is None or thr != thr:"]
+        if within is not None and parts["row_key"] is None:
+            lines += ["            seq += 1", "            filed(ts)"]
+        lines += ["            continue"]
     else:
         lines += ["        thr = None"]
-    lines += ["        seq += 1", "        e = (seq, ts, r, thr, k)"]
-    if parts["range"] is not None:
-        lines += ["        if b is None:", "            buckets[k] = ([thr], [e])", "        else:",
-                  "            thrs, ents = b", "            at = bisect_right(thrs, thr)",
-                  "            thrs.insert(at, thr)", "            ents.insert(at, e)"]
-    else:
-        lines += ["        if b is None:", "            buckets[k] = [e]", "        else:",
-                  "            b.append(e)"]
+    lines += ["        seq += 1", "        e = (thr, seq, ts, r)", "        if b is None:",
+              "            buckets[k] = [e]", "        else:"]
+    lines += ["            " + ("insort(b, e, key=THR)" if parts["range"] is not None else "b.append(e)")]
     if within is not None:
-        lines += ["        expire(e)"]
+        lines += ["        filed(ts)"]
     return lines
 
 
 def _source(parts, pk, within, row):
     pk = f"({pk})"
-    lines = ["def run(batch, buckets, append, expire, seq, finished):",
+    lines = ["def run(batch, buckets, append, filed, seq, popped):",
              "    for ts, r, kind in batch:",
              "        if kind:", "            continue"]
     parts["collapse"] = parts["row_key"] in (None, pk) and parts["start_key"] in (None, pk)
     lines += _key_lines("k", pk, parts["row_key"], 8, parts["collapse"])
-    lines += ["        if k is not None:", "            b = buckets.get(k)",
-              "            if b is not None:"]
-    lines += _match_lines(parts, within, row)
+    if parts["start_key"] == parts["row_key"]:  # one key for both states: skip at once
+        lines += ["        if k is None:", "            continue", "        b = buckets.get(k)",
+                  "        if b is not None:"]
+        lines += _match_lines(parts, within, row, 12)
+    else:
+        lines += ["        if k is not None:", "            b = buckets.get(k)",
+                  "            if b is not None:"]
+        lines += _match_lines(parts, within, row, 16)
     lines += _start_lines(parts, pk, within)
     lines += ["    return seq"]
     return "\n".join(lines).replace("WITHIN", str(within)) + "\n"
@@ -272,61 +292,76 @@ class PatternKernel:
         self.shared, self.source = shared, source
         self.streams = shared.streams
         self.within = shared.within
-        self.ranged = "thrs" in source
-        ns = {**globals_, "bisect_left": bisect_left, "bisect_right": bisect_right}
+        self.ranged = "insort(" in source
+        ns = {**globals_, "bisect_left": bisect_left, "bisect_right": bisect_right,
+              "insort": insort, "SEQ": itemgetter(1), "THR": itemgetter(0)}
         exec(compile(source, "<cep:pattern-kernel>", "exec"), ns)
         self._run = ns["run"]
-        self.buckets, self.expiry, self.seq = {}, deque(), 0
-        self.finished = set()  # seq of completed partials still in `expiry` (with within)
+        self.buckets, self.seq = {}, 0
+        # with within: start timestamps of partials seq popped+1.. in filing order
+        self.filed, self.popped, self.swept, self.sweep_every = [], 0, 0, SWEEP_MIN
         self.on_output = None  # no timers: matches only complete on events
 
     def process(self, stream_id, batch, out):
         if stream_id not in self.streams or not batch:
             return
-        self.seq = self._run(batch, self.buckets, out.append, self.expiry.append, self.seq,
-                             self.finished.add)
-        if self.within is not None and self.expiry:
+        self.seq = self._run(batch, self.buckets, out.append, self.filed.append, self.seq,
+                             self.popped)
+        if self.within is not None and self.filed:
             self._expire(batch[-1][0] - self.within)
 
     def _expire(self, limit):
-        """Drop waiting partials that started before `limit` (filing order). Entries that
-        completed are no longer in their bucket: those noted in `finished` are skipped at
-        once, any other is searched for (after a restore `finished` starts empty)."""
-        dq, buckets, finished = self.expiry, self.buckets, self.finished
-        while dq and dq[0][1] < limit:
-            e = dq.popleft()
-            if e[0] in finished:
-                finished.remove(e[0])
-                continue
-            b = buckets.get(e[4])
-            if b is None:
-                continue
-            thr = e[3]
-            if self.ranged:
-                thrs, ents = b
-                n = bisect_left(thrs, thr) if thr == thr else 0  # NaN: search them all
-                while n < len(ents) and (thrs[n] == thr or thr != thr):
-                    if ents[n] is e:
-                        del ents[n]
-                        del thrs[n]
-                        break
-                    n += 1
-                left = ents
-            else:
-                for n, q in enumerate(b):
-                    if q is e:
-                        del b[n]
-                        break
-                left = b
-            if not left:
-                del buckets[e[4]]
+        """Drop the partials filed before the first one that started at or after `limit`."""
+        filed = self.filed
+        n = next(compress(count(), map(ge, filed, repeat(limit))), len(filed))
+        if n:
+            del filed[:n]
+            self.popped += n
+            if self.popped - self.swept >= self.sweep_every:
+                self._sweep()
+
+    def _sweep(self):
+        """Take the dropped partials (seq <= popped) out of their buckets."""
+        cut, left = self.popped, 0
+        buckets = self.buckets
+        for k, b in list(buckets.items()):
+            keep = [e for e in b if e[1] > cut]
+            if not keep:
+                del buckets[k]
+            elif len(keep) != len(b):
+                buckets[k] = keep
+            left += len(keep)
+        self.swept, self.sweep_every = cut, max(SWEEP_MIN, left)
 
     def pending_count(self):
-        return sum(len(b[1]) if self.ranged else len(b) for b in self.buckets.values())
+        self._sweep()
+        return sum(map(len, self.buckets.values()))
 
     def get_state(self):
-        return {"kernel": self.buckets, "expiry": self.expiry, "seq": self.seq}
+        self._sweep()  # the buckets then hold exactly the live partials
+        return {"kernel": self.buckets, "filed": list(self.filed), "popped": self.popped,
+                "seq": self.seq}
 
     def set_state(self, state):
-        self.buckets, self.expiry, self.seq = state["kernel"], state["expiry"], state["seq"]
-        self.finished = set()  # a hint only: the restored entries are searched for
+        self.buckets, self.seq = state["kernel"], state["seq"]
+        if "expiry" in state:  # a snapshot of the earlier form (see _old_state)
+            self.buckets, self.filed, self.popped = _old_state(state, self.ranged)
+        else:
+            self.filed, self.popped = list(state["filed"]), state["popped"]
+        self.swept, self.sweep_every = self.popped, SWEEP_MIN
+        self._sweep()
+
+
+# dropped partials are swept out of the buckets once this many (or as many as were left
+# after the last sweep, if more) have been dropped
+SWEEP_MIN = 2048
+
+
+def _old_state(state, ranged):
+    """(buckets, filed, popped) of a snapshot taken before 2026-11-25: entries (seq, ts, row,
+    thr, key), a ranged bucket ([thr], [entry]), a queue of every partial filed since the
+    last one dropped."""
+    buckets = {k: [(e[3], e[0], e[1], e[2]) for e in (b[1] if ranged else b)]
+               for k, b in state["kernel"].items()}
+    dq = state["expiry"]
+    return buckets, [e[1] for e in dq], dq[0][0] - 1 if dq else state["seq"]

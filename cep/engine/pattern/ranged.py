@@ -60,8 +60,8 @@ class RangedSteps:
 
     def _file_ranged(self, j, node, p, key):
         thr = node.range[2](p)
-        if thr is None:
-            return False  # comparisons with null are false: this partial can never go on
+        if thr is None or thr != thr:
+            return False  # comparisons with null or NaN are false: it can never go on
         bucket = self.pending[j].get(key)
         if bucket is None:
             bucket = self.pending[j][key] = Sorted()
@@ -75,7 +75,7 @@ class RangedSteps:
         """Remove p, found by bisecting on its threshold (then by identity among equals)."""
         thrs, ents = bucket.thrs, bucket.ents
         thr = node.range[2](p)
-        if thr is None:
+        if thr is None or thr != thr:
             return
         n = bisect_left(thrs, thr)
         while n < len(ents):
@@ -95,7 +95,7 @@ class RangedSteps:
             return
         op, value, _ = node.range
         v = value(r)
-        if v is None:
+        if v is None or v != v:  # NaN satisfies no comparison (and would derail bisection)
             return
         lo, hi = _span(op, bucket.thrs, v)
         if lo >= hi:

@@ -1,5 +1,6 @@
-"""The pattern kernel's `finished` notes (partials that completed, so `_expire` skips them
-without searching their bucket): bounded by the expiry queue, dropped on restore."""
+"""The pattern kernel's expiry bookkeeping (`filed`: start timestamps of partials not yet
+dropped; `popped`: the last dropped sequence number; dropped partials swept out of the buckets
+in bulk): bounded, and a restore mid-stream gives the uninterrupted output."""
 import cep
 from cep.engine.partition import kernel as kernel_mod
 from cep.engine.runtime import ExecutionPlanRuntime
@@ -15,7 +16,7 @@ def kernel_of(rt):
     return part.fast.merged[0]
 
 
-def test_finished_notes_stay_within_the_expiry_queue(monkeypatch):
+def test_expiry_bookkeeping_stays_bounded(monkeypatch):
     monkeypatch.setattr(kernel_mod, "ENABLED", True)
     rt = ExecutionPlanRuntime(cep.compile(PLAN))
     got = []
@@ -25,11 +26,24 @@ def test_finished_notes_stay_within_the_expiry_queue(monkeypatch):
     for step in range(20):  # rising prices: every partial completes on its key's next event
         h.send_batch([(1000 + step * 50 + i, (f"K{i % 5}", float(step * 50 + i)))
                       for i in range(50)])
-        assert k.finished <= {e[0] for e in k.expiry}
-    assert len(got) == 995 and len(k.finished) <= 110
-    state = rt.snapshot()
-    rt.restore(state)
-    assert kernel_of(rt).finished == set()
+        assert len(k.filed) <= 150 and k.popped + len(k.filed) == k.seq
+    assert len(got) == 995
+
+
+def test_dropped_partials_are_swept_out_of_the_buckets(monkeypatch):
+    """Falling prices: nothing completes; the buckets keep about `within` worth of partials
+    (the sweep runs once as many have been dropped as were left)."""
+    monkeypatch.setattr(kernel_mod, "ENABLED", True)
+    monkeypatch.setattr(kernel_mod, "SWEEP_MIN", 64)
+    rt = ExecutionPlanRuntime(cep.compile(PLAN))
+    k = kernel_of(rt)
+    h = rt.input_handler("S")
+    for step in range(40):
+        h.send_batch([(1000 + step * 50 + i, (f"K{i % 5}", 1e6 - step * 50 - i))
+                      for i in range(50)])
+        held = sum(map(len, k.buckets.values()))
+        assert held <= 2 * 101 + 64, held
+    assert k.pending_count() == 101  # the partials of the last 100 ms (both ends in)
 
 
 def test_expiry_after_restore_still_drops_completed_and_stale(monkeypatch):
