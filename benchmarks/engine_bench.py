@@ -33,38 +33,45 @@ WORKLOADS = {
                                    "insert into Out;",
     "group by sym sum, 100000 groups": "from S select sym, sum(price) as s group by sym "
                                        "insert into Out;",
+    # the workload of benchmarks/siddhi_compare.py (prices 100-200, so most partials complete)
+    "partitioned pattern, 100 keys": "partition with (sym of S) begin from every e1=S -> "
+        "e2=S[e2.sym == e1.sym and e2.price > e1.price * 1.05] within 10 sec select e1.sym "
+        "as sym, e1.price as p1, e2.price as p2 insert into Out; end;",
 }
+PRICES = {"partitioned pattern, 100 keys": (100.0, 100.0)}  # (lowest, span); else 0-1000
 GROUPS = {"group by sym sum, 10 groups": 10, "group by sym sum, 100000 groups": 100000}
 WARMUP = {"time(1 min) avg/sum/count group by sym": 70000, "length(100000) sum": 110000,
-          "group by sym sum, 10 groups": 30000, "group by sym sum, 100000 groups": 300000}
+          "group by sym sum, 10 groups": 30000, "group by sym sum, 100000 groups": 300000,
+          "partitioned pattern, 100 keys": 20000}
 
 
 _SYMBOLS = {}
 
 
-def make_batches(n, symbols, batch=1000, seed=1, start_ts=0):
+def make_batches(n, symbols, batch=1000, seed=1, start_ts=0, prices=(0.0, 1000.0)):
     rnd = random.Random(seed)
+    lo, span = prices
     syms = _SYMBOLS.get(symbols)
     if syms is None:  # the same str objects every batch, as a decoder's interned keys
         syms = _SYMBOLS[symbols] = [sys.intern(f"S{i}") for i in range(symbols)]
-    events = [(start_ts + i, (rnd.choice(syms), rnd.random() * 1000.0, rnd.randint(1, 1000)))
-              for i in range(n)]
+    events = [(start_ts + i, (rnd.choice(syms), lo + rnd.random() * span,
+                              rnd.randint(1, 1000))) for i in range(n)]
     return [events[i:i + batch] for i in range(0, n, batch)]
 
 
-def run_workload(query, n, symbols, warmup, validated=False):
+def run_workload(query, n, symbols, warmup, validated=False, prices=(0.0, 1000.0)):
     """Events/s of `query` over n events. Each batch is made just before it is sent, as a
     receiver hands over a freshly decoded frame; only the sends are timed."""
     rt = cep.ExecutionPlanRuntime(cep.compile(HEAD + query))
     count = [0]
     rt.add_callback("Out", lambda evs: count.__setitem__(0, count[0] + len(evs)))
     h = rt.input_handler("S")
-    for b in make_batches(warmup, symbols, seed=2):
+    for b in make_batches(warmup, symbols, seed=2, prices=prices):
         h.send_batch(b)
     elapsed, cpu, chunk = 0.0, 0.0, 1000
     for start in range(0, n, chunk):
         batches = make_batches(min(chunk, n - start), symbols, seed=start,
-                               start_ts=warmup + start)
+                               start_ts=warmup + start, prices=prices)
         t0, c0 = time.perf_counter(), time.process_time()
         for b in batches:
             h.send_batch(b, validated=validated)
@@ -98,7 +105,8 @@ def main():
             continue
         for validated in (False, True):
             runs = [run_workload(query, args.events, GROUPS.get(name, 100),
-                                 WARMUP.get(name, 5000), validated) for _ in range(args.runs)]
+                                 WARMUP.get(name, 5000), validated,
+                                 PRICES.get(name, (0.0, 1000.0))) for _ in range(args.runs)]
             label = f"{name} ({'pre-validated' if validated else 'checked'})"
             report(label, [r[0] for r in runs], [r[1] for r in runs])
     if not args.only or "single" in args.only:
