@@ -7,6 +7,7 @@ int64, BOOL bool, STRING/OBJECT object or numpy unicode), a bool null mask per a
 timestamps (epoch ms). `to_rows()` gives the row API's `(timestamp, row)` pairs with the
 same Python values the row path would carry."""
 from itertools import repeat
+from operator import itemgetter
 
 import numpy as np
 
@@ -18,6 +19,7 @@ DTYPES = {
     AttrType.BOOL: np.dtype(np.bool_), AttrType.STRING: np.dtype(object),
     AttrType.OBJECT: np.dtype(object),
 }
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _FILL = {AttrType.DOUBLE: 0.0, AttrType.FLOAT: 0.0, AttrType.INT: 0, AttrType.LONG: 0,
          AttrType.BOOL: False}
 
@@ -94,12 +96,8 @@ class Columns:
     def from_events(cls, definition, events):
         """Columns of engine events `(ts, row[, kind])` (rows already of the definition's
         types) or of `(ts, row)` pairs."""
-        if not events:
-            ts, cols = np.empty(0, np.int64), [[] for _ in definition.attributes]
-        else:
-            parts = list(zip(*events))  # timestamps, rows[, kinds]: one pass in C
-            ts = np.array(parts[0], np.int64)
-            cols = list(zip(*parts[1])) or [() for _ in definition.attributes]
+        ts = np.fromiter(map(_FIRST, events), np.int64, len(events))
+        cols = list(zip(*map(_SECOND, events))) or [() for _ in definition.attributes]
         values, nulls = [], []
         for a, col in zip(definition.attributes, cols):
             v, m = column_of(col, a.type)
@@ -124,7 +122,7 @@ def column_of(col, t):
             return values, None
         return values, np.array([x is None for x in col], bool)
     if dtype.kind == "f":
-        values = np.array(col, dtype)
+        values = np.fromiter(col, dtype, len(col))  # None reads as NaN: checked below
         if not np.isnan(values).any() or None not in col:
             return values, None
     elif dtype.kind in "iu":
