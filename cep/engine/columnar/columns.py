@@ -97,7 +97,8 @@ class Columns:
         """Columns of engine events `(ts, row[, kind])` (rows already of the definition's
         types) or of `(ts, row)` pairs."""
         ts = np.fromiter(map(_FIRST, events), np.int64, len(events))
-        cols = list(zip(*map(_SECOND, events))) or [() for _ in definition.attributes]
+        rows = list(map(_SECOND, events))
+        cols = [list(map(itemgetter(i), rows)) for i in range(len(definition.attributes))]
         values, nulls = [], []
         for a, col in zip(definition.attributes, cols):
             v, m = column_of(col, a.type)
@@ -122,9 +123,13 @@ def column_of(col, t):
             return values, None
         return values, np.array([x is None for x in col], bool)
     if dtype.kind == "f":
-        values = np.fromiter(col, dtype, len(col))  # None reads as NaN: checked below
-        if not np.isnan(values).any() or None not in col:
-            return values, None
+        if len(col) < 64:  # numpy's calls cost more than the scan
+            if None not in col:
+                return np.array(col, dtype), None
+        else:
+            values = np.fromiter(col, dtype, len(col))  # None reads as NaN: checked below
+            if not np.isnan(values).any() or None not in col:
+                return values, None
     elif dtype.kind in "iu":
         try:
             return np.array(col, dtype), None
