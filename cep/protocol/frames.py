@@ -14,10 +14,13 @@ reports) grow by adding keys and carry no version.
 | task data | header `[1, stream, source, origin_ts, task]` + payload rows | header, encode_rows | decode_header, decode_rows |
 | task barrier | header with stream BARRIER, checkpoint id for origin_ts, empty payload | barrier | decode_header |
 | map message | `{...}` (registry, control, reports) | pack_message | unpack_message |
+| HA input v1 | `[1, [[plan, seq, stream, events], ...]]` (active to passive, HTTP body) | encode_ha_input | decode_ha_input |
+| HA state v1 | zlib of the map `{format: 1, ...}` (a plan's state for a starting passive) | encode_ha_state | decode_ha_state |
 
 Decoders raise BadFrameError naming the kind, what was wrong and the bad value's type; they
 decode arrays as tuples where the caller iterates events (2-3x cheaper than lists).
 """
+import zlib
 from typing import NamedTuple
 
 import msgpack
@@ -31,6 +34,7 @@ FORMAT_CONTROL = 4  # publisher bolt start/commit notices
 START, COMMIT = "start", "commit"
 TASK_VERSION = 1  # version of the task data header between topology instances
 BARRIER = "\x00barrier"  # no declared stream can have this name
+HA_VERSION = 1  # the standalone HA pair's input and state frames (cep/worker/ha)
 
 _pack = msgpack.Packer(use_bin_type=True).pack
 _unpackb = msgpack.unpackb
@@ -216,6 +220,44 @@ def unpack_message(frame):
     if not isinstance(data, dict):
         raise BadFrameError(f"message must be a msgpack map, got {_shape(data)}")
     return data
+
+
+# the standalone HA pair (cep/worker/ha): forwarded input and a plan's state, over HTTP
+def encode_ha_input(items):
+    """The active's forwarded input: items are [plan key, seq, stream, events]."""
+    return _pack((HA_VERSION, items))
+
+
+def decode_ha_input(body):
+    """The forwarded items as tuples; BadFrameError for any other shape or version."""
+    data = _load(body, "HA input", False)
+    if type(data) is not tuple or len(data) != 2 or data[0] != HA_VERSION \
+            or type(data[1]) is not tuple:
+        raise BadFrameError(f"HA input must be [{HA_VERSION}, [[plan, seq, stream, events], "
+                            f"...]], got {_shape(data)}")
+    for item in data[1]:
+        if type(item) is not tuple or len(item) != 4:
+            raise BadFrameError(f"HA input item must be [plan, seq, stream, events], "
+                                f"got {_shape(item)}")
+    return data[1]
+
+
+def encode_ha_state(state):
+    """A plan's state (a map) for a starting passive, compressed."""
+    return zlib.compress(_pack(dict(state, format=HA_VERSION)), 1)
+
+
+def decode_ha_state(blob):
+    """The state map; BadFrameError when the blob is not a compressed version 1 state."""
+    try:
+        raw = zlib.decompress(blob)
+    except zlib.error as exc:
+        raise BadFrameError(f"HA state of {len(blob)} bytes is not zlib data: {exc}") from None
+    state = _load(raw, "HA state", True)
+    if not isinstance(state, dict) or state.get("format") != HA_VERSION:
+        found = state.get("format") if isinstance(state, dict) else _shape(state)
+        raise BadFrameError(f"HA state must be a map with format {HA_VERSION}, got {found!r}")
+    return state
 
 
 def _shape(data):

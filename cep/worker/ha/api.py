@@ -2,9 +2,9 @@
 receivers.http_host says, loopback by default). Every call needs the cluster secret."""
 import logging
 
-import msgpack
 from flask import Blueprint, Response, jsonify, request
 
+from cep.protocol import frames
 from cep.security import cluster_secret
 from cep.worker.ha.exceptions import PeerError, SyncError
 
@@ -35,9 +35,9 @@ def ha_blueprint(node, secret):
     @bp.post("/ha/input")
     def forwarded():
         try:
-            items = msgpack.unpackb(request.get_data(cache=False), raw=False, use_list=False)
+            items = frames.decode_ha_input(request.get_data(cache=False))
             return jsonify(node.on_forwarded(items))
-        except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        except (ValueError, TypeError) as exc:  # BadFrameError is a ValueError
             log.warning("HA: bad forwarded input: %s", exc)
             return jsonify({"error": "forwarded input is not [[plan, seq, stream, events]]"}), 400
 

@@ -6,8 +6,8 @@ import json
 import threading
 import urllib.parse
 
-import msgpack
 
+from cep.protocol import frames
 from cep.security import cluster_secret
 from cep.worker.ha.exceptions import PeerError
 
@@ -47,7 +47,7 @@ class PeerClient:
 
     def forward(self, items):
         """Send [[key, seq, stream, events], ...]; returns when the peer took them."""
-        self._call("POST", "/ha/input", msgpack.packb(items, use_bin_type=True),
+        self._call("POST", "/ha/input", frames.encode_ha_input(items),
                    "application/msgpack")
 
     def _call(self, method, path, body, ctype, timeout=None):

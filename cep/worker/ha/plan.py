@@ -2,19 +2,18 @@
 when this node is active, queued when passive), its input is numbered (one sequence per plan,
 the order the engine took it in) and, on the active in forward mode, forwarded to the passive
 before the receiver answers. `snapshot_state()` / `restore_state()` carry the engine state,
-the input and output sequences between the nodes (msgpack, zlib-compressed)."""
+the input and output sequences between the nodes (cep.protocol.frames: HA input and HA state)."""
 import hashlib
 import logging
-import zlib
 
-import msgpack
 
+from cep.protocol import frames
+from cep.protocol.exceptions import BadFrameError
 from cep.worker.ha.exceptions import PassiveNodeError, SyncError
 from cep.worker.ha.outputs import OutputLedger
 from cep.worker.standalone import StandalonePlan, prechecked
 
 log = logging.getLogger(__name__)
-SNAPSHOT_FORMAT = 1
 
 
 def plan_digest(spec):
@@ -121,11 +120,11 @@ class HaPlan(StandalonePlan):
         with self._lock:
             if attach is not None:
                 attach(self.in_seq)
-            state = {"format": SNAPSHOT_FORMAT, "digest": self.digest,
+            state = {"digest": self.digest,
                      "engine": self.runtime.snapshot(), "in_seq": self.in_seq,
                      "seq": self.ledger.seq, "published": self.ledger.published,
                      "last_in": {s: [e[0], list(e[1])] for s, e in self.last_in.items()}}
-            return zlib.compress(msgpack.packb(state, use_bin_type=True), 1)
+            return frames.encode_ha_state(state)
 
     def begin_sync(self):
         with self._lock:
@@ -134,11 +133,9 @@ class HaPlan(StandalonePlan):
     def restore_state(self, blob):
         """Take the active's state, then the input held meanwhile that it does not cover."""
         try:
-            state = msgpack.unpackb(zlib.decompress(blob), raw=False, strict_map_key=False)
-        except (zlib.error, ValueError, msgpack.UnpackException) as exc:
+            state = frames.decode_ha_state(blob)
+        except BadFrameError as exc:
             raise SyncError(f"plan {self.key}: the snapshot is not readable: {exc}") from None
-        if not isinstance(state, dict) or state.get("format") != SNAPSHOT_FORMAT:
-            raise SyncError(f"plan {self.key}: snapshot format {state.get('format')!r} unknown")
         if state.get("digest") != self.digest:
             raise SyncError(f"plan {self.key}: the snapshot is of another plan version "
                             f"({state.get('digest')} here {self.digest})")

@@ -1,5 +1,7 @@
 """Every frame kind of cep.protocol.frames round-trips, and bad frames of every kind raise
 BadFrameError naming what was wrong (never another exception type)."""
+import zlib
+
 import msgpack
 import pytest
 
@@ -129,3 +131,30 @@ def test_deprecated_paths_are_the_same_objects():
     from cep.protocol import registry_client
     assert wire.encode_batch is frames.encode_batch and wire.BadFrameError is BadFrameError
     assert client.RegistryClient is registry_client.RegistryClient
+
+
+def test_ha_input_round_trips_as_tuples():
+    items = [["-1234/P", 7, "S", [[1000, ["a", 1.5]]]], ["-1234/P", 8, "S", []]]
+    assert frames.decode_ha_input(frames.encode_ha_input(items)) == (
+        ("-1234/P", 7, "S", ((1000, ("a", 1.5)),)), ("-1234/P", 8, "S", ()))
+
+
+@pytest.mark.parametrize("data, why", [
+    ([2, []], "HA input must be [1,"),                      # another version
+    ([1, [["P", 1, "S"]]], "item must be [plan, seq"),       # an item of 3
+    ({"items": []}, "HA input must be [1,"),                 # a map
+])
+def test_bad_ha_input_is_refused(data, why):
+    with pytest.raises(BadFrameError, match=why.replace("[", r"\[")):
+        frames.decode_ha_input(msgpack.packb(data))
+
+
+def test_ha_state_round_trips_and_bad_blobs_are_refused():
+    state = {"digest": "abc", "engine": b"\x00\x01", "seq": {"Out": 3}}
+    assert frames.decode_ha_state(frames.encode_ha_state(state)) == dict(state, format=1)
+    with pytest.raises(BadFrameError, match="not zlib data"):
+        frames.decode_ha_state(b"plain bytes")
+    with pytest.raises(BadFrameError, match="format 1, got 2"):
+        frames.decode_ha_state(zlib.compress(msgpack.packb({"format": 2})))
+    with pytest.raises(BadFrameError, match="HA state of"):
+        frames.decode_ha_state(zlib.compress(b"\xc1"))

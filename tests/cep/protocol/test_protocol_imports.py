@@ -53,6 +53,22 @@ def test_the_former_copies_of_the_frame_format_use_the_codec(path):
     assert "msgpack" not in set(_imports(ROOT / path))
 
 
+# msgpack outside the codec, each for something that is not a frame on the wire
+NOT_WIRE = {"receivers/wal/segment.py": "the write-ahead log's record format on disk",
+            "topology/checkpoint/store.py": "the checkpoint blob format on disk",
+            "topology/routing.py": "fields grouping's stable hash of the grouping values"}
+
+
+def test_no_module_of_the_system_has_a_frame_format_of_its_own():
+    """Every msgpack frame on the wire goes through cep/protocol/frames.py: a module that
+    imports msgpack anywhere else is a second copy of the format (issue 12)."""
+    found = sorted(str(p.relative_to(ROOT))
+                   for package in ("cep", "receivers", "publishers", "topology", "manager")
+                   for p in (ROOT / package).rglob("*.py")
+                   if any(_under(m, ("msgpack",)) for m in _imports(p)))
+    assert found == sorted(["cep/protocol/frames.py", *NOT_WIRE])
+
+
 @pytest.mark.parametrize("path", ["topology/wire.py", "publishers/frames.py"])
 def test_the_removed_copies_stay_removed(path):
     assert not (ROOT / path).exists()
