@@ -5,6 +5,7 @@ import time
 import pytest
 
 from topology.cluster import master_state
+from topology.control import run_dir_alive
 from topology.launcher import get_topology, list_topologies, submit
 from topology.model import Topology
 from topology.shared_launch import SharedTopologyHandle, list_pools
@@ -69,6 +70,7 @@ def test_plans_share_one_application_kill_and_failure_stay_alone(shared, cluster
                     overrides={"topology.max_restarts": 0})
     failed = broken.wait_for("FAILED", timeout=120)
     assert "broken spout" in failed["reason"], failed
+    poll(lambda: not run_dir_alive(broken.run_dir))  # its job ended: its slot is free again
 
     # a plan that needs 2 slots waits for them (3 of 4 are held), with the reason
     waiting = submit(plan("D[-1234]"), shared, overrides={"topology.instances_per_task": 2})
