@@ -18,15 +18,17 @@ def spark_session(name, master=None, executors=None, settings=None):
     """A new SparkSession for one backtest (stop it when done)."""
     from pyspark.sql import SparkSession
     executors = int(executors or os.cpu_count() or 1)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # what the Python workers run
+    code = _code_conf(master, settings)
+    # pyspark takes the Python workers' interpreter from the environment, not the conf
+    os.environ["PYSPARK_PYTHON"] = code["spark.pyspark.python"]
     builder = SparkSession.builder.appName(name)
     if not master or master.startswith("local"):
         builder = builder.master(master or f"local[{executors}]")
     else:
         builder = builder.master(_cluster_url(master, settings))
-        for key, value in _cluster_conf(executors).items():
+        for key, value in _cluster_conf(executors, master == "embedded").items():
             builder = builder.config(key, value)
-    for key, value in _common_conf().items():
+    for key, value in {**code, **_common_conf()}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -41,19 +43,35 @@ def _cluster_url(master, settings):
     return ensure_cluster(settings or load_spark_settings()).master_url
 
 
-def _cluster_conf(executors):
-    return {"spark.executor.cores": "1", "spark.cores.max": str(executors),
+def _cluster_conf(executors, loopback):
+    """Executors of one core each; on the embedded cluster everything binds to loopback, on
+    another cluster the driver and executors bind their own addresses."""
+    conf = {"spark.executor.cores": "1", "spark.cores.max": str(executors),
             "spark.executor.instances": str(executors), "spark.executor.memory": "2g",
             "spark.scheduler.minRegisteredResourcesRatio": "1.0",
             "spark.scheduler.maxRegisteredResourcesWaitingTime": "30s",
-            "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
-            "spark.executorEnv.SPARK_LOCAL_IP": "127.0.0.1", "spark.task.maxFailures": "2"}
+            "spark.task.maxFailures": "2"}
+    if loopback:
+        conf.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+                     "spark.executorEnv.SPARK_LOCAL_IP": "127.0.0.1"})
+    return conf
+
+
+def _code_conf(master, settings):
+    """How the executors get the project: this checkout and this Python for `local[N]` and the
+    embedded cluster (both on this machine), else the shipped code zip and packed environment
+    of topology/shipping.py, as for topologies (`topology.code`, `topology.executor_python`)."""
+    if not master or master.startswith("local") or master == "embedded":
+        python = sys.executable
+        return {"spark.pyspark.python": python, "spark.pyspark.driver.python": python,
+                "spark.executorEnv.PYTHONPATH": PROJECT_ROOT}
+    from topology.shipping import resolve
+    from topology.spark_settings import load_spark_settings
+    base = settings or load_spark_settings()
+    return resolve(base.with_overrides({"spark.master": master})).spark_conf()
 
 
 def _common_conf():
-    python = sys.executable
-    return {"spark.pyspark.python": python, "spark.pyspark.driver.python": python,
-            "spark.executorEnv.PYTHONPATH": PROJECT_ROOT,
-            "spark.ui.showConsoleProgress": "false", "spark.ui.enabled": "false",
+    return {"spark.ui.showConsoleProgress": "false", "spark.ui.enabled": "false",
             "spark.sql.execution.arrow.maxRecordsPerBatch": "20000",
             "spark.sql.shuffle.partitions": "8", "spark.python.worker.reuse": "true"}
