@@ -29,7 +29,7 @@ def kill_leftovers(spark_settings):
         get_topology(status["name"], spark_settings).kill(wait_secs=0, timeout=20)
 
 
-def poll(fn, timeout=60.0, interval=0.25):
+def poll(fn, timeout=120.0, interval=0.25):
     """Call fn until it returns a truthy value; fail with the last value otherwise."""
     deadline, value = time.monotonic() + timeout, None
     while time.monotonic() < deadline:
@@ -83,7 +83,7 @@ def test_word_count_fields_grouping_exact(spark_settings, cluster, tmp_path):
     expected = collections.Counter(w for (s,) in SENTENCES for w in s.split())
     started = time.monotonic()
     handle = submit(t, spark_settings)
-    status = handle.wait_for("ACTIVE", timeout=60)
+    status = handle.wait_for("ACTIVE", timeout=150)
     submit_to_active = time.monotonic() - started
     assert status["tasks"] == 5 and status["ready"] == 5
     assert "WordCount[-1234]" in active_app_names(cluster)
@@ -107,7 +107,7 @@ def test_word_count_fields_grouping_exact(spark_settings, cluster, tmp_path):
 def test_waiting_for_slots_kill_frees_slots_side_by_side(spark_settings, cluster):
     huge = submit(counter_topology("Huge[-1234]", bolts=7), spark_settings)    # 9 > 8 slots
     big = submit(counter_topology("Big[-1234]", bolts=4), spark_settings)      # 6 of 8 slots
-    big.wait_for("ACTIVE", timeout=60)
+    big.wait_for("ACTIVE", timeout=150)
     assert huge.wait_for("WAITING_FOR_SLOTS", timeout=30)["reason"] == (
         "needs 9 free slots (cores); the cluster has 8, 2 free: more than the whole cluster, so "
         "it waits until workers with 1 more cores join (spark.slots) or its @dist parallel is "
@@ -124,7 +124,7 @@ def test_waiting_for_slots_kill_frees_slots_side_by_side(spark_settings, cluster
     assert big.kill(wait_secs=2)["status"] == "KILLED"
     assert "Big[-1234]" not in active_app_names(cluster)
     for handle in (small, third):  # both start once the slots are freed: 3 + 3 side by side
-        handle.wait_for("ACTIVE", timeout=60)
+        handle.wait_for("ACTIVE", timeout=150)
     first_counts = executed(small), executed(third)
     poll(lambda: executed(small) > first_counts[0] and executed(third) > first_counts[1])
     assert master_state(cluster.ui_url)["coresused"] == 6
@@ -138,7 +138,7 @@ def test_waiting_for_slots_kill_frees_slots_side_by_side(spark_settings, cluster
 
 def test_killed_python_worker_restarts_the_stage(spark_settings):
     handle = submit(counter_topology("Restart[-1234]", bolts=2), spark_settings)
-    handle.wait_for("ACTIVE", timeout=60)
+    handle.wait_for("ACTIVE", timeout=150)
     poll(lambda: executed(handle) > 0)
     victim = handle.metrics()["components"]["pass"]["instances"][0]
     os.kill(victim["pid"], signal.SIGKILL)  # the Python worker running one instance
@@ -162,7 +162,7 @@ def test_backpressure_and_cli_verbs(spark_settings, monkeypatch, capsys):
                config={"sleep_ms": 20})
     handle = submit(t, spark_settings, overrides={"topology.queue_batches": 4,
                                                   "topology.socket_buffer_kb": 64})
-    handle.wait_for("ACTIVE", timeout=60)
+    handle.wait_for("ACTIVE", timeout=150)
     time.sleep(3)
     comps = handle.metrics()["components"]
     emitted, done = comps["nums"]["emitted"], comps["slow"]["executed"]
@@ -248,7 +248,7 @@ def test_topology_fails_when_its_master_is_gone(spark_settings, cluster):
     """Last in this file: it stops the session cluster (the fixture restarts it on demand)."""
     handle = submit(counter_topology("Orphan[-1234]"), spark_settings,
                     overrides={"topology.master_lost_s": 3.0})
-    handle.wait_for("ACTIVE", timeout=60)
+    handle.wait_for("ACTIVE", timeout=150)
     stop_cluster(spark_settings)
     status = handle.wait_for("FAILED", timeout=60)
     assert status["reason"].startswith("the Spark master (") and "has not answered" in status["reason"]
