@@ -58,17 +58,30 @@ def _cluster_conf(executors, loopback):
 
 
 def _code_conf(master, settings):
-    """How the executors get the project: this checkout and this Python for `local[N]` and the
-    embedded cluster (both on this machine), else the shipped code zip and packed environment
-    of topology/shipping.py, as for topologies (`topology.code`, `topology.executor_python`)."""
-    if not master or master.startswith("local") or master == "embedded":
+    """How the executors get the project: this checkout and this Python for `local[N]`, the
+    embedded cluster and any master on loopback (its workers are on this machine), else the
+    shipped code zip and a packed environment with pyarrow (the Arrow data plane), as
+    topology/shipping.py does for topologies (`topology.code`, `topology.executor_python`)."""
+    if _on_this_machine(master):
         python = sys.executable
         return {"spark.pyspark.python": python, "spark.pyspark.driver.python": python,
                 "spark.executorEnv.PYTHONPATH": PROJECT_ROOT}
-    from topology.shipping import resolve
-    from topology.spark_settings import load_spark_settings
-    base = settings or load_spark_settings()
-    return resolve(base.with_overrides({"spark.master": master})).spark_conf()
+    from topology.packaging import EXECUTOR_DISTRIBUTIONS, env_archive
+    from topology.shipping import ENV_ALIAS, resolve
+    from topology.spark_settings import load_spark_settings, state_dir
+    settings = (settings or load_spark_settings()).with_overrides({"spark.master": master})
+    conf = resolve(settings).spark_conf()
+    if "spark.archives" in conf:
+        env = env_archive(state_dir(settings) / "ship", EXECUTOR_DISTRIBUTIONS + ("pyarrow",))
+        conf["spark.archives"] = f"{env}#{ENV_ALIAS}"
+    return conf
+
+
+def _on_this_machine(master):
+    if not master or master.startswith("local") or master == "embedded":
+        return True
+    host = master.split("://", 1)[-1].rsplit(":", 1)[0]
+    return host in ("127.0.0.1", "localhost", "[::1]")
 
 
 def _common_conf():

@@ -36,6 +36,7 @@ class HaPlan(StandalonePlan):
         self.pending, self.pending_events, self.pending_dropped = [], 0, 0
         self.in_seq = 0
         self.last_in = {}         # stream -> last event taken (dual-send alignment)
+        self.catch_up = {}        # stream -> the snapshot's last event not yet seen again
         self.refused_passive = self.dup_inputs = self.gaps = 0
         self._checked = {s.stream: prechecked(s.definition) for s in spec.imported}
         self.sync_info = {"state": "none"}
@@ -63,6 +64,10 @@ class HaPlan(StandalonePlan):
                 if self.syncing:
                     self._hold(None, stream, events)
                     return 0
+                if stream in self.catch_up:
+                    events = self._catching_up(stream, events)
+                    if not events:
+                        return 0
                 self._process(handler, stream, events)
                 ticket = self.node.forward(self.key, self.in_seq, stream, events)
             if ticket is not None:
@@ -83,6 +88,15 @@ class HaPlan(StandalonePlan):
             return
         if bad:
             self.engine_rejected += len(bad)
+
+    def _catching_up(self, stream, events):
+        """Dual-send after a sync: drop what the active's snapshot already covered (up to its
+        last event of the stream), also when it arrives after the sync ended."""
+        rest, passed = past(events, self.catch_up[stream])
+        if passed:
+            del self.catch_up[stream]
+        self.dup_inputs += len(events) - len(rest)
+        return rest
 
     def _hold(self, seq, stream, events):
         self.pending.append((seq, stream, events))
@@ -176,8 +190,12 @@ class HaPlan(StandalonePlan):
                 self.gaps += 1
                 self.need_sync = True
                 return
-        for stream, events in align_dual([x for x in held if x[0] is None], last_in):
-            self._process(self.runtime.input_handler(stream), stream, events)
+        self.catch_up = dict(last_in)
+        for _, stream, events in (x for x in held if x[0] is None):
+            if stream in self.catch_up:
+                events = self._catching_up(stream, events)
+            if events:
+                self._process(self.runtime.input_handler(stream), stream, events)
 
     def status(self):
         out = super().status()
@@ -199,23 +217,15 @@ class HaPlan(StandalonePlan):
         super().stop(unregister)
 
 
-def align_dual(held, last_in):
-    """Dual-send mode: the client sent each event to both nodes, so the passive's held input
-    overlaps what the active's snapshot covers. Per stream, drop the held events up to the
-    last one the active took (matched by timestamp and values); a stream whose last event is
-    not held keeps all of them. Yields (stream, events) in arrival order."""
-    cut = {}
-    for i, (_, stream, events) in enumerate(held):
-        last = last_in.get(stream)
-        if last is None:
-            continue
-        for j in range(len(events) - 1, -1, -1):
-            if (events[j][0], tuple(events[j][1])) == last:
-                cut[stream] = (i, j)
-                break
-    for i, (_, stream, events) in enumerate(held):
-        pos = cut.get(stream)
-        if pos is None or i > pos[0]:
-            yield stream, events
-        elif i == pos[0] and pos[1] + 1 < len(events):
-            yield stream, events[pos[1] + 1:]
+def past(events, last):
+    """(the events after `last`, whether `last` was passed) for one ordered dual-send stream:
+    `last` is the active's last event of the stream when it took its snapshot, matched by
+    timestamp and values; events before it (earlier timestamps, or its own timestamp before
+    the match) are covered by the snapshot."""
+    ts, values = last[0], tuple(last[1])
+    for j, event in enumerate(events):
+        if event[0] > ts:
+            return events[j:], True
+        if event[0] == ts and tuple(event[1]) == values:
+            return events[j + 1:], True
+    return events[:0], False

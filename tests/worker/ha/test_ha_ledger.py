@@ -1,12 +1,12 @@
 """Unit tests of the pair's output numbering and queue, the dual-send alignment after a state
-sync, and the role rules (cep/worker/ha/outputs.py, plan.align_dual, election.decide)."""
+sync, and the role rules (cep/worker/ha/outputs.py, plan.past, election.decide)."""
 import types
 
 import pytest
 
 from cep.worker.ha.election import decide
 from cep.worker.ha.outputs import OutputLedger
-from cep.worker.ha.plan import align_dual
+from cep.worker.ha.plan import past
 
 
 def ev(*vals):
@@ -51,11 +51,23 @@ def test_reset_takes_the_active_sequences():
 
 
 def test_dual_send_alignment_drops_what_the_snapshot_covers():
-    held = [(None, "S", ev(1, 2)), (None, "T", ev(10)), (None, "S", ev(3, 4)),
-            (None, "T", ev(11))]
-    last = {"S": (3, ("k3",)), "T": (10, ("k10",))}
-    assert list(align_dual(held, last)) == [("S", ev(4)), ("T", ev(11))]
-    assert list(align_dual(held, {})) == [(s, e) for _, s, e in held]
+    last = (3, ("k3",))
+    assert past(ev(1, 2, 3, 4), last) == (ev(4), True)       # cut after the matching event
+    assert past(ev(1, 2), last) == ([], False)                # all covered; still waiting
+    assert past(ev(5, 6), last) == (ev(5, 6), True)           # the match was never received
+    assert past([(3, ("other",)), (3, ("k3",)), (3, ("x",))], last) == ([(3, ("x",))], True)
+
+
+def test_a_passive_drops_covered_input_that_arrives_after_its_sync():
+    """The snapshot's last event may reach the passive after the sync ended (the client posts
+    to the active first): the catch-up keeps dropping until it has passed it."""
+    from types import SimpleNamespace
+    from cep.worker.ha.plan import HaPlan
+    plan = SimpleNamespace(catch_up={"S": (3, ("k3",))}, dup_inputs=0)
+    assert HaPlan._catching_up(plan, "S", ev(1, 2)) == []
+    assert plan.catch_up and plan.dup_inputs == 2
+    assert HaPlan._catching_up(plan, "S", ev(3, 4, 5)) == ev(4, 5)
+    assert plan.catch_up == {} and plan.dup_inputs == 3
 
 
 def node(role, node_id="a", epoch=0, started=0.0, lease=None, peer=None):
