@@ -56,6 +56,16 @@ def exactly_once_refusal(kind, where):
             f"cannot, use 'at-least-once' (duplicates counted) or 'at-most-once'")
 
 
+
+def seen_before(last, ident, n):
+    """How many leading events of a batch of `n` with identity `ident` are at or below `last`,
+    the highest (epoch, seq) already taken from its publisher (None: nothing yet)."""
+    if last is None or ident.epoch > last[0]:
+        return 0
+    if ident.epoch < last[0]:
+        return n
+    return min(n, max(0, last[1] - ident.first_seq + 1))
+
 class Dedup:
     """The highest identity seen per (publisher, stream): a batch's leading events at or
     below it are duplicates. In memory: a worker restart forgets it."""
@@ -70,12 +80,7 @@ class Dedup:
         key = (ident.publisher, stream)
         last = self.marks.get(key)
         end = (ident.epoch, ident.first_seq + n - 1)
-        if last is None or ident.epoch > last[0]:
-            skip = 0
-        elif ident.epoch < last[0]:
-            skip = n
-        else:
-            skip = min(n, max(0, last[1] - ident.first_seq + 1))
+        skip = seen_before(last, ident, n)
         if last is None or end > last:
             self.marks[key] = end
         return skip

@@ -23,6 +23,7 @@ import os
 import threading
 
 from publishers.base import batch_json_lines
+from publishers.delivery import seen_before
 from publishers.exceptions import SinkWriteError
 from publishers.file_sink import FileSink
 
@@ -99,12 +100,7 @@ class StagedFileSink(FileSink):
             self._append_segment(ident.epoch, ident.publisher, first, events[skip:])
 
     def _skip(self, ident, n):
-        last = self.marks.get(ident.publisher)
-        if last is None or ident.epoch > last[0]:
-            return 0
-        if ident.epoch < last[0]:
-            return n
-        return min(n, max(0, last[1] - ident.first_seq + 1))
+        return seen_before(self.marks.get(ident.publisher), ident, n)
 
     def _append_segment(self, epoch, pub, first, events):
         segs = self.staged.setdefault((epoch, pub), [])

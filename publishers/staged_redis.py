@@ -14,6 +14,7 @@ import logging
 
 import redis
 
+from publishers.delivery import seen_before
 from publishers.exceptions import SinkWriteError
 from publishers.redis_sink import RedisSink, _row_json
 
@@ -132,12 +133,7 @@ class StagedRedisSink(RedisSink):
         self._raise(ident.publisher, (ident.epoch, last))
 
     def _skip(self, ident, n):
-        last = self.marks.get(ident.publisher)
-        if last is None or ident.epoch > last[0]:
-            return 0
-        if ident.epoch < last[0]:
-            return n
-        return min(n, max(0, last[1] - ident.first_seq + 1))
+        return seen_before(self.marks.get(ident.publisher), ident, n)
 
     def commit(self, checkpoint):
         """Checkpoint `checkpoint` is complete: move every staged epoch before it, atomically."""

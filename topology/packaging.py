@@ -17,7 +17,6 @@ manager's base interpreter path, then ``python3.X`` on PATH), links it into the 
 and runs it, so the environment works wherever Spark unpacks it. pyspark itself is not
 packed: every Spark worker has its own, of the cluster's version (``$SPARK_HOME/python``).
 """
-import fcntl
 import hashlib
 import importlib.metadata as metadata
 import io
@@ -29,9 +28,9 @@ import tarfile
 import tempfile
 import time
 import zipfile
-from contextlib import contextmanager
 from pathlib import Path
 
+from topology.cluster import _locked
 from topology.exceptions import PackagingError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -240,12 +239,3 @@ def _prune(folder, keep):
     for path in old:
         path.unlink(missing_ok=True)
 
-
-@contextmanager
-def _locked(path):
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
