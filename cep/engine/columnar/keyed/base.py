@@ -1,0 +1,79 @@
+"""What every keyed kernel shares: the KeyedKernel interface, the checks of a query's
+output, and the columnar batch view the expression compiler reads."""
+import numpy as np
+
+from cep.engine.columnar.columns import DTYPES
+from cep.model import InsertInto
+
+
+class Unsuited(Exception):
+    """The query (or a part of it) has no exact keyed kernel: the engine runs it."""
+
+
+class KeyedKernel:
+    """A query's kernel over a partition's events of `input_stream` (see the package doc).
+
+    input_stream: the one stream it reads; output_stream: the stream it inserts into;
+    output_attributes: [(name, AttrType)] in select order."""
+
+    input_stream = None
+    output_stream = None
+    output_attributes = ()
+
+    def run(self, ts, starts, cols, end_ts):
+        """-> (out_ts int64, {name: array}, out_key intp) in key order and, within a key, in
+        the engine's order; or None to decline the batch (the caller runs the engine)."""
+        raise NotImplementedError
+
+
+class Batch:
+    """Columns as cep.engine.columnar.exprs reads them: `values[i]`, `nulls[i]`, len."""
+
+    __slots__ = ("values", "nulls", "n")
+
+    def __init__(self, values, n):
+        self.values, self.nulls, self.n = values, [None] * len(values), n
+
+    def __len__(self):
+        return self.n
+
+
+def batch_of(definition, cols, n, take=None):
+    """A Batch of `definition`'s attributes from the caller's `cols` (name -> array), the
+    rows `take` (an index array) or all; raises Unsuited for a dtype that is not the
+    attribute type's."""
+    values = []
+    for a in definition.attributes:
+        v = cols.get(a.name)
+        if v is None:
+            raise Unsuited(f"no column '{a.name}'")
+        want = DTYPES[a.type]
+        if v.dtype != want and not (want.kind == "O" and v.dtype.kind in "OU"):
+            raise Unsuited(f"column '{a.name}' is {v.dtype}, not {want}")
+        values.append(v if take is None else v[take])
+    return Batch(values, n if take is None else len(take))
+
+
+def check_output(query, definitions, names, types):
+    """(output stream id, [(name, type)]) when the query inserts current events into a
+    stream whose definition (if known) has exactly these attributes; else Unsuited."""
+    out = query.output
+    if not isinstance(out, InsertInto) or out.inner or out.event_type != "current":
+        raise Unsuited("not `insert into` current events")
+    if query.rate is not None:
+        raise Unsuited("output rate limiting")
+    attrs = list(zip(names, types))
+    known = definitions.get(out.target)
+    if known is not None and [(a.name, a.type) for a in known.attributes] != attrs:
+        raise Unsuited(f"'{out.target}' is defined with other attributes")
+    return out.target, attrs
+
+
+def key_of_rows(starts, n):
+    """The key run index of each of n rows."""
+    return np.repeat(np.arange(len(starts) - 1), np.diff(starts)).astype(np.intp, copy=False)
+
+
+def empty_result(attrs):
+    return (np.empty(0, np.int64), {name: np.empty(0, DTYPES[t]) for name, t in attrs},
+            np.empty(0, np.intp))

@@ -1,0 +1,5 @@
+"""pattern keyed kernel (not yet)."""
+
+
+def build(query, definitions, keys):
+    return None
