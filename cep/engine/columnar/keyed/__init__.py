@@ -21,11 +21,13 @@ def keyed_kernel(query, definitions, keys):
     a stateless query anywhere), or None when no exact kernel applies. `definitions`: stream
     id -> StreamDefinition of every stream of the plan; `keys`: input stream id -> partition
     key attribute name."""
+    from cep.engine.columnar.exprs import Unsupported
     from cep.engine.columnar.keyed import pattern, sliding, stateless
+    from cep.errors import CepError
     for build in (stateless.build, sliding.build, pattern.build):
         try:
             kernel = build(query, definitions, keys)
-        except Unsuited:
+        except (Unsuited, Unsupported, CepError):
             kernel = None
         if kernel is not None:
             return kernel

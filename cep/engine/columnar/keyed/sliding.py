@@ -24,6 +24,7 @@ from cep.engine.columnar.keyed.base import (
 from cep.engine.columnar.keyed.scan import local_index, running_sums, wrapping_cumsum
 from cep.engine.expressions import SingleStreamScope
 from cep.engine.selector import has_aggregators
+from cep.errors import CepError
 from cep.model import (
     And, AttrType, Constant, Filter, FunctionCall, Selector, SingleInputStream, TimeConstant,
     Window,
@@ -54,7 +55,7 @@ def build(query, definitions, keys):
         keep = _truth(compile_vec(cond, scope)) if cond is not None else None
         group = [compile_vec(v, scope) for v in s.group_by]
         outs = [_output(a.expression, scope) for a in s.attributes]
-    except Unsupported as exc:
+    except (Unsupported, CepError) as exc:
         raise Unsuited(str(exc)) from exc
     if any(g.type not in _KEYS for g in group):
         return None

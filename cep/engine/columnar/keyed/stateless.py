@@ -14,6 +14,7 @@ from cep.engine.columnar.keyed.base import (
 )
 from cep.engine.expressions import SingleStreamScope
 from cep.engine.selector import has_aggregators, output_items
+from cep.errors import CepError
 from cep.model import And, Filter, SingleInputStream, Window
 
 _SLIDING = ("length", "time")
@@ -38,7 +39,7 @@ def build(query, definitions, keys):
             filters is not True else None
         items = output_items(s, scope, definition)
         outs = [compile_vec(e, scope) for _, e in items]
-    except (Unsupported, Exception) as exc:  # unknown names too: the engine reports them
+    except (Unsupported, CepError) as exc:  # unknown names too: the engine reports them
         raise Unsuited(str(exc)) from exc
     target, attrs = check_output(query, definitions, [n for n, _ in items],
                                  [o.type for o in outs])
