@@ -12,6 +12,7 @@ import zmq
 from cep.security import curve
 from cep.protocol.exceptions import BadFrameError
 from cep.protocol.frames import decode_output
+from cep.protocol.sockets import close_bound
 from publishers.exceptions import PublisherError
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ class PublisherService:
         self._stop.set()
         self._thread.join(timeout=5)
         if not self._thread.is_alive() and not self._sock.closed:
-            self._sock.close(0)  # the thread died or never ran: the port is freed all the same
+            close_bound(self._sock)  # the thread died or never ran: the port is freed anyway
         self.sink_set.close()
 
     def _run(self):
@@ -74,8 +75,8 @@ class PublisherService:
                 if poller.poll(POLL_MS):
                     self._handle(self._sock.recv(copy=True))
         finally:  # a failure keeps the socket for the supervisor's restart (issue 11)
-            if self._stop.is_set():
-                self._sock.close(0)
+            if self._stop.is_set():  # the port is free when stop() returns
+                close_bound(self._sock)
 
     def _handle(self, frame):
         try:

@@ -13,6 +13,7 @@ import zmq
 
 from cep.protocol.exceptions import BadFrameError
 from cep.protocol.frames import decode_pairs, encode_pairs
+from cep.protocol.sockets import close_bound
 from cep.security import curve
 from receivers.exceptions import BadPayloadError, ReceiverError
 from receivers.validation import StreamKey
@@ -62,7 +63,7 @@ class ZmqReceiver:
         self._stop.set()
         self._thread.join(timeout=5)
         if not self._thread.is_alive() and not self._sock.closed:
-            self._sock.close(0)  # the thread died or never ran: the port is freed all the same
+            close_bound(self._sock)  # the thread died or never ran: the port is freed anyway
 
     def _run(self):
         poller = zmq.Poller()
@@ -72,8 +73,8 @@ class ZmqReceiver:
                 if poller.poll(POLL_MS):
                     self._handle(self._sock.recv_multipart(copy=True))
         finally:  # a failure keeps the socket for the supervisor's restart (issue 11)
-            if self._stop.is_set():
-                self._sock.close(0)
+            if self._stop.is_set():  # the port is free when stop() returns
+                close_bound(self._sock)
 
     def _handle(self, frames):
         try:

@@ -13,6 +13,7 @@ from cep.security import cluster_secret, curve
 from manager.exceptions import RegistryError
 from manager.registry.table import KINDS, EndpointTable
 from cep.protocol.frames import pack_message, unpack_message
+from cep.protocol.sockets import close_bound
 
 log = logging.getLogger("manager.registry")
 
@@ -125,7 +126,7 @@ class RegistryService:
                 except zmq.ZMQError as exc:
                     log.warning("registry could not reply: %s", exc)
         finally:
-            sock.close(0)
+            close_bound(sock)  # the port is free when stop() returns (a restart binds it)
 
     def handle_frames(self, frames):
         """Reply frames for one ROUTER message: [identity, (b''), request] -> same envelope."""
