@@ -52,9 +52,17 @@ def _whole(junction, seen=()):
     steps: only columnar kernels (whose output does not depend on where batches end) and
     callbacks read it, and the same holds downstream of each kernel's output stream. A
     partition, pattern or join reads rows per batch (a partition emits each batch key by
-    key), so it gets the steps that send_batch would give it."""
+    key), so it gets the steps that send_batch would give it; a partition whose keyed
+    pattern kernels all have columnar forms (partition/vector.py: their output does not
+    depend on where batches end) names its output streams by `columnar_targets()`."""
     for s in junction.subscribers:
         if type(s) is CallbackSink:
+            continue
+        targets = getattr(s, "columnar_targets", None)
+        if targets is not None:  # a partition whose keyed kernels all have columnar forms
+            js = targets()
+            if js is None or any(j in seen or not _whole(j, seen + (junction,)) for j in js):
+                return False
             continue
         if getattr(s, "process_columns", None) is None or \
                 getattr(s, "kernel", True) is None:

@@ -39,6 +39,23 @@ class Router(Processor):
     def process(self, batch):
         self.owner.dispatch(self.stream_id, batch, self.route)
 
+    def columnar_targets(self):
+        """The junctions the partition's columnar kernels feed, when every query has one
+        (a batch may then come whole, see junction._whole), else None."""
+        fast = self.owner.fast
+        return None if fast is None else fast.columnar_targets()
+
+    def process_columns(self, cols):
+        """A columnar batch: whole through the keyed kernels' columnar forms when they
+        take it, else as rows in send_batch's steps."""
+        fast = self.owner.fast
+        if fast is not None and fast.process_columns(self.stream_id, cols):
+            return
+        from cep.engine.junction import STEP
+        rows = cols.events()
+        for i in range(0, len(rows), STEP):
+            self.process(rows[i:i + STEP])
+
 
 class PartitionRuntime:
     stateful = True

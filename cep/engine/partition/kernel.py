@@ -72,6 +72,9 @@ def build_kernel(shared, definitions, pkey_source, pkey_globals, hook, projectio
     kernel = PatternKernel(shared, _source(parts, pkey_source, shared.within, row),
                            {**pkey_globals, **parts["globals"]})
     kernel.projects = projection is not None
+    # the model parts, for the columnar form (vector.py)
+    kernel.model = {**parts["model"], "collapse": parts["collapse"],
+                    "count_null": parts["row_key"] is None}
     return kernel
 
 
@@ -144,6 +147,8 @@ def _parts(shared, defs, hook):
         out["range"] = (op, _compile(own, sb, globs, False), _compile(other, sb, globs, True))
     if rest:
         out["rest"] = _compile(and_all(rest), sb, globs, False)
+    out["model"] = {"nodes": (a, b), "cond_a": expr_a, "rest": rest,
+                    "range": None if rng is None else rng[:3]}
     return out
 
 
@@ -301,14 +306,26 @@ class PatternKernel:
         # with within: start timestamps of partials seq popped+1.. in filing order
         self.filed, self.popped, self.swept, self.sweep_every = [], 0, 0, SWEEP_MIN
         self.on_output = None  # no timers: matches only complete on events
+        self.vector = None  # the columnar form (vector.py), when the query has one
 
     def process(self, stream_id, batch, out):
         if stream_id not in self.streams or not batch:
             return
+        self._rows_state()
         self.seq = self._run(batch, self.buckets, out.append, self.filed.append, self.seq,
                              self.popped)
         if self.within is not None and self.filed:
             self._expire(batch[-1][0] - self.within)
+
+    def process_columns(self, stream_id, cols):
+        """A columnar batch the columnar form `accepts`: its output Columns, or None."""
+        if stream_id not in self.streams or not len(cols):
+            return None
+        return self.vector.run(self, cols)
+
+    def _rows_state(self):
+        if self.vector is not None and self.vector.pend is not None:
+            self.vector.to_rows(self)
 
     def _expire(self, limit):
         """Drop the partials filed before the first one that started at or after `limit`."""
@@ -334,15 +351,19 @@ class PatternKernel:
         self.swept, self.sweep_every = cut, max(SWEEP_MIN, left)
 
     def pending_count(self):
+        self._rows_state()
         self._sweep()
         return sum(map(len, self.buckets.values()))
 
     def get_state(self):
+        self._rows_state()
         self._sweep()  # the buckets then hold exactly the live partials
         return {"kernel": self.buckets, "filed": list(self.filed), "popped": self.popped,
                 "seq": self.seq}
 
     def set_state(self, state):
+        if self.vector is not None:
+            self.vector.pend = self.vector.filed = None
         self.buckets, self.seq = state["kernel"], state["seq"]
         if "expiry" in state:  # a snapshot of the earlier form (see _old_state)
             self.buckets, self.filed, self.popped = _old_state(state, self.ranged)

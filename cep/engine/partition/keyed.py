@@ -60,6 +60,9 @@ class KeyedPatterns:
             link([selector, ctx.build_output(q, out_def, selector)])
             kernel = pkeys and build_kernel(shared, defs, *pkeys[nodes[0].stream_id].kernel,
                                             hook, _projection(q, scope, ctx))
+            if kernel and kernel.projects:
+                kernel.vector = _vector(kernel, partition, defs[nodes[0].stream_id], q,
+                                        scope, out_def)
             kernels.append(kernel)
             merged.append(kernel or (pkeys is not None and _merge_keys(shared, pkeys)))
             self.queries.append((shared, selector))
@@ -97,6 +100,31 @@ class KeyedPatterns:
         for (_, selector), out in zip(self.queries, outs):
             if out:
                 selector.process(out)
+
+    def process_columns(self, stream_id, cols):
+        """A columnar batch through the merged kernels' columnar forms, each query's output
+        leaving before the next query runs, as in `process_merged`; False (nothing done)
+        when a kernel lacks one or refuses the batch: then it goes as rows."""
+        if self.merged is None or not all(getattr(m, "vector", None) is not None and
+                                          m.vector.accepts(cols) for m in self.merged):
+            return False
+        for m, sink in zip(self.merged, self.sinks):
+            res = m.process_columns(stream_id, cols)
+            if res is not None:
+                emit_to(sink, res)
+        return True
+
+    def columnar_targets(self):
+        """The stream junctions the columnar kernels insert into, or None when a query
+        has no columnar form or does not insert into a stream."""
+        if self.merged is None or any(getattr(m, "vector", None) is None
+                                      for m in self.merged):
+            return None
+        js = [getattr(sink, "junction", None) for sink in self.sinks]
+        if any(j is None or type(sink).__name__ != "InsertIntoStream"
+               for j, sink in zip(js, self.sinks)):
+            return None
+        return js
 
     def process_merged(self, stream_id, batch):
         """One machine for all keys: the whole batch in one call, in event order."""
@@ -173,6 +201,27 @@ def _augment(node, p_row, p_start, s0):
         k = pk(p)
         return None if k is None else (p_start(p[s0]), k)
     node.row_key, node.partial_key = row_key, partial_key
+
+
+def _vector(kernel, partition, definition, query, scope, out_def):
+    """The kernel's columnar form (vector.py), or None."""
+    from cep.engine.partition.vector import build_vector
+    from cep.engine.selector import output_items
+    sel = query.selector
+    if sel.select_all or not sel.attributes:
+        return None
+    key = next(k.expression for k in partition.keys if k.stream_id == definition.id)
+    return build_vector(kernel.model, definition, key, output_items(sel, scope, definition),
+                        out_def, kernel.within, kernel.model["count_null"])
+
+
+def emit_to(sink, cols):
+    """Columns to a processor: as Columns when it takes them, else as rows."""
+    pc = getattr(sink, "process_columns", None)
+    if pc is not None:
+        pc(cols)
+    else:
+        sink.process(cols.events())
 
 
 def _projection(query, scope, ctx):
