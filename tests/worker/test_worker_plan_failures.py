@@ -2,20 +2,15 @@
 and never leaks a listening socket; a removed plan closes every port it opened.
 
 Real worker in distributed mode, real registry service, stand-in manager REST endpoint; the
-listening sockets are counted from the operating system (psutil)."""
+listening sockets are counted from the operating system (psutil). Under pytest-xdist this
+process ran other test files before: a new listener counts against the worker unless a thread
+that ran before the worker holds it (tests/worker/listeners.py)."""
 import socket
 
-import psutil
-
+from tests.worker.listeners import Listeners
 from tests.worker.test_worker_distributed import make_worker
 
-
-def listening():
-    """This process's listening TCP ports (the worker runs in this process)."""
-    proc = psutil.Process()
-    conns = proc.net_connections("tcp") if hasattr(proc, "net_connections") \
-        else proc.connections("tcp")
-    return sorted(c.laddr.port for c in conns if c.status == psutil.CONN_LISTEN)
+KEY = "-1234/StockAnalysis"
 
 
 def free_port():
@@ -36,32 +31,34 @@ def test_a_plan_failing_half_way_closes_what_it_opened_and_is_not_retried(
     blocker.bind(("127.0.0.1", 0))
     blocker.listen()
     taken = blocker.getsockname()[1]
+    ports = Listeners()
     w = make_worker(fake_manager, registry_service, tmp_path).start()
     try:
         assert wait_for(lambda: w.sync.polls >= 2)
-        before = listening()
+        ports.mark()  # the worker's own HTTP and ZeroMQ receivers are up
         http_port = free_port()
         bad = [{"type": "http", "options": {"port": str(http_port)}},  # opens a listener ...
                {"type": "zmq", "options": {"url": f"tcp://127.0.0.1:{taken}"}}]  # ... then fails
         for version in (1, 2, 3):  # each new version is tried once and fails the same way
             fake_manager.set_plans([with_sources(helpers["stock_entry"](version), *bad)])
-            assert wait_for(lambda: w.status()["failed"].get("-1234/StockAnalysis", {})
-                            .get("version") == version)
-            assert listening() == before
-        failed = w.status()["failed"]["-1234/StockAnalysis"]["error"]
+            assert wait_for(lambda: w.status()["failed"].get(KEY, {}).get("version") == version)
+            assert w.ports.get(KEY) > 0  # its publisher service was bound before the failure
+            assert ports.new(w) == set()  # at once: failed means its ports are closed
+        failed = w.status()["failed"][KEY]["error"]
         assert "@source failed" in failed and "ZMQError" in failed
         polls = w.sync.polls
         assert wait_for(lambda: w.sync.polls >= polls + 3)
-        assert w.sync.last_error is None and listening() == before and not w.plans
+        assert w.sync.last_error is None and ports.new(w) == set() and not w.plans
         zmq_port = free_port()
         good = [{"type": "http", "options": {"port": str(http_port)}},
                 {"type": "zmq", "options": {"url": f"tcp://127.0.0.1:{zmq_port}"}}]
         fake_manager.set_plans([with_sources(helpers["stock_entry"](4), *good)])
-        assert wait_for(lambda: "-1234/StockAnalysis" in w.status()["plans"])
-        during = listening()
-        assert {http_port, zmq_port} <= set(during) and len(during) == len(before) + 3
+        assert wait_for(lambda: KEY in w.status()["plans"])
+        publisher = w.status()["plans"][KEY]["outflow"]["port"]
+        assert ports.new(w) == {http_port, zmq_port, publisher}
         fake_manager.set_plans([])  # removed: the sources and the publisher service close
-        assert wait_for(lambda: not w.plans and listening() == before)
+        assert wait_for(lambda: not w.status()["plans"])  # (the status waits for the teardown)
+        assert ports.new(w) == set()  # at once: removed means its ports are closed
     finally:
         w.stop()
         blocker.close()
@@ -70,14 +67,15 @@ def test_a_plan_failing_half_way_closes_what_it_opened_and_is_not_retried(
 def test_a_30_digit_tenant_is_skipped_with_an_error_and_no_sync_loop(
         fake_manager, registry_service, tmp_path, helpers):
     wait_for = helpers["wait_for"]
+    ports = Listeners()
     w = make_worker(fake_manager, registry_service, tmp_path).start()
     try:
         assert wait_for(lambda: w.sync.polls >= 1)
-        before = listening()
+        ports.mark()
         huge = helpers["stock_entry"](1, name="Huge")
         huge["tenant"] = 10 ** 29
         fake_manager.set_plans([huge, helpers["stock_entry"](1)])
-        assert wait_for(lambda: "-1234/StockAnalysis" in w.status()["plans"])
+        assert wait_for(lambda: KEY in w.status()["plans"])
         sync = w.status()["sync"]
         (key, error), = sync["plan_errors"].items()
         assert key == f"{10 ** 29}/Huge" and "32-bit" in error
@@ -85,8 +83,10 @@ def test_a_30_digit_tenant_is_skipped_with_an_error_and_no_sync_loop(
         assert wait_for(lambda: w.sync.polls >= polls + 3)
         assert w.sync.last_error is None and list(w.plans) == [(-1234, "StockAnalysis")]
         assert fake_manager.requests >= requests + 3  # polled, answered 304: no retry storm
-        assert len(listening()) == len(before) + 1  # the good plan's publisher service only
+        # the good plan's publisher service only
+        assert ports.new(w) == {w.status()["plans"][KEY]["outflow"]["port"]}
         fake_manager.set_plans([])
-        assert wait_for(lambda: not w.plans and listening() == before)
+        assert wait_for(lambda: not w.status()["plans"])
+        assert ports.new(w) == set()
     finally:
         w.stop()
