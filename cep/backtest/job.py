@@ -1,12 +1,14 @@
-"""The backtest job: datasets -> one DataFrame of timestamp-ordered events -> engine per task.
+"""The backtest job: datasets -> one DataFrame of events -> kernels and engine per task.
 
-Every input becomes `__ts, __s` (its index in the --input order), `__seq` (row order in the
-dataset), `__k` (the partition key as a string) and its attributes `c<i>_<j>`; the union is
-repartitioned by `__k` (keyed plans, several partitions per executor) or into one partition
-(single-task), sorted within partitions by (__ts, __s, __seq) (keyed plans: by __k first, so
-each key's events run back to back) and handed to the engine with mapInArrow. Ties of equal
-timestamps thus go in --input order, then row order: the order of the merged file
-`cep run --playback` is compared with (per key, for keyed plans)."""
+Every input becomes `__ts`, `__seq` (row order in the dataset), its attributes `c<i>_<j>` and,
+with several inputs, `__s` (its index in the --input order) and `__k` (the partition key as a
+string); one keyed input is repartitioned by its key attribute's own column (no copy of it
+through the shuffle). Keyed plans are repartitioned by key (several partitions per executor)
+and each task sorts its events by (key, __ts, __s, __seq) with numpy (keyed_task.py, faster
+than Spark's sort); single-task plans go into one partition sorted by Spark by (__ts, __s,
+__seq). mapInArrow hands the batches to the task. Ties of equal timestamps thus go in --input
+order, then row order: the order of the merged file `cep run --playback` is compared with (per
+key, for keyed plans). Spark's shuffle does not keep row order, hence `__seq`."""
 import logging
 import os
 import re
@@ -28,13 +30,13 @@ log = logging.getLogger(__name__)
 SPARK_TYPES = {AttrType.STRING: "string", AttrType.INT: "int", AttrType.LONG: "bigint",
                AttrType.FLOAT: "float", AttrType.DOUBLE: "double", AttrType.BOOL: "boolean",
                AttrType.OBJECT: "string"}
-SORT = ("__ts", "__s", "__seq")
-KEYED_SORT = ("__k",) + SORT
+BATCH_ROWS = 100_000  # Arrow batch size into the tasks
+PARTS_PER_CORE = 4  # keyed partitions per core: tasks even out, each fits in memory
 
 
 def run_backtest(plan_text, specs, output_dir, fmt="parquet", ts_column="timestamp",
                  tenant="-1234", spark=None, master=None, executors=None, allow_nulls=False,
-                 overwrite=False, progress=None, bucket_ms=None):
+                 overwrite=False, progress=None, bucket_ms=None, kernels=True):
     """Run `plan_text` over the InputSpecs; write `output_dir`; return the Summary."""
     if fmt not in outputs.EXTENSIONS:
         raise SpecError(f"--format {fmt!r}: use parquet, jsonl or csv")
@@ -42,13 +44,13 @@ def run_backtest(plan_text, specs, output_dir, fmt="parquet", ts_column="timesta
     staging = tempfile.mkdtemp(prefix="cep-backtest-staging-")  # JSON lines/CSV as Parquet
     try:
         return _run(plan, plan_text, specs, output_dir, fmt, ts_column, tenant, spark, master,
-                    executors, allow_nulls, overwrite, progress, bucket_ms, staging)
+                    executors, allow_nulls, overwrite, progress, (bucket_ms, kernels), staging)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
 def _run(plan, plan_text, specs, output_dir, fmt, ts_column, tenant, spark, master, executors,
-         allow_nulls, overwrite, progress, bucket_ms, staging):
+         allow_nulls, overwrite, progress, options, staging):
     name = plan.name or "Plan"
     checked, exported = _check(plan, specs, ts_column, allow_nulls, staging)
     mode = plan_mode(plan, {c.stream for c in checked})
@@ -64,7 +66,7 @@ def _run(plan, plan_text, specs, output_dir, fmt, ts_column, tenant, spark, mast
                           output=os.path.abspath(output_dir), format=fmt,
                           spark_master=spark.sparkContext.master)
         summary.executors = _executors(spark)
-        rows = _execute(spark, plan_text, checked, exported, mode, tmp, fmt, bucket_ms,
+        rows = _execute(spark, plan_text, checked, exported, mode, tmp, fmt, options,
                         progress, summary)
         merge_stats(summary, rows)
         summary.run_seconds = time.monotonic() - started
@@ -97,18 +99,24 @@ def _check(plan, specs, ts_column, allow_nulls, staging):
     return checked, exported
 
 
-def _execute(spark, plan_text, checked, exported, mode, tmp, fmt, bucket_ms, progress, summary):
-    frame = _events_frame(spark, checked, mode)
+def _execute(spark, plan_text, checked, exported, mode, tmp, fmt, options, progress, summary):
+    bucket_ms, kernels = options
+    _size_splits(spark, checked)
+    frame, key_column = _events_frame(spark, checked, mode)
     totals = _totals(frame, checked)
     if not totals["n"]:
         return []
     span = max(totals["hi"] - totals["lo"], 1)
     summary.bucket_ms = bucket_ms or _nice_bucket(span)
     spec = TaskSpec(plan_text, tuple((c.stream, len(c.attributes)) for c in checked), exported,
-                    tmp, fmt, int(totals["hi"]), summary.bucket_ms, mode.keyed)
-    parts = 4 * spark.sparkContext.defaultParallelism if mode.keyed else 1
-    ordered = (frame.repartition(parts, "__k") if mode.keyed else frame.repartition(1))
-    ordered = ordered.sortWithinPartitions(*(KEYED_SORT if mode.keyed else SORT))
+                    tmp, fmt, int(totals["hi"]), summary.bucket_ms, mode.keyed, key_column,
+                    kernels)
+    if mode.keyed:
+        ordered = frame.repartition(PARTS_PER_CORE * spark.sparkContext.defaultParallelism,
+                                    key_column)
+    else:
+        sort = ("__ts", "__s", "__seq") if len(checked) > 1 else ("__ts", "__seq")
+        ordered = frame.repartition(1).sortWithinPartitions(*sort)
 
     def engine(batches):
         from pyspark import TaskContext
@@ -143,24 +151,49 @@ def _totals(frame, checked):
 
 
 def _events_frame(spark, checked, mode):
+    """(the union of the inputs, the column keyed plans repartition by)."""
     from pyspark.sql import functions as F
-    frames = []
+    frames, multi = [], len(checked) > 1
+    names = [a.name for a in checked[0].attributes]
+    key_attr = mode.keys.get(checked[0].stream) if mode.keyed else None
+    key_column = (f"c0_{names.index(key_attr)}" if key_attr and not multi else
+                  "__k" if mode.keyed else None)
     for i, c in enumerate(checked):
         df = spark.read.parquet(c.parquet)
         ts = F.col(c.ts_column)
         ts = F.unix_millis(ts) if "timestamp" in dict(df.dtypes)[c.ts_column] else ts.cast("long")
-        key_attr = mode.keys.get(c.stream)
-        key = (F.col(key_attr).cast("string") if key_attr else
-               (F.monotonically_increasing_id() % 1024).cast("string"))
-        cols = [ts.alias("__ts"), F.lit(i).cast("int").alias("__s"),
-                F.monotonically_increasing_id().alias("__seq"), key.alias("__k")]
+        cols = [ts.alias("__ts"), F.monotonically_increasing_id().alias("__seq")]
+        if multi:
+            cols.append(F.lit(i).cast("int").alias("__s"))
+        if key_column == "__k":
+            attr = mode.keys.get(c.stream)
+            key = (F.col(attr).cast("string") if attr else
+                   (F.monotonically_increasing_id() % 1024).cast("string"))
+            cols.append(key.alias("__k"))
         cols += [F.col(a.name).cast(SPARK_TYPES[a.type]).alias(f"c{i}_{j}")
                  for j, a in enumerate(c.attributes)]
         frames.append(df.select(*cols))
     frame = frames[0]
     for other in frames[1:]:
         frame = frame.unionByName(other, allowMissingColumns=True)
-    return frame
+    return frame, key_column
+
+
+def _size_splits(spark, checked):
+    """Input splits of about a quarter of an executor's share (whole row groups each), so the
+    read and shuffle-write stage has work for every core (128 MB splits gave 3 tasks to 2)."""
+    total = sum(_bytes(c.parquet) for c in checked)
+    cores = spark.sparkContext.defaultParallelism
+    size = min(max(total // (PARTS_PER_CORE * cores), 4 << 20), 128 << 20)
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(size))
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(BATCH_ROWS))
+
+
+def _bytes(path):
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path)
+               for f in files)
 
 
 def _nice_bucket(span_ms):

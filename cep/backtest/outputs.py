@@ -1,7 +1,8 @@
 """Output datasets: one per exported stream, written to a temporary directory then renamed.
 
-Tasks write `<tmp>/<Stream>/part-<partition>.<ext>` through an OutputWriter (Parquet or CSV
-through pyarrow, JSON lines); the driver renames the temporary directory (a sibling of the
+Tasks write `<tmp>/<Stream>/part-<partition>.<ext>` through an OutputWriter (the engine's
+events; Parquet or CSV through pyarrow, JSON lines) and `part-<partition>-k<i>.<ext>` through
+a ColumnWriter (a keyed kernel's numpy columns, written without rows); the driver renames the temporary directory (a sibling of the
 output directory, so the rename is atomic) only when the whole job succeeded, and removes it
 otherwise: a failed backtest leaves nothing in the output directory."""
 import json
@@ -9,8 +10,8 @@ import os
 import shutil
 import uuid
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from cep.backtest.exceptions import SpecError
 from cep.backtest.inputs import ARROW_TYPES
@@ -20,18 +21,35 @@ EXTENSIONS = {"parquet": "parquet", "jsonl": "jsonl", "csv": "csv"}
 FLUSH_EVENTS = 65536
 
 
+def output_schema(attrs):
+    """`timestamp` (or `_timestamp` when an attribute is so named) and the attributes."""
+    ts_name = "timestamp" if all(a.name != "timestamp" for a in attrs) else "_timestamp"
+    return pa.schema([(ts_name, pa.int64())] + [(a.name, ARROW_TYPES[a.type]) for a in attrs])
+
+
+def bucket_counts(ts, bucket_ms, into):
+    """Add the counts of int64 timestamps per `bucket_ms` bucket (truncating, as pc.divide)."""
+    ts = np.asarray(ts, dtype=np.int64)
+    if not len(ts):
+        return into
+    q = ts // bucket_ms
+    q += (ts < 0) & (ts % bucket_ms != 0)  # toward zero
+    keys, counts = np.unique(q, return_counts=True)
+    for k, n in zip(keys.tolist(), counts.tolist()):
+        into[k] = into.get(k, 0) + n
+    return into
+
+
 class OutputWriter:
     """Collects one stream's output events of one task and writes them in chunks."""
 
-    def __init__(self, tmp_dir, stream_id, definition, fmt, partition_id, bucket_ms):
+    def __init__(self, tmp_dir, stream_id, definition, fmt, partition_id, bucket_ms, suffix=""):
         folder = os.path.join(tmp_dir, stream_id)
         os.makedirs(folder, exist_ok=True)
-        self.path = os.path.join(folder, f"part-{partition_id:05d}.{EXTENSIONS[fmt]}")
+        self.path = os.path.join(folder, f"part-{partition_id:05d}{suffix}.{EXTENSIONS[fmt]}")
         self.fmt, self.bucket_ms = fmt, bucket_ms
         self.attrs = definition.attributes
-        ts_name = "timestamp" if all(a.name != "timestamp" for a in self.attrs) else "_timestamp"
-        self.schema = pa.schema([(ts_name, pa.int64())] +
-                                [(a.name, ARROW_TYPES[a.type]) for a in self.attrs])
+        self.schema = output_schema(self.attrs)
         self.pending, self.writer, self.file = [], None, None
         self.count, self.first_ts, self.last_ts, self.buckets = 0, None, None, {}
 
@@ -81,9 +99,40 @@ class OutputWriter:
         self.count += len(ts)
         self.first_ts = ts[0].as_py() if self.first_ts is None else self.first_ts
         self.last_ts = ts[-1].as_py()
-        counts = pc.value_counts(pc.divide(ts, self.bucket_ms))
-        for k, n in zip(counts.field(0).to_pylist(), counts.field(1).to_pylist()):
-            self.buckets[k] = self.buckets.get(k, 0) + n
+        bucket_counts(ts.to_numpy(), self.bucket_ms, self.buckets)
+
+
+class ColumnWriter(OutputWriter):
+    """A keyed kernel's output of one task: numpy columns written as one table."""
+
+    def write_columns(self, ts, columns):
+        """`ts`: int64 array; `columns`: name -> numpy array, every attribute of the stream."""
+        if not len(ts):
+            return
+        self.count += len(ts)
+        lo, hi = int(ts.min()), int(ts.max())
+        self.first_ts = lo if self.first_ts is None else min(lo, self.first_ts)
+        self.last_ts = hi if self.last_ts is None else max(hi, self.last_ts)
+        bucket_counts(ts, self.bucket_ms, self.buckets)
+        arrays = [pa.array(ts, pa.int64())] + [_column(columns[a.name], a.type) for a in self.attrs]
+        table = pa.Table.from_arrays(arrays, schema=self.schema)
+        if self.fmt == "jsonl":
+            self._write_jsonl(arrays[0], [(None, r) for r in zip(*(a.to_pylist()
+                                                                    for a in arrays[1:]))])
+            return
+        if self.writer is None:
+            self.writer = self._open()
+        self.writer.write_table(table)
+
+
+def _column(values, attr_type):
+    """A numpy column as the Arrow type of `attr_type` (as the engine's values would convert)."""
+    values = np.asarray(values)
+    if attr_type == AttrType.OBJECT or (attr_type == AttrType.STRING and values.dtype.kind != "O"):
+        return _array(values.tolist(), attr_type)
+    if attr_type == AttrType.FLOAT and values.dtype != np.float32:
+        values = values.astype(np.float32)
+    return pa.array(values, ARROW_TYPES[attr_type])
 
 
 def _array(values, attr_type):

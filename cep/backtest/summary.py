@@ -19,6 +19,7 @@ class Summary:
     tasks: int = 0
     executors: int = 0  # Spark executors registered (local mode: its threads)
     spark_master: str = ""
+    task_seconds: dict = field(default_factory=dict)  # phase -> wall seconds summed over tasks
     output: str = ""
     format: str = ""
 
@@ -50,6 +51,8 @@ def merge_stats(summary, stat_rows):
         if stream == "":
             summary.events_in += count
             summary.tasks += 1
+            for phase, sec in json.loads(hist or "{}").items():
+                summary.task_seconds[phase] = round(summary.task_seconds.get(phase, 0) + sec, 3)
             if first is not None:
                 summary.first_ts = first if summary.first_ts is None else min(summary.first_ts,
                                                                               first)

@@ -1,12 +1,14 @@
-"""What runs inside one Spark task: the engine over the task's events.
+"""What runs inside one Spark task: the engine (and keyed kernels) over the task's events.
 
-The task gets Arrow batches sorted by (timestamp, input index, row number), keyed plans by
-the partition key first (each key's events back to back, so the engine's partition gets long
-runs of one key instead of ~2 events per key per batch), with the columns
-`__ts`, `__s` (input index), `__seq`, `__k` and `c<i>_<j>` (attribute j of input i). Runs of
-one stream go to its InputHandler with one `send_batch`; every exported stream's events go
-through an OutputWriter into `<tmp>/<Stream>/part-<partition>.<ext>`. It yields one small
-batch of counts per task (events in, out per stream, first and last timestamps)."""
+The task gets Arrow batches with the columns `__ts`, `__seq` (row number), `__s` (input index,
+only with several inputs), the key column of keyed plans (`__k`, or the key attribute's own
+column with one input) and `c<i>_<j>` (attribute j of input i). Keyed tasks get them unsorted
+and sort them with numpy (keyed_task.py: kernels, then the engine for the other queries);
+single-task plans get them sorted by (timestamp, input index, row number) from Spark, and
+runs of one stream go to its InputHandler with one `send_batch`; every exported stream's
+events go through an OutputWriter into `<tmp>/<Stream>/part-<partition>.<ext>`. A task yields
+one small batch of counts (events in, out per stream, first and last timestamps; the events-in
+row's `buckets` holds the task's seconds per phase)."""
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -28,31 +30,34 @@ class TaskSpec:
     fmt: str
     end_ts: int  # the last timestamp of all inputs: each task's clock ends there
     bucket_ms: int  # width of the output-count histogram buckets
-    keyed: bool = False  # events come sorted by (key, timestamp): one key's run after another
+    keyed: bool = False  # one key's run after another (sorted in the task)
+    key_column: str = "__k"  # keyed: the column the events were repartitioned by
+    kernels: bool = True  # keyed: numpy kernels for the queries that have one
 
 
 def run_partition(spec, batches, partition_id):
-    """Generator of STAT_SCHEMA batches: the engine over `batches` (Arrow, sorted)."""
+    """Generator of STAT_SCHEMA batches: keyed plans through keyed_task, others the engine
+    over `batches` (Arrow, sorted)."""
+    if spec.keyed:
+        from cep.backtest.keyed_task import run_keyed
+        yield from run_keyed(spec, batches, partition_id)
+        return
     import cep
     from cep.backtest.outputs import OutputWriter
-    from cep.backtest.rewrite import split_partitions
     plan = cep.compile(spec.plan_text)
-    rt = cep.ExecutionPlanRuntime(split_partitions(plan) if spec.keyed else plan, playback=True)
+    rt = cep.ExecutionPlanRuntime(plan, playback=True)
     writers = {sid: OutputWriter(spec.tmp_dir, sid, rt.junctions[sid].definition, spec.fmt,
                                  partition_id, spec.bucket_ms) for sid in spec.outputs}
     try:
         for sid, w in writers.items():
             rt.add_callback(sid, w.add)
         handlers = [rt.input_handler(sid) for sid, _ in spec.inputs]
-        count, first, last, key = 0, None, None, [None]
+        count, first, last = 0, None, None
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            if spec.keyed:
-                _feed_keys(batch, spec, handlers, rt, key)
-            else:
-                _feed(batch, spec, handlers)
-            bounds = pc.min_max(batch.column(0))
+            _feed(batch, spec, handlers)
+            bounds = pc.min_max(batch.column("__ts"))
             count += batch.num_rows
             first = min(bounds["min"].as_py(), first if first is not None else bounds["min"].as_py())
             last = max(bounds["max"].as_py(), last if last is not None else bounds["max"].as_py())
@@ -62,38 +67,23 @@ def run_partition(spec, batches, partition_id):
             w.close()
     finally:
         rt.shutdown()
-    yield _stats(count, first, last, writers)
-
-
-def _feed_keys(batch, spec, handlers, rt, key):
-    """A batch sorted by (key, timestamp): each key's run on a clock of its own. When the key
-    changes, the timers left by the previous keys fire (advance to the end) and the playback
-    clock starts again, so a key's time windows and `within` see only its own timestamps, as
-    in the timestamp-merged run (where other keys' events never expire this key's state)."""
-    keys = batch.column(3)
-    n = len(keys)
-    changes = pc.indices_nonzero(pc.not_equal(keys.slice(1), keys.slice(0, n - 1)))
-    bounds = [0, *(i + 1 for i in changes.to_pylist()), n]
-    for a, b in zip(bounds, bounds[1:]):
-        k = keys[a].as_py()
-        if key[0] is not None and k != key[0]:
-            rt.advance_time(spec.end_ts)
-            rt.scheduler.restore_clock(None)
-        key[0] = k
-        _feed(batch.slice(a, b - a), spec, handlers)
+    yield stats_batch(count, first, last, writers.items())
 
 
 def _feed(batch, spec, handlers):
     """Send a sorted batch: each run of consecutive events of one stream in one send_batch."""
-    ts = batch.column(0).to_pylist()
-    streams = batch.column(1)
+    ts = batch.column("__ts").to_pylist()
     names = batch.schema.names
-    n = len(streams)
-    changes = pc.indices_nonzero(pc.not_equal(streams.slice(1), streams.slice(0, n - 1)))
-    bounds = [0, *(i + 1 for i in changes.to_pylist()), n]
+    n = len(ts)
+    if "__s" in names:
+        streams = batch.column("__s")
+        changes = pc.indices_nonzero(pc.not_equal(streams.slice(1), streams.slice(0, n - 1)))
+        bounds = [0, *(i + 1 for i in changes.to_pylist()), n]
+    else:
+        streams, bounds = None, [0, n]
     columns_of = {}
     for a, b in zip(bounds, bounds[1:]):
-        index = streams[a].as_py()
+        index = streams[a].as_py() if streams is not None else 0
         if index not in columns_of:
             sid, width = spec.inputs[index]
             columns_of[index] = [names.index(f"c{index}_{j}") for j in range(width)]
@@ -105,11 +95,12 @@ def _feed(batch, spec, handlers):
             raise ValueError(f"event at {ts[a + i]} of {spec.inputs[index][0]} rejected: {err}")
 
 
-def _stats(count, first, last, writers):
+def stats_batch(count, first, last, writers, seconds=None):
+    """The task's STAT_SCHEMA batch; `writers`: (stream, writer) pairs."""
     import json
-    rows = [("", count, first, last, "")]
+    rows = [("", count, first, last, json.dumps(seconds) if seconds else "")]
     rows += [(sid, w.count, w.first_ts, w.last_ts, json.dumps(w.buckets))
-             for sid, w in writers.items()]
+             for sid, w in writers]
     cols = list(zip(*rows))
     return pa.RecordBatch.from_arrays([pa.array(c, t.type) for c, t in zip(cols, STAT_SCHEMA)],
                                       schema=STAT_SCHEMA)
