@@ -87,3 +87,70 @@ def redis_db(redis_url):
     client.flushdb()
     client.close()
     return redis_url
+
+
+# -- hygiene: a test module leaves no listening socket and no non-daemon thread behind --------
+# Under pytest-xdist one process runs many test files: a server or thread an earlier file left
+# running shows up in a later file's port counts (tests/worker/listeners.py). After the last
+# test of each module (its module fixtures torn down), listeners and non-daemon threads that were
+# not there when the module began, and that no session fixture started, get a warning naming
+# the module; CEP_TEST_LEAKS=error turns it into an error of that test.
+LEAK_GRACE_S = 2.0  # ZeroMQ sockets closed without waiting keep listening a few milliseconds
+_leaks = {"module": None, "before": (frozenset(), frozenset()), "session": set()}
+
+
+def _resources():
+    """(listening TCP ports of this process, live non-daemon threads but the main one)."""
+    import threading
+    import psutil
+    proc = psutil.Process()
+    ports = frozenset(c.laddr.port for c in proc.net_connections("tcp")
+                      if c.status == psutil.CONN_LISTEN)
+    threads = frozenset(t for t in threading.enumerate()
+                        if not t.daemon and t is not threading.main_thread())
+    return ports, threads
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """What a session fixture starts (a Spark cluster, a server) is meant to outlive modules."""
+    before = _resources() if fixturedef.scope == "session" else None
+    yield
+    if before is not None:
+        ports, threads = _resources()
+        _leaks["session"] |= (ports - before[0]) | (threads - before[1])
+
+
+def _left_behind():
+    ports, threads = _resources()
+    before, session = _leaks["before"], _leaks["session"]
+    return sorted(ports - before[0] - session), [t for t in threads - before[1] - session]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    module = getattr(item, "module", None)
+    if module is not _leaks["module"]:  # before the module's own fixtures start
+        _leaks["module"], _leaks["before"] = module, _resources()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    result = yield
+    module = getattr(item, "module", None)
+    if module is None or nextitem is not None and getattr(nextitem, "module", None) is module:
+        return result
+    deadline = time.monotonic() + LEAK_GRACE_S
+    ports, threads = _left_behind()
+    while (ports or threads) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        ports, threads = _left_behind()
+    if ports or threads:
+        message = (f"{module.__name__} left behind listening ports {ports} and non-daemon "
+                   f"threads {[t.name for t in threads]} (stop what the tests start)")
+        if os.environ.get("CEP_TEST_LEAKS", "").lower() == "error":
+            pytest.fail(message, pytrace=False)
+        import warnings
+        warnings.warn(pytest.PytestWarning(message))
+    return result
