@@ -16,6 +16,7 @@ import numpy as np
 
 from cep.engine.columnar.exprs import Unsupported, _truth, compile_vec
 from cep.engine.columnar.columns import DTYPES
+from cep.engine.columnar.keyed.scan import key_time
 from cep.engine.columnar.keyed.base import (
     Batch, KeyedKernel, Unsuited, batch_of, check_output, key_of_rows,
 )
@@ -198,10 +199,8 @@ class PatternKernel(KeyedKernel):
         end = starts[1:][key[inst]]
         if self.within is None or not len(inst):
             return end
-        tmin, tmax = int(ts.min()), int(ts.max())
-        span = tmax - tmin + self.within + 2
-        if len(starts) * span >= 1 << 62:
+        comp = key_time(key, ts, len(starts), self.within)
+        if comp is None:
             return None
-        comp = key * span + (ts - tmin)
         reach = np.searchsorted(comp, comp[inst] + self.within, "right")
         return np.minimum(end, reach)

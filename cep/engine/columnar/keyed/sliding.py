@@ -21,7 +21,9 @@ from cep.engine.columnar.exprs import Unsupported, _truth, compile_vec
 from cep.engine.columnar.keyed.base import (
     KeyedKernel, Unsuited, batch_of, check_output, key_of_rows,
 )
-from cep.engine.columnar.keyed.scan import local_index, running_sums, wrapping_cumsum
+from cep.engine.columnar.keyed.scan import (
+    key_time, local_index, running_sums, wrapping_cumsum,
+)
 from cep.engine.expressions import SingleStreamScope
 from cep.engine.selector import has_aggregators
 from cep.errors import CepError
@@ -142,38 +144,38 @@ class SlidingKernel(KeyedKernel):
         key = key_of_rows(starts, n)[rows]
         kstarts = np.searchsorted(rows, starts).astype(np.intp)  # kept rows' key runs
         t = ts[rows]
-        e = self._expired(t, key, kstarts)
+        li = local_index(kstarts, key)
+        e = self._expired(t, key, kstarts, li)
         if e is None:
             return None
-        ops = _Ops(e, key, kstarts)
+        ops = _Ops(e, key, kstarts, li)
         seg = self._segments(batch, ops)
         out = {}
         for (name, _), o in zip(self.output_attributes, self.outs):
             out[name] = self._column(o, batch, ops, seg)
         return t, out, key
 
-    def _expired(self, t, key, kstarts):
+    def _expired(self, t, key, kstarts, li):
         """e[i]: how many of its key's kept events have left the window once arrival i has
-        expired its share (local index: arrival i's key-local position is the bound)."""
-        li = local_index(kstarts, key)
+        expired its share (li: arrival i's key-local position, the bound)."""
         kind, param = self.window
         if kind == "length":
             return np.maximum(0, li - param + 1)
         if not len(t):
             return li
-        tmin, tmax = int(t.min()), int(t.max())
-        span = tmax - tmin + 2
-        if (len(kstarts)) * span >= 1 << 62:
+        comp = key_time(key, t, len(kstarts), param)
+        if comp is None:
             return None
-        comp = key * span + (t - tmin)
-        q = key * span + np.maximum(t - tmin - param, -1)
-        e = np.searchsorted(comp, q, "right") - kstarts[key]
-        return np.minimum(e, li)
+        # events of its key with t_k <= t - T; a limit below the key's first event counts
+        # earlier keys' events or none: <= 0 after the key's start is taken off
+        e = np.searchsorted(comp, comp - param, "right")
+        e -= kstarts[key]
+        return np.clip(e, 0, li, out=e)
 
     def _segments(self, batch, ops):
         """The running-value segments: keys, or (key, group) cut where a group empties."""
         if not self.group:
-            return _Segments.of_keys(ops)
+            return _KeySegments(ops)
         return _Segments.of_groups(ops, _group_codes(batch, ops.key, self.group))
 
     def _column(self, o, batch, ops, seg):
@@ -195,51 +197,82 @@ class SlidingKernel(KeyedKernel):
 
 class _Ops:
     """The operations of every key in the engine's order: each arrival's expiries, then the
-    arrival. src: the kept event each operates on; arrive: the op index of each arrival."""
+    arrival. arrive: the op index of each arrival; expire/exp_src: the op index of each
+    expiry (ascending) and the kept event it takes out; src/sign (for groups): per op."""
 
-    def __init__(self, e, key, kstarts):
-        nk = len(kstarts) - 1
-        m = len(key)
-        self.key, self.kstarts, self.e = key, kstarts, e
+    def __init__(self, e, key, kstarts, li):
+        nk, m = len(kstarts) - 1, len(key)
+        self.key, self.kstarts, self.e, self.li = key, kstarts, e, li
         last = kstarts[1:] - 1
         has = kstarts[1:] > kstarts[:-1]
         E = np.where(has, e[np.maximum(last, 0)] if m else 0, 0)  # expiries per key
-        self.E = E
         per_key = np.diff(kstarts) + E
         self.ostarts = np.concatenate([[0], np.cumsum(per_key)]).astype(np.intp)
-        nops = int(self.ostarts[-1])
-        li = np.arange(m) - kstarts[key]
-        self.arrive = self.ostarts[key] + e + li
+        self.nops = nops = int(self.ostarts[-1])
+        self.arrive = (self.ostarts[:-1] - kstarts[:-1])[key] + e + np.arange(m)
         is_arr = np.zeros(nops, bool)
         is_arr[self.arrive] = True
         self.is_arr = is_arr
-        src = np.empty(nops, np.intp)
-        src[self.arrive] = np.arange(m)
-        estarts = np.concatenate([[0], np.cumsum(E)])[:-1]
-        src[~is_arr] = np.arange(int(E.sum())) + np.repeat(kstarts[:nk] - estarts, E)
-        self.src = src
-        self.sign = np.where(is_arr, 1, -1).astype(np.int64)
+        self.expire = np.flatnonzero(~is_arr)
+        estarts = np.cumsum(E) - E
+        self.exp_src = np.arange(len(self.expire)) + np.repeat(kstarts[:nk] - estarts, E)
+
+    @property
+    def src(self):
+        src = np.empty(self.nops, np.intp)
+        src[self.arrive] = np.arange(len(self.arrive))
+        src[self.expire] = self.exp_src
+        return src
+
+    @property
+    def sign(self):
+        return np.where(self.is_arr, 1, -1).astype(np.int64)
+
+
+class _KeySegments:
+    """Without `group by`: one running state per key, never forgotten."""
+
+    def __init__(self, ops):
+        self.ops = ops
+        self._count = None
+
+    def count(self):
+        if self._count is None:
+            self._count = self.ops.li - self.ops.e + 1
+        return self._count
+
+    def int_sum(self, x):
+        """sum of the window's events: a difference of wrapping prefix sums (exact)."""
+        ops = self.ops
+        p = wrapping_cumsum(x)
+        with np.errstate(over="ignore"):
+            return p[1:] - p[ops.kstarts[ops.key] + ops.e]
+
+    def float_sum(self, x):
+        ops = self.ops
+        v = np.empty(ops.nops, np.float64)
+        v[ops.arrive] = x
+        v[ops.expire] = -x[ops.exp_src]
+        st = ops.ostarts[:-1][ops.ostarts[1:] > ops.ostarts[:-1]]
+        v[st] += 0.0  # the engine's running sum starts at 0.0 (0.0 + -0.0 is 0.0)
+        return running_sums(v, st)[ops.arrive]
 
 
 class _Segments:
     """Operations in segment order (`order`: op indexes), segment starts in that order, and
     where each arrival's value sits (`at`)."""
 
-    def __init__(self, ops, order, starts, cnt_starts):
+    def __init__(self, ops, order, starts, cnt_starts, src, sign):
         self.ops, self.order, self.starts, self.cnt_starts = ops, order, starts, cnt_starts
+        self.src, self.sign = src, sign  # in op order, in segment order
         pos = np.empty(len(order), np.intp)
         pos[order] = np.arange(len(order))
         self.at = pos[ops.arrive]
 
     @classmethod
-    def of_keys(cls, ops):
-        order = np.arange(len(ops.src))
-        st = ops.ostarts[:-1][np.diff(ops.ostarts) > 0]
-        return cls(ops, order, st, st)
-
-    @classmethod
     def of_groups(cls, ops, gcode):
-        codes = gcode[ops.src]
+        src = ops.src
+        codes = gcode[src]
         order = np.argsort(codes, kind="stable")
         sc = codes[order]
         gstarts = np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]]) if len(sc) else \
@@ -249,20 +282,20 @@ class _Segments:
         resets = np.flatnonzero((pop == 0) & (sign < 0)) + 1  # the group emptied: forgotten
         resets = resets[resets < len(order)]
         starts = np.union1d(gstarts, resets).astype(np.intp)
-        return cls(ops, order, starts, gstarts)
+        return cls(ops, order, starts, gstarts, src, sign)
 
     def count(self):
         """Events of the key's (group's) window after each arrival."""
-        return _seg_cumsum(self.ops.sign[self.order], self.cnt_starts)[self.at]
+        return _seg_cumsum(self.sign, self.cnt_starts)[self.at]
 
     def int_sum(self, x):
         """Exact 64-bit wrapping running sums (a group that empties sums to 0 exactly)."""
-        v = x[self.ops.src] * self.ops.sign
-        return _seg_cumsum(v[self.order], self.cnt_starts)[self.at]
+        v = x[self.src[self.order]] * self.sign
+        return _seg_cumsum(v, self.cnt_starts)[self.at]
 
     def float_sum(self, x):
-        v = x[self.ops.src]
-        v = np.where(self.ops.is_arr, v, -v)[self.order]
+        v = x[self.src[self.order]]
+        v = np.where(self.sign > 0, v, -v)
         v[self.starts] = 0.0 + v[self.starts]  # the engine's running sum starts at 0.0
         return running_sums(v, self.starts)[self.at]
 
