@@ -49,12 +49,14 @@ def test_a_plan_failing_half_way_closes_what_it_opened_and_is_not_retried(
         polls = w.sync.polls
         assert wait_for(lambda: w.sync.polls >= polls + 3)
         assert w.sync.last_error is None and ports.new(w) == set() and not w.plans
+        remembered = w.ports.get(KEY)
         zmq_port = free_port()
         good = [{"type": "http", "options": {"port": str(http_port)}},
                 {"type": "zmq", "options": {"url": f"tcp://127.0.0.1:{zmq_port}"}}]
         fake_manager.set_plans([with_sources(helpers["stock_entry"](4), *good)])
         assert wait_for(lambda: KEY in w.status()["plans"])
         publisher = w.status()["plans"][KEY]["outflow"]["port"]
+        assert publisher == remembered  # the port the failed versions bound, free again
         assert ports.new(w) == {http_port, zmq_port, publisher}
         fake_manager.set_plans([])  # removed: the sources and the publisher service close
         assert wait_for(lambda: not w.status()["plans"])  # (the status waits for the teardown)
