@@ -55,7 +55,8 @@ def qualifies(shared):
 
 def build_kernel(shared, definitions, pkey_source, pkey_globals, hook, projection=None):
     """A PatternKernel for `shared` (a SharedMachine not yet merged with partition keys), or
-    None when the shape or an expression does not suit the generated loop. `projection`:
+    None when the shape or an expression does not suit the generated loop. `pkey_source`:
+    the partition key's source over the row `r`, None for a pattern outside a partition. `projection`:
     (compiled select expressions over the composite row, their globals), to emit output rows
     directly (the kernel's `projects` is then True), or None to emit composite rows."""
     if not ENABLED or not qualifies(shared):
@@ -147,7 +148,7 @@ def _parts(shared, defs, hook):
         out["range"] = (op, _compile(own, sb, globs, False), _compile(other, sb, globs, True))
     if rest:
         out["rest"] = _compile(and_all(rest), sb, globs, False)
-    out["model"] = {"nodes": (a, b), "cond_a": expr_a, "rest": rest,
+    out["model"] = {"nodes": (a, b), "cond_a": expr_a, "rest": rest, "pairs": pairs,
                     "range": None if rng is None else rng[:3]}
     return out
 
@@ -189,6 +190,8 @@ def _key_lines(var, pk, own, indent, collapse):
     `collapse`: both sides' equality keys are the partition key itself (or absent), so the
     partition key alone is the key."""
     pad = " " * indent
+    if pk is None:  # no partition: the equality key alone (a constant without one)
+        return [f"{pad}{var} = {own if own is not None else '0'}"]
     if collapse:
         return [f"{pad}{var} = {pk}"]
     return [f"{pad}{var} = {own}", f"{pad}if {var} is not None:",
@@ -271,11 +274,17 @@ def _start_lines(parts, pk, within):
 
 
 def _source(parts, pk, within, row):
-    pk = f"({pk})"
+    """The kernel's source; `pk`: the partition key's source, None outside a partition."""
+    if pk is not None:
+        pk = f"({pk})"
     lines = ["def run(batch, buckets, append, filed, seq, popped):",
              "    for ts, r, kind in batch:",
              "        if kind:", "            continue"]
-    parts["collapse"] = parts["row_key"] in (None, pk) and parts["start_key"] in (None, pk)
+    if pk is None:  # one key for both states when they are the same expression
+        parts["collapse"] = parts["row_key"] == parts["start_key"]
+    else:
+        parts["collapse"] = parts["row_key"] in (None, pk) and \
+            parts["start_key"] in (None, pk)
     lines += _key_lines("k", pk, parts["row_key"], 8, parts["collapse"])
     if parts["start_key"] == parts["row_key"]:  # one key for both states: skip at once
         lines += ["        if k is None:", "            continue", "        b = buckets.get(k)",

@@ -210,7 +210,8 @@ def _vector(kernel, partition, definition, query, scope, out_def):
     sel = query.selector
     if sel.select_all or not sel.attributes:
         return None
-    key = next(k.expression for k in partition.keys if k.stream_id == definition.id)
+    key = None if partition is None else \
+        next(k.expression for k in partition.keys if k.stream_id == definition.id)
     return build_vector(kernel.model, definition, key, output_items(sel, scope, definition),
                         out_def, kernel.within, kernel.model["count_null"])
 

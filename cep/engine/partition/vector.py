@@ -75,20 +75,25 @@ class _SideScope:
 
 def build_vector(model, definition, key_expr, select, out_def, within, count_null):
     """A VectorPattern for a kernel's model parts, or None when a part has no exact
-    columnar form. `model`: the kernel's {'nodes', 'cond_a', 'range', 'rest', 'pairs'};
-    `select`: the select clause's (name, expression) items; `count_null`: a null threshold
-    still takes a filing sequence number (kernel.py's rule without an equality key)."""
+    columnar form. `model`: the kernel's {'nodes', 'cond_a', 'range', 'rest', 'pairs',
+    'collapse'}; `key_expr`: the partition key over the stream, None outside a partition
+    (then the one equality key); `select`: the select clause's (name,
+    expression) items; `count_null`: a null threshold still takes a filing sequence number
+    (kernel.py's rule without an equality key)."""
     a, b = model["nodes"]
     if model["range"] is None or model["rest"] or a.alias is None or a.alias == b.alias:
         return None
-    if not model["collapse"]:
+    if not model["collapse"] or key_expr is None and len(model["pairs"]) != 1:
         return None
     start = _SideScope(definition, {None, a.alias})
     e1 = _SideScope(definition, {a.alias})
     own = _SideScope(definition, {None, b.alias or b.stream_id})
     e2 = _SideScope(definition, {b.alias or b.stream_id})
     try:
-        key = compile_vec(key_expr, _SideScope(definition, {None, definition.id}))
+        if key_expr is not None:
+            key = compile_vec(key_expr, _SideScope(definition, {None, definition.id}))
+        else:  # outside a partition: the one equality key
+            key = compile_vec(model["pairs"][0][0], own)
         cond = None if model["cond_a"] is None else _truth(compile_vec(model["cond_a"], start))
         op, value, thr = model["range"]
         value, thr = compile_vec(value, own), compile_vec(thr, e1)

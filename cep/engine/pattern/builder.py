@@ -3,6 +3,7 @@
 Chain: each input stream's junction -> a receiver -> the PatternProcessor (state machine) ->
 the query selector (composite rows) -> [rate limiter] -> output."""
 from cep.engine.pattern.compile import compile_pattern, selector_scope
+from cep.engine.pattern.fast import build_fast
 from cep.engine.pattern.plan import flatten
 from cep.engine.pattern.runtime import PatternProcessor
 from cep.engine.processor import Processor, link
@@ -40,10 +41,12 @@ def build_state_query(query, ctx, name=None):
     shared = compile_pattern(query.input, defs, scope_hook=hook, fixed=ctx.siddhi_fixed)
     if shared.absent_timed:
         shared.scheduler = ctx.scheduler
-    proc = PatternProcessor(shared)
-    selector = ctx.build_selector(query, hook(selector_scope(shared, defs)), None)
+    scope = hook(selector_scope(shared, defs))
+    selector = ctx.build_selector(query, scope, None)
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
     out = ctx.build_output(query, out_def, selector)
+    proc = build_fast(query, shared, defs, hook, scope, selector, out_def, ctx) or \
+        PatternProcessor(shared)
     link([proc, selector, out])
     register_chain(ctx, name, proc)
     for sid in shared.streams:
