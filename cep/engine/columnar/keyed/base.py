@@ -6,6 +6,9 @@ from cep.engine.columnar.columns import DTYPES
 from cep.model import InsertInto
 
 
+CHUNK = 1 << 19  # events per chunk of keys a kernel runs at once
+
+
 class Unsuited(Exception):
     """The query (or a part of it) has no exact keyed kernel: the engine runs it."""
 
@@ -22,7 +25,30 @@ class KeyedKernel:
 
     def run(self, ts, starts, cols, end_ts):
         """-> (out_ts int64, {name: array}, out_key intp) in key order and, within a key, in
-        the engine's order; or None to decline the batch (the caller runs the engine)."""
+        the engine's order; or None to decline the batch (the caller runs the engine).
+        Keys are independent: a long batch goes in chunks of whole keys of about CHUNK
+        events (the arrays then stay in cache and the peak memory is a chunk's)."""
+        n = len(ts)
+        if n <= CHUNK:
+            return self.run_chunk(ts, starts, cols, end_ts)
+        cuts = np.unique(np.searchsorted(starts, np.arange(CHUNK, n, CHUNK), "left"))
+        bounds = [0, *cuts[(cuts > 0) & (cuts < len(starts) - 1)].tolist(), len(starts) - 1]
+        parts = []
+        for a, b in zip(bounds, bounds[1:]):
+            lo, hi = int(starts[a]), int(starts[b])
+            res = self.run_chunk(ts[lo:hi], starts[a:b + 1] - lo,
+                                 {k: v[lo:hi] for k, v in cols.items()}, end_ts)
+            if res is None:
+                return None
+            parts.append(res)
+            res[2][:] += a
+        names = [name for name, _ in self.output_attributes]
+        return (np.concatenate([p[0] for p in parts]),
+                {k: np.concatenate([p[1][k] for p in parts]) for k in names},
+                np.concatenate([p[2] for p in parts]))
+
+    def run_chunk(self, ts, starts, cols, end_ts):
+        """`run` over one chunk of whole keys."""
         raise NotImplementedError
 
 

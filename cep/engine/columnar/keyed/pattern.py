@@ -140,7 +140,7 @@ class PatternKernel(KeyedKernel):
         self.definition, self.within = definition, within
         self.keep1, self.keep2, self.outs = keep1, keep2, outs
 
-    def run(self, ts, starts, cols, end_ts):
+    def run_chunk(self, ts, starts, cols, end_ts):
         n = len(ts)
         try:
             batch = batch_of(self.definition, cols, n)

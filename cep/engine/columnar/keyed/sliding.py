@@ -124,7 +124,7 @@ class SlidingKernel(KeyedKernel):
         self.definition, self.window, self.keep = definition, window, keep
         self.group, self.outs = group, outs
 
-    def run(self, ts, starts, cols, end_ts):
+    def run_chunk(self, ts, starts, cols, end_ts):
         n = len(ts)
         try:
             batch = batch_of(self.definition, cols, n)

@@ -65,7 +65,7 @@ class StatelessKernel(KeyedKernel):
         self.output_attributes = attrs
         self.definition, self.keep, self.outs = definition, keep, outs
 
-    def run(self, ts, starts, cols, end_ts):
+    def run_chunk(self, ts, starts, cols, end_ts):
         n = len(ts)
         try:
             batch = batch_of(self.definition, cols, n)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import cep
-from cep.engine.columnar.keyed import KeyedKernel, keyed_kernel, scan
+from cep.engine.columnar.keyed import KeyedKernel, base, keyed_kernel, scan
 from tests.cep.engine.columnar.keyed_reference import assert_same, kernel_for, plan_query
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..",
@@ -47,8 +47,11 @@ def test_key_time_orders_keys_and_refuses_overflow():
     assert scan.key_time(key, np.array([0, 2**61, 0, 1], np.int64), 5, 0) is None
 
 
-def test_the_backtest_plan_runs_on_kernels():
+@pytest.mark.parametrize("chunk", [1 << 19, 1000, 97])
+def test_the_backtest_plan_runs_on_kernels(chunk, monkeypatch):
+    """Both queries on kernels, equal to the engine, in one chunk or in chunks of keys."""
     from backtest_bench import PLAN
+    monkeypatch.setattr(base, "CHUNK", chunk)
     plan = cep.compile(PLAN)
     rng = np.random.default_rng(15)
     nkeys, n = 200, 20_000
