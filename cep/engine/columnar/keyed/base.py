@@ -4,6 +4,7 @@ import numpy as np
 
 from cep.engine.columnar.columns import DTYPES
 from cep.model import InsertInto
+from cep.model.definitions import TableDefinition
 
 
 CHUNK = 1 << 19  # events per chunk of keys a kernel runs at once
@@ -82,7 +83,7 @@ def batch_of(definition, cols, n, take=None):
 
 def check_output(query, definitions, names, types):
     """(output stream id, [(name, type)]) when the query inserts current events into a
-    stream whose definition (if known) has exactly these attributes; else Unsuited."""
+    stream of `definitions` with exactly these attributes; else Unsuited."""
     out = query.output
     if not isinstance(out, InsertInto) or out.inner or out.event_type != "current":
         raise Unsuited("not `insert into` current events")
@@ -90,7 +91,9 @@ def check_output(query, definitions, names, types):
         raise Unsuited("output rate limiting")
     attrs = list(zip(names, types))
     known = definitions.get(out.target)
-    if known is not None and [(a.name, a.type) for a in known.attributes] != attrs:
+    if known is None or isinstance(known, TableDefinition):
+        raise Unsuited(f"'{out.target}' is not a stream of the plan (a table?)")
+    if [(a.name, a.type) for a in known.attributes] != attrs:
         raise Unsuited(f"'{out.target}' is defined with other attributes")
     return out.target, attrs
 
