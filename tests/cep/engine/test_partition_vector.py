@@ -193,3 +193,65 @@ def test_a_columnar_batch_goes_whole_through_a_columnar_partition():
         evs = [(1000 + i, ("a", float(i % 7), i % 3)) for i in range(1000)]
         assert rt.input_handler("S").send_columns(*_columns(evs)) == []
     assert len(calls["whole"]) == 1 and len(calls["steps"]) == 2
+
+
+@pytest.mark.parametrize("key_type,key_of", [("string", lambda i: f"k{i % 5}"),
+                                             ("int", lambda i: i % 5),
+                                             ("long", lambda i: (i % 5) - 2 ** 40),
+                                             ("bool", lambda i: i % 2 == 0)])
+@pytest.mark.parametrize("value_type", ["double", "float"])
+def test_key_and_value_types_and_unicode_columns(key_type, key_of, value_type, monkeypatch):
+    """Keys of every hashable type (strings also as a numpy unicode array), float and
+    double values: the columnar form gives the row loop's output."""
+    text = (f"@Plan:playback\ndefine stream T (k {key_type}, x {value_type});\n"
+            "partition with (k of T) begin from every e1=T -> e2=T[e2.x >= e1.x * 1.5] "
+            "within 40 ms select e1.k as k, e1.x as a, e2.x as b insert into O; end;")
+    evs = [(1000 + i, (key_of(i), float((i * 7919) % 13) / 4)) for i in range(700)]
+    count = _Count(monkeypatch)
+    got, want = [], []
+    for out, mode in ((got, "cols"), (want, "rows")):
+        rt = cep.ExecutionPlanRuntime(cep.compile(text))
+        rt.add_callback("O", lambda e, out=out: out.extend(repr(x) for x in e))
+        h = rt.input_handler("T")
+        if mode == "rows":
+            assert h.send_batch(evs) == []
+            continue
+        keys = [r[0] for _, r in evs]
+        if key_type == "string":
+            kcol = np.array(keys)  # numpy unicode
+        else:
+            kcol = np.array(keys, {"int": np.int32, "long": np.int64, "bool": bool}[key_type])
+        xcol = np.array([r[1] for _, r in evs],
+                        np.float64 if value_type == "double" else np.float32)
+        assert h.send_columns({"k": kcol, "x": xcol}, np.array([t for t, _ in evs])) == []
+    assert count.n == 1 and got == want and len(got) > 100
+
+
+@pytest.mark.parametrize("second,columnar", [
+    ("from every e1=S -> e2=S[e2.price < e1.price] within 20 ms select e1.sym as s, "
+     "e2.price as p insert into O2;", True),
+    ("from every e1=S -> e2=S[e2.price < e1.price and e2.vol != e1.vol] select e1.sym as s, "
+     "e2.price as p insert into O2;", False),
+])
+def test_two_queries_in_a_partition(second, columnar, monkeypatch):
+    """Both queries' outputs equal the rows'; the columnar form runs only when every query
+    of the partition has one."""
+    text = HEAD + ("partition with (sym of S) begin from every e1=S -> e2=S[e2.price > "
+                   f"e1.price] within 30 ms select e1.sym as s, e2.price as p insert into O; "
+                   f"{second} end;")
+    evs = [(1000 + i, (f"k{i % 3}", float((i * 31) % 11), i % 4)) for i in range(800)]
+    count = _Count(monkeypatch)
+    outs = {}
+    for mode in ("cols", "rows"):
+        rt = cep.ExecutionPlanRuntime(cep.compile(text))
+        seen = outs[mode] = []
+        for name in ("O", "O2"):
+            rt.add_callback(name, lambda e, n=name, seen=seen: seen.extend((n, repr(x))
+                                                                           for x in e))
+        h = rt.input_handler("S")
+        assert (h.send_columns(*_columns(evs)) if mode == "cols" else h.send_batch(evs)) == []
+    assert sorted(outs["cols"]) == sorted(outs["rows"]) and len(outs["rows"]) > 100
+    for name in ("O", "O2"):
+        assert [x for x in outs["cols"] if x[0] == name] == \
+            [x for x in outs["rows"] if x[0] == name]
+    assert (count.n > 0) == columnar
