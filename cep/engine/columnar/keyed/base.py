@@ -1,5 +1,7 @@
 """What every keyed kernel shares: the KeyedKernel interface, the checks of a query's
 output, and the columnar batch view the expression compiler reads."""
+from collections.abc import Mapping
+
 import numpy as np
 
 from cep.engine.columnar.columns import DTYPES
@@ -31,14 +33,13 @@ class KeyedKernel:
         events (the arrays then stay in cache and the peak memory is a chunk's)."""
         n = len(ts)
         if n <= CHUNK:
-            return self.run_chunk(ts, starts, cols, end_ts)
+            return self._chunk(ts, starts, cols, end_ts)
         cuts = np.unique(np.searchsorted(starts, np.arange(CHUNK, n, CHUNK), "left"))
         bounds = [0, *cuts[(cuts > 0) & (cuts < len(starts) - 1)].tolist(), len(starts) - 1]
         parts = []
         for a, b in zip(bounds, bounds[1:]):
             lo, hi = int(starts[a]), int(starts[b])
-            res = self.run_chunk(ts[lo:hi], starts[a:b + 1] - lo,
-                                 {k: v[lo:hi] for k, v in cols.items()}, end_ts)
+            res = self._chunk(ts[lo:hi], starts[a:b + 1] - lo, _Slice(cols, lo, hi), end_ts)
             if res is None:
                 return None
             parts.append(res)
@@ -48,9 +49,32 @@ class KeyedKernel:
                 {k: np.concatenate([p[1][k] for p in parts]) for k in names},
                 np.concatenate([p[2] for p in parts]))
 
+    def _chunk(self, ts, starts, cols, end_ts):
+        try:
+            return self.run_chunk(ts, starts, cols, end_ts)
+        except Unsuited:  # a column missing or of another dtype
+            return None
+
     def run_chunk(self, ts, starts, cols, end_ts):
-        """`run` over one chunk of whole keys."""
+        """`run` over one chunk of whole keys (Unsuited: declined)."""
         raise NotImplementedError
+
+
+class _Slice(Mapping):
+    """Rows lo:hi of the caller's columns, sliced when a kernel reads one (the caller's
+    mapping may convert its columns lazily: those no kernel reads are never converted)."""
+
+    def __init__(self, cols, lo, hi):
+        self.cols, self.lo, self.hi = cols, lo, hi
+
+    def __getitem__(self, name):
+        return self.cols[name][self.lo:self.hi]
+
+    def __iter__(self):
+        return iter(self.cols)
+
+    def __len__(self):
+        return len(self.cols)
 
 
 class Batch:
@@ -67,18 +91,46 @@ class Batch:
 
 def batch_of(definition, cols, n, take=None):
     """A Batch of `definition`'s attributes from the caller's `cols` (name -> array), the
-    rows `take` (an index array) or all; raises Unsuited for a dtype that is not the
-    attribute type's."""
-    values = []
-    for a in definition.attributes:
-        v = cols.get(a.name)
+    rows `take` (an index array) or all. A column is fetched when an expression first reads
+    it; a missing one or one of another dtype than its attribute's raises Unsuited then."""
+    b = Batch([], n if take is None else len(take))
+    b.values, b.nulls = _Columns(definition, cols, take), NO_NULLS
+    return b
+
+
+class _NoNulls:
+    """nulls[i] of a Batch: no column has nulls (the caller sees to it)."""
+
+    def __getitem__(self, i):
+        return None
+
+
+NO_NULLS = _NoNulls()
+
+
+class _Columns:
+    """values[i] of a Batch: attribute i's column, fetched and checked on first use."""
+
+    def __init__(self, definition, cols, take):
+        self.attrs, self.cols, self.take = definition.attributes, cols, take
+        self.done = {}
+
+    def __len__(self):
+        return len(self.attrs)
+
+    def __getitem__(self, i):
+        v = self.done.get(i)
         if v is None:
-            raise Unsuited(f"no column '{a.name}'")
-        want = DTYPES[a.type]
-        if v.dtype != want and not (want.kind == "O" and v.dtype.kind in "OU"):
-            raise Unsuited(f"column '{a.name}' is {v.dtype}, not {want}")
-        values.append(v if take is None else v[take])
-    return Batch(values, n if take is None else len(take))
+            a = self.attrs[i]
+            try:
+                v = self.cols[a.name]
+            except KeyError:
+                raise Unsuited(f"no column '{a.name}'") from None
+            want = DTYPES[a.type]
+            if v.dtype != want and not (want.kind == "O" and v.dtype.kind in "OU"):
+                raise Unsuited(f"column '{a.name}' is {v.dtype}, not {want}")
+            v = self.done[i] = v if self.take is None else v[self.take]
+        return v
 
 
 def check_output(query, definitions, names, types):

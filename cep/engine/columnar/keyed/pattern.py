@@ -18,7 +18,7 @@ from cep.engine.columnar.exprs import Unsupported, _truth, compile_vec
 from cep.engine.columnar.columns import DTYPES
 from cep.engine.columnar.keyed.scan import key_time
 from cep.engine.columnar.keyed.base import (
-    Batch, KeyedKernel, Unsuited, batch_of, check_output, key_of_rows,
+    NO_NULLS, Batch, KeyedKernel, Unsuited, batch_of, check_output, key_of_rows,
 )
 from cep.errors import CepError
 from cep.model import And, EveryState, Filter, NextState, StateInputStream, StreamState
@@ -123,13 +123,8 @@ class _Pairs:
 
 def pair_batch(values, first, second):
     b = Batch([], len(first))
-    b.values, b.nulls = _Pairs(values, first, second), _NoNulls()
+    b.values, b.nulls = _Pairs(values, first, second), NO_NULLS
     return b
-
-
-class _NoNulls:
-    def __getitem__(self, i):
-        return None
 
 
 class PatternKernel(KeyedKernel):
@@ -142,10 +137,7 @@ class PatternKernel(KeyedKernel):
 
     def run_chunk(self, ts, starts, cols, end_ts):
         n = len(ts)
-        try:
-            batch = batch_of(self.definition, cols, n)
-        except Unsuited:
-            return None
+        batch = batch_of(self.definition, cols, n)
         with np.errstate(all="ignore"):
             found = self._matches(ts, starts, batch, n)
             if found is None:

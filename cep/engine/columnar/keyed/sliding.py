@@ -125,22 +125,17 @@ class SlidingKernel(KeyedKernel):
         self.group, self.outs = group, outs
 
     def run_chunk(self, ts, starts, cols, end_ts):
-        n = len(ts)
-        try:
-            batch = batch_of(self.definition, cols, n)
-        except Unsuited:
-            return None
         with np.errstate(all="ignore"):
-            return self._run(ts, starts, batch, n)
+            return self._run(ts, starts, cols, len(ts))
 
-    def _run(self, ts, starts, batch, n):
+    def _run(self, ts, starts, cols, n):
+        batch = batch_of(self.definition, cols, n)
         rows = np.arange(n)
         if self.keep is not None:
             mask = self.keep(batch)
             rows = rows[np.broadcast_to(mask, (n,))]
         if len(rows) != n:
-            batch = batch_of(self.definition, dict(zip(
-                [a.name for a in self.definition.attributes], batch.values)), n, rows)
+            batch = batch_of(self.definition, cols, n, rows)
         key = key_of_rows(starts, n)[rows]
         kstarts = np.searchsorted(rows, starts).astype(np.intp)  # kept rows' key runs
         t = ts[rows]

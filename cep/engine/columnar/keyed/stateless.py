@@ -67,10 +67,7 @@ class StatelessKernel(KeyedKernel):
 
     def run_chunk(self, ts, starts, cols, end_ts):
         n = len(ts)
-        try:
-            batch = batch_of(self.definition, cols, n)
-        except Unsuited:
-            return None
+        batch = batch_of(self.definition, cols, n)
         with np.errstate(all="ignore"):
             rows = None
             if self.keep is not None:

@@ -97,3 +97,32 @@ def test_declines_unpartitioned_patterns_and_other_inputs():
         assert keyed_kernel(q, defs, {}) is None
     q, _ = plan_query(plan, 0)
     assert keyed_kernel(q, defs, {"S": "sym"}) is not None
+
+
+class _Recording(dict):
+    """The caller's columns, recording which ones a kernel reads."""
+
+    def __init__(self, **cols):
+        super().__init__(**cols)
+        self.read = set()
+
+    def __getitem__(self, name):
+        self.read.add(name)
+        return super().__getitem__(name)
+
+
+@pytest.mark.parametrize("chunk", [1 << 19, 3])
+def test_reads_only_the_columns_it_uses(chunk, monkeypatch):
+    monkeypatch.setattr(base, "CHUNK", chunk)
+    plan = cep.compile("define stream S (sym string, price double, qty int, note string);\n"
+                       "partition with (sym of S) begin\n"
+                       "from every e1=S -> e2=S[price > e1.price] within 1 sec\n"
+                       "select e2.price as p insert into O;\n"
+                       "from S[qty > 0]#window.length(2) select avg(price) as a insert into A;\n"
+                       "end;")
+    ts = np.arange(6, dtype=np.int64)
+    for index, used in ((0, {"price"}), (1, {"price", "qty"})):
+        cols = _Recording(sym=np.array(list("aabbcc"), object), price=np.arange(6.0),
+                          qty=np.ones(6, np.int32), note=np.array(list("xxxxxx"), object))
+        assert kernel_for(plan, index).run(ts, np.array([0, 2, 4, 6]), cols, 6) is not None
+        assert cols.read == used
