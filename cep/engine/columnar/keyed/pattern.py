@@ -1,6 +1,7 @@
-"""The keyed kernel of a two-step pattern per key:
+"""The keyed kernel of a two-step pattern (or sequence) per key:
 
     from every e1=S[c1] -> e2=S[c2] [within T] select <e1./e2. expressions> insert into O
+    from every e1=S[c1], e2=S[c2] [within T] ...   (e2: the key's very next event)
 
 c1 reads e1 only; c2 reads e2 and e1. As the engine runs it (cep/engine/partition/kernel.py,
 the general machine alike): every event passing c1 starts an instance after its own turn as
@@ -31,7 +32,7 @@ MAX_STEPS = 20000  # scan offsets (numpy rounds) before the batch is declined
 def build(query, definitions, keys):
     """A PatternKernel, or None when the query is not of this shape."""
     inp, s = query.input, query.selector
-    if not isinstance(inp, StateInputStream) or inp.kind != "pattern":
+    if not isinstance(inp, StateInputStream) or inp.kind not in ("pattern", "sequence"):
         return None
     states = _two_states(inp.state)
     if states is None:
@@ -60,8 +61,10 @@ def build(query, definitions, keys):
         raise Unsuited(str(exc)) from exc
     target, attrs = check_output(query, definitions, [x.rename for x in s.attributes],
                                  [o.type for o in outs])
-    return PatternKernel(sid, target, attrs, definition, inp.within_millis, keep1, keep2,
-                         outs)
+    kernel = PatternKernel(sid, target, attrs, definition, inp.within_millis, keep1, keep2,
+                           outs)
+    kernel.sequence = inp.kind == "sequence"
+    return kernel
 
 
 def _two_states(state):
@@ -128,6 +131,8 @@ def pair_batch(values, first, second):
 
 
 class PatternKernel(KeyedKernel):
+    sequence = False  # `every e1=S[c1], e2=S[c2]`: e2 must be the next event
+
     def __init__(self, input_stream, output_stream, attrs, definition, within, keep1, keep2,
                  outs):
         self.input_stream, self.output_stream = input_stream, output_stream
@@ -187,8 +192,11 @@ class PatternKernel(KeyedKernel):
         return first[order], second[order]
 
     def _stops(self, ts, starts, key, inst):
-        """Per instance: its key's end, or the first event past `within` if sooner."""
+        """Per instance: its key's end, or the first event past `within` if sooner; in a
+        sequence, e2 is the very next event of the key or nothing."""
         end = starts[1:][key[inst]]
+        if self.sequence:
+            end = np.minimum(end, inst + 2)
         if self.within is None or not len(inst):
             return end
         comp = key_time(key, ts, len(starts), self.within)

@@ -34,6 +34,9 @@ QUERIES = [
     "select e2.sym as sym, e1.f as f1, e2.f * e1.f as ff insert into O;",
     "from every e1=S -> e2=S within 1 sec select e1.price as a, e2.price as b insert into O;",
     "from every e1=S[qty > 100] -> e2=S select e1.sym as sym insert into O;",
+    "from every e1=S[qty > 0], e2=S[price > e1.price] within 1 sec "
+    "select e1.sym as sym, e1.price as a, e2.price as b insert into O;",
+    "from every e1=S, e2=S[qty >= e1.qty] select e2.qty as q, e1.vol as v insert into O;",
 ]
 
 
@@ -49,7 +52,7 @@ def test_pattern_equals_engine(query, seed):
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), nkeys=st.integers(1, 30), per=st.integers(0, 25),
-       q=st.sampled_from(QUERIES[:5]))
+       q=st.sampled_from(QUERIES[:5] + QUERIES[6:]))
 def test_pattern_hypothesis(seed, nkeys, per, q):
     rng = np.random.default_rng(seed)
     ts, starts, keyid = keyed_data(rng, nkeys, per, 2 * W, [0, 0, 1, W - 1, W, W + 1])
@@ -60,7 +63,7 @@ def test_pattern_hypothesis(seed, nkeys, per, q):
     "from every e1=S -> e2=S[price > e1.price] -> e3=S select e1.sym as s insert into O;",
     "from every (e1=S -> e2=S[price > e1.price]) select e1.sym as s insert into O;",
     "from e1=S -> e2=S[price > e1.price] select e1.sym as s insert into O;",
-    "from every e1=S, e2=S[price > e1.price] select e1.sym as s insert into O;",
+    "from every e1=S, e2=S[price > e1.price], e3=S select e1.sym as s insert into O;",
     "from every e1=S -> e2=S[price > e1.price] select e1.sym as s, count() as c "
     "insert into O;",
     "from every e1=S -> e2=S[price / e1.price > 1.05] select e1.sym as s insert into O;",
