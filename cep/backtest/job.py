@@ -31,7 +31,9 @@ SPARK_TYPES = {AttrType.STRING: "string", AttrType.INT: "int", AttrType.LONG: "b
                AttrType.FLOAT: "float", AttrType.DOUBLE: "double", AttrType.BOOL: "boolean",
                AttrType.OBJECT: "string"}
 BATCH_ROWS = 100_000  # Arrow batch size into the tasks
-PARTS_PER_CORE = 4  # keyed partitions per core: tasks even out, each fits in memory
+PARTS_PER_CORE = 4  # keyed partitions per core at least: tasks even out
+ROWS_PER_TASK = 500_000  # keyed partitions of about this many events: numpy's sorts and
+# kernels run 1.5-2 times slower per event on 2.5M-event tasks (caches)
 
 
 def run_backtest(plan_text, specs, output_dir, fmt="parquet", ts_column="timestamp",
@@ -112,8 +114,9 @@ def _execute(spark, plan_text, checked, exported, mode, tmp, fmt, options, progr
                     tmp, fmt, int(totals["hi"]), summary.bucket_ms, mode.keyed, key_column,
                     kernels)
     if mode.keyed:
-        ordered = frame.repartition(PARTS_PER_CORE * spark.sparkContext.defaultParallelism,
-                                    key_column)
+        parts = max(PARTS_PER_CORE * spark.sparkContext.defaultParallelism,
+                    -(-totals["n"] // ROWS_PER_TASK))
+        ordered = frame.repartition(parts, key_column)
     else:
         sort = ("__ts", "__s", "__seq") if len(checked) > 1 else ("__ts", "__seq")
         ordered = frame.repartition(1).sortWithinPartitions(*sort)

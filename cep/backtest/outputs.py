@@ -84,7 +84,8 @@ class OutputWriter:
     def _open(self):
         if self.fmt == "parquet":
             import pyarrow.parquet as pq
-            return pq.ParquetWriter(self.path, self.schema)
+            strings = [f.name for f in self.schema if pa.types.is_string(f.type)]
+            return pq.ParquetWriter(self.path, self.schema, use_dictionary=strings)
         import pyarrow.csv as pcsv
         return pcsv.CSVWriter(self.path, self.schema)
 
