@@ -31,7 +31,7 @@ KEYS = ["a", "b", "c"] + [f"once{i}" for i in range(6)] + [None]
 ROW = st.tuples(st.sampled_from(KEYS), PRICES, st.one_of(st.none(), st.integers(1, 4)))
 EVENT = st.tuples(st.sampled_from([0, 0, 1, 2, 7, 40, -10, -35]), ROW)
 BATCH = st.one_of(st.lists(EVENT, min_size=1, max_size=30),
-                  st.lists(EVENT, min_size=600, max_size=1000))
+                  st.lists(EVENT, min_size=520, max_size=800))
 BATCHES = st.lists(st.tuples(BATCH, st.sampled_from(["cols", "cols", "rows"])),
                    min_size=1, max_size=6)
 
@@ -94,7 +94,7 @@ def _run(text, batches, restore_at=None, columnar_callback=False):
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large, HealthCheck.too_slow])
 @given(batches=BATCHES, cut=st.integers(0, 6), col_cb=st.booleans())

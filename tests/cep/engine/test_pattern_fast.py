@@ -32,7 +32,7 @@ ROW = st.tuples(st.sampled_from(["a", "b", "c", "once1", "once2", None]), PRICES
                 st.one_of(st.none(), st.integers(1, 4)))
 EVENT = st.tuples(st.sampled_from([0, 0, 1, 2, 7, 40, -10, -35]), ROW)
 BATCH = st.one_of(st.lists(EVENT, min_size=1, max_size=30),
-                  st.lists(EVENT, min_size=600, max_size=1000))
+                  st.lists(EVENT, min_size=520, max_size=800))
 BATCHES = st.lists(st.tuples(BATCH, st.sampled_from(["rows", "cols"])), min_size=1,
                    max_size=6)
 
@@ -80,7 +80,7 @@ def _run(text, batches, kernel, monkeypatch, restore_at=None):
 
 
 @pytest.mark.parametrize("shape,columnar", SHAPES)
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large, HealthCheck.too_slow])
 @given(batches=BATCHES, cut=st.integers(0, 6))
