@@ -158,3 +158,42 @@ def key_of_rows(starts, n):
 def empty_result(attrs):
     return (np.empty(0, np.int64), {name: np.empty(0, DTYPES[t]) for name, t in attrs},
             np.empty(0, np.intp))
+
+
+class _OutputScope:
+    """`having` reads the output row's attributes by name, as `r[i]` of the output batch."""
+
+    def __init__(self, attrs):
+        self.attrs = attrs
+
+    def resolve(self, variable):
+        for i, (name, t) in enumerate(self.attrs):
+            if name == variable.name:
+                return f"r[{i}]", t
+        raise Unsuited(f"having reads '{variable.name}', not an output attribute")
+
+
+def compile_having(having, attrs):
+    """A row mask function of a `having` over the output attributes (None for no having);
+    Unsuited when it calls an aggregator or reads something else."""
+    if having is None:
+        return None
+    from cep.engine.columnar.exprs import _truth, compile_vec
+    from cep.engine.selector import has_aggregators
+    from cep.model import OutputAttribute, Selector
+    if has_aggregators(Selector(attributes=(OutputAttribute("h", having),))):
+        raise Unsuited("having calls an aggregator")
+    return _truth(compile_vec(having, _OutputScope(attrs)))
+
+
+def apply_having(keep, attrs, ts, out, key):
+    """(ts, out, key) without the rows `keep` (a compiled having) rejects."""
+    if keep is None:
+        return ts, out, key
+    b = Batch([out[name] for name, _ in attrs], len(ts))
+    b.nulls = NO_NULLS
+    mask = np.broadcast_to(keep(b), (len(ts),))
+    if mask.all():
+        return ts, out, key
+    rows = np.flatnonzero(mask)
+    return ts[rows], {k: v[rows] for k, v in out.items()}, key[rows]

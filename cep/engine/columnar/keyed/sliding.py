@@ -19,7 +19,7 @@ import numpy as np
 
 from cep.engine.columnar.exprs import Unsupported, _truth, compile_vec
 from cep.engine.columnar.keyed.base import (
-    KeyedKernel, Unsuited, batch_of, check_output, key_of_rows,
+    KeyedKernel, Unsuited, apply_having, batch_of, check_output, compile_having, key_of_rows,
 )
 from cep.engine.columnar.keyed.scan import (
     key_time, local_index, running_sums, wrapping_cumsum,
@@ -44,7 +44,7 @@ def build(query, definitions, keys):
     inp, s = query.input, query.selector
     if not isinstance(inp, SingleInputStream) or inp.inner or not has_aggregators(s):
         return None
-    if s.having is not None or s.order_by or s.limit is not None or s.select_all:
+    if s.order_by or s.limit is not None or s.select_all:
         return None
     if inp.stream_id not in keys or inp.stream_id not in definitions:
         return None
@@ -63,7 +63,9 @@ def build(query, definitions, keys):
         return None
     target, attrs = check_output(query, definitions, [a.rename for a in s.attributes],
                                  [o[-1] for o in outs])
-    return SlidingKernel(inp.stream_id, target, attrs, definition, window, keep, group, outs)
+    kernel = SlidingKernel(inp.stream_id, target, attrs, definition, window, keep, group, outs)
+    kernel.having = compile_having(s.having, attrs)
+    return kernel
 
 
 def _handlers(handlers):
@@ -117,6 +119,7 @@ def _has_agg(expr):
 
 
 class SlidingKernel(KeyedKernel):
+    having = None  # a compiled `having` over the output row, or None
     def __init__(self, input_stream, output_stream, attrs, definition, window, keep, group,
                  outs):
         self.input_stream, self.output_stream = input_stream, output_stream
@@ -148,7 +151,7 @@ class SlidingKernel(KeyedKernel):
         out = {}
         for (name, _), o in zip(self.output_attributes, self.outs):
             out[name] = self._column(o, batch, ops, seg)
-        return t, out, key
+        return apply_having(self.having, self.output_attributes, t, out, key)
 
     def _expired(self, t, key, kstarts, li):
         """e[i]: how many of its key's kept events have left the window once arrival i has

@@ -10,7 +10,7 @@ import numpy as np
 from cep.engine.columnar.columns import DTYPES
 from cep.engine.columnar.exprs import Unsupported, _truth, compile_vec
 from cep.engine.columnar.keyed.base import (
-    KeyedKernel, Unsuited, batch_of, check_output, key_of_rows,
+    KeyedKernel, Unsuited, apply_having, batch_of, check_output, compile_having, key_of_rows,
 )
 from cep.engine.expressions import SingleStreamScope
 from cep.engine.selector import has_aggregators, output_items
@@ -25,7 +25,7 @@ def build(query, definitions, keys):
     inp, s = query.input, query.selector
     if not isinstance(inp, SingleInputStream) or inp.inner or has_aggregators(s):
         return None
-    if s.group_by or s.having is not None or s.order_by or s.limit is not None:
+    if s.group_by or s.order_by or s.limit is not None:
         return None
     filters = _filters(inp.handlers)
     if filters is None:
@@ -43,7 +43,9 @@ def build(query, definitions, keys):
         raise Unsuited(str(exc)) from exc
     target, attrs = check_output(query, definitions, [n for n, _ in items],
                                  [o.type for o in outs])
-    return StatelessKernel(inp.stream_id, target, attrs, definition, keep, outs)
+    kernel = StatelessKernel(inp.stream_id, target, attrs, definition, keep, outs)
+    kernel.having = compile_having(s.having, attrs)
+    return kernel
 
 
 def _filters(handlers):
@@ -60,6 +62,8 @@ def _filters(handlers):
 
 
 class StatelessKernel(KeyedKernel):
+    having = None  # a compiled `having` over the output row, or None
+
     def __init__(self, input_stream, output_stream, attrs, definition, keep, outs):
         self.input_stream, self.output_stream = input_stream, output_stream
         self.output_attributes = attrs
@@ -81,6 +85,6 @@ class StatelessKernel(KeyedKernel):
                     v = np.full(n, v, DTYPES[t])
                 out[name] = v if rows is None else v[rows]
         keys = key_of_rows(starts, n)
-        if rows is None:
-            return ts, out, keys
-        return ts[rows], out, keys[rows]
+        if rows is not None:
+            ts, keys = ts[rows], keys[rows]
+        return apply_having(self.having, self.output_attributes, ts, out, keys)

@@ -42,6 +42,10 @@ QUERIES = [
     "from S[qty > 100]#window.time(1 sec) select sym, sum(price) as s insert into O;",
     "from S#window.time(1 sec) select count() as c, sum(price * 2.0) as s2 group by g "
     "insert into O;",
+    "from S#window.time(1 sec) select sym, g, avg(price) as a, count() as c group by g "
+    "having a > 0.0 and c >= 2 insert into O;",
+    "from S#window.length(3) select sym, sum(vol) as sv having sv != 1 or sym == 'K3' "
+    "insert into O;",
 ]
 
 
@@ -57,7 +61,7 @@ def test_sliding_equals_engine(query, seed):
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), nkeys=st.integers(1, 30), per=st.integers(0, 20),
-       q=st.sampled_from(QUERIES[:6]))
+       q=st.sampled_from(QUERIES[:6] + QUERIES[-2:]))
 def test_sliding_hypothesis(seed, nkeys, per, q):
     rng = np.random.default_rng(seed)
     ts, starts, keyid = keyed_data(rng, nkeys, per, 2 * T, [0, 0, 1, T - 1, T, T + 1])
@@ -66,7 +70,8 @@ def test_sliding_hypothesis(seed, nkeys, per, q):
 
 @pytest.mark.parametrize("query", [
     "from S#window.time(1 sec) select sym, min(price) as m insert into O;",
-    "from S#window.time(1 sec) select sym, sum(price) as s having s > 1.0 insert into O;",
+    "from S#window.time(1 sec) select sym, sum(price) as s having sum(qty) > 1 "
+    "insert into O;",
     "from S#window.timeBatch(1 sec) select sym, sum(price) as s insert into O;",
     "from S#window.time(1 sec) select sym, sum(price) as s group by price insert into O;",
     "from S#window.time(1 sec) select sym, sum(price) / 2.0 as s insert into O;",

@@ -28,6 +28,7 @@ QUERIES = [
     "from S[qty > 100] select sym insert into O;",  # drops every event of every key
     "from S[f < 1.0 or vol != 7]#window.length(3) select sym, -price as np insert into O;",
     "from S[ok == true]#window.time(1 sec) select sym, qty, 5 as five insert into O;",
+    "from S select sym, price * 2.0 as p2, qty having p2 > 1.0 and qty != 3 insert into O;",
 ]
 
 
