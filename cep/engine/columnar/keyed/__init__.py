@@ -7,10 +7,15 @@ partition and no per-event Python: bit-identical rows, timestamps and order.
 
     keyed_kernel(query, definitions, keys) -> KeyedKernel or None
 
-Kernels: stateless filters/projections (stateless.py), `length`/`time` sliding sum/avg/count
-[group by] (sliding.py), `every e1=S[c1] -> e2=S[c2] [within T]` (pattern.py). Every other
-query gets None (the caller runs the engine for it), and `run` returns None for a batch it
-does not take (nulls, a scan that would be too long)."""
+Kernels: stateless filters/projections [having] (stateless.py), `length`/`time` sliding
+sum/avg/count [group by] [having over output attributes] (sliding.py), `every e1=S[c1] ->
+e2=S[c2] [within T]` and the sequence `every e1=S[c1], e2=S[c2] [within T]` (pattern.py).
+Every other query gets None (the caller runs the engine for it), and `run` returns None for a
+batch it does not take (a column missing or of another dtype, a pattern scan past its work
+budget). Columns must not hold nulls (the caller sends such batches to the engine). Long
+batches run in chunks of whole keys (base.CHUNK events). Tests:
+tests/cep/engine/columnar/test_keyed_*.py (differential against the engine fed key by key);
+speed: benchmarks/keyed_kernel_bench.py."""
 from cep.engine.columnar.keyed.base import KeyedKernel, Unsuited
 
 __all__ = ["KeyedKernel", "keyed_kernel"]
