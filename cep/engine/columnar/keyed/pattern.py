@@ -17,6 +17,7 @@ import numpy as np
 
 from cep.engine.columnar.exprs import Unsupported, _truth, compile_vec
 from cep.engine.columnar.columns import DTYPES
+from cep.engine.columnar.keyed import jump
 from cep.engine.columnar.keyed.scan import key_time
 from cep.engine.columnar.keyed.base import (
     NO_NULLS, Batch, KeyedKernel, Unsuited, batch_of, check_output, key_of_rows,
@@ -27,6 +28,7 @@ from cep.model import And, EveryState, Filter, NextState, StateInputStream, Stre
 WORK_PER_EVENT = 64  # pair evaluations per event before the batch is declined
 WORK_FLOOR = 1 << 20
 MAX_STEPS = 20000  # scan offsets (numpy rounds) before the batch is declined
+JUMP_REACH = 16  # a lone range condition reaching further: binary lifting (jump.py)
 
 
 def build(query, definitions, keys):
@@ -64,6 +66,7 @@ def build(query, definitions, keys):
     kernel = PatternKernel(sid, target, attrs, definition, inp.within_millis, keep1, keep2,
                            outs)
     kernel.sequence = inp.kind == "sequence"
+    kernel.jump = jump.range_shape(c2, definition, a.alias, b.alias)
     return kernel
 
 
@@ -132,6 +135,7 @@ def pair_batch(values, first, second):
 
 class PatternKernel(KeyedKernel):
     sequence = False  # `every e1=S[c1], e2=S[c2]`: e2 must be the next event
+    jump = None  # jump.range_shape of a lone range condition, or None
 
     def __init__(self, input_stream, output_stream, attrs, definition, within, keep1, keep2,
                  outs):
@@ -166,6 +170,8 @@ class PatternKernel(KeyedKernel):
             return None
         live = stop > inst + 1
         pend, j, stop = inst[live], inst[live] + 1, stop[live]
+        if self.jump is not None and len(pend) and int((stop - j).max()) > JUMP_REACH:
+            return self._jump(batch, pend, j, stop)
         budget = WORK_PER_EVENT * n + WORK_FLOOR
         got1, got2, steps = [], [], 0
         while len(pend):
@@ -188,6 +194,17 @@ class PatternKernel(KeyedKernel):
         if not got1:
             return np.empty(0, np.intp), np.empty(0, np.intp)
         first, second = np.concatenate(got1), np.concatenate(got2)
+        order = np.lexsort((first, second))
+        return first[order], second[order]
+
+    def _jump(self, batch, pend, start, stop):
+        """The matches of a lone `e2.x > f(e1)` condition by binary lifting (jump.py)."""
+        i, op, thr, dtype = self.jump
+        values = batch.values[i].astype(dtype, copy=False)
+        t, _ = thr.fn(pair_batch(batch.values, pend, pend))
+        t = np.broadcast_to(np.asarray(t).astype(dtype, copy=False), (len(pend),))
+        hit, second = jump.matches(values, op, t, start, stop)
+        first = pend[hit]
         order = np.lexsort((first, second))
         return first[order], second[order]
 
