@@ -167,10 +167,11 @@ class Participant:
             self.ack(report)
 
     def close(self, timeout=5.0):
-        """Let background writes finish and send their acks."""
+        """Let background writes finish and send their acks; the writer thread ends."""
         if self.writer is not None:
             self.writer.flush(timeout)
             self.poll_acks()
+            self.writer.close(timeout)
 
 
 _FAILED = object()

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 
 class SnapshotWriter:
-    """One daemon thread per instance writing sealed blobs to ``store``."""
+    """One daemon thread per instance writing sealed blobs to ``store``, until ``close()``."""
 
     def __init__(self, store, task, label=""):
         self.store, self.task, self.label = store, task, label
@@ -57,10 +57,21 @@ class SnapshotWriter:
             time.sleep(0.005)
         return not self.busy
 
+    def close(self, timeout=5.0):
+        """Finish the submitted writes, then end the thread (a later submit starts another);
+        True if the writes finished."""
+        finished = self.flush(timeout)
+        if self._thread is not None and self._thread.is_alive():
+            self._jobs.put(None)  # after the pending writes: the thread ends once they are done
+            self._thread.join(timeout)
+        return finished
+
     def _run(self):
         while True:
             job = self._jobs.get()
             try:
+                if job is None:
+                    return
                 self._write(*job)
             finally:
                 self._jobs.task_done()
