@@ -54,6 +54,8 @@ RANGED = [
     "from every e1=S -> e2=S[vol > e1.qty] within 2 sec select e2.vol as v insert into O;",
     "from every e1=S -> e2=S[f < e1.f] select e1.f as a, e2.f as b insert into O;",
     "from every e1=S -> e2=S[price < e1.f] select e1.f as a, e2.price as b insert into O;",
+    "from every e1=S[qty > 3] -> e2=S[price > 100.0] select e1.qty as q, e2.price as p "
+    "insert into O;",
 ]
 
 
@@ -69,7 +71,7 @@ def test_pattern_equals_engine(query, seed, reach):
 
 def test_lone_range_conditions_take_the_jump():
     shapes = [kernel_for(cep.compile(HEAD + q + "\nend;")).jump for q in RANGED + QUERIES[:1]]
-    assert [s[1] for s in shapes] == [">", "<", ">", "<", "<", ">"]
+    assert [s[1] for s in shapes] == [">", "<", ">", "<", "<", ">", ">"]
     assert kernel_for(cep.compile(HEAD + QUERIES[2] + "\nend;")).jump is None
 
 
