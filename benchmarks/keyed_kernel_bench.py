@@ -10,8 +10,9 @@ The events are generated as backtest_bench.py's dataset (prices around 100, 10,0
 timestamps 1 ms apart), sorted by key. The kernel's time is `run()` alone (the caller's
 columns are numpy already); the engine's is its `send_batch` calls, rows built beforehand.
 --verify (the default) checks the kernel's rows equal the engine's exactly (over the keys the
-engine ran: --engine-keys N runs it over the first N keys only, same events per key, for
-sizes where the engine takes minutes). `uptime` load is printed with every run."""
+engine ran: --engine-keys N runs it over the first N keys only, for sizes where the engine
+takes minutes; its rate then is for those events: the engine pays per key run, so it varies
+with events per key). `uptime` load is printed with every run."""
 import argparse
 import gc
 import json
