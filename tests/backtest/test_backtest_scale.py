@@ -1,9 +1,12 @@
 """A generated dataset with 10,000 keys through a partitioned plan (time window aggregate and a
-pattern), as `cep backtest` in its own process on the embedded standalone cluster with 2
+pattern; both on keyed kernels), as `cep backtest` in its own process on the embedded standalone cluster with 2
 one-core executors: output equal to `cep run`'s (its code path, over the same events).
 
-The issue names 1M events; on this shared 2-core machine the test uses 50,000 by default
-(CEP_BACKTEST_SCALE_EVENTS overrides) and benchmarks/backtest_bench.py runs the big ones."""
+The issue names 1M events. With 1M the test passed (2026-11-25, keyed kernels on) but took
+503 s at load 6-7, most of it the reference `cep run` (the engine over 1M timestamp-merged
+events of 10,000 keys) and the generated rows in Python; to keep the suite's time the test
+uses 150,000 by default (70 s at load 3.5, the reference computed while the backtest runs;
+CEP_BACKTEST_SCALE_EVENTS=1000000 runs the issue's size) and benchmarks/backtest_bench.py runs 20M."""
 import json
 import os
 import random
@@ -26,7 +29,7 @@ partition with (sym of Trades) begin
   select e1.sym as sym, e1.price as before, e2.price as after insert into Jumps;
 end;
 """
-EVENTS = int(os.environ.get("CEP_BACKTEST_SCALE_EVENTS", "50000"))
+EVENTS = int(os.environ.get("CEP_BACKTEST_SCALE_EVENTS", "150000"))
 KEYS = 10_000
 
 
@@ -77,17 +80,24 @@ def test_generated_keys_on_two_executors_equal_cep_run(two_executor_cluster, tmp
     plan = tmp_path / "scale.siddhiql"
     plan.write_text(PLAN)
     out = tmp_path / "out"
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "cep.cli.main", "backtest", str(plan), "--input",
          f"Trades={data}", "--output", str(out), "--spark-master", two_executor_cluster.master_url,
          "--executors", "2", "--json", "--no-progress"],
-        capture_output=True, text=True, timeout=800,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    summary = json.loads(proc.stdout)
+    try:
+        want = reference(events)  # while the backtest runs (its own process)
+        stdout, stderr = proc.communicate(timeout=800)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr[-2000:]
+    summary = json.loads(stdout)
     assert summary["mode"] == "keyed" and summary["executors"] == 2 and summary["tasks"] == 8
     assert summary["events_in"] == EVENTS
-    want = reference(events)
+    assert "kernels" in summary["task_seconds"]  # the benchmark plan's queries ran on kernels
     assert want["AvgPrice"] and want.get("Jumps")
     for stream in ("AvgPrice", "Jumps"):
         have = read_output(str(out), stream)
