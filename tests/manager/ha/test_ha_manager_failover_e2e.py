@@ -170,9 +170,13 @@ def test_manager_failover_split_brain_and_worker_self_undeploy(tmp_path, spark_d
         assert took is not None, "the follower did not take over within 20 s"
         timings["takeover_s"] = took
         assert me["leaseHolder"] == me["id"] and me["fencingToken"] > a_token
-        assert topology_row(b, token).get("applicationId") == app_id  # adopted, not redeployed
-        row, _ = wait_until(lambda: topology_row(b, token).get("state") == "ACTIVE", 30)
-        assert row
+        # the new leader adopts the running application (its id shows once adopted), it
+        # does not redeploy it: the same id, ACTIVE
+        row, _ = wait_until(lambda: topology_row(b, token).get("state") == "ACTIVE"
+                            and topology_row(b, token).get("applicationId")
+                            and topology_row(b, token), 30)
+        assert row, topology_row(b, token)
+        assert row["applicationId"] == app_id  # adopted, not redeployed
         status = http("GET", f"{b.url}/api/v1/tenants/-1234/plans/{NAME}/status", token=token)[2]
         assert status["inflow"]["w-ha"]["text"] == "1/1 established", status
         assert status["outflow"]["text"] == "1/1 established", status
