@@ -5,7 +5,11 @@ generated Parquet dataset, Parquet out, with 1 and 2 executors; prints medians a
         [--runs 3] [--executors 1,2] [--master local|embedded]
 
 `events_per_s` is events in / the job's run time (reading, sorting, the engine, writing the
-outputs; the Spark session's start is `session_s`, outside it). The dataset is generated once
+outputs; the Spark session's start is `session_s`, outside it). Where the time goes:
+`task_s` sums the tasks' wall seconds per phase (gather = waiting for the shuffle's Arrow
+batches, sort = numpy sort and columns, kernels, engine, write); `floor_s` is, in the same
+session right after the backtest, the job without the task's work: read Parquet, repartition
+by key, hand the Arrow batches to Python, count (Spark's own share). The dataset is generated once
 per (events, keys) under --cache-dir (default /var/tmp/sparkcep-bench, outside the repo; seeded random walk per key, timestamps 1 ms apart,
 row order shuffled in blocks so the job has to sort)."""
 import argparse
@@ -62,21 +66,48 @@ def dataset(events, keys, cache=CACHE):
     return path
 
 
-def one_run(path, executors, master):
+def _count(batches):
+    import pyarrow as pa
+    yield pa.RecordBatch.from_pydict({"n": [sum(b.num_rows for b in batches)]})
+
+
+def floor_seconds(spark, path):
+    """The job's Spark part alone: the same frame, repartitioned as the job does, counted."""
+    import cep
+    from cep.backtest import job, planner
+    from cep.backtest.inputs import InputSpec, check_input
+    plan = cep.compile(PLAN)
+    checked = [check_input(InputSpec("Trades", path, "parquet"), plan.streams[0], "timestamp",
+                           None)]
+    job._size_splits(spark, checked)
+    frame, key = job._events_frame(spark, checked, planner.plan_mode(plan, {"Trades"}))
+    parts = max(job.PARTS_PER_CORE * spark.sparkContext.defaultParallelism,
+                -(-checked[0].rows // job.ROWS_PER_TASK))
+    started = time.monotonic()
+    n = sum(r.n for r in frame.repartition(parts, key).mapInArrow(_count, "n long").collect())
+    assert n == checked[0].rows
+    return time.monotonic() - started
+
+
+def one_run(path, executors, master, kernels=True):
     from cep.backtest.inputs import InputSpec
     from cep.backtest.job import run_backtest
     from cep.backtest.session import app_name, spark_session
     started = time.monotonic()
+    load = os.getloadavg()[0]
     spark = spark_session(app_name("BacktestBench", "-1234"),
                           f"local[{executors}]" if master == "local" else master, executors)
     session_s = time.monotonic() - started
     out = tempfile.mkdtemp(prefix="backtest-bench-")
     try:
         s = run_backtest(PLAN, [InputSpec("Trades", path, "parquet")], os.path.join(out, "o"),
-                         spark=spark)
+                         spark=spark, kernels=kernels)
+        floor = floor_seconds(spark, path)
         return {"session_s": round(session_s, 2), "run_s": round(s.run_seconds, 2),
-                "events_per_s": round(s.rate), "events_in": s.events_in, "mode": s.mode,
-                "out": s.events_out, "tasks": s.tasks, "load": os.getloadavg()[0]}
+                "events_per_s": round(s.rate), "floor_s": round(floor, 2),
+                "task_s": s.task_seconds, "events_in": s.events_in, "mode": s.mode,
+                "out": s.events_out, "tasks": s.tasks, "executors": s.executors,
+                "load": [round(load, 2), round(os.getloadavg()[0], 2)]}
     finally:
         spark.stop()
         shutil.rmtree(out, ignore_errors=True)
@@ -91,20 +122,24 @@ def main(argv=None):
     p.add_argument("--master", default="local", help="local (local[N]) or embedded")
     p.add_argument("--cache-dir", default=CACHE, help="where the generated dataset is kept")
     p.add_argument("--generate-only", action="store_true", help="make the dataset and stop")
+    p.add_argument("--no-kernels", action="store_true", help="the engine for every query")
     args = p.parse_args(argv)
     path = dataset(args.events, args.keys, args.cache_dir)
     if args.generate_only:
         print(path)
         return
-    result = {"events": args.events, "keys": args.keys, "python": platform.python_version(),
+    result = {"events": args.events, "keys": args.keys, "master": args.master,
+              "kernels": not args.no_kernels, "python": platform.python_version(),
               "load_before": os.getloadavg(), "results": {}}
     for n in (int(x) for x in args.executors.split(",")):
-        runs = [one_run(path, n, args.master) for _ in range(args.runs)]
-        for r in runs:
-            print(json.dumps({"executors": n, **r}), file=sys.stderr)
+        runs = []
+        for _ in range(args.runs):
+            runs.append(one_run(path, n, args.master, not args.no_kernels))
+            print(json.dumps({"executors": n, **runs[-1]}), file=sys.stderr, flush=True)
         result["results"][n] = {
             "median_events_per_s": statistics.median(r["events_per_s"] for r in runs),
-            "median_run_s": statistics.median(r["run_s"] for r in runs), "runs": runs}
+            "median_run_s": statistics.median(r["run_s"] for r in runs),
+            "median_floor_s": statistics.median(r["floor_s"] for r in runs), "runs": runs}
     result["load_after"] = os.getloadavg()
     print(json.dumps(result, indent=2))
 
