@@ -37,6 +37,7 @@ class Scheduler:
         self._thread = None
         self._wake = threading.Condition(self.lock)
         self._stopped = False
+        self.restarts = 0  # playback clock restarts (restore_clock(None)), see restore_clock
 
     # -- time --
     def now(self):
@@ -55,7 +56,15 @@ class Scheduler:
 
     def restore_clock(self, ts):
         """Put the clock back after a processor raised it for its own output (a batch window's
-        flush inside a batch processed in one call); only that processor may."""
+        flush inside a batch processed in one call); only that processor may.
+
+        `restore_clock(None)` on a running clock restarts it: a key-by-key feed (cep backtest)
+        starts the next key's run on its own clock once the earlier keys' runs have ended
+        (advanced to the end). `restarts` counts these, so that state kept in filing order
+        (the pattern kernel's waiting partials) can end the earlier runs rather than let their
+        late timestamps stand in the way of the new run's expiry."""
+        if ts is None and self._clock is not None:
+            self.restarts += 1
         self._clock = ts
 
     # -- timers --

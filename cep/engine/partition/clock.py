@@ -14,7 +14,8 @@ class PartitionScheduler:
         self.current = 0  # creation order of the instance whose code is running
         self._timers = []  # (due, seq, order, fn)
         self._seq = itertools.count()
-        self._armed = set()
+        self._armed = set()  # due times with a real timer pending
+        self._armed_heap = []  # the same, earliest first: a fire forgets the passed ones
 
     def __getattr__(self, name):
         return getattr(self.real, name)
@@ -23,13 +24,18 @@ class PartitionScheduler:
         heapq.heappush(self._timers, (due, next(self._seq), self.current, fn))
         if due not in self._armed:
             self._armed.add(due)
+            heapq.heappush(self._armed_heap, due)
             self.real.notify_at(due, self._fire, owner=owner)
 
     def _fire(self, now):
         due_now = []
         while self._timers and self._timers[0][0] <= now:
             due_now.append(heapq.heappop(self._timers))
-        self._armed = {d for d in self._armed if d > now}
+        # only the passed due times (not a rebuild of the set: a key-by-key feed leaves
+        # every key's timers due after the end armed, and a rebuild per fire grew with them)
+        armed, heap = self._armed, self._armed_heap
+        while heap and heap[0] <= now:
+            armed.discard(heapq.heappop(heap))
         previous = self.current
         for due, seq, order, fn in sorted(due_now, key=lambda t: (t[2], t[0], t[1])):
             self.current = order
@@ -39,3 +45,4 @@ class PartitionScheduler:
     def clear(self):
         self._timers.clear()
         self._armed.clear()
+        self._armed_heap.clear()

@@ -316,10 +316,14 @@ class PatternKernel:
         self.filed, self.popped, self.swept, self.sweep_every = [], 0, 0, SWEEP_MIN
         self.on_output = None  # no timers: matches only complete on events
         self.vector = None  # the columnar form (vector.py), when the query has one
+        # in a partition: the plan's scheduler, whose clock restarts end the earlier runs
+        self.scheduler, self.runs = None, 0
 
     def process(self, stream_id, batch, out):
         if stream_id not in self.streams or not batch:
             return
+        if self.scheduler is not None and self.scheduler.restarts != self.runs:
+            self._end_runs()
         self._rows_state()
         self.seq = self._run(batch, self.buckets, out.append, self.filed.append, self.seq,
                              self.popped)
@@ -330,7 +334,25 @@ class PatternKernel:
         """A columnar batch the columnar form `accepts`: its output Columns, or None."""
         if stream_id not in self.streams or not len(cols):
             return None
+        if self.scheduler is not None and self.scheduler.restarts != self.runs:
+            self._end_runs()
         return self.vector.run(self, cols)
+
+    def _end_runs(self):
+        """The playback clock restarted (Scheduler.restore_clock): the keys fed so far have
+        ended their runs, each advanced to the end, and get no more events, so none of their
+        waiting partials can complete any more: all leave, as `within` on the new run's
+        clock would otherwise never drop them. Without this the first of them still within
+        `within` of the end stops every later cut in filing order (the new run's timestamps
+        start again), and every partial of every later key stays: memory and work grow
+        with the keys fed. Output is unchanged; a live (never restarted) clock never
+        comes here."""
+        self.runs = self.scheduler.restarts
+        if self.vector is not None:
+            self.vector.pend = self.vector.filed = None
+        self.buckets, self.filed = {}, []
+        self.popped = self.swept = self.seq
+        self.sweep_every = SWEEP_MIN
 
     def _rows_state(self):
         if self.vector is not None and self.vector.pend is not None:
@@ -379,6 +401,8 @@ class PatternKernel:
         else:
             self.filed, self.popped = list(state["filed"]), state["popped"]
         self.swept, self.sweep_every = self.popped, SWEEP_MIN
+        if self.scheduler is not None:
+            self.runs = self.scheduler.restarts
         self._sweep()
 
 

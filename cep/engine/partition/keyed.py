@@ -60,6 +60,8 @@ class KeyedPatterns:
             link([selector, ctx.build_output(q, out_def, selector)])
             kernel = pkeys and build_kernel(shared, defs, *pkeys[nodes[0].stream_id].kernel,
                                             hook, _projection(q, scope, ctx))
+            if kernel:
+                kernel.scheduler = ctx.scheduler  # its clock restarts end runs (kernel.py)
             if kernel and kernel.projects:
                 kernel.vector = _vector(kernel, partition, defs[nodes[0].stream_id], q,
                                         scope, out_def)
