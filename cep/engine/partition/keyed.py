@@ -10,7 +10,7 @@ only ever meets events of its own key. Then the whole batch goes through in one 
 event order. The commonest such pattern, `every e1=S -> e2=S[...]`, runs as a generated loop
 instead of the general machine (kernel.py), emitting the select clause's rows itself when the
 clause is a plain projection."""
-from cep.engine.partition.kernel import build_kernel
+from cep.engine.partition.kernel import PatternKernel, build_kernel
 from cep.engine.pattern.builder import stream_definitions, with_tables
 from cep.engine.pattern.compile import compile_pattern, selector_scope
 from cep.engine.pattern.plan import STREAM, flatten
@@ -71,6 +71,7 @@ class KeyedPatterns:
         self.streams = {sid for shared, _ in self.queries for sid in shared.streams}
         self.machines = {}
         self.merged = None
+        self.scheduler, self.runs = ctx.scheduler, ctx.scheduler.restarts
         if all(merged):
             self.merged = [k or shared.machine() for k, (shared, _) in zip(kernels,
                                                                           self.queries)]
@@ -130,11 +131,24 @@ class KeyedPatterns:
 
     def process_merged(self, stream_id, batch):
         """One machine for all keys: the whole batch in one call, in event order."""
+        if self.scheduler.restarts != self.runs:
+            self._end_runs()
         for m, sink in zip(self.merged, self.sinks):
             out = []
             m.process(stream_id, batch, out)
             if out:
                 sink.process(out)
+
+    def _end_runs(self):
+        """The playback clock restarted (a key-by-key feed, cep.engine.clock): the keys fed
+        so far have ended their runs, so a merged general machine starts afresh, as the
+        kernel drops its partials (kernel.py `_end_runs`): else the earlier runs' partials
+        stop its `within` expiry in filing order, and every later key's stay."""
+        self.runs = self.scheduler.restarts
+        for i, (m, (shared, _)) in enumerate(zip(self.merged, self.queries)):
+            if not isinstance(m, PatternKernel):  # the kernel does its own
+                fresh = self.merged[i] = shared.machine()
+                fresh.on_output = m.on_output
 
     def drop(self, key):
         for m in self.machines.pop(key, ()):
@@ -146,6 +160,7 @@ class KeyedPatterns:
         return {k: [m.get_state() for m in ms] for k, ms in self.machines.items()}
 
     def set_state(self, state):
+        self.runs = self.scheduler.restarts
         if self.merged is not None:
             for m, st in zip(self.merged, state["merged"]):
                 m.set_state(st)

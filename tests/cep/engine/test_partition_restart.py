@@ -165,3 +165,18 @@ def test_the_partition_clock_forgets_only_passed_due_times():
     assert clock._armed == {20, 30, 40} and real.pending() == 3
     real.advance(100)
     assert len(fired) == 6 and not clock._armed and not clock._armed_heap
+
+
+def test_the_general_machine_starts_afresh_when_the_next_key_starts(monkeypatch):
+    monkeypatch.setattr(kernel_mod, "ENABLED", False)
+    by_key = runs(keys=12, seed=4)
+    sizes = []
+
+    def check(rt):
+        m = kernel_of(rt)
+        assert type(m).__name__ == "StateMachine"
+        sizes.append(len(m.expiry))
+        key = list(by_key)[len(sizes) - 1]
+        assert all(p[0][0] == key for _, _, _, p in m.expiry)  # only the running key's
+    got = feed(PLAN, by_key, check)
+    assert max(sizes) > 0 and got == alone(PLAN, by_key)
