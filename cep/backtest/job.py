@@ -67,9 +67,9 @@ def _run(plan, plan_text, specs, output_dir, fmt, ts_column, tenant, spark, mast
         summary = Summary(name, tenant, "keyed" if mode.keyed else "single-task", mode.reason,
                           output=os.path.abspath(output_dir), format=fmt,
                           spark_master=spark.sparkContext.master)
-        summary.executors = _executors(spark)
         rows = _execute(spark, plan_text, checked, exported, mode, tmp, fmt, options,
                         progress, summary)
+        summary.executors = _executors(spark)  # after the job: executors register meanwhile
         merge_stats(summary, rows)
         summary.run_seconds = time.monotonic() - started
         _write_summary(tmp, summary)

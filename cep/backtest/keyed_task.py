@@ -8,7 +8,6 @@ engine then runs the plan without the kernel-run queries, fed only the streams t
 each key's events back to back on a playback clock of its own (as task.py did for all). The
 stats row of events in carries the task's seconds per phase (gather = waiting for the shuffle's
 batches, sort, kernels, engine, write) for the benchmark's breakdown."""
-import json
 import time
 
 import numpy as np

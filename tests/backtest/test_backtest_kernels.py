@@ -89,3 +89,31 @@ def test_kernel_path_equals_engine_path(spark, tmp_path):
     assert "kernels" in runs["plain", True][0].task_seconds
     assert "engine" not in runs["plain", True][0].task_seconds  # both queries on kernels
     assert "engine" in runs["nulls", True][0].task_seconds  # nulls: the engine
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl", "csv"])
+def test_column_writer_writes_what_the_row_writer_writes(tmp_path, fmt):
+    from cep.backtest.outputs import ColumnWriter, OutputWriter
+    definition = cep.compile("define stream O (sym string, avg double, n long, f float, "
+                             "ok bool);").streams[0]
+    rows = [(1_000, ("a", 1.5, 3, 0.5, True)), (61_000, ("b", 2.25, 4, 0.25, False)),
+            (59_999, ("a", -0.0, 5, 3.0, True))]
+    # floats the engine gets from a float32 column (one decimal value would differ in JSON)
+    rw = OutputWriter(str(tmp_path / "rows"), "O", definition, fmt, 0, 60_000)
+    rw.add(rows)
+    rw.close()
+    cw = ColumnWriter(str(tmp_path / "cols"), "O", definition, fmt, 0, 60_000, suffix="-k0")
+    columns = list(zip(*(r for _, r in rows)))
+    cw.write_columns(np.array([t for t, _ in rows], np.int64), {
+        "sym": np.array(columns[0], object), "avg": np.array(columns[1]),
+        "n": np.array(columns[2], np.int64), "f": np.array(columns[3], np.float32),
+        "ok": np.array(columns[4])})
+    cw.close()
+    assert (cw.count, cw.buckets) == (rw.count, rw.buckets) == (3, {0: 2, 1: 1})
+    assert cw.path.endswith(f"part-00000-k0.{fmt}")
+    with open(rw.path, "rb") as a, open(cw.path, "rb") as b:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+            assert pq.read_table(a).equals(pq.read_table(b))
+        else:
+            assert a.read() == b.read()
