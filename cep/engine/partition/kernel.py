@@ -340,13 +340,10 @@ class PatternKernel:
 
     def _end_runs(self):
         """The playback clock restarted (Scheduler.restore_clock): the keys fed so far have
-        ended their runs, each advanced to the end, and get no more events, so none of their
-        waiting partials can complete any more: all leave, as `within` on the new run's
-        clock would otherwise never drop them. Without this the first of them still within
-        `within` of the end stops every later cut in filing order (the new run's timestamps
-        start again), and every partial of every later key stays: memory and work grow
-        with the keys fed. Output is unchanged; a live (never restarted) clock never
-        comes here."""
+        ended their runs and get no more events, so their partials, which could never
+        complete, all leave. Else the first still within `within` of the end stops every
+        later cut in filing order (the new run's timestamps start again) and every later
+        key's partials stay. Output is unchanged; a live clock never comes here."""
         self.runs = self.scheduler.restarts
         if self.vector is not None:
             self.vector.pend = self.vector.filed = None
