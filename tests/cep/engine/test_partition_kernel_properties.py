@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import cep
 from cep.engine.partition import kernel as kernel_mod
 from cep.engine.partition.kernel import PatternKernel
+from tests.cep.engine.stock_events import columns as _columns, timed as _timed
 
 np = pytest.importorskip("numpy")
 
@@ -32,27 +33,6 @@ ROW = st.tuples(st.sampled_from(["a", "b", "c"] + [f"once{i}" for i in range(4)]
 EVENT = st.tuples(st.sampled_from([0, 0, 1, 2, 7, 40, -10, -35]), ROW)
 BATCHES = st.lists(st.tuples(st.lists(EVENT, min_size=1, max_size=40),
                              st.sampled_from(["rows", "rows", "cols"])), min_size=1, max_size=10)
-
-
-def _timed(batches):
-    t, out = 1000, []
-    for events, mode in batches:
-        evs = []
-        for step, row in events:
-            t = max(t + step, 0) if step >= 0 else t
-            evs.append((t + min(step, 0), row))  # a negative step: one event from the past
-        out.append((mode, evs))
-    return out
-
-
-def _columns(events):
-    sym = np.empty(len(events), object)
-    sym[:] = [r[0] for _, r in events]
-    price = np.ma.masked_array([0.0 if r[1] is None else r[1] for _, r in events],
-                               [r[1] is None for _, r in events])
-    vol = np.ma.masked_array([0 if r[2] is None else r[2] for _, r in events],
-                             [r[2] is None for _, r in events])
-    return {"sym": sym, "price": price, "vol": vol}, np.array([t for t, _ in events])
 
 
 def _run(text, batches, kernel, monkeypatch, restore_at=None):

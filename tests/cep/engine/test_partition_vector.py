@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import cep
 from cep.engine.partition import vector as vector_mod
 from cep.engine.partition.vector import first_matches
+from tests.cep.engine.stock_events import columns as _columns, timed as _timed
 
 np = pytest.importorskip("numpy")
 
@@ -34,27 +35,6 @@ BATCH = st.one_of(st.lists(EVENT, min_size=1, max_size=30),
                   st.lists(EVENT, min_size=520, max_size=800))
 BATCHES = st.lists(st.tuples(BATCH, st.sampled_from(["cols", "cols", "rows"])),
                    min_size=1, max_size=6)
-
-
-def _timed(batches):
-    t, out = 1000, []
-    for events, mode in batches:
-        evs = []
-        for step, row in events:
-            t = max(t + step, 0) if step >= 0 else t
-            evs.append((t + min(step, 0), row))  # a negative step: one event from the past
-        out.append((mode, evs))
-    return out
-
-
-def _columns(events):
-    sym = np.empty(len(events), object)
-    sym[:] = [r[0] for _, r in events]
-    price = np.ma.masked_array([0.0 if r[1] is None else r[1] for _, r in events],
-                               [r[1] is None for _, r in events])
-    vol = np.ma.masked_array([0 if r[2] is None else r[2] for _, r in events],
-                             [r[2] is None for _, r in events])
-    return {"sym": sym, "price": price, "vol": vol}, np.array([t for t, _ in events])
 
 
 class _Count:
