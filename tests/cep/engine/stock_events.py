@@ -25,3 +25,18 @@ def columns(events):
     vol = np.ma.masked_array([0 if r[2] is None else r[2] for _, r in events],
                              [r[2] is None for _, r in events])
     return {"sym": sym, "price": price, "vol": vol}, np.array([t for t, _ in events])
+
+
+def feed(rt, fresh, batches, restore_at=None):
+    """Send timed batches to `rt`, rows or columns as each batch's mode says; before batch
+    `restore_at`, snapshot, make a new runtime with fresh() and restore it. No event may be
+    rejected. Returns the runtime in use at the end."""
+    for i, (mode, events) in enumerate(batches):
+        if i == restore_at:
+            state = rt.snapshot()
+            rt = fresh()
+            rt.restore(state)
+        h = rt.input_handler("S")
+        bad = h.send_batch(events) if mode == "rows" else h.send_columns(*columns(events))
+        assert bad == []
+    return rt

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import cep
 from cep.engine.partition import kernel as kernel_mod
 from cep.engine.partition.kernel import PatternKernel
-from tests.cep.engine.stock_events import columns as _columns, timed as _timed
+from tests.cep.engine.stock_events import feed, timed as _timed
 
 np = pytest.importorskip("numpy")
 
@@ -46,14 +46,7 @@ def _run(text, batches, kernel, monkeypatch, restore_at=None):
     rt = fresh()
     part = next(p for k, p in rt.ctx.stateful.items() if k.startswith("partition"))
     used = [isinstance(m, PatternKernel) for m in part.fast.merged]
-    for i, (mode, events) in enumerate(batches):
-        if i == restore_at:
-            state = rt.snapshot()
-            rt = fresh()
-            rt.restore(state)
-        h = rt.input_handler("S")
-        bad = h.send_batch(events) if mode == "rows" else h.send_columns(*_columns(events))
-        assert bad == []
+    feed(rt, fresh, batches, restore_at)
     return got, used
 
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import cep
 from cep.engine.partition import vector as vector_mod
 from cep.engine.partition.vector import first_matches
-from tests.cep.engine.stock_events import columns as _columns, timed as _timed
+from tests.cep.engine.stock_events import columns as _columns, feed, timed as _timed
 
 np = pytest.importorskip("numpy")
 
@@ -62,14 +62,7 @@ def _run(text, batches, restore_at=None, columnar_callback=False):
             rt.add_callback("O", lambda evs: got.extend(repr(e) for e in evs))
         return rt
     rt = fresh()
-    for i, (mode, events) in enumerate(batches):
-        if i == restore_at:
-            state = rt.snapshot()
-            rt = fresh()
-            rt.restore(state)
-        h = rt.input_handler("S")
-        bad = h.send_batch(events) if mode == "rows" else h.send_columns(*_columns(events))
-        assert bad == []
+    feed(rt, fresh, batches, restore_at)
     return got
 
 

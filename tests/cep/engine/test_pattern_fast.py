@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import cep
 from cep.engine.partition import kernel as kernel_mod
 from cep.engine.pattern.fast import KernelPattern
-from tests.cep.engine.stock_events import columns as _columns, timed as _timed
+from tests.cep.engine.stock_events import feed, timed as _timed
 
 np = pytest.importorskip("numpy")
 
@@ -48,14 +48,7 @@ def _run(text, batches, kernel, monkeypatch, restore_at=None):
         return rt
     rt = fresh()
     procs = [p for p in rt.ctx.stateful.values() if isinstance(p, KernelPattern)]
-    for i, (mode, events) in enumerate(batches):
-        if i == restore_at:
-            state = rt.snapshot()
-            rt = fresh()
-            rt.restore(state)
-        h = rt.input_handler("S")
-        bad = h.send_batch(events) if mode == "rows" else h.send_columns(*_columns(events))
-        assert bad == []
+    feed(rt, fresh, batches, restore_at)
     return got, procs
 
 
