@@ -115,10 +115,16 @@ class ZmqReceiver:
 class ZmqEventClient:
     """A PUSH client for the receiver: `send(key, pairs)`; used by tests, tools and benchmarks."""
 
-    def __init__(self, url, context=None, sndhwm=10000, keys=None, server_key=None):
+    def __init__(self, url, context=None, sndhwm=10000, keys=None, server_key=None,
+                 send_timeout_ms=None):
+        """`send_timeout_ms`: how long a send may wait for room (the receiver's back-pressure,
+        or no connection at all, e.g. a CURVE handshake the receiver refused) before it raises
+        zmq.Again; None waits as long as it takes."""
         self._sock = (context or zmq.Context.instance()).socket(zmq.PUSH)
         self._sock.setsockopt(zmq.LINGER, 2000)
         self._sock.setsockopt(zmq.SNDHWM, sndhwm)
+        if send_timeout_ms is not None:
+            self._sock.setsockopt(zmq.SNDTIMEO, int(send_timeout_ms))
         curve.client(self._sock, keys, server_key)
         self._sock.connect(url)
 

@@ -53,3 +53,24 @@ def test_single_stream_receiver_takes_one_frame_messages(router, recorder, key):
         client.close()
     finally:
         r.stop()
+
+
+def test_a_send_with_a_timeout_raises_when_no_receiver_takes_it(key):
+    """A client whose peer never takes its messages (nothing listens; a refused CURVE
+    handshake is the same) gives up after send_timeout_ms instead of blocking for ever."""
+    import socket
+
+    import zmq
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = ZmqEventClient(f"tcp://127.0.0.1:{port}", sndhwm=2, send_timeout_ms=200)
+    sent, started = 0, time.monotonic()
+    try:
+        with pytest.raises(zmq.Again):
+            for _ in range(50):
+                client.send(key, [[1, ["A", 1.0, 1, 1, True]]])
+                sent += 1
+    finally:
+        client.close()
+    assert sent < 50 and 0.15 < time.monotonic() - started < 5
