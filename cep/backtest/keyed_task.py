@@ -114,6 +114,7 @@ def _feed_runs(spec, rt, handlers, table, codes, streams):
     """Each key's run back to back: when the key changes, the timers left by the previous
     keys fire (advance to the end) and the playback clock starts again, so a key's time
     windows and `within` see only its own timestamps, as in the timestamp-merged run."""
+    from cep.backtest.task import send_rows
     ts = table.column("__ts").to_pylist()
     columns = {}
     for i in handlers:
@@ -131,9 +132,4 @@ def _feed_runs(spec, rt, handlers, table, codes, streams):
         bounds = [a, *cuts[lo:hi], b]
         for x, y in zip(bounds, bounds[1:]):
             i = int(streams[x]) if streams is not None else 0
-            cols = [c[x:y] for c in columns[i]]
-            rows = list(zip(*cols)) if cols else [()] * (y - x)
-            bad = handlers[i].send_batch(list(zip(ts[x:y], rows)))
-            if bad:
-                k, err = bad[0]
-                raise ValueError(f"event at {ts[x + k]} of {spec.inputs[i][0]} rejected: {err}")
+            send_rows(handlers[i], spec.inputs[i][0], ts[x:y], [c[x:y] for c in columns[i]])

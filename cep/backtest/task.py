@@ -88,11 +88,17 @@ def _feed(batch, spec, handlers):
             sid, width = spec.inputs[index]
             columns_of[index] = [names.index(f"c{index}_{j}") for j in range(width)]
         cols = [batch.column(c).slice(a, b - a).to_pylist() for c in columns_of[index]]
-        rows = list(zip(*cols)) if cols else [()] * (b - a)
-        bad = handlers[index].send_batch(list(zip(ts[a:b], rows)))
-        if bad:
-            i, err = bad[0]
-            raise ValueError(f"event at {ts[a + i]} of {spec.inputs[index][0]} rejected: {err}")
+        send_rows(handlers[index], spec.inputs[index][0], ts[a:b], cols)
+
+
+def send_rows(handler, stream_id, ts, cols):
+    """One send_batch of the events with timestamps `ts` and attribute columns `cols` (lists);
+    a rejected event fails the task, naming its timestamp and stream."""
+    rows = list(zip(*cols)) if cols else [()] * len(ts)
+    bad = handler.send_batch(list(zip(ts, rows)))
+    if bad:
+        i, err = bad[0]
+        raise ValueError(f"event at {ts[i]} of {stream_id} rejected: {err}")
 
 
 def stats_batch(count, first, last, writers, seconds=None):
