@@ -40,3 +40,19 @@ def feed(rt, fresh, batches, restore_at=None):
         bad = h.send_batch(events) if mode == "rows" else h.send_columns(*columns(events))
         assert bad == []
     return rt
+
+
+HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
+
+
+def recording(text):
+    """(fresh, got): fresh() makes a runtime of `text` whose stream O's events are appended to
+    got (as repr), one list for every runtime made."""
+    import cep
+    got = []
+
+    def fresh():
+        rt = cep.ExecutionPlanRuntime(cep.compile(text))
+        rt.add_callback("O", lambda evs: got.extend(repr(e) for e in evs))
+        return rt
+    return fresh, got

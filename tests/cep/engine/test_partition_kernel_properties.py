@@ -8,14 +8,12 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import cep
 from cep.engine.partition import kernel as kernel_mod
 from cep.engine.partition.kernel import PatternKernel
-from tests.cep.engine.stock_events import feed, timed as _timed
+from tests.cep.engine.stock_events import HEAD, feed, recording, timed as _timed
 
 np = pytest.importorskip("numpy")
 
-HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
 SHAPES = [
     "every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price * 1.05] within 30 ms "
     "select e1.sym as sym, e1.price as p1, e2.price as p2",
@@ -37,12 +35,7 @@ BATCHES = st.lists(st.tuples(st.lists(EVENT, min_size=1, max_size=40),
 
 def _run(text, batches, kernel, monkeypatch, restore_at=None):
     monkeypatch.setattr(kernel_mod, "ENABLED", kernel)
-    got = []
-
-    def fresh():
-        rt = cep.ExecutionPlanRuntime(cep.compile(text))
-        rt.add_callback("O", lambda evs: got.extend(repr(e) for e in evs))
-        return rt
+    fresh, got = recording(text)
     rt = fresh()
     part = next(p for k, p in rt.ctx.stateful.items() if k.startswith("partition"))
     used = [isinstance(m, PatternKernel) for m in part.fast.merged]

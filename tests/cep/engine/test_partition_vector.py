@@ -12,11 +12,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import cep
 from cep.engine.partition import vector as vector_mod
 from cep.engine.partition.vector import first_matches
-from tests.cep.engine.stock_events import columns as _columns, feed, timed as _timed
+from tests.cep.engine.stock_events import HEAD, columns as _columns, feed, timed as _timed
 
 np = pytest.importorskip("numpy")
 
-HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
 SHAPES = [
     "every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price * 1.05] within 30 ms "
     "select e1.sym as sym, e1.price as p1, e2.price as p2",

@@ -12,11 +12,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import cep
 from cep.engine.partition import kernel as kernel_mod
 from cep.engine.pattern.fast import KernelPattern
-from tests.cep.engine.stock_events import feed, timed as _timed
+from tests.cep.engine.stock_events import HEAD, feed, recording, timed as _timed
 
 np = pytest.importorskip("numpy")
 
-HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
 SHAPES = [
     ("every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price * 1.05] within 30 ms "
      "select e1.sym as sym, e1.price as p1, e2.price as p2", True),
@@ -40,12 +39,7 @@ BATCHES = st.lists(st.tuples(BATCH, st.sampled_from(["rows", "cols"])), min_size
 
 def _run(text, batches, kernel, monkeypatch, restore_at=None):
     monkeypatch.setattr(kernel_mod, "ENABLED", kernel)
-    got = []
-
-    def fresh():
-        rt = cep.ExecutionPlanRuntime(cep.compile(text))
-        rt.add_callback("O", lambda evs: got.extend(repr(e) for e in evs))
-        return rt
+    fresh, got = recording(text)
     rt = fresh()
     procs = [p for p in rt.ctx.stateful.values() if isinstance(p, KernelPattern)]
     feed(rt, fresh, batches, restore_at)
