@@ -65,6 +65,7 @@ class Sink:
     type = "abstract"
     delivery = "at-least-once"  # publishers/delivery.py; set by build_sink
     dedup = True
+    dedup_dropped = 0  # replayed results deduplication kept from this sink (sink_set.py)
 
     def __init__(self, stream, options):
         self.stream = stream
@@ -78,9 +79,14 @@ class Sink:
     def close(self):
         """Release files, sockets and connections."""
 
+    def dropped_duplicates(self):
+        """Replayed results this sink did not write again: the set's deduplication ahead of
+        an at-least-once sink, or an exactly-once sink's own (it overrides this)."""
+        return self.dedup_dropped
+
     def describe(self):
         return {"type": self.type, "stream": self.stream, "written": self.written,
-                "delivery": self.delivery}
+                "delivery": self.delivery, "dedup_dropped": self.dropped_duplicates()}
 
     # option helpers
     def option(self, name, default=None, required=False):

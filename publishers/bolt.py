@@ -20,10 +20,14 @@ socket and hands the frames over in order.
 - While no worker publisher exists, the bolt keeps asking every retry_interval; frames wait
   in the queue and, once it is full, `execute` waits (backpressure again).
 
-- **Output identity (issue 11).** Each frame carries (this instance, epoch, first sequence
-  number), cep/protocol/frames.py: the epoch is the last checkpoint barrier this instance passed
+- **Output identity.** Each frame carries (this instance, epoch, first sequence number),
+  cep/protocol/frames.py: the epoch is the last checkpoint barrier this instance passed
   (the restored checkpoint after a restore, -1 without checkpoints), the sequence counts the
-  stream's events since. A `start` notice (restored checkpoint or fresh) goes ahead of
+  stream's events since. A batch with lineage (topology/lineage.py) also carries its runs:
+  per input lane the sequence numbers this instance gave its rows (a per-lane counter kept
+  in the checkpoint). Lanes are FIFO and routed the same way on replay, so a replayed result
+  gets the lane and number it had the first time, whatever the interleaving of the upstream
+  instances or the batch boundaries: the worker's deduplication compares those. A `start` notice (restored checkpoint or fresh) goes ahead of
   everything the instance sends, and a `commit` notice follows each completed checkpoint, in
   order with the data, so a worker can count and drop replayed results and commit the output
   of exactly-once sinks.
@@ -49,6 +53,7 @@ from cep.protocol.registry_group import registry_client  # one registry or a man
 from cep.protocol.identity import machine_identity
 from cep.protocol.frames import COMMIT, START, encode_control, encode_output
 from topology.component import Bolt
+from topology.lineage import total
 
 log = logging.getLogger(__name__)
 _WATCHED = zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED
@@ -84,6 +89,7 @@ class PublisherBolt(Bolt):
         self.pending_events = self.sent = self.reconnects = 0
         self.waited_s = 0.0  # time execute() spent waiting for room (backpressure)
         self.epoch, self.seqs = -1, {}  # output identity: epoch and per-stream sequence
+        self.lane_seqs = {}  # (input lane, stream) -> next sequence number (checkpointed)
         self.started = False  # the start notice is queued: the sender may go
         self.completed = 0  # the last checkpoint whose commit notice was queued
         self._cond = threading.Condition()
@@ -103,8 +109,15 @@ class PublisherBolt(Bolt):
         stream = batch.stream
         seq = self.seqs.get(stream, 0)
         self.seqs[stream] = seq + len(rows)
+        runs = None
+        if batch.lineage is not None and total(batch.lineage) == len(rows):
+            runs, lane_seqs = [], self.lane_seqs
+            for key, _, n in batch.lineage:
+                first = lane_seqs.get((key, stream), 0)
+                lane_seqs[(key, stream)] = first + n
+                runs.append((key, first, n))
         frame = encode_output(stream, [(r[0], r[1:]) for r in rows], self.client_id,
-                              self.epoch, seq)
+                              self.epoch, seq, runs)
         with self._cond:
             if self.pending_events >= self.buffer_limit:
                 started = time.perf_counter()
@@ -119,11 +132,15 @@ class PublisherBolt(Bolt):
         """A checkpoint's part: the data frames queued and not yet taken by ZeroMQ (issue 11);
         notices (0 events) are not re-sent after a restore."""
         with self._cond:
-            return {"pending": [[frame, n] for frame, n in self.pending if n]}
+            return {"pending": [[frame, n] for frame, n in self.pending if n],
+                    "lanes": [[key, stream, seq]
+                              for (key, stream), seq in self.lane_seqs.items()]}
 
     def restore_state(self, state):
         """After a failure: send the frames that were queued at the checkpoint first (after
         the start notice, which goes before everything)."""
+        self.lane_seqs = {(key, stream): int(seq)
+                          for key, stream, seq in state.get("lanes", ())}
         frames = [(bytes(frame), int(n)) for frame, n in state.get("pending", ())]
         with self._cond:
             head = self.pending.popleft() if self.started and self.pending else None
@@ -134,10 +151,14 @@ class PublisherBolt(Bolt):
             self._cond.notify_all()
 
     # -- checkpoint hooks (topology/checkpoint/participant.py) --
-    def checkpoint_restored(self, cid):
+    def checkpoint_restored(self, cid, restarted=False):
         """The task starts from checkpoint `cid` (None: fresh state, checkpoints on); a commit
-        notice of `cid` follows the frames restored from it (their epochs are committed)."""
-        self._start(cid)
+        notice of `cid` follows the frames restored from it (their epochs are committed).
+        A restart with no checkpoint to restore (a failure before the first one completed)
+        says checkpoint 0: the sources replay from their start, so the worker keeps what it
+        knows of this bolt's output and recognises the replayed results; only a first start
+        (None) makes it forget them."""
+        self._start(0 if cid is None and restarted else cid)
         if cid is not None:
             self._queue_notice(encode_control(COMMIT, self.client_id, cid))
 

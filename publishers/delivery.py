@@ -1,4 +1,4 @@
-"""Output delivery modes of sinks (issue 11) and the duplicate detector of at-least-once output.
+"""Output delivery modes of sinks and the duplicate detector of at-least-once output.
 
 `@sink(type=..., delivery='at-least-once'|'exactly-once'|'at-most-once', dedup='true'|'false')`;
 the worker's `delivery.default` and `delivery.dedup` settings apply where a sink names none.
@@ -11,7 +11,11 @@ the worker's `delivery.default` and `delivery.dedup` settings apply where a sink
   checkpoint that covers it completes (publishers/staged_file.py, staged_redis.py).
 - **at-most-once**: written as it arrives, no duplicate state, nothing waits.
 """
+import logging
+
 from publishers.exceptions import SinkConfigError
+
+log = logging.getLogger(__name__)
 
 AT_LEAST_ONCE, EXACTLY_ONCE, AT_MOST_ONCE = "at-least-once", "exactly-once", "at-most-once"
 MODES = (AT_LEAST_ONCE, EXACTLY_ONCE, AT_MOST_ONCE)
@@ -59,22 +63,128 @@ def exactly_once_refusal(kind, where):
 
 def seen_before(last, ident, n):
     """How many leading events of a batch of `n` with identity `ident` are at or below `last`,
-    the highest (epoch, seq) already taken from its publisher (None: nothing yet)."""
+    the highest (epoch, seq) already taken from its publisher (None: nothing yet). Only for
+    version 3 frames (no lineage): their numbers hold while replays keep the original order."""
     if last is None or ident.epoch > last[0]:
         return 0
     if ident.epoch < last[0]:
         return n
     return min(n, max(0, last[1] - ident.first_seq + 1))
 
-class Dedup:
-    """The highest identity seen per (publisher, stream): a batch's leading events at or
-    below it are duplicates. In memory: a worker restart forgets it."""
 
-    def __init__(self):
-        self.marks = {}  # (publisher, stream) -> (epoch, last seq)
+class LaneMarks:
+    """What was taken per lane (topology/lineage.py): the highest sequence number and the
+    holes below it. A lane is FIFO and a replay numbers its results as the first time, so a
+    number at or below the mark is a result taken before (a duplicate) unless it lies in a
+    hole. A hole is a gap in the numbers: results that never reached this worker (lost in
+    transit, or sent to another worker); it is logged at ERROR, and results that later fill
+    it are taken, never dropped."""
+
+    MAX_HOLES = 64  # per lane; the oldest is forgotten beyond it
+
+    def __init__(self, label="", report=True):
+        self.label, self.report = label, report  # report: log gaps (one owner per worker)
+        self.last = {}  # mark key -> highest number taken
+        self.holes = {}  # mark key -> [[first, end)] not taken below the mark
+        self.gaps = self.filled = 0
+
+    def take(self, key, first, n):
+        """(fresh index ranges [(i, j)] of a run of `n` numbered from `first`, duplicates)."""
+        end = first + n
+        last = self.last.get(key)
+        if last is None or first > last:
+            if last is not None and first > last + 1:
+                self._hole(key, last + 1, first)
+            self.last[key] = end - 1
+            return [(0, n)], 0
+        fresh = []
+        holes = self.holes.get(key)
+        if holes:
+            for a, b in holes:
+                lo, hi = max(a, first), min(b, end, last + 1)
+                if lo < hi:
+                    fresh.append((lo - first, hi - first))
+            if fresh:
+                self._fill(key, first, min(end, last + 1))
+        if end - 1 > last:
+            fresh.append((last + 1 - first, n))
+            self.last[key] = end - 1
+        taken = sum(j - i for i, j in fresh)
+        return fresh, n - taken
+
+    def _hole(self, key, a, b):
+        holes = self.holes.setdefault(key, [])
+        holes.append([a, b])
+        if len(holes) > self.MAX_HOLES:
+            del holes[0]
+        self.gaps += b - a
+        if self.report:
+            log.error("%s: results %d..%d of lane %s never reached this worker: lost on the way, "
+                      "or delivered to another worker (taken if they still come)",
+                      self.label, a, b - 1, _lane_name(key))
+
+    def _fill(self, key, a, b):
+        kept = []
+        for lo, hi in self.holes[key]:
+            if hi <= a or lo >= b:
+                kept.append([lo, hi])
+                continue
+            self.filled += min(hi, b) - max(lo, a)
+            if lo < a:
+                kept.append([lo, a])
+            if hi > b:
+                kept.append([b, hi])
+        if kept:
+            self.holes[key] = kept
+        else:
+            del self.holes[key]
+
+    def forget(self, match):
+        """Forget the marks whose key `match(key)` is true."""
+        for key in [k for k in self.last if match(k)]:
+            del self.last[key]
+            self.holes.pop(key, None)
+
+
+def _lane_name(key):
+    return key[-1] if isinstance(key, tuple) else key
+
+
+def fresh_events(marks, base, ident, events):
+    """(events not taken before, duplicates) of a version 5 batch, checked run by run against
+    `marks` (LaneMarks) under the keys `base + (lane,)`."""
+    out, dups, at = [], 0, 0
+    for lane, first, n in ident.runs:
+        ranges, dup = marks.take(base + (lane,), first, n)
+        dups += dup
+        for i, j in ranges:
+            out.extend(events[at + i:at + j])
+        at += n
+    return (events, 0) if not dups else (out, dups)
+
+
+class Dedup:
+    """Duplicate detection of at-least-once output, per stream. Version 5 frames are checked
+    per lane (LaneMarks); version 3 frames by the highest (epoch, seq) per (publisher,
+    stream): a batch's leading events at or below it are duplicates. In memory: a worker
+    restart forgets it."""
+
+    def __init__(self, label=""):
+        self.marks = {}  # (publisher, stream) -> (epoch, last seq): version 3 frames
+        self.lanes = LaneMarks(label)  # (publisher, stream, lane) -> marks: version 5
+
+    def fresh(self, stream, ident, events):
+        """(events not seen before, how many were) of a batch with identity `ident`."""
+        if not events:
+            return events, 0
+        if ident.runs is not None:
+            return fresh_events(self.lanes, (ident.publisher, stream), ident, events)
+        skip = self.skip(stream, ident, len(events))
+        return (events[skip:] if skip else events), skip
 
     def skip(self, stream, ident, n):
-        """How many leading events of a batch of `n` with identity `ident` were seen before."""
+        """How many leading events of a version 3 batch of `n` with identity `ident` were
+        seen before."""
         if not n:
             return 0
         key = (ident.publisher, stream)
@@ -86,8 +196,11 @@ class Dedup:
         return skip
 
     def restart(self, publisher, restored):
-        """A publisher bolt started: with fresh state (`restored` None) its identities begin
-        again, so forget its marks; after a restore the marks find the replayed results."""
+        """A publisher bolt started: with fresh state (`restored` None, a first start) its
+        numbers begin again for new output, so forget its marks; after a restore (or a
+        restart that replays its sources from the start, checkpoint 0) the marks find the
+        replayed results."""
         if restored is None:
             for key in [k for k in self.marks if k[0] == publisher]:
                 del self.marks[key]
+            self.lanes.forget(lambda k: k[0] == publisher)

@@ -24,7 +24,7 @@ class SinkSet:
         self._sinks = {}
         self._counts = {}
         self._lock = threading.Lock()
-        self.dedup = Dedup()
+        self.dedup = Dedup(label)
         self.publishers = {}  # publisher bolt id -> {"restored", "starts", "commits"}
         self.committed = None  # the last checkpoint a publisher bolt reported complete
 
@@ -72,20 +72,21 @@ class SinkSet:
                 for sink in sinks:
                     self._write(sink, events, counts)
                 return
-            skip = self.dedup.skip(stream, ident, len(events))
-            counts["duplicates"] += skip
-            fresh = events[skip:] if skip else events
+            fresh, dups = self.dedup.fresh(stream, ident, events)
+            counts["duplicates"] += dups
             for sink in sinks:
-                self._deliver(sink, events, fresh, ident, counts)
+                self._deliver(sink, events, fresh, dups, ident, counts)
 
-    def _deliver(self, sink, events, fresh, ident, counts):
+    def _deliver(self, sink, events, fresh, dups, ident, counts):
         mode = sink.delivery
         if mode == EXACTLY_ONCE and ident.epoch >= 0:
             self._write(sink, events, counts, ident)
         elif mode == AT_MOST_ONCE or (mode == AT_LEAST_ONCE and not sink.dedup):
             self._write(sink, events, counts)
-        elif fresh:  # at-least-once with dedup, or exactly-once without checkpoints (epoch -1)
-            self._write(sink, fresh, counts)
+        else:  # at-least-once with dedup, or exactly-once without checkpoints (epoch -1)
+            sink.dedup_dropped += dups  # what deduplication kept from this sink
+            if fresh:
+                self._write(sink, fresh, counts)
 
     def control(self, notice):
         """A publisher bolt's frames.Control: `start` (restored from a checkpoint or fresh)
@@ -138,6 +139,16 @@ class SinkSet:
     def duplicates(self):
         """Duplicates seen per stream (results a replay sent again)."""
         return {s: c["duplicates"] for s, c in self._counts.items()}
+
+    def dropped_by_sink(self):
+        """[(stream, sink type, index, duplicates deduplication kept from that sink)]."""
+        return [(stream, sink.type, i, sink.dropped_duplicates())
+                for stream, sinks in self._sinks.items() for i, sink in enumerate(sinks)]
+
+    def gaps(self):
+        """Results that never reached this worker (gaps in a lane's numbers), and how many
+        of them came later."""
+        return {"gaps": self.dedup.lanes.gaps, "filled": self.dedup.lanes.filled}
 
     def close(self):
         for sinks in self._sinks.values():

@@ -2,9 +2,11 @@
 the file only when the checkpoint covering it completes (two-phase: pending, then commit).
 
 Next to `path` (`out.jsonl`) live `.out.jsonl.staging/` (one JSON-lines segment per epoch,
-publisher bolt and first sequence number: `<epoch>~<publisher hex>~<first seq>.jsonl`) and
-`.out.jsonl.delivery.json` (the last committed checkpoint, the highest committed identity per
-publisher, and during a commit its intent). A commit of checkpoint n:
+publisher bolt and first sequence number: `<epoch>~<publisher hex>~<first seq>.jsonl`, and
+beside a segment of lineage output its `.lanes` file: a JSON line `[lane, last number]` per
+staged batch and lane) and `.out.jsonl.delivery.json` (the last committed checkpoint, the
+highest committed identity per publisher and per (publisher, lane), and during a commit its
+intent). A commit of checkpoint n:
 
 1. writes the intent (checkpoint n, the file size before, the segments of epochs < n);
 2. appends those segments to `path` and fsyncs it;
@@ -23,7 +25,7 @@ import os
 import threading
 
 from publishers.base import batch_json_lines
-from publishers.delivery import seen_before
+from publishers.delivery import LaneMarks, fresh_events, seen_before
 from publishers.exceptions import SinkWriteError
 from publishers.file_sink import FileSink
 
@@ -43,6 +45,8 @@ class StagedFileSink(FileSink):
         self.staging = os.path.join(folder, f".{name}.staging")
         self.state_path = os.path.join(folder, f".{name}.delivery.json")
         self.committed, self.marks, self.committed_marks = 0, {}, {}
+        # lineage output (frames v5): numbers per (publisher, lane), staged and committed
+        self.lanes, self.committed_lanes = LaneMarks(self.path, report=False), {}
         self.staged = {}  # (epoch, publisher) -> [[first seq, count, file name], ...]
         self._open = {}  # segment file name -> file open for appending
         self.duplicates = self.commits = self.discarded = 0
@@ -62,13 +66,16 @@ class StagedFileSink(FileSink):
                 state = json.load(fh)
         self.committed = int(state.get("committed", 0))
         self.committed_marks = {p: tuple(m) for p, m in state.get("marks", {}).items()}
+        self.committed_lanes = {(p, lane): int(last) for p, lane, last in state.get("lanes", ())}
         if state.get("intent"):
             log.warning("file sink %s: finishing the commit of checkpoint %s a crash cut",
                         self.path, state["intent"]["checkpoint"])
             self._finish(state["intent"])
         self.marks = dict(self.committed_marks)
+        self.lanes.last = dict(self.committed_lanes)
         for fname in sorted(os.listdir(self.staging)):
-            self._load_segment(fname)
+            if not fname.endswith(".lanes"):
+                self._load_segment(fname)
 
     def _load_segment(self, fname):
         try:
@@ -80,6 +87,9 @@ class StagedFileSink(FileSink):
         count = _complete_lines(os.path.join(self.staging, fname))
         self.staged.setdefault((epoch, pub), []).append([first, count, fname])
         self._raise_mark(pub, (epoch, first + count - 1))
+        for lane, last in _segment_lanes(os.path.join(self.staging, fname)).items():
+            if last > self.lanes.last.get((pub, lane), -1):
+                self.lanes.last[(pub, lane)] = last
 
     def _raise_mark(self, pub, mark):
         if mark[1] >= 0 and mark > self.marks.get(pub, (-2, -1)):
@@ -92,6 +102,9 @@ class StagedFileSink(FileSink):
         restored bolt re-sends, or its replay beyond what was committed) waits for the next
         commit notice like any other."""
         with self._lock:
+            if ident.runs is not None:
+                self._stage_lineage(events, ident)
+                return
             skip = self._skip(ident, len(events))
             self.duplicates += skip
             if skip == len(events):
@@ -99,12 +112,32 @@ class StagedFileSink(FileSink):
             first = ident.first_seq + skip
             self._append_segment(ident.epoch, ident.publisher, first, events[skip:])
 
+    def _stage_lineage(self, events, ident):
+        """Stage what a version 5 batch holds that no staged or committed output had (per
+        lane), and note each lane's new last number beside the segment."""
+        fresh, dups = fresh_events(self.lanes, (ident.publisher,), ident, events)
+        self.duplicates += dups
+        if not fresh:
+            return
+        seg = self._append_segment(ident.epoch, ident.publisher, ident.first_seq, fresh,
+                                   contiguous=False)
+        lanes = {}
+        for lane, first, n in ident.runs:
+            lanes[lane] = first + n - 1
+        try:
+            with open(os.path.join(self.staging, seg[2] + ".lanes"), "a",
+                      encoding="utf-8") as fh:
+                fh.write("".join(json.dumps([lane, last]) + "\n"
+                                 for lane, last in lanes.items()))
+        except OSError as exc:
+            raise SinkWriteError(f"file sink {self.path}: staging failed: {exc}") from None
+
     def _skip(self, ident, n):
         return seen_before(self.marks.get(ident.publisher), ident, n)
 
-    def _append_segment(self, epoch, pub, first, events):
+    def _append_segment(self, epoch, pub, first, events, contiguous=True):
         segs = self.staged.setdefault((epoch, pub), [])
-        if segs and segs[-1][0] + segs[-1][1] == first:
+        if segs and (segs[-1][0] + segs[-1][1] == first or not contiguous):
             seg = segs[-1]
         else:
             seg = [first, 0, f"{epoch}~{pub.encode().hex()}~{first}.jsonl"]
@@ -116,7 +149,9 @@ class StagedFileSink(FileSink):
         except OSError as exc:
             raise SinkWriteError(f"file sink {self.path}: staging failed: {exc}") from None
         seg[1] += len(events)
-        self._raise_mark(pub, (epoch, first + len(events) - 1))
+        if contiguous:
+            self._raise_mark(pub, (epoch, first + len(events) - 1))
+        return seg
 
     def _handle(self, fname):
         """The open segment file `fname` (one per publisher stays open between batches)."""
@@ -178,19 +213,26 @@ class StagedFileSink(FileSink):
             os.fsync(fd)
         finally:
             os.close(fd)
-        for epoch, pub, first, count, _ in intent["segments"]:
-            mark = (epoch, first + count - 1)
-            if count and mark > self.committed_marks.get(pub, (-2, -1)):
-                self.committed_marks[pub] = mark
+        for epoch, pub, first, count, fname in intent["segments"]:
+            lanes = _segment_lanes(os.path.join(self.staging, fname))
+            if not lanes:
+                mark = (epoch, first + count - 1)
+                if count and mark > self.committed_marks.get(pub, (-2, -1)):
+                    self.committed_marks[pub] = mark
+            for lane, last in lanes.items():
+                if last > self.committed_lanes.get((pub, lane), -1):
+                    self.committed_lanes[(pub, lane)] = last
             self.written += count
         self.committed = max(self.committed, intent["checkpoint"])
         self._write_state(None)
         for *_, fname in intent["segments"]:
             _remove(os.path.join(self.staging, fname))
+            _remove(os.path.join(self.staging, fname + ".lanes"))
 
     def _write_state(self, intent):
         state = {"committed": self.committed, "intent": intent,
-                 "marks": {p: list(m) for p, m in self.committed_marks.items()}}
+                 "marks": {p: list(m) for p, m in self.committed_marks.items()},
+                 "lanes": [[p, lane, last] for (p, lane), last in self.committed_lanes.items()]}
         tmp = self.state_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(state, fh)
@@ -211,10 +253,16 @@ class StagedFileSink(FileSink):
                     self.discarded += seg[1]
                     self._close_segments([seg[2]])
                     _remove(os.path.join(self.staging, seg[2]))
+                    _remove(os.path.join(self.staging, seg[2] + ".lanes"))
             if restored is None:
                 self.committed_marks.pop(publisher, None)
+                for key in [k for k in self.committed_lanes if k[0] == publisher]:
+                    del self.committed_lanes[key]
                 self._write_state(None)
             self.marks[publisher] = self.committed_marks.get(publisher, (-2, -1))
+            self.lanes.forget(lambda k: k[0] == publisher)
+            self.lanes.last.update({k: v for k, v in self.committed_lanes.items()
+                                    if k[0] == publisher})
 
     def close(self):
         with self._lock:
@@ -242,6 +290,23 @@ def _remove(path):
         os.remove(path)
     except FileNotFoundError:
         pass
+
+
+def _segment_lanes(path):
+    """{lane: last number} a segment's `.lanes` file records ({} for output without lineage);
+    a torn last line is ignored (that batch's rows are cut off the segment too)."""
+    lanes = {}
+    try:
+        with open(path + ".lanes", encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    lane, last = json.loads(line)
+                except ValueError:
+                    continue
+                lanes[lane] = max(lanes.get(lane, -1), int(last))
+    except FileNotFoundError:
+        pass
+    return lanes
 
 
 def _complete_lines(path):

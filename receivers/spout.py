@@ -15,7 +15,9 @@ stream, which the Siddhi bolts subscribe to (all grouping) so that output produc
 timers (time windows while no input arrives) leaves within a tick.
 
 Frames of version 2 come from a worker's write-ahead log (issue 11): per receiver id the spout
-emits each offset once and in order (receivers/offsets.py), `offsets()` is the highest offset
+emits each offset once and in order (receivers/offsets.py), and each batch carries its rows'
+lineage (topology/lineage.py): the receiver id and offsets, so every result downstream keeps
+an identity that a replay with other batch boundaries cannot shift; `offsets()` is the highest offset
 emitted per receiver id, `snapshot()`/`restore(state)` carry them through a checkpoint, and
 `request_replay(offsets)` / `commit(offsets)` ask the workers to re-send or trim their logs.
 """
@@ -33,6 +35,7 @@ from cep.protocol.exceptions import BadFrameError
 from cep.protocol.frames import decode_logged_batch
 from receivers.offsets import ReceiverOffsets
 from topology.component import Spout
+from topology.lineage import append_run
 
 log = logging.getLogger(__name__)
 TICK_STREAM = "_tick"
@@ -52,6 +55,10 @@ class ReceiverSpout(Spout):
         self.tick_s = float(cfg.get("tick_ms", 200)) / 1000.0
         self.next_tick = time.monotonic() + self.tick_s
         self.dropped = 0
+        # rows from frames without a log position travel on this spout's own lane (not
+        # replayed, so only their order matters)
+        self.unlogged_key = f"~{context.component_id}:{context.index}"
+        self.unlogged_seq = 0
         security = context.security or curve.OFF  # CURVE keys, cluster secret (issue 10)
         ctx = zmq.Context.instance()
         curve.start_authenticator(ctx, security.curve)
@@ -82,8 +89,9 @@ class ReceiverSpout(Spout):
             taken += self._take(frame, by_stream)
             if taken >= self.max_events:
                 break
-        for stream, rows in by_stream.items():
-            self.emit(rows, stream)
+        for stream, (rows, runs) in by_stream.items():
+            if rows:
+                self.emit(rows, stream, tuple(runs))
         if self.tick_s > 0 and time.monotonic() >= self.next_tick:
             self.next_tick = time.monotonic() + self.tick_s
             if TICK_STREAM in self.context.outputs:
@@ -97,36 +105,47 @@ class ReceiverSpout(Spout):
         except BadFrameError as exc:
             self._drop(1, f"bad frame: {exc}")
             return 1
+        count = len(events)
         if pos is not None:  # from a write-ahead log: each offset once, in order
             skip = self.wal_offsets.admit(pos, len(events))
             if skip is None:
-                return len(events)
+                return count
             events = events[skip:]
+            key, first = pos.receiver_id, pos.first_offset + skip
+        else:
+            key, first = self.unlogged_key, self.unlogged_seq
+            self.unlogged_seq += len(events)
         width = self.streams.get(stream)
         if width is None:
             self._drop(len(events), f"stream {stream!r} is not imported by this plan")
-            return len(events)
+            return count
+        rows, runs = by_stream.setdefault(stream, ([], []))
         try:
             new = [(ev[0], *ev[1]) for ev in events]
         except (TypeError, IndexError, KeyError):
-            new = self._rows_one_by_one(stream, events)
-        if any(len(r) != width for r in new):
-            good = [r for r in new if len(r) == width]
-            self._drop(len(new) - len(good), f"stream {stream!r}: wrong number of values "
-                                             f"(expected {width - 1})")
-            new = good
-        by_stream.setdefault(stream, []).extend(new)
-        return len(events)
+            new = None
+        if new is not None and all(len(r) == width for r in new):
+            rows.extend(new)
+            append_run(runs, key, first, len(new))
+            return count
+        self._take_one_by_one(stream, events, width, key, first, rows, runs)
+        return count
 
-    def _rows_one_by_one(self, stream, events):
-        """Fallback for a frame with malformed events: only those are dropped."""
-        rows = []
-        for ev in events:
+    def _take_one_by_one(self, stream, events, width, key, first, rows, runs):
+        """Fallback for a frame with malformed events: only those are dropped; the lineage
+        keeps each good row's own offset."""
+        for i, ev in enumerate(events):
             try:
-                rows.append((ev[0], *ev[1]))
+                row = (ev[0], *ev[1])
             except (TypeError, IndexError, KeyError):
                 self._drop(1, f"stream {stream!r}: event {ev!r} is not [ts, [values]]")
-        return rows
+                continue
+            if len(row) != width:
+                self._drop(1, f"stream {stream!r}: wrong number of values "
+                              f"(expected {width - 1})")
+                continue
+            rows.append(row)
+            append_run(runs, key, first + i, 1)
 
     def _drop(self, count, why):
         self.dropped += count

@@ -25,14 +25,16 @@ class Context:
 
 
 class Batch:
-    """Rows of one stream from one upstream task; ``origin_ts`` is when its spout emitted it."""
-    __slots__ = ("stream", "source", "rows", "origin_ts")
+    """Rows of one stream from one upstream task; ``origin_ts`` is when its spout emitted it;
+    ``lineage`` the input lanes its rows came from (topology/lineage.py), or None."""
+    __slots__ = ("stream", "source", "rows", "origin_ts", "lineage")
 
-    def __init__(self, rows, stream=DEFAULT_STREAM, source="", origin_ts=0.0):
+    def __init__(self, rows, stream=DEFAULT_STREAM, source="", origin_ts=0.0, lineage=None):
         self.rows = rows
         self.stream = stream
         self.source = source
         self.origin_ts = origin_ts
+        self.lineage = lineage
 
     def __len__(self):
         return len(self.rows)
@@ -52,17 +54,19 @@ class Collector:
         self.outputs = outputs
         self.pending = []
 
-    def emit(self, rows, stream=DEFAULT_STREAM):
-        """Emit a batch (a list of rows) on a declared output stream."""
+    def emit(self, rows, stream=DEFAULT_STREAM, lineage=None):
+        """Emit a batch (a list of rows) on a declared output stream; `lineage` (runs
+        covering the rows, topology/lineage.py) gives them identities a replay keeps."""
         if stream not in self.outputs:
             raise UnknownStreamError(f"component {self.component_id!r} emitted on undeclared "
                                      f"stream {stream!r} (declared: {sorted(self.outputs)})",
                                      self.component_id, stream)
         if rows:
-            self.pending.append((stream, rows))
+            self.pending.append((stream, rows, lineage))
 
     def take(self):
-        """Hand the buffered (stream, rows) pairs to the runtime and clear the buffer."""
+        """Hand the buffered (stream, rows, lineage) triples to the runtime and clear the
+        buffer."""
         pending, self.pending = self.pending, []
         return pending
 
@@ -78,9 +82,9 @@ class Component:
         self.context = None
         self.collector = None
 
-    def emit(self, rows, stream=DEFAULT_STREAM):
+    def emit(self, rows, stream=DEFAULT_STREAM, lineage=None):
         """Shortcut for ``self.collector.emit``."""
-        self.collector.emit(rows, stream)
+        self.collector.emit(rows, stream, lineage)
 
 
 class Spout(Component):

@@ -2,13 +2,14 @@
 
 Both the in-process runner (topology.local) and the Spark tasks (topology.task) drive an
 Instance: ``poll_spout()`` / ``execute(batch)`` return the routed output as
-``[(task id, stream, rows)]``; errors are counted and logged, never raised, so one bad batch
-or row never stops its neighbours.
+``[(task id, stream, rows, lineage)]`` (lineage: topology/lineage.py, or None); errors are
+counted and logged, never raised, so one bad batch or row never stops its neighbours.
 """
 import logging
 import time
 
 from topology.component import Batch, Collector, Context
+from topology.lineage import row_lineage
 from topology.metrics import InstanceMetrics
 from topology.routing import build_routes, describe_bad, split_batch
 
@@ -99,9 +100,11 @@ class Instance:
             self.metrics.record_execute(0, time.perf_counter() - started)
             return []
         pending, good = [], 0
-        for row in batch.rows:
+        for i, row in enumerate(batch.rows):
+            lineage = None if batch.lineage is None else row_lineage(batch.lineage, i)
             try:
-                self.component.execute(Batch([row], batch.stream, batch.source, batch.origin_ts))
+                self.component.execute(Batch([row], batch.stream, batch.source, batch.origin_ts,
+                                             lineage))
                 pending.extend(self.collector.take())
                 good += 1
             except Exception as exc:  # noqa: BLE001
@@ -118,16 +121,16 @@ class Instance:
     def _route(self, pending, batch_id=None):
         """Route buffered emits to task ids; unroutable rows are failed, others go on."""
         out = []
-        for stream, rows in pending:
+        for stream, rows, lineage in pending:
             self.metrics.emitted += len(rows)
-            parts, bad = split_batch(self.routes, stream, rows)
+            parts, bad = split_batch(self.routes, stream, rows, lineage)
             for row, exc in bad:
                 err = describe_bad(self.context.component_id, stream, row, exc)
                 log.warning("%s %s", self.label, err)
                 self.metrics.record_error(1, err, f"route {stream}")
             if bad and batch_id is not None:
                 self._spout_hook("fail", batch_id, f"{len(bad)} rows not routable")
-            out.extend((task, stream, part) for task, part in parts)
+            out.extend((task, stream, part, runs) for task, part, runs in parts)
         if batch_id is not None and pending:
             self.metrics.acked += 1
             self._spout_hook("ack", batch_id)

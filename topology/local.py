@@ -50,8 +50,9 @@ def run_local(topology, max_batches=None, idle_rounds=1, timeout=60.0, store=Non
                 run.maybe_trigger(spout, rounds - position * stagger, checkpoint_every)
                 routed, origin = spout.poll_spout()
                 produced = produced or bool(routed)
-                delivered += run.deliver(spout, [(task, (stream, rows)) for task, stream, rows
-                                                 in routed], origin)
+                delivered += run.deliver(spout, [(task, (stream, rows, lineage))
+                                                 for task, stream, rows, lineage in routed],
+                                         origin)
             rounds += 1
             idle = 0 if produced else idle + 1
             if max_batches is not None and delivered >= max_batches:
@@ -108,9 +109,9 @@ class _LocalRun:
             if isinstance(payload, int):  # a checkpoint barrier
                 part.receive(sender, barrier=payload)
             else:
-                stream, rows = payload
+                stream, rows, lineage = payload
                 self.instances[sender].metrics.record_send(task, len(rows))
-                item = (sender, stream, rows, origin)
+                item = (sender, stream, rows, origin, lineage)
                 part.receive(sender, item) if part.aligner else self._execute(task, item)
                 count += 1
             produced, self.produced = self.produced, []
@@ -118,10 +119,10 @@ class _LocalRun:
         return count
 
     def _execute(self, task, item):
-        sender, stream, rows, origin = item
+        sender, stream, rows, origin, lineage = item
         source = self.instances[sender].context.component_id
-        out = self.instances[task].execute(Batch(rows, stream, source, origin))
-        self.produced.extend((task, (t, (s, r))) for t, s, r in out)
+        out = self.instances[task].execute(Batch(rows, stream, source, origin, lineage))
+        self.produced.extend((task, (t, (s, r, g))) for t, s, r, g in out)
 
     def _forward(self, task, cid):
         for target in sorted(_targets(self.instances[task])):

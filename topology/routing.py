@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import msgpack
 
 from topology.exceptions import RoutingError
+from topology.lineage import split_shuffle
 from topology.model import ALL, FIELDS, GLOBAL, SHUFFLE
 
 _packb = msgpack.Packer(use_bin_type=True).pack
@@ -34,18 +35,45 @@ class Route:
     next_index: int = 0
     memo: dict = None
 
-    def split(self, rows):
-        """[(task id, rows)] for this route, plus the rows that could not be routed."""
+    def split(self, rows, lineage=None):
+        """[(task id, rows, lineage)] for this route, plus the rows that could not be routed.
+        With lineage a shuffle goes by each lane's sequence numbers (topology/lineage.py), so
+        a replay sends every row to the instance it went to the first time."""
         tasks = self.tasks
         if self.kind == SHUFFLE:
+            if lineage is not None:
+                return [(tasks[i], part, runs)
+                        for i, part, runs in split_shuffle(rows, lineage, len(tasks))], []
             task = tasks[self.next_index % len(tasks)]
             self.next_index += 1
-            return [(task, rows)], []
+            return [(task, rows, None)], []
         if self.kind == ALL:
-            return [(t, rows) for t in tasks], []
+            return [(t, rows, lineage) for t in tasks], []
         if self.kind == GLOBAL:
-            return [(tasks[0], rows)], []
-        return self._split_fields(rows)
+            return [(tasks[0], rows, lineage)], []
+        if lineage is None:
+            parts, bad = self._split_fields(rows)
+            return [(task, part, None) for task, part in parts], bad
+        return self._split_fields_lineage(rows, lineage)
+
+    def _split_fields_lineage(self, rows, lineage):
+        """A fields grouping run by run: each part's lineage counts its rows per lane."""
+        parts, bad, at = {}, [], 0
+        for key, first, n in lineage:
+            run_parts, run_bad = self._split_fields(rows[at:at + n])
+            at += n
+            bad.extend(run_bad)
+            for task, part in run_parts:
+                if not part:
+                    continue
+                got = parts.setdefault(task, ([], []))
+                got[0].extend(part)
+                runs = got[1]
+                if runs and runs[-1][0] == key:  # the same lane: one run (counts only)
+                    runs[-1] = (key, runs[-1][1], runs[-1][2] + len(part))
+                else:
+                    runs.append((key, first, len(part)))
+        return [(task, part, tuple(runs)) for task, (part, runs) in parts.items()], bad
 
     def _split_fields(self, rows):
         key, n, tasks = self.key, len(self.tasks), self.tasks
@@ -101,11 +129,11 @@ def build_routes(topology, component_id):
     return routes
 
 
-def split_batch(routes, stream, rows):
-    """Route one emitted batch: ([(task id, rows)], [(bad row, error)])."""
+def split_batch(routes, stream, rows, lineage=None):
+    """Route one emitted batch: ([(task id, rows, lineage)], [(bad row, error)])."""
     out, bad = [], []
     for route in routes.get(stream, ()):
-        parts, errors = route.split(rows)
+        parts, errors = route.split(rows, lineage)
         out.extend(parts)
         bad.extend(errors)
     return out, bad

@@ -156,7 +156,7 @@ class TaskRunner:
             except zmq.Again:
                 return
             try:
-                stream, source, origin, channel = frames.decode_header(head)
+                stream, source, origin, channel, lineage = frames.decode_header(head)
             except BadFrameError as exc:
                 self.instance.metrics.record_error(1, exc, "decode a header")
                 continue
@@ -164,25 +164,30 @@ class TaskRunner:
             if stream == frames.BARRIER and aligner is not None:
                 aligner.receive(channel, barrier=origin)
             elif aligner is None or aligner.current is None:  # the usual case: no alignment
-                self._execute_item((stream, source, origin, payload))
+                self._execute_item((stream, source, origin, payload, lineage))
             else:
-                aligner.receive(channel, (stream, source, origin, payload))
+                aligner.receive(channel, (stream, source, origin, payload, lineage))
 
     def _execute_item(self, item):
-        stream, source, origin, payload = item
+        stream, source, origin, payload, lineage = item
         try:
             rows = frames.decode_rows(payload)
         except BadFrameError as exc:
             self.instance.metrics.record_error(1, exc, f"decode from {source}")
             return
-        self._send(self.instance.execute(Batch(rows, stream, source, origin)), origin)
+        if lineage is not None and sum(run[2] for run in lineage) != len(rows):
+            self.instance.metrics.record_error(
+                len(rows), BadFrameError(f"lineage counts {sum(r[2] for r in lineage)} rows, "
+                                         f"the payload has {len(rows)}"), f"decode from {source}")
+            return
+        self._send(self.instance.execute(Batch(rows, stream, source, origin, lineage)), origin)
 
     def _send(self, routed, origin):
         """Send routed parts; waits (backpressure) while a target's queue is full."""
         metrics = self.instance.metrics
-        for task, stream, rows in routed:
+        for task, stream, rows, lineage in routed:
             parts = (frames.header(stream, self.instance.context.component_id, origin,
-                                   self.task_id), frames.encode_rows(rows))
+                                   self.task_id, lineage), frames.encode_rows(rows))
             if not self._push(task, parts):
                 return
             metrics.record_send(task, len(rows))

@@ -10,8 +10,9 @@ reports) grow by adding keys and carry no version.
 | event batch v2 | `[2, stream, events, receiver id, first offset, control URL]` | encode_batch(..., receiver_id, first_offset) | decode_logged_batch |
 | publisher output v3 | `[3, stream, events, publisher, epoch, first_seq]` | encode_output | decode_output (also v1) |
 | publisher control v4 | `[4, "start" or "commit", publisher, checkpoint or nil]` | encode_control | decode_output |
+| publisher output v5 | `[5, stream, events, publisher, epoch, first_seq, [[lane, first, count], ...]]` | encode_output(..., runs) | decode_output |
 | ingest payload | `[[ts, [v...]], ...]` (external ZeroMQ receiver, no version) | encode_pairs | decode_pairs |
-| task data | header `[1, stream, source, origin_ts, task]` + payload rows | header, encode_rows | decode_header, decode_rows |
+| task data | header `[1, stream, source, origin_ts, task(, lineage)]` + payload rows | header, encode_rows | decode_header, decode_rows |
 | task barrier | header with stream BARRIER, checkpoint id for origin_ts, empty payload | barrier | decode_header |
 | map message | `{...}` (registry, control, reports) | pack_message | unpack_message |
 | HA input v1 | `[1, [[plan, seq, stream, events], ...]]` (active to passive, HTTP body) | encode_ha_input | decode_ha_input |
@@ -31,6 +32,7 @@ FORMAT_VERSION = 1
 FORMAT_LOGGED = 2  # events carry (receiver id, offset): a worker's write-ahead log (issue 11)
 FORMAT_OUTPUT = 3  # publisher bolt output with an identity (issue 11)
 FORMAT_CONTROL = 4  # publisher bolt start/commit notices
+FORMAT_LINEAGE = 5  # publisher bolt output whose events carry their lanes' sequence numbers
 START, COMMIT = "start", "commit"
 TASK_VERSION = 1  # version of the task data header between topology instances
 BARRIER = "\x00barrier"  # no declared stream can have this name
@@ -102,10 +104,14 @@ class Identity(NamedTuple):
     """Who sent a batch and where it stands in that sender's output: the bolt instance
     (`<topology>:<component>:<index>`), the epoch (the last checkpoint barrier it passed; 0
     before the first, -1 without checkpoints) and the stream's events sent in that epoch
-    before this frame. A replay after a restore gets the same identity as the first time."""
+    before this frame. `runs` (version 5), when set, covers the events in order with
+    `(lane, first seq, count)`: each event's lane (topology/lineage.py) and its number in
+    that lane, which a replay gives it again whatever the batch boundaries and the
+    interleaving of upstream instances were; deduplication compares those."""
     publisher: str
     epoch: int
     first_seq: int
+    runs: tuple = None
 
 
 class Control(NamedTuple):
@@ -116,9 +122,12 @@ class Control(NamedTuple):
     checkpoint: object  # int or None
 
 
-def encode_output(stream, events, publisher, epoch, first_seq):
-    """A version 3 frame: `events` is a list of (ts, values) pairs of `stream`."""
-    return _pack((FORMAT_OUTPUT, stream, events, publisher, epoch, first_seq))
+def encode_output(stream, events, publisher, epoch, first_seq, runs=None):
+    """A version 3 frame (version 5 with `runs`, [(lane, first seq, count)] covering the
+    events): `events` is a list of (ts, values) pairs of `stream`."""
+    if runs is None:
+        return _pack((FORMAT_OUTPUT, stream, events, publisher, epoch, first_seq))
+    return _pack((FORMAT_LINEAGE, stream, events, publisher, epoch, first_seq, runs))
 
 
 def encode_control(kind, publisher, checkpoint):
@@ -142,6 +151,18 @@ def decode_output(frame):
             raise BadFrameError("event frame version 3 needs a publisher id string, an integer "
                                 "epoch and a first sequence number >= 0")
         return _checked(data[1], data[2]) + (Identity(publisher, epoch, first),)
+    if version == FORMAT_LINEAGE and len(data) == 7:
+        publisher, epoch, first, runs = data[3:]
+        stream, events = _checked(data[1], data[2])
+        if not isinstance(publisher, str) or type(epoch) is not int or type(first) is not int \
+                or first < 0 or type(runs) is not tuple or any(
+                    type(r) is not tuple or len(r) != 3 or not isinstance(r[0], str)
+                    or type(r[1]) is not int or type(r[2]) is not int or r[1] < 0 or r[2] < 0
+                    for r in runs) or sum(r[2] for r in runs) != len(events):
+            raise BadFrameError("event frame version 5 needs a publisher id string, an integer "
+                                "epoch, a first sequence number >= 0 and runs [lane, first "
+                                ">= 0, count] that cover the events")
+        return stream, events, Identity(publisher, epoch, first, runs)
     if version == FORMAT_CONTROL and len(data) == 4:
         kind, publisher, cid = data[1:]
         if kind not in (START, COMMIT) or not isinstance(publisher, str) \
@@ -150,7 +171,7 @@ def decode_output(frame):
                                 f"and a checkpoint id or nil")
         return None, None, Control(kind, publisher, cid)
     raise BadFrameError(f"event frame format version {version!r} with {len(data)} fields is "
-                        f"not 1 (3 fields), 3 (6 fields) or 4 (4 fields)")
+                        f"not 1 (3 fields), 3 (6 fields), 4 (4 fields) or 5 (7 fields)")
 
 
 def _checked(stream, events):
@@ -176,9 +197,12 @@ def decode_pairs(payload):
 
 
 # task data between topology instances (topology/README.md)
-def header(stream, source, origin_ts, task=-1):
-    """The header frame of a data message from task `task` of component `source`."""
-    return _pack((TASK_VERSION, stream, source, origin_ts, task))
+def header(stream, source, origin_ts, task=-1, lineage=None):
+    """The header frame of a data message from task `task` of component `source`; `lineage`
+    (runs `(key, first seq, count)` covering the rows, topology/lineage.py) when it has one."""
+    if lineage is None:
+        return _pack((TASK_VERSION, stream, source, origin_ts, task))
+    return _pack((TASK_VERSION, stream, source, origin_ts, task, lineage))
 
 
 def barrier(source, checkpoint_id, task):
@@ -187,13 +211,22 @@ def barrier(source, checkpoint_id, task):
 
 
 def decode_header(frame):
-    """(stream, source, origin_ts, task) of a data or barrier header."""
+    """(stream, source, origin_ts, task, lineage or None) of a data or barrier header."""
     data = _load(frame, "task header", False)
     if type(data) is tuple and len(data) == 5 and data[0] == TASK_VERSION:
-        return data[1:]
+        return data[1:] + (None,)
+    if type(data) is tuple and len(data) == 6 and data[0] == TASK_VERSION:
+        runs = data[5]
+        if type(runs) is not tuple or any(
+                type(r) is not tuple or len(r) != 3 or not isinstance(r[0], str)
+                or type(r[1]) is not int or type(r[2]) is not int or r[2] < 0 for r in runs):
+            raise BadFrameError(f"task header lineage must be an array of [key, first seq, "
+                                f"count], got {_shape(runs)}")
+        return data[1:5] + (runs,)
     if type(data) is tuple and data and data[0] != TASK_VERSION:
         raise BadFrameError(f"task header format version {data[0]!r} is not {TASK_VERSION}")
-    raise BadFrameError(f"task header must be [version, stream, source, origin, task], "
+    raise BadFrameError(f"task header must be [version, stream, source, origin, task"
+                        f"(, lineage)], "
                         f"got {_shape(data)}")
 
 

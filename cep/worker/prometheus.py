@@ -73,14 +73,21 @@ class WorkerCollector:
         errors = _family("counter", "cep_worker_sink_events_failed",
                          "events a sink failed to write", STREAM)
         dups = _family("counter", "cep_worker_sink_duplicates",
-                       "results a replay sent again, recognised by their identity (issue 11)",
-                       STREAM)
+                       "results a replay sent again, recognised by their identity", STREAM)
+        dropped_by_sink = _family("counter", "cep_worker_sink_dedup_dropped",
+                                  "replayed results deduplication kept from this sink "
+                                  "(sink: <type>#<index in the stream's sinks>)",
+                                  STREAM + ["sink"])
+        gaps = _family("counter", "cep_worker_publisher_result_gaps",
+                       "results missing from a lane's numbers: never reached this worker "
+                       "(logged at ERROR)", PLAN)
         for key, h in handles.items():
             service = getattr(h, "service", None)
             if service is not None:
                 m = service.metrics()
                 frames.add_metric([wid, *key.split("/", 1)], m["events"])
                 dropped.add_metric([wid, *key.split("/", 1)], m["dropped_frames"])
+                gaps.add_metric([wid, *key.split("/", 1)], m.get("gaps", 0))
                 streams = m["streams"]
             elif getattr(h, "sinks", None) is not None:  # standalone: the engine feeds the sinks
                 streams = h.sinks.metrics()
@@ -91,7 +98,10 @@ class WorkerCollector:
                 sent.add_metric(labels, s.get("events", 0))
                 errors.add_metric(labels, s.get("failed", 0))
                 dups.add_metric(labels, s.get("duplicates", 0))
-        return frames, dropped, sent, errors, dups
+                for i, sink in enumerate(s.get("sinks", ())):
+                    dropped_by_sink.add_metric(labels + [f"{sink.get('type')}#{i}"],
+                                               sink.get("dedup_dropped", 0))
+        return frames, dropped, sent, errors, dups, dropped_by_sink, gaps
 
 
 WAL_GAUGES = {  # LoggedSpoutConnection.metrics()["wal"] key -> (metric, help)

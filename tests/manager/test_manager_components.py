@@ -42,7 +42,8 @@ def test_siddhi_bolt_runs_its_group():
     collector = start(bolt, topo, "filter")
     bolt.execute(Batch([(1000, "IBM", 600.0, 10), (1001, "WSO2", 20.0, 5), (1002, "X", 501.5, 1)],
                        "StockStream", "EventReceiverSpout"))
-    assert collector.take() == [("HighPriceStream", [(1000, "IBM", 600.0, 10), (1002, "X", 501.5, 1)])]
+    assert collector.take() == [("HighPriceStream", [(1000, "IBM", 600.0, 10), (1002, "X", 501.5, 1)],
+                                 None)]
     bolt.cleanup()
 
 
@@ -70,7 +71,7 @@ def test_spout_registers_receives_and_unregisters(registry):
         push.send(encode_batch("Unknown", [[1, ["a"]]]))
         push.send(encode_batch("StockStream", [[5, ["IBM", 10.0, 3]], [6, ["bad"]]]))
         rows = poll(lambda: spout.next_batch() or collector.take(), 5, 0.02, "spout rows")
-        assert rows == [("StockStream", [(5, "IBM", 10.0, 3)])]
+        assert [(s, r) for s, r, _ in rows] == [("StockStream", [(5, "IBM", 10.0, 3)])]
         assert spout.dropped == 3
     finally:
         push.close(0)
@@ -129,9 +130,9 @@ def test_every_group_of_the_three_group_plan_runs_as_a_bolt():
         bolt.execute(Batch(rows, stream))
         outputs[cid] = collector.take()
         bolt.cleanup()
-    assert outputs["1"] == [("validAnalyticsStat", [(1, "u1", "a")])]
-    assert outputs["2"] == [("processedAnalyticsStats", [(3, "u1", 1), (4, "u1", 2)])]
-    assert outputs["query4"] == [("processedStream", [(5, "u1", 6)])]
+    assert outputs["1"] == [("validAnalyticsStat", [(1, "u1", "a")], None)]
+    assert outputs["2"] == [("processedAnalyticsStats", [(3, "u1", 1), (4, "u1", 2)], None)]
+    assert outputs["query4"] == [("processedStream", [(5, "u1", 6)], None)]
 
 
 def test_timer_output_of_a_siddhi_bolt_leaves_on_the_spouts_tick():
@@ -151,7 +152,7 @@ from S#window.timeBatch(100 milliseconds) select count() as c insert into O;"""
     assert collector.take() == []
     time.sleep(0.3)  # the window's timer fires with no further input
     bolt.execute(Batch([(now + 300,)], "_tick"))
-    assert [(s, [r[1:] for r in rows]) for s, rows in collector.take()] == [("O", [(2,)])]
+    assert [(s, [r[1:] for r in rows]) for s, rows, _ in collector.take()] == [("O", [(2,)])]
     bolt.cleanup()
 
 
@@ -161,6 +162,6 @@ def test_spout_emits_ticks_when_wired(registry):
     collector = start(spout, topo, "EventReceiverSpout")
     try:
         ticks = poll(lambda: spout.next_batch() or collector.take(), 3, 0.03, "a tick")
-        assert [s for s, _ in ticks] == ["_tick"] and len(ticks[0][1][0]) == 1
+        assert [s for s, *_ in ticks] == ["_tick"] and len(ticks[0][1][0]) == 1
     finally:
         spout.close()

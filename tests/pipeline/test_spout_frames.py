@@ -37,7 +37,7 @@ def drain(spout, collector, batches=50):
     out = []
     for _ in range(batches):
         spout.next_batch()
-        out.extend(rows for _, rows in collector.take())
+        out.extend(rows for _, rows, _ in collector.take())
     return out
 
 

@@ -32,26 +32,26 @@ def test_fields_grouping_keeps_equal_keys_together():
     parts, bad = split_batch(routes, "default", rows)
     assert not bad
     owner = {}
-    for task, part in parts:
+    for task, part, _ in parts:
         assert task in tasks
         for k, _ in part:
             assert owner.setdefault(k, task) == task
-    assert sum(len(p) for _, p in parts) == 1000
-    assert len({t for t, _ in parts}) > 1
+    assert sum(len(p) for _, p, _ in parts) == 1000
+    assert len({t for t, *_ in parts}) > 1
 
 
 def test_fields_grouping_isolates_bad_rows():
     routes, _ = fanout(["v"])
     rows = [("a", 1), ("short",), ("b", 2), ("c", {1, 2})]
     parts, bad = split_batch(routes, "default", rows)
-    assert sorted(r for _, p in parts for r in p) == [("a", 1), ("b", 2)]
+    assert sorted(r for _, p, _ in parts for r in p) == [("a", 1), ("b", 2)]
     assert [r for r, _ in bad] == [("short",), ("c", {1, 2})]
 
 
 def test_fields_grouping_single_target_still_rejects_short_rows():
     routes, tasks = fanout(["v"], par=1)
     parts, bad = split_batch(routes, "default", [("a", 1), ("short",)])
-    assert parts == [(tasks[0], [("a", 1)])] and len(bad) == 1
+    assert parts == [(tasks[0], [("a", 1)], None)] and len(bad) == 1
 
 
 def test_shuffle_round_robins_whole_batches():
@@ -62,9 +62,9 @@ def test_shuffle_round_robins_whole_batches():
 
 def test_all_and_global():
     routes, tasks = fanout("all")
-    assert [t for t, _ in split_batch(routes, "default", [("x", 1)])[0]] == tasks
+    assert [t for t, *_ in split_batch(routes, "default", [("x", 1)])[0]] == tasks
     routes, tasks = fanout(Grouping.global_())
-    assert [t for t, _ in split_batch(routes, "default", [("x", 1)])[0]] == [tasks[0]]
+    assert [t for t, *_ in split_batch(routes, "default", [("x", 1)])[0]] == [tasks[0]]
 
 
 def test_memoised_buckets_equal_the_hash_and_keep_types_apart():
@@ -73,6 +73,6 @@ def test_memoised_buckets_equal_the_hash_and_keep_types_apart():
     rows = [(k, i) for i, k in enumerate(keys)]
     parts, bad = split_batch(routes, "default", rows)
     assert not bad
-    where = {row: task for task, part in parts for row in part}
+    where = {row: task for task, part, _ in parts for row in part}
     for k, i in rows:  # every row lands where the plain stable hash says, memo or not
         assert where[(k, i)] == tasks[stable_hash(k) % 5]

@@ -168,7 +168,7 @@ def test_bad_events_never_reach_a_real_spout_and_later_events_do(
 
     def pump():
         spout.next_batch()
-        got.extend(row[1] for _, rows in collector.take() for row in rows)
+        got.extend(row[1] for _, rows, _ in collector.take() for row in rows)
         return got
 
     client = ZmqEventClient(w.zmq_url)

@@ -214,7 +214,7 @@ def open_spout(registry_service):
 
 def pump(spout, collector, got):
     spout.next_batch()
-    got.extend(row[3] for _, rows in collector.take() for row in rows)
+    got.extend(row[3] for _, rows, _ in collector.take() for row in rows)
     return len(got)
 
 

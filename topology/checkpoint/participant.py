@@ -57,7 +57,9 @@ class Participant:
         a restart, a spout then takes its sources from their start)."""
         if not self.enabled:
             return
-        _notify(self.instance.component, "checkpoint_restored", cid)  # publisher bolts
+        hook = getattr(self.instance.component, "checkpoint_restored", None)
+        if callable(hook):  # publisher bolts: output epochs; a restart keeps known identities
+            hook(cid, restarted=restarted)
         if cid is None:  # no complete checkpoint: fresh state; a restart (a failure before
             # the first checkpoint completed) replays the sources from their start
             start = getattr(self.instance.component, "replay_from_start", None)

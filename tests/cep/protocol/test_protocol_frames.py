@@ -91,16 +91,16 @@ def test_ingest_payload_round_trips_and_refuses_non_arrays():
 def test_task_data_and_barrier_headers_round_trip_with_a_version():
     head = frames.header("S", "Bolt", 12.5, 3)
     assert msgpack.unpackb(head)[0] == frames.TASK_VERSION
-    assert frames.decode_header(head) == ("S", "Bolt", 12.5, 3)
+    assert frames.decode_header(head) == ("S", "Bolt", 12.5, 3, None)
     assert frames.decode_rows(frames.encode_rows(ROWS)) == ROWS
     head, payload = frames.barrier("Spout", 42, 0)
-    assert frames.decode_header(head) == (frames.BARRIER, "Spout", 42, 0) and payload == b""
+    assert frames.decode_header(head) == (frames.BARRIER, "Spout", 42, 0, None) and payload == b""
 
 
 @pytest.mark.parametrize("data, why", [
     (("S", "Bolt", 1.0, 3), "task header format version 'S' is not 1"),
     ((2, "S", "Bolt", 1.0, 3), "task header format version 2 is not 1"),
-    ((1, "S"), "must be \\[version, stream, source, origin, task\\], got an array of 2"),
+    ((1, "S"), "must be \\[version, stream, source, origin, task\\(, lineage\\)\\], got an array of 2"),
     ({"stream": "S"}, "got dict"),
 ])
 def test_bad_task_headers_are_refused(data, why):
