@@ -143,3 +143,46 @@ def test_redis_commit_is_one_atomic_step_and_shared_by_workers(redis_db):
     assert sorted(redis_rows(redis_db, "shared")) == [0, 1, 2, 3]
     assert client.hget("shared:eo:state", "committed") == "1"
     assert client.smembers("shared:eo:staged") == set()
+
+
+def lane_rows(lane, first, n):
+    return [(1000 + i, (f"{lane}{i}",)) for i in range(first, first + n)]
+
+
+def test_lineage_replays_cut_and_interleaved_anew_are_committed_once(kind):
+    """Frames v5: two lanes a, b; the replay after the restore of checkpoint 2 re-sends the
+    restored queue and regenerates epoch 2 with other cuts and another interleaving."""
+    new, visible = kind
+    sink = new()
+    sink.restart("p", None)
+    sink.stage(lane_rows("a", 0, 3) + lane_rows("b", 0, 2),
+               Identity("p", 1, 0, (("a", 0, 3), ("b", 0, 2))))
+    sink.commit(2)                                     # a0-a2, b0-b1 committed
+    sink.stage(lane_rows("b", 2, 2) + lane_rows("a", 3, 2),
+               Identity("p", 2, 5, (("b", 2, 2), ("a", 3, 2))))
+    sink.restart("p", 2)                               # epoch 2 discarded
+    sink.stage(lane_rows("b", 1, 1), Identity("p", 1, 4, (("b", 1, 1),)))  # restored queue
+    sink.stage(lane_rows("a", 3, 1), Identity("p", 2, 0, (("a", 3, 1),)))
+    sink.stage(lane_rows("b", 2, 3) + lane_rows("a", 4, 1),
+               Identity("p", 2, 1, (("b", 2, 3), ("a", 4, 1))))
+    sink.commit(3)
+    want = [f"a{i}" for i in range(5)] + [f"b{i}" for i in range(5)]
+    assert sorted(visible()) == sorted(want) and len(visible()) == 10
+    assert sink.duplicates == 1
+    sink.close()
+
+
+def test_lineage_marks_survive_a_crash_between_the_phases(kind):
+    new, visible = kind
+    sink = new()
+    sink.restart("p", None)
+    sink.stage(lane_rows("a", 0, 3), Identity("p", 0, 0, (("a", 0, 3),)))
+    sink.commit(1)
+    sink.stage(lane_rows("a", 3, 2), Identity("p", 1, 0, (("a", 3, 2),)))
+    del sink                                           # the worker dies
+    again = new()
+    again.stage(lane_rows("a", 2, 4), Identity("p", 1, 0, (("a", 2, 4),)))
+    assert again.duplicates == 3                       # a2 committed, a3-a4 staged
+    again.commit(2)
+    assert visible() == [f"a{i}" for i in range(6)]
+    again.close()

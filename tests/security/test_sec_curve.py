@@ -150,7 +150,7 @@ def test_a_spout_takes_events_only_from_the_cluster_key(curve_spout, keys, stran
     member.send(encode_batch(S, [[2, ["real"]]]))
     assert spout.sock.poll(3000)
     spout.next_batch()
-    assert [rows for _, rows in collector.take()] == [[(2, "real")]]
+    assert [rows for _, rows, _ in collector.take()] == [[(2, "real")]]
     for sock in outsiders + [member]:
         sock.close(0)
 

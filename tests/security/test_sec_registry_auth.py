@@ -76,7 +76,7 @@ def test_a_fake_receiver_cannot_take_a_plans_events_after_a_worker_restart(regis
     got, deadline = [], time.monotonic() + 20
     while len(got) < 10_000 and time.monotonic() < deadline:
         spout.next_batch()
-        got.extend(r for _, rows in collector.take() for r in rows)
+        got.extend(r for _, rows, _ in collector.take() for r in rows)
         time.sleep(0.005)
     assert [r[1] for r in got] == list(range(10_000))
     assert inflow.endpoint == f"tcp://127.0.0.1:{spout.port}"
