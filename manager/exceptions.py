@@ -90,3 +90,7 @@ class FencedWriteError(StoreError):
     """A write to the shared store was refused: this manager's fencing token is not the newest
     (another manager took the leader lease), or it holds no lease at all (issue 13)."""
     status = 409
+
+
+class InsecureTopologyError(ManagerError):
+    """A topology would listen beyond loopback without CURVE: the manager does not deploy it."""

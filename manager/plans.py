@@ -34,6 +34,7 @@ class PlanService:
         self.table = registry_table
         self.registry_url = registry_url
         self.host = host
+        self.listener_check = None  # raises InsecureTopologyError (manager/listeners.py)
         self.compiler = compiler
         self.component_config = {}  # extra config of every spout and publisher bolt
         self.policy = HostPolicy()  # what plans may reach (manager.policy); the server sets it
@@ -134,6 +135,8 @@ class PlanService:
         playback = compiled.model.playback
 
         def factory():
+            if self.listener_check is not None:
+                self.listener_check()
             return build_topology(compiled.xml, tenant, compiled.name, self.registry_url,
                                   self.host, playback=playback, extra=self.component_config)
         self.topologies.deploy(tenant, compiled.name, factory, topology_name(compiled.name, tenant),

@@ -10,6 +10,7 @@ from manager.plans import PlanService
 from manager.prometheus import ManagerMetrics
 from manager.policy import manager_policy
 from cep.protocol.identity import default_host
+from manager.listeners import check_listeners, component_host
 from manager.registry.service import RegistryService
 from manager.settings import data_dir, load_manager_settings, spark_overrides
 from manager.spark_status import SparkStatus, locator
@@ -45,8 +46,13 @@ class Manager:
         # issue 11: topologies FAILED because their master was lost come back by themselves
         self.topologies.recovery = MasterRecovery(self.topologies, master_probe(self.launcher))
         self.host = s["manager.advertised_host"] or default_host()
+        spark = getattr(self.launcher, "settings", None) or {}  # a test's fake launcher: none
+        host = component_host(s["topology.component_host"], spark)
         self.plans = PlanService(self.store, self.topologies, self.registry.table, None,
-                                 s["topology.component_host"] or None, compiler)
+                                 host, compiler)
+        # no topology listens beyond loopback without CURVE (manager/listeners.py)
+        self.plans.listener_check = lambda: check_listeners(
+            host, spark, self.links.curve is not None)
         self.plans.component_config = {"heartbeat_interval": s["registry.heartbeat_interval"],
                                        "table_rows": s["limits.table_rows"]}
         self.spark = SparkStatus(locator(self.launcher))

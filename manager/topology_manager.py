@@ -14,6 +14,7 @@ from pathlib import Path
 
 from manager.reasons import public_reason
 from manager.topology_recovery import master_lost
+from manager.exceptions import InsecureTopologyError
 from topology.exceptions import TopologyError, TopologyExistsError, TopologyValidationError
 
 log = logging.getLogger("manager.topology_manager")
@@ -93,6 +94,9 @@ class TopologyManager:
             self._submit(dep, topology)
         except TopologyValidationError as exc:
             dep.set("FAILED", f"invalid topology: {exc}")
+        except InsecureTopologyError as exc:
+            log.error("%s %s", dep.name, exc)
+            dep.set("FAILED", str(exc))
         except Exception as exc:  # noqa: BLE001 - a deploy thread reports, never dies silently
             log.exception("deploy of %s failed", dep.name)
             dep.set("FAILED", f"{type(exc).__name__}: {exc}")

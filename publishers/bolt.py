@@ -70,8 +70,13 @@ class PublisherBolt(Bolt):
         self.label = f"[{self.tenant}:{self.plan}:EventPublisherBolt:{context.index}]"
         self.machine = machine_identity(cfg.get("host"))
         self.security = context.security or curve.OFF  # CURVE keys, cluster secret (issue 10)
-        # with CURVE a TCP connection is not yet a link: only a handshake with the cluster key
-        self.up_event = (zmq.EVENT_HANDSHAKE_SUCCEEDED if self.security.curve is not None
+        # without CURVE the cluster secret gives this plan a token (PLAIN) for the workers'
+        # publisher ports; with CURVE or a token a TCP connection is not yet a link: only a
+        # handshake with the cluster key or the token
+        self.token = (curve.plan_token(self.security.secret, self.tenant, self.plan)
+                      if self.security.curve is None and self.security.secret else None)
+        self.up_event = (zmq.EVENT_HANDSHAKE_SUCCEEDED
+                         if self.security.curve is not None or self.token
                          else zmq.EVENT_CONNECTED)
         self.registry = registry_client(cfg["registry"], security=self.security)
         # liveness checks run on the sender thread: a registry outage may stall it 0.5 s
@@ -230,6 +235,8 @@ class PublisherBolt(Bolt):
         sock.setsockopt(zmq.IMMEDIATE, 1)
         sock.setsockopt(zmq.SNDHWM, self.sndhwm)
         curve.client(sock, self.security.curve)
+        if self.token:
+            curve.plain_client(sock, self.token)
         self.monitor = sock.get_monitor_socket(_WATCHED)
         sock.connect(ep["endpoint"])
         self.sock, self.endpoint, self.since = sock, ep["endpoint"], time.monotonic()

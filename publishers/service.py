@@ -23,10 +23,12 @@ class PublisherService:
     """Bind a PULL socket on `bind_host` and dispatch to `sink_set`; `port` is tried first
     (a restarted worker's previous port), else the OS picks a free one. `rcvhwm` bounds the
     frames queued for the sinks: when they are full, the publisher bolts wait (backpressure).
-    `keys` (CURVE, issue 10): only publisher bolts holding the cluster key may connect."""
+    `keys` (CURVE): only publisher bolts holding the cluster key may connect. Without CURVE,
+    `token` (the plan's token, curve.plan_token) makes the port a PLAIN server that admits
+    only the bolts of this plan; `domain` names the plan for the ZAP handler."""
 
     def __init__(self, sink_set, bind_host="0.0.0.0", port=0, context=None, rcvhwm=1000,
-                 keys=None):
+                 keys=None, token=None, domain=None):
         self.sink_set = sink_set
         ctx = context or zmq.Context.instance()
         curve.start_authenticator(ctx, keys)
@@ -34,6 +36,8 @@ class PublisherService:
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.RCVHWM, rcvhwm)
         curve.server(self._sock, keys)
+        if keys is None and token:
+            curve.plain_server(self._sock, ctx, f"publisher/{domain or sink_set.label}", token)
         self.port = self._bind(bind_host, port)
         self.frames = 0
         self.events = 0

@@ -2,9 +2,13 @@
 
 The driver answers ZeroMQ REQ/REP requests (msgpack dicts) on the endpoint it writes to
 ``driver.json`` in the run directory; once it ended, ``final.json`` holds the last status.
+Every request carries the topology's control secret (``launch.json``, mode 0600, in a run
+directory of mode 0700): a local user who finds the port cannot stop another's topology.
 """
+import hmac
 import json
 import os
+import secrets
 import signal
 import time
 from pathlib import Path
@@ -44,6 +48,28 @@ def run_dir_alive(run_dir):
     return bool(info) and pid_alive(info["pid"])
 
 
+def new_control_secret():
+    """A secret for one driver's (or shared application's) control socket: launch.json
+    (mode 0600, in a 0700 run dir) carries it to the driver and to the launcher's clients."""
+    return secrets.token_hex(16)
+
+
+def authorized(request, secret):
+    """True when a control request carries the socket's secret (always, without one)."""
+    if not secret:
+        return True
+    given = request.get("secret") if isinstance(request, dict) else None
+    return isinstance(given, str) and hmac.compare_digest(given, secret)
+
+
+def private_dir(path):
+    """Make `path` (and it only) readable by its owner alone: 0700."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
 class TopologyHandle:
     """Status, metrics, activate, deactivate and kill of one submitted topology."""
 
@@ -63,21 +89,18 @@ class TopologyHandle:
         ctx = zmq.Context.instance()
         sock = ctx.socket(zmq.REQ)
         sock.setsockopt(zmq.LINGER, 0)
-        curve.client(sock, self._keys())
+        launch = _read(self.run_dir / "launch.json") or {}
+        curve.client(sock, curve.LinkSecurity.from_options(
+            launch.get("options", {}).get("security")).curve)
         try:
             sock.connect(info["control"])
-            sock.send(pack_message(message))
+            sock.send(pack_message({**message, "secret": launch.get("control_secret")}))
             if not sock.poll(int(timeout * 1000)):
                 raise ControlError(f"topology {self.name!r}: driver at {info['control']} did not "
                                    f"answer {message.get('cmd')!r} within {timeout} s")
             return unpack_message(sock.recv())
         finally:
             sock.close()
-
-    def _keys(self):
-        """The CURVE keys the driver's control socket wants (launch.json, mode 0600), or None."""
-        launch = _read(self.run_dir / "launch.json") or {}
-        return curve.LinkSecurity.from_options(launch.get("options", {}).get("security")).curve
 
     def status(self):
         """{"name", "status", "reason", ...}; status is one of SUBMITTED, WAITING_FOR_SLOTS,

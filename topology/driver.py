@@ -21,6 +21,7 @@ import zmq
 from cep.security import curve
 from cep.protocol.frames import pack_message, unpack_message
 from topology.checkpoint.coordinator import Coordinator
+from topology.control import authorized
 from topology.master_watch import CachedMaster
 from topology.restart_rate import RestartRate
 from topology.task_watch import TaskWatch
@@ -275,6 +276,12 @@ class Driver:
                 request["wait"] = float(request["wait"])
         except (ValueError, TypeError) as exc:
             self.rep.send(pack_message({"error": f"malformed control request: {exc}"}))
+            return
+        if not authorized(request, self.launch.get("control_secret")):
+            log.warning("topology %s: refused a control request (%r) without its secret",
+                        self.topology.name, request.get("cmd"))
+            self.rep.send(pack_message({"error": "refused: the request does not carry this "
+                                                 "topology's control secret"}))
             return
         self._answer(request)
 

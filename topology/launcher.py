@@ -21,7 +21,7 @@ from pathlib import Path
 
 from topology.checkpoint.coordinator import checkpoint_options
 from topology.cluster import SPARK_HOME, ensure_cluster
-from topology.control import TopologyHandle, run_dir_alive
+from topology.control import TopologyHandle, new_control_secret, private_dir, run_dir_alive
 from topology.driver import executors_needed
 from topology.exceptions import LaunchError, TopologyExistsError, TopologyNotFoundError
 from topology.shipping import resolve as resolve_shipping
@@ -56,12 +56,13 @@ def submit(topology, settings=None, overrides=None, security=None):
     if run_dir_alive(run_dir):
         raise TopologyExistsError(f"topology {topology.name!r} is already running "
                                   f"(kill it first; state in {run_dir})")
-    run_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(run_dir)  # 0700: launch.json holds the keys and the control secret
     for stale in ("driver.json", "final.json", "submit.json"):
         (run_dir / stale).unlink(missing_ok=True)
     executors, cores = executors_needed(topology.total_parallelism, settings["topology.workers"])
     launch = _launch_options(settings, cluster, executors)
     launch["instances_per_task"] = settings["topology.instances_per_task"]
+    launch["control_secret"] = new_control_secret()
     if security is not None:
         launch["options"]["security"] = security.to_options()
     launch["options"]["checkpoint"] = checkpoint_options(

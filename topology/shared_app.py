@@ -27,6 +27,7 @@ import zmq
 
 from cep.security import curve
 from cep.protocol.frames import pack_message, unpack_message
+from topology.control import authorized
 from topology.exceptions import TopologyError
 from topology.master_watch import CachedMaster
 from topology.model import Topology
@@ -115,7 +116,13 @@ class PoolApp:
         try:
             request = unpack_message(data)
             cmd = request.get("cmd") if isinstance(request, dict) else None
-            reply = self._answer(cmd, request)
+            if not authorized(request, self.launch.get("control_secret")):
+                log.warning("shared application %s: refused a request (%r) without its "
+                            "secret", self.name, cmd)
+                reply = {"error": "refused: the request does not carry this application's "
+                                  "control secret"}
+            else:
+                reply = self._answer(cmd, request)
         except Exception as exc:  # noqa: BLE001 - one bad request never ends the application
             log.exception("shared application %s: request failed", self.name)
             reply = {"error": f"{type(exc).__name__}: {exc}"}
@@ -209,7 +216,8 @@ class PoolApp:
             driver.launch["options"].get("security")).curve)
         try:
             sock.connect(driver.endpoints["control"])
-            sock.send(pack_message({"cmd": "kill", "wait": 0.0}))
+            sock.send(pack_message({"cmd": "kill", "wait": 0.0,
+                                    "secret": driver.launch.get("control_secret")}))
             sock.poll(2000)
         finally:
             sock.close()

@@ -22,7 +22,8 @@ import zmq
 from cep.security import curve
 from cep.protocol.frames import pack_message, unpack_message
 from topology.cluster import SPARK_HOME, _locked
-from topology.control import TopologyHandle, _read, pid_alive, run_dir_alive
+from topology.control import (TopologyHandle, _read, new_control_secret, pid_alive,
+                              private_dir, run_dir_alive)
 from topology.exceptions import ControlError, LaunchError
 from topology.pools import pool_name
 from topology.spark_settings import state_dir
@@ -33,9 +34,7 @@ STATUS_TTL_S = 0.5
 
 def pool_dir(settings, name):
     from topology.launcher import run_dir_name
-    path = state_dir(settings) / "pools" / run_dir_name(name)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return private_dir(state_dir(settings) / "pools" / run_dir_name(name))
 
 
 class PoolClient:
@@ -61,7 +60,7 @@ class PoolClient:
         curve.client(sock, curve.LinkSecurity.from_options(launch.get("security")).curve)
         try:
             sock.connect(info["control"])
-            sock.send(pack_message(message))
+            sock.send(pack_message({**message, "secret": launch.get("control_secret")}))
             if not sock.poll(int(timeout * 1000)):
                 raise ControlError(f"shared application {self.name!r} did not answer "
                                    f"{message.get('cmd')!r} within {timeout} s")
@@ -125,7 +124,8 @@ def _start(settings, cluster, name, directory, security):
     from topology.launcher import SPARKAPP, _write_private, spark_conf
     slots = pool_slots(settings, cluster)
     launch = {"name": name, "host": settings["spark.host"], "master_ui_url": cluster.ui_url,
-              "slots": slots, "master_lost_s": settings["topology.master_lost_s"]}
+              "slots": slots, "master_lost_s": settings["topology.master_lost_s"],
+              "control_secret": new_control_secret()}
     if security is not None:
         launch["security"] = security.to_options()
     _write_private(directory / "launch.json", json.dumps(launch, indent=1))

@@ -16,6 +16,8 @@ their own key pair and need only the cluster *public* key.
 
 Every helper is a no-op when ``keys`` is None (CURVE off).
 """
+import hashlib
+import hmac
 import os
 import threading
 from dataclasses import dataclass, field
@@ -182,22 +184,55 @@ _AUTHS = {}
 _LOCK = threading.Lock()
 
 
+def _authenticator(ctx):
+    """The context's ZAP handler, started once (call under _LOCK)."""
+    entry = _AUTHS.get(id(ctx))
+    if entry is None or entry[0] is not ctx:
+        auth = ThreadAuthenticator(ctx)
+        auth.start()
+        entry = _AUTHS[id(ctx)] = (ctx, auth)
+    return entry[1]
+
+
 def start_authenticator(ctx, keys):
     """Start (once per context) the ZAP handler, and let it admit the cluster key of `keys`
     on its servers (and the listed clients on `ingest`); returns it, or None without keys."""
     if keys is None:
         return None
     with _LOCK:
-        entry = _AUTHS.get(id(ctx))
-        if entry is None or entry[0] is not ctx:
-            auth = ThreadAuthenticator(ctx)
-            auth.start()
-            entry = _AUTHS[id(ctx)] = (ctx, auth)
-        auth = entry[1]
+        auth = _authenticator(ctx)
         auth.configure_curve_callback(_domain(CLUSTER, keys), _Allowed({keys.public}))
         auth.configure_curve_callback(_domain(INGEST, keys),
                                       _Allowed({keys.public, *keys.clients}))
         return auth
+
+
+PLAIN_USER = "publisher-bolt"
+
+
+def plan_token(secret, tenant, plan):
+    """The password a plan's publisher bolts present to the workers' publisher ports when
+    CURVE is off: derived from the cluster secret, so it differs per plan and needs no
+    distribution (the manager's tasks and the workers both hold the secret)."""
+    return hmac.new(secret.encode(), f"publisher/{tenant}/{plan}".encode(),
+                    hashlib.sha256).hexdigest()
+
+
+def plain_server(sock, ctx, domain, password):
+    """Make sock a PLAIN server of `domain` that admits only `password` (ZAP; call before
+    bind). Without CURVE this keeps other plans' bolts and local users off a publisher port;
+    the password crosses loopback in clear, which is why CURVE is required beyond it."""
+    with _LOCK:
+        _authenticator(ctx).configure_plain(domain, {PLAIN_USER: password})
+    sock.setsockopt_string(zmq.ZAP_DOMAIN, domain)
+    sock.plain_server = True
+    return sock
+
+
+def plain_client(sock, password):
+    sock.plain_username = PLAIN_USER.encode()
+    sock.plain_password = password.encode()
+    return sock
 
 
 def stop_authenticator(ctx):

@@ -8,6 +8,7 @@ from cep.worker.logged_inflow import LoggedSpoutConnection
 from cep.worker.plumbing import build_sink_set, start_sources, stop_all, stream_key
 from cep.worker.supervisor import adopt
 from cep.protocol.registry_client import Heartbeat
+from cep.security import curve
 from publishers.service import PublisherService
 
 log = logging.getLogger(__name__)
@@ -19,7 +20,7 @@ class DistributedPlan:
     mode = "distributed"
 
     def __init__(self, spec, router, registry, cfg, identity, ports=None, keys=None,
-                 threads=None, wal=None):
+                 threads=None, wal=None, secret=None):
         self.spec, self.router, self.registry = spec, router, registry
         self.threads = threads  # the worker's ThreadBook: every thread here is supervised
         self.ports, self.port_key = ports, f"{spec.tenant}/{spec.name}"
@@ -35,8 +36,11 @@ class DistributedPlan:
                     self.inflows[s.stream] = self._inflow(s.stream)
             if "publisher" in roles and spec.exported:
                 port = ports.get(self.port_key) if ports else 0
+                # without CURVE, the cluster secret gives the plan's bolts a token of their own
+                token = curve.plan_token(secret, spec.tenant, spec.name) if secret else None
                 self.service = PublisherService(build_sink_set(cfg, spec),
-                                                cfg["receivers.http_host"], port, keys=keys)
+                                                cfg["receivers.http_host"], port, keys=keys,
+                                                token=token, domain=self.port_key)
                 adopt(threads, self.service, f"publisher {self.port_key}")
                 if ports:
                     self._remember_port(ports)

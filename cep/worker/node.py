@@ -206,7 +206,7 @@ class Worker:
         from cep.worker.distributed import DistributedPlan
         return DistributedPlan(spec, self.router, self.registry, self.cfg, self.identity,
                                self.ports, keys=self.links.curve, threads=self.threads,
-                               wal=self.wal)
+                               wal=self.wal, secret=self.links.secret)
 
     def undeploy(self, key, unregister=True):
         handle = self.plans.pop(key, None)

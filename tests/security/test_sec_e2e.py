@@ -140,3 +140,71 @@ def test_escaping_plans_refused_over_rest(system, sink):
     deployed = call(f"{system['rest']}/api/v1/deployments")[1]["plans"]
     assert "Escape" not in [p["name"] for p in deployed]  # workers never see it
     assert not (system["root"] / "manager" / "x.jsonl").exists()
+
+
+def test_the_topologys_listeners_are_loopback_and_its_control_needs_the_secret(system):
+    """The running Guarded topology (after the test above): its receiver spout listens on
+    127.0.0.1 only; a control request without the topology's secret is refused and changes
+    nothing; the run dir is 0700 and launch.json 0600."""
+    import stat
+
+    import zmq
+
+    from cep.protocol.frames import pack_message, unpack_message
+    m = system["manager"]
+    handle = m.plans.topologies.deployments[(TENANT, "Guarded")].handle
+    spouts = [ep for ep, _ in m.registry.table.snapshot()
+              if ep.get("plan") == "Guarded" and ep.get("kind") == "receiver"]
+    assert spouts and all(ep["host"] == "127.0.0.1" for ep in spouts), spouts
+    info = json.loads((handle.run_dir / "driver.json").read_text())
+    assert stat.S_IMODE(os.stat(handle.run_dir).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(handle.run_dir / "launch.json").st_mode) == 0o600
+    sock = zmq.Context.instance().socket(zmq.REQ)
+    sock.setsockopt(zmq.LINGER, 0)
+    try:
+        sock.connect(info["control"])
+        sock.send(pack_message({"cmd": "deactivate"}))
+        assert sock.poll(5000)
+        reply = unpack_message(sock.recv())
+    finally:
+        sock.close()
+    assert "control secret" in reply.get("error", ""), reply
+    assert handle.status()["status"] == "ACTIVE"  # the launcher's own requests still work
+
+
+LOOPBACK_IPS = ("127.0.0.1", "::1", "::ffff:127.0.0.1")
+
+
+def system_processes(root):
+    """This process, the Spark cluster started for `root` (master, worker, executors, Python
+    workers) and every descendant of them."""
+    import psutil
+    procs = {psutil.Process()}
+    for proc in psutil.process_iter(["cmdline"]):
+        if str(root) in " ".join(proc.info["cmdline"] or []):
+            procs.add(proc)
+    for proc in list(procs):
+        try:
+            procs.update(proc.children(recursive=True))
+        except psutil.NoSuchProcess:
+            pass
+    return {p.pid for p in procs}
+
+
+def test_every_port_the_running_system_opens_is_loopback(system):
+    """The port scan: with CURVE off (the default), every listening socket of the manager,
+    the worker, the Spark cluster, the topology's driver, executors and tasks binds a
+    loopback address; nothing on the network reaches an unauthenticated listener."""
+    import psutil
+    pids = system_processes(system["root"])
+    listening = [(c.laddr.ip, c.laddr.port, c.pid) for c in psutil.net_connections("tcp")
+                 if c.status == psutil.CONN_LISTEN and c.pid in pids]
+    assert len({pid for _, _, pid in listening}) >= 4, listening  # test, master, worker, ...
+    names = {}
+    for ip, port, pid in listening:
+        if ip not in LOOPBACK_IPS:
+            try:
+                names[(ip, port)] = " ".join(psutil.Process(pid).cmdline())[:160]
+            except psutil.NoSuchProcess:
+                names[(ip, port)] = f"pid {pid}"
+    assert not names, f"listeners beyond loopback: {names}"

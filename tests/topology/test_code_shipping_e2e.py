@@ -88,7 +88,9 @@ def system(cluster_ab, node_b, tmp_path_factory):
     manager = Manager(load_manager_settings(overrides={
         "manager.data_dir": str(data), "registry.port": 0, "registry.bind_host": host,
         "manager.advertised_host": host, "registry.heartbeat_interval": 1.0,
-        "topology.kill_wait_secs": 1.0}, env={}), launcher=launcher).start()
+        "topology.kill_wait_secs": 1.0,
+        # B's tasks listen beyond loopback: the manager deploys only with CURVE on
+        "security.curve": True}, env={}), launcher=launcher).start()
     worker = None
     try:
         worker = _worker(manager, host, data)
@@ -119,7 +121,8 @@ def _worker(manager, host, data):
         "receivers.http_host": host, "receivers.http_port": 0, "receivers.zmq_port": -1,
         "transport.reconnect_interval": 0.1, "transport.heartbeat_interval": 0.2,
         "sinks.default": "file", "sinks.dir": str(data / "out"),
-        "worker.state_dir": str(data / "worker-state")})
+        "worker.state_dir": str(data / "worker-state"),
+        "security.curve": True, "security.curve_dir": str(data / "security" / "curve")})
     return Worker(cfg).start()
 
 

@@ -39,5 +39,8 @@ def test_standalone_worker_counts_received_and_sunk_events(tmp_path):
                   "cep_worker_receiver_events_rejected_total", labels)] == 1
         assert m[("cep_worker_sink_events_failed", "cep_worker_sink_events_failed_total",
                   sink)] == 0
+        dropped = {dict(lab)["sink"]: v for (f, _, lab), v in m.items()
+                   if f == "cep_worker_sink_dedup_dropped" and dict(lab)["stream"] == "O"}
+        assert list(dropped.values()) == [0] and list(dropped)[0].endswith("#0")
     finally:
         w.stop()
