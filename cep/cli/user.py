@@ -15,9 +15,15 @@ def subparser_hook(subparsers):
     verbs.add_parser("list", help="list users")
     remove = verbs.add_parser("remove", help="remove a user and revoke its tokens")
     remove.add_argument("name")
-    passwd = verbs.add_parser("passwd", help="change a user's password")
+    passwd = verbs.add_parser("passwd", help="change a user's password (your own: give the "
+                                             "current one too; it revokes your other tokens)")
     passwd.add_argument("name")
-    passwd.add_argument("--password-stdin", action="store_true", help="read it from stdin")
+    passwd.add_argument("--password-stdin", action="store_true",
+                        help="read it from stdin (with --current: the current password on the "
+                             "first line, the new one on the second)")
+    passwd.add_argument("--current", action="store_true",
+                        help="ask for the current password first (needed unless a super admin "
+                             "sets another user's)")
     for sp in (add, remove, passwd, verbs.choices["list"]):
         manager_option(sp)
     p.set_defaults(func=run)
@@ -46,8 +52,12 @@ def _remove(args):
 
 
 def _passwd(args):
-    body = {"password": read_password(args, "New password: ")}
-    return call(args, "PUT", f"/users/{args.name}/password", body), "Password changed"
+    body = {}
+    if args.current:
+        body["current"] = read_password(args, "Current password: ")
+    body["password"] = read_password(args, "New password: ")
+    result = call(args, "PUT", f"/users/{args.name}/password", body)
+    return result, f"Password changed; {result.get('tokens_revoked', 0)} other token(s) revoked"
 
 
 ACTIONS = {"add": _add, "list": _list, "remove": _remove, "passwd": _passwd}

@@ -44,5 +44,9 @@ class UserExistsError(AuthError):
 
 
 class ThrottledError(AuthError):
-    """Too many failed logins of one user name lately: refused until the window passes."""
+    """Too many failed logins from this address lately: refused for `retry_after` s."""
     status = 429
+
+    def __init__(self, message, retry_after=1):
+        super().__init__(message)
+        self.retry_after = retry_after

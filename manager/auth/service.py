@@ -100,15 +100,18 @@ class AuthService:
 
     def login(self, name, password, remote=None):
         """The user record if the password is right (audited either way), else None;
-        ThrottledError after too many recent failures of that name."""
+        ThrottledError (with `retry_after`) when this address failed too often lately
+        (manager/auth/throttle.py: an address that has not failed is never refused)."""
         shown = name if isinstance(name, str) and len(name) <= 64 else "(invalid)"
-        wait = self.throttle.retry_after(shown)
+        wait, locked = self.throttle.retry_after(shown, remote)
         if wait > 0:
+            if locked:  # every lock is audited once, when it starts
+                self.audit.record("login.lock", "locked", user=shown, remote=remote)
             self.audit.record("login", "throttled", user=shown, remote=remote)
-            raise ThrottledError(f"too many failed logins for this user; try again in "
-                                 f"{int(wait) + 1} s")
+            raise ThrottledError(f"too many failed logins from this address; try again in "
+                                 f"{int(wait) + 1} s", retry_after=int(wait) + 1)
         record = self.directory.authenticate(name, password)
-        (self.throttle.succeeded if record else self.throttle.failed)(shown)
+        (self.throttle.succeeded if record else self.throttle.failed)(shown, remote)
         self.audit.record("login", "ok" if record else "failed", user=shown,
                           tenant=record["tenant"] if record else None, remote=remote)
         return record

@@ -57,7 +57,10 @@ def _register_errors(app):
             app.logger.error("%s: %s", type(exc).__name__, exc)
             return jsonify({"error": type(exc).__name__, "message": "the manager could not "
                             "complete the request; its log has the details"}), exc.status
-        return jsonify(exc.to_dict()), exc.status
+        resp = jsonify(exc.to_dict())
+        if getattr(exc, "retry_after", None):  # 429 (login throttle): when to try again
+            resp.headers["Retry-After"] = str(exc.retry_after)
+        return resp, exc.status
 
     @app.errorhandler(HTTPException)
     def http_error(exc):

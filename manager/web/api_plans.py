@@ -3,6 +3,7 @@ query-plan)."""
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from manager.exceptions import PlanRejectedError
+from manager.web.tenant_view import filter_manager_info
 
 bp = Blueprint("api_plans", __name__, url_prefix="/api/v1")
 
@@ -23,7 +24,8 @@ def plan_text():
 
 @bp.get("/manager")
 def manager_info():
-    return jsonify(current_app.config["MANAGER"].info())
+    m = current_app.config["MANAGER"]
+    return jsonify(filter_manager_info(m.info(), m.plans))
 
 
 @bp.get("/tenants/<tenant>/plans")

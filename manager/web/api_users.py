@@ -6,7 +6,8 @@
 `GET|POST /tokens`, `DELETE /tokens/<token_id>` (a user's own tokens; a super admin's any)."""
 from flask import Blueprint, current_app, g, jsonify, request
 
-from manager.auth.exceptions import BadUserError, ForbiddenError, NotAuthenticatedError
+from manager.auth.exceptions import (BadUserError, ForbiddenError, NotAuthenticatedError,
+                                     UnknownUserError)
 from manager.store.base import SUPER_TENANT
 
 bp = Blueprint("api_users", __name__, url_prefix="/api/v1")
@@ -71,10 +72,37 @@ def remove_user(user):
 
 @bp.put("/users/<user>/password")
 def set_password(user):
+    """A user changes its own password only with the current one (`{"current": ...}`: a
+    stolen token alone cannot take the account over); a super admin may set anyone's. The
+    user's console sessions end and its API tokens are revoked, except the token of this
+    request when it is the user's own."""
     _self_or_super(user)
-    auth().directory.set_password(user, body().get("password"))
+    data = body()
+    if not g.principal.is_super and auth().directory.authenticate(
+            user, data.get("current")) is None:
+        auth().audit.record("password.change", "refused", user=g.principal.name, target=user,
+                            remote=request.remote_addr)
+        raise ForbiddenError("the current password is missing or wrong "
+                             '(send {"current": ..., "password": ...})')
+    auth().directory.set_password(user, data.get("password"))
     auth().end_sessions(user)  # console sessions with the old password end
-    return jsonify({"user": user, "password": "changed"})
+    keep = _request_token_id() if g.principal.name == user else None
+    revoked = 0
+    for record in auth().tokens.list(user):
+        if record["id"] != keep:
+            auth().tokens.revoke(record["id"])
+            revoked += 1
+    auth().audit.record("password.change", user=g.principal.name, target=user,
+                        remote=request.remote_addr)
+    return jsonify({"user": user, "password": "changed", "tokens_revoked": revoked})
+
+
+def _request_token_id():
+    """The id of the API token this request carries (Authorization: Bearer), or None."""
+    header = request.headers.get("Authorization", "")
+    if not header.startswith("Bearer cep_"):
+        return None
+    return header[len("Bearer cep_"):].split("_", 1)[0] or None
 
 
 @bp.get("/tenants")
@@ -109,6 +137,8 @@ def create_token():
 @bp.delete("/tokens/<token_id>")
 def revoke_token(token_id):
     record = auth().tokens.get(token_id)
-    _self_or_super(record["user"])
+    if g.principal.name != record["user"] and not g.principal.is_super:
+        # another user's token answers as an unknown one: ids do not leak existence
+        raise UnknownUserError(f"no token {str(token_id)[:20]!r}")
     auth().tokens.revoke(token_id)
     return jsonify({"revoked": token_id})

@@ -40,7 +40,8 @@ def login():
     try:
         record = auth().login(name, request.form.get("password", ""), request.remote_addr)
     except ThrottledError as exc:
-        return _form(429, str(exc), name[:64])
+        resp = _form(429, str(exc), name[:64])
+        return resp[0], resp[1], {"Retry-After": str(exc.retry_after)}
     if record is None:
         return _form(401, "Wrong user name or password.", name[:64])
     sessions.start(record["name"], record.get("epoch", 0))

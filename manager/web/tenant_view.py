@@ -25,15 +25,38 @@ def _plan_tenant(entry):
         return None
 
 
+_THREAD_PLAN = re.compile(r"\s(-?\d+)/[^\s/]+")  # "inflow -1234/Plan/Stream", "publisher 7/P"
+_WORKER_TOTALS = ("eventsIn", "eventsOut", "eventsInPerSec", "eventsOutPerSec", "duplicates")
+
+
+def _own_thread(thread, tenant):
+    m = _THREAD_PLAN.search(" " + str(thread.get("name", "")))
+    return m is not None and int(m.group(1)) == tenant
+
+
 def filter_workers(workers, principal=None):
+    """Workers as a tenant's user may see them: only its tenant's plans and supervised
+    threads (with their errors), and none of the worker-wide event totals, which count
+    every tenant's events."""
     principal = principal or _principal()
     if principal is None or principal.is_super:
         return workers
     out = []
     for w in workers:
-        w = dict(w, plans=[p for p in w.get("plans", []) if _plan_tenant(p) == principal.tenant])
+        w = dict(w, plans=[p for p in w.get("plans", []) if _plan_tenant(p) == principal.tenant],
+                 threads=[t for t in w.get("threads", []) if _own_thread(t, principal.tenant)])
+        for key in _WORKER_TOTALS:
+            w.pop(key, None)
         out.append(w)
     return out
+
+
+def filter_manager_info(info, plans, principal=None):
+    """GET /api/v1/manager for a tenant's user: the plan count of its own tenant only."""
+    principal = principal or _principal()
+    if principal is None or principal.is_super:
+        return info
+    return dict(info, plans=sum(1 for tenant, _ in plans.compiled if tenant == principal.tenant))
 
 
 def _filter_spark(spark, principal):

@@ -93,7 +93,12 @@ def test_api_tokens_are_shown_once_stored_hashed_and_revocable(people, manager, 
     anon = people.anon
     who = anon.get("/api/v1/whoami", headers={"Authorization": f"Bearer {token}"})
     assert who.get_json() == {"user": "viewer5", "tenant": 5, "role": "viewer"}
-    assert people.admin6.delete(f"/api/v1/tokens/{token_id}").status_code == 403
+    foreign = people.admin6.delete(f"/api/v1/tokens/{token_id}")
+    unknown = people.admin6.delete("/api/v1/tokens/000000000000")
+    # another user's token id answers exactly as an unknown one: no existence leak
+    assert foreign.status_code == unknown.status_code == 404
+    assert foreign.get_json()["message"].replace(token_id, "X") == \
+        unknown.get_json()["message"].replace("000000000000", "X")
     assert people.viewer5.delete(f"/api/v1/tokens/{token_id}").status_code == 200
     assert anon.get("/api/v1/whoami", headers={"Authorization": f"Bearer {token}"}
                     ).status_code == 401
@@ -220,18 +225,52 @@ def test_logout_and_a_new_password_end_copies_of_the_session_cookie(app, people)
     assert client.get("/console/tenants/5/plans").status_code == 302
 
 
-def test_failed_logins_of_a_name_are_throttled(people, manager, app):
-    manager.auth.throttle.limit = 3
+def test_failed_logins_slow_the_failing_address_and_never_lock_the_user_out(
+        people, manager, app):
+    manager.auth.throttle.addr_limit = 3
+    attacker = {"REMOTE_ADDR": "198.51.100.7"}
+
+    def login(password, env, user="viewer5"):
+        return people.anon.post("/api/v1/login", json={"user": user, "password": password},
+                                environ_base=env)
     for _ in range(3):
-        assert people.anon.post("/api/v1/login", json={"user": "viewer5", "password": "x" * 9}
-                                ).status_code == 401
-    refused = people.anon.post("/api/v1/login", json={"user": "viewer5", "password": PASSWORD})
+        assert login("x" * 9, attacker).status_code == 401
+    refused = login(PASSWORD, attacker)  # even the right password, from the failing address
     assert refused.status_code == 429 and "too many failed logins" in refused.get_json()["message"]
-    page = log_in(app.test_client(), "viewer5", PASSWORD)
+    assert int(refused.headers["Retry-After"]) >= 1
+    console = app.test_client()
+    console.environ_base.update(attacker)
+    page = log_in(console, "viewer5", PASSWORD)
     assert page.status_code == 429 and "too many failed logins" in page.text
-    assert people.anon.post("/api/v1/login", json={"user": "admin5", "password": PASSWORD}
-                            ).status_code == 201  # other names are not affected
-    assert manager.auth.audit.lines()[-3]["outcome"] == "throttled"
+    assert int(page.headers["Retry-After"]) >= 1
+    # the user, from an address that has not failed: always let in (no lock-out by others)
+    assert login(PASSWORD, {"REMOTE_ADDR": "203.0.113.9"}).status_code == 201
+    assert log_in(app.test_client(), "viewer5", PASSWORD).status_code == 302
+    outcomes = [(e["action"], e["outcome"], e["remote"]) for e in manager.auth.audit.lines()]
+    assert outcomes.count(("login.lock", "locked", "198.51.100.7")) == 1  # audited once
+    assert ("login", "throttled", "198.51.100.7") in outcomes
     manager.auth.throttle.window = 0.0  # the window passed
-    assert people.anon.post("/api/v1/login", json={"user": "viewer5", "password": PASSWORD}
-                            ).status_code == 201
+    assert login(PASSWORD, attacker).status_code == 201
+
+
+def test_a_password_change_needs_the_current_password_and_revokes_the_other_tokens(
+        people, manager):
+    from tests.security.auth_fixtures import PASSWORD
+    other = manager.auth.create_token("viewer5", "laptop")[0]  # another token of the user
+    url = "/api/v1/users/viewer5/password"
+    # a stolen token alone cannot take the account over
+    assert people.viewer5.put(url, json={"password": "a brand new secret"}).status_code == 403
+    assert people.viewer5.put(url, json={"current": "wrong guess!!", "password":
+                                         "a brand new secret"}).status_code == 403
+    done = people.viewer5.put(url, json={"current": PASSWORD, "password": "a brand new secret"})
+    assert done.status_code == 200 and done.get_json()["tokens_revoked"] == 1
+    assert people.viewer5.get("/api/v1/whoami").status_code == 200  # this request's token
+    assert people.anon.get("/api/v1/whoami", headers={
+        "Authorization": f"Bearer {other}"}).status_code == 401  # the other one is revoked
+    assert manager.auth.directory.authenticate("viewer5", "a brand new secret") is not None
+    # a super admin sets another user's password without it; all that user's tokens go
+    assert people.admin.put(url, json={"password": "admin chose this one"}).status_code == 200
+    assert people.viewer5.get("/api/v1/whoami").status_code == 401
+    actions = [(e["action"], e["outcome"]) for e in manager.auth.audit.lines()]
+    assert actions.count(("password.change", "refused")) == 2
+    assert actions.count(("password.change", "ok")) == 2

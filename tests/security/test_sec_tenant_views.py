@@ -12,7 +12,12 @@ DOC = {"managers": [], "spark": {"applications": [{"name": "A[5]"}, {"name": "B[
        "topologies": [{"tenant": 5, "plan": "A"}, {"tenant": 6, "plan": "B"}],
        "endpoints": [{"tenant": 5, "plan": "A"}, {"tenant": 6, "plan": "B"}],
        "flows": [{"tenant": 6, "plan": "B"}],
-       "workers": [{"id": "w1", "plans": ["5/A", "6/B"]}]}
+       "workers": [{"id": "w1", "plans": ["5/A", "6/B"], "eventsIn": 9, "eventsOut": 9,
+                    "duplicates": 2, "eventsInPerSec": 1.0, "eventsOutPerSec": 1.0,
+                    "threads": [{"name": "inflow 5/A/S", "last_error": None},
+                                {"name": "inflow 6/B/S", "last_error": "6/B failed"},
+                                {"name": "publisher -5/C", "last_error": None},
+                                {"name": "sync", "last_error": "deploy of 6/B failed"}]}]}
 
 
 def test_a_tenant_user_sees_only_its_tenant_in_the_status_document():
@@ -21,7 +26,9 @@ def test_a_tenant_user_sees_only_its_tenant_in_the_status_document():
     assert [e["plan"] for e in seen["endpoints"]] == ["A"]
     assert seen["flows"] == []
     assert [a["name"] for a in seen["spark"]["applications"]] == ["A[5]"]
-    assert seen["workers"] == [{"id": "w1", "plans": ["5/A"]}]
+    # its plans and threads only; no worker-wide totals (they count every tenant's events)
+    assert seen["workers"] == [{"id": "w1", "plans": ["5/A"],
+                                "threads": [{"name": "inflow 5/A/S", "last_error": None}]}]
     assert DOC["workers"][0]["plans"] == ["5/A", "6/B"]  # the shared document is not changed
 
 
