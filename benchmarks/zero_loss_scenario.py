@@ -134,11 +134,13 @@ def daemon_children():
 
 
 def read_ids(path):
+    """Ids of the complete lines of the sink file (not a line still being written)."""
     try:
         with open(path, encoding="utf-8") as fh:
-            return [json.loads(line)["data"][0] for line in fh if line.strip()]
+            text = fh.read()
     except FileNotFoundError:
         return []
+    return [json.loads(line)["data"][0] for line in text.split("\n")[:-1] if line.strip()]
 
 
 def one_run(system, run, args, first_id):

@@ -66,6 +66,18 @@ class Probe(Sink):
             return collections.Counter(self.ids)
 
 
+def file_ids(path):
+    """The first value of every complete line of a JSON-lines sink file (a line the sink is
+    still writing, without its newline yet, is left for the next read)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return []
+    lines = text.split("\n")[:-1]  # the part after the last newline is not complete yet
+    return [json.loads(line)["data"][0] for line in lines if line.strip()]
+
+
 def start_receiver(system, state):
     """A CEP worker process taking the events over HTTP (receiver role, write-ahead log on)."""
     proc = subprocess.Popen(
@@ -170,13 +182,7 @@ class KillMatrix:
 
     def sink_ids(self):
         probe = self.probe.counter()
-        try:
-            with open(self.file, encoding="utf-8") as fh:
-                lines = fh.read().splitlines()
-        except FileNotFoundError:
-            lines = []
-        return probe, collections.Counter(json.loads(line)["data"][0] for line in lines
-                                          if line.strip())
+        return probe, collections.Counter(file_ids(self.file))
 
     def check(self, what, killed, timeout=120):
         """Both sinks hold exactly the accepted ids: waits for the missing ones, then allows
