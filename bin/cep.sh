@@ -114,7 +114,8 @@ cat >&2 <<TXT
   plan status       $MANAGER_URL/api/v1/tenants/-1234/plans/StockAnalysis/status
   query plan (XML)  $MANAGER_URL/api/v1/tenants/-1234/plans/StockAnalysis/query-plan
   Spark master UI   $(grep -oE 'http://[^ ]+' "$RUN_DIR/spark.txt" | head -1)
-  worker status     $WORKER_URL/status
+  worker status     $WORKER_URL/status   (Authorization: Bearer <the admin's token>, or the
+                    cluster secret as X-CEP-Cluster-Secret: it lists every tenant)
   send events       curl --data-binary @$EVENTS $WORKER_URL/events/-1234/StockAnalysis/StockStream
 Sample events are being sent (5 per second); press Ctrl-C to stop everything.
 

@@ -2,13 +2,18 @@
 JSON lines (one event a line, e.g. `curl --data-binary @events.jsonl`).
 
 The reply counts accepted and rejected events and gives the reasons:
-`{"accepted": n, "rejected": m, "errors": [{"index": i, "reason": "..."}]}`; status 200 when
-any event was accepted or nothing was sent, 400 when every event was rejected or the body is not
-JSON, 404 for a stream the worker does not serve, 503 (`"reason": "backpressure"`, with
-Retry-After) while the stream's write-ahead log is over wal.max_bytes or wal.max_age_s: none
-of that request's events were accepted; nothing is lost, the sender retries. 503 with
-`"reason": "no-manager"` while a worker that reached no manager has undeployed the plan
-(issue 13; cep/worker/self_undeploy.py).
+`{"accepted": n, "rejected": m, "errors": [{"index": i, "reason": "..."}]}`, plus
+`"refused": k, "refused_indices": [...]` for valid events a full buffer refused. Status:
+- 200 only when every event of the request was accepted (or nothing was sent);
+- 207 when some were accepted and others rejected or refused: the reply names their indices,
+  and only those need sending again (the refused ones; the rejected ones are invalid);
+- 400 when every event was rejected, or the body is not JSON;
+- 503 with Retry-After whenever a retry will help and nothing was accepted: the stream's
+  buffer refused every valid event (`"reason": "backpressure"`), its write-ahead log is over
+  wal.max_bytes or wal.max_age_s, a worker that reached no manager has undeployed the plan
+  (`"reason": "no-manager"`, cep/worker/self_undeploy.py), or a worker that has just started
+  has not synced its plans yet (`"reason": "starting"`);
+- 404 for a stream the worker does not serve (naming only the stream asked for).
 
 Limits (receivers.limits.ReceiverLimits, from the worker settings): a body over
 max_body_bytes (16 MiB) or with more than max_events (100,000) events is 413, JSON nested
@@ -32,8 +37,10 @@ log = logging.getLogger(__name__)
 DEFAULT_LIMITS = ReceiverLimits()
 
 
-def events_blueprint(router, limits=DEFAULT_LIMITS):
-    """The `/events/...` routes over an IngestRouter."""
+def events_blueprint(router, limits=DEFAULT_LIMITS, ready=None, guard=None):
+    """The `/events/...` routes over an IngestRouter; `ready()` False while the worker has not
+    synced its plans yet (an unknown stream then answers 503, not 404); `guard` protects the
+    stream list (it names every tenant's streams)."""
     bp = Blueprint("events", __name__)
 
     @bp.post("/events/<tenant>/<plan>/<stream>")
@@ -55,6 +62,10 @@ def events_blueprint(router, limits=DEFAULT_LIMITS):
         try:
             result = router.ingest_json(key, events)
         except UnknownStreamError as exc:
+            if ready is not None and not ready():
+                return paused(StreamPausedError(
+                    "this worker has just started and is still syncing its plans; retry",
+                    "starting"), key)
             return _error(404, str(exc), key)
         except WalError as exc:  # the write-ahead log is full or failing: nothing accepted
             return backpressure(exc, key)
@@ -62,11 +73,24 @@ def events_blueprint(router, limits=DEFAULT_LIMITS):
             return paused(exc, key)
         if bad_lines:
             result = _with_bad_lines(result, events, bad_lines)
-        status = 400 if result.rejected and not result.accepted else 200
-        return jsonify(result.to_dict()), status
+        resp = jsonify(result.to_dict())
+        if result.refused and not result.accepted:
+            resp.headers["Retry-After"] = "1"
+            return resp, 503
+        if not result.accepted and result.rejected:
+            return resp, 400
+        if result.rejected or result.refused:
+            if result.refused:
+                resp.headers["Retry-After"] = "1"
+            return resp, 207
+        return resp, 200
 
     @bp.get("/events")
     def list_streams():
+        if guard is not None:
+            refused = guard()
+            if refused is not None:
+                return refused
         return jsonify({"streams": [str(k) for k in router.keys()]})
 
     return bp
@@ -148,13 +172,13 @@ def paused(exc, key):
     return resp, 503
 
 
-def create_app(router, blueprints=(), limits=DEFAULT_LIMITS):
+def create_app(router, blueprints=(), limits=DEFAULT_LIMITS, ready=None, guard=None):
     """A Flask app with the events routes and any extra blueprints (the worker's status API);
     every error it answers is JSON."""
     app = Flask("cep-worker")
     app.config["MAX_CONTENT_LENGTH"] = limits.max_body_bytes
     app.json.sort_keys = False
-    app.register_blueprint(events_blueprint(router, limits))
+    app.register_blueprint(events_blueprint(router, limits, ready, guard))
     for bp in blueprints:
         app.register_blueprint(bp)
     install_error_handlers(app, limits)

@@ -82,9 +82,7 @@ class IngestRouter:
     def _route(self, key):
         route = self._routes.get(StreamKey(*key))
         if route is None:
-            raise UnknownStreamError(
-                f"no stream {StreamKey(*key)} on this worker (serving: "
-                f"{', '.join(map(str, self.keys())) or 'nothing'})")
+            raise UnknownStreamError(f"no stream {StreamKey(*key)} on this worker")
         return route
 
     @staticmethod
@@ -92,10 +90,10 @@ class IngestRouter:
         refused = route.deliver(good, wait) if good else 0
         refused = refused or 0
         result = IngestResult.of(len(good) - refused, errors)
-        if refused:
-            result.rejected += refused
-            result.errors.append((None, f"{refused} valid events refused: the stream's "
-                                        f"downstream buffer is full"))
+        if refused:  # deliver takes a prefix of the good events: the last ones were refused
+            bad = {i for i, _ in errors}
+            indices = [i for i in range(len(good) + len(errors)) if i not in bad]
+            result.refused, result.refused_indices = refused, indices[-refused:]
         c = route.counters
         with route.lock:
             c.accepted += result.accepted

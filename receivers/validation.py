@@ -47,11 +47,15 @@ class IngestResult:
     accepted: int = 0
     rejected: int = 0
     errors: list = field(default_factory=list)
+    refused: int = 0  # valid events the stream's full buffer refused (retry them)
+    refused_indices: list = field(default_factory=list)
 
     def add(self, other):
         """Fold another result into this one (indexes are kept as given)."""
         self.accepted += other.accepted
         self.rejected += other.rejected
+        self.refused += other.refused
+        self.refused_indices.extend(other.refused_indices)
         room = MAX_REASONS - len(self.errors)
         if room > 0:
             self.errors.extend(other.errors[:room])
@@ -63,8 +67,12 @@ class IngestResult:
         return cls(accepted, len(errors), list(errors[:MAX_REASONS]))
 
     def to_dict(self):
-        return {"accepted": self.accepted, "rejected": self.rejected,
-                "errors": [{"index": i, "reason": r} for i, r in self.errors]}
+        out = {"accepted": self.accepted, "rejected": self.rejected,
+               "errors": [{"index": i, "reason": r} for i, r in self.errors]}
+        if self.refused:
+            out.update(refused=self.refused, refused_indices=self.refused_indices,
+                       reason="backpressure", retry=True)
+        return out
 
 
 def now_ms():

@@ -23,3 +23,12 @@ def bearer(token):
 
 def cluster_secret():
     return os.environ["CEP_CLUSTER_SECRET"]
+
+
+def worker_open(url, timeout=5):
+    """urlopen a worker's guarded endpoint (/status, /metrics) with the cluster secret, as
+    the manager and the tools do (cep/worker/access.py)."""
+    import urllib.request
+    secret = os.environ.get("CEP_CLUSTER_SECRET")
+    headers = {"X-CEP-Cluster-Secret": secret} if secret else {}
+    return urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout)

@@ -84,7 +84,9 @@ def run(args):
         print(f"  events over ZeroMQ: PUSH to {worker.zmq_url}")
     if worker.ha is not None:
         print(f"  HA pair: node {worker.ha.node_id}, peer {worker.ha.peer.url} (role in /status: ha)")
-    print(f"  status: {worker.http_url}/status", flush=True)
+    print(f"  status: {worker.http_url}/status"
+          + (" (cluster secret or a super admin's token)" if worker.links.secret else ""),
+          flush=True)
     _wait_for_signal()
     print("stopping the worker", flush=True)
     worker.stop()

@@ -13,6 +13,7 @@ from cep.security.exceptions import CurveKeyError
 from cep.worker import ha
 from cep.worker.config import worker_id
 from cep.worker.exceptions import PlanDeployError, WorkerConfigError
+from cep.worker.access import StatusGuard
 from cep.worker.managers import FailoverRegistry, ManagerSet, worker_secret
 from cep.worker.ports import PortBook
 from cep.worker.self_undeploy import SelfUndeploy
@@ -80,10 +81,14 @@ class Worker:
         self.threads = ThreadBook()  # every long-running thread, supervised (issue 11)
         self.wal = WalBook.from_config(cfg)  # write-ahead logs of imported streams (issue 11)
         self.ha = ha.create(cfg)  # the standalone active/passive pair (issue 13), or None
-        app = create_app(self.router, [status_blueprint(self), wal_blueprint(self),
-                                       *ha.blueprints(self.ha)],
-                         ReceiverLimits.from_config(cfg))
         self.links = _link_security(cfg)  # CURVE keys and cluster secret (issue 10)
+        # status and metrics name every tenant: the cluster secret or a super admin's token
+        self.guard = StatusGuard(self.links.secret)
+        app = create_app(self.router, [status_blueprint(self, self.guard), wal_blueprint(self),
+                                       *ha.blueprints(self.ha)],
+                         ReceiverLimits.from_config(cfg),
+                         ready=lambda: getattr(getattr(self, "sync", None), "synced", False),
+                         guard=self.guard.refused)
         self.http = HttpServer(app, cfg["receivers.http_host"], cfg["receivers.http_port"])
         self.zmq = None
         if cfg["receivers.zmq_port"] >= 0:
@@ -108,6 +113,7 @@ class Worker:
             self.ports = PortBook(cfg["worker.state_dir"], self.identity.worker_id)
             self.managers = ManagerSet(cfg["managers.urls"], cfg["managers.registries"],
                                        cfg["managers.timeout"], self.links.secret)
+            self.guard.managers = self.managers  # super-admin tokens are checked there
             self.registry = FailoverRegistry(self.managers, cfg["managers.timeout"],
                                              security=self.links)
             self.self_undeploy = SelfUndeploy.from_config(cfg)  # issue 13

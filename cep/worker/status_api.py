@@ -1,15 +1,21 @@
 """The worker's own REST endpoints next to `/events/...`: health, status and metrics."""
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response, jsonify, request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from cep.worker.prometheus import worker_registry
 
 
-def status_blueprint(worker):
+def status_blueprint(worker, guard=None):
     """`GET /health`, `GET /status` (plans, connections, sync), `GET /metrics` (Prometheus text
-    exposition) and `GET /metrics.json` (the same counters as JSON)."""
+    exposition) and `GET /metrics.json` (the same counters as JSON); all but /health behind
+    `guard` (cep/worker/access.py) when given."""
     bp = Blueprint("worker_status", __name__)
     registry = worker_registry(worker)
+
+    @bp.before_request
+    def check_access():
+        if guard is not None and request.endpoint != "worker_status.health":
+            return guard.refused()
 
     @bp.get("/health")
     def health():

@@ -23,6 +23,8 @@ class _Poller:
         self.interval = interval
         self.polls = 0
         self.last_error = None
+        self.synced = False  # the plans were applied at least once (a worker just started:
+        # until then an unknown stream may still come, so the receivers answer 503, not 404)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name=name)
 
@@ -71,10 +73,12 @@ class ManagerSync(_Poller):
             self.etag = None  # the plans were torn down: take the whole list again
             status, etag, body = self.managers.get_json("/api/v1/deployments")
         if status == 304:
+            self.synced = True
             return
         specs = self._specs(body.get("plans") or [])
         self.worker.apply(specs)
         self.etag, self.version = etag, body.get("version")
+        self.synced = True
 
     def _specs(self, entries):
         specs, self.plan_errors = [], {}
@@ -121,6 +125,7 @@ class LocalPlanSync(_Poller):
             changed = True
         if changed or self.polls == 0:
             self.worker.apply([spec for _, spec in self._seen.values() if spec is not None])
+        self.synced = True
 
     def _load(self, path, sig):
         try:

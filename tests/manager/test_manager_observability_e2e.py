@@ -134,7 +134,7 @@ def test_status_workers_metrics_and_prometheus_follow_a_running_topology(system)
     counts = [s for s in fams["cep_component_execute_latency_seconds"].samples
               if s.name.endswith("_count") and s.labels["component"] == "big"]
     assert counts and counts[0].value >= 1
-    wfams = families(get(worker.http_url + "/metrics", raw=True))
+    wfams = families(get(worker.http_url + "/metrics", raw=True, headers=m.headers))
     sent = {s.labels["stream"]: s.value for s in wfams["cep_worker_sink_events_sent"].samples
             if s.name.endswith("_total")}
     assert sent == {"BigTrades": EVENTS // 2}

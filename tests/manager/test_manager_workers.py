@@ -4,7 +4,9 @@ registry is on a free port, not 8904), reports itself with worker-info messages
 (GET /api/v1/workers, /api/v1/status), goes stale when it stops; both /metrics endpoints
 parse with prometheus_client's parser; the worker's JSON counters are at /metrics.json."""
 import json
+import os
 import threading
+import urllib.error
 import urllib.request
 
 import pytest
@@ -122,7 +124,23 @@ def test_prometheus_endpoints_of_manager_and_worker_parse(served_manager, tmp_pa
     try:
         poll(lambda: "-1234/StockAnalysis" in w.status()["plans"], 10, 0.1, "plan deployed")
         assert _post_events(w, 4) == 4
-        fams = families(get(w.http_url + "/metrics", raw=True))
+        # the worker's metrics name every tenant: a super admin's token (checked with the
+        # manager) or the cluster secret, nothing else
+        for path in ("/metrics", "/status", "/events"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                get(w.http_url + path, raw=True)
+            assert refused.value.code == 401
+        if getattr(m, "auth", None) is not None:
+            m.auth.directory.add_tenant(7, "seven")
+            m.auth.directory.add_user("v7", "viewer-7-password", 7, "viewer")
+            viewer = {"Authorization": f"Bearer {m.auth.create_token('v7', 't')[0]}"}
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                get(w.http_url + "/metrics", raw=True, headers=viewer)
+            assert refused.value.code == 401
+        assert get(w.http_url + "/health")["ok"] is True  # always open
+        assert "plans" in get(w.http_url + "/status", headers={
+            "X-CEP-Cluster-Secret": os.environ["CEP_CLUSTER_SECRET"]})
+        fams = families(get(w.http_url + "/metrics", raw=True, headers=m.headers))
         accepted = fams["cep_worker_receiver_events_accepted"]
         assert accepted.type == "counter"
         sample = [s for s in accepted.samples if s.name.endswith("_total")][0]
@@ -130,7 +148,7 @@ def test_prometheus_endpoints_of_manager_and_worker_parse(served_manager, tmp_pa
                                  "stream": "StockStream"} and sample.value == 4
         assert "cep_worker_inflow_buffered_events" in fams
         assert "cep_worker_publisher_events_received" in fams
-        legacy = get(w.http_url + "/metrics.json")
+        legacy = get(w.http_url + "/metrics.json", headers=m.headers)
         assert legacy["receivers"]["streams"]["-1234/StockAnalysis/StockStream"]["accepted"] == 4
         poll(lambda: workers_by_id(m).get("w1"), 10, 0.1, "w1 reported")
         mfams = families(api(m, "/metrics", raw=True))

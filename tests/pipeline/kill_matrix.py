@@ -24,6 +24,7 @@ import pytest
 
 from benchmarks.pipeline_bench import FullSystem
 from publishers.base import Sink
+from tests.auth_helpers import worker_open
 
 CEP = os.path.join(os.path.dirname(sys.executable), "cep")
 NAME = "HotRooms"
@@ -242,7 +243,7 @@ def scrape_dedup(km):
     """{sink label: value} of cep_worker_sink_dedup_dropped for the plan's stream Hot, from
     the publishing worker's Prometheus /metrics over HTTP."""
     from prometheus_client.parser import text_string_to_metric_families
-    with urllib.request.urlopen(f"{km.system.worker.http.url}/metrics", timeout=10) as resp:
+    with worker_open(f"{km.system.worker.http.url}/metrics", timeout=10) as resp:
         text = resp.read().decode()
     return {s.labels["sink"]: s.value for f in text_string_to_metric_families(text)
             for s in f.samples if f.name == "cep_worker_sink_dedup_dropped"

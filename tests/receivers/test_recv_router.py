@@ -22,8 +22,9 @@ def test_full_downstream_refusal_is_reported(stock_def, make_recorder, key):
     router = IngestRouter()
     router.register(key, stock_def, make_recorder(capacity=2))
     r = router.ingest_pairs(key, [[i, ["A", 1.0, 1, 1, True]] for i in range(5)])
-    assert (r.accepted, r.rejected) == (2, 3)
-    assert "3 valid events refused" in r.errors[-1][1]
+    assert (r.accepted, r.rejected, r.refused) == (2, 0, 3)
+    assert r.refused_indices == [2, 3, 4]  # the last ones: the buffer took a prefix
+    assert r.to_dict()["reason"] == "backpressure" and r.to_dict()["retry"] is True
     assert router.counters()["1/StockAnalysis/StockStream"]["refused"] == 3
 
 

@@ -1,5 +1,6 @@
 """Worker test fixtures: a real registry service, a stand-in manager REST endpoint serving
 /api/v1/deployments (PROTOCOL.md section 3), stand-in spouts and bolts on real sockets."""
+import os
 import threading
 import time
 
@@ -8,6 +9,7 @@ import zmq
 from flask import Flask, jsonify, request
 
 from cep.protocol.registry_client import RegistryClient
+from cep.security import curve
 from manager.registry.service import RegistryService
 from cep.protocol.frames import decode_batch, encode_batch
 from receivers.http_receiver import HttpServer
@@ -89,12 +91,16 @@ class FakeSpout:
 
 
 class FakePublisherBolt:
-    """A PUSH socket to the CEP publisher the registry picks (what publishers/bolt.py does)."""
+    """A PUSH socket to the CEP publisher the registry picks (what publishers/bolt.py does):
+    with the cluster secret (the tests' workers have it) it presents the plan's token."""
 
     def __init__(self, registry, plan="StockAnalysis"):
         ep = registry.lookup("publisher", TENANT, plan)["endpoint"]
         self.sock = zmq.Context.instance().socket(zmq.PUSH)
         self.sock.setsockopt(zmq.LINGER, 2000)
+        secret = os.environ.get("CEP_CLUSTER_SECRET")
+        if secret:
+            curve.plain_client(self.sock, curve.plan_token(secret, TENANT, plan))
         self.sock.connect(ep)
         self.conn = registry.connect("publisher", TENANT, plan, ep, client="bolt:0")
         self.registry = registry

@@ -37,7 +37,7 @@ def test_bad_events_over_http_are_rejected_and_later_events_flow(running, helper
     status, body = post(plan_url(w), [{"timestamp": 10 ** 30, "data": ["IBM", 1.0, 1]},
                                       {"timestamp": 5, "data": ["\ud800", 1.0, 1]},
                                       {"timestamp": 6, "data": ["OK", 1.0, 1]}])
-    assert status == 200 and (body["accepted"], body["rejected"]) == (1, 2)
+    assert status == 207 and (body["accepted"], body["rejected"]) == (1, 2)
     assert "outside" in body["errors"][0]["reason"]
     assert "UTF-8" in body["errors"][1]["reason"]
     status, body = post(plan_url(w), [{"timestamp": 10 ** 30, "data": ["IBM", 1.0, 1]}])

@@ -22,6 +22,7 @@ from receivers.spout import ReceiverSpout
 from receivers.wal import WriteAheadLog
 from receivers.zmq_receiver import ZmqEventClient
 from topology.component import Collector, Context
+from tests.auth_helpers import worker_open
 
 CEP = os.path.join(os.path.dirname(sys.executable), "cep")
 T, P, S = -1234, "StockAnalysis", "StockStream"
@@ -175,10 +176,10 @@ def test_commit_deletes_covered_segments_and_shows_in_status_and_metrics(
         rid = inflow(w).receiver_id
         status, body, _ = post(url(w, "commit"), {"receiver_id": rid, "offset": 2499})
         assert status == 200 and body["deleted_segments"] > 0
-        left = json.load(urllib.request.urlopen(f"{w.http_url}/status"))
+        left = json.load(worker_open(f"{w.http_url}/status"))
         m = left["plans"][f"{T}/{P}"]["inflow"]["streams"][0]["wal"]
         assert m["committed_offset"] == 2499 and m["segments"] < wal["segments"]
-        text = urllib.request.urlopen(f"{w.http_url}/metrics").read().decode()
+        text = worker_open(f"{w.http_url}/metrics").read().decode()
         assert re.search(r'cep_worker_wal_committed_offset\{.*stream="StockStream".*\} 2499', text)
         assert "cep_worker_wal_oldest_uncommitted_age_seconds" in text
         assert post(url(w, "commit"), {"receiver_id": "someone-else", "offset": 1})[0] == 404
@@ -315,7 +316,7 @@ def test_sigkill_after_200_keeps_every_accepted_event_in_the_log(
         try:
             assert helpers["wait_for"](lambda: served(base), 20)
             assert post(f"{base}/events/{T}/{P}/{S}", events(n, n + 10))[0] == 200
-            body = json.load(urllib.request.urlopen(f"{base}/status"))
+            body = json.load(worker_open(f"{base}/status"))
             stream = body["plans"][f"{T}/{P}"]["inflow"]["streams"][0]
             assert stream["wal"]["appended_offset"] == n + 9  # offsets never reused
             # none was sent before the kill: the restarted worker re-sends them by itself,
