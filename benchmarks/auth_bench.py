@@ -1,9 +1,9 @@
-"""What authentication (issue 10) costs the manager's REST API, measured in one run: requests/s
-of `GET /api/v1/tenants/-1234/plans` (a real socket, one keep-alive connection) with
-security.auth on (a Bearer token: token and user looked up in the file store on every request)
-vs a manager with security.auth off, alternating, medians of --runs runs. Also the cost of one
-login (scrypt). The event pipeline is untouched by this part of issue 10 (workers and topologies
-authenticate only for plan sync and the registry).
+"""What authentication and the HTTP server cost the manager's REST API, measured in one run:
+requests/s of `GET /api/v1/tenants/-1234/plans` (a real socket, keep-alive connections; with
+--clients N, N of them at once) on the production server (cheroot, what `cep manager` runs)
+with security.auth on (a Bearer token: token and user looked up in the file store on every
+request), the same on Werkzeug's development server (what ran before), and cheroot with
+security.auth off, alternating, medians of --runs runs. Also the cost of one login (scrypt).
 
     .venv/bin/python benchmarks/auth_bench.py --runs 5 --requests 2000
 """
@@ -20,25 +20,41 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from werkzeug.serving import make_server  # noqa: E402
 
+from cep.protocol.http_server import ProductionServer  # noqa: E402
 from manager.server import Manager  # noqa: E402
 from manager.settings import load_manager_settings  # noqa: E402
 from manager.web import create_app  # noqa: E402
 from tests.manager.manager_fakes import FakeLauncher  # noqa: E402
 
 
-def serve(auth):
+def serve(auth, production=True):
     settings = load_manager_settings(overrides={
         "manager.data_dir": tempfile.mkdtemp(prefix="auth-bench-"), "registry.port": 0,
         "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
         "metrics.sample_interval": 0, "security.auth": auth}, env={})
     manager = Manager(settings, launcher=FakeLauncher()).start()
-    server = make_server("127.0.0.1", 0, create_app({"MANAGER": manager}), threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    app = create_app({"MANAGER": manager})
+    if production:
+        server = ProductionServer(app, "127.0.0.1", 0).start()
+    else:
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
     token = manager.auth.create_token("admin", "bench")[0] if auth else None
     return manager, server, token
 
 
-def rate(port, token, n):
+def rate(port, token, n, clients=1):
+    """Requests/s over `clients` keep-alive connections sending n requests each."""
+    if clients > 1:
+        done = []
+        start = time.perf_counter()
+        workers = [threading.Thread(target=lambda: done.append(rate(port, token, n)))
+                   for _ in range(clients)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        return clients * n / (time.perf_counter() - start)
     conn = http.client.HTTPConnection("127.0.0.1", port)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     start = time.perf_counter()
@@ -62,25 +78,27 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--clients", type=int, default=1, help="connections at once")
     args = parser.parse_args()
     import logging
     import os
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     os.environ.setdefault("CEP_ADMIN_PASSWORD", "bench-password")
-    on, off = serve(True), serve(False)
-    rates = {"auth on": [], "auth off": []}
+    on, dev, off = serve(True), serve(True, production=False), serve(False)
+    rates = {"cheroot, auth on": [], "werkzeug dev, auth on": [], "cheroot, auth off": []}
     for _ in range(args.runs):
-        rates["auth on"].append(rate(on[1].server_port, on[2], args.requests))
-        rates["auth off"].append(rate(off[1].server_port, None, args.requests))
+        for label, (_, server, token) in zip(rates, (on, dev, off)):
+            rates[label].append(rate(server.server_port, token, args.requests, args.clients))
     logins = [login_secs(on[0], os.environ["CEP_ADMIN_PASSWORD"]) for _ in range(args.runs)]
+    med = {label: statistics.median(values) for label, values in rates.items()}
     for label, values in rates.items():
-        print(f"{label:9s} median {statistics.median(values):8.0f} req/s  "
+        print(f"{label:22s} median {med[label]:8.0f} req/s  "
               f"runs {' '.join(f'{v:.0f}' for v in values)}")
-    ratio = statistics.median(rates["auth on"]) / statistics.median(rates["auth off"])
-    print(f"auth on / off: {ratio:.3f}; one login (scrypt): "
-          f"{statistics.median(logins) * 1000:.0f} ms median")
-    for manager, server, _ in (on, off):
-        server.shutdown()
+    print(f"cheroot / werkzeug (auth on): {med['cheroot, auth on'] / med['werkzeug dev, auth on']:.3f}"
+          f"; auth on / off: {med['cheroot, auth on'] / med['cheroot, auth off']:.3f}; "
+          f"one login (scrypt): {statistics.median(logins) * 1000:.0f} ms median")
+    for manager, server, _ in (on, dev, off):
+        (server.stop if hasattr(server, "stop") else server.shutdown)()
         manager.stop()
 
 

@@ -15,6 +15,12 @@ MANAGER = Schema("manager", [
     Setting("http", "host", str, "127.0.0.1", "address the REST API binds to (beyond "
             "loopback it needs security.auth on, or --insecure)"),
     Setting("http", "port", int, 9763, "REST API port (0: a free port)"),
+    Setting("http", "threads", int, 16, "REST API server threads (cheroot): requests served "
+            "at once"),
+    Setting("http", "timeout", float, 30.0, "seconds a connection may stay silent before "
+            "the server drops it (a slow client holds a thread at most this long)"),
+    Setting("http", "queue", int, 256, "connections waiting for a thread before new ones are "
+            "refused"),
     Setting("http", "max_body_bytes", int, 4 * 1024 * 1024,
             "largest REST request body (413 JSON beyond it)"),
     Setting("registry", "bind_host", str, "*", "address the endpoint registry binds to"),

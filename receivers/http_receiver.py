@@ -25,8 +25,8 @@ import logging
 import threading
 
 from flask import Blueprint, Flask, jsonify, request
-from werkzeug.serving import make_server
 
+from cep.protocol.http_server import ProductionServer
 from receivers.exceptions import BadPayloadError, StreamPausedError, UnknownStreamError
 from receivers.limits import ReceiverLimits, check_depth, install_error_handlers, key_ok
 from receivers.limits import parse_tenant
@@ -186,25 +186,23 @@ def create_app(router, blueprints=(), limits=DEFAULT_LIMITS, ready=None, guard=N
 
 
 class HttpServer:
-    """Serve a WSGI app on host:port (0 picks a free port) from a daemon thread."""
+    """Serve a WSGI app on host:port (0 picks a free port) from a daemon thread, with the
+    production server (cep/protocol/http_server.py)."""
 
-    def __init__(self, app, host="127.0.0.1", port=0):
-        self._server = make_server(host, port, app, threaded=True)
+    def __init__(self, app, host="127.0.0.1", port=0, threads=16, timeout=30.0):
+        self._server = ProductionServer(app, host, port, threads=threads, timeout=timeout,
+                                        name="http")
         self.host = host
-        self.port = self._server.server_port
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        name=f"http-{self.port}", daemon=True)
+        self.port = self._server.port
 
     @property
     def url(self):
         return f"http://{self.host}:{self.port}"
 
     def start(self):
-        self._thread.start()
+        self._server.start()
         log.info("HTTP receiver listening on %s", self.url)
         return self
 
     def stop(self):
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._server.stop()

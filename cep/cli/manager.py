@@ -106,8 +106,7 @@ def enable_query_plan_log():
 
 def run(args):
     """Start the manager and serve until SIGINT/SIGTERM."""
-    from werkzeug.serving import make_server
-
+    from cep.protocol.http_server import ProductionServer
     from manager.server import Manager
     from manager.settings import load_manager_settings
     from manager.web import create_app
@@ -131,19 +130,19 @@ def run(args):
     app = create_app({"MANAGER": manager})
     tls = (settings["http.tls_cert"], settings["http.tls_key"]) if settings["http.tls_cert"] \
         else None
-    server = make_server(settings["http.host"], settings["http.port"], app, threaded=True,
-                         ssl_context=tls)
+    server = ProductionServer(app, settings["http.host"], settings["http.port"],
+                              threads=settings["http.threads"], timeout=settings["http.timeout"],
+                              queue=settings["http.queue"], tls=tls, name="manager-http")
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server.start()
     scheme = "https" if tls else "http"
     manager.set_url(f"{scheme}://{_url_host(settings, manager)}:{server.server_port}")  # issue 13
     print(f"CEP manager: REST {scheme}://{settings['http.host']}:{server.server_port}/api/v1, "
           f"registry {manager.registry_url}, {manager.role}, data {settings['manager.data_dir'] or 'var/manager'}",
           flush=True)
     stop.wait()
-    server.shutdown()
+    server.stop()
     manager.stop(kill_topologies=args.kill_on_exit)
     return 0

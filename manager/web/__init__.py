@@ -30,6 +30,8 @@ def create_app(config=None):
     settings = getattr(app.config["MANAGER"], "settings", None)
     app.config["MAX_CONTENT_LENGTH"] = settings["http.max_body_bytes"] if settings else 4 << 20
     _register_errors(app)
+    from manager.web import headers
+    headers.register(app)  # CSP, framing, referrer, sniffing
     return app
 
 
