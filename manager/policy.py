@@ -9,14 +9,15 @@ import re
 from cep.policy import HostPolicy, PlanPolicyError, check_plan, check_plan_size
 from manager.exceptions import BadPlanNameError, PlanRejectedError
 
-NAME_RE = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
-NAME_RULE = ("1 to 100 letters, digits, '_', '.' or '-' (no whitespace, not '.' or '..'), "
-             "as in CEP 4.0")
+NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,99}")
+NAME_RULE = ("1 to 100 letters, digits, '_', '.' or '-', starting with a letter (no "
+             "whitespace; a name like '-rf' would read as a command-line flag)")
 
 
 def manager_policy(settings):
     from manager.settings import data_dir
-    return HostPolicy.from_settings(settings, data_dir(settings))
+    return HostPolicy.from_settings(settings, data_dir(settings)).with_reserved(
+        settings["http.port"], settings["registry.port"])
 
 
 def plan_name_problem(name):

@@ -93,6 +93,8 @@ class Manager:
 
     def set_url(self, url):
         """The REST URL other managers send clients to (known once the HTTP server bound)."""
+        from urllib.parse import urlsplit
+        self.plans.policy = self.plans.policy.with_reserved(urlsplit(url).port)
         if self.group is not None:
             self.group.url = self.settings["manager.advertised_url"] or url
 
@@ -129,6 +131,7 @@ class Manager:
         """Bind the registry, then compile and deploy every stored plan."""
         self.registry.start()
         self.plans.registry_url = self.registry_url
+        self.plans.policy = self.plans.policy.with_reserved(self.registry.port)  # a free one
         self._deploy = deploy
         if self.group is not None:  # leader: deploys in _promote; follower: reads in _follow
             self.group.registry = self.registry_url

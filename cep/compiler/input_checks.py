@@ -12,6 +12,7 @@ from cep.model import (
     SingleInputStream, StateInputStream, StreamFunction, StreamState, TableDefinition, Variable,
     Window,
 )
+from cep.model.expressions import Constant, Negate, TimeConstant
 
 # stream functions of Siddhi 3 core that pass events through unchanged
 STREAM_FUNCTIONS = {"log": (0, 3)}
@@ -226,3 +227,26 @@ def _check_window_param(window, param, arg, scope):
         wanted = " or ".join(t.value for t in param.types)
         raise TypeMismatchError(f"window {window.name}() parameter '{param.name}' must be "
                                 f"{wanted}, not {found}", arg.span)
+    value = _constant_number(arg)
+    if value is not None and param.name in _SPANS and value < _SPANS[param.name][0]:
+        shown = f"{value} ms" if param.name == "window.time" else value
+        raise TypeMismatchError(f"window {window.name}() parameter '{param.name}' must be "
+                                f"{_SPANS[param.name][1]}, not {shown}", arg.span)
+
+
+# window parameters that are spans: (the smallest value allowed, what it must be)
+_SPANS = {"window.time": (1, "a positive time (at least 1 millisecond)"),
+          "window.length": (0, "a length of 0 or more")}
+
+
+def _constant_number(arg):
+    """The value of a numeric or time constant (negated ones too), else None."""
+    if isinstance(arg, TimeConstant):
+        return arg.millis
+    if isinstance(arg, Constant) and isinstance(arg.value, (int, float)) \
+            and not isinstance(arg.value, bool):
+        return arg.value
+    if isinstance(arg, Negate):
+        inner = _constant_number(arg.operand)
+        return None if inner is None else -inner
+    return None

@@ -10,7 +10,7 @@ The manager checks a compiled plan with `check_plan` when it is added, edited or
 (positioned errors naming the annotation); the worker checks each sink and source again when
 it opens (`HostPolicy.file_roots_for`, `.http`, `.redis_url`). The compiler itself knows
 nothing of this: the checks read the model's annotations and spans."""
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 from cep.policy.exceptions import PlanLimitError, PlanPolicyError, PolicyError, PolicyViolation
@@ -22,6 +22,11 @@ from cep.policy.settings import MIB, POLICY_SETTINGS
 
 __all__ = ["HostPolicy", "POLICY_SETTINGS", "PolicyError", "PolicyViolation", "PlanPolicyError",
            "PlanLimitError", "confine", "open_confined", "check_plan", "check_plan_size"]
+
+
+# the system's default ports: manager REST, registry, worker HTTP and ZeroMQ, Spark master
+# and its web UIs
+SYSTEM_PORTS = (7077, 8080, 8081, 8904, 9090, 9091, 9763)
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,14 @@ class HostPolicy:
     window_length: int = 1_000_000
     window_millis: int = 7 * 86400 * 1000
     table_rows: int = 1_000_000
+    # ports the system itself listens on (the manager's REST and registry, the worker's
+    # receivers, Spark's master): a plan's own @source listener may not take them
+    reserved_ports: tuple = SYSTEM_PORTS
+
+    def with_reserved(self, *ports):
+        """This policy with more reserved ports (a process's own, from its settings)."""
+        extra = tuple(int(p) for p in ports if p and int(p) > 0)
+        return replace(self, reserved_ports=tuple(sorted(set(self.reserved_ports + extra))))
 
     @classmethod
     def from_settings(cls, settings, data_dir):
@@ -83,6 +96,25 @@ class HostPolicy:
             host = urlsplit(url).hostname if url else options.get("host")
             if url or options.get("port") not in (None, "", "0"):
                 check_bind(host, self.bind_hosts)
+            self._own_port(urlsplit(url).port if url else options.get("port"))
+        if kind == "zmq" and options.get("url"):
+            self._own_port(zmq_endpoint(options["url"])[1])
+
+    def _own_port(self, port):
+        """PolicyViolation when a plan listener asks for a port the system uses or a
+        privileged one (below 1024)."""
+        try:
+            port = int(port)
+        except (TypeError, ValueError):
+            return  # none given (0 or empty: a free port) or not a number (checked elsewhere)
+        if port == 0:
+            return
+        if port < 1024:
+            raise PolicyViolation(f"port {port} is privileged (below 1024); a plan's "
+                                  f"listener needs a port of 1024 or more")
+        if port in self.reserved_ports:
+            raise PolicyViolation(f"port {port} is one the CEP system itself uses (the "
+                                  f"manager, the registry, a worker or Spark); choose another")
 
 
 def _bracket(host):

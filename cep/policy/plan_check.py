@@ -3,6 +3,7 @@
 Every error is a PlanPolicyError positioned at the annotation, query or window at fault, and
 its message names the annotation (`@sink(type='file') on stream 'Out': ...`)."""
 import dataclasses
+import re
 
 from cep.model import Constant, Partition, Span, TimeConstant
 from cep.model.inputs import Window
@@ -15,10 +16,31 @@ TIME_PARAMS = {"window.time", "timeout", "window.delay"}
 
 
 def check_plan_size(text, policy):
+    """Before any parsing: the plan's bytes, and its queries counted by a scan (each query
+    has exactly one `from` outside comments and strings), so a plan of 20,000 queries is
+    refused at once instead of after a parse of minutes."""
     size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else 0
     if size > policy.plan_bytes:
         raise PlanLimitError(f"the plan is {size} bytes; the limit is {policy.plan_bytes} "
                              f"(limits.plan_bytes)", Span(1, 1, 1, 2))
+    if not isinstance(text, str):
+        return
+    count, over = 0, None
+    for m in _TOKENS.finditer(text):
+        if m.lastgroup == "kw":
+            count += 1
+            if count == policy.queries + 1:
+                over = m.start()
+    if over is not None:
+        line = text.count("\n", 0, over) + 1
+        column = over - (text.rfind("\n", 0, over) + 1) + 1
+        raise PlanLimitError(f"the plan has {count} queries; the limit is {policy.queries} "
+                             f"(limits.queries)", Span(line, column, line, column + 4))
+
+
+# comments and strings are skipped whole; a `from` keyword anywhere else starts a query
+_TOKENS = re.compile(r"(?P<c1>--[^\n]*)|(?P<c2>/\*.*?\*/)|(?P<s1>'(?:[^'\\]|\\.)*')"
+                     r'|(?P<s2>"(?:[^"\\]|\\.)*")|(?P<kw>\b[Ff][Rr][Oo][Mm]\b)', re.S)
 
 
 def check_plan(plan, policy, tenant, resolve=True):

@@ -142,8 +142,12 @@ def _check(cfg):
 def host_policy(cfg):
     """The worker's HostPolicy (cep.policy); file roots default to
     <worker.state_dir>/tenants/{tenant}/files."""
+    from urllib.parse import urlsplit
+
     from cep.policy import HostPolicy
-    return HostPolicy.from_settings(cfg, os.path.abspath(cfg["worker.state_dir"]))
+    managers = [urlsplit(u).port for u in cfg["managers.urls"]]
+    return HostPolicy.from_settings(cfg, os.path.abspath(cfg["worker.state_dir"])).with_reserved(
+        cfg["receivers.http_port"], cfg["receivers.zmq_port"], *managers)
 
 
 def wal_dir(cfg, worker_id):
