@@ -15,6 +15,7 @@ from cep.policy import HostPolicy
 from manager.compiler import compile_plan
 from manager.exceptions import PlanExistsError, PlanNotFoundError, PlanRejectedError
 from manager.policy import check_compiled, check_plan_name, check_size
+from manager.quotas import Quotas
 from manager.queryplan.streams import cep_stream
 from manager.status import plan_status, status_text
 from manager.store.base import parse_tenant
@@ -35,6 +36,7 @@ class PlanService:
         self.registry_url = registry_url
         self.host = host
         self.listener_check = None  # raises InsecureTopologyError (manager/listeners.py)
+        self.quotas = Quotas()  # per-tenant quotas (manager/quotas.py); the server sets them
         self.compiler = compiler
         self.component_config = {}  # extra config of every spout and publisher bolt
         self.policy = HostPolicy()  # what plans may reach (manager.policy); the server sets it
@@ -143,10 +145,13 @@ class PlanService:
                                plan_hash=plan_hash(compiled.xml), adopt=adopt)
 
     def _compile(self, tenant, text):
-        """Compile and check against the host policy: size first, then name, sinks, limits."""
-        check_size(text, self.policy)
+        """Compile and check against the host policy (with the tenant's quotas on plan size
+        and queries): size and query count first, before any parse; then name, sinks,
+        limits."""
+        policy = self.quotas.policy_for(tenant, self.policy)
+        check_size(text, policy)
         compiled = compile_plan(text, self.compiler)
-        check_compiled(compiled, tenant, self.policy)
+        check_compiled(compiled, tenant, policy)
         return compiled
 
     def _get(self, tenant, name):
@@ -164,6 +169,7 @@ class PlanService:
             if (tenant, compiled.name) in self.compiled or self.store.exists(tenant, compiled.name):
                 raise PlanExistsError(f"execution plan {compiled.name!r} already exists for "
                                       f"tenant {tenant}; edit it instead")
+            self.quotas.check_plans(tenant, sum(1 for t, _ in self.compiled if t == tenant))
             self.store.save(tenant, compiled.name, text)
             self.compiled[(tenant, compiled.name)] = compiled
             self._bump(tenant, compiled.name)

@@ -8,7 +8,9 @@ from manager.metrics_history import MetricsHistory
 from manager.metrics_sampler import MetricsSampler
 from manager.plans import PlanService
 from manager.prometheus import ManagerMetrics
+from manager.exceptions import ConfigError
 from manager.policy import manager_policy
+from manager.quotas import Quotas
 from cep.protocol.identity import default_host
 from manager.listeners import check_listeners, component_host
 from manager.registry.service import RegistryService
@@ -61,6 +63,11 @@ class Manager:
         self.sampler = MetricsSampler(self.topologies, self.history,
                                       s["metrics.sample_interval"], self.metrics.observe)
         self.plans.policy = manager_policy(s)
+        try:
+            self.quotas = Quotas.from_settings(s)  # per tenant (manager/quotas.py)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        self.plans.quotas = self.topologies.quotas = self.quotas
         self.group = self._group(s)  # issue 13: leader lease and fencing when Redis is shared
         self.started = False
 

@@ -4,6 +4,7 @@ from pathlib import Path
 from cep.policy import POLICY_SETTINGS
 from cep.security.curve import CURVE_SETTINGS
 from manager.auth.settings import AUTH_SETTINGS
+from manager.quotas import QUOTA_SETTINGS
 from cep.protocol.settings import Schema, Setting
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -55,6 +56,7 @@ MANAGER = Schema("manager", [
     *POLICY_SETTINGS,  # files.roots, sinks.http_allow, sinks.redis_connections, limits.*
     *AUTH_SETTINGS,  # security.auth, sessions, first-start password, cluster secret, TLS
     *CURVE_SETTINGS,  # security.curve, security.curve_dir: ZeroMQ CURVE on cluster links
+    *QUOTA_SETTINGS,  # quotas.*: plans, slots, backtests, plan size and queries per tenant
 ])
 
 

@@ -42,6 +42,7 @@ class Deployment:
     lost_reason: str = ""
     master_retries: int = 0
     observed: bool = False  # a follower's view of a topology the leader runs (issue 13)
+    slots: int = 0  # task slots the topology takes (its instances), counted for quotas
 
     def set(self, phase, reason=""):
         self.phase, self.reason = phase, reason
@@ -59,6 +60,8 @@ class TopologyManager:
         self.deployments = {}
         self._lock = threading.Lock()
         self.recovery = None  # MasterRecovery, started with the first deploy
+        self.quotas = None  # manager/quotas.Quotas: a tenant's topologies within its slots
+        self.quota_poll = 1.0  # seconds between checks while a topology waits for quota
 
     def deploy(self, tenant, plan, topology_factory, name, plan_hash=None, adopt=False,
                after_master_loss=None):
@@ -91,6 +94,9 @@ class TopologyManager:
                 return
             dep.set("DEPLOYING")
             topology = factory()
+            dep.slots = topology.total_parallelism
+            if not self._wait_for_quota(dep):
+                return
             self._submit(dep, topology)
         except TopologyValidationError as exc:
             dep.set("FAILED", f"invalid topology: {exc}")
@@ -100,6 +106,29 @@ class TopologyManager:
         except Exception as exc:  # noqa: BLE001 - a deploy thread reports, never dies silently
             log.exception("deploy of %s failed", dep.name)
             dep.set("FAILED", f"{type(exc).__name__}: {exc}")
+
+    def _wait_for_quota(self, dep):
+        """WAITING_FOR_QUOTA (with the numbers) while the tenant's other topologies hold too
+        many of its slots; False when the deploy was cancelled meanwhile."""
+        while self.quotas is not None:
+            reason = self.quotas.slots_over(dep.tenant, self._slots_used(dep), dep.slots)
+            if reason is None:
+                if dep.phase == "WAITING_FOR_QUOTA":
+                    dep.set("DEPLOYING")
+                return True
+            if dep.phase != "WAITING_FOR_QUOTA" or dep.reason != reason:
+                dep.set("WAITING_FOR_QUOTA", reason)
+            if dep.cancelled.wait(self.quota_poll):
+                return False
+        return True
+
+    def _slots_used(self, dep):
+        """Slots of the tenant's other topologies that run or are being submitted."""
+        with self._lock:
+            others = [d for d in self.deployments.values()
+                      if d.tenant == dep.tenant and d is not dep and not d.cancelled.is_set()]
+        return sum(d.slots for d in others
+                   if d.phase not in ("FAILED", "KILLED", "WAITING_FOR_QUOTA", "CLEANING"))
 
     def _clean(self, dep, previous):
         """CLEANING: kill the running topology of the same name (a previous deploy or run)."""
@@ -126,6 +155,11 @@ class TopologyManager:
             log.info("Topology %s runs another query plan: redeploying it", dep.name)
             return False
         dep.handle, dep.adopted = running, True
+        try:  # its slots count towards the tenant's quota, as if deployed now
+            spec = json.loads((Path(run_dir) / "spec.json").read_text())
+            dep.slots = sum(int(c.get("parallelism", 1)) for c in spec.get("components", ()))
+        except (OSError, ValueError, TypeError):
+            pass
         dep.set("SUBMITTED", "adopted the running topology")
         return True
 

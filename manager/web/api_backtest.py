@@ -23,6 +23,7 @@ from manager.store.base import parse_tenant
 bp = Blueprint("api_backtest", __name__, url_prefix="/api/v1")
 FORMATS = ("parquet", "jsonl", "csv")
 HIDDEN_SUMMARY_KEYS = ("output", "spark_master")
+_LOCK = threading.Lock()
 
 
 def _jobs():
@@ -44,9 +45,14 @@ def start_backtest(tenant, name):
         abort(400, description=str(exc))
     given.update({real: path for real, path in zip(real_inputs.values(), inputs.values())})
     given[real_output] = output
-    job = {"id": uuid.uuid4().hex[:16], "tenant": str(parse_tenant(tenant)), "plan": name,
-           "state": "running"}
-    _jobs()[job["id"]] = job
+    tenant_id = parse_tenant(tenant)
+    with _LOCK:  # one tenant's backtests (each a Spark JVM) within its quota
+        running = sum(1 for j in _jobs().values()
+                      if j["tenant"] == str(tenant_id) and j["state"] == "running")
+        manager.quotas.check_backtests(tenant_id, running)
+        job = {"id": uuid.uuid4().hex[:16], "tenant": str(tenant_id), "plan": name,
+               "state": "running"}
+        _jobs()[job["id"]] = job
     cmd = [sys.executable, "-m", "cep.cli.main", "backtest", "PLAN", "--output", real_output,
            "--format", fmt, "--timestamp-column", ts_column, "--tenant", job["tenant"],
            "--json", "--no-progress", "--overwrite"]
