@@ -12,6 +12,7 @@ import time
 from datetime import datetime, timezone
 
 from cep.policy import HostPolicy
+from manager.compile_budget import check_in_budget
 from manager.compiler import compile_plan
 from manager.exceptions import PlanExistsError, PlanNotFoundError, PlanRejectedError
 from manager.policy import check_compiled, check_plan_name, check_size
@@ -37,6 +38,7 @@ class PlanService:
         self.host = host
         self.listener_check = None  # raises InsecureTopologyError (manager/listeners.py)
         self.quotas = Quotas()  # per-tenant quotas (manager/quotas.py); the server sets them
+        self.validate_secs = 0.0  # compile time budget (manager/compile_budget.py); 0: none
         self.compiler = compiler
         self.component_config = {}  # extra config of every spout and publisher bolt
         self.policy = HostPolicy()  # what plans may reach (manager.policy); the server sets it
@@ -150,6 +152,8 @@ class PlanService:
         limits."""
         policy = self.quotas.policy_for(tenant, self.policy)
         check_size(text, policy)
+        if self.compiler is None:  # the real compiler: a large plan gets a time budget
+            check_in_budget(text, self.validate_secs)
         compiled = compile_plan(text, self.compiler)
         check_compiled(compiled, tenant, policy)
         return compiled

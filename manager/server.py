@@ -68,6 +68,7 @@ class Manager:
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         self.plans.quotas = self.topologies.quotas = self.quotas
+        self.plans.validate_secs = s["limits.validate_secs"]
         self.group = self._group(s)  # issue 13: leader lease and fencing when Redis is shared
         self.started = False
 

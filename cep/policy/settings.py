@@ -25,6 +25,9 @@ POLICY_SETTINGS = [
             "with @sink(type='redis', connection='name')"),
     Setting("limits", "plan_bytes", int, MIB, "largest execution plan text, in bytes"),
     Setting("limits", "queries", int, 500, "most queries in one plan (partitions included)"),
+    Setting("limits", "validate_secs", float, 1.8, "seconds the manager may spend compiling "
+            "one plan it was sent (a larger plan is checked in a child process and refused "
+            "when it takes longer; 0: no budget)"),
     Setting("limits", "window_length", int, 1_000_000,
             "largest event count of a length, lengthBatch, timeLength, sort or frequent window"),
     Setting("limits", "window_secs", float, 7 * 86400.0,

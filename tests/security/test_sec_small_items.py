@@ -65,3 +65,29 @@ def test_a_plan_of_20000_queries_is_refused_before_any_parse(manager, monkeypatc
     with pytest.raises(PlanRejectedError, match="the plan has 20000 queries; the limit is 20"):
         manager.plans.add(-1234, f"@Plan:name('Many')\n{S}-- from a comment\n{body}")
     print(f"refused in {time.process_time() - started:.3f} s of CPU")
+
+
+def big_plan(queries, terms):
+    """A plan of `queries` queries with `terms`-term filters (about 12 bytes a term)."""
+    expr = " or ".join(f"a > {i}" for i in range(terms))
+    return "@Plan:name('Big')\n" + S + "".join(
+        f"from S[{expr}] select a insert into O{i};\n" for i in range(queries))
+
+
+def test_a_plan_that_compiles_longer_than_the_budget_is_refused_saying_so(manager):
+    manager.plans.validate_secs = 0.2  # a budget this plan cannot meet (it takes seconds)
+    text = big_plan(20, 250)  # 20 queries: within limits.queries; ~60 KB
+    with pytest.raises(PlanRejectedError, match=r"did not compile within 0.2 s "
+                                                r"\(limits.validate_secs\)"):
+        manager.plans.add(-1234, text)
+    assert "Big" not in {name for _, name in manager.plans.compiled}
+
+
+def test_a_large_plan_within_the_budget_compiles_and_its_errors_keep_their_positions(manager):
+    manager.plans.validate_secs = 60.0
+    manager.plans.add(-1234, big_plan(20, 250))  # checked in a child process, then compiled
+    assert ("Big" in {name for _, name in manager.plans.compiled})
+    broken = big_plan(20, 250).replace("insert into O19", "insert int O19")
+    with pytest.raises(PlanRejectedError) as err:
+        manager.plans.validate(-1234, broken.replace("'Big'", "'Big2'"))
+    assert err.value.errors and err.value.errors[0]["line"] == 22  # the child's position
