@@ -45,6 +45,7 @@ SECRET_ARGS=()
 
 stop_all() {
     trap - INT TERM EXIT
+    pids=(${FEED_PID:-} ${WORKER_PID:-} ${MANAGER_PID:-})
     echo; echo "[cep] stopping: feed, worker, manager (and its topologies), Spark" >&2
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
@@ -66,10 +67,15 @@ echo "[cep] starting the embedded Spark cluster" >&2
 "$CEP" topology cluster start >"$RUN_DIR/spark.txt" || { cat "$RUN_DIR/spark.txt" >&2; exit 1; }
 
 echo "[cep] starting the manager (log: var/local-system/manager.log)" >&2
-"$CEP" manager --data-dir "$RUN_DIR/manager" --http-port "$HTTP_PORT" \
-    --registry-port "$REGISTRY_PORT" --advertised-host 127.0.0.1 --kill-on-exit \
-    >"$RUN_DIR/manager.log" 2>&1 &
-pids+=($!)
+start_manager() {
+    # a restarted manager adopts the running topology (same data dir and ports)
+    "$CEP" manager --data-dir "$RUN_DIR/manager" --http-port "$HTTP_PORT" \
+        --registry-port "$REGISTRY_PORT" --advertised-host 127.0.0.1 --kill-on-exit \
+        >>"$RUN_DIR/manager.log" 2>&1 &
+    MANAGER_PID=$!
+}
+: >"$RUN_DIR/manager.log"
+start_manager
 for _ in $(seq 1 60); do
     curl -fs "$MANAGER_URL/console/login" >/dev/null 2>&1 && break
     sleep 0.5
@@ -90,10 +96,13 @@ else
 fi
 
 echo "[cep] starting worker-1 (its log sink prints the plan's output events below)" >&2
-"$CEP" worker --manager "$MANAGER_URL" --registry "tcp://127.0.0.1:$REGISTRY_PORT" \
-    --id worker-1 --advertised-host 127.0.0.1 --http-port "$WORKER_PORT" \
-    --zmq-port "$((WORKER_PORT + 1))" "${SECRET_ARGS[@]}" &
-pids+=($!)
+start_worker() {
+    "$CEP" worker --manager "$MANAGER_URL" --registry "tcp://127.0.0.1:$REGISTRY_PORT" \
+        --id worker-1 --advertised-host 127.0.0.1 --http-port "$WORKER_PORT" \
+        --zmq-port "$((WORKER_PORT + 1))" "${SECRET_ARGS[@]}" &
+    WORKER_PID=$!
+}
+start_worker
 
 echo "[cep] waiting for the topology to be ACTIVE with its connections established" >&2
 for _ in $(seq 1 180); do
@@ -120,6 +129,27 @@ cat >&2 <<TXT
 Sample events are being sent (5 per second); press Ctrl-C to stop everything.
 
 TXT
-"$CEP" feed StockAnalysis "$EVENTS" --worker "$WORKER_URL" --rate 5 --batch 5 --loop --retry &
-pids+=($!)
-wait "${pids[0]}"
+start_feed() {
+    "$CEP" feed StockAnalysis "$EVENTS" --worker "$WORKER_URL" --rate 5 --batch 5 --loop --retry &
+    FEED_PID=$!
+}
+start_feed
+
+# Supervise: a child that exits is started again (with a growing pause if it keeps failing),
+# so a manager crash does not take the worker and the Spark cluster down with it.
+declare -A backoff=([manager]=1 [worker]=1 [feed]=1)
+supervise() {
+    local name="$1" pid="$2" code=0
+    kill -0 "$pid" 2>/dev/null && return 0
+    wait "$pid" 2>/dev/null || code=$?
+    echo "[cep] the $name exited (status $code); starting it again in ${backoff[$name]} s" >&2
+    sleep "${backoff[$name]}"
+    backoff[$name]=$(( backoff[$name] < 30 ? backoff[$name] * 2 : 30 ))
+    "start_$name"
+}
+while true; do
+    sleep 1
+    supervise manager "$MANAGER_PID"
+    supervise worker "$WORKER_PID"
+    supervise feed "$FEED_PID"
+done
