@@ -24,7 +24,7 @@ WORKER_PORT="${CEP_WORKER_HTTP_PORT:-9090}"
 MANAGER_URL="http://127.0.0.1:$HTTP_PORT"
 export CEP_MANAGER_URL="$MANAGER_URL"
 WORKER_URL="http://127.0.0.1:$WORKER_PORT"
-RUN_DIR="$ROOT/var/local-system"
+RUN_DIR="${CEP_RUN_DIR:-$ROOT/var/local-system}"  # CEP_RUN_DIR: another folder (tests)
 mkdir -p "$RUN_DIR"
 pids=()
 

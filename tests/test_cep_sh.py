@@ -1,0 +1,88 @@
+"""bin/cep.sh, the README's start command, as a user runs it (slow: the embedded Spark
+cluster, a manager, a worker, the sample plan): it comes up with the plan ACTIVE, and when the
+manager process dies it starts it again, instead of tearing the worker and Spark down; the
+restarted manager adopts the running topology. SIGTERM stops everything."""
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import free_port
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def wait_for(cond, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.5)
+
+
+def test_cep_sh_restarts_a_crashed_manager_and_keeps_the_system_up(tmp_path):
+    ports = {"CEP_HTTP_PORT": free_port(), "CEP_REGISTRY_PORT": free_port(),
+             "CEP_WORKER_HTTP_PORT": free_port()}
+    env = {**os.environ, **{k: str(v) for k, v in ports.items()},
+           "CEP_RUN_DIR": str(tmp_path / "run"), "CEP_SPARK_STATE_DIR": str(tmp_path / "spark"),
+           "CEP_ADMIN_PASSWORD": "cep-sh-test-pass"}
+    env.pop("CEP_CLUSTER_SECRET", None)  # the manager makes its own, as for a user
+    env.pop("CEP_TOKEN", None)
+    log = open(tmp_path / "cep.log", "w")
+    proc = subprocess.Popen(["bash", str(ROOT / "bin" / "cep.sh")], cwd=ROOT, env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    text = lambda: (tmp_path / "cep.log").read_text(errors="replace")  # noqa: E731
+    url = f"http://127.0.0.1:{ports['CEP_HTTP_PORT']}"
+    try:
+        wait_for(lambda: "the local system is up" in text() or proc.poll() is not None, 300,
+                 "bin/cep.sh to bring the system up")
+        assert proc.poll() is None, text()[-3000:]
+
+        def manager_pid():
+            for p in psutil.process_iter(["cmdline"]):
+                cmd = " ".join(p.info["cmdline"] or [])
+                if "cep manager" in cmd and str(tmp_path / "run") in cmd:
+                    return p.pid
+            return None
+        first = manager_pid()
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        wait_for(lambda: re.search(r"the manager exited \(status 137\); starting it again",
+                                   text()), 30, "the restart notice")
+        wait_for(lambda: manager_pid() not in (None, first), 60, "a new manager process")
+
+        def login_page():
+            try:
+                with urllib.request.urlopen(f"{url}/console/login", timeout=3) as resp:
+                    return resp.status == 200
+            except OSError:
+                return False
+        wait_for(login_page, 120, "the restarted manager to answer")
+        cep = str(ROOT / ".venv" / "bin" / "cep")
+        token = subprocess.run([cep, "login", "--manager", url, "--user", "admin",
+                                "--password-stdin", "--print-token"], env=env, text=True,
+                               input="cep-sh-test-pass\n", capture_output=True, check=True)
+        env["CEP_TOKEN"] = token.stdout.strip()
+
+        def active():
+            out = subprocess.run([cep, "plan", "status", "StockAnalysis", "--manager", url],
+                                 env=env, text=True, capture_output=True)
+            return "ACTIVE" in out.stdout and "all established" in out.stdout
+        wait_for(active, 180, "StockAnalysis ACTIVE under the restarted manager")
+        assert proc.poll() is None  # the script, the worker and Spark stayed up
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+    assert "[cep] stopped" in text()
