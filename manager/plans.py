@@ -39,6 +39,9 @@ class PlanService:
         self.listener_check = None  # raises InsecureTopologyError (manager/listeners.py)
         self.quotas = Quotas()  # per-tenant quotas (manager/quotas.py); the server sets them
         self.validate_secs = 0.0  # compile time budget (manager/compile_budget.py); 0: none
+        # how the plans' publisher bolts authenticate to the workers' publisher ports:
+        # "token" (the topology has the cluster secret, no CURVE), "curve" or "none"
+        self.publisher_auth = "none"
         self.compiler = compiler
         self.component_config = {}  # extra config of every spout and publisher bolt
         self.policy = HostPolicy()  # what plans may reach (manager.policy); the server sets it
@@ -272,8 +275,9 @@ class PlanService:
         with self._lock:
             items = sorted(self.compiled.items())
             version = self.version
-        plans = [plan_view(t, c, self.versions.get((t, n))) for (t, n), c in items
-                 if tenant is None or t == tenant]
+        plans = [dict(plan_view(t, c, self.versions.get((t, n))),
+                      publisherAuth=self.publisher_auth)
+                 for (t, n), c in items if tenant is None or t == tenant]
         return {"version": version, "plans": plans}
 
 

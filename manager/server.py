@@ -69,6 +69,8 @@ class Manager:
             raise ConfigError(str(exc)) from None
         self.plans.quotas = self.topologies.quotas = self.quotas
         self.plans.validate_secs = s["limits.validate_secs"]
+        self.plans.publisher_auth = ("curve" if self.links.curve is not None
+                                     else "token" if self.links.secret else "none")
         self.group = self._group(s)  # issue 13: leader lease and fencing when Redis is shared
         self.started = False
 

@@ -37,7 +37,8 @@ class DistributedPlan:
             if "publisher" in roles and spec.exported:
                 port = ports.get(self.port_key) if ports else 0
                 # without CURVE, the cluster secret gives the plan's bolts a token of their own
-                token = curve.plan_token(secret, spec.tenant, spec.name) if secret else None
+                token = (curve.plan_token(secret, spec.tenant, spec.name)
+                         if secret and spec.publisher_auth == "token" else None)
                 self.service = PublisherService(build_sink_set(cfg, spec),
                                                 cfg["receivers.http_host"], port, keys=keys,
                                                 token=token, domain=self.port_key)

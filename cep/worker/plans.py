@@ -27,6 +27,9 @@ class PlanSpec:
     imported: tuple = ()
     exported: tuple = ()
     plan: object = field(default=None, compare=False, repr=False)
+    # the manager's word on how this plan's publisher bolts authenticate ("token": PLAIN with
+    # the plan's token, derived from the cluster secret; "curve"; "none")
+    publisher_auth: str = "none"
 
     @property
     def key(self):
@@ -46,7 +49,8 @@ def spec_from_deployment(entry):
     except (KeyError, TypeError, ValueError) as exc:
         raise DeploymentFormatError(f"deployment entry {str(entry)[:200]}: "
                                     f"{type(exc).__name__}: {exc}") from None
-    return PlanSpec(tenant, name, version, imported, exported)
+    return PlanSpec(tenant, name, version, imported, exported,
+                    publisher_auth=str(entry.get("publisherAuth") or "none"))
 
 
 def _stream_from_entry(s, specs_key, where):

@@ -113,6 +113,8 @@ def test_deployments_etag_and_worker_view(client, manager):
     etag = resp.headers["ETag"]
     plan = resp.get_json()["plans"][0]
     assert plan["topology"] == "StockAnalysis[-1234]" and plan["publisherParallelism"] == 1
+    # the manager has authentication on: its bolts present the plan's token to the workers
+    assert plan["publisherAuth"] == "token"
     assert plan["imported"][0]["stream"] == "StockStream"
     assert plan["imported"][0]["cepStream"] == "StockStream:1.0.0"
     assert plan["imported"][0]["attributes"] == [["symbol", "string"], ["price", "double"],

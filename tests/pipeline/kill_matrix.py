@@ -10,33 +10,24 @@ ids: none lost, none twice."""
 import collections
 import json
 import os
-import re
 import shutil
 import signal
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 
 import pytest
+from tests.receiving_worker import start_receiving_worker
 
 from benchmarks.pipeline_bench import FullSystem
+from benchmarks.zero_loss_scenario import PLAN as SCENARIO_PLAN
 from publishers.base import Sink
 from tests.auth_helpers import worker_open
 
-CEP = os.path.join(os.path.dirname(sys.executable), "cep")
 NAME = "HotRooms"
 URL = f"/events/-1234/{NAME}/Temps"
-PLAN = f"""@Plan:name('{NAME}')
-@Import('Temps:1.0.0')
-define stream Temps (room int, temp double);
-@Export('Hot:1.0.0') @sink(type='file', path='hot.jsonl')
-define stream Hot (room int, temp double);
-@dist(parallel='2', execGroup='f')
-from Temps select room, temp insert into Hot;
-"""
+PLAN = SCENARIO_PLAN.format(path="hot.jsonl")  # the plan that lost events (issue scenario)
 RATES = (1000, 10000, 50000)
 TARGETS = ("spout", "siddhi-0", "siddhi-1", "publisher")
 
@@ -81,28 +72,7 @@ def file_ids(path):
 
 def start_receiver(system, state):
     """A CEP worker process taking the events over HTTP (receiver role, write-ahead log on)."""
-    proc = subprocess.Popen(
-        [CEP, "worker", "--config", os.path.join(state, "none.yaml"), "--manager",
-         f"http://127.0.0.1:{system.server.server_port}", "--registry",
-         system.manager.registry_url, "--id", "w-in", "--http-port", "0", "--zmq-port", "-1",
-         "--host", "127.0.0.1", "--advertised-host", "127.0.0.1", "--roles", "receiver"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={**os.environ, "CEP_WORKER_STATE_DIR": state, "CEP_CLUSTER_SECRET": ""})
-    base = re.search(r"http://127\.0\.0\.1:\d+", proc.stdout.readline() +
-                     proc.stdout.readline()).group(0)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/status", timeout=5) as resp:
-                plan = json.loads(resp.read())["plans"].get(f"-1234/{NAME}") or {}
-            if plan.get("inflow", {}).get("connected") == 1:
-                return proc, base
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    pytest.fail("the receiving worker never connected to the receiver spout")
-
+    return start_receiving_worker(system, state, NAME, "w-in")
 
 class Sender(threading.Thread):
     """POSTs `rate` events per second in 20 requests a second, ids counting up; keeps the ids
@@ -229,6 +199,23 @@ def kill_matrix_fixture(tmp_path_factory, interval):
         yield km
     finally:
         km.close()
+
+
+def make_fixture(interval):
+    """The module-scoped `km` fixture of a test file, with checkpoints every `interval` s."""
+    @pytest.fixture(scope="module")
+    def km(tmp_path_factory):
+        yield from kill_matrix_fixture(tmp_path_factory, interval)
+    return km
+
+
+@pytest.mark.parametrize("rate,target,repeat", matrix())
+def test_kill_loses_nothing_and_writes_nothing_twice(km, rate, target, repeat):
+    run_episode(km, rate, target)
+
+
+def test_the_replays_duplicates_were_dropped_and_counted_per_sink(km):
+    check_dedup_counted(km)
 
 
 def run_episode(km, rate, target):

@@ -25,11 +25,9 @@ tests/manager/test_manager_faults_spark.py has more on adoption (6) and master l
 import collections
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -37,13 +35,13 @@ import urllib.request
 
 import psutil
 import pytest
+from tests.receiving_worker import start_receiving_worker
 
 from benchmarks.pipeline_bench import FullSystem
 from publishers.base import Sink
 from tests.conftest import free_port
 
 pytestmark = pytest.mark.slow
-CEP = os.path.join(os.path.dirname(sys.executable), "cep")
 NAME = "Faults"
 URL = f"/events/-1234/{NAME}/S"
 T0 = 1_700_000_000_000
@@ -139,29 +137,7 @@ class RedisServer:
 
 
 def start_worker(system, state):
-    proc = subprocess.Popen(
-        [CEP, "worker", "--config", os.path.join(state, "none.yaml"), "--manager",
-         f"http://127.0.0.1:{system.server.server_port}", "--registry",
-         system.manager.registry_url, "--id", "w-faults", "--http-port", "0",
-         "--zmq-port", "-1", "--host", "127.0.0.1", "--advertised-host", "127.0.0.1",
-         "--roles", "receiver"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={**os.environ, "CEP_WORKER_STATE_DIR": state, "CEP_CLUSTER_SECRET": ""})
-    base = re.search(r"http://127\.0\.0\.1:\d+", proc.stdout.readline() +
-                     proc.stdout.readline()).group(0)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/status", timeout=5) as resp:
-                plan = json.loads(resp.read())["plans"].get(f"-1234/{NAME}") or {}
-            if plan.get("inflow", {}).get("connected") == 1:
-                return proc, base
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    pytest.fail("the worker process never connected to the receiver spout")
-
+    return start_receiving_worker(system, state, NAME, "w-faults")
 
 def post(base, lo, hi):
     """Post events lo..hi-1; the seqs the worker answered 200 for."""

@@ -29,6 +29,8 @@ def stock_entry(version=1, sinks=None, name="StockAnalysis"):
     return {
         "tenant": TENANT, "name": name, "topology": f"{name}[{TENANT}]", "version": version,
         "receiverParallelism": 1, "publisherParallelism": 1,
+        # the manager's authentication is on in these tests: bolts present the plan's token
+        "publisherAuth": "token",
         "imported": [{"stream": "StockStream", "cepStream": "StockStream:1.0.0",
                       "definition": "define stream StockStream (symbol string, price double, "
                                     "volume long);",

@@ -5,22 +5,19 @@ embedded Spark cluster, receiver spout, Siddhi bolt, publisher bolt: benchmarks/
 emitted and asks for a replay across a gap), counted with sequence numbers."""
 import json
 import os
-import re
 import shutil
 import signal
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 
 import pytest
+from tests.receiving_worker import start_receiving_worker
 
 from benchmarks.pipeline_bench import FullSystem
 from publishers.base import Sink
 
 pytestmark = pytest.mark.slow
-CEP = os.path.join(os.path.dirname(sys.executable), "cep")
 URL = "/events/-1234/BenchFilter/StockStream"
 
 
@@ -36,28 +33,7 @@ class Volumes(Sink):
 
 
 def start_worker(system, state):
-    proc = subprocess.Popen(
-        [CEP, "worker", "--config", os.path.join(state, "none.yaml"), "--manager",
-         f"http://127.0.0.1:{system.server.server_port}", "--registry", system.manager.registry_url, "--id", "w-kill",
-         "--http-port", "0", "--zmq-port", "-1", "--host", "127.0.0.1",
-         "--advertised-host", "127.0.0.1", "--roles", "receiver"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={**os.environ, "CEP_WORKER_STATE_DIR": state, "CEP_CLUSTER_SECRET": ""})
-    base = re.search(r"http://127\.0\.0\.1:\d+", proc.stdout.readline() +
-                     proc.stdout.readline()).group(0)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/status", timeout=5) as resp:
-                plan = json.loads(resp.read())["plans"].get("-1234/BenchFilter") or {}
-            if plan.get("inflow", {}).get("connected") == 1:
-                return proc, base
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    pytest.fail("the worker process never connected to the receiver spout")
-
+    return start_receiving_worker(system, state, "BenchFilter", "w-kill")
 
 def post(base, lo, hi):
     body = json.dumps([{"timestamp": 1_700_000_000_000 + i, "data": ["IBM", 1.0, i]}
