@@ -113,7 +113,8 @@ def test_nothing_runs_in_chromium(console, browser, shot):
         assert xss_value(browser) is None, path
         shot(path.rsplit("/", 1)[1])
     browser.get(console.url + f"{PLANS}/{quote(XSS, safe='')}")
-    assert XSS in one(browser, "body").text and xss_value(browser) is None
+    shown = one(browser, "body").text  # cheroot leaves %2F in a path segment encoded
+    assert (XSS in shown or XSS.replace("</", "<%2F") in shown) and xss_value(browser) is None
     shot("unknown-plan-with-markup")
 
     browser.get(console.url + f"{PLANS}/new")

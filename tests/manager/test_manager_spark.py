@@ -16,6 +16,7 @@ import traceback
 import pytest
 import zmq
 
+from cep.security import curve
 from manager.launcher import SparkLauncher
 from cep.protocol.registry_client import RegistryClient
 from cep.protocol.frames import decode_output, encode_batch
@@ -113,6 +114,9 @@ def stand_in_worker(manager, tenant, plan):
     ctx = zmq.Context.instance()
     pull = ctx.socket(zmq.PULL)
     pull.setsockopt(zmq.LINGER, 0)
+    if manager.plans.publisher_auth == "token":  # as a worker's publisher port: the plan's token
+        curve.plain_server(pull, ctx, f"publisher/{tenant}/{plan}",
+                           curve.plan_token(manager.auth.cluster_secret, tenant, plan))
     port = pull.bind_to_random_port("tcp://127.0.0.1")
     reg = RegistryClient(manager.registry_url)
     reg.register("publisher", tenant, plan, "127.0.0.1", port, worker="worker-1")

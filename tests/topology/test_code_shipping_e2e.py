@@ -190,8 +190,8 @@ def _ended(handle):
 def _spout_endpoint(manager):
     from cep.protocol.registry_client import RegistryClient
     try:
-        found = RegistryClient(manager.registry_url).lookup("receiver", T, "Shipped",
-                                                             stream="TradeStream")
+        client = RegistryClient(manager.registry_url, security=manager.links)  # CURVE is on
+        found = client.lookup("receiver", T, "Shipped", stream="TradeStream")
     except Exception:  # noqa: BLE001 - not registered yet
         return None
     return found and found["endpoint"]

@@ -271,7 +271,7 @@ def test_replay_overlapping_emitted_offsets_is_deduplicated_at_the_spout(
 
 
 def served(base):
-    with urllib.request.urlopen(f"{base}/events", timeout=5) as resp:
+    with worker_open(f"{base}/events") as resp:  # the stream list needs the cluster secret
         return f"{T}/{P}/{S}" in json.loads(resp.read())["streams"]
 
 

@@ -27,7 +27,7 @@ import time
 import pytest
 
 from manager.launcher import SparkLauncher
-from tests.auth_helpers import ADMIN_PASSWORD
+from tests.auth_helpers import ADMIN_PASSWORD, worker_open
 from tests.manager.ha.ha_procs import CEP, ManagerProc, free_port, http, login, wait_until
 from topology.cluster import stop_cluster
 
@@ -116,8 +116,9 @@ def start_worker(root, managers, port):
 
 def worker_status(base):
     try:
-        return http("GET", base + "/status", timeout=3)[2]
-    except OSError:
+        with worker_open(base + "/status", timeout=3) as resp:  # with the cluster secret
+            return json.loads(resp.read())
+    except (OSError, ValueError):
         return {}
 
 
