@@ -6,7 +6,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
@@ -14,17 +13,14 @@ import psutil
 import pytest
 
 from tests.conftest import free_port
+from tests.manager.manager_helpers import poll
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def wait_for(cond, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.5)
+    return poll(cond, timeout, 0.5, what)
 
 
 def test_cep_sh_restarts_a_crashed_manager_and_keeps_the_system_up(tmp_path):
