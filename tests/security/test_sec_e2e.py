@@ -176,10 +176,11 @@ LOOPBACK_IPS = ("127.0.0.1", "::1", "::ffff:127.0.0.1")
 
 
 def system_processes(root):
-    """This process, the Spark cluster started for `root` (master, worker, executors, Python
-    workers) and every descendant of them."""
+    """This process (the manager and the worker run in it), the Spark cluster started for
+    `root` (master, worker, executors, Python workers) and their descendants; not other
+    children of this test process (another test module's cluster may run beside it)."""
     import psutil
-    procs = {psutil.Process()}
+    procs = set()
     for proc in psutil.process_iter(["cmdline"]):
         if str(root) in " ".join(proc.info["cmdline"] or []):
             procs.add(proc)
@@ -188,7 +189,7 @@ def system_processes(root):
             procs.update(proc.children(recursive=True))
         except psutil.NoSuchProcess:
             pass
-    return {p.pid for p in procs}
+    return {p.pid for p in procs} | {psutil.Process().pid}
 
 
 def test_every_port_the_running_system_opens_is_loopback(system):
