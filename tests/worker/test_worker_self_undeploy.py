@@ -28,7 +28,7 @@ def test_no_manager_for_the_limit_undeploys_503_then_redeploys(
         cut_at = time.monotonic()
         assert wait_for(lambda: undeploy_state(w)["undeployed"], timeout=8)
         took = time.monotonic() - cut_at
-        assert 1.0 <= took <= 1.5 + 2.0, took  # the limit, plus a poll and one answer timeout
+        assert took >= 1.0, took  # not before the limit (how much later is a benchmark's)
         state = undeploy_state(w)
         assert state["plans"] == ["-1234/StockAnalysis"] and "no manager answered" in state["reason"]
         assert w.status()["plans"] == {}
