@@ -50,6 +50,8 @@ def check_plan(plan, policy, tenant, resolve=True):
         for annotation in definition.annotations:
             if annotation.matches("sink") or annotation.matches("source"):
                 _check_io(annotation, definition.id, policy, tenant, resolve)
+    for table in plan.tables:
+        _check_store(table, tenant)
 
 
 def check_limits(plan, policy):
@@ -92,6 +94,20 @@ def _check_io(annotation, stream, policy, tenant, resolve):
             policy.listener(kind, options)
     except PolicyViolation as exc:
         raise PlanPolicyError(f"{label}: {exc}", annotation.span) from None
+
+
+def _check_store(table, tenant):
+    """An external table names a configured datasource its tenant may use."""
+    from cep.model.table_store import store_spec
+    from cep.policy.datasources import check_datasource
+    spec = store_spec(table)
+    if spec is None:
+        return
+    try:
+        check_datasource(spec.datasource, tenant)
+    except PolicyViolation as exc:
+        raise PlanPolicyError(f"@{spec.annotation.name} on table '{table.id}': {exc}",
+                              spec.annotation.span) from None
 
 
 def _check_window(window, policy):
