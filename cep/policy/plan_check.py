@@ -64,6 +64,20 @@ def check_limits(plan, policy):
         _check_window(window, policy)
 
 
+def check_no_stores(plan):
+    """For running a plan in-process without its sinks and sources (the console's try-it):
+    a database table would read and write a real database from the manager, so it is
+    refused at its annotation."""
+    from cep.model.table_store import store_spec
+    for table in plan.tables:
+        spec = store_spec(table)
+        if spec is not None:
+            raise PlanPolicyError(
+                f"@{spec.annotation.name} on table '{table.id}': a try-it run does not open "
+                f"databases (datasource '{spec.datasource}'); deploy the plan, or drop the "
+                f"annotation to try it with an in-memory table", spec.annotation.span)
+
+
 def _check_query_count(plan, policy):
     queries = []
     for element in plan.elements:
