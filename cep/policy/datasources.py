@@ -36,7 +36,7 @@ class Datasource:
     options: dict = field(default_factory=dict)
 
     def allows(self, tenant) -> bool:
-        return "*" in self.tenants or tenant in self.tenants
+        return "*" in self.tenants or str(tenant) in self.tenants  # tenant ids may be ints
 
     def connect_url(self):
         """The SQLAlchemy URL to connect with (the password from the environment)."""
@@ -115,11 +115,30 @@ def _sqlite_url(database, home):
 
 
 _loaded = {}
+_SHIPPED = "<shipped>"  # the key of datasources installed from a component's config
+
+
+def as_config(datasources) -> dict:
+    """{name: plain dict} of datasources, for a Spark component's config (no passwords: a
+    url never holds one; password_env names the executor's environment variable)."""
+    return {n: {"url": d.url, "tenants": list(d.tenants), "password_env": d.password_env,
+                "options": dict(d.options)} for n, d in datasources.items()}
+
+
+def use_config(config: dict) -> None:
+    """Use these datasources (from `as_config`, shipped in a component's config) in this
+    process instead of a local file: a Spark executor resolves the names as the manager did."""
+    _loaded[_SHIPPED] = {n: Datasource(n, e["url"], tuple(e.get("tenants") or ("*",)),
+                                       e.get("password_env"), dict(e.get("options") or {}))
+                         for n, e in config.items()}
 
 
 def datasource(name, path=None) -> Datasource:
-    """The configured datasource `name` (the file read once per process and path)."""
+    """The configured datasource `name` (the file read once per process and path; the
+    shipped datasources when a component installed them)."""
     key = str(Path(path) if path else datasources_path())
+    if path is None and _SHIPPED in _loaded:
+        key = _SHIPPED
     if key not in _loaded:
         _loaded[key] = load_datasources(key)
     found = _loaded[key].get(name)
