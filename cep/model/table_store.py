@@ -20,9 +20,11 @@ DEFAULT_DATASOURCE = "default"
 # options a backend accepts but this runtime does not need: Siddhi 3's bloom filters only save
 # database round trips on misses, which the result cache does too
 _IGNORED = {"bloom.filters", "bloom.filter.size", "bloom.filter.validity.interval",
-            "bloom.filter.hash.functions", "cache.loading", "cache.validity.period"}
+            "bloom.filter.hash.functions", "cache.loading"}
 _KNOWN = {"eventtable", "type", "datasource.name", "datasource", "table.name", "cache",
-          "cache.size", "field.length"} | _IGNORED
+          "cache.size", "cache.validity.period", "field.length"} | _IGNORED
+_PERIOD = re.compile(r"\s*(\d+)\s*(ms|millis\w*|milliseconds?|s|sec\w*|min\w*|hours?)?\s*\Z",
+                     re.I)
 _CREDENTIALS = {"jdbc.url", "username", "password", "jdbc.driver.name", "url", "user"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _UNSUPPORTED = {
@@ -46,6 +48,7 @@ class StoreSpec:
     cache: Optional[str]  # None (no cache), 'basic' (FIFO), 'lru' or 'lfu'
     cache_size: int
     field_lengths: tuple  # (attribute, length) of string columns
+    validity_ms: Optional[int]  # a cache entry is read again from the database after this
     annotation: Annotation
 
 
@@ -109,12 +112,37 @@ def store_spec(definition) -> Optional[StoreSpec]:
             raise AnnotationError(f"{where}: cache.size='{options['cache.size']}' must be a "
                                   f"positive whole number", a.span)
         cache = cache or "basic"
+    validity = None
+    if "cache.validity.period" in options:
+        validity = _period(options["cache.validity.period"])
+        if validity is None or validity <= 0:
+            raise AnnotationError(f"{where}: cache.validity.period="
+                                  f"'{options['cache.validity.period']}' is not a time such as "
+                                  f"'10 sec' or '500 ms'", a.span)
+        cache = cache or "basic"
     lengths = _field_lengths(options.get("field.length"), definition, where, a)
     for attr in definition.attributes:
         if attr.type == AttrType.OBJECT:
             raise AnnotationError(f"{where}: attribute '{attr.name}' is of type object, which "
                                   f"a database column cannot hold", a.span)
-    return StoreSpec(lowered, datasource, table_name, cache, size, lengths, a)
+    return StoreSpec(lowered, datasource, table_name, cache, size, lengths, validity, a)
+
+
+def _period(text):
+    """Milliseconds of '10 sec', '500 ms', '2 min', '1 hour' or a plain number of ms."""
+    m = _PERIOD.match(text)
+    if not m:
+        return None
+    unit = (m.group(2) or "ms").lower()
+    if unit == "ms" or unit.startswith("milli"):
+        factor = 1
+    elif unit.startswith("min"):
+        factor = 60_000
+    elif unit.startswith("hour"):
+        factor = 3_600_000
+    else:
+        factor = 1000
+    return int(m.group(1)) * factor
 
 
 def _field_lengths(text, definition, where, a):

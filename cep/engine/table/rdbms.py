@@ -94,7 +94,8 @@ class RdbmsTable(EventTable):
         self.select_all = select(*self.cols).order_by(*order)
         self.select_seq = select(self.sql.c[SEQ] if self.has_seq else self.cols[0],
                                  *self.cols).order_by(*order)
-        self.cache = ResultCache(spec.cache, spec.cache_size) if spec.cache else None
+        self.cache = (ResultCache(spec.cache, spec.cache_size, spec.validity_ms)
+                      if spec.cache else None)
         self.lock = threading.RLock()
 
     # -- schema ---------------------------------------------------------------------------

@@ -31,6 +31,7 @@ def _table(annotation, attrs="k string, v int"):
     ("@from(eventtable='rdbms', cache='MRU')", "not one of basic, LRU, LFU"),
     ("@from(eventtable='rdbms', cache='LRU', cache.size='lots')", "positive whole number"),
     ("@from(eventtable='rdbms', table.name='x; drop table y')", "not a plain name"),
+    ("@from(eventtable='rdbms', cache.validity.period='soon')", "is not a time"),
 ])
 def test_unknown_table_types_and_options_are_positioned_errors(annotation, words):
     with pytest.raises(AnnotationError) as e:

@@ -1,7 +1,8 @@
 """A database table in the distributed mode: the manager ships its datasources to the Siddhi
 bolts (a Spark executor has no conf/datasources.yaml of its own), the execution group that
 writes the table and the one that joins it share its rows through the database, and a
-restarted bolt (a restarted Spark task) finds them there."""
+restarted bolt (a restarted Spark task) finds them there. A cache entry expires after
+cache.validity.period, so the reading group sees the writing group's later rows."""
 import time
 
 import pytest
@@ -19,7 +20,8 @@ define stream S (k string, v int);
 define stream Q (k string);
 @Export('Out:1.0.0')
 define stream Out (k string, v int);
-@from(eventtable='rdbms', datasource.name='shared', table.name='kv', cache='LRU')
+@from(eventtable='rdbms', datasource.name='shared', table.name='kv', cache='LRU',
+       cache.validity.period='100 ms')
 @PrimaryKey('k')
 define table T (k string, v int);
 from S insert into T;
@@ -72,4 +74,14 @@ def test_groups_share_a_database_table_and_a_restarted_bolt_finds_its_rows(manag
         r.execute(Batch([(2000 + attempt, "b"), (2001 + attempt, "z")], "Q",
                         "EventReceiverSpout"))
         assert [row for _, row in got] == [("b", 2)]
-        r.cleanup()
+        if attempt == 0:
+            r.cleanup()
+    # the reader has cached that 'z' has no row; the writer adds it
+    w = _bolt(topo, *writer)
+    w.execute(Batch([(3000, "z", 26)], "S", "EventReceiverSpout"))
+    w.cleanup()
+    time.sleep(0.2)  # longer than cache.validity.period
+    got.clear()
+    r.execute(Batch([(3001, "z")], "Q", "EventReceiverSpout"))
+    assert [row for _, row in got] == [("z", 26)]
+    r.cleanup()

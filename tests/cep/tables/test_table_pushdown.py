@@ -81,6 +81,16 @@ def test_cache_eviction_follows_the_policy(policy, touch, evicted):
     assert all(cache.get(k) is not None for k in "abcd" if k != evicted)
 
 
+def test_a_cache_entry_older_than_its_validity_period_is_read_again():
+    now = [0.0]
+    cache = ResultCache("lru", 10, validity_ms=1500, clock=lambda: now[0])
+    cache.put("k", ("old",))
+    now[0] = 1.4
+    assert cache.get("k") == ("old",)
+    now[0] = 1.6
+    assert cache.get("k") is None and len(cache) == 0
+
+
 def test_a_condition_postgresql_refuses_falls_back_to_a_scan(datasources, pg_database,
                                                               caplog):
     """T.qty * 2000000000 overflows PostgreSQL's integer: the pushed query fails once, the table
