@@ -46,9 +46,12 @@ def engine_for(datasource):
         if engine is None:
             options = dict(datasource.options)
             if url.drivername.startswith("sqlite"):
-                if url.database:
+                options.setdefault("connect_args", {"timeout": 30, "check_same_thread": False})
+                if url.database and url.database != ":memory:":
                     Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-                options.setdefault("connect_args", {"timeout": 30})
+                else:  # one in-memory database per process: every user shares its connection
+                    from sqlalchemy.pool import StaticPool
+                    options.setdefault("poolclass", StaticPool)
             else:
                 options.setdefault("pool_pre_ping", True)
             engine = _engines[key] = create_engine(url, **options)
