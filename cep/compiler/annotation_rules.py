@@ -6,6 +6,7 @@ import re
 from cep.compiler.literals import parse_time_string
 from cep.errors import AnnotationError, DuplicateDefinitionError, UnknownAttributeError
 from cep.model import Partition, find_annotation
+from cep.model.table_store import store_spec
 from cep.model.queries import SIDDHI_MODES
 
 PLAN_ANNOTATIONS = ("name", "description", "trace", "statistics", "playback", "dist", "async",
@@ -118,6 +119,7 @@ def _check_sink_delivery(definition, a):
 
 
 def _check_table_annotations(table):
+    store_spec(table)  # @from(eventtable=...) / @store(type=...): a known backend and options
     for a in table.annotations:
         lowered = a.name.lower()
         if lowered not in ("indexby", "primarykey"):
