@@ -158,11 +158,15 @@ def main(argv=None):
                     help="what is killed: the first task of a component (siddhi, spout, "
                          "publisher), the executor JVM of the first Siddhi task, or the "
                          "embedded Spark master and worker (cluster)")
+    ap.add_argument("--no-cds", action="store_true",
+                    help="start the JVMs without class-data sharing (spark.cds_dir off), to "
+                         "compare")
     args = ap.parse_args(argv)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load "
           f"{[round(x, 2) for x in os.getloadavg()]}", flush=True)
     with tempfile.TemporaryDirectory() as root:
-        system = FullSystem(root, checkpoint_interval=args.checkpoint_interval)
+        system = FullSystem(root, checkpoint_interval=args.checkpoint_interval,
+                            spark={"spark.cds_dir": "off"} if args.no_cds else None)
         try:
             runs = []
             for _ in range(args.runs):
