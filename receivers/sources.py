@@ -8,11 +8,17 @@
 - `file`: read `path` as JSON lines; `tail='true'` keeps following it. With a host policy
   (cep.policy) the path must lie under the tenant's file roots, and is opened without
   following a final symlink.
-Every source has start(), stop() and describe()."""
+Every source has start(), stop() and describe(). A `@map(...)` inside the `@source` (its
+dict form, cep.mapping.MapSpec.to_dict, passed as `mapping`) decodes what the source receives:
+the HTTP source's own listener maps each request body, the ZeroMQ source each payload frame,
+the file source each line. Messages the map cannot read are counted per source (`describe()`
+shows them with the last reasons) and logged; the rest go on. Without a map the sources take
+this system's own JSON (and the ZeroMQ msgpack pairs) as before."""
 from urllib.parse import urlsplit
 
 from flask import Flask, jsonify, request
 
+from cep.mapping import MappingConfigError, MapSpec, input_mapper
 from cep.policy import PolicyViolation
 from receivers.exceptions import BadPayloadError, SourceConfigError
 from receivers.file_source import FileSource, SourcePump
@@ -30,12 +36,14 @@ def source_options(annotation):
     return {k.lower(): v for k, v in annotation.elements if k is not None}
 
 
-def build_source(options, router, key, policy=None, limits=None):
+def build_source(options, router, key, policy=None, limits=None, mapping=None):
     """A started-able source for stream `key` from its options dict (must have `type`);
     `policy` (cep.policy.HostPolicy) confines file sources to the tenant's roots, `limits`
-    (receivers.limits.ReceiverLimits) caps an HTTP source's own listener."""
+    (receivers.limits.ReceiverLimits) caps an HTTP source's own listener; `mapping` is the
+    source's `@map` (MapSpec or its dict form; None: this system's JSON)."""
     kind = str(options.get("type", "")).lower()
     key = StreamKey(*key)
+    mapper = _mapper(mapping, router, key, kind)
     if policy is not None:
         try:
             policy.listener(kind, options)
@@ -43,29 +51,44 @@ def build_source(options, router, key, policy=None, limits=None):
             raise SourceConfigError(f"@source(type='{kind}') on {key}: {exc}") from None
     if kind == "http":
         host, port = _http_address(options, key)
-        return HttpSource(router, key, port, host, limits or DEFAULT_LIMITS)
+        return HttpSource(router, key, port, host, limits or DEFAULT_LIMITS, mapper)
     if kind == "zmq":
         url = options.get("url") or _required(options, "url", key)
-        return ZmqSource(ZmqReceiver(router, url, default_key=key))
+        return ZmqSource(ZmqReceiver(router, url, default_key=key, mapper=mapper))
     if kind == "file":
         path = _required(options, "path", key)
         tail = str(options.get("tail", "false")).lower() == "true"
         roots = policy.file_roots_for(key.tenant) if policy is not None else None
         return FileSourceRunner(path, tail, router, key, _int(options, "batch.size", 1000, key),
-                                roots)
+                                roots, mapper)
     raise SourceConfigError(f"@source on {key}: unknown type {kind!r}; "
                             f"known: {', '.join(SOURCE_TYPES)}")
 
 
-class HttpSource:
-    """The worker endpoint always serves the stream; a `port` adds a listener of its own."""
+def _mapper(mapping, router, key, kind):
+    """The input mapper of a source's @map, or None (no map, or passThrough)."""
+    if mapping is None:
+        return None
+    spec = mapping if isinstance(mapping, MapSpec) else MapSpec.from_dict(mapping)
+    if spec.type == "passthrough" and not spec.options:
+        return None
+    try:
+        return input_mapper(spec, router.definition(key))
+    except MappingConfigError as exc:
+        raise SourceConfigError(f"@source(type='{kind}') on {key}: {exc}") from None
 
-    def __init__(self, router, key, port, host=None, limits=None):
+
+class HttpSource:
+    """The worker endpoint always serves the stream (in this system's JSON); a `port` adds a
+    listener of its own, which decodes request bodies with the source's map when it has one."""
+
+    def __init__(self, router, key, port, host=None, limits=None, mapper=None):
         self.key, self.port, self.host = key, port, host or "127.0.0.1"
+        self.mapper = mapper
         self._server = None
         if port:
-            self._server = HttpServer(_single_stream_app(router, key, limits or DEFAULT_LIMITS),
-                                      self.host, port)
+            self._server = HttpServer(_single_stream_app(router, key, limits or DEFAULT_LIMITS,
+                                                         mapper), self.host, port)
 
     def start(self):
         if self._server:
@@ -78,7 +101,8 @@ class HttpSource:
 
     def describe(self):
         return {"type": "http", "stream": str(self.key),
-                "url": self._server.url if self._server else "worker endpoint"}
+                "url": self._server.url if self._server else "worker endpoint",
+                **_mapping_state(self.mapper)}
 
 
 class ZmqSource:
@@ -94,13 +118,16 @@ class ZmqSource:
 
     def describe(self):
         return {"type": "zmq", "stream": str(self.receiver.default_key), "url": self.receiver.url,
-                "bad_messages": self.receiver.bad_messages}
+                "bad_messages": self.receiver.bad_messages,
+                **_mapping_state(self.receiver.mapper)}
 
 
 class FileSourceRunner:
-    def __init__(self, path, tail, router, key, batch_size, roots=None):
+    def __init__(self, path, tail, router, key, batch_size, roots=None, mapper=None):
         self.path = path
-        self.pump = SourcePump(FileSource(path, batch_size, tail, roots=roots), router, key)
+        self.mapper = mapper
+        self.pump = SourcePump(FileSource(path, batch_size, tail, roots=roots,
+                                          raw=mapper is not None), router, key, mapper=mapper)
 
     def start(self):
         self.pump.start()
@@ -111,11 +138,17 @@ class FileSourceRunner:
 
     def describe(self):
         return {"type": "file", "stream": str(self.pump.key), "path": self.path,
-                "sent": self.pump.sent, "bad_lines": len(self.pump.source.bad_lines)}
+                "sent": self.pump.sent, "bad_lines": len(self.pump.source.bad_lines),
+                **_mapping_state(self.mapper)}
 
 
-def _single_stream_app(router, key, limits):
-    """POST (any path) for one stream, with the worker's limits, ingest key and JSON errors."""
+def _mapping_state(mapper):
+    return {"map": mapper.describe()} if mapper is not None else {}
+
+
+def _single_stream_app(router, key, limits, mapper=None):
+    """POST (any path) for one stream, with the worker's limits, ingest key and JSON errors;
+    with `mapper` the body is one message in the source's @map format."""
     app = Flask(f"source-{key}")
     app.config["MAX_CONTENT_LENGTH"] = limits.max_body_bytes
 
@@ -125,6 +158,8 @@ def _single_stream_app(router, key, limits):
         if not key_ok(limits, parse_tenant(key.tenant), request.headers):
             return jsonify({"error": "Unauthorized", "message": f"tenant {key.tenant} needs "
                             f"its ingest key (X-CEP-Ingest-Key or Bearer)"}), 401
+        if mapper is not None:
+            return _mapped_post(router, key, mapper)
         try:
             events, _ = read_events(limits)
         except BadPayloadError as exc:
@@ -138,6 +173,25 @@ def _single_stream_app(router, key, limits):
 
     install_error_handlers(app, limits)
     return app
+
+
+def _mapped_post(router, key, mapper):
+    """One request body through the source's map; a body it cannot read is a 400 with the
+    reason, events it could read are ingested (and the unreadable ones counted)."""
+    decoded = mapper.decode([request.get_data(cache=False)])
+    if not decoded.pairs:
+        reason = decoded.errors[0][1] if decoded.errors else "no event in the message"
+        return jsonify({"accepted": 0, "rejected": len(decoded.errors) or 1,
+                        "errors": [{"index": i, "reason": r} for i, r in decoded.errors]
+                        or [{"index": 0, "reason": reason}]}), 400
+    try:
+        result = router.ingest_pairs(key, decoded.pairs)
+    except WalError as exc:
+        return backpressure(exc, key)
+    result.rejected += len(decoded.errors)
+    result.errors = [(i, f"map: {r}") for i, r in decoded.errors] + result.errors
+    status = 207 if result.rejected or result.refused else 200
+    return jsonify(result.to_dict()), status
 
 
 def _http_address(options, key):

@@ -9,6 +9,7 @@ batch goes on. `OutputMapper.encode(events)` gives one message per event,
 lines joined by the text delimiter)."""
 import logging
 import re
+from itertools import repeat
 import threading
 import time
 from collections import deque
@@ -53,7 +54,7 @@ class InputMapper:
         payloads = payloads if isinstance(payloads, (list, tuple)) else list(payloads)
         ts = now_ms() if now is None else now
         rows, errors = self._decode(payloads)
-        pairs = [(ts, r) for r in rows]
+        pairs = list(zip(repeat(ts, len(rows)), rows))
         with self._lock:
             self.events += len(pairs)
             if errors:

@@ -158,10 +158,12 @@ class JsonInputMapper(InputMapper):
 def _parse_all(payloads):
     """[(index, parsed JSON)] and [(index, reason)]: one parse for the whole batch when every
     message is valid JSON, else message by message."""
-    if payloads and all(type(p) is bytes for p in payloads):
+    if payloads:
         try:
-            return list(enumerate(_decode(b"[" + b",".join(payloads) + b"]"))), []
-        except (msgspec.DecodeError, ValueError):
+            docs = _decode(b"[" + b",".join(payloads) + b"]")
+            if len(docs) == len(payloads):  # else a message held two values: one by one
+                return list(enumerate(docs)), []
+        except (msgspec.DecodeError, ValueError, TypeError):  # TypeError: not all bytes
             pass
     docs, errors = [], []
     for i, p in enumerate(payloads):

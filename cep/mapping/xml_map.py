@@ -48,7 +48,8 @@ def parse_namespaces(text, where):
 
 
 class _Path:
-    """One attribute's XPath: per event (`one`), and for a container's events at once."""
+    """One attribute's XPath: per event (`one`), and for a container's events at once
+    (`col[depth]`: the values of every event; `leaf`: the test for "this event has one")."""
 
     def __init__(self, text, ns, where):
         self.text = text.strip()
@@ -60,18 +61,15 @@ class _Path:
         self.rel = rel
         try:
             self.one = etree.XPath(rel, namespaces=ns, smart_strings=False)
-            element = bool(_ELEMENT_END.search(rel)) and "(" not in rel
-            leaf = f"{rel}/text()" if element else rel
-            self.col = {d: etree.XPath(f"{'*/' * d}{leaf}", namespaces=ns, smart_strings=False)
-                        for d in (1, 2)}
-            self.check = {d: etree.XPath(f"count({'*/' * (d - 1)}*[count({leaf}) != 1])",
-                                         namespaces=ns) for d in (1, 2)}
         except etree.XPathSyntaxError as exc:
             raise MappingConfigError(f"{where}: XPath {text!r} is not valid: {exc}") from None
-        except etree.XPathError as exc:
-            self.col = self.check = None
-            if not hasattr(self, "one"):
-                raise MappingConfigError(f"{where}: XPath {text!r}: {exc}") from None
+        element = bool(_ELEMENT_END.search(rel)) and "(" not in rel
+        self.leaf = f"{rel}/text()" if element else rel
+        try:
+            self.col = {d: etree.XPath(f"{'*/' * d}{self.leaf}", namespaces=ns,
+                                       smart_strings=False) for d in (1, 2)}
+        except etree.XPathError:  # not a location path (a function): event by event
+            self.col = None
 
     def value(self, event):
         found = self.one(event)
@@ -113,27 +111,36 @@ class XmlInputMapper(InputMapper):
         else:
             self.paths = attribute_paths(spec, schema, self.where,
                                          lambda v: _Path(v, ns, self.where))
+        # every event of a container has a value for every attribute: then columns of n
+        # values each are one value per event, in order
+        self.check = None
+        if all(p.col is not None for p in self.paths):
+            test = " and ".join(f"({p.leaf})" for p in self.paths)
+            try:
+                self.check = {d: etree.XPath(f"count({'*/' * (d - 1)}*[{test}])", namespaces=ns)
+                              for d in (1, 2)}
+            except etree.XPathError:
+                self.check = None
 
     # ------------------------------------------------------------ containers of events
     def _containers(self, payloads, errors):
-        """[(container, events, message index of each event, depth)]: the events are the
-        container's children (depth 1) or grandchildren (depth 2: a batch of `<events>`
-        messages); a batch that parses as one document is one container."""
-        batch = None if self.enclosing is not None else _parse_batch(payloads)
-        if batch is not None:
-            wrapper, roots = batch
-            if not self.default or not all(etree.QName(r).localname == "events" for r in roots):
-                if not self.default or not any(etree.QName(r).localname == "events"
-                                               for r in roots):
-                    return [(wrapper, roots, list(range(len(roots))), 1)]
-            else:
-                events, owners = [], []
-                for i, r in enumerate(roots):
-                    kids = r.findall("*")
-                    events.extend(kids)
-                    owners.extend([i] * len(kids))
-                return [(wrapper, events, owners, 2)]
-            pairs = list(enumerate(roots))
+        """[(container, depth, number of events, resolve)]: the events are the container's
+        children (depth 1) or grandchildren (depth 2: a batch of `<events>` messages);
+        `resolve()` lists them with the message index of each (only needed when one fails).
+        A batch that parses as one document is one container."""
+        wrapper = None if self.enclosing is not None else _parse_batch(payloads)
+        if wrapper is not None:
+            n = len(payloads)
+            whole = lambda: (wrapper.findall("*"), list(range(n)))  # noqa: E731
+            if not self.default:
+                return [(wrapper, 1, n, whole)]
+            grouped = int(_COUNT_EVENTS_ROOTS(wrapper))
+            if grouped == 0:
+                return [(wrapper, 1, n, whole)]
+            if grouped == n:
+                return [(wrapper, 2, int(_COUNT_GRANDCHILDREN(wrapper)),
+                         lambda: _grandchildren(wrapper))]
+            pairs = list(enumerate(wrapper.findall("*")))
         else:
             pairs = []
             for i, p in enumerate(payloads):
@@ -151,39 +158,33 @@ class XmlInputMapper(InputMapper):
                     errors.append((i, f"no enclosing element "
                                       f"{self.spec.option('enclosing.element')} in the message"))
                     continue
-                kids = found[0].findall("*")
-                out.append((found[0], kids, [i] * len(kids), 1))
+                out.append(_children_of(found[0], i))
             elif self.default and etree.QName(root).localname == "events":
-                kids = root.findall("*")
-                out.append((root, kids, [i] * len(kids), 1))
+                out.append(_children_of(root, i))
             else:
-                out.append((None, [root], [i], 1))
+                out.append((None, 1, 1, lambda r=root, i=i: ([r], [i])))
         return out
 
     def _decode(self, payloads):
         errors, rows = [], []
-        for container, events, owners, depth in self._containers(payloads, errors):
-            rows.extend(self._rows(container, events, owners, depth, errors))
+        for container, depth, n, resolve in self._containers(payloads, errors):
+            rows.extend(self._rows(container, depth, n, resolve, errors))
         errors.sort(key=lambda e: e[0])
         return rows, errors
 
-    def _rows(self, container, events, owners, depth, errors):
-        n = len(events)
+    def _rows(self, container, depth, n, resolve, errors):
         columns = None
-        if container is not None and n > 1 and all(p.check is not None for p in self.paths):
-            columns = []
-            for p in self.paths:
-                if p.check[depth](container) != 0:
-                    columns = None
-                    break
-                columns.append(p.col[depth](container))
+        if container is not None and n > 1 and self.check is not None \
+                and self.check[depth](container) == n:
+            columns = [p.col[depth](container) for p in self.paths]
         if columns is None or any(len(c) != n for c in columns):
-            return self._slow(events, owners, errors)
+            return self._slow(*resolve(), errors)
         bad = {}
         typed = [convert_column(col, t, name, bad)
                  for col, t, name in zip(columns, self.schema.types, self.schema.names)]
         rows = list(zip(*typed))
         if bad:
+            owners = resolve()[1]
             for k, reason in bad.items():
                 errors.append((owners[k], reason))
             rows = [r for k, r in enumerate(rows) if k not in bad]
@@ -242,21 +243,43 @@ def _parse_one(p):
 
 
 def _parse_batch(payloads):
-    """(wrapper, [(index, root)]) parsing every message at once, or None when one of them
-    is not a single well-formed element."""
+    """A `<_batch>` element holding every message's root, parsed at once, or None when one of
+    them is not a single well-formed element."""
     try:
-        body = b"".join(payloads if all(type(p) is bytes for p in payloads)
-                        else [_as_bytes(p) for p in payloads])
+        try:
+            body = b"".join(payloads)
+        except TypeError:  # str messages (or others: _as_bytes says which)
+            body = b"".join([_as_bytes(p) for p in payloads])
         if b"<?xml" in body:
             body = _ANY_DECL.sub(b"", body)
         wrapper = etree.fromstring(b"<_batch>" + body + b"</_batch>", _PARSER)
     except (etree.XMLSyntaxError, PayloadError):
         return None
-    children = wrapper.findall("*")
-    if len(children) != len(payloads) or (wrapper.text or "").strip() \
-            or any(c.tail and c.tail.strip() for c in children):
+    if _COUNT_ROOTS(wrapper) != len(payloads) or _STRAY_TEXT(wrapper):
         return None
-    return wrapper, children
+    return wrapper
+
+
+_COUNT_ROOTS = etree.XPath("count(*)")
+_COUNT_EVENTS_ROOTS = etree.XPath("count(*[local-name() = 'events'])")
+_COUNT_GRANDCHILDREN = etree.XPath("count(*/*)")
+
+
+def _children_of(element, index):
+    def resolve():
+        kids = element.findall("*")
+        return kids, [index] * len(kids)
+    return element, 1, int(_COUNT_ROOTS(element)), resolve
+
+
+def _grandchildren(wrapper):
+    events, owners = [], []
+    for i, root in enumerate(wrapper.findall("*")):
+        kids = root.findall("*")
+        events.extend(kids)
+        owners.extend([i] * len(kids))
+    return events, owners
+_STRAY_TEXT = etree.XPath("boolean(text()[normalize-space()])")
 
 
 # ------------------------------------------------------------------------- output

@@ -231,3 +231,10 @@ from S select * insert into O;""")
     assert spec.type == "json" and spec.options == {"enclosing.element": "$.q"}
     assert spec.attributes == (("symbol", "$.s"), ("price", "$.p"))
     assert MapSpec.from_dict(spec.to_dict()) == spec
+
+
+def test_a_message_holding_two_json_values_is_not_read_as_two_messages():
+    schema = Schema.of(("S", [("symbol", "string"), ("price", "double")]))
+    good = b'{"event":{"symbol":"a","price":1}}'
+    got = input_mapper(MapSpec("json"), schema).decode([good + b"," + good, good])
+    assert [i for i, _ in got.errors] == [0] and len(got.pairs) == 1
