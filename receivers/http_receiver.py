@@ -55,6 +55,9 @@ def events_blueprint(router, limits=DEFAULT_LIMITS, ready=None, guard=None):
                                f"header or Authorization: Bearer)", key)
             resp[0].headers["WWW-Authenticate"] = 'Bearer realm="cep-ingest"'
             return resp
+        mapper = router.mapper(key)
+        if mapper is not None:  # the stream's @source(type='http', @map(...))
+            return mapped_post(router, key, mapper, request.get_data(cache=False))
         try:
             events, bad_lines = read_events(limits)
         except BadPayloadError as exc:
@@ -94,6 +97,26 @@ def events_blueprint(router, limits=DEFAULT_LIMITS, ready=None, guard=None):
         return jsonify({"streams": [str(k) for k in router.keys()]})
 
     return bp
+
+
+def mapped_post(router, key, mapper, body):
+    """One request body through a source's map: 400 with the reasons when it holds no event
+    the map can read; else the events it read are ingested (207 when some were not)."""
+    decoded = mapper.decode([body])
+    if not decoded.pairs:
+        errors = [{"index": i, "reason": r} for i, r in decoded.errors] or \
+            [{"index": 0, "reason": "no event in the message"}]
+        return jsonify({"accepted": 0, "rejected": len(errors), "errors": errors,
+                        "stream": str(key)}), 400
+    try:
+        result = router.ingest_pairs(key, decoded.pairs)
+    except WalError as exc:
+        return backpressure(exc, key)
+    except StreamPausedError as exc:
+        return paused(exc, key)
+    result.rejected += len(decoded.errors)
+    result.errors = [(i, f"map: {r}") for i, r in decoded.errors] + result.errors
+    return jsonify(result.to_dict()), (207 if result.rejected or result.refused else 200)
 
 
 class TooManyEventsError(BadPayloadError):

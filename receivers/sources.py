@@ -2,7 +2,8 @@
 
 - `http`: the worker's own endpoint always serves the stream; with `port='N'` (or WSO2's
   `receiver.url='http://host:port/...'`) the source also listens on its own port and takes
-  `POST /` (any path) for this stream only.
+  `POST /` (any path) for this stream only. With a `@map` and no port, the worker endpoint
+  reads that stream's bodies with the map.
 - `zmq`: bind a PULL socket at `url='tcp://host:port'` for this stream only (one-frame or
   two-frame messages, see receivers.zmq_receiver).
 - `file`: read `path` as JSON lines; `tail='true'` keeps following it. With a host policy
@@ -23,6 +24,7 @@ from cep.policy import PolicyViolation
 from receivers.exceptions import BadPayloadError, SourceConfigError
 from receivers.file_source import FileSource, SourcePump
 from receivers.http_receiver import DEFAULT_LIMITS, HttpServer, backpressure, read_events
+from receivers.http_receiver import mapped_post
 from receivers.limits import install_error_handlers, key_ok, parse_tenant
 from receivers.validation import StreamKey
 from receivers.wal.exceptions import WalError
@@ -86,6 +88,9 @@ class HttpSource:
         self.key, self.port, self.host = key, port, host or "127.0.0.1"
         self.mapper = mapper
         self._server = None
+        self._router = router
+        if mapper is not None and not port:  # the worker endpoint reads the stream's format
+            router.set_mapper(key, mapper)
         if port:
             self._server = HttpServer(_single_stream_app(router, key, limits or DEFAULT_LIMITS,
                                                          mapper), self.host, port)
@@ -98,6 +103,12 @@ class HttpSource:
     def stop(self):
         if self._server:
             self._server.stop()
+        if self.mapper is not None and not self.port:
+            try:
+                if self._router.mapper(self.key) is self.mapper:
+                    self._router.set_mapper(self.key, None)
+            except Exception:  # noqa: BLE001 - the plan's routes may be gone already
+                pass
 
     def describe(self):
         return {"type": "http", "stream": str(self.key),
@@ -159,7 +170,7 @@ def _single_stream_app(router, key, limits, mapper=None):
             return jsonify({"error": "Unauthorized", "message": f"tenant {key.tenant} needs "
                             f"its ingest key (X-CEP-Ingest-Key or Bearer)"}), 401
         if mapper is not None:
-            return _mapped_post(router, key, mapper)
+            return mapped_post(router, key, mapper, request.get_data(cache=False))
         try:
             events, _ = read_events(limits)
         except BadPayloadError as exc:
@@ -173,25 +184,6 @@ def _single_stream_app(router, key, limits, mapper=None):
 
     install_error_handlers(app, limits)
     return app
-
-
-def _mapped_post(router, key, mapper):
-    """One request body through the source's map; a body it cannot read is a 400 with the
-    reason, events it could read are ingested (and the unreadable ones counted)."""
-    decoded = mapper.decode([request.get_data(cache=False)])
-    if not decoded.pairs:
-        reason = decoded.errors[0][1] if decoded.errors else "no event in the message"
-        return jsonify({"accepted": 0, "rejected": len(decoded.errors) or 1,
-                        "errors": [{"index": i, "reason": r} for i, r in decoded.errors]
-                        or [{"index": 0, "reason": reason}]}), 400
-    try:
-        result = router.ingest_pairs(key, decoded.pairs)
-    except WalError as exc:
-        return backpressure(exc, key)
-    result.rejected += len(decoded.errors)
-    result.errors = [(i, f"map: {r}") for i, r in decoded.errors] + result.errors
-    status = 207 if result.rejected or result.refused else 200
-    return jsonify(result.to_dict()), status
 
 
 def _http_address(options, key):

@@ -84,3 +84,18 @@ def test_a_bad_source_map_is_a_config_error(router, key):
     with pytest.raises(SourceConfigError, match="no option 'nope'"):
         build_source({"type": "zmq", "url": "tcp://127.0.0.1:0"}, router, key,
                      mapping={"type": "json", "options": {"nope": "1"}})
+
+
+def test_http_source_map_without_port_applies_to_the_worker_endpoint(router, recorder, key):
+    from receivers.http_receiver import create_app
+    src = build_source({"type": "http"}, router, key,
+                       mapping=MapSpec("xml").to_dict()).start()
+    client = create_app(router).test_client()
+    url = "/events/{}/{}/{}".format(*key)
+    body = ("<events><event><payloadData><symbol>X</symbol><price>2.5</price><volume>3</volume>"
+            "<qty>4</qty><ok>true</ok></payloadData></event></events>")
+    assert client.post(url, data=body).status_code == 200
+    assert [r for _, r in recorder.events] == [("X", 2.5, 3, 4, True)]
+    src.stop()  # the endpoint takes this system's JSON again
+    assert client.post(url, json=[["Y", 1.0, 1, 1, False]]).status_code == 200
+    assert [r for _, r in recorder.events][-1] == ("Y", 1.0, 1, 1, False)
