@@ -52,17 +52,18 @@ class CsvInputMapper(InputMapper):
         return col
 
     def _decode(self, payloads):
-        lines, owners, errors = [], [], []
+        lines, owners, numbers, errors = [], [], [], []
         for i, p in enumerate(payloads):
             try:
                 text = text_of(p)
             except PayloadError as exc:
                 errors.append((i, str(exc)))
                 continue
-            got = [x for x in text.splitlines() if x.strip()]
+            got = [(n, x) for n, x in enumerate(text.splitlines(), 1) if x.strip()]
             if self.header:
                 got = got[1:]
-            lines.extend(got)
+            lines.extend(x for _, x in got)
+            numbers.extend(n for n, _ in got)
             owners.extend([i] * len(got))
         records = list(csv.reader(lines, delimiter=self.delimiter))
         keep, bad = [], {}
@@ -82,7 +83,7 @@ class CsvInputMapper(InputMapper):
         rows = [r for j, r in enumerate(zip(*typed)) if j not in conv_bad]
         for j, reason in conv_bad.items():
             bad[keep[j]] = reason
-        errors.extend((owners[k], reason) for k, reason in bad.items())
+        errors.extend((owners[k], f"line {numbers[k]}: {reason}") for k, reason in bad.items())
         errors.sort(key=lambda e: e[0])
         return rows, errors
 

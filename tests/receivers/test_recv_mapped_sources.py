@@ -96,6 +96,11 @@ def test_http_source_map_without_port_applies_to_the_worker_endpoint(router, rec
             "<qty>4</qty><ok>true</ok></payloadData></event></events>")
     assert client.post(url, data=body).status_code == 200
     assert [r for _, r in recorder.events] == [("X", 2.5, 3, 4, True)]
+    assert client.post(url + "?map=passThrough", json=[["Z", 1.0, 1, 1, False]]).status_code == 200
+    assert client.post(url + "?map=csv&delimiter=;", data="W;2;2;2;true").status_code == 200
+    assert client.post(url + "?map=yaml", data="x").status_code == 400
+    assert [r for _, r in recorder.events][1:] == [("Z", 1.0, 1, 1, False),
+                                                   ("W", 2.0, 2, 2, True)]
     src.stop()  # the endpoint takes this system's JSON again
     assert client.post(url, json=[["Y", 1.0, 1, 1, False]]).status_code == 200
     assert [r for _, r in recorder.events][-1] == ("Y", 1.0, 1, 1, False)
