@@ -150,6 +150,10 @@ def _xml(dep, name, data):
         dep.problems.append(Problem(name, "", f"not XML: {exc}"))
         return
     tag = etree.QName(root).localname
+    if tag in _CEP3:
+        dep.problems.append(Problem(name, tag, "a CEP 3.x artifact (CEP 4.0 uses event "
+                                    "receivers and publishers): skipped", "warning"))
+        return
     if tag not in ("eventReceiver", "eventPublisher"):
         return
     kind = "receiver" if tag == "eventReceiver" else "publisher"
@@ -165,6 +169,10 @@ def _xml(dep, name, data):
                    str(adapter_el.get("eventAdapterType") or ""), props,
                    _mapping(mapping_el), f"{sname}:{version}", name)
     (dep.receivers if kind == "receiver" else dep.publishers).append(art)
+
+
+_CEP3 = ("eventBuilder", "eventFormatter", "inputEventAdaptorConfiguration",
+         "outputEventAdaptorConfiguration", "executionPlan")
 
 
 def _mapping(el):

@@ -154,3 +154,14 @@ def test_deploy_adds_the_imported_plans_to_the_manager(served, tmp_path, capsys)
     shown = capsys.readouterr().out
     assert stored == 0 and "@source(type='jms'" in shown and "@Import('org.acme.Quote:1.0.0')" \
         in shown
+
+
+def test_cep3_artifacts_are_reported_not_silently_skipped(tmp_path):
+    old = tmp_path / "dep"
+    shutil.copytree(DATA, old)
+    (old / "eventbuilders").mkdir()
+    (old / "eventbuilders" / "Old.xml").write_text(
+        '<eventBuilder name="Old" xmlns="http://wso2.org/carbon/eventbuilder"/>')
+    lines = [str(p) for p in import_deployment(old).problems]
+    assert any(line.startswith("warning: eventbuilders/Old.xml: eventBuilder: a CEP 3.x")
+               for line in lines)
