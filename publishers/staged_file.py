@@ -24,7 +24,6 @@ import logging
 import os
 import threading
 
-from publishers.base import batch_json_lines
 from publishers.delivery import LaneMarks, fresh_events, seen_before
 from publishers.exceptions import SinkWriteError
 from publishers.file_sink import FileSink

@@ -24,7 +24,7 @@ from lxml import etree
 
 from cep.mapping.base import InputMapper, OutputMapper, compile_template, payload_template
 from cep.mapping.cep40 import grouped
-from cep.mapping.convert import convert_column, short, to_text
+from cep.mapping.convert import convert_column, to_text
 from cep.mapping.errors import MappingConfigError, PayloadError
 from cep.mapping.json_map import attribute_paths
 from cep.mapping.spec import MapSpec, Schema

@@ -2,7 +2,6 @@
 to a standalone worker running a plan that imports the CEP stream: the worker reads the lines
 with the stream's types (`?map=csv`), rejects the bad line with its reason, and the plan's
 output holds what the good lines produce."""
-import json
 import shutil
 from pathlib import Path
 
