@@ -15,7 +15,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
-from cep.catalog import aggregators, functions, rules
+from cep.catalog import aggregators, ext_processors, functions, rules
 from cep.engine import javamath
 from cep.errors import EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError
 from cep.model import (
@@ -296,7 +296,8 @@ class _Gen:
 
     def _FunctionCall(self, e):
         typed = e.entry is not None and e.entry[0] == "function"
-        entry = functions.FUNCTIONS[e.entry[2]] if typed else self._function_entry(e)
+        entry = (ext_processors.lookup_function(e.entry[1], e.entry[2]) if e.entry[1]
+                 else functions.FUNCTIONS[e.entry[2]]) if typed else self._function_entry(e)
         args = [self.gen(a) for a in e.args]
         types = [a.type for a in args]
         rt = e.rtype if typed else entry.rule(types, e)  # a typed plan: resolved already
@@ -311,7 +312,8 @@ class _Gen:
     @staticmethod
     def _function_entry(e):
         """Resolve and check a call of an untyped (hand-made) model."""
-        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace)
+        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace) or \
+            ext_processors.lookup_function(e.namespace, e.name)
         if entry is None:
             if aggregators.lookup(e.name, e.namespace) is not None:
                 raise TypeMismatchError(
