@@ -71,3 +71,14 @@ class ExtStreamProcessor(WindowProcessor):
     def build(cls, handler, scope, env):
         p = ExtParams(handler, scope)
         return cls(env, cls.parse(p))
+
+
+class NotSupported(ExtStreamProcessor):
+    """An extension this engine does not run yet: a positioned error, never a silent pass."""
+
+    @classmethod
+    def signature(cls, args, types, call):
+        from cep.errors import InvalidQueryError
+        raise InvalidQueryError(f"stream processor #{call.namespace}:{call.name} of Siddhi's "
+                                f"standard extensions is not supported by this engine yet",
+                                call.span)
