@@ -58,9 +58,9 @@ STREAM_PROCESSORS: Dict[Tuple[str, str], StreamProcessorEntry] = {
             "timeseries:lengthTimeForecast(time, length, next.x, [interval, ci,] y, x)"),
         _sp("timeseries", "lengthTimeOutlier", "timeseries:LengthTimeOutlier",
             "timeseries:lengthTimeOutlier(time, length, range, [interval, ci,] y, x)"),
-        _sp("timeseries", "kalmanMinMax", "base:NotSupported",
+        _sp("timeseries", "kalmanMinMax", "extrema:KalmanMinMax",
             "timeseries:kalmanMinMax(value, Q, R, window, 'min'|'max'|'minmax')"),
-        _sp("timeseries", "kernelMinMax", "base:NotSupported",
+        _sp("timeseries", "kernelMinMax", "extrema:KernelMinMax",
             "timeseries:kernelMinMax(value, bandwidth, window, 'min'|'max'|'minmax')"),
     )}
 

@@ -12,25 +12,7 @@ CASES_EXT = [(f, n) for f in FOLDERS for n in sorted(os.listdir(os.path.join(CAS
              if n.endswith(".yaml")]
 
 # case -> why it cannot pass (each is checked to still fail, so a fix shows up)
-_EXTREMA = ("#timeseries:{} (extrema by Kalman/kernel smoothing) is not ported yet: "
-            "the plan gets a positioned 'not supported' error")
 KNOWN_FAILURES = {
-    "timeseries-kalman-testkalmanmaxstreamprocessorextension.yaml":
-        _EXTREMA.format("kalmanMinMax"),
-    "timeseries-kalman-testkalmanminmaxstreamprocessorextension.yaml":
-        _EXTREMA.format("kalmanMinMax"),
-    "timeseries-kalman-testkalmanminstreamprocessorextension.yaml":
-        _EXTREMA.format("kalmanMinMax"),
-    "timeseries-kalman-testkalmanminstreamprocessorextension1.yaml":
-        _EXTREMA.format("kalmanMinMax"),
-    "timeseries-kernel-testkernelmaxstreamprocessorextension1.yaml":
-        _EXTREMA.format("kernelMinMax"),
-    "timeseries-kernel-testkernelmaxstreamprocessorextension2.yaml":
-        _EXTREMA.format("kernelMinMax"),
-    "timeseries-kernel-testkernelmaxstreamprocessorextension4.yaml":
-        _EXTREMA.format("kernelMinMax"),
-    "timeseries-kernel-testkernelminmaxstreamprocessorextension.yaml":
-        _EXTREMA.format("kernelMinMax"),
     "timeseries-linearregression-continuousseasonalitytest.yaml":
         "needs math:sin, a function extension built on another branch",
     "timeseries-linearregression-discreteseasonalitytest.yaml":
