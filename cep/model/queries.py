@@ -176,6 +176,7 @@ class ExecutionPlan:
     tables: tuple = ()  # of TableDefinition
     triggers: tuple = ()  # of TriggerDefinition
     elements: tuple = ()  # of Query | Partition
+    functions: tuple = ()  # of FunctionDefinition (script functions)
     inferred_streams: frozenset = frozenset()
     source: str = field(default="", compare=False, repr=False)
 
