@@ -17,7 +17,7 @@ _ENGINE = "cep.engine.ext."
 class StreamProcessorEntry:
     namespace: str
     name: str
-    implementation: str  # "module:Class"; a bare module name is read below cep.engine.ext
+    implementation: str  # "module:Class"; a standard extension's module is below cep.engine.ext
     doc: str = ""
     origin: str = "siddhi"  # 'siddhi' (a standard extension) or the plug-in's distribution
 
@@ -27,7 +27,7 @@ class StreamProcessorEntry:
 
     def processor_class(self):
         module, _, cls = self.implementation.partition(":")
-        if "." not in module:
+        if self.origin == "siddhi":
             module = _ENGINE + module
         return getattr(importlib.import_module(module), cls)
 
@@ -70,7 +70,12 @@ def lookup_stream_processor(namespace: Optional[str], name: str) \
     """The entry of `#namespace:name` (names match exactly, as Siddhi's extension loader)."""
     if not namespace:
         return None
-    return STREAM_PROCESSORS.get((namespace, name))
+    found = STREAM_PROCESSORS.get((namespace, name))
+    if found is None:
+        from cep.catalog import plugins
+        plugins.ensure_loaded(namespace)
+        found = STREAM_PROCESSORS.get((namespace, name))
+    return found
 
 
 def known_stream_processors():
@@ -87,7 +92,12 @@ def lookup_function(namespace: Optional[str], name: str):
     if not namespace:
         return None
     _load_functions()
-    return FUNCTIONS.get((namespace, name))
+    found = FUNCTIONS.get((namespace, name))
+    if found is None:
+        from cep.catalog import plugins
+        plugins.ensure_loaded(namespace)
+        found = FUNCTIONS.get((namespace, name))
+    return found
 
 
 _loaded = False

@@ -1,6 +1,6 @@
 """Validation of query inputs: which definitions they read, their handlers, and the scope the
 rest of the query sees (single streams, joins, patterns and sequences)."""
-from cep.catalog import ext_processors
+from cep.catalog import ext_processors, windows as catalog_windows
 from cep.compiler import signatures
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.compiler.types import expression_type, require_bool
@@ -234,7 +234,8 @@ def _check_stream_function(handler, scope):
 
 def check_window(window, scope):
     """The window exists and its parameters fit its signature (count, types, constness)."""
-    signature = None if window.namespace else signatures.lookup(signatures.WINDOWS, window.name)
+    signature = catalog_windows.lookup(window.name, window.namespace) if window.namespace \
+        else signatures.lookup(signatures.WINDOWS, window.name)
     if signature is None:
         full = f"{window.namespace}:{window.name}" if window.namespace else window.name
         known = ", ".join(signatures.WINDOWS)

@@ -1,6 +1,6 @@
 """The state of one `kf:kalmanFilter` call site, computed as Siddhi 3.2's KalmanFilter: a static
 filter for one or two arguments, a constant-velocity (2x2) filter for four."""
-from cep.errors import EngineError
+from cep.errors import EventFailure
 
 _ORDINAL = ("First", "Second", "Third", "Fourth")
 
@@ -27,11 +27,11 @@ def _inverse(s):
     else:
         swap = False
     if a == 0:
-        raise EngineError("kf:kalmanFilter(): the noise matrix is singular")
+        raise EventFailure("kf:kalmanFilter(): the noise matrix is singular")
     l21 = c / a
     u22 = d - l21 * b
     if u22 == 0:
-        raise EngineError("kf:kalmanFilter(): the noise matrix is singular")
+        raise EventFailure("kf:kalmanFilter(): the noise matrix is singular")
     # solve LU x = P e_k for k = 0, 1
     cols = []
     for e in ((1.0, 0.0), (0.0, 1.0)):
@@ -74,7 +74,7 @@ class KalmanFilter:
     def _null(i, n):
         what = "Argument" if n == 1 else f"{_ORDINAL[i]} argument"
         kind = "a long" if i == 3 else "a double"
-        raise EngineError(f"Invalid input given to kf:kalmanFilter() function. {what} should "
+        raise EventFailure(f"Invalid input given to kf:kalmanFilter() function. {what} should "
                           f"be {kind}")
 
     def _static(self, measured, noise_sd):
