@@ -46,6 +46,9 @@ class StreamJunction:
     def process_columns(self, cols):
         """A columnar batch (cep.engine.columnar.Columns): subscribers with a columnar
         kernel take it as is, the others get the same events as rows (made once)."""
+        if self.one_by_one:  # plans with script functions: rows, event by event
+            self.process(cols.events())
+            return
         rows = None
         for s in self.subscribers:
             pc = getattr(s, "process_columns", None)

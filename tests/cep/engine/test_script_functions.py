@@ -152,3 +152,16 @@ def test_settings_reach_the_script_limits(monkeypatch):
         .apply_script_limits()
     assert (scripts.LIMITS.timeout_ms, scripts.LIMITS.memory_bytes, scripts.LIMITS.python) == \
         (250.0, 16 * 1024 * 1024, True)
+
+
+def test_a_failing_event_sent_as_columns_drops_only_that_event(tight_caps):
+    pytest.importorskip("numpy")
+    plan = ("define function f[JavaScript] return int { if (data[0] == 2) { throw 'no'; } "
+            "return data[0]; };\n" + STREAM + "from S select f(n) as r insert into Out;")
+    rt = ExecutionPlanRuntime(cep.compile(plan), playback=True)
+    out = []
+    rt.add_callback("Out", out.extend)
+    rt.input_handler("S").send_columns({"a": ["a"] * 3, "b": ["b"] * 3, "n": [1, 2, 3]},
+                                       timestamps=[1, 2, 3])
+    assert [r for _, r in out] == [(1,), (3,)] and rt.failed_events() == 1
+    rt.shutdown()
