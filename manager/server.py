@@ -56,7 +56,10 @@ class Manager:
         self.plans.listener_check = lambda: check_listeners(
             host, spark, self.links.curve is not None)
         self.plans.component_config = {"heartbeat_interval": s["registry.heartbeat_interval"],
-                                       "table_rows": s["limits.table_rows"]}
+                                       "table_rows": s["limits.table_rows"],
+                                       "scripts": {"python": s["scripts.python"],
+                                                   "timeout_ms": s["scripts.call_millis"],
+                                                   "memory_bytes": s["scripts.heap_mib"] << 20}}
         self.spark = SparkStatus(locator(self.launcher))
         self.history = MetricsHistory()
         self.metrics = ManagerMetrics(self)

@@ -176,9 +176,9 @@ class ExecutionPlan:
     tables: tuple = ()  # of TableDefinition
     triggers: tuple = ()  # of TriggerDefinition
     elements: tuple = ()  # of Query | Partition
-    functions: tuple = ()  # of FunctionDefinition (script functions)
     inferred_streams: frozenset = frozenset()
     source: str = field(default="", compare=False, repr=False)
+    functions: tuple = ()  # of FunctionDefinition (script functions); last: positional callers
 
     # -- lookups --
     def stream(self, stream_id):
