@@ -1,8 +1,8 @@
 """Install the sample plug-in (tests/cep/plugins/sample_plugin) into a folder, laid out as pip
 lays out an installed distribution (package + .dist-info with METADATA, entry_points.txt and
 RECORD), without a build backend: that layout is what entry-point discovery reads."""
-import hashlib
 import base64
+import hashlib
 import shutil
 from pathlib import Path
 
