@@ -57,6 +57,9 @@ class SiddhiBolt(Bolt):
         if self.config.get("datasources"):  # database tables resolve as on the manager
             from cep.policy.datasources import use_config
             use_config(self.config["datasources"])
+        if self.config.get("scripts"):  # the manager's scripts.* settings (script functions)
+            from cep.engine import scripts
+            scripts.configure(**self.config["scripts"])
         self.runtime = ExecutionPlanRuntime(cep.compile(self.text))
         for table in self.runtime.tables.values():  # limits.table_rows (cep/policy/settings.py)
             table.max_rows = self.config.get("table_rows", 1_000_000)

@@ -101,6 +101,11 @@ class EventError(EngineError):
     """One input event does not fit its stream (arity, type); the reason names the attribute."""
 
 
+class EventFailure(EngineError):
+    """Processing one event failed in a query (a script function threw or ran past a cap):
+    the junction drops that event for that query, logs and counts it, and goes on."""
+
+
 class UnknownInputStreamError(EngineError):
     """Events were sent to a stream the plan does not have."""
 

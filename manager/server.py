@@ -57,7 +57,10 @@ class Manager:
             host, spark, self.links.curve is not None)
         self.plans.component_config = {"heartbeat_interval": s["registry.heartbeat_interval"],
                                        "table_rows": s["limits.table_rows"],
-                                       "datasources": _datasources()}
+                                       "datasources": _datasources(),
+                                       "scripts": {"python": s["scripts.python"],
+                                                   "timeout_ms": s["scripts.call_millis"],
+                                                   "memory_bytes": s["scripts.heap_mib"] << 20}}
         self.spark = SparkStatus(locator(self.launcher))
         self.history = MetricsHistory()
         self.metrics = ManagerMetrics(self)

@@ -167,7 +167,11 @@ AGG_GLOBALS = {"deque": deque, "_jsqrt": _jsqrt}  # what the snippets call
 
 
 def lookup(name, namespace=None):
-    """The entry of `name`: case-sensitive past the first letter (`Sum`, not `sUm`)."""
+    """The entry of `name`: case-sensitive past the first letter (`Sum`, not `sUm`); a
+    namespaced name is a plug-in's (cep.catalog.plugins)."""
+    if namespace:
+        from cep.catalog import plugins
+        return plugins.lookup_aggregator(namespace, name)
     return _lookup(AGGREGATORS, name, namespace)
 
 

@@ -74,5 +74,9 @@ WINDOWS = {e.name: e for e in (
 
 
 def lookup(name, namespace=None):
-    """The entry of `name`: case-sensitive past the first letter."""
+    """The entry of `name`: case-sensitive past the first letter; a namespaced name is a
+    plug-in's (cep.catalog.plugins)."""
+    if namespace:
+        from cep.catalog import plugins
+        return plugins.lookup_window(namespace, name)
     return _lookup(WINDOWS, name, namespace)

@@ -14,6 +14,7 @@ VERB_MODULES = (
     "cep.cli.run",
     "cep.cli.backtest",
     "cep.cli.validate",
+    "cep.cli.extensions",
     "cep.cli.topology",
     "cep.cli.manager",
     "cep.cli.plan",

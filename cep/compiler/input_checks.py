@@ -1,5 +1,6 @@
 """Validation of query inputs: which definitions they read, their handlers, and the scope the
 rest of the query sees (single streams, joins, patterns and sequences)."""
+from cep.catalog import ext_processors, windows as catalog_windows
 from cep.compiler import signatures
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.compiler.types import expression_type, require_bool
@@ -12,6 +13,7 @@ from cep.model import (
     SingleInputStream, StateInputStream, StreamFunction, StreamState, TableDefinition, Variable,
     Window,
 )
+from cep.model.definitions import Attribute
 from cep.model.expressions import Constant, Negate, TimeConstant
 
 # stream functions of Siddhi 3 core that pass events through unchanged
@@ -43,8 +45,18 @@ def _single_scope(stream, ctx):
             f"table '{stream.stream_id}' cannot be the input of a query: join it with a "
             f"stream or test it with '... in {stream.stream_id}'", stream.span)
     scope = _scope_for(stream, definition)
-    check_handlers(stream, scope, ctx)
+    extra = check_handlers(stream, scope, ctx)
+    if extra:  # stream processors append attributes: the rest of the query sees them
+        attributes = definition.attributes + tuple(extra)
+        return _scope_for(stream, _Extended(definition.id, attributes)), attributes
     return scope, definition.attributes
+
+
+class _Extended:
+    """A definition with the attributes stream processors append."""
+
+    def __init__(self, id_, attributes):
+        self.id, self.attributes = id_, attributes
 
 
 def _join_scope(join, ctx):
@@ -65,7 +77,8 @@ def _join_scope(join, ctx):
             f"('as a', 'as b')", right.span)
     scope = CompositeScope((left_scope, right_scope), strict=True)
     for stream, _, side_scope in sides:
-        check_handlers(stream, CompositeScope((side_scope, scope)), ctx)
+        _no_appending(stream, check_handlers(stream, CompositeScope((side_scope, scope)), ctx),
+                      "a join side")
     if join.on is not None:
         require_bool(join.on, scope, "the join condition", tables=ctx.tables)
     return scope, sides[0][1].attributes + sides[1][1].attributes
@@ -156,15 +169,30 @@ def _state_scope(state_input, ctx):
         entries.append((stream, _scope_for(stream, definition), definition))
     everything = CompositeScope(tuple(s for _, s, _ in entries))
     for stream, own, _ in entries:
-        check_handlers(stream, CompositeScope((own, everything)), ctx)
+        _no_appending(stream, check_handlers(stream, CompositeScope((own, everything)), ctx),
+                      f"a {state_input.kind} state")
     attributes = tuple(a for _, _, d in entries for a in d.attributes)
     return everything, attributes
 
 
+def _no_appending(stream, extra, where):
+    if extra:
+        handler = next(h for h in stream.handlers if isinstance(h, StreamFunction)
+                       and h.namespace)
+        raise InvalidQueryError(f"stream processor #{handler.namespace}:{handler.name} is "
+                                f"not supported on {where}: use it in a query of its own "
+                                f"that inserts into a stream", handler.span)
+
+
 def check_handlers(stream, scope, ctx):
-    """Filters are bool; windows and stream functions exist and get fitting parameters."""
-    windows = 0
+    """Filters are bool; windows and stream functions exist and get fitting parameters.
+    Returns the attributes stream processors append (Attribute list; handlers after one see
+    them)."""
+    windows, extra = 0, []
     for handler in stream.handlers:
+        if extra:
+            refs = (stream.alias, stream.stream_id)
+            scope = CompositeScope((scope, AttributeScope(refs, extra, "appended attributes")))
         if isinstance(handler, Filter):
             require_bool(handler.expression, scope, "a filter", tables=ctx.tables)
         elif isinstance(handler, Window):
@@ -173,7 +201,23 @@ def check_handlers(stream, scope, ctx):
                 raise InvalidQueryError("a stream can have only one window", handler.span)
             check_window(handler, scope)
         elif isinstance(handler, StreamFunction):
-            _check_stream_function(handler, scope)
+            if handler.namespace:
+                extra = extra + _check_stream_processor(handler, scope)
+            else:
+                _check_stream_function(handler, scope)
+    return extra
+
+
+def _check_stream_processor(handler, scope):
+    """A namespaced stream processor exists and its parameters fit: -> appended Attributes."""
+    entry = ext_processors.lookup_stream_processor(handler.namespace, handler.name)
+    if entry is None:
+        raise UnknownFunctionError(
+            f"'#{handler.namespace}:{handler.name}' is not a known stream processor (known: "
+            f"{', '.join(sorted(ext_processors.known_stream_processors()))})", handler.span)
+    types = [expression_type(p, scope) for p in handler.params]
+    appended = entry.processor_class().signature(handler.params, types, handler)
+    return [Attribute(name, attr_type) for name, attr_type in appended]
 
 
 def _check_stream_function(handler, scope):
@@ -190,7 +234,8 @@ def _check_stream_function(handler, scope):
 
 def check_window(window, scope):
     """The window exists and its parameters fit its signature (count, types, constness)."""
-    signature = None if window.namespace else signatures.lookup(signatures.WINDOWS, window.name)
+    signature = catalog_windows.lookup(window.name, window.namespace) if window.namespace \
+        else signatures.lookup(signatures.WINDOWS, window.name)
     if signature is None:
         full = f"{window.namespace}:{window.name}" if window.namespace else window.name
         known = ", ".join(signatures.WINDOWS)

@@ -6,7 +6,7 @@ raises a positioned error (TypeMismatchError, UnknownFunctionError, UnknownAttri
 TableDefinitions for `cond in Table`; `aggregates` allows sum(), avg(), ... (select and having),
 whose arguments are typed in `aggregate_scope` when given (having sees the output row, but its
 aggregators read the input)."""
-from cep.catalog import aggregators, functions, rules
+from cep.catalog import aggregators, ext_processors, functions, rules, scripts
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.errors import (
     InvalidQueryError, TypeMismatchError, UnknownFunctionError, UnknownStreamError,
@@ -131,14 +131,18 @@ class _Typer:
         aggregator = aggregators.lookup(expr.name, expr.namespace)
         if aggregator is not None:
             return self._aggregate(expr, aggregator)
-        function = rules.lookup(functions.FUNCTIONS, expr.name, expr.namespace)
+        function = rules.lookup(functions.FUNCTIONS, expr.name, expr.namespace) or \
+            ext_processors.lookup_function(expr.namespace, expr.name)
+        kind = "function"
+        if function is None and not expr.namespace:
+            function, kind = scripts.lookup(expr.name), "script"
         if function is None:
             raise UnknownFunctionError(f"'{full}' is neither a function nor an aggregator",
                                        expr.span)
         types = [self.type_of(a) for a in expr.args]
         rules.check_arity(function, expr)
         found = function.rule(types, expr)
-        expr.resolve(found, ("function", expr.namespace, function.name))
+        expr.resolve(found, (kind, expr.namespace, function.name))
         return found
 
     def _aggregate(self, expr, entry):

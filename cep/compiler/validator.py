@@ -4,6 +4,7 @@
 streams), or raises the first positioned error."""
 import dataclasses
 
+from cep.catalog import scripts
 from cep.compiler.annotation_rules import check_annotations
 from cep.compiler.query_checks import check_query, match_definition
 from cep.compiler.scope import AttributeScope
@@ -86,6 +87,11 @@ def _check_attribute_names(definition):
 
 def validate(plan):
     """The checked plan, with inferred streams and partition inner streams filled in."""
+    with scripts.in_scope(scripts.check_definitions(plan.functions)):
+        return _validate(plan)
+
+
+def _validate(plan):
     ctx = PlanContext(plan)
     check_annotations(plan)
     elements = []

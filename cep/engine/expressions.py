@@ -15,7 +15,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
-from cep.catalog import aggregators, functions, rules
+from cep.catalog import aggregators, ext_processors, functions, rules, scripts
 from cep.engine import javamath
 from cep.errors import EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError
 from cep.model import (
@@ -295,8 +295,8 @@ class _Gen:
         return compile_in_table(e, self, self.scope, self.scope.tables)
 
     def _FunctionCall(self, e):
-        typed = e.entry is not None and e.entry[0] == "function"
-        entry = functions.FUNCTIONS[e.entry[2]] if typed else self._function_entry(e)
+        typed = e.entry is not None and e.entry[0] in ("function", "script")
+        entry = _typed_entry(e) if typed else self._function_entry(e)
         args = [self.gen(a) for a in e.args]
         types = [a.type for a in args]
         rt = e.rtype if typed else entry.rule(types, e)  # a typed plan: resolved already
@@ -311,7 +311,9 @@ class _Gen:
     @staticmethod
     def _function_entry(e):
         """Resolve and check a call of an untyped (hand-made) model."""
-        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace)
+        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace) or \
+            ext_processors.lookup_function(e.namespace, e.name) or \
+            (None if e.namespace else scripts.lookup(e.name))
         if entry is None:
             if aggregators.lookup(e.name, e.namespace) is not None:
                 raise TypeMismatchError(
@@ -320,6 +322,20 @@ class _Gen:
             raise UnknownFunctionError(f"unknown function {full}()", e.span)
         rules.check_arity(entry, e)
         return entry
+
+
+def _typed_entry(e):
+    """The catalog entry a typed call was resolved to (built-in, extension or script)."""
+    kind, namespace, name = e.entry
+    if kind == "script":
+        found = scripts.lookup(name)
+        if found is None:
+            raise UnknownFunctionError(f"script function {name}() is not defined in this plan",
+                                       e.span)
+        return found
+    if namespace:
+        return ext_processors.lookup_function(namespace, name)
+    return functions.FUNCTIONS[name]
 
 
 # -- constant folding: generated code never operates on two literals (`0.5 <= 100.125`,

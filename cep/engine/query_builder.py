@@ -53,7 +53,8 @@ def input_definition(stream, ctx):
 
 
 def build_handlers(stream, scope, ctx, owner_ok=True):
-    """Processors for a stream's handlers -> (list, has window, has batch window)."""
+    """Processors for a stream's handlers -> (list, has window, has batch window, the input
+    definition with the attributes stream processors append, its scope)."""
     procs, window, batch = [], False, False
     for i, h in enumerate(stream.handlers):
         if isinstance(h, Filter):
@@ -68,10 +69,13 @@ def build_handlers(stream, scope, ctx, owner_ok=True):
         elif isinstance(h, StreamFunction):
             if h.namespace is None and h.name == "log":
                 procs.append(LogProcessor(stream.stream_id))
+            elif h.namespace:
+                from cep.engine.ext.build import build_stream_processor
+                p, scope = build_stream_processor(h, scope, ctx, stream)
+                procs.append(p)
             else:
-                name = f"{h.namespace}:{h.name}" if h.namespace else h.name
-                raise UnknownFunctionError(f"unknown stream function #{name}()", h.span)
-    return procs, window, batch
+                raise UnknownFunctionError(f"unknown stream function #{h.name}()", h.span)
+    return procs, window, batch, scope
 
 
 def build_single_query(query, ctx, name):
@@ -89,7 +93,8 @@ def build_single_query(query, ctx, name):
             pre = And(pre, h.expression)
         procs, window, batch = [], False, False
     else:
-        procs, window, batch = build_handlers(stream, scope, ctx)
+        procs, window, batch, scope = build_handlers(stream, scope, ctx)
+        definition = scope.definition
     fuse, owner = _fuse_spec(stream, query, scope, ctx)
     if fuse is not None:
         procs = procs[:-1]  # the window's work moves into the fused selector

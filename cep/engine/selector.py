@@ -239,7 +239,9 @@ class _HavingScope(Scope):
 
 def _make_agg(node, scope, aggs):
     typed = node.entry is not None and node.entry[0] == "aggregator"  # resolved by the compiler
-    spec = agg.AGGREGATORS[node.entry[2]] if typed else agg.lookup(node.name, node.namespace)
+    spec = (agg.lookup(node.entry[2], node.entry[1]) if node.entry[1]
+            else agg.AGGREGATORS[node.entry[2]]) if typed \
+        else agg.lookup(node.name, node.namespace)
     if spec.nargs == 0:
         arg, t = None, None
     else:

@@ -56,3 +56,17 @@ class TriggerDefinition:
     @property
     def attributes(self):
         return (Attribute("triggered_time", AttrType.LONG),)
+
+
+@dataclass(frozen=True)
+class FunctionDefinition:
+    """`define function Id[language] return type { body }`: a script function, called as
+    `Id(args)`; the body reads its arguments as `data[0]`, `data[1]`, ..."""
+    id: str
+    language: str  # as written: JavaScript, python, Scala, R
+    return_type: AttrType
+    body: str  # the text between the braces
+    annotations: tuple = ()
+    text: str = field(default="", compare=False)
+    span: Span = field(default=NO_SPAN, compare=False)
+    language_span: Span = field(default=NO_SPAN, compare=False)

@@ -178,6 +178,7 @@ class ExecutionPlan:
     elements: tuple = ()  # of Query | Partition
     inferred_streams: frozenset = frozenset()
     source: str = field(default="", compare=False, repr=False)
+    functions: tuple = ()  # of FunctionDefinition (script functions); last: positional callers
 
     # -- lookups --
     def stream(self, stream_id):

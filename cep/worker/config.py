@@ -146,8 +146,10 @@ def host_policy(cfg):
 
     from cep.policy import HostPolicy
     managers = [urlsplit(u).port for u in cfg["managers.urls"]]
-    return HostPolicy.from_settings(cfg, os.path.abspath(cfg["worker.state_dir"])).with_reserved(
+    policy = HostPolicy.from_settings(cfg, os.path.abspath(cfg["worker.state_dir"])).with_reserved(
         cfg["receivers.http_port"], cfg["receivers.zmq_port"], *managers)
+    policy.apply_script_limits()  # the plans this worker runs follow its script settings
+    return policy
 
 
 def wal_dir(cfg, worker_id):

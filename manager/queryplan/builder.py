@@ -26,7 +26,8 @@ def _streams(parent, tag, plan, ids, partition_attrs=None):
 
 
 def _definitions_text(plan, ids):
-    out = []
+    # script functions first: every group may call them (a bolt compiles its group's text)
+    out = [(f.text or "").strip().rstrip(";") + ";" for f in plan.functions]
     for did in ids:
         table = plan.table(did)
         if table is not None:
