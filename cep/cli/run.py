@@ -42,7 +42,7 @@ def main(args, stdout=None, stderr=None):
         return 2
 
     def emit(event):
-        out.write(json.dumps(event) + "\n")
+        out.write(json.dumps(event, default=str) + "\n")  # objects (maps) as Java prints them
 
     def on_bad(bad):
         print(f"{args.events}: {bad}", file=err)

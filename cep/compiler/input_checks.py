@@ -1,5 +1,6 @@
 """Validation of query inputs: which definitions they read, their handlers, and the scope the
 rest of the query sees (single streams, joins, patterns and sequences)."""
+from cep.catalog import ext
 from cep.compiler import signatures
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.compiler.types import expression_type, require_bool
@@ -179,6 +180,9 @@ def check_handlers(stream, scope, ctx):
 def _check_stream_function(handler, scope):
     arity = None if handler.namespace else STREAM_FUNCTIONS.get(handler.name)
     full = f"{handler.namespace}:{handler.name}" if handler.namespace else handler.name
+    refused = ext.refusal(handler.namespace, handler.name)
+    if refused is not None:
+        raise UnknownFunctionError(f"'#{full}' is not supported: {refused}", handler.span)
     if arity is None:
         raise UnknownFunctionError(f"'#{full}' is not a known stream function", handler.span)
     if not arity[0] <= len(handler.params) <= arity[1]:

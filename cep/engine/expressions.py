@@ -15,9 +15,9 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
-from cep.catalog import aggregators, functions, rules
+from cep.catalog import aggregators, ext, rules
 from cep.engine import javamath
-from cep.errors import EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError
+from cep.errors import EngineError, TypeMismatchError, UnknownAttributeError
 from cep.model import (
     And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, InTable, IsNull, IsNullStream,
     Negate, Not, Or, TimeConstant, Variable,
@@ -296,7 +296,7 @@ class _Gen:
 
     def _FunctionCall(self, e):
         typed = e.entry is not None and e.entry[0] == "function"
-        entry = functions.FUNCTIONS[e.entry[2]] if typed else self._function_entry(e)
+        entry = ext.find_function(e.entry[2], e.entry[1]) if typed else self._function_entry(e)
         args = [self.gen(a) for a in e.args]
         types = [a.type for a in args]
         rt = e.rtype if typed else entry.rule(types, e)  # a typed plan: resolved already
@@ -311,14 +311,16 @@ class _Gen:
     @staticmethod
     def _function_entry(e):
         """Resolve and check a call of an untyped (hand-made) model."""
-        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace)
+        entry = ext.find_function(e.name, e.namespace)
         if entry is None:
             if aggregators.lookup(e.name, e.namespace) is not None:
                 raise TypeMismatchError(
                     f"aggregator {e.name}() can only be used in a select clause", e.span)
-            full = f"{e.namespace}:{e.name}" if e.namespace else e.name
-            raise UnknownFunctionError(f"unknown function {full}()", e.span)
-        rules.check_arity(entry, e)
+            raise ext.unknown_function_error(e.name, e.namespace, e.span)
+        if e.namespace:
+            ext.check_arity(entry, e, e.namespace)
+        else:
+            rules.check_arity(entry, e)
         return entry
 
 
@@ -337,7 +339,7 @@ def _literal_tree(e):
     if isinstance(e, (Not, Negate, IsNull)):
         return _literal_tree(e.operand)
     if isinstance(e, FunctionCall):
-        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace)
+        entry = ext.find_function(e.name, e.namespace)
         return entry is not None and entry.pure and all(map(_literal_tree, e.args))
     return False
 
