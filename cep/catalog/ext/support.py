@@ -86,9 +86,11 @@ def entry(ns: str, name: str, min_args: int, max_args: Optional[int], rule, impl
     function's null (or failure) reads as false: Siddhi wraps an extension of result type
     BOOL in a BoolConditionExpressionExecutor."""
     full = f"{ns}:{name}"
-    helper = f"_x_{ns}_{name}"
 
     def emit(srcs, types, args):
+        # one name per call site (its argument list, the same object for the safe and the
+        # fast source): a factory makes each site its own implementation
+        helper = f"_x_{ns}_{name}_{id(args):x}" if factory else f"_x_{ns}_{name}"
         fn = impl(types, args) if factory else impl
         fn = fn if unguarded else guarded(full, fn)
         if boolean:
