@@ -9,7 +9,7 @@ aggregators read the input)."""
 from cep.catalog import aggregators, ext, rules
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.errors import (
-    InvalidQueryError, TypeMismatchError, UnknownFunctionError, UnknownStreamError,
+    InvalidQueryError, TypeMismatchError, UnknownStreamError,
 )
 from cep.model import AttrType, NUMERIC_TYPES
 

@@ -1,14 +1,12 @@
 """`map:` — Siddhi 3.2.15's map extension: a map value (Java's HashMap: its iteration order and
 its `{k=v, ...}` string form), built from key/value pairs, JSON (org.json's lenient reading)
 or XML (lxml), read and changed with get/put/remove, written as JSON or XML."""
-import json
 import re
 import struct
 
 from cep.catalog.ext import register
 from cep.catalog.ext.support import ANY, BOOL, OBJECT, STRING, entry, fail, signature
 from cep.engine import javamath
-from cep.model import Constant
 
 NS = "map"
 
@@ -220,7 +218,8 @@ class _JSONReader:
         if c == "[":
             return self.array()
         start = self.i - 1
-        while self.i < len(self.s) and self.s[self.i] >= " " and self.s[self.i] not in ",:]}/\\\"[{;=#":
+        stops = ",:]}/\\\"[{;=#"
+        while self.i < len(self.s) and self.s[self.i] >= " " and self.s[self.i] not in stops:
             self.i += 1
         text = self.s[start:self.i].strip()
         if text == "":

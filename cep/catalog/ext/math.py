@@ -19,7 +19,7 @@ INF, NAN = math.inf, math.nan
 def _need(*xs):
     for x in xs:
         if x is None:
-            raise ValueError(f"input to the math function cannot be null")
+            raise ValueError("input to the math function cannot be null")
 
 
 def _java(fn, domain=None):
@@ -48,6 +48,18 @@ def _exp_domain(x):
 
 def _hyper_domain(sign_of_x):
     return lambda x: INF if not sign_of_x or x > 0 else -INF
+
+
+def _ceil(x):
+    """Math.ceil: a double, and -0.0 for -1 < x <= -0.0."""
+    r = float(math.ceil(x))
+    return math.copysign(r, x) if r == 0 else r
+
+
+def _floor(x):
+    """Math.floor: a double (floor(-0.0) is -0.0)."""
+    r = float(math.floor(x))
+    return math.copysign(r, x) if r == 0 else r
 
 
 def _log2(x):
@@ -363,7 +375,7 @@ register(NS, [
           "atan(number) or atan(y, x) (atan2) -> double"),
     entry(NS, "bin", 1, 1, signature("math:bin", STRING, IL), _int_long_factory("b"),
           "bin(int|long): Integer/Long.toBinaryString", factory=True),
-    _numeric("ceil", _java(math.ceil, lambda x: x), FD,
+    _numeric("ceil", _java(_ceil, lambda x: x), FD,
              doc="ceil(float|double) -> double"),
     entry(NS, "conv", 3, 3, signature("math:conv", STRING, (STRING,), (INT,), (INT,)), _conv,
           "conv(string, fromBase, toBase): Integer.toString(Integer.parseInt(s, from), to)"),
@@ -374,7 +386,8 @@ register(NS, [
                            if not math.isinf(x) else x), doc="cbrt(number) -> double"),
     entry(NS, "e", 0, 0, signature("math:e", DOUBLE), lambda: math.e, "e() -> 2.718..."),
     _numeric("exp", _java(math.exp, _exp_domain), doc="exp(number) -> double"),
-    _numeric("floor", _java(math.floor, lambda x: x), doc="floor(number) -> double"),
+    _numeric("floor", _java(_floor, lambda x: x),
+             doc="floor(number) -> double"),
     entry(NS, "getExponent", 1, 1, signature("math:getExponent", INT, NUMBERS),
           lambda types, args: _get_exponent_float if types[0] is FLOAT else _get_exponent,
           "getExponent(number) -> int: Math.getExponent", factory=True),

@@ -5,7 +5,6 @@ from cep.catalog.ext.support import (
     ANY, BOOL, INT, STRING, check_types, entry, java_length, java_regex, java_replacement,
     java_split, signature, to_java_string,
 )
-from cep.model import Constant
 
 NS = "str"
 _JAVA_SPACE = "".join(map(chr, range(33)))  # String.trim() strips every char <= ' '

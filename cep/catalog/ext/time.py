@@ -9,7 +9,6 @@ from cep.catalog.ext.javatime import (
 from cep.catalog.ext.support import (
     INT, LONG, STRING, check_types, entry, fail, require_constant,
 )
-from cep.model import Constant
 
 NS = "time"
 DEFAULT = "yyyy-MM-dd HH:mm:ss.SSS"

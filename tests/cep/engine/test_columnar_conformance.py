@@ -1,4 +1,4 @@
-"""Every conformance case (tests/conformance/cases: single, multi, fuzz) run twice in process,
+"""Every conformance case (tests/conformance/cases: single, multi, fuzz, ext) run twice in process,
 its inputs as row batches (`send_batch`) and as columnar batches (`send_columns` of Python
 lists): every stream's output is the same (repr: NaN and -0.0 exactly). The row path itself
 matches Siddhi 3.2's expected output (tests/conformance)."""
@@ -12,7 +12,8 @@ import cep
 from cep.errors import CepError
 
 CASES = os.path.join(os.path.dirname(__file__), "..", "..", "conformance", "cases")
-FILES = sorted(os.path.join(kind, f) for kind in ("single", "multi", "fuzz")
+FILES = sorted(os.path.join(kind, f) for kind in ("single", "multi", "fuzz", "ext/string",
+                                                  "ext/math", "ext/regex", "ext/time", "ext/map")
                for f in os.listdir(os.path.join(CASES, kind)) if f.endswith(".yaml"))
 
 

@@ -1,0 +1,199 @@
+"""Whole-batch (numpy) forms of the extension functions whose batch result is exactly the row
+path's: the columnar engine (cep/engine/columnar) runs a projection of them over a batch
+without a Python call per event and function. Each kernel takes the arguments' values and
+null masks (a literal is a 0-d array) and gives (values, nulls); a null argument gives null,
+as the row path's guarded Java implementation does. Functions without a kernel here keep the
+row path (their results, such as transcendental math, could differ from Java's in the last
+bit between numpy's and the C library's implementations)."""
+from typing import Callable, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from cep.catalog.ext.support import DOUBLE, FLOAT, INT, LONG, STRING, java_length
+from cep.engine import javamath
+
+Kernel = Callable[[Sequence[np.ndarray], Sequence[Optional[np.ndarray]], int],
+                  Tuple[np.ndarray, Optional[np.ndarray]]]
+KERNELS: Dict[Tuple[str, str], Callable] = {}
+_NUM = (INT, LONG, FLOAT, DOUBLE)
+
+
+def kernel(ns: str, name: str, types, args) -> Optional[Kernel]:
+    """The batch kernel of `ns:name` for these argument types, or None."""
+    factory = KERNELS.get((ns, name))
+    return None if factory is None else factory(types, args)
+
+
+def _nulls(nulls, n):
+    """The union of the arguments' null masks (None: no nulls)."""
+    out = None
+    for m in nulls:
+        if m is None:
+            continue
+        m = np.broadcast_to(m, (n,)) if m.ndim == 0 else m
+        out = m.copy() if out is None else out | m
+    return out if out is not None and out.any() else None
+
+
+def _as_float(v):
+    return v.astype(np.float64) if v.dtype != np.float64 else v
+
+
+def _unary_math(ufunc, accept=_NUM):
+    def factory(types, args):
+        if types[0] not in accept:
+            return None
+
+        def run(values, nulls, n):
+            return ufunc(_as_float(values[0])), _nulls(nulls, n)
+        return run
+    return factory
+
+
+def _binary_math(fn):
+    def factory(types, args):
+        if types[0] not in _NUM or types[1] not in _NUM:
+            return None
+
+        def run(values, nulls, n):
+            return fn(_as_float(values[0]), _as_float(values[1])), _nulls(nulls, n)
+        return run
+    return factory
+
+
+def _signum(types, args):
+    if types[0] not in _NUM:
+        return None
+
+    def run(values, nulls, n):
+        return np.sign(_as_float(values[0])).astype(np.int32), _nulls(nulls, n)
+    return run
+
+
+def _java_max(a, b):
+    """Math.max: NaN in either gives NaN (np.maximum too); max(-0.0, 0.0) is 0.0."""
+    out = np.maximum(a, b)
+    zero = (a == 0) & (b == 0)
+    if np.any(zero):
+        out = np.where(zero, np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0), out)
+    return out
+
+
+def _java_min(a, b):
+    """Math.min: min(-0.0, 0.0) is -0.0."""
+    out = np.minimum(a, b)
+    zero = (a == 0) & (b == 0)
+    if np.any(zero):
+        out = np.where(zero, np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0), out)
+    return out
+
+
+def _round(types, args):
+    """Math.round: floor(x + 0.5); NaN 0; saturating at the int/long range."""
+    if types[0] not in (FLOAT, DOUBLE):
+        return None
+    lo, hi, dtype = ((javamath.INT_MIN, javamath.INT_MAX, np.int32) if types[0] is FLOAT
+                     else (javamath.LONG_MIN, javamath.LONG_MAX, np.int64))
+
+    def run(values, nulls, n):
+        x = values[0]
+        if types[0] is FLOAT:
+            r = np.floor((x + np.float32(0.5)).astype(np.float32)).astype(np.float64)
+        else:
+            r = np.floor(x + 0.5)
+            exact = np.abs(x) >= 2.0 ** 52  # x + 0.5 would round: x is integral there
+            if exact.any():
+                r = np.where(exact, x, r)
+            half = (x - np.floor(x)) == 0.49999999999999994
+            if half.any():
+                r = np.where(half, np.floor(x), r)
+        r = np.nan_to_num(r, nan=0.0)
+        out = np.clip(r, float(lo), float(hi))
+        res = out.astype(dtype)
+        big = r >= float(hi)
+        if big.any():
+            res[big] = hi
+        return res, _nulls(nulls, n)
+    return run
+
+
+def _strings(fn):
+    """A str -> value function over an object column, nulls left null."""
+    def factory(types, args):
+        if any(t is not STRING for t in types) or len(types) != 1:
+            return None
+        cache: Dict[str, object] = {}
+
+        def cached(s):
+            r = cache.get(s)
+            if r is None:
+                r = fn(s)
+                if len(cache) < 4096:
+                    cache[s] = r
+            return r
+
+        def run(values, nulls, n):
+            v = values[0]
+            m = _nulls(nulls, n)
+            if v.ndim == 0:
+                v = np.broadcast_to(v, (n,))
+            out = np.empty(n, object)
+            if m is None:
+                out[:] = list(map(cached, v))
+            else:
+                out[:] = [None if bad else cached(s) for s, bad in zip(v, m)]
+            return out, m
+        return run
+    return factory
+
+
+def _length(types, args):
+    if types != [STRING] and list(types) != [STRING]:
+        return None
+
+    def run(values, nulls, n):
+        v, m = values[0], _nulls(nulls, n)
+        if v.ndim == 0:
+            v = np.broadcast_to(v, (n,))
+        if m is None:
+            return np.fromiter(map(java_length, v), np.int32, n), None
+        return np.fromiter((0 if bad else java_length(s) for s, bad in zip(v, m)),
+                           np.int32, n), m
+    return run
+
+
+def _concat(types, args):
+    """str:concat over strings: nulls are left out (never a null result)."""
+    if any(t is not STRING for t in types):
+        return None
+
+    def run(values, nulls, n):
+        cols = [np.broadcast_to(v, (n,)) if v.ndim == 0 else v for v in values]
+        ms = [None if m is None else (np.broadcast_to(m, (n,)) if m.ndim == 0 else m)
+              for m in nulls]
+        out = np.empty(n, object)
+        if all(m is None for m in ms):
+            out[:] = list(map("".join, zip(*cols)))
+        else:
+            out[:] = ["".join(s for s in row if s is not None) for row in zip(*cols)]
+        return out, None
+    return run
+
+
+_FD = (FLOAT, DOUBLE)
+KERNELS.update({
+    ("math", "abs"): _unary_math(np.abs),
+    ("math", "sqrt"): _unary_math(np.sqrt),
+    ("math", "floor"): _unary_math(np.floor),
+    ("math", "ceil"): _unary_math(np.ceil, _FD),
+    ("math", "signum"): _signum,
+    ("math", "max"): _binary_math(_java_max),
+    ("math", "min"): _binary_math(_java_min),
+    ("math", "copySign"): _binary_math(np.copysign),
+    ("math", "round"): _round,
+    ("str", "upper"): _strings(str.upper),
+    ("str", "lower"): _strings(str.lower),
+    ("str", "reverse"): _strings(lambda s: s[::-1]),
+    ("str", "length"): _length,
+    ("str", "concat"): _concat,
+})
