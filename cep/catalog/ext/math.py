@@ -164,31 +164,31 @@ def _get_exponent_float(x):
     return max(math.frexp(x)[1] - 1, -127)
 
 
-def _round_float(x):
-    """Math.round(float) -> int: floor(x + 0.5), NaN 0, saturating."""
-    _need(x)
+def _java_round(x, lo, hi):
+    """Math.round: floor(x + 1/2) computed exactly (as Java 7+ does), NaN 0, saturating.
+    x - floor(x) is exact wherever it decides the answer."""
     if x != x:
         return 0
     if math.isinf(x):
-        return javamath.INT_MAX if x > 0 else javamath.INT_MIN
-    return max(javamath.INT_MIN, min(javamath.INT_MAX, math.floor(javamath.f32(x + 0.5))
-                                    if abs(x) < 2 ** 23 else int(x)))
+        return hi if x > 0 else lo
+    if abs(x) >= 2.0 ** 52:
+        r = int(x)
+    else:
+        r = math.floor(x)
+        r += x - r >= 0.5
+    return max(lo, min(hi, r))
+
+
+def _round_float(x):
+    """Math.round(float) -> int."""
+    _need(x)
+    return _java_round(float(x), javamath.INT_MIN, javamath.INT_MAX)
 
 
 def _round_double(x):
     """Math.round(double) -> long."""
     _need(x)
-    if x != x:
-        return 0
-    if math.isinf(x):
-        return javamath.LONG_MAX if x > 0 else javamath.LONG_MIN
-    if abs(x) >= 2 ** 52:
-        r = int(x)
-    else:
-        r = math.floor(x + 0.5) if x + 0.5 - 0.5 == x or x < 0 else math.floor(x)
-        if x - math.floor(x) == 0.49999999999999994:
-            r = math.floor(x)
-    return max(javamath.LONG_MIN, min(javamath.LONG_MAX, r))
+    return _java_round(x, javamath.LONG_MIN, javamath.LONG_MAX)
 
 
 def _unsigned(x, bits):

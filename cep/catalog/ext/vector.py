@@ -96,23 +96,19 @@ def _round(types, args):
                      else (javamath.LONG_MIN, javamath.LONG_MAX, np.int64))
 
     def run(values, nulls, n):
-        x = values[0]
-        if types[0] is FLOAT:
-            r = np.floor((x + np.float32(0.5)).astype(np.float32)).astype(np.float64)
-        else:
-            r = np.floor(x + 0.5)
-            exact = np.abs(x) >= 2.0 ** 52  # x + 0.5 would round: x is integral there
-            if exact.any():
-                r = np.where(exact, x, r)
-            half = (x - np.floor(x)) == 0.49999999999999994
-            if half.any():
-                r = np.where(half, np.floor(x), r)
-        r = np.nan_to_num(r, nan=0.0)
-        out = np.clip(r, float(lo), float(hi))
-        res = out.astype(dtype)
-        big = r >= float(hi)
+        x = _as_float(values[0])
+        r = np.floor(x)
+        r = r + ((x - r) >= 0.5)  # exact where it decides: the row path's formula
+        big = np.abs(x) >= 2.0 ** 52
         if big.any():
-            res[big] = hi
+            r = np.where(big, x, r)
+        r = np.nan_to_num(r, nan=0.0, posinf=float(hi), neginf=float(lo))
+        high, low = r >= float(hi), r <= float(lo)
+        res = np.clip(r, float(lo), float(hi)).astype(dtype)
+        if high.any():
+            res[high] = hi
+        if low.any():
+            res[low] = lo
         return res, _nulls(nulls, n)
     return run
 

@@ -97,14 +97,14 @@ def test_a_java_exception_gives_null_and_a_bool_function_false():
 def _random_events(n, seed):
     r = random.Random(seed)
     specials = [0.0, -0.0, math.nan, math.inf, -math.inf, 2.5, -2.5, 0.49999999999999994,
-                4503599627370497.0, 1e300]
+                4503599627370497.0, 1e300, 1.793, 1.5000000000000002]
     out = []
     for _ in range(n):
         sym = r.choice([None, "", "ab", "IBM", "ÄÖü", "x y", "𝔘n"])
-        price = r.choice([None, r.uniform(-1e6, 1e6), r.choice(specials)])
+        price = r.choice([None, r.uniform(-1e6, 1e6), r.uniform(-3, 3), r.choice(specials)])
         vol = r.choice([None, r.randint(-2 ** 62, 2 ** 62), r.randint(-5, 5)])
         num = r.choice([None, r.randint(-2 ** 31, 2 ** 31 - 1)])
-        f = r.choice([None, r.uniform(-1e5, 1e5), 2.5, -0.5])
+        f = r.choice([None, r.uniform(-1e5, 1e5), r.uniform(-3, 3), 2.5, -0.5, 3e10])
         out.append([sym, price, vol, num, f])
     return out
 
