@@ -12,7 +12,7 @@ Each run builds a fresh runtime, warms it up on other events, then times the sen
 `time.process_time()` (CPU seconds of this process). Medians of --runs runs; the goal is ours
 >= 2x Siddhi's events per CPU second. The load average is printed before and after (2 cores).
 
-    .venv/bin/python benchmarks/ext_functions_bench.py [--events 200000] [--runs 5]
+    .venv/bin/python benchmarks/ext_functions_bench.py [--events 500000] [--runs 5]
         [--kit ../shared/siddhi-kit]
 """
 import argparse
@@ -134,7 +134,7 @@ def check_same_output(evs):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--events", type=int, default=200000)
+    ap.add_argument("--events", type=int, default=500000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--kit", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                   "..", "..", "..", "shared", "siddhi-kit"))

@@ -95,8 +95,13 @@ def _round(types, args):
     lo, hi, dtype = ((javamath.INT_MIN, javamath.INT_MAX, np.int32) if types[0] is FLOAT
                      else (javamath.LONG_MIN, javamath.LONG_MAX, np.int64))
 
+    fast_limit = min(2.0 ** 52, float(hi))
+
     def run(values, nulls, n):
         x = _as_float(values[0])
+        if np.abs(x).max(initial=0.0) < fast_limit:  # no NaN, no saturation: floor(x + 1/2)
+            r = np.floor(x)
+            return (r + ((x - r) >= 0.5)).astype(dtype), _nulls(nulls, n)
         r = np.floor(x)
         r = r + ((x - r) >= 0.5)  # exact where it decides: the row path's formula
         big = np.abs(x) >= 2.0 ** 52
@@ -113,49 +118,43 @@ def _round(types, args):
     return run
 
 
-def _strings(fn):
-    """A str -> value function over an object column, nulls left null."""
-    def factory(types, args):
-        if any(t is not STRING for t in types) or len(types) != 1:
-            return None
-        cache: Dict[str, object] = {}
+class _Memo(dict):
+    """fn's results by argument: `map(memo.__getitem__, column)` runs at C speed for the
+    values seen before (event streams repeat their keys); bounded."""
 
-        def cached(s):
-            r = cache.get(s)
-            if r is None:
-                r = fn(s)
-                if len(cache) < 4096:
-                    cache[s] = r
-            return r
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, s):
+        r = self.fn(s)
+        if len(self) >= 65536:
+            self.clear()
+        self[s] = r
+        return r
+
+
+def _column(v, n):
+    return np.broadcast_to(v, (n,)) if v.ndim == 0 else v
+
+
+def _strings(fn, dtype=object):
+    """A str -> value function over an object column, nulls left null (a null's slot holds
+    0 in a numeric result)."""
+    def factory(types, args):
+        if len(types) != 1 or types[0] is not STRING:
+            return None
+        memo = _Memo(fn)
+        get = memo.__getitem__
 
         def run(values, nulls, n):
-            v = values[0]
-            m = _nulls(nulls, n)
-            if v.ndim == 0:
-                v = np.broadcast_to(v, (n,))
-            out = np.empty(n, object)
+            v, m = _column(values[0], n), _nulls(nulls, n)
             if m is None:
-                out[:] = list(map(cached, v))
-            else:
-                out[:] = [None if bad else cached(s) for s, bad in zip(v, m)]
-            return out, m
+                return np.fromiter(map(get, v), dtype, n), None
+            fill = None if dtype is object else 0
+            return np.fromiter((fill if bad else get(s) for s, bad in zip(v, m)), dtype, n), m
         return run
     return factory
-
-
-def _length(types, args):
-    if types != [STRING] and list(types) != [STRING]:
-        return None
-
-    def run(values, nulls, n):
-        v, m = values[0], _nulls(nulls, n)
-        if v.ndim == 0:
-            v = np.broadcast_to(v, (n,))
-        if m is None:
-            return np.fromiter(map(java_length, v), np.int32, n), None
-        return np.fromiter((0 if bad else java_length(s) for s, bad in zip(v, m)),
-                           np.int32, n), m
-    return run
 
 
 def _concat(types, args):
@@ -164,14 +163,17 @@ def _concat(types, args):
         return None
 
     def run(values, nulls, n):
-        cols = [np.broadcast_to(v, (n,)) if v.ndim == 0 else v for v in values]
-        ms = [None if m is None else (np.broadcast_to(m, (n,)) if m.ndim == 0 else m)
-              for m in nulls]
+        if all(m is None or not m.any() for m in nulls):
+            out = values[0]
+            for v in values[1:]:
+                out = out + v  # object arrays: str.__add__ per element, in C's loop
+            out = np.asarray(out, object)
+            if out.ndim == 0:
+                out = np.full(n, out.item(), object)
+            return out, None
+        cols = [_column(v, n) for v in values]
         out = np.empty(n, object)
-        if all(m is None for m in ms):
-            out[:] = list(map("".join, zip(*cols)))
-        else:
-            out[:] = ["".join(s for s in row if s is not None) for row in zip(*cols)]
+        out[:] = ["".join(s for s in row if s is not None) for row in zip(*cols)]
         return out, None
     return run
 
@@ -190,6 +192,6 @@ KERNELS.update({
     ("str", "upper"): _strings(str.upper),
     ("str", "lower"): _strings(str.lower),
     ("str", "reverse"): _strings(lambda s: s[::-1]),
-    ("str", "length"): _length,
+    ("str", "length"): _strings(java_length, np.int32),
     ("str", "concat"): _concat,
 })
