@@ -167,8 +167,20 @@ AGG_GLOBALS = {"deque": deque, "_jsqrt": _jsqrt}  # what the snippets call
 
 
 def lookup(name, namespace=None):
-    """The entry of `name`: case-sensitive past the first letter (`Sum`, not `sUm`)."""
+    """The entry of `name`: case-sensitive past the first letter (`Sum`, not `sUm`); a
+    namespaced name (`math:percentile`) from the extensions (cep.catalog.ext)."""
+    if namespace:
+        from cep.catalog.ext.aggregators import lookup as ext_lookup
+        return ext_lookup(namespace, name)
     return _lookup(AGGREGATORS, name, namespace)
+
+
+def bind(entry, call):
+    """`entry` specialised for `call` (an extension aggregator's constant parameters)."""
+    if entry in AGGREGATORS.values():
+        return entry
+    from cep.catalog.ext.aggregators import bind as ext_bind
+    return ext_bind(entry, call)
 
 
 def is_aggregator(name):
