@@ -26,9 +26,10 @@ MODULES = {
 REFUSED = {
     "geo": "geo extensions (geocode, reverseGeocode, and the #geo: stream processors) call "
            "an online geocoding service; this runtime runs offline and does not fake them",
-    "pmml": "#pmml:predict needs a PMML evaluator; no well-kept pure-Python one exists on "
-            "PyPI (pypmml and jpmml-evaluator wrap a Java runtime, sklearn-pmml-model "
-            "covers only some model types), so PMML models are not supported",
+    "pmml": "#pmml:predict needs a PMML evaluator and no well-kept pure-Python one exists "
+            "on PyPI (pypmml 1.5.8 and jpmml-evaluator 0.16.0 run a JVM engine, "
+            "sklearn-pmml-model 1.0.8 reads only some model types into scikit-learn, nyoka "
+            "only writes PMML), so PMML models are not supported",
 }
 
 _REGISTRY: Dict[str, Dict[str, FunctionEntry]] = {}

@@ -77,7 +77,8 @@ class JavaMap:
     def __eq__(self, other):
         return isinstance(other, JavaMap) and self.data == other.data
 
-    __hash__ = None
+    def __hash__(self):  # Java hashes a map by its content (a group-by key may be a map)
+        return hash(self.java_str())
 
     def java_str(self) -> str:
         return "{" + ", ".join(f"{_str(k, self)}={_str(v, self)}" for k, v in self.items()) + "}"
