@@ -138,6 +138,31 @@ def _column(v, n):
     return np.broadcast_to(v, (n,)) if v.ndim == 0 else v
 
 
+_FACTORS = []  # [(column, codes, uniques)] of the latest string columns factorised
+
+
+def _factorize(v):
+    """(codes, uniques) of an object column (a null is code -1), shared by every function
+    over the same column of a batch: one hash pass per column, then each function runs once
+    per distinct value and gathers its results by code."""
+    for arr, codes, uniq in _FACTORS:
+        if arr is v:
+            return codes, uniq
+    import pandas as pd
+    codes, uniq = pd.factorize(v)
+    _FACTORS.insert(0, (v, codes, uniq))
+    del _FACTORS[4:]
+    return codes, uniq
+
+
+def _gather(results, codes, dtype, fill):
+    """results (one per distinct value) spread back over the batch; code -1 gets `fill`."""
+    table = np.empty(len(results) + 1, dtype)
+    table[:-1] = results
+    table[-1] = fill
+    return table[codes]
+
+
 def _strings(fn, dtype=object):
     """A str -> value function over an object column, nulls left null (a null's slot holds
     0 in a numeric result)."""
@@ -146,13 +171,15 @@ def _strings(fn, dtype=object):
             return None
         memo = _Memo(fn)
         get = memo.__getitem__
+        fill = None if dtype is object else 0
 
         def run(values, nulls, n):
             v, m = _column(values[0], n), _nulls(nulls, n)
-            if m is None:
-                return np.fromiter(map(get, v), dtype, n), None
-            fill = None if dtype is object else 0
-            return np.fromiter((fill if bad else get(s) for s, bad in zip(v, m)), dtype, n), m
+            codes, uniq = _factorize(v)
+            out = _gather(list(map(get, uniq)), codes, dtype, fill)
+            if m is not None:
+                out[m] = fill
+            return out, m
         return run
     return factory
 
@@ -164,6 +191,14 @@ def _concat(types, args):
 
     def run(values, nulls, n):
         if all(m is None or not m.any() for m in nulls):
+            columns = [v for v in values if v.ndim == 1]
+            if columns and all(c is columns[0] for c in columns):  # one column and literals
+                codes, uniq = _factorize(columns[0])
+                parts = [np.asarray(uniq, object) if v.ndim == 1 else v for v in values]
+                out = parts[0]
+                for p in parts[1:]:
+                    out = out + p
+                return _gather(list(out), codes, object, None), None
             out = values[0]
             for v in values[1:]:
                 out = out + v  # object arrays: str.__add__ per element, in C's loop
