@@ -101,11 +101,13 @@ def _pow(a, b):
     return r
 
 
-def _atan(y, x=None):
+def _atan(y):
     _need(y)
-    if x is None:
-        return math.atan(float(y))
-    _need(x)
+    return math.atan(float(y))
+
+
+def _atan2(y, x):
+    _need(y, x)
     return math.atan2(float(y), float(x))
 
 
@@ -371,8 +373,9 @@ register(NS, [
     _numeric("acos", _java(math.acos), FD, doc="acos(float|double) -> double, NaN outside "
                                                  "[-1, 1]"),
     _numeric("asin", _java(math.asin), FD, doc="asin(float|double) -> double"),
-    entry(NS, "atan", 1, 2, signature("math:atan", DOUBLE, NUMBERS, NUMBERS), _atan,
-          "atan(number) or atan(y, x) (atan2) -> double"),
+    entry(NS, "atan", 1, 2, signature("math:atan", DOUBLE, NUMBERS, NUMBERS),
+          lambda types, args: _atan if len(types) == 1 else _atan2,
+          "atan(number) or atan(y, x) (atan2) -> double", factory=True),
     entry(NS, "bin", 1, 1, signature("math:bin", STRING, IL), _int_long_factory("b"),
           "bin(int|long): Integer/Long.toBinaryString", factory=True),
     _numeric("ceil", _java(_ceil, lambda x: x), FD,
