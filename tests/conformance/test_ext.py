@@ -6,7 +6,7 @@ import pytest
 
 from tests.conformance.conformance import case_files, check_case, load_case, run_in_process
 
-NAMESPACES = ("string", "math", "regex", "time", "map")
+NAMESPACES = ("string", "math", "regex", "time", "map", "differential")
 CASES = [(ns, name) for ns in NAMESPACES for name in case_files(f"ext/{ns}")]
 
 # case file -> why it cannot pass

@@ -13,7 +13,8 @@ from cep.errors import CepError
 
 CASES = os.path.join(os.path.dirname(__file__), "..", "..", "conformance", "cases")
 FILES = sorted(os.path.join(kind, f) for kind in ("single", "multi", "fuzz", "ext/string",
-                                                  "ext/math", "ext/regex", "ext/time", "ext/map")
+                                                  "ext/math", "ext/regex", "ext/time", "ext/map",
+                                                  "ext/differential")
                for f in os.listdir(os.path.join(CASES, kind)) if f.endswith(".yaml"))
 
 
