@@ -12,7 +12,10 @@ NS = "map"
 
 
 def java_hash(x) -> int:
-    """hashCode() of a key as Java computes it (String, Integer, Long, Double, Boolean)."""
+    """hashCode() of a key as Java computes it (String, Integer, Long, Double, Boolean; a
+    null key hashes to 0 in a HashMap)."""
+    if x is None:
+        return 0
     if isinstance(x, str):
         h = 0
         for c in x:
@@ -31,51 +34,73 @@ def java_hash(x) -> int:
     return hash(x) & 0xFFFFFFFF
 
 
+def _jkey(k):
+    """A key as Java's equals() tells keys apart: Integer 0, Double 0.0, Double -0.0 and
+    Boolean are all different keys (Python's 0 == 0.0 == -0.0 == False)."""
+    if k is None:
+        return ("n",)
+    if isinstance(k, bool):
+        return ("b", k)
+    if isinstance(k, int):
+        return ("i", k)
+    if isinstance(k, float):
+        return ("f", struct.pack(">d", k) if k == k else b"nan")
+    if isinstance(k, str):
+        return ("s", k)
+    return ("o", k)
+
+
 class JavaMap:
     """A java.util.HashMap: iteration follows its bucket order (hash spread, table size
     doubling past a 0.75 load), so toString, toJSON and toXML print what Siddhi prints."""
 
-    __slots__ = ("data", "seq", "capacity", "_order")
+    __slots__ = ("data", "seq", "capacity", "_order", "_next")
 
     def __init__(self):
-        self.data, self.seq, self.capacity, self._order = {}, {}, 16, None
+        # Java key -> (key, value, insertion number)
+        self.data, self.capacity, self._order, self._next = {}, 16, None, 0
 
     def put(self, key, value):
-        old = self.data.get(key)
-        if key not in self.data:
-            self.seq[key] = len(self.seq) and max(self.seq.values()) + 1
+        jk = _jkey(key)
+        old = self.data.get(jk)
+        if old is None:
             if len(self.data) + 1 > self.capacity * 0.75:
                 self.capacity *= 2
             self._order = None
-        self.data[key] = value
-        return old
+            self.data[jk] = (key, value, self._next)
+            self._next += 1
+            return None
+        self.data[jk] = (old[0], value, old[2])
+        return old[1]
 
     def get(self, key):
-        return self.data.get(key)
+        found = self.data.get(_jkey(key))
+        return None if found is None else found[1]
 
     def remove(self, key):
-        if key in self.data:
-            self._order = None
-            self.seq.pop(key)
-            return self.data.pop(key)
-        return None
+        found = self.data.pop(_jkey(key), None)
+        if found is None:
+            return None
+        self._order = None
+        return found[1]
 
     def keys(self):
-        if self._order is None:
-            def bucket(k):
-                h = java_hash(k)
-                return ((h ^ (h >> 16)) & (self.capacity - 1), self.seq[k])
-            self._order = sorted(self.data, key=bucket)
-        return self._order
+        return [k for k, _ in self.items()]
 
     def items(self):
-        return [(k, self.data[k]) for k in self.keys()]
+        if self._order is None:
+            def bucket(entry):
+                h = java_hash(entry[0])
+                return ((h ^ (h >> 16)) & (self.capacity - 1), entry[2])
+            self._order = sorted(self.data.values(), key=bucket)
+        return [(k, v) for k, v, _ in self._order]
 
     def __len__(self):
         return len(self.data)
 
     def __eq__(self, other):
-        return isinstance(other, JavaMap) and self.data == other.data
+        return isinstance(other, JavaMap) and \
+            {k: v[1] for k, v in self.data.items()} == {k: v[1] for k, v in other.data.items()}
 
     def __hash__(self):  # Java hashes a map by its content (a group-by key may be a map)
         return hash(self.java_str())
@@ -141,6 +166,44 @@ def _is_map(x):
 
 
 # -- JSON (org.json's JSONObject: unquoted keys and values, single quotes) --
+class JSONNull:
+    """org.json's JSONObject.NULL: a JSON null kept as a map value, printed 'null'."""
+
+    def __str__(self):
+        return "null"
+
+    java_str = __str__
+
+    def __eq__(self, other):
+        return isinstance(other, JSONNull) or other is None
+
+    def __hash__(self):
+        return 0
+
+
+JSON_NULL = JSONNull()
+
+
+class JSONArray:
+    """org.json's JSONArray as a map value: its string form is its JSON text."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = items
+
+    def __eq__(self, other):
+        return isinstance(other, JSONArray) and self.items == other.items
+
+    def __hash__(self):
+        return hash(str(self))
+
+    def __str__(self):
+        return "[" + ",".join(_json_value(x) for x in self.items) + "]"
+
+    java_str = __str__
+
+
 class _JSONReader:
     def __init__(self, text):
         self.s, self.i = text, 0
@@ -181,7 +244,7 @@ class _JSONReader:
             c = self.next_clean()
             if c in ";,":
                 if self.next_clean() == "}":
-                    return m
+                    self.error("Expected a key before '}'")
                 self.i -= 1
             elif c == "}":
                 return m
@@ -217,7 +280,7 @@ class _JSONReader:
             self.i -= 1
             return self.object()
         if c == "[":
-            return self.array()
+            return JSONArray(self.array())
         start = self.i - 1
         stops = ",:]}/\\\"[{;=#"
         while self.i < len(self.s) and self.s[self.i] >= " " and self.s[self.i] not in stops:
@@ -258,16 +321,20 @@ def _json_literal(text):
     if low == "false":
         return False
     if low == "null":
-        return None
+        return JSON_NULL
     if text[0].isdigit() or text[0] in "-.":
         try:
             if any(c in text for c in ".eE") or text == "-0":
                 v = float(text)
-                return v
-            v = int(text)
-            return v if -2 ** 63 <= v < 2 ** 63 else text
+            else:
+                v = int(text)
+                if not -2 ** 63 <= v < 2 ** 63:
+                    v = float(text)  # org.json falls back to a double
         except ValueError:
             return text
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            raise ValueError("JSON does not allow non-finite numbers")
+        return v
     return text
 
 
@@ -308,7 +375,7 @@ def _json_quote(s):
 
 
 def _json_value(v):
-    if v is None:
+    if v is None or isinstance(v, JSONNull):
         return "null"
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -316,6 +383,8 @@ def _json_value(v):
         return _json_number(v)
     if isinstance(v, JavaMap):
         return _to_json(v)
+    if isinstance(v, JSONArray):
+        return str(v)
     if isinstance(v, (list, tuple)):
         return "[" + ",".join(_json_value(x) for x in v) + "]"
     return _json_quote(_str(v))
@@ -323,30 +392,37 @@ def _json_value(v):
 
 def _to_json(m):
     _as_map(m)
-    return "{" + ",".join(f"{_json_quote(_str(k))}:{_json_value(v)}" for k, v in m.items()
-                          if v is not None) + "}"
+    if any(k is None for k in m.keys()):
+        raise ValueError("JSON object keys cannot be null")
+    return "{" + ",".join(f"{_json_quote(_str(k))}:{_json_value(v)}" for k, v in m.items()) \
+        + "}"
 
 
 # -- XML --
-_NUMBER_PREFIX = re.compile(r"-?(?:\d[\d,]*)?(?:\.\d*)?(?:E-?\d+)?")
+# commons-lang3 NumberUtils.isCreatable: hex, or a decimal with an optional exponent and type
+# suffix (l/L only on an integer)
+_CREATABLE = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|#[0-9a-fA-F]+|"
+                        r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fFdD]?|\d+[lL])")
+# DecimalFormat.parse (en-US): the longest number prefix, with grouping and an 'E' exponent
+_DECIMAL_PREFIX = re.compile(r"-?(?:\d[\d,]*)?(?:\.\d*)?(?:E[-+]?\d+)?")
 
 
 def _xml_value(text):
-    """createFromXML's reading of a leaf: 'true'/'false' as a bool, a number as
-    NumberFormat.parse reads its prefix (a long when integral, else a double), else text."""
+    """createFromXML's reading of a leaf: 'true'/'false' as a bool; text that
+    NumberUtils.isNumber accepts as NumberFormat.parse reads its prefix (a long when the
+    value is integral, else a double); any other text as it is."""
     if text is None:
         return None
     if text in ("true", "false"):
         return text == "true"
-    m = _NUMBER_PREFIX.match(text)
+    if not _CREATABLE.fullmatch(text):
+        return text
+    m = _DECIMAL_PREFIX.match(text)
     digits = m.group(0).replace(",", "") if m else ""
-    if not any(c.isdigit() for c in digits):
-        return text
-    try:
-        v = float(digits)
-    except ValueError:
-        return text
-    if v.is_integer() and abs(v) < 2 ** 63 and "E" not in digits:
+    if not any(c.isdigit() for c in digits.split("E")[0]):
+        raise ValueError(f"Unparseable number: {text!r}")
+    v = float(digits)
+    if v.is_integer() and abs(v) < 2 ** 63 and not (v == 0 and digits.startswith("-")):
         return int(v)
     return v
 
