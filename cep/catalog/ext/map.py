@@ -54,7 +54,7 @@ class JavaMap:
     """A java.util.HashMap: iteration follows its bucket order (hash spread, table size
     doubling past a 0.75 load), so toString, toJSON and toXML print what Siddhi prints."""
 
-    __slots__ = ("data", "seq", "capacity", "_order", "_next")
+    __slots__ = ("data", "capacity", "_order", "_next")
 
     def __init__(self):
         # Java key -> (key, value, insertion number)
@@ -174,6 +174,9 @@ class JSONNull:
 
     java_str = __str__
 
+    def __repr__(self):
+        return "JSONNull"
+
     def __eq__(self, other):
         return isinstance(other, JSONNull) or other is None
 
@@ -202,6 +205,9 @@ class JSONArray:
         return "[" + ",".join(_json_value(x) for x in self.items) + "]"
 
     java_str = __str__
+
+    def __repr__(self):
+        return f"JSONArray({self})"
 
 
 class _JSONReader:

@@ -87,6 +87,8 @@ def test_case_columnar_equals_rows(name):
 
 
 def test_most_cases_run_both_ways():
-    """The skips above are few: the comparison covers the corpus."""
-    ran = sum(_both(name)[0] is not None for name in FILES)
-    assert ran >= 0.8 * len(FILES), ran
+    """The skips above are few: the comparison covers the corpus (of plans that run: the
+    extension suites hold many cases of rejected plans)."""
+    runnable = [name for name in FILES if _both(name)[1] != "a rejected plan"]
+    ran = sum(_both(name)[0] is not None for name in runnable)
+    assert len(runnable) >= 400 and ran >= 0.8 * len(runnable), (ran, len(runnable))
