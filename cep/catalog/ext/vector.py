@@ -73,6 +73,8 @@ def _signum(types, args):
 def _java_max(a, b):
     """Math.max: NaN in either gives NaN (np.maximum too); max(-0.0, 0.0) is 0.0."""
     out = np.maximum(a, b)
+    if not np.any(out == 0):  # the usual case: no signed zero to settle
+        return out
     zero = (a == 0) & (b == 0)
     if np.any(zero):
         out = np.where(zero, np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0), out)
@@ -82,6 +84,8 @@ def _java_max(a, b):
 def _java_min(a, b):
     """Math.min: min(-0.0, 0.0) is -0.0."""
     out = np.minimum(a, b)
+    if not np.any(out == 0):
+        return out
     zero = (a == 0) & (b == 0)
     if np.any(zero):
         out = np.where(zero, np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0), out)
@@ -148,11 +152,25 @@ def _factorize(v):
     for arr, codes, uniq in _FACTORS:
         if arr is v:
             return codes, uniq
-    import pandas as pd
-    codes, uniq = pd.factorize(v)
+    codes, uniq = _factorizer()(v)
     _FACTORS.insert(0, (v, codes, uniq))
     del _FACTORS[4:]
     return codes, uniq
+
+
+def _factorizer():
+    """pandas' hash-table factorisation of an object array (null: code -1); its array-level
+    entry point where this pandas has it (no Series/Index wrapping per batch)."""
+    global _FACTORIZE
+    if _FACTORIZE is None:
+        try:
+            from pandas.core.algorithms import factorize_array as _FACTORIZE
+        except ImportError:  # another pandas layout: the public function
+            from pandas import factorize as _FACTORIZE
+    return _FACTORIZE
+
+
+_FACTORIZE = None
 
 
 def _gather(results, codes, dtype, fill):
