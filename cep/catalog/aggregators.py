@@ -168,11 +168,24 @@ AGG_GLOBALS = {"deque": deque, "_jsqrt": _jsqrt}  # what the snippets call
 
 def lookup(name, namespace=None):
     """The entry of `name`: case-sensitive past the first letter (`Sum`, not `sUm`); a
-    namespaced name is a plug-in's (cep.catalog.plugins)."""
+    namespaced name is an extension's (`math:percentile`, cep.catalog.ext) or a plug-in's
+    (cep.catalog.plugins)."""
     if namespace:
+        from cep.catalog.ext.aggregators import lookup as ext_lookup
+        found = ext_lookup(namespace, name)
+        if found is not None:
+            return found
         from cep.catalog import plugins
         return plugins.lookup_aggregator(namespace, name)
     return _lookup(AGGREGATORS, name, namespace)
+
+
+def bind(entry, call):
+    """`entry` specialised for `call` (an extension aggregator's constant parameters)."""
+    if entry in AGGREGATORS.values():
+        return entry
+    from cep.catalog.ext.aggregators import bind as ext_bind
+    return ext_bind(entry, call)
 
 
 def is_aggregator(name):

@@ -41,14 +41,27 @@ def main(args, stdout=None, stderr=None):
         print(f"{args.plan}: {exc}", file=err)
         return 2
 
+    pending = []
+
     def emit(event):
-        out.write(json.dumps(event) + "\n")
+        pending.append(event)
+
+    def flush():
+        """Print a line's output once the line is processed: an object value (a map) that a
+        later query changes prints changed, as Siddhi's callbacks show it."""
+        for event in pending:
+            out.write(json.dumps(event, default=str) + "\n")  # objects by their Java form
+        pending.clear()
 
     def on_bad(bad):
         print(f"{args.events}: {bad}", file=err)
 
     try:
-        ok = run(plan, lines, emit, on_bad, playback=args.playback, on_error=args.on_error)
+        try:
+            ok = run(plan, lines, emit, on_bad, playback=args.playback, on_error=args.on_error,
+                     after_line=flush)
+        finally:
+            flush()
     except CepError as exc:
         print(f"{args.plan}: {exc}", file=err)
         return 2

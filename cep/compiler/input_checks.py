@@ -1,6 +1,6 @@
 """Validation of query inputs: which definitions they read, their handlers, and the scope the
 rest of the query sees (single streams, joins, patterns and sequences)."""
-from cep.catalog import ext_processors, windows as catalog_windows
+from cep.catalog import ext, ext_processors, windows as catalog_windows
 from cep.compiler import signatures
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.compiler.types import expression_type, require_bool
@@ -210,6 +210,10 @@ def check_handlers(stream, scope, ctx):
 
 def _check_stream_processor(handler, scope):
     """A namespaced stream processor exists and its parameters fit: -> appended Attributes."""
+    refused = ext.refusal(handler.namespace, handler.name)
+    if refused is not None:  # geo (an online service), pmml
+        raise UnknownFunctionError(f"'#{handler.namespace}:{handler.name}' is not supported: "
+                                   f"{refused}", handler.span)
     entry = ext_processors.lookup_stream_processor(handler.namespace, handler.name)
     if entry is None:
         raise UnknownFunctionError(
@@ -223,6 +227,9 @@ def _check_stream_processor(handler, scope):
 def _check_stream_function(handler, scope):
     arity = None if handler.namespace else STREAM_FUNCTIONS.get(handler.name)
     full = f"{handler.namespace}:{handler.name}" if handler.namespace else handler.name
+    refused = ext.refusal(handler.namespace, handler.name)
+    if refused is not None:
+        raise UnknownFunctionError(f"'#{full}' is not supported: {refused}", handler.span)
     if arity is None:
         raise UnknownFunctionError(f"'#{full}' is not a known stream function", handler.span)
     if not arity[0] <= len(handler.params) <= arity[1]:

@@ -15,7 +15,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
-from cep.catalog import aggregators, ext_processors, functions, rules, scripts
+from cep.catalog import aggregators, ext, ext_processors, rules, scripts
 from cep.engine import javamath
 from cep.errors import EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError
 from cep.model import (
@@ -311,16 +311,18 @@ class _Gen:
     @staticmethod
     def _function_entry(e):
         """Resolve and check a call of an untyped (hand-made) model."""
-        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace) or \
+        entry = ext.find_function(e.name, e.namespace) or \
             ext_processors.lookup_function(e.namespace, e.name) or \
             (None if e.namespace else scripts.lookup(e.name))
         if entry is None:
             if aggregators.lookup(e.name, e.namespace) is not None:
                 raise TypeMismatchError(
                     f"aggregator {e.name}() can only be used in a select clause", e.span)
-            full = f"{e.namespace}:{e.name}" if e.namespace else e.name
-            raise UnknownFunctionError(f"unknown function {full}()", e.span)
-        rules.check_arity(entry, e)
+            raise ext.unknown_function_error(e.name, e.namespace, e.span)
+        if e.namespace:
+            ext.check_arity(entry, e, e.namespace)
+        else:
+            rules.check_arity(entry, e)
         return entry
 
 
@@ -333,9 +335,7 @@ def _typed_entry(e):
             raise UnknownFunctionError(f"script function {name}() is not defined in this plan",
                                        e.span)
         return found
-    if namespace:
-        return ext_processors.lookup_function(namespace, name)
-    return functions.FUNCTIONS[name]
+    return ext.find_function(name, namespace) or ext_processors.lookup_function(namespace, name)
 
 
 # -- constant folding: generated code never operates on two literals (`0.5 <= 100.125`,
@@ -353,7 +353,7 @@ def _literal_tree(e):
     if isinstance(e, (Not, Negate, IsNull)):
         return _literal_tree(e.operand)
     if isinstance(e, FunctionCall):
-        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace)
+        entry = ext.find_function(e.name, e.namespace)
         return entry is not None and entry.pure and all(map(_literal_tree, e.args))
     return False
 

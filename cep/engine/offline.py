@@ -57,9 +57,10 @@ def fed_streams(lines):
     return fed
 
 
-def run(plan, lines, emit, on_bad, playback=None, on_error="skip"):
+def run(plan, lines, emit, on_bad, playback=None, on_error="skip", after_line=None):
     """Run `plan` over input `lines`; `emit(dict)` per output event, `on_bad(BadLine)` per bad
-    line. Returns False when stopped by a bad line with on_error='fail'."""
+    line, `after_line()` once a line's processing is over. Returns False when stopped by a bad
+    line with on_error='fail'."""
     lines = list(lines)
     rt = ExecutionPlanRuntime(plan, playback=playback)
     try:
@@ -68,6 +69,8 @@ def run(plan, lines, emit, on_bad, playback=None, on_error="skip"):
             rt.add_callback(sid, _emitter(sid, emit))
         for n, text in enumerate(lines, 1):
             problem = _feed(rt, text, n)
+            if after_line is not None:
+                after_line()
             if problem is not None:
                 on_bad(BadLine(n, problem))
                 if on_error == "fail":

@@ -56,8 +56,11 @@ class ExecutionPlanRuntime:
         ctx = self.ctx
         for t in self.plan.tables:
             self.tables[t.id] = build_table(t, ctx)
+        taken = {e.name for e in self.plan.elements if isinstance(e, Query) and e.name}
         for i, element in enumerate(self.plan.elements):
             ctx.element_name = name = self._element_name(element, i)
+            if name in taken and not (isinstance(element, Query) and element.name):
+                name = ctx.element_name = f"{name}#{i}"  # an unnamed query: not an @info name
             if not isinstance(element, Query):
                 build_partition(element, ctx)
             elif isinstance(element.input, SingleInputStream):

@@ -239,13 +239,13 @@ class _HavingScope(Scope):
 
 def _make_agg(node, scope, aggs):
     typed = node.entry is not None and node.entry[0] == "aggregator"  # resolved by the compiler
-    spec = (agg.lookup(node.entry[2], node.entry[1]) if node.entry[1]
-            else agg.AGGREGATORS[node.entry[2]]) if typed \
-        else agg.lookup(node.name, node.namespace)
+    spec = agg.lookup(node.entry[2], node.entry[1]) if typed else \
+        agg.lookup(node.name, node.namespace)
+    spec = agg.bind(spec, node)
     if spec.nargs == 0:
         arg, t = None, None
     else:
-        if len(node.args) != 1:
+        if len(node.args) != max(spec.min_args, 1):
             raise TypeMismatchError(f"{node.name}() takes one argument, got {len(node.args)}",
                                     node.span)
         arg = compile_expression(node.args[0], scope)

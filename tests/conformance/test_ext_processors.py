@@ -12,12 +12,7 @@ CASES_EXT = [(f, n) for f in FOLDERS for n in sorted(os.listdir(os.path.join(CAS
              if n.endswith(".yaml")]
 
 # case -> why it cannot pass (each is checked to still fail, so a fix shows up)
-KNOWN_FAILURES = {
-    "timeseries-linearregression-continuousseasonalitytest.yaml":
-        "needs math:sin, a function extension built on another branch",
-    "timeseries-linearregression-discreteseasonalitytest.yaml":
-        "needs time:extract, a function extension built on another branch",
-}
+KNOWN_FAILURES = {}
 
 
 def test_the_corpus_is_there():

@@ -132,10 +132,11 @@ def test_insert_event_types(words, event_type):
     assert q.output == InsertInto("Out", event_type)
 
 
-def test_functions_with_namespace_are_parsed_but_unknown():
+def test_functions_with_namespace_are_parsed_and_an_unknown_one_is_rejected():
+    query_of("from Ticks select str:concat(sym, 'x') as c insert into Out;")
     with pytest.raises(cep.SiddhiQLError) as info:
-        query_of("from Ticks select str:concat(sym, 'x') as c insert into Out;")
-    assert "str:concat" in info.value.message
+        query_of("from Ticks select str:concatx(sym, 'x') as c insert into Out;")
+    assert "str:concatx" in info.value.message
 
 
 def test_chained_queries_infer_intermediate_streams():
