@@ -1,4 +1,4 @@
-"""Manager fail-over time (issue 13): leader death -> a follower serving writes.
+"""Manager fail-over time: leader death -> a follower serving writes.
 
 Two `cep manager` processes share a redis-server of the script's own (a group, lease TTL
 `--ttl`, default 10 s as shipped). Each run kills the leader with SIGKILL and then, every

@@ -1,4 +1,4 @@
-"""Recovery time of a plan topology after kill -9 of a task's Python worker (issue 11).
+"""Recovery time of a plan topology after kill -9 of a task's Python worker.
 
     .venv/bin/python benchmarks/recovery_bench.py --runs 3 [--target siddhi|spout|publisher]
 

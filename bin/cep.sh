@@ -28,7 +28,7 @@ RUN_DIR="${CEP_RUN_DIR:-$ROOT/var/local-system}"  # CEP_RUN_DIR: another folder 
 mkdir -p "$RUN_DIR"
 pids=()
 
-# Authentication is on (issue 10): the super admin `admin` gets CEP_ADMIN_PASSWORD, else a
+# Authentication is on: the super admin `admin` gets CEP_ADMIN_PASSWORD, else a
 # password generated on the first run and kept in var/local-system/admin-password (0600).
 if [ -z "${CEP_ADMIN_PASSWORD:-}" ]; then
     if [ ! -s "$RUN_DIR/admin-password" ]; then

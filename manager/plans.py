@@ -51,7 +51,7 @@ class PlanService:
         self._counter = itertools.count(1)
         self.version = 0
         self._lock = threading.RLock()
-        self.read_only = False  # a follower of a manager group (issue 13): it never writes
+        self.read_only = False  # a follower of a manager group: it never writes
         self._texts = {}  # (tenant, name) -> the stored text compiled (a follower's refresh)
 
     # -- lifecycle --
@@ -103,7 +103,7 @@ class PlanService:
         self.changed.pop(key, None)
 
     def refresh(self):
-        """A follower's round (issue 13): take the plans and versions the leader stored, when
+        """A follower's round: take the plans and versions the leader stored, when
         the stored deployment version moved; returns True when something changed."""
         saved = self.store.load_versions()
         if int(saved.get("version") or 0) == self.version and self.compiled:

@@ -1,4 +1,4 @@
-"""Plans come back by themselves after their Spark master was lost (issue 11).
+"""Plans come back by themselves after their Spark master was lost.
 
 A topology's driver gives up when its master stays unreachable (`topology.master_lost_s`):
 the topology is FAILED with "the Spark master (...) has not answered for N s" (or "the Spark

@@ -96,7 +96,7 @@ class SourcePump:
 
     def _ingest_held(self, batch):
         """While the stream's write-ahead log is over its caps, hold the batch and read no
-        further (issue 11: back-pressure, not loss)."""
+        further (back-pressure, not loss)."""
         while True:
             try:
                 return self.router.ingest_json(self.key, batch, wait=60.0)

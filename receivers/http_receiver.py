@@ -69,7 +69,7 @@ def events_blueprint(router, limits=DEFAULT_LIMITS, ready=None, guard=None):
             return _error(404, str(exc), key)
         except WalError as exc:  # the write-ahead log is full or failing: nothing accepted
             return backpressure(exc, key)
-        except StreamPausedError as exc:  # issue 13: no manager reachable, plan torn down
+        except StreamPausedError as exc:  # no manager reachable, plan torn down
             return paused(exc, key)
         if bad_lines:
             result = _with_bad_lines(result, events, bad_lines)

@@ -67,7 +67,7 @@ class RoutingError(TopologyError):
     """A row cannot be routed (e.g. too short for its fields grouping)."""
 
 
-# the settings loader's errors moved with it to cep.protocol (issue 12)
+# the settings loader's errors moved with it to cep.protocol
 from cep.protocol.exceptions import (  # noqa: E402,F401
     ConfigFileError, SettingValueError, SettingsError, UnknownSettingError,
 )

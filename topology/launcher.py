@@ -67,11 +67,11 @@ def submit(topology, settings=None, overrides=None, security=None):
         launch["options"]["security"] = security.to_options()
     launch["options"]["checkpoint"] = checkpoint_options(
         settings, topology.name, topology.to_dict(), state_dir(settings))
-    shipping = resolve_shipping(settings)  # how executors get code and Python (issue 14)
+    shipping = resolve_shipping(settings)  # how executors get code and Python
     launch["preflight"] = shipping.preflight()
     (run_dir / "spec.json").write_text(topology.to_json(indent=1))
     _write_private(run_dir / "launch.json", json.dumps(launch, indent=1))
-    if settings["topology.packing"] == "shared":  # one application hosts many (issue 14)
+    if settings["topology.packing"] == "shared":  # one application hosts many
         from topology.shared_launch import submit_to_pool
         return submit_to_pool(topology, settings, cluster, run_dir, security)
     cmd = _spark_submit_command(topology.name, settings, cluster, executors, cores, run_dir,
@@ -160,7 +160,7 @@ def get_topology(name, settings=None):
 
 
 def _handle(name, run_dir):
-    """A topology's handle: its own application's, or a shared application's (issue 14)."""
+    """A topology's handle: its own application's, or a shared application's."""
     try:
         shared = "pool" in json.loads((run_dir / "submit.json").read_text())
     except (OSError, ValueError):

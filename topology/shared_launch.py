@@ -1,4 +1,4 @@
-"""The launcher's side of shared applications (``topology.packing: shared``, issue 14).
+"""The launcher's side of shared applications (``topology.packing: shared``).
 
 ``submit_to_pool`` starts the topology's pool application when it is not running
 (``spark-submit ... sparkapp.py --pool <state_dir>/pools/<pool>/``, FAIR scheduler, one

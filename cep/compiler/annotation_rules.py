@@ -96,7 +96,7 @@ def _check_stream_annotations(definition):
                               refs["export"].span)
 
 
-# output delivery (issue 11; publishers/delivery.py holds the same lists for the worker)
+# output delivery guarantees (publishers/delivery.py holds the same lists for the worker)
 _DELIVERY = ("at-least-once", "exactly-once", "at-most-once")
 _TWO_PHASE_SINKS = ("file", "redis")
 

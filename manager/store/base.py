@@ -69,7 +69,7 @@ class PlanStore:
         return [(t, n, self.load(t, n)) for t in self.tenants() for n in self.names(t)]
 
     def load_versions(self):
-        """{"version": n, "plans": {"tenant/name": n}} as last saved (issue 11: a restarted
+        """{"version": n, "plans": {"tenant/name": n}} as last saved (a restarted
         manager keeps the versions, so workers do not tear plans down); {} when none."""
         return {}
 

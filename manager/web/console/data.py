@@ -1,5 +1,5 @@
-"""The data console pages render, read from the manager in-process. Fields the REST API adds
-for issue 9 (statusText, lastChange, the deployment status) are used when present; otherwise
+"""The data console pages render, read from the manager in-process. Fields the newer REST API
+adds (statusText, lastChange, the deployment status) are used when present; otherwise
 they are computed here from what the manager already has, so a page never depends on a field
 that is not there yet."""
 import time

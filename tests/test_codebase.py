@@ -1,0 +1,49 @@
+"""Checks over the source tree itself: habits a reader of the code depends on."""
+import os
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# folders that are not ours to read: the virtualenv, git, build output, run data, vendored code
+SKIP_DIRS = {".venv", ".git", "__pycache__", "build", "dist", "var", "vendor", "spark-warehouse",
+             "metastore_db", "test-artifacts", ".pytest_cache", "site"}
+TEXT_SUFFIXES = {".py", ".md", ".sh", ".yaml", ".yml", ".cfg", ".toml", ".html", ".js", ".css",
+                 ".lark", ".xsd", ".txt", ".siddhiql", ".ini", ""}
+
+
+def source_files(*, skip_tests: bool = True):
+    """Every text file of the project (not the tests when `skip_tests`), as paths under ROOT."""
+    for folder, dirs, files in os.walk(ROOT):
+        rel = Path(folder).relative_to(ROOT)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")
+                         and not (skip_tests and rel == Path(".") and d == "tests"))
+        for name in sorted(files):
+            path = Path(folder) / name
+            if path.suffix in TEXT_SUFFIXES and path.is_file() and not path.is_symlink():
+                yield path
+
+
+TICKET = re.compile(r"\bissues?[ _-]?#?\d+", re.IGNORECASE)
+
+
+def test_no_issue_numbers_outside_tests():
+    """Code, comments and docs say what the code does and why, not which ticket asked for it:
+    a reader outside the tracker cannot follow "issue 13"."""
+    found = []
+    for path in source_files():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if TICKET.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert not found, "issue numbers outside tests/:\n" + "\n".join(found)
+
+
+def test_the_ticket_pattern_catches_the_usual_spellings():
+    for text in ("see issue 13", "(issue 11)", "issue-20", "Issue #7", "issues 13"):
+        assert TICKET.search(text), text
+    for text in ("tissue 3", "issues", "the issue is 3 lines"):
+        assert not TICKET.search(text), text
