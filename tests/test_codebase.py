@@ -47,3 +47,47 @@ def test_the_ticket_pattern_catches_the_usual_spellings():
         assert TICKET.search(text), text
     for text in ("tissue 3", "issues", "the issue is 3 lines"):
         assert not TICKET.search(text), text
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation dropped, spaces to -."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set:
+    return {github_anchor(line.lstrip("#")) for line in path.read_text().splitlines()
+            if re.match(r"#{1,6} ", line)}
+
+
+def test_markdown_links_resolve():
+    """Every relative link in the docs, the READMEs and SECURITY.md names a file that exists,
+    and a #section of a Markdown file names one of its headings (as GitHub renders them)."""
+    broken = []
+    for path in source_files(skip_tests=False):
+        if path.suffix != ".md" or "tests" in path.relative_to(ROOT).parts:
+            continue
+        for target in LINK.findall(path.read_text()):
+            if re.match(r"[a-z]+:", target):
+                continue  # http:, https:, mailto:
+            file_part, _, anchor = target.partition("#")
+            dest = (path.parent / file_part).resolve() if file_part else path
+            where = f"{path.relative_to(ROOT)}: {target}"
+            if not dest.exists():
+                broken.append(f"{where} (no such file)")
+            elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                broken.append(f"{where} (no such heading)")
+    assert not broken, "broken links:\n" + "\n".join(broken)
+
+
+def test_readme_is_a_front_page():
+    """The README stays short and keeps the two commands CI and users run."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) < 150
+    assert "    bin/cep.sh      # start the system on its embedded defaults" in text
+    assert "    bin/test.sh     # run the whole test suite" in text
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "bin/test.sh" in ci
