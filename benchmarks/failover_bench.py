@@ -26,7 +26,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from tests.manager.ha.ha_procs import ManagerProc, free_port, http, login  # noqa: E402
+from manager.testing import ManagerProc, free_port, http, login  # noqa: E402
 
 PLAN = """@Plan:name('{name}')
 @Import('S:1.0.0')

@@ -91,3 +91,25 @@ def test_readme_is_a_front_page():
     assert "    bin/test.sh     # run the whole test suite" in text
     ci = (ROOT / ".ci" / "run").read_text()
     assert "bin/test.sh" in ci
+
+
+def imported_modules(path: Path):
+    """Every module name an `import` or `from ... import` in the file names (any depth)."""
+    import ast
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module
+
+
+def test_benchmarks_and_packages_import_nothing_from_tests():
+    """Benchmarks and the packages depend on the project only: shared harnesses live in
+    package modules (e.g. manager.testing), which tests may import, not the other way."""
+    found = []
+    for path in source_files():
+        if path.suffix == ".py":
+            found += [f"{path.relative_to(ROOT)}: {name}" for name in imported_modules(path)
+                      if name == "tests" or name.startswith("tests.")]
+    assert not found, "imports from tests/:\n" + "\n".join(found)
