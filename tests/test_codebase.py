@@ -113,3 +113,130 @@ def test_benchmarks_and_packages_import_nothing_from_tests():
             found += [f"{path.relative_to(ROOT)}: {name}" for name in imported_modules(path)
                       if name == "tests" or name.startswith("tests.")]
     assert not found, "imports from tests/:\n" + "\n".join(found)
+
+
+PACKAGES = ("cep", "manager", "topology", "receivers", "publishers")
+
+
+def package_modules() -> dict:
+    """module name -> file, for every module of the project's packages."""
+    mods = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            mods[".".join(parts)] = path
+    return mods
+
+
+def _under_type_checking(tree) -> set:
+    """ids of the nodes inside `if TYPE_CHECKING:` blocks (never imported at run time)."""
+    import ast
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            test = node.test
+            name = getattr(test, "id", None) or getattr(test, "attr", None)
+            if name == "TYPE_CHECKING":
+                skipped.update(id(child) for stmt in node.body for child in ast.walk(stmt))
+    return skipped
+
+
+def import_graph(mods: dict) -> dict:
+    """module -> the project modules it imports, at module level or inside functions."""
+    import ast
+    graph = {}
+    for name, path in mods.items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        skipped = _under_type_checking(tree)
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        targets = set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                wanted = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    head = package[:len(package) - (node.level - 1)]
+                    base = ".".join(head + ([node.module] if node.module else []))
+                # `from a.b import c`: the module a.b.c when there is one, else a.b
+                wanted = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in mods else base
+                          for alias in node.names]
+            else:
+                continue
+            for target in wanted:
+                parts = target.split(".")
+                while parts and ".".join(parts) not in mods:
+                    parts.pop()
+                if parts and ".".join(parts) != name:
+                    targets.add(".".join(parts))
+        graph[name] = targets
+    return graph
+
+
+def cycles(graph: dict) -> list:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycles():
+    """No group of modules imports each other in a circle, function-level imports included:
+    what two modules share belongs to a third module both import, the one that owns it."""
+    graph = import_graph(package_modules())
+    found = cycles(graph)
+    detail = "\n".join(
+        " <-> ".join(c) + "\n" + "\n".join(f"    {m} imports {sorted(set(graph[m]) & set(c))}"
+                                          for m in c) for c in found)
+    assert not found, f"import cycles:\n{detail}"
+
+
+def test_the_cycle_check_sees_a_cycle_and_function_level_imports(tmp_path):
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "one.py").write_text("def f():\n    from pkg import two\n")
+    (pkg / "two.py").write_text("from .one import f\n")
+    mods = {"pkg": pkg / "__init__.py", "pkg.one": pkg / "one.py", "pkg.two": pkg / "two.py"}
+    assert cycles(import_graph(mods)) == [["pkg.one", "pkg.two"]]

@@ -1,7 +1,7 @@
 """Draw a topology for the console: Mermaid flowchart text (and a dict for JSON)."""
 import re
 
-from topology.model import FIELDS, DEFAULT_STREAM
+from topology.grouping import DEFAULT_STREAM, FIELDS
 
 
 def _node_id(cid):

@@ -15,68 +15,12 @@ import json
 from dataclasses import dataclass, field
 
 from topology.exceptions import (
-    BadGroupingError, BadNameError, BadParallelismError, ComponentClassError,
+    BadNameError, BadParallelismError, ComponentClassError,
     DanglingInputError, DuplicateComponentError, UnknownFieldError, UnknownStreamError)
 
-DEFAULT_STREAM = "default"
-SHUFFLE, FIELDS, ALL, GLOBAL = "shuffle", "fields", "all", "global"
-GROUPINGS = (SHUFFLE, FIELDS, ALL, GLOBAL)
-
-
-@dataclass(frozen=True)
-class Grouping:
-    """How a stream's batches are spread over a bolt's instances.
-
-    :ivar shuffle: round-robin, one whole batch per instance in turn
-    :ivar fields: rows with equal values of ``fields`` always reach the same instance
-    :ivar all: every instance gets every batch
-    :ivar global: instance 0 gets every batch
-    """
-    kind: str
-    fields: tuple = ()
-
-    @classmethod
-    def shuffle(cls):
-        return cls(SHUFFLE)
-
-    @classmethod
-    def by_fields(cls, *names):
-        return cls(FIELDS, tuple(names))
-
-    @classmethod
-    def all(cls):
-        return cls(ALL)
-
-    @classmethod
-    def global_(cls):
-        return cls(GLOBAL)
-
-    @classmethod
-    def parse(cls, value, component):
-        """Accept a Grouping, 'shuffle'/'all'/'global', a field list, or a dict."""
-        if isinstance(value, Grouping):
-            grouping = value
-        elif isinstance(value, str) and value in (SHUFFLE, ALL, GLOBAL):
-            grouping = cls(value)
-        elif isinstance(value, (list, tuple)):
-            grouping = cls(FIELDS, tuple(value))
-        elif isinstance(value, dict) and "kind" in value:
-            grouping = cls(value["kind"], tuple(value.get("fields", ())))
-        else:
-            raise BadGroupingError(f"bolt {component!r}: grouping {value!r} is not one of "
-                                   f"{', '.join(GROUPINGS)} or a list of field names",
-                                   component, value)
-        if grouping.kind not in GROUPINGS:
-            raise BadGroupingError(f"bolt {component!r}: unknown grouping {grouping.kind!r}",
-                                   component, grouping.kind)
-        if (grouping.kind == FIELDS) != bool(grouping.fields):
-            raise BadGroupingError(f"bolt {component!r}: fields grouping needs field names, "
-                                   f"other groupings take none (got {grouping!r})",
-                                   component, grouping.fields)
-        return grouping
-
-    def to_dict(self):
-        return {"kind": self.kind, "fields": list(self.fields)}
+# re-exported: the model's vocabulary (streams, groupings) lives in topology/grouping.py
+from topology.grouping import (  # noqa: F401
+    ALL, DEFAULT_STREAM, FIELDS, GLOBAL, GROUPINGS, SHUFFLE, Grouping)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 from topology.exceptions import (
     ComponentClassError, CycleError, DanglingInputError, NoSpoutError, UnknownFieldError,
     UnknownStreamError)
-from topology.model import FIELDS
+from topology.grouping import FIELDS
 
 
 def validate_topology(topology, check_classes=True, for_spark=False):

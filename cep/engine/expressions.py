@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 
 from cep.catalog import aggregators, functions, rules
 from cep.engine import javamath
-from cep.errors import EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError
+from cep.errors import (
+    EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError,
+    UnknownStreamError,
+)
 from cep.model import (
     And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, InTable, IsNull, IsNullStream,
     Negate, Not, Or, TimeConstant, Variable,
@@ -291,8 +294,13 @@ class _Gen:
         return hook(e, self)
 
     def _InTable(self, e):
-        from cep.engine.table.conditions import compile_in_table
-        return compile_in_table(e, self, self.scope, self.scope.tables)
+        # the table compiles `condition in Table` (cep/engine/table/conditions.py): the
+        # expression compiler knows no table code, so the table package may build on it
+        table = self.scope.tables.get(e.table)
+        if table is None:
+            raise UnknownStreamError(f"'in {e.table}': no table named '{e.table}' is defined",
+                                     e.span)
+        return table.compile_in(e, self, self.scope)
 
     def _FunctionCall(self, e):
         typed = e.entry is not None and e.entry[0] == "function"

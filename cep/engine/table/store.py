@@ -57,6 +57,12 @@ class Table:
     def all_rows(self):
         return list(self.rows.values()) if self.indexed else list(self.rows)
 
+    def compile_in(self, e, gen, outer):
+        """Code for `condition in <this table>` (an InTable node) against the event scope
+        `outer`; `gen` is the expression compiler that met it."""
+        from cep.engine.table.conditions import compile_in_table
+        return compile_in_table(e, gen, outer, {self.id: self})
+
     # -- reads ----------------------------------------------------------------------------
     def candidates(self, key_value, use_key):
         """Rows that may match: the key's row when `use_key`, else all rows in order."""

@@ -4,6 +4,7 @@ from flask import current_app, g, request
 
 from manager.store.base import SUPER_TENANT, parse_tenant
 from manager.exceptions import BadTenantError
+from manager.web.console.formats import duration, iso_time
 
 
 def manager():
@@ -51,7 +52,6 @@ def register(bp):
 
 def register_filters(bp):
     """Formatting of times, ages, rates and sizes in the templates."""
-    from manager.web.console.data import duration, iso_time
 
     def _num(v):
         return isinstance(v, (int, float)) and not isinstance(v, bool)
