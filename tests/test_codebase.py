@@ -240,3 +240,41 @@ def test_the_cycle_check_sees_a_cycle_and_function_level_imports(tmp_path):
     (pkg / "two.py").write_text("from .one import f\n")
     mods = {"pkg": pkg / "__init__.py", "pkg.one": pkg / "one.py", "pkg.two": pkg / "two.py"}
     assert cycles(import_graph(mods)) == [["pkg.one", "pkg.two"]]
+
+
+# `assert <something timed> < N`: a clock reading, or a name that holds a duration
+TIMED = re.compile(
+    r"^\s*assert\b.*("
+    r"time\.(monotonic|perf_counter|time)\(\)\s*-\s*\w+"  # a clock reading minus a start
+    r"|\w*(elapsed|took|duration|seconds|spent|secs)\w*(\[[^\]]*\])?"  # a duration's name
+    r"|\w+\[[\"'][^\"']*_s[\"']\]"  # a duration's key: x["ready_s"]
+    r")\s*<")
+# a generous deadline of a waiting loop is no threshold: `assert time.monotonic() < deadline`
+DEADLINE = re.compile(r"assert\s+time\.(monotonic|perf_counter|time)\(\)\s*<\s*\w*deadline")
+
+
+def test_tests_assert_no_wall_clock_upper_bounds():
+    """A test never fails because the machine was slow: it waits with a generous deadline for
+    what it checks, and prints the figures; benchmarks/ measures speed."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if path.name == "test_codebase.py":
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if TIMED.search(line) and not DEADLINE.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "wall-clock thresholds in tests:\n" + "\n".join(found)
+
+
+def test_the_timed_assertion_pattern():
+    for line in ("    assert time.monotonic() - started < 2.0",
+                 "    assert elapsed < 30, elapsed",
+                 "    assert took <= LIMIT + 5",
+                 "    assert timings['duration_s'] < 10",
+                 "    assert 0.15 < time.perf_counter() - t0 < 5"):
+        assert TIMED.search(line), line
+    for line in ("    assert time.monotonic() < deadline, status",
+                 "    assert took >= 1.0, took",
+                 "    assert len(calls) <= int(elapsed) + 1",
+                 "    assert sent < 50 and waited > 0.15"):
+        assert not (TIMED.search(line) and not DEADLINE.search(line)), line
