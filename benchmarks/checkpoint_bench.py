@@ -50,7 +50,7 @@ def measure(n, runs):
     writer thread's part (seal + atomic write with fsync), as the Participant splits them."""
     import tempfile
     bolt = filled_bolt(n)
-    snap, enc, dec, sync, write = [], [], [], [], []
+    enc, dec, sync, write = [], [], [], []
     with tempfile.TemporaryDirectory() as root:
         store = FileStore(root, "bench", "k")
         try:

@@ -22,7 +22,6 @@ deeper than max_json_depth (32) is 400, a tenant id that is not an ASCII 32-bit 
 else 401. Every error is JSON. `HttpServer` runs any WSGI app on a thread."""
 import json
 import logging
-import threading
 
 from flask import Blueprint, Flask, jsonify, request
 

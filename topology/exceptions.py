@@ -17,7 +17,7 @@ class TopologyError(Exception):
 class TopologyValidationError(TopologyError, ValueError):
     """A topology definition is invalid; names the component and the bad value."""
 
-    def __init__(self, message, component=None, value=None):
+    def __init__(self, message: str, component: str | None = None, value: object = None) -> None:
         super().__init__(message)
         self.component = component
         self.value = value

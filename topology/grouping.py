@@ -2,6 +2,7 @@
 spread a stream's batches over a bolt's instances. The model, its validation, its drawing and
 the components all speak it."""
 from dataclasses import dataclass
+from typing import Any
 
 from topology.exceptions import BadGroupingError
 
@@ -20,26 +21,26 @@ class Grouping:
     :ivar global: instance 0 gets every batch
     """
     kind: str
-    fields: tuple = ()
+    fields: tuple[str, ...] = ()
 
     @classmethod
-    def shuffle(cls):
+    def shuffle(cls) -> "Grouping":
         return cls(SHUFFLE)
 
     @classmethod
-    def by_fields(cls, *names):
+    def by_fields(cls, *names: str) -> "Grouping":
         return cls(FIELDS, tuple(names))
 
     @classmethod
-    def all(cls):
+    def all(cls) -> "Grouping":
         return cls(ALL)
 
     @classmethod
-    def global_(cls):
+    def global_(cls) -> "Grouping":
         return cls(GLOBAL)
 
     @classmethod
-    def parse(cls, value, component):
+    def parse(cls, value: object, component: str | None) -> "Grouping":
         """Accept a Grouping, 'shuffle'/'all'/'global', a field list, or a dict."""
         if isinstance(value, Grouping):
             grouping = value
@@ -62,5 +63,5 @@ class Grouping:
                                    component, grouping.fields)
         return grouping
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "fields": list(self.fields)}

@@ -22,8 +22,7 @@ from cep.errors import (
     UnknownStreamError,
 )
 from cep.model import (
-    And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, InTable, IsNull, IsNullStream,
-    Negate, Not, Or, TimeConstant, Variable,
+    And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, IsNull, Negate, Not, Or, TimeConstant,
 )
 from cep.model.expressions import Expression
 
