@@ -278,3 +278,44 @@ def test_the_timed_assertion_pattern():
                  "    assert len(calls) <= int(elapsed) + 1",
                  "    assert sent < 50 and waited > 0.15"):
         assert not (TIMED.search(line) and not DEADLINE.search(line)), line
+
+
+def layer(module: str) -> str:
+    """The layer of a module: cep.<subpackage> for the cep packages, else its top package."""
+    parts = module.split(".")
+    if parts[0] == "cep" and len(parts) > 1 and (ROOT / "cep" / parts[1]).is_dir():
+        return f"cep.{parts[1]}"
+    return parts[0]
+
+
+# layer -> the layers it must never import: the model is at the bottom, then the compiler,
+# the engine, topologies, and the manager on top; workers, receivers and publishers run
+# without a manager
+NEVER_IMPORTS = {
+    "cep.model": {"cep.compiler", "cep.engine", "topology", "manager", "cep.worker",
+                  "receivers", "publishers"},
+    "cep.compiler": {"cep.engine", "topology", "manager", "cep.worker", "receivers",
+                     "publishers"},
+    "cep.engine": {"cep.compiler", "topology", "manager", "cep.worker", "receivers",
+                   "publishers"},
+    "topology": {"manager", "cep.worker", "receivers", "publishers"},
+    "cep.worker": {"manager"},
+    "receivers": {"manager"},
+    "publishers": {"manager"},
+}
+
+
+def test_no_upward_imports_between_layers():
+    graph = import_graph(package_modules())
+    found = [f"{module} imports {target}"
+             for module, targets in sorted(graph.items())
+             for target in sorted(targets)
+             if layer(target) in NEVER_IMPORTS.get(layer(module), ())]
+    assert not found, "upward imports:\n" + "\n".join(found)
+
+
+def test_layers_of_modules():
+    assert layer("cep.engine.selector") == "cep.engine"
+    assert layer("cep.errors") == "cep" and layer("cep") == "cep"
+    assert layer("manager.web.console.data") == "manager"
+    assert "manager" in NEVER_IMPORTS[layer("receivers.spout")]
