@@ -43,6 +43,7 @@ def test_unknown_options_print_usage_and_exit_2(args, tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow  # the script installs the project into .venv first when it is not there yet
 def test_worker_script_help_prints_the_worker_options(tmp_path):
     done = subprocess.run(["bash", str(ROOT / "bin" / "cep-worker.sh"), "--help"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
