@@ -1,4 +1,4 @@
-"""Our engine against Siddhi 3.2 (Java) on the 8 workloads of issue 12's table.
+"""Our engine against Siddhi 3.2 (Java) on 8 reference workloads.
 
 Every workload goes through the public, checked path: `rt.input_handler(S).send_batch(batch)`
 with batches of 1,000 events and input checking on. The same events are sent in every run
@@ -16,8 +16,8 @@ queries without a columnar kernel get the events as rows inside the engine.
 Prints the median of --runs runs in events per wall-clock second and per CPU second of this
 process (the figure to trust when other jobs load the machine: compare the load average with
 the 2 cores), the pre-validated path (`send_batch(..., validated=True)`) beside them, the load
-average before and after, and the ratio to the Siddhi 3.2 reference figures that issue 12
-measured on this machine (Siddhi's Java cannot run here: no Maven).
+average before and after, and the ratio to the Siddhi 3.2 reference figures measured
+side by side on this machine (Siddhi's Java cannot run here: no Maven).
 
     .venv/bin/python benchmarks/siddhi_compare.py [--runs 5] [--only filter,join] [--no-validated]
         [--columnar]
@@ -97,7 +97,7 @@ def join_feed(n, keys, seed, start):
 
 
 def workloads(scale):
-    """The 8 workloads of issue 12's table; `scale` shrinks the event counts (tests, smoke)."""
+    """The 8 reference workloads; `scale` shrinks the event counts (tests, smoke)."""
     n = max(BATCH, int(200_000 * scale))
     big = max(BATCH, int(1_000_000 * scale))
     tail = 2_000_000  # the timed events start after the warm-up's timestamps

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 
 from cep.catalog import aggregators, ext, ext_processors, rules, scripts
 from cep.engine import javamath
-from cep.errors import EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError
+from cep.errors import (
+    EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError,
+    UnknownStreamError,
+)
 from cep.model import (
-    And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, InTable, IsNull, IsNullStream,
-    Negate, Not, Or, TimeConstant, Variable,
+    And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, IsNull, Negate, Not, Or, TimeConstant,
 )
 from cep.model.expressions import Expression
 
@@ -291,8 +293,13 @@ class _Gen:
         return hook(e, self)
 
     def _InTable(self, e):
-        from cep.engine.table.conditions import compile_in_table
-        return compile_in_table(e, self, self.scope, self.scope.tables)
+        # the table compiles `condition in Table` (cep/engine/table/conditions.py): the
+        # expression compiler knows no table code, so the table package may build on it
+        table = self.scope.tables.get(e.table)
+        if table is None:
+            raise UnknownStreamError(f"'in {e.table}': no table named '{e.table}' is defined",
+                                     e.span)
+        return table.compile_in(e, self, self.scope)
 
     def _FunctionCall(self, e):
         typed = e.entry is not None and e.entry[0] in ("function", "script")

@@ -3,7 +3,6 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from cep.model.annotations import find_annotation
-from cep.model.definitions import StreamDefinition, TableDefinition, TriggerDefinition
 from cep.model.expressions import Expression
 from cep.model.inputs import InputStream
 from cep.model.span import Span, NO_SPAN

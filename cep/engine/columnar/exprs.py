@@ -14,9 +14,6 @@ import numpy as np
 
 from cep.engine.columnar.columns import DTYPES
 from cep.model import AttrType
-from cep.model.expressions import (
-    And, BinaryOp, CompareOp, Constant, IsNull, Negate, Not, Or, Variable,
-)
 
 _NUM = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 _RANK = {AttrType.INT: 0, AttrType.LONG: 1, AttrType.FLOAT: 2, AttrType.DOUBLE: 3}

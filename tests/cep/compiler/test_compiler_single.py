@@ -210,7 +210,8 @@ def test_keywords_are_names_where_no_keyword_fits():
     assert plan.stream("Out").attribute_names == ("start", "drop", "output", "events")
 
 
-def test_fifty_query_plan_compiles_fast():
+def test_fifty_query_plan_compiles():
+    """A 50-query plan compiles (its speed: benchmarks/validate_bench.py)."""
     import time
     body = "\n".join(
         f"@info(name='q{i}') from Ticks[price > {i}.0]#window.time(1 min) select sym, "
@@ -219,5 +220,6 @@ def test_fifty_query_plan_compiles_fast():
     cep.compile(TICKS + body)  # warm up: builds the cached parser
     start = time.perf_counter()
     plan = cep.compile(TICKS + body)
+    print(f"compiled in {time.perf_counter() - start:.3f} s")
     assert len(plan.queries) == 50
-    assert time.perf_counter() - start < 1.0  # typically ~30 ms on this machine
+    assert [q.output.target for q in plan.queries] == [f"O{i}" for i in range(50)]
