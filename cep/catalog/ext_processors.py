@@ -10,6 +10,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
+from cep.catalog import plugin_hook
+
 _ENGINE = "cep.engine.ext."
 
 
@@ -72,8 +74,7 @@ def lookup_stream_processor(namespace: Optional[str], name: str) \
         return None
     found = STREAM_PROCESSORS.get((namespace, name))
     if found is None:
-        from cep.catalog import plugins
-        plugins.ensure_loaded(namespace)
+        plugin_hook.ensure_loaded(namespace)
         found = STREAM_PROCESSORS.get((namespace, name))
     return found
 
@@ -94,8 +95,7 @@ def lookup_function(namespace: Optional[str], name: str):
     _load_functions()
     found = FUNCTIONS.get((namespace, name))
     if found is None:
-        from cep.catalog import plugins
-        plugins.ensure_loaded(namespace)
+        plugin_hook.ensure_loaded(namespace)
         found = FUNCTIONS.get((namespace, name))
     return found
 

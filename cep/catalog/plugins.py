@@ -13,8 +13,8 @@ import threading
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from cep.catalog import ext_processors
-from cep.catalog.aggregators import AGG_GLOBALS, AggregatorEntry
+from cep.catalog import ext_processors, plugin_hook
+from cep.catalog.aggregator_entry import AGG_GLOBALS, AggregatorEntry
 from cep.catalog.functions import FunctionEntry
 from cep.catalog.windows import WindowEntry
 
@@ -38,8 +38,8 @@ class Plugin:
     error: str = ""
 
 
-AGGREGATORS: Dict[Tuple[str, str], AggregatorEntry] = {}
-WINDOWS: Dict[Tuple[str, str], WindowEntry] = {}
+AGGREGATORS: Dict[Tuple[str, str], AggregatorEntry] = plugin_hook.AGGREGATORS  # type: ignore
+WINDOWS: Dict[Tuple[str, str], WindowEntry] = plugin_hook.WINDOWS  # type: ignore
 _PLUGINS: List[Plugin] = []
 _lock = threading.RLock()
 _loaded = False
@@ -188,3 +188,6 @@ def _aggregator_entry(ns, name, spec) -> AggregatorEntry:
         lambda S, t: f"({S(0)}[0].value() if {S(0)} else None)",
         lambda S: [f"{S(0)}.clear()"],
         spec["doc"])
+
+
+plugin_hook.install(ensure_loaded)  # catalog lookups of unknown namespaces load plug-ins

@@ -7,6 +7,7 @@ TableDefinitions for `cond in Table`; `aggregates` allows sum(), avg(), ... (sel
 whose arguments are typed in `aggregate_scope` when given (having sees the output row, but its
 aggregators read the input)."""
 from cep.catalog import aggregators, ext, ext_processors, rules, scripts
+from cep.catalog import plugins  # noqa: F401  (installs the plug-in loader the catalog calls)
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.errors import (
     InvalidQueryError, TypeMismatchError, UnknownStreamError,

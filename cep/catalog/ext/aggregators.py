@@ -5,7 +5,7 @@ import bisect
 import math
 from dataclasses import replace
 
-from cep.catalog import aggregators as builtin
+from cep.catalog import aggregator_entry as builtin
 from cep.catalog.ext.support import DOUBLE, FLOAT, INT, LONG, fail
 from cep.model import Constant
 
