@@ -5,7 +5,6 @@ Input lines are {"stream": "S", "timestamp": 1000, "data": [...]}; a line with o
 does not feed is printed as {"stream", "timestamp", "data", "expired"}. Bad input lines are
 reported on stderr with their line number (exit 1 with --on-error fail); a rejected plan
 exits 2 with the positioned error."""
-import json
 import sys
 
 from cep.errors import CepError, SiddhiQLError
@@ -25,7 +24,7 @@ def subparser_hook(subparsers):
 def main(args, stdout=None, stderr=None):
     """The `cep run` verb; returns the exit code."""
     import cep
-    from cep.engine.offline import run
+    from cep.engine.offline import run_lines
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         with open(args.plan, encoding="utf-8") as f:
@@ -41,14 +40,11 @@ def main(args, stdout=None, stderr=None):
         print(f"{args.plan}: {exc}", file=err)
         return 2
 
-    def emit(event):
-        out.write(json.dumps(event) + "\n")
-
     def on_bad(bad):
         print(f"{args.events}: {bad}", file=err)
 
     try:
-        ok = run(plan, lines, emit, on_bad, playback=args.playback, on_error=args.on_error)
+        ok = run_lines(plan, lines, out.write, on_bad, playback=args.playback, on_error=args.on_error)
     except CepError as exc:
         print(f"{args.plan}: {exc}", file=err)
         return 2
