@@ -5,10 +5,13 @@ Input lines: `{"stream": "S", "timestamp": 1000, "data": [...]}`; a line with on
 stream the input does not feed: `{"stream", "timestamp", "data", "expired"}` (rows inserted
 into a stream are current events there, so `expired` is false).
 
-Each line is decoded once (msgspec into a small struct; a line it refuses is read again by
-`parse_line` for the exact reason), consecutive events of one stream go to the engine as one
-`send_batch` (the same output as one at a time), and each output batch is encoded in one
-call. Events are sent one at a time where a batch could change the output a file gives: a
+Lines are decoded 1,000 at a time in one msgspec call, each straight into its stream's row
+types (a struct per stream, tagged by "stream"), so the rows come out checked and go to
+`send_batch(..., validated=True)`; a chunk msgspec refuses (a clock line, a bad line, a
+float attribute, ...) is decoded line by line (msgspec into a small struct; a line it
+refuses is read again by `parse_line` for the exact reason) and checked by the input
+handler. Consecutive events of one stream go to the engine as one `send_batch` (the same
+output as one at a time), and each output batch is encoded in one call. Events are sent one at a time where a batch could change the output a file gives: a
 plan with a partition (it emits a batch's outputs grouped by key), a stream from which
 events reach a stream read by more than one query (each query takes the whole batch in turn,
 so their outputs into one stream would no longer interleave per event, and a timer a batch
@@ -16,9 +19,12 @@ sets would fire after the other queries saw the later events), an input stream w
 `object` attribute (processing may raise for one event), `--on-error fail` (nothing after
 the first bad line may be processed), and events without a timestamp (each takes the clock
 at its own send)."""
+import gc
 import json
+import operator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Tuple, Union
+from itertools import groupby
+from typing import Callable, Iterable, List, Optional, Tuple, Union
 
 from cep.engine.runtime import ExecutionPlanRuntime
 from cep.errors import EventError, UnknownInputStreamError
@@ -72,6 +78,13 @@ if msgspec is not None:
         stream: Union[str, msgspec.UnsetType] = msgspec.UNSET
         timestamp: Union[int, msgspec.UnsetType] = msgspec.UNSET
         data: Union[Tuple, msgspec.UnsetType] = msgspec.UNSET
+
+    class _Out(msgspec.Struct):
+        """An output line, in this field order."""
+        stream: str
+        timestamp: int
+        data: tuple
+        expired: bool = False
 
     _DECODE = msgspec.json.Decoder(_Line).decode
     _ENCODE_LINES = msgspec.json.Encoder().encode_lines
@@ -134,18 +147,18 @@ def run_lines(plan, lines: Iterable[str], write: Callable[[str], object],
 
 def _encoder(sid, write):
     def fn(pairs):
-        events = [{"stream": sid, "timestamp": ts, "data": row, "expired": False}
-                  for ts, row in pairs]
         if msgspec is not None:
             try:
-                text = _ENCODE_LINES(events)
+                text = _ENCODE_LINES([_Out(sid, ts, row) for ts, row in pairs])
             except (TypeError, ValueError, OverflowError):
                 text = None
             # msgspec writes NaN and infinities as null: such a batch goes through json
             if text is not None and (b"null" not in text or not _nonfinite(pairs)):
                 write(text.decode())
                 return
-        write("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
+        write("".join(json.dumps({"stream": sid, "timestamp": ts, "data": row,
+                                  "expired": False}, separators=(",", ":")) + "\n"
+                      for ts, row in pairs))
     return fn
 
 
@@ -192,20 +205,77 @@ def _run(plan, lines, callback, on_bad, playback, on_error, batch=True):
     lines = list(lines)
     rt = ExecutionPlanRuntime(plan, playback=playback)
     try:
-        fed = fed_streams(lines)
+        ok = batch and batchable(plan, on_error)
+        paused = gc.isenabled()
+        gc.disable()  # the decoded file is all acyclic tuples: no collection to find there
+        try:
+            segments = _decode_chunks(plan, lines) if ok else [(0, lines)]
+        finally:
+            if paused:
+                gc.enable()
+        fed = set()
+        for first, seg in segments:
+            if first is None:
+                fed.update(sid for sid, _ in seg)
+            else:
+                fed |= fed_streams(seg)
         for sid in [s for s in rt.junctions if s not in fed]:
             rt.add_callback(sid, callback(sid))
-        ok = batch and batchable(plan, on_error)
         batch = {sid for sid in fed if ok and sid in rt.junctions
                  and single_reader(rt.junctions[sid])}
-        return _feed_all(rt, lines, on_bad, on_error, batch)
+        for first, seg in segments:
+            if first is None and all(sid in batch for sid, _ in seg):
+                for sid, pairs in seg:
+                    send = rt.input_handler(sid).send_batch
+                    for i in range(0, len(pairs), BATCH):
+                        send(pairs[i:i + BATCH], validated=True)
+                continue
+            if first is None:  # a stream that must go one at a time: its lines again
+                seg = [_Out(sid, t, r) for sid, pairs in seg for t, r in pairs]
+                seg, first = [msgspec.json.encode(x).decode() for x in seg], 0
+            if not _feed_all(rt, seg, on_bad, on_error, batch, first):
+                return False
+        return True
     finally:
         rt.shutdown()
 
 
-def _feed_all(rt, lines, on_bad, on_error, batch):
-    """Feed every line; consecutive events (with timestamps) of one stream of `batch` (a set
-    of stream ids) as one send_batch."""
+def _decode_chunks(plan, lines):
+    """[(None, [(stream, [(ts, row), ...]), ...]) for a chunk decoded whole into checked rows,
+    or (index of its first line, [line, ...]) for a chunk to read line by line]."""
+    from cep.engine.coerce import row_type
+    if msgspec is None:
+        return [(0, lines)]
+    kinds = []
+    for s in plan.streams:
+        rt = row_type([a.type for a in s.attributes])
+        if rt is not None:
+            kinds.append(msgspec.defstruct(f"Line_{s.id}", [("timestamp", int), ("data", rt)],
+                                           tag_field="stream", tag=s.id))
+    if not kinds:
+        return [(0, lines)]
+    by_kind = {k: k.__struct_config__.tag for k in kinds}
+    decode = msgspec.json.Decoder(List[Union[tuple(kinds)]]).decode
+    get = operator.attrgetter("timestamp", "data")
+    out = []
+    for i in range(0, len(lines), BATCH):
+        chunk = lines[i:i + BATCH]
+        try:
+            items = decode("[" + ",".join(chunk) + "]")
+        except _ERRORS:
+            if out and out[-1][0] is not None and out[-1][0] + len(out[-1][1]) == i:
+                out[-1][1].extend(chunk)
+            else:
+                out.append((i, list(chunk)))
+            continue
+        runs = [(by_kind[k], list(map(get, grp))) for k, grp in groupby(items, type)]
+        out.append((None, runs))
+    return out
+
+
+def _feed_all(rt, lines, on_bad, on_error, batch, first=0):
+    """Feed every line (`first`: the index of the first in the file); consecutive events
+    (with timestamps) of one stream of `batch` (a set of stream ids) as one send_batch."""
     pending, stream, numbers = [], None, []
     fail = on_error == "fail"
 
@@ -225,7 +295,7 @@ def _feed_all(rt, lines, on_bad, on_error, batch):
         numbers.clear()
         return not (fail and bad)
 
-    for n, text in enumerate(lines, 1):
+    for n, text in enumerate(lines, first + 1):
         try:
             item = parse_fast(text, n)
         except ValueError as exc:

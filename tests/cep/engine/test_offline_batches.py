@@ -9,7 +9,7 @@ import random
 import pytest
 
 import cep
-from cep.engine.offline import batchable, run_lines, single_reader
+from cep.engine.offline import _decode_chunks, batchable, run_lines, single_reader
 
 HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n" \
        "define stream T (sym string, qty int);\n"
@@ -34,19 +34,21 @@ PLANS = {
 }
 
 
-def lines(seed, n=600):
+def lines(seed, n=600, odd=0.05, other=0.2):
+    """Random lines: clock lines and bad lines (a share `odd` of them), events of T (a
+    share `other`) and of S."""
     rnd = random.Random(seed)
     out, ts = [], 1000
     for i in range(n):
         ts += rnd.choice([0, 1, 3, 7, 20])
         r = rnd.random()
-        if r < 0.03:
+        if r < odd * 0.6:
             out.append(json.dumps({"timestamp": ts + 15}))
-        elif r < 0.05:
+        elif r < odd:
             out.append(rnd.choice(['not json', '{"stream": "S", "timestamp": 1, "data": [1]}',
                                    '{"stream": "S", "timestamp": 2, "data": ["A", "x", 1]}',
                                    '{"stream": "Z", "timestamp": 3, "data": []}']))
-        elif r < 0.25:
+        elif r < odd + other:
             out.append(json.dumps({"stream": "T", "timestamp": ts,
                                    "data": [f"k{rnd.randrange(4)}", rnd.randrange(100)]}))
         else:
@@ -75,6 +77,25 @@ def test_batched_run_equals_one_event_at_a_time(name, seed):
     want, want_bad = outputs(PLANS[name], text, False)
     assert got == want and got_bad == want_bad
     assert sum(map(len, want.values())) > 0 and want_bad
+
+
+@pytest.mark.parametrize("name", ["window aggregates", "join", "time window chain",
+                                  "two queries, one output"])
+def test_chunks_decoded_whole_and_line_by_line_mix_in_file_order(name):
+    """Thousand-line chunks without odd lines are decoded whole into checked rows; the
+    chunks around a clock line, a bad line and a float stream go line by line."""
+    text = lines(3, n=4200, odd=0, other=0.3)
+    text[1500] = "not json"
+    text[2600] = json.dumps({"timestamp": 10 ** 6})
+    text[2601] = json.dumps({"stream": "S", "timestamp": 10 ** 6 + 1, "data": ["k1", 1, 2]})
+    text[3999] = ""
+    kinds = [first for first, _ in _decode_chunks(cep.compile(HEAD + PLANS[name]), text)]
+    assert kinds == [None, 1000, None]  # whole; by line 1000-3999 (1500, 2600, 3999); whole
+    got, got_bad = outputs(PLANS[name], text, True)
+    want, want_bad = outputs(PLANS[name], text, False)
+    assert got == want and got_bad == want_bad == ["line 1501: bad JSON: Expecting value at "
+                                                   "column 1"]
+    assert sum(map(len, want.values())) > 1000
 
 
 def test_where_a_batch_could_change_the_output_events_go_one_by_one():
