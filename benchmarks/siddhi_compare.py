@@ -19,6 +19,10 @@ unless the batch API changes the output count (a join processes each array as on
 against the one-event mode. The mode is named in the table. Without the kit, the reference
 figures of the issue's table (Siddhi's batch mode at low load) stand in, marked "ref".
 
+`cep run`'s runner (cep.engine.offline.run_lines, in this process, output to memory) is timed
+over the same events file, and its output compared with the engine's (--no-cep-run skips it
+and the kit).
+
 With --columnar, each workload also runs through the public columnar path: the same events
 as numpy columns (`send_columns({"sym": object array, "price": float64, "vol": int64},
 timestamps)`, checked per column) and a columnar callback (`add_callback(..., columnar=True)`);
@@ -30,7 +34,7 @@ threads included) and per wall-clock second, the pre-validated path
 (`send_batch(..., validated=True)`) beside them, and the load average before and after.
 
     .venv/bin/python benchmarks/siddhi_compare.py [--runs 5] [--only filter,join] [--no-validated]
-        [--columnar] [--scale 1] [--no-siddhi] [--kit DIR]
+        [--columnar] [--scale 1] [--no-siddhi] [--kit DIR] [--no-cep-run]
 """
 import argparse
 import gc
@@ -151,8 +155,8 @@ def workloads(scale):
         Workload("group by sum, 10 groups", HEAD + "from S select sym, sum(price) as s "
                  "group by sym insert into Out;", chunks(stock(n, 10, 1, tail)),
                  chunks(stock(5000, 10, 2)), 6.1e6),
-        Workload("pattern (no partition)", HEAD + PATTERN,
-                 chunks(stock(small, 100, 1, tail, **pat)),
+        Workload("pattern (no partition)", HEAD + PATTERN,  # Siddhi: ~5K events/s
+                 chunks(stock(max(BATCH, int(20_000 * scale)), 100, 1, tail, **pat)),
                  chunks(stock(20_000, 100, 2, **pat)), 5e3),
         Workload("join length(1000) x length(1000)", JOIN_HEAD + JOIN,
                  join_feed(small // 4, 100, 1, tail), join_feed(4000, 100, 3, 1_000_000),
@@ -312,14 +316,45 @@ def same_outputs(ours, theirs, keyed):
     return None
 
 
-def siddhi_live(w, kit, runs, warmup):
-    """{'batch': summary, 'one': summary, 'diff': None or text} of Siddhi on w's events."""
+def cep_run(w, events, runs):
+    """(median events per CPU s of `cep run`'s runner over the events file, in this
+    process, output to memory; {stream: [(ts, data)]} it printed)."""
+    from cep.engine.offline import run_lines
+    plan = cep.compile(w.plan)
+    with open(events) as f:
+        lines = f.readlines()
+    rates, text = [], None
+    for _ in range(runs):
+        chunks, bad = [], []
+        gc.collect()
+        c0 = time.process_time()
+        run_lines(plan, lines, chunks.append, bad.append)
+        rates.append(len(lines) / max(time.process_time() - c0, 1e-9))
+        if bad:
+            raise SystemExit(f"{w.name}: cep run reported {bad[0]}")
+        text = chunks
+    printed = {}
+    for line in "".join(text).splitlines():
+        e = json.loads(line)
+        printed.setdefault(e["stream"], []).append((e["timestamp"], e["data"]))
+    return statistics.median(rates), printed
+
+
+def live(w, kit, runs, warmup):
+    """{'run': cep run's events per CPU s, 'run_diff': how its output differs from ours
+    (None: same), and with the kit 'batch' and 'one' (siddhi-bench summaries), 'diff'
+    (how our output differs from Siddhi's)} on w's timed events."""
     with tempfile.TemporaryDirectory(prefix="siddhi_compare_") as tmp:
         plan, events = write_events(w, tmp)
         ours = {}
         run_once(w, False, collect=ours)
-        diff = same_outputs(ours, siddhi_outputs(kit, plan, events, w.outputs), w.keyed)
-        res = {"diff": diff}
+        res = {}
+        res["run"], printed = cep_run(w, events, max(1, min(runs, 3)))
+        as_lists = {sid: [(t, list(r)) for t, r in printed.get(sid, [])] for sid in w.outputs}
+        res["run_diff"] = same_outputs(ours, as_lists, w.keyed)
+        if kit is None:
+            return res
+        res["diff"] = same_outputs(ours, siddhi_outputs(kit, plan, events, w.outputs), w.keyed)
         for mode, batch in (("batch", BATCH), ("one", 1)):
             res[mode] = siddhi_bench(kit, plan, events, w.outputs, batch, runs, warmup)
         return res
@@ -333,7 +368,7 @@ def fmt(rate):
 
 def reference(w, live):
     """(Siddhi events per CPU s to compare with, its mode's name, outputs identical?)."""
-    if live is None:
+    if live is None or "batch" not in live:
         return w.ref, "ref, batch", True
     batch_changes = live["batch"]["outputs"] != live["one"]["outputs"]
     if w.one_event or batch_changes:
@@ -356,6 +391,8 @@ def main(argv=None):
                     help="do not run the kit; compare with the reference figures")
     ap.add_argument("--kit", default=None, help="the Siddhi kit's folder")
     ap.add_argument("--siddhi-warmup", type=int, default=5)
+    ap.add_argument("--no-cep-run", action="store_true",
+                    help="skip `cep run` over the events file (and the kit)")
     args = ap.parse_args(argv)
     wanted = [x for x in args.only.split(",") if x]
     chosen = [w for w in workloads(args.scale)
@@ -371,27 +408,35 @@ def main(argv=None):
           f"{'/'.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     print("| workload | Siddhi batch (CPU) | Siddhi one-event (CPU) | same outputs "
           "| ours, checked rows: CPU (runs) | wall | rows / Siddhi (mode) "
-          "| pre-validated CPU | columnar CPU | columnar / Siddhi | events | outputs |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+          "| pre-validated CPU | columnar CPU | columnar / Siddhi | cep run CPU "
+          "| cep run / Siddhi | events | outputs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
     for w in chosen:
         wall, cpu, outs, all_runs = measure(w, args.runs, False)
         pre = "" if args.no_validated else fmt(measure(w, args.runs, True)[1])
         col = ("", "", "") if not args.columnar else measure(w, args.runs, False, True)
         if args.columnar and col[2] != outs:
             raise SystemExit(f"{w.name}: columnar gave {col[2]} outputs, rows {outs}")
-        live = siddhi_live(w, kit, args.runs, args.siddhi_warmup) if kit else None
-        base, mode, same = reference(w, live)
-        if live is None:
+        got = None if args.no_cep_run else live(w, kit, args.runs, args.siddhi_warmup)
+        base, mode, same = reference(w, got)
+        run_rate = run_ratio = ""
+        if got is not None:
+            run_rate = fmt(got["run"]) if got["run_diff"] is None else \
+                f"output differs: {got['run_diff']}"
+            run_ratio = f"{got['run'] / base:.2f}" if same and got["run_diff"] is None else ""
+        live_ = got if got is not None and "batch" in got else None
+        if live_ is None:
             sb, so, sm = fmt(w.ref) + " (ref)", "", "not checked"
         else:
-            sb = fmt(live["batch"]["median_events_per_cpu_s"])
-            so = fmt(live["one"]["median_events_per_cpu_s"])
-            sm = "yes" if same else f"NO: {live['diff']}"
+            sb = fmt(live_["batch"]["median_events_per_cpu_s"])
+            so = fmt(live_["one"]["median_events_per_cpu_s"])
+            sm = "yes" if same else f"NO: {live_['diff']}"
         r = f"{cpu / base:.2f} ({mode})" if same else "- (outputs differ)"
         rc = f"{col[1] / base:.2f}" if same and col[1] else ""
         print(f"| {w.name} | {sb} | {so} | {sm} | {fmt(cpu)} "
               f"({'/'.join(fmt(x) for x in all_runs)}) | {fmt(wall)} | {r} | {pre} "
-              f"| {fmt(col[1])} | {rc} | {w.events:,} | {outs:,} |", flush=True)
+              f"| {fmt(col[1])} | {rc} | {run_rate} | {run_ratio} | {w.events:,} "
+              f"| {outs:,} |", flush=True)
     print(f"# load average after: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
