@@ -11,8 +11,10 @@ types (a struct per stream, tagged by "stream"), so the rows come out checked an
 float attribute, ...) is decoded line by line (msgspec into a small struct; a line it
 refuses is read again by `parse_line` for the exact reason) and checked by the input
 handler. Consecutive events of one stream go to the engine as one `send_batch` (the same
-output as one at a time), and each output batch is encoded in one call. Events are sent one at a time where a batch could change the output a file gives: a
-plan with a partition (it emits a batch's outputs grouped by key), a stream from which
+output as one at a time), and each output batch is encoded in one call.
+
+Events are sent one at a time where a batch could change the output a file gives: a plan
+with a partition (it emits a batch's outputs grouped by key), a stream from which
 events reach a stream read by more than one query (each query takes the whole batch in turn,
 so their outputs into one stream would no longer interleave per event, and a timer a batch
 sets would fire after the other queries saw the later events), an input stream with an
