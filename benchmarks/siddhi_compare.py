@@ -1,8 +1,4 @@
-<<<<<<< HEAD
-"""Our engine against Siddhi 3.2 (Java) on 8 reference workloads.
-=======
 """Our engine against the real Siddhi 3.2.15, measured live in the same run, same events.
->>>>>>> speed
 
 Every workload goes through our public, checked path: `rt.input_handler(S).send_batch(batch)`
 with batches of 1,000 events and input checking on. The same events are sent in every run
@@ -23,8 +19,8 @@ by 10 ms), it is timed on up to 5 copies of the events (2M events at most) one a
 other (timestamps shifted; "x k" in the table). A ratio is printed only where the outputs are
 identical, against the batch mode unless the batch API changes the output count (a join
 processes each array as one chunk): then against the one-event mode. The mode is named in
-the table. Without the kit, the reference figures of the issue's table (Siddhi's batch mode at
-low load) stand in, marked "ref".
+the table. Without the kit, reference figures measured earlier with the kit (Siddhi's batch
+mode at low load) stand in, marked "ref".
 
 `cep run`'s runner (cep.engine.offline.run_lines, in this process, output to memory) is timed
 over the same events file, and its output compared with the engine's (--no-cep-run skips it
@@ -35,18 +31,10 @@ as numpy columns (`send_columns({"sym": object array, "price": float64, "vol": i
 timestamps)`, checked per column) and a columnar callback (`add_callback(..., columnar=True)`);
 queries without a columnar kernel get the events as rows inside the engine.
 
-<<<<<<< HEAD
-Prints the median of --runs runs in events per wall-clock second and per CPU second of this
-process (the figure to trust when other jobs load the machine: compare the load average with
-the 2 cores), the pre-validated path (`send_batch(..., validated=True)`) beside them, the load
-average before and after, and the ratio to the Siddhi 3.2 reference figures measured
-side by side on this machine (Siddhi's Java cannot run here: no Maven).
-=======
 Prints the median of --runs runs in events per CPU second of this process (the figure to
 trust when other jobs load the machine; Siddhi's is the JVM process's CPU time, JIT and GC
 threads included) and per wall-clock second, the pre-validated path
 (`send_batch(..., validated=True)`) beside them, and the load average before and after.
->>>>>>> speed
 
     .venv/bin/python benchmarks/siddhi_compare.py [--runs 5] [--only filter,join] [--no-validated]
         [--columnar] [--scale 1] [--no-siddhi] [--kit DIR] [--no-cep-run]
@@ -92,7 +80,7 @@ KIT_PLACES = [os.path.join(_REPO, *[".."] * up, "shared", "siddhi-kit") for up i
 
 class Workload:
     """A plan, the events to time ([(stream, batch)], in order), warm-up events, the output
-    streams, the reference Siddhi figure (batch mode, the issue's table; used only without
+    streams, the reference Siddhi figure (batch mode, measured earlier with the kit; used only without
     the kit) in events per CPU second, and whether its output order follows partition keys
     within a batch (outputs then compared as multisets per stream)."""
 
@@ -142,18 +130,12 @@ def join_feed(n, keys, seed, start):
 
 
 def workloads(scale):
-<<<<<<< HEAD
-    """The 8 reference workloads; `scale` shrinks the event counts (tests, smoke)."""
-    n = max(BATCH, int(200_000 * scale))
-    big = max(BATCH, int(1_000_000 * scale))
-=======
-    """The 8 workloads of the issues' table and the partition over 2,000 keys; `scale`
+    """The 8 reference workloads and the partition over 2,000 keys; `scale`
     shrinks or grows the event counts (tests, smoke; 1 = 1M events where Siddhi is fast,
     enough for the kit's 10 ms CPU clock)."""
     n = max(BATCH, int(1_000_000 * scale))
     mid = max(BATCH, int(300_000 * scale))
     small = max(BATCH, int(200_000 * scale))
->>>>>>> speed
     tail = 2_000_000  # the timed events start after the warm-up's timestamps
     pat = dict(lo=100.0, span=100.0)
     agg = "from S#window.{w} select {s} insert into Out;"
