@@ -62,7 +62,8 @@ def build_handlers(stream, scope, ctx, owner_ok=True):
         elif isinstance(h, Window):
             owner = stream.stream_id if (i == 0 and owner_ok and not stream.inner
                                          and ctx.timer_owners) else None
-            w = build_window(h, scope, WindowEnv(ctx.scheduler, ctx.playback, owner))
+            w = build_window(h, scope, WindowEnv(ctx.scheduler, ctx.playback, owner,
+                                                ctx.siddhi_fixed))
             procs.append(w)
             window, batch = True, w.is_batch
         elif isinstance(h, StreamFunction):

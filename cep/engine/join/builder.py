@@ -174,7 +174,8 @@ def _make_side(info, key, ctx, self_join):
         return StreamSide(None, key[0])
     owner = info["stream"].stream_id if (ctx.timer_owners and not self_join
                                          and info["keep"] is None) else None
-    window = build_window(w, info["scope"], WindowEnv(ctx.scheduler, ctx.playback, owner))
+    window = build_window(w, info["scope"], WindowEnv(ctx.scheduler, ctx.playback, owner,
+                                                        ctx.siddhi_fixed))
     return StreamSide(window, key[0])
 
 

@@ -157,6 +157,9 @@ class JoinProcessor(Processor):
         key = self.probe_keys[which]
         on = self.on
         cands = other.candidates(key(row), True) if key is not None else other.candidates()
+        probed = getattr(other.window, "probed", None)
+        if probed is not None:  # windows whose state a probe disturbs in Siddhi 3.2
+            probed()
         n = len(out)
         if which == LEFT:
             if on is None:

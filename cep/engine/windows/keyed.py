@@ -198,7 +198,10 @@ class FrequentWindow(WindowProcessor):
 
 
 class LossyFrequentWindow(WindowProcessor):
-    """Events whose key's frequency is at least support - error (lossy counting)."""
+    """Events whose key's frequency is at least support - error (lossy counting). It keeps
+    one event per key; in Siddhi 3.2 a newer event of a kept key replaces it without emitting
+    the old one as EXPIRED (aggregates then count every event of a repeated key), a bug that
+    `@Plan:siddhi('fixed')` fixes by expiring the replaced event, as `frequent` does."""
 
     @classmethod
     def parse(cls, p):
@@ -236,7 +239,7 @@ class LossyFrequentWindow(WindowProcessor):
             c = self.counts[k] = [0, self.bucket - 1]
         c[0] += 1
         if c[0] + c[1] >= (self.support - self.error) * self.total:
-            if old is not None:
+            if old is not None and self.env.fixed:
                 out.append((now, old[1], 1))
             out.append(e)
         if self.total % self.width == 0:
