@@ -10,7 +10,9 @@ from cep.model.expressions import (
     Expression, Constant, Variable, TimeConstant, BinaryOp, CompareOp, And, Or, Not, Negate,
     IsNull, IsNullStream, FunctionCall, InTable,
 )
-from cep.model.definitions import Attribute, StreamDefinition, TableDefinition, TriggerDefinition
+from cep.model.definitions import (
+    Attribute, StreamDefinition, TableDefinition, TriggerDefinition, WindowDefinition,
+)
 from cep.model.inputs import (
     Filter, Window, StreamFunction, SingleInputStream, JoinInputStream, StateInputStream,
     StreamState, NextState, EveryState, LogicalState, CountState, AbsentState, InputStream,

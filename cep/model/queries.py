@@ -175,6 +175,7 @@ class ExecutionPlan:
     streams: tuple = ()  # of StreamDefinition
     tables: tuple = ()  # of TableDefinition
     triggers: tuple = ()  # of TriggerDefinition
+    windows: tuple = ()  # of WindowDefinition (named windows)
     elements: tuple = ()  # of Query | Partition
     inferred_streams: frozenset = frozenset()
     source: str = field(default="", compare=False, repr=False)
@@ -188,6 +189,13 @@ class ExecutionPlan:
         for t in self.triggers:
             if t.id == stream_id:
                 return t
+        return None
+
+    def window(self, window_id):
+        """The definition of named window `window_id`, or None."""
+        for w in self.windows:
+            if w.id == window_id:
+                return w
         return None
 
     def table(self, table_id):

@@ -21,7 +21,6 @@ PENDING = {
     "sequence-every-group-with-kleene-state-rejected.yaml",
     "sequence-every-on-later-state-rejected.yaml",
     "sequence-trailing-star-after-two-states-waits.yaml",
-    "define-window-is-supported.yaml",
 }
 
 

@@ -82,6 +82,8 @@ class JoinProcessor(Processor):
         side = self.sides[which]
         if side.window is not None:
             side.window.process(batch)
+        elif getattr(side, "named", False):  # a named window's emissions, kinds kept
+            self.window_output(which, batch)
         else:
             expire = self.want_expired and self.triggers[which]
             self.window_output(which, side.passing(batch, expire))
@@ -129,6 +131,7 @@ class JoinProcessor(Processor):
         side, other = self.sides[which], self.sides[1 - which]
         key = self.probe_keys[which]
         if (not isinstance(side, StreamSide) or side.window is not None
+                or getattr(side, "named", False)
                 or not isinstance(other, TableSide) or key is None or not other.use_key
                 or not other.table.indexed or self.chunked or self.want_expired
                 or not self.triggers[which]):

@@ -132,6 +132,28 @@ class StreamSide:
         return StreamSide(self.window.clone() if self.window is not None else None, self.key)
 
 
+class NamedWindowSide(StreamSide):
+    """A join side reading a named window: probes look into the shared window's rows (the
+    window keeps them), and what the window emits arrives as it is (CURRENT and EXPIRED)."""
+    named = True
+
+    def __init__(self, junction, key=None):
+        super().__init__(None, key)
+        self.junction = junction
+
+    def candidates(self, key_value=None, use_key=False):
+        return self.junction.candidates(self.key if use_key else None, key_value)
+
+    def get_state(self):
+        return None  # the named window snapshots itself
+
+    def set_state(self, state):
+        pass
+
+    def fresh(self):
+        return self
+
+
 class SideSink:
     """Where a side's window emits: the join processor, tagged with the side."""
 
