@@ -175,9 +175,9 @@ class ExecutionPlan:
     streams: tuple = ()  # of StreamDefinition
     tables: tuple = ()  # of TableDefinition
     triggers: tuple = ()  # of TriggerDefinition
-    windows: tuple = ()  # of WindowDefinition (named windows)
     elements: tuple = ()  # of Query | Partition
     inferred_streams: frozenset = frozenset()
+    windows: tuple = ()  # of WindowDefinition (named windows)
     source: str = field(default="", compare=False, repr=False)
 
     # -- lookups --
