@@ -62,9 +62,31 @@ class NamedWindowJunction(StreamJunction):
         self.contents = Contents()
 
     def process(self, batch):
-        """Rows inserted into the window (as CURRENT events, as a stream would take them)."""
-        self.window.process([ev if ev[2] == CURRENT else (ev[0], ev[1], CURRENT)
-                             for ev in batch])
+        """Rows inserted into the window (as CURRENT events, as a stream would take them),
+        one at a time: readers select per chunk the window emits (as Siddhi's do), and a
+        chunk per arrival keeps the output independent of how the input was batched."""
+        window = self.window
+        playback = window.env.playback
+        for ev in batch:
+            if playback and window._timer_due is not None and window._timer_due <= ev[0]:
+                self._fire_timer(ev[0])
+            window.process([ev if ev[2] == CURRENT else (ev[0], ev[1], CURRENT)])
+
+    def _fire_timer(self, ts):
+        """In playback, the window's timer due by an arrival fires before it, as it would
+        had the arrival come alone (a batch is not split at timers made inside it), so its
+        expiries form their own chunk, stamped `ts`."""
+        window = self.window
+        sch = window.env.scheduler
+        saved = sch.clock
+        window._timer_due = None  # the pending scheduler entry is now stale (guarded)
+        if saved is None or ts > saved:
+            sch.set_clock(ts)
+        try:
+            window.on_timer(ts)
+        finally:
+            if saved is not None and sch.clock == ts and ts > saved:
+                sch.restore_clock(saved)
 
     def process_columns(self, cols):
         self.process(cols.events())

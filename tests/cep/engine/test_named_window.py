@@ -104,3 +104,29 @@ def test_bad_window_plans_are_refused_with_their_position(body, error, words, li
     with pytest.raises(error) as info:
         cep.compile(HEAD + body)
     assert words in str(info.value) and info.value.line == line, str(info.value)
+
+
+@pytest.mark.parametrize("batch", [2, 7, 50])
+def test_the_output_does_not_depend_on_how_the_input_was_batched(batch):
+    """Readers select per chunk the window emits; the window takes arrivals one by one."""
+    from tests.cep.engine.helpers import ticks
+    text = ("@Plan:playback\ndefine stream S (sym string, price double, ets long);\n"
+            "define window W (sym string, price double) time(2 sec);\n"
+            "define window B (sym string, price double) lengthBatch(3);\n"
+            "define window TB (sym string, price double) timeBatch(1 sec);\n"
+            "from S select sym, price insert into W;\nfrom S select sym, price insert into B;\n"
+            "from W select sym, sum(price) as s insert all events into O1;\n"
+            "from B select sym, count() as c insert all events into O2;\n"
+            "from S select sym, price insert into TB;\n"
+            "from TB select sym, avg(price) as a insert all events into O3;")
+    outs = ["O1", "O2", "O3"]
+
+    def go(b):
+        rt = runtime(text)
+        got = collect(rt, outs)
+        feed(rt, ticks(), b)
+        rt.shutdown()
+        return got
+    one = go(1)
+    assert all(one[o] for o in outs)
+    assert go(batch) == one
