@@ -82,6 +82,7 @@ def _join_scope(join, ctx):
     if all(isinstance(d, TableDefinition) for _, d, _ in sides):
         raise InvalidQueryError("a join needs at least one stream; both sides are tables",
                                 join.span)
+    _check_side_windows(sides)
     (left, _, left_scope), (right, _, right_scope) = sides
     if left.reference == right.reference:
         raise DuplicateDefinitionError(
@@ -93,6 +94,23 @@ def _join_scope(join, ctx):
     if join.on is not None:
         require_bool(join.on, scope, "the join condition", tables=ctx.tables)
     return scope, sides[0][1].attributes + sides[1][1].attributes
+
+
+def _check_side_windows(sides):
+    """Two stream sides: each side's last handler, if any, must be a window (Siddhi 3.2: "last
+    processor ... is not an instance of FindableProcessor hence join cannot be proceed"). A
+    stream side filtered without a window beside a table is accepted (Siddhi 3.2 refuses it
+    too; this engine looks the table up per event)."""
+    if any(isinstance(d, TableDefinition) for _, d, _ in sides):
+        return
+    for stream, definition, _ in sides:
+        if stream.handlers and not isinstance(stream.handlers[-1], Window) and \
+                not isinstance(definition, WindowDefinition):
+            raise InvalidQueryError(
+                f"join side '{stream.reference}' has a filter but no window: Siddhi 3.2 "
+                f"needs a window as the side's last handler to join against (add "
+                f"#window.length(1), or move the filter into the join condition)",
+                stream.handlers[-1].span)
 
 
 def state_streams(element):
