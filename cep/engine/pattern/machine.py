@@ -58,6 +58,13 @@ class SharedMachine:
         by_stream = {}
         for n in reversed(nodes):
             by_stream.setdefault(n.stream_id, []).append(n.slot)
+        for order in by_stream.values():
+            # one event fitting both sides of an `or` binds to the left side (Siddhi 3.2):
+            # the left node sees it before its partner, completes and discards the pair
+            for k in range(len(order) - 1):
+                a = nodes[order[k]]
+                if a.op == "or" and a.partner == order[k + 1] and order[k + 1] < order[k]:
+                    order[k], order[k + 1] = order[k + 1], order[k]
         self.order_by_stream = by_stream
         self.streams = tuple(dict.fromkeys(n.stream_id for n in nodes))
 
