@@ -14,8 +14,6 @@ PENDING = {
     "join-sort-window-rows-in-last-sorted-order.yaml",
     "join-timers-fire-in-side-order-not-due-order.yaml",
     "pattern-every-every-emits-oldest-partial-first.yaml",
-    "pattern-trailing-zero-min-count-waits-after-two-states.yaml",
-    "sequence-trailing-star-after-two-states-waits.yaml",
 }
 
 

@@ -237,8 +237,10 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
             self._add_absent(j, node, p)
             return
         if node.kind == COUNT and node.min_count == 0 and p[node.slot] is None:
-            if not node.next and self.now is not None:
-                # a trailing `B?` / `B*` / `B<0:n>` completes at once with a null (Siddhi 3.2)
+            if not node.next and self.now is not None and j <= 1:
+                # a trailing `B?` / `B*` / `B<0:n>` right after the first state completes at
+                # once with a null (Siddhi 3.2); after two or more states it waits for its
+                # first row (kinds.CountSteps)
                 self._complete(j, node, p, self.now)
                 return
             self._queue(j, node, p)
