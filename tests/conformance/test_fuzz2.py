@@ -11,7 +11,6 @@ FUZZ2 = case_files("fuzz2")
 # not yet matched by this engine: expected to fail (strict: a fix must remove its name here)
 PENDING = {
     "every-or-group-rearms-only-matched-side.yaml",
-    "join-sort-window-rows-in-last-sorted-order.yaml",
     "join-timers-fire-in-side-order-not-due-order.yaml",
     "pattern-every-every-emits-oldest-partial-first.yaml",
 }

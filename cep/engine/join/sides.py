@@ -112,6 +112,12 @@ class StreamSide:
         return out
 
     def candidates(self, key_value=None, use_key=False):
+        ordered = getattr(self.window, "join_rows", None)
+        if ordered is not None:  # a window whose own order a probe follows (sort)
+            rows = ordered()
+            if use_key and self.key is not None:
+                return [r for r in rows if self.key(r) == key_value]
+            return rows
         return self.contents.candidates(key_value, use_key)
 
     def get_state(self):

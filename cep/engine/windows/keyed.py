@@ -1,5 +1,4 @@
 """Windows that keep events by key or order: sort, unique, firstUnique, frequent, lossyFrequent."""
-import bisect
 import math
 
 from cep.engine.windows.base import WindowProcessor
@@ -79,11 +78,17 @@ class SortWindow(WindowProcessor):
                 continue
             if playback and e[0] > now:
                 now = e[0]
-            bisect.insort_right(items, e, key=key)
+            items.append(e)  # Siddhi 3.2 sorts only when the window is over its size
             out.append(e)
             if len(items) > n:
+                items.sort(key=key)  # stable: ties keep their order, as Collections.sort
                 out.append((now, items.pop()[1], 1))
         self.emit(out)
+
+    def join_rows(self):
+        """The rows in the order Siddhi's join meets them: as last sorted (on the last
+        eviction), arrivals since then after them."""
+        return [e[1] for e in self.items]
 
     def state_items(self):
         return {"items": list(self.items)}
