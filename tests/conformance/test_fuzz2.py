@@ -12,7 +12,6 @@ FUZZ2 = case_files("fuzz2")
 PENDING = {
     "every-or-group-rearms-only-matched-side.yaml",
     "join-timers-fire-in-side-order-not-due-order.yaml",
-    "pattern-every-every-emits-oldest-partial-first.yaml",
 }
 
 

@@ -66,6 +66,9 @@ class SharedMachine:
                 if a.op == "or" and a.partner == order[k + 1] and order[k + 1] < order[k]:
                     order[k], order[k + 1] = order[k + 1], order[k]
         self.order_by_stream = by_stream
+        # nodes an `every` restart copies partials back into (nfa.StateMachine._queue)
+        self.renew_targets = frozenset(t for n in nodes for t in (n.every_to or ())
+                                       if t not in starts)
         self.streams = tuple(dict.fromkeys(n.stream_id for n in nodes))
 
     def _place_scopes(self):

@@ -256,6 +256,11 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
                 return
             new.append(p)
             self.touched.add(j)
+        elif j in self.s.renew_targets:
+            # an `every` restart may copy a partial back into j during this event: the copy
+            # keeps the older partial's place, ahead of partials handed on by this event
+            self.new[j].append(p)
+            self.touched.add(j)
         else:
             self._file(j, node, p)
 
@@ -313,7 +318,9 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         p[node.slot] = r
         p[-1] = ts
         j = self.s.keyed_next[i]
-        if j is not None and self.s.nodes[j].range is not None:
+        if j is not None and j in self.s.renew_targets:
+            self._add(j, p)
+        elif j is not None and self.s.nodes[j].range is not None:
             self._file(j, self.s.nodes[j], p)
         elif j is not None:  # inline _add/_file into one indexed state
             key = self.s.nodes[j].partial_key(p)
