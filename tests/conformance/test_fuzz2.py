@@ -10,7 +10,6 @@ from tests.conformance.conformance import case_files, check_case, load_case, run
 FUZZ2 = case_files("fuzz2")
 # not yet matched by this engine: expected to fail (strict: a fix must remove its name here)
 PENDING = {
-    "every-or-group-rearms-only-matched-side.yaml",
     "join-timers-fire-in-side-order-not-due-order.yaml",
 }
 

@@ -222,7 +222,13 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
             self.out.append((ts, self.s.make_row(p), CURRENT))
         if node.every_to:
             q = self.s.every_copy(p, node)
-            for j in node.every_to:
+            targets = node.every_to
+            if node.op == "or" and i in targets and node.partner in targets and \
+                    not self.s.sequence and i not in self.s.starts:
+                # `A -> every (B or C)` re-arms only the side that matched (Siddhi 3.2); at
+                # the start, `every (A or B) -> C` re-arms both
+                targets = (i,)
+            for j in targets:
                 self.new[j].append(q)
                 self.touched.add(j)
 
