@@ -11,7 +11,7 @@ from cep.errors import (
 from cep.model import (
     AbsentState, CountState, EveryState, Filter, JoinInputStream, LogicalState, NextState,
     SingleInputStream, StateInputStream, StreamFunction, StreamState, TableDefinition, Variable,
-    Window,
+    Window, WindowDefinition,
 )
 from cep.model.definitions import Attribute
 from cep.model.expressions import Constant, Negate, TimeConstant
@@ -31,6 +31,28 @@ def input_scope(stream_input, ctx):
     raise InvalidQueryError(f"unknown input {stream_input!r}")
 
 
+def _check_named_window(stream, definition, ctx, where):
+    """A named window read by a query: its own window is the only one (Siddhi: "Cannot create
+    length window for the window stream W"); a join side takes it as it is; a partition
+    cannot read it (its one instance is shared by all its readers, not per key)."""
+    if not isinstance(definition, WindowDefinition):
+        return
+    name = stream.stream_id
+    if getattr(ctx, "inner", None) is not None:
+        raise InvalidQueryError(f"'{name}' is a named window: a query inside a partition "
+                                f"cannot read it (the window is shared, not per key)",
+                                stream.span)
+    for h in stream.handlers:
+        if isinstance(h, Window):
+            raise InvalidQueryError(f"'{name}' is a named window (its window is "
+                                    f"{definition.window.name}): a query reading it cannot "
+                                    f"add another window", h.span)
+        if where == "join" and not isinstance(h, Window):
+            raise InvalidQueryError(f"'{name}' is a named window: a join side reading it "
+                                    f"cannot have a filter or stream function; filter in "
+                                    f"the join condition instead", h.span)
+
+
 def _scope_for(stream, definition):
     kind = "table" if isinstance(definition, TableDefinition) else "stream"
     label = f"{kind} '{definition.id}'" + (f" (as {stream.alias})" if stream.alias else "")
@@ -44,6 +66,7 @@ def _single_scope(stream, ctx):
         raise InvalidQueryError(
             f"table '{stream.stream_id}' cannot be the input of a query: join it with a "
             f"stream or test it with '... in {stream.stream_id}'", stream.span)
+    _check_named_window(stream, definition, ctx, "single")
     scope = _scope_for(stream, definition)
     extra = check_handlers(stream, scope, ctx)
     if extra:  # stream processors append attributes: the rest of the query sees them
@@ -66,10 +89,12 @@ def _join_scope(join, ctx):
         if isinstance(definition, TableDefinition) and stream.handlers:
             raise InvalidQueryError(f"table '{stream.stream_id}' in a join cannot have a "
                                     f"filter or window", stream.span)
+        _check_named_window(stream, definition, ctx, "join")
         sides.append((stream, definition, _scope_for(stream, definition)))
     if all(isinstance(d, TableDefinition) for _, d, _ in sides):
         raise InvalidQueryError("a join needs at least one stream; both sides are tables",
                                 join.span)
+    _check_side_windows(sides)
     (left, _, left_scope), (right, _, right_scope) = sides
     if left.reference == right.reference:
         raise DuplicateDefinitionError(
@@ -82,6 +107,23 @@ def _join_scope(join, ctx):
     if join.on is not None:
         require_bool(join.on, scope, "the join condition", tables=ctx.tables)
     return scope, sides[0][1].attributes + sides[1][1].attributes
+
+
+def _check_side_windows(sides):
+    """Two stream sides: each side's last handler, if any, must be a window (Siddhi 3.2: "last
+    processor ... is not an instance of FindableProcessor hence join cannot be proceed"). A
+    stream side filtered without a window beside a table is accepted (Siddhi 3.2 refuses it
+    too; this engine looks the table up per event)."""
+    if any(isinstance(d, TableDefinition) for _, d, _ in sides):
+        return
+    for stream, definition, _ in sides:
+        if stream.handlers and not isinstance(stream.handlers[-1], Window) and \
+                not isinstance(definition, WindowDefinition):
+            raise InvalidQueryError(
+                f"join side '{stream.reference}' has a filter but no window: Siddhi 3.2 "
+                f"needs a window as the side's last handler to join against (add "
+                f"#window.length(1), or move the filter into the join condition)",
+                stream.handlers[-1].span)
 
 
 def state_streams(element):
@@ -158,6 +200,7 @@ def _state_scope(state_input, ctx):
         if isinstance(definition, TableDefinition):
             raise InvalidQueryError(f"table '{stream.stream_id}' cannot be a pattern or "
                                     f"sequence input", stream.span)
+        _check_named_window(stream, definition, ctx, state_input.kind)
         if stream.window is not None:
             raise InvalidQueryError(f"a {state_input.kind} state cannot have a window",
                                     stream.window.span)

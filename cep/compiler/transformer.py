@@ -14,7 +14,7 @@ from cep.compiler.query_builder import QueryBuilder
 from cep.errors import AnnotationError, SiddhiQLError, SiddhiQLSyntaxError
 from cep.model import (
     Annotation, Attribute, ExecutionPlan, FunctionDefinition, Partition, Query, Span,
-    StreamDefinition, TableDefinition, TriggerDefinition, TYPES,
+    StreamDefinition, TableDefinition, TriggerDefinition, TYPES, Window, WindowDefinition,
 )
 
 # names the grammar of Siddhi 3 reserves although they can look like identifiers
@@ -105,6 +105,13 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
                                   span=meta_span(meta),
                                   language_span=literals.token_span(language))
 
+    def window_def(self, meta, children):
+        name = self._definition_name(children[0], "window")
+        *attrs, call, event_type = children[1:]
+        window = Window(call.name, call.args, call.namespace, call.span)
+        return WindowDefinition(name, tuple(attrs), (), "", meta_span(meta), window,
+                                event_type or "all")
+
     def trigger_every(self, meta, children):
         name = self._definition_name(children[0], "trigger")
         period = children[1].millis
@@ -163,6 +170,7 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
             tables=tuple(e for e in elements if isinstance(e, TableDefinition)),
             triggers=tuple(e for e in elements if isinstance(e, TriggerDefinition)),
             functions=tuple(e for e in elements if isinstance(e, FunctionDefinition)),
+            windows=tuple(e for e in elements if isinstance(e, WindowDefinition)),
             elements=tuple(e for e in elements if isinstance(e, (Query, Partition))),
             source=self.text)
 

@@ -8,6 +8,7 @@ from cep.engine.clock import Scheduler
 from cep.engine.context import BuildContext
 from cep.engine.join import build_join_query
 from cep.engine.junction import CallbackSink, InputHandler, StreamJunction
+from cep.engine.named_window import build_named_windows
 from cep.engine.partition import build_partition
 from cep.engine.pattern import build_state_query
 from cep.engine.query_builder import build_single_query
@@ -57,6 +58,7 @@ class ExecutionPlanRuntime:
         for t in self.plan.tables:
             self.tables[t.id] = build_table(t, ctx)
         taken = {e.name for e in self.plan.elements if isinstance(e, Query) and e.name}
+        build_named_windows(self.plan, ctx)
         for i, element in enumerate(self.plan.elements):
             ctx.element_name = name = self._element_name(element, i)
             if name in taken and not (isinstance(element, Query) and element.name):

@@ -12,6 +12,7 @@ from cep.model.expressions import (
 )
 from cep.model.definitions import (  # noqa: F401
     Attribute, FunctionDefinition, StreamDefinition, TableDefinition, TriggerDefinition,
+    WindowDefinition,
 )
 from cep.model.inputs import (
     Filter, Window, StreamFunction, SingleInputStream, JoinInputStream, StateInputStream,

@@ -176,6 +176,7 @@ class ExecutionPlan:
     triggers: tuple = ()  # of TriggerDefinition
     elements: tuple = ()  # of Query | Partition
     inferred_streams: frozenset = frozenset()
+    windows: tuple = ()  # of WindowDefinition (named windows)
     source: str = field(default="", compare=False, repr=False)
     functions: tuple = ()  # of FunctionDefinition (script functions); last: positional callers
 
@@ -188,6 +189,13 @@ class ExecutionPlan:
         for t in self.triggers:
             if t.id == stream_id:
                 return t
+        return None
+
+    def window(self, window_id):
+        """The definition of named window `window_id`, or None."""
+        for w in self.windows:
+            if w.id == window_id:
+                return w
         return None
 
     def table(self, table_id):

@@ -42,6 +42,9 @@ def _processor(root, plan, group):
     el = etree.SubElement(root, "event-processor", name=group.name, parallel=str(group.parallel),
                           enforceParallel="true" if group.enforce else "false")
     etree.SubElement(el, "table-definitions").text = _definitions_text(plan, group.definitions)
+    if group.windows:  # the named windows this group holds (one instance, here only)
+        etree.SubElement(el, "window-definitions").text = "\n".join(
+            element_text(plan.window(w)) for w in group.windows)
     _streams(el, "input-streams", plan, group.inputs, group.partition_attrs)
     try:
         etree.SubElement(el, "queries").text = "\n".join(element_text(e) for e in group.elements)

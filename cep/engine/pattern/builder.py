@@ -29,7 +29,10 @@ def build_state_query(query, ctx, name=None):
     link([proc, selector, out])
     register_chain(ctx, name, proc)
     for sid in shared.streams:
-        ctx.junction_for(sid).subscribe(proc.receiver(sid))
+        j = ctx.junction_for(sid)
+        # a named window: the pattern sees the rows arriving in it, not its expiries
+        (j.subscribe_current if hasattr(j, "subscribe_current") else j.subscribe)(
+            proc.receiver(sid))
     return proc
 
 
