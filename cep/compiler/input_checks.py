@@ -117,7 +117,10 @@ def _check_side_windows(sides):
     if any(isinstance(d, TableDefinition) for _, d, _ in sides):
         return
     for stream, definition, _ in sides:
-        if stream.handlers and not isinstance(stream.handlers[-1], Window) and \
+        last = stream.handlers[-1] if stream.handlers else None
+        if isinstance(last, StreamFunction) and last.namespace:
+            continue  # a stream processor on a join side: refused with its own reason
+        if last is not None and not isinstance(last, Window) and \
                 not isinstance(definition, WindowDefinition):
             raise InvalidQueryError(
                 f"join side '{stream.reference}' has a filter but no window: Siddhi 3.2 "

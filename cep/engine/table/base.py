@@ -29,6 +29,13 @@ class EventTable(ABC):
     persistent: bool = False  # rows live outside the engine: not part of its snapshots
     max_rows: Optional[int] = None
 
+    def compile_in(self, e, gen, outer):
+        """Code for `condition in <this table>` (an InTable node) against the event scope
+        `outer`; `gen` is the expression compiler that met it. Every backend: the condition
+        narrows with the backend's own probe (a key, a WHERE clause) where it has one."""
+        from cep.engine.table.conditions import compile_in_table
+        return compile_in_table(e, gen, outer, {self.id: self})
+
     @abstractmethod
     def compile_probe(self, expr, is_table_var: Callable, compile_event: Callable,
                       args: tuple) -> Any:
