@@ -45,6 +45,7 @@ class HostPolicy:
     # ports the system itself listens on (the manager's REST and registry, the worker's
     # receivers, Spark's master): a plan's own @source listener may not take them
     reserved_ports: tuple = SYSTEM_PORTS
+    brokers: dict = field(default_factory=dict)  # connections.brokers: name -> url
 
     def with_reserved(self, *ports):
         """This policy with more reserved ports (a process's own, from its settings)."""
@@ -60,7 +61,8 @@ class HostPolicy:
                    tuple(settings["sinks.zmq_allow"]), tuple(settings["sinks.bind_hosts"]),
                    settings["limits.plan_bytes"], settings["limits.queries"],
                    settings["limits.window_length"],
-                   int(settings["limits.window_secs"] * 1000), settings["limits.table_rows"])
+                   int(settings["limits.window_secs"] * 1000), settings["limits.table_rows"],
+                   brokers=_broker_connections(settings))
 
     def file_roots_for(self, tenant):
         """The real root folders of one tenant."""
@@ -115,6 +117,15 @@ class HostPolicy:
         if port in self.reserved_ports:
             raise PolicyViolation(f"port {port} is one the CEP system itself uses (the "
                                   f"manager, the registry, a worker or Spark); choose another")
+
+
+def _broker_connections(settings):
+    from connectors.connections import broker_connections
+    try:
+        entries = settings["connections.brokers"]
+    except KeyError:  # settings of a schema without the key
+        entries = []
+    return broker_connections(entries)
 
 
 def _bracket(host):

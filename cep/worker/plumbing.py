@@ -64,7 +64,8 @@ def start_sources(spec, router, cfg=None, threads=None):
         for s in spec.imported:
             for src in s.specs:
                 options = {"type": src["type"], **src.get("options", {})}
-                source = build_source(options, router, stream_key(spec, s.stream), policy, limits)
+                source = build_source(options, router, stream_key(spec, s.stream), policy, limits,
+                                      cfg["worker.state_dir"] if cfg is not None else None)
                 started.append(source)
                 _supervise(threads, source, f"source {spec.tenant}/{spec.name}/{s.stream}")
                 source.start()
