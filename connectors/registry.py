@@ -38,7 +38,7 @@ CONNECTORS = {c.name: c for c in (
               summary="JMS queues (/queue/..) and topics (/topic/..) over STOMP (ActiveMQ)"),
     Connector("kafka", ("kafka",),
               source=("topic", "group.id", "batch.size", "partitions"),
-              sink=("topic", "key", "acks", "timeout"),
+              sink=("topic", "key", "acks", "timeout"),  # key: the index of the key attribute
               summary="Kafka (confluent-kafka / librdkafka)"),
     Connector("websocket", ("ws", "wss"),
               source=("batch.size",),

@@ -73,3 +73,15 @@ def wait_for(cond, timeout=30.0):
             return True
         time.sleep(0.02)
     return cond()
+
+
+@pytest.fixture(scope="session")
+def kafka_mock():
+    """librdkafka's built-in mock cluster (test.mock.num.brokers), not a Kafka broker: it
+    lives inside this client and listens on a loopback port; its bootstrap URL is returned."""
+    from confluent_kafka import Producer
+    owner = Producer({"test.mock.num.brokers": 1, "log_level": 3})
+    brokers = owner.list_topics(timeout=10).brokers.values()
+    yield "kafka://" + ",".join(f"{b.host}:{b.port}" for b in brokers)
+    owner.flush(5)
+    del owner
