@@ -293,8 +293,10 @@ class FullSystem:
         deadline = time.time() + timeout
         while time.time() < deadline:
             st = self.manager.plans.status(-1234, self.plan_name)
+            inflow = (st.get("inflow") or {}).get("bench", {})
             if (st["state"] == "ACTIVE" and st["outflow"]["connected"] == 1
-                    and (st.get("inflow") or {}).get("bench", {}).get("connected") == 1):
+                    and inflow.get("connected", 0) >= 1
+                    and inflow.get("connected") == inflow.get("required", 1)):
                 break
             time.sleep(0.5)
         else:

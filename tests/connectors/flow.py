@@ -32,19 +32,23 @@ def handle(system):
     return system.manager.plans.topologies.deployments[(-1234, system.plan_name)].handle
 
 
-def task_pid(system, target):
-    """The pid of topology task `target` ('spout', 'siddhi-0', 'siddhi-1', 'publisher')."""
+def task_pids(system, target):
+    """The pids of topology task `target` ('spout', 'siddhi-0', 'publisher', ...) in every
+    component of that kind (a plan of several execution groups has a Siddhi bolt each)."""
     h = handle(system)
     spec = json.loads((h.run_dir / "spec.json").read_text())
     kind, _, index = target.partition("-")
     suffix = {"spout": ":ReceiverSpout", "siddhi": ":SiddhiBolt",
               "publisher": ":PublisherBolt"}[kind]
-    cid = next(c["id"] for c in spec["components"] if c["class"].endswith(suffix))
-    return h.metrics()["components"][cid]["instances"][int(index or 0)]["pid"]
+    components = h.metrics()["components"]
+    return sorted({components[c["id"]]["instances"][int(index or 0)]["pid"]
+                   for c in spec["components"] if c["class"].endswith(suffix)})
 
 
 def kill_task(system, target):
-    """kill -9 a task; returns the stage's restart count before the kill."""
+    """kill -9 the task `target` of every component of its kind; returns the stage's restart
+    count before the kill."""
     restarts = handle(system).status()["restarts"]
-    os.kill(task_pid(system, target), signal.SIGKILL)
+    for pid in task_pids(system, target):
+        os.kill(pid, signal.SIGKILL)
     return restarts

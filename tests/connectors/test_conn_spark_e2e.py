@@ -3,6 +3,7 @@ a broker sink, counted; and no accepted event lost (nor written twice) when a to
 is killed with SIGKILL mid-stream. Slow: an embedded Spark cluster and real brokers."""
 import asyncio
 import collections
+import json
 import threading
 import time
 
@@ -17,19 +18,36 @@ pytestmark = pytest.mark.slow
 
 PLAN = """@Plan:name('BrokerFlow')
 @Import('Ticks:1.0.0')
-@source(type='nats', connection='bus', subject='flow.in', durable='flow')
+@source(type='nats', connection='events', subject='flow.in', durable='flow')
 define stream Ticks (id long, price double);
 @Export('Out:1.0.0')
-@sink(type='nats', connection='bus', subject='flow.out', delivery='exactly-once')
+@sink(type='nats', connection='events', subject='flow.out', delivery='exactly-once')
 define stream Out (id long, price double);
+@Import('MTicks:1.0.0')
+@source(type='mqtt', connection='plant', topic='flow/in', qos='1', client.id='flow-in')
+define stream MTicks (id long, price double);
+@Export('MOut:1.0.0')
+@sink(type='mqtt', connection='plant', topic='flow/out', qos='1')
+define stream MOut (id long, price double);
+@Import('KTicks:1.0.0')
+@source(type='kafka', connection='bus', topic='flow.in', group.id='flow')
+define stream KTicks (id long, price double);
+@Export('KOut:1.0.0')
+@sink(type='kafka', connection='bus', topic='flow.out')
+define stream KOut (id long, price double);
 @dist(parallel='2', execGroup='f')
 from Ticks select id, price insert into Out;
+@dist(parallel='1', execGroup='m')
+from MTicks select id, price insert into MOut;
+@dist(parallel='1', execGroup='k')
+from KTicks select id, price insert into KOut;
 """
 
 
 @pytest.fixture(scope="module")
-def system(tmp_path_factory, nats_server):
-    s = start_system(tmp_path_factory.mktemp("flow"), PLAN, [f"bus={nats_server.url}"])
+def system(tmp_path_factory, nats_server, mosquitto, kafka_mock):
+    s = start_system(tmp_path_factory.mktemp("flow"), PLAN,
+                     [f"events={nats_server.url}", f"plant={mosquitto.url}", f"bus={kafka_mock}"])
     yield s
     s.close()
 
@@ -140,3 +158,55 @@ def test_a_task_killed_mid_stream_loses_no_accepted_event_and_writes_none_twice(
     got = output(nats_server.url, default_stream("flow.out"))
     assert got == want, (f"duplicates {sorted((got - want))[:10]}")
     assert handle(system).status()["restarts"] > restarts[0], "the kill did not restart the stage"
+
+
+def test_events_in_through_mqtt_through_spark_out_through_mqtt(system, mosquitto):
+    import paho.mqtt.client as mqtt
+    got = collections.Counter()
+    reader = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="flow-reader")
+    reader.on_message = lambda c, u, m: got.update([json.loads(m.payload)["data"][0]])
+    reader.connect("127.0.0.1", mosquitto.port)
+    reader.subscribe("flow/out", qos=1)
+    reader.loop_start()
+    writer = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="flow-writer")
+    writer.connect("127.0.0.1", mosquitto.port)
+    writer.loop_start()
+    try:
+        time.sleep(0.5)
+        infos = [writer.publish("flow/in", json.dumps({"data": [i, 1.0]}), qos=1)
+                 for i in range(2000)]
+        for info in infos:
+            info.wait_for_publish(30)
+        want = collections.Counter(range(2000))
+        deadline = time.monotonic() + 120
+        while want - got and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not want - got, f"{sum((want - got).values())} events did not come out"
+        assert set(got) == set(want)
+    finally:
+        for c in (reader, writer):
+            c.disconnect()
+            c.loop_stop()
+
+
+def test_events_in_through_kafka_through_spark_out_through_kafka(system, kafka_mock):
+    from confluent_kafka import Consumer, Producer
+    from connectors.kafka_io import client_config
+    producer = Producer(client_config(kafka_mock))
+    for i in range(2000):
+        producer.produce("flow.in", json.dumps({"data": [i, 1.0]}).encode())
+    assert producer.flush(30) == 0
+    consumer = Consumer({**client_config(kafka_mock), "group.id": "flow-reader",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe(["flow.out"])
+    got = collections.Counter()
+    want = collections.Counter(range(2000))
+    deadline = time.monotonic() + 120
+    try:
+        while want - got and time.monotonic() < deadline:
+            for m in consumer.consume(1000, 1.0):
+                if not m.error():
+                    got[json.loads(m.value())["data"][0]] += 1
+    finally:
+        consumer.close()
+    assert got == want
