@@ -17,7 +17,7 @@ import logging
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from connectors.connections import parts, shown
-from connectors.mapping import decode_payload, encode_event
+from connectors.mapping import decode_payload, encode_events
 from connectors.options import integer, number, required
 from connectors.pump import Fetched
 from publishers.base import Sink
@@ -120,6 +120,7 @@ class KafkaSink(Sink):
         self.key_index = integer(self.options, "key", -1, where, -1) \
             if str(self.options.get("key", "-1")).lstrip("-").isdigit() else None
         self.timeout = number(self.options, "timeout", 10.0, where)
+        self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
         acks = str(self.options.get("acks", "all"))
         self.producer = Producer({**client_config(url), "acks": acks,
                                   "enable.idempotence": acks == "all",
@@ -132,14 +133,15 @@ class KafkaSink(Sink):
 
     def write_batch(self, events):
         self._failed = []
-        for ts, row in events:
-            key = None
+        payloads = encode_events(self.stream, events, self.per_message)
+        for i, payload in enumerate(payloads):
+            key, row = None, events[i * self.per_message][1]
             if self.key_index is not None and 0 <= self.key_index < len(row):
                 key = str(row[self.key_index]).encode()
             while True:
                 try:
-                    self.producer.produce(self.topic, encode_event(self.stream, ts, row),
-                                          key=key, on_delivery=self._delivered)
+                    self.producer.produce(self.topic, payload, key=key,
+                                          on_delivery=self._delivered)
                     break
                 except BufferError:  # the local queue is full: let deliveries drain it
                     self.producer.poll(0.1)

@@ -17,7 +17,7 @@ import time
 import paho.mqtt.client as mqtt
 
 from connectors.connections import parts, shown
-from connectors.mapping import decode_payload, encode_event
+from connectors.mapping import decode_payload, encode_events
 from connectors.options import flag, integer, number, required
 from connectors.pump import Fetched
 from publishers.base import Sink
@@ -126,17 +126,15 @@ class MqttSink(Sink):
         self.qos = integer(self.options, "qos", 1, where, 0, 2)
         self.retain = flag(self.options, "retain", False, where)
         self.timeout = number(self.options, "timeout", 10.0, where)
+        self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
         client_id = _safe_id(str(self.options.get("client.id") or f"cep-sink-{stream}-{id(self)}"))
         self.client, host, port = _client(url, client_id, True)
         self.client.connect(host, port, keepalive=30)
         self.client.loop_start()
 
     def write_batch(self, events):
-        infos = []
-        for ts, row in events:
-            info = self.client.publish(self.topic, encode_event(self.stream, ts, row),
-                                       qos=self.qos, retain=self.retain)
-            infos.append(info)
+        infos = [self.client.publish(self.topic, payload, qos=self.qos, retain=self.retain)
+                 for payload in encode_events(self.stream, events, self.per_message)]
         deadline = time.monotonic() + self.timeout
         for info in infos if self.qos > 0 else infos[-1:]:
             try:

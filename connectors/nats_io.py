@@ -27,7 +27,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 
 from connectors.aio import LoopThread
 from connectors.connections import shown
-from connectors.mapping import decode_payload, encode_event
+from connectors.mapping import decode_payload, encode_events
 from connectors.options import flag, integer, number, required
 from connectors.pump import Fetched
 from publishers.base import Sink
@@ -197,6 +197,7 @@ class NatsSink(Sink):
         self.create = flag(self.options, "create.stream", True, where)
         self.timeout = number(self.options, "timeout", 10.0, where)
         self.max_pending = integer(self.options, "max.pending", 8192, where, 1)
+        self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
         self.duplicates = 0
         self.loop = LoopThread(f"nats sink {stream}")
         self.nc = self.js = None
@@ -215,6 +216,9 @@ class NatsSink(Sink):
     def stage(self, events, ident):
         """Exactly-once output: published at once with message ids JetStream deduplicates
         (a replay sends the same ids), so nothing waits for the checkpoint."""
+        if self.per_message > 1:  # a replay may cut its batches elsewhere: ids per event
+            raise SinkWriteError(f"nats sink {self.subject}: delivery='exactly-once' needs "
+                                 f"one event per message (batch.events='1')")
         self._send(events, message_ids(self.stream, ident, len(events)))
 
     def commit(self, checkpoint):
@@ -224,14 +228,14 @@ class NatsSink(Sink):
         """Nothing staged to discard."""
 
     def _send(self, events, ids):
-        payloads = [encode_event(self.stream, ts, row) for ts, row in events]
+        payloads = encode_events(self.stream, events, self.per_message)
         try:
             dups = self.loop.run(self._publish(payloads, ids), self.timeout + 5)
         except (Exception, TimeoutError) as exc:  # noqa: BLE001 - any client error
             raise SinkWriteError(f"nats sink {shown(self.url)} subject {self.subject}: "
                                  f"{type(exc).__name__}: {exc}") from None
         self.duplicates += dups
-        self.written += len(events) - dups
+        self.written += len(events) - dups * self.per_message
 
     async def _publish(self, payloads, ids):
         await self._ensure()

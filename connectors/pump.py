@@ -12,6 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from connectors.mapping import to_pairs
 from receivers.exceptions import UnknownStreamError
 from receivers.validation import StreamKey
 from receivers.wal.exceptions import WalClosedError, WalError
@@ -77,9 +78,13 @@ class BrokerPump:
     def _ingest(self, events):
         """True once every event was taken or rejected; False when stopping first."""
         pending = events
+        pairs = to_pairs(events, self.key.stream)
+        if pairs is not None:  # the common shape: the validator's fast path
+            pending = pairs
+        ingest = self.router.ingest_json if pairs is None else self.router.ingest_pairs
         while pending and not self._stop.is_set():
             try:
-                result = self.router.ingest_json(self.key, pending, wait=1.0)
+                result = ingest(self.key, pending, wait=1.0)
             except (WalClosedError, UnknownStreamError):
                 return False
             except WalError as exc:  # the log is over its caps: hold the batch

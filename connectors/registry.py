@@ -7,7 +7,7 @@ ignored setting. Options shared by every connector (`type`, `map`, `connection`,
 from dataclasses import dataclass
 
 COMMON = ("type", "map", "connection", "url")
-SINK_COMMON = ("delivery", "dedup")
+SINK_COMMON = ("delivery", "dedup", "batch.events")  # batch.events: events per message
 
 
 @dataclass(frozen=True)

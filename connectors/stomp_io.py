@@ -16,7 +16,7 @@ import uuid
 import stomp
 
 from connectors.connections import parts, shown
-from connectors.mapping import decode_payload, encode_event
+from connectors.mapping import decode_payload, encode_events
 from connectors.options import flag, integer, number, required
 from connectors.pump import Fetched
 from publishers.base import Sink
@@ -134,6 +134,7 @@ class StompSink(Sink):
                              f"/queue/ or /topic/")
         self.persistent = flag(self.options, "persistent", True, where)
         self.timeout = number(self.options, "timeout", 10.0, where)
+        self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
         self.listener = _Listener()
         self.conn, user, password, headers = _connection(url)
         self.conn.set_listener("cep", self.listener)
@@ -145,11 +146,11 @@ class StompSink(Sink):
         headers = {"persistent": "true"} if self.persistent else {}
         receipt = uuid.uuid4().hex
         try:
-            last = len(events) - 1
-            for i, (ts, row) in enumerate(events):
+            payloads = encode_events(self.stream, events, self.per_message)
+            last = len(payloads) - 1
+            for i, payload in enumerate(payloads):
                 extra = {**headers, "receipt": receipt} if i == last else headers
-                self.conn.send(self.destination, encode_event(self.stream, ts, row),
-                               headers=extra)
+                self.conn.send(self.destination, payload, headers=extra)
         except stomp.exception.StompException as exc:
             raise SinkWriteError(f"jms sink {shown(self.url)} {self.destination}: {exc}") \
                 from None

@@ -13,7 +13,7 @@ import websockets
 
 from connectors.aio import LoopThread
 from connectors.connections import shown
-from connectors.mapping import decode_payload, encode_event
+from connectors.mapping import decode_payload, encode_events
 from connectors.options import integer, number
 from connectors.pump import Fetched
 from publishers.base import Sink
@@ -101,8 +101,9 @@ class WebSocketSink(Sink):
     def __init__(self, stream, options, url):
         super().__init__(stream, options)
         self.url = url
-        self.timeout = number(self.options, "timeout", 10.0,
-                              f"@sink(type='websocket') on stream {stream}")
+        where = f"@sink(type='websocket') on stream {stream}"
+        self.timeout = number(self.options, "timeout", 10.0, where)
+        self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
         self.loop = LoopThread(f"websocket sink {stream}")
         self.ws = None
 
@@ -113,7 +114,7 @@ class WebSocketSink(Sink):
             await self.ws.send(m)
 
     def write_batch(self, events):
-        messages = [encode_event(self.stream, ts, row).decode() for ts, row in events]
+        messages = [p.decode() for p in encode_events(self.stream, events, self.per_message)]
         try:
             self.loop.run(self._send(messages), self.timeout + 5)
         except (Exception, TimeoutError) as exc:  # noqa: BLE001 - any client error

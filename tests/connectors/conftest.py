@@ -75,7 +75,7 @@ def wait_for(cond, timeout=30.0):
     return cond()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def kafka_mock():
     """librdkafka's built-in mock cluster (test.mock.num.brokers), not a Kafka broker: it
     lives inside this client and listens on a loopback port; its bootstrap URL is returned."""
