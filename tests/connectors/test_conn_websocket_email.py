@@ -35,6 +35,8 @@ class EchoHub:
                     for other in list(self.clients):
                         if other is not ws:
                             await other.send(message)
+            except websockets.ConnectionClosed:
+                pass  # a client went away
             finally:
                 self.clients.discard(ws)
 
