@@ -1,6 +1,8 @@
-"""Recovery time of a plan topology after kill -9 of a task's Python worker (issue 11).
+"""Recovery time of a plan topology after a kill -9: of a task's Python worker, of the
+executor JVM under it, or of the whole embedded Spark cluster (master and worker).
 
-    .venv/bin/python benchmarks/recovery_bench.py --runs 3 [--target siddhi|spout|publisher]
+    .venv/bin/python benchmarks/recovery_bench.py --runs 3 \
+        [--target siddhi|spout|publisher|executor|cluster]
 
 Used by ``pipeline_bench.py --stage full --checkpoint-compare`` on its FullSystem (manager,
 worker and an embedded Spark cluster running the BenchFilter plan): events flow at a steady
@@ -24,7 +26,11 @@ def _handle(system):
     return system.manager.plans.topologies.deployments[(-1234, PLAN_NAME)].handle
 
 
-TARGETS = {"siddhi": ":SiddhiBolt", "spout": ":ReceiverSpout", "publisher": ":PublisherBolt"}
+TARGETS = {"siddhi": ":SiddhiBolt", "spout": ":ReceiverSpout", "publisher": ":PublisherBolt",
+           # the executor JVM hosting the first Siddhi bolt task (its Python workers die too)
+           "executor": ":SiddhiBolt",
+           # the embedded Spark master and worker (the executors end with their worker)
+           "cluster": None}
 
 
 def _task_pid(handle, target="siddhi"):
@@ -32,6 +38,31 @@ def _task_pid(handle, target="siddhi"):
     spec = json.loads((handle.run_dir / "spec.json").read_text())
     cid = next(c["id"] for c in spec["components"] if c["class"].endswith(TARGETS[target]))
     return handle.metrics()["components"][cid]["instances"][0]["pid"]
+
+
+def _executor_pid(task_pid):
+    """The executor JVM above a task's Python worker (worker -> pyspark daemon -> JVM)."""
+    import psutil
+    proc = psutil.Process(task_pid)
+    while proc is not None and "java" not in proc.name():
+        proc = proc.parent()
+    if proc is None:
+        raise RuntimeError(f"no JVM above task process {task_pid}")
+    return proc.pid
+
+
+def _kill_targets(system, handle, target):
+    """The pids a run kills: one task's Python worker, its executor JVM, or the cluster."""
+    if target == "cluster":
+        from topology.spark_settings import state_dir
+        info = json.loads((state_dir(system.launcher.settings) / "cluster.json").read_text())
+        return list(info["pids"])
+    pid = _task_pid(handle, target)
+    return [_executor_pid(pid)] if target == "executor" else [pid]
+
+
+def _plan_status(system):
+    return system.manager.plans.status(-1234, PLAN_NAME)
 
 
 def _wait(fn, timeout, step=0.05):
@@ -73,18 +104,26 @@ def measure_recovery(system, rate=5000, timeout=120, target="siddhi"):
         first = (handle.status().get("checkpoints") or {}).get("last", {}).get("id", 0)
         _wait(lambda: (handle.status()["checkpoints"].get("last") or {}).get("id", 0) > first, 60)
         restarts = handle.status()["restarts"]
-        pid = _task_pid(handle, target)
+        pids = _kill_targets(system, handle, target)
         killed, killed_wall = time.monotonic(), time.time()
-        os.kill(pid, signal.SIGKILL)
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
         sent_at_kill = sent[0]
-        detected = _wait(lambda: handle.status()["status"] != "ACTIVE"
-                         or handle.status()["restarts"] > restarts, timeout)
-        restarted = _wait(lambda: handle.status()["restarts"] > restarts, timeout)
-        active = _wait(lambda: (lambda s: s["status"] == "ACTIVE" and s["restarts"] > restarts)(
-            handle.status()), timeout)
+        if target == "cluster":  # a new application: follow the plan's status, not the handle
+            detected = _wait(lambda: _plan_status(system)["state"] != "ACTIVE", timeout)
+            restarted = None
+            active = _wait(lambda: _handle(system) is not handle
+                           and _plan_status(system)["state"] == "ACTIVE", timeout)
+        else:
+            detected = _wait(lambda: handle.status()["status"] != "ACTIVE"
+                             or handle.status()["restarts"] > restarts, timeout)
+            restarted = _wait(lambda: handle.status()["restarts"] > restarts, timeout)
+            active = _wait(lambda: (lambda s: s["status"] == "ACTIVE"
+                                    and s["restarts"] > restarts)(handle.status()), timeout)
         count_at_active = system.count
         flowing = _wait(lambda: system.count > count_at_active, timeout, 0.005)
-        caught = _wait(lambda: system.count - base_count >= sent_at_kill - base_sent, 30)
+        caught = _wait(lambda: system.count - base_count >= sent_at_kill - base_sent, 60)
+        handle = _handle(system)
         status = handle.status()
     finally:
         stop.set()
@@ -116,12 +155,18 @@ def main(argv=None):
     ap.add_argument("--rate", type=int, default=5000)
     ap.add_argument("--checkpoint-interval", type=float, default=5.0)
     ap.add_argument("--target", choices=sorted(TARGETS), default="siddhi",
-                    help="the component whose first task is killed")
+                    help="what is killed: the first task of a component (siddhi, spout, "
+                         "publisher), the executor JVM of the first Siddhi task, or the "
+                         "embedded Spark master and worker (cluster)")
+    ap.add_argument("--no-cds", action="store_true",
+                    help="start the JVMs without class-data sharing (spark.cds_dir off), to "
+                         "compare")
     args = ap.parse_args(argv)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load "
           f"{[round(x, 2) for x in os.getloadavg()]}", flush=True)
     with tempfile.TemporaryDirectory() as root:
-        system = FullSystem(root, checkpoint_interval=args.checkpoint_interval)
+        system = FullSystem(root, checkpoint_interval=args.checkpoint_interval,
+                            spark={"spark.cds_dir": "off"} if args.no_cds else None)
         try:
             runs = []
             for _ in range(args.runs):

@@ -12,6 +12,8 @@ cep_apt chromium chromium
 cep_apt mosquitto mosquitto
 cep_apt activemq activemq
 cep_apt chromium-driver chromedriver
+# the database-table tests start their own PostgreSQL server (initdb/pg_ctl of this package)
+cep_apt postgresql pg_ctlcluster
 cd "$ROOT"
 # Spread the tests over processes by file (each process that runs Spark tests starts its own
 # embedded cluster): most end-to-end tests wait on timers, not on the CPU.

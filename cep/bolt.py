@@ -54,6 +54,9 @@ class SiddhiBolt(Bolt):
         from cep.engine.runtime import ExecutionPlanRuntime
         self.label = f"[{self.config['tenant']}:{self.config['plan']}:{context.component_id}]"
         self.text = group_plan_text(self.config)
+        if self.config.get("datasources"):  # database tables resolve as on the manager
+            from cep.policy.datasources import use_config
+            use_config(self.config["datasources"])
         self.runtime = ExecutionPlanRuntime(cep.compile(self.text))
         for table in self.runtime.tables.values():  # limits.table_rows (cep/policy/settings.py)
             table.max_rows = self.config.get("table_rows", 1_000_000)

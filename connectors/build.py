@@ -47,8 +47,10 @@ def _cls(kind, index):
     return getattr(importlib.import_module(module), names[index])
 
 
-def build_source(kind, options, router, key, connections=None, state_dir=None) -> BrokerPump:
-    """A BrokerPump (start/stop/describe) of `@source(type=kind)` on stream `key`."""
+def build_source(kind, options, router, key, connections=None, state_dir=None,
+                 mapper=None) -> BrokerPump:
+    """A BrokerPump (start/stop/describe) of `@source(type=kind)` on stream `key`; `mapper`
+    is its `@map` (a cep.mapping InputMapper, None: this system's JSON)."""
     where = f"@source(type='{kind}') on {key}"
     url = resolve_url("source", kind, options, connections, where)
     what = next((options[k] for k in ("stream", "subject", "topic", "destination")
@@ -58,7 +60,7 @@ def build_source(kind, options, router, key, connections=None, state_dir=None) -
         source = _cls(kind, 0)(key, options, url, position)
     except ValueError as exc:
         raise ConnectorConfigError(str(exc)) from None
-    return BrokerPump(source, router, key)
+    return BrokerPump(source, router, key, mapper=mapper)
 
 
 def build_sink(kind, stream, options, connections=None):

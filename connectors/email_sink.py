@@ -7,7 +7,7 @@ import smtplib
 from email.message import EmailMessage
 
 from connectors.connections import parts, shown
-from connectors.mapping import encode_event
+from connectors.mapping import sink_payloads
 from connectors.options import flag, number, required
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
@@ -42,11 +42,11 @@ class EmailSink(Sink):
     def write_batch(self, events):
         try:
             with self._session() as session:
-                for ts, row in events:
+                for body in sink_payloads(self, events):
                     msg = EmailMessage()
                     msg["From"], msg["To"] = self.sender, ", ".join(self.to)
                     msg["Subject"] = self.subject.replace("{stream}", self.stream)
-                    msg.set_content(encode_event(self.stream, ts, row).decode())
+                    msg.set_content(body.decode("utf-8", "replace"))
                     session.send_message(msg)
                     self.written += 1
         except (smtplib.SMTPException, OSError) as exc:

@@ -17,7 +17,7 @@ import logging
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from connectors.connections import parts, shown
-from connectors.mapping import decode_payload, encode_events
+from connectors.mapping import decode_payload, sink_payloads
 from connectors.options import integer, number, required
 from connectors.pump import Fetched
 from publishers.base import Sink
@@ -41,11 +41,14 @@ def client_config(url: str) -> dict:
 class KafkaSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "kafka"
+    decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='kafka') on {key}"
         self.key, self.url = key, url
-        self.topic = required(options, "topic", where)
+        self.topic = required(options, "topic", where, "topic.list")
+        if "," in self.topic:
+            raise ValueError(f"{where}: one topic per source (topic.list={self.topic!r})")
         self.group = str(options.get("group.id") or f"cep-{key.tenant}-{key.plan}-{key.stream}")
         self.batch = integer(options, "batch.size", 1000, where, 1, 100000)
         self.position = position
@@ -82,7 +85,7 @@ class KafkaSource:
                 self.skipped += 1
                 continue
             try:
-                got, reasons = decode_payload(m.value() or b"")
+                got, reasons = self.decode(m.value() or b"")
                 events.extend(got)
                 bad.extend(f"partition {m.partition()} offset {m.offset()}: {r}"
                            for r in reasons)
@@ -133,9 +136,9 @@ class KafkaSink(Sink):
 
     def write_batch(self, events):
         self._failed = []
-        payloads = encode_events(self.stream, events, self.per_message)
+        payloads = sink_payloads(self, events, self.per_message)
         for i, payload in enumerate(payloads):
-            key, row = None, events[i * self.per_message][1]
+            key, row = None, events[min(i * self.per_message, len(events) - 1)][1]
             if self.key_index is not None and 0 <= self.key_index < len(row):
                 key = str(row[self.key_index]).encode()
             while True:

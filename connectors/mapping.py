@@ -41,6 +41,24 @@ def decode_payload(payload: bytes) -> tuple:
     return (body if isinstance(body, list) else [body]), []
 
 
+def mapped_decoder(mapper):
+    """A source's decode with a `@map` (cep.mapping InputMapper): one message in, its
+    `(ts, row)` pairs and the reasons for what the map could not read out."""
+    def decode(payload):
+        decoded = mapper.decode([payload])
+        return decoded.pairs, [reason for _, reason in decoded.errors]
+    return decode
+
+
+def sink_payloads(sink, events, per_message: int = 1) -> list:
+    """The messages of a batch for a broker sink: its `@map`'s (publishers.base.Sink
+    .messages), else this system's JSON (`encode_events`)."""
+    mapped = sink.messages(events) if getattr(sink, "mapper", None) is not None else None
+    if mapped is None:
+        return encode_events(sink.stream, events, per_message)
+    return [m.encode() if isinstance(m, str) else bytes(m) for m in mapped]
+
+
 def to_pairs(events: list, stream: str):
     """The events as `[timestamp, row]` pairs when every one has the common shape
     `{"timestamp": int, "data": [...]}` (naming no other stream); None otherwise (the router

@@ -17,8 +17,8 @@ import time
 import paho.mqtt.client as mqtt
 
 from connectors.connections import parts, shown
-from connectors.mapping import decode_payload, encode_events
-from connectors.options import flag, integer, number, required
+from connectors.mapping import decode_payload, sink_payloads
+from connectors.options import alias, flag, integer, number, required
 from connectors.pump import Fetched
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
@@ -47,10 +47,12 @@ def _safe_id(text):
 class MqttSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "mqtt"
+    decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='mqtt') on {key}"
         self.key, self.url = key, url
+        options = alias(options, "qos", "quality.of.service")
         self.topic = required(options, "topic", where)
         self.qos = integer(options, "qos", 1, where, 0, 2)
         self.client_id = _safe_id(str(options.get("client.id")
@@ -92,7 +94,7 @@ class MqttSource:
             if msg.qos > 0:
                 acks.append((msg.mid, msg.qos))
             try:
-                got, reasons = decode_payload(msg.payload)
+                got, reasons = self.decode(msg.payload)
                 events.extend(got)
                 bad.extend(f"topic {msg.topic}: {r}" for r in reasons)
             except ValueError as exc:
@@ -122,6 +124,8 @@ class MqttSink(Sink):
         super().__init__(stream, options)
         where = f"@sink(type='mqtt') on stream {stream}"
         self.url = url
+        self.options = alias(alias(self.options, "qos", "quality.of.service"), "retain",
+                             "message.retain")
         self.topic = required(self.options, "topic", where)
         self.qos = integer(self.options, "qos", 1, where, 0, 2)
         self.retain = flag(self.options, "retain", False, where)
@@ -134,7 +138,7 @@ class MqttSink(Sink):
 
     def write_batch(self, events):
         infos = [self.client.publish(self.topic, payload, qos=self.qos, retain=self.retain)
-                 for payload in encode_events(self.stream, events, self.per_message)]
+                 for payload in sink_payloads(self, events, self.per_message)]
         deadline = time.monotonic() + self.timeout
         for info in infos if self.qos > 0 else infos[-1:]:
             try:

@@ -27,8 +27,8 @@ from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 
 from connectors.aio import LoopThread
 from connectors.connections import shown
-from connectors.mapping import decode_payload, encode_events
-from connectors.options import flag, integer, number, required
+from connectors.mapping import decode_payload, sink_payloads
+from connectors.options import alias, flag, integer, number, required
 from connectors.pump import Fetched
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
@@ -63,11 +63,13 @@ async def _ensure_stream(js, stream, subject):
 class NatsSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "nats"
+    decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='nats') on {key}"
         self.key, self.url = key, url
-        self.subject = required(options, "subject", where)
+        options = alias(options, "durable", "durable.name")
+        self.subject = required(options, "subject", where, "destination")
         self.jetstream = flag(options, "jetstream", True, where)
         self.stream = str(options.get("stream") or default_stream(self.subject))
         self.durable = _name(str(options.get("durable")
@@ -124,7 +126,7 @@ class NatsSource:
             if seq <= self.seq:  # handed on before a restart; JetStream redelivered it
                 self.skipped += 1
                 continue
-            _decode(msg.data, events, bad, f"stream sequence {seq}")
+            _decode(self.decode, msg.data, events, bad, f"stream sequence {seq}")
         return Fetched(events, bad, last)
 
     def _fetch_core(self, timeout):
@@ -135,7 +137,7 @@ class NatsSource:
                 return None
         events, bad = [], []
         while self._core and len(events) < self.batch:
-            _decode(self._core.popleft(), events, bad, "a message")
+            _decode(self.decode, self._core.popleft(), events, bad, "a message")
         return Fetched(events, bad, None)
 
     def ack(self, token):
@@ -164,9 +166,9 @@ class NatsSource:
                 "skipped": self.skipped}
 
 
-def _decode(payload, events, bad, where):
+def _decode(decode, payload, events, bad, where):
     try:
-        got, reasons = decode_payload(payload)
+        got, reasons = decode(payload)
     except ValueError as exc:
         bad.append(f"{where}: {exc}")
         return
@@ -191,7 +193,7 @@ class NatsSink(Sink):
         super().__init__(stream, options)
         where = f"@sink(type='nats') on stream {stream}"
         self.url = url
-        self.subject = required(self.options, "subject", where)
+        self.subject = required(self.options, "subject", where, "destination")
         self.jetstream = flag(self.options, "jetstream", True, where)
         self.js_stream = str(self.options.get("stream") or default_stream(self.subject))
         self.create = flag(self.options, "create.stream", True, where)
@@ -216,9 +218,10 @@ class NatsSink(Sink):
     def stage(self, events, ident):
         """Exactly-once output: published at once with message ids JetStream deduplicates
         (a replay sends the same ids), so nothing waits for the checkpoint."""
-        if self.per_message > 1:  # a replay may cut its batches elsewhere: ids per event
+        if self.per_message > 1 or getattr(self.mapper, "groups", False):
+            # a replay may cut its batches elsewhere: ids per event
             raise SinkWriteError(f"nats sink {self.subject}: delivery='exactly-once' needs "
-                                 f"one event per message (batch.events='1')")
+                                 f"one event per message (batch.events='1', and no @map that groups events)")
         self._send(events, message_ids(self.stream, ident, len(events)))
 
     def commit(self, checkpoint):
@@ -228,14 +231,14 @@ class NatsSink(Sink):
         """Nothing staged to discard."""
 
     def _send(self, events, ids):
-        payloads = encode_events(self.stream, events, self.per_message)
+        payloads = sink_payloads(self, events, self.per_message)
         try:
             dups = self.loop.run(self._publish(payloads, ids), self.timeout + 5)
         except (Exception, TimeoutError) as exc:  # noqa: BLE001 - any client error
             raise SinkWriteError(f"nats sink {shown(self.url)} subject {self.subject}: "
                                  f"{type(exc).__name__}: {exc}") from None
         self.duplicates += dups
-        self.written += len(events) - dups * self.per_message
+        self.written += len(events) - dups  # ids (and so copies) only at one event a message
 
     async def _publish(self, payloads, ids):
         await self._ensure()

@@ -2,11 +2,23 @@
 connector and the stream (`ValueError`, turned into the source's or sink's config error)."""
 
 
-def required(options, name, where):
-    value = options.get(name)
-    if value in (None, ""):
-        raise ValueError(f"{where} needs {name}=...")
-    return str(value)
+def required(options, name, where, *aliases):
+    """The value of option `name` (or of the first of `aliases` given: the Siddhi names
+    imported plans use); ValueError when none is given."""
+    for n in (name,) + aliases:
+        value = options.get(n)
+        if value not in (None, ""):
+            return str(value)
+    raise ValueError(f"{where} needs {' or '.join(n + '=...' for n in (name,) + aliases)}")
+
+
+def alias(options, name, *aliases):
+    """`options` with `name` set from the first of `aliases` given when `name` is not."""
+    if options.get(name) in (None, ""):
+        for a in aliases:
+            if options.get(a) not in (None, ""):
+                return {**options, name: options[a]}
+    return options
 
 
 def flag(options, name, default, where):

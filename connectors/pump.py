@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from connectors.mapping import to_pairs
+from connectors.mapping import mapped_decoder, to_pairs
 from receivers.exceptions import UnknownStreamError
 from receivers.validation import StreamKey
 from receivers.wal.exceptions import WalClosedError, WalError
@@ -32,8 +32,13 @@ class Fetched:
 class BrokerPump:
     """Runs `source` into `router` for stream `key`; start(), stop(), describe()."""
 
-    def __init__(self, source, router, key, fetch_timeout=0.5):
+    def __init__(self, source, router, key, fetch_timeout=0.5, mapper=None):
+        """`mapper`: the source's `@map` (a cep.mapping InputMapper): messages are decoded
+        with it into (ts, row) pairs; without one they are this system's JSON."""
         self.source, self.router, self.key = source, router, StreamKey(*key)
+        self.mapper = mapper
+        if mapper is not None:
+            source.decode = mapped_decoder(mapper)
         self.fetch_timeout = fetch_timeout
         self.accepted = self.rejected = self.bad_payloads = self.fetch_errors = 0
         self.last_error = None
@@ -78,7 +83,7 @@ class BrokerPump:
     def _ingest(self, events):
         """True once every event was taken or rejected; False when stopping first."""
         pending = events
-        pairs = to_pairs(events, self.key.stream)
+        pairs = events if self.mapper is not None else to_pairs(events, self.key.stream)
         if pairs is not None:  # the common shape: the validator's fast path
             pending = pairs
         ingest = self.router.ingest_json if pairs is None else self.router.ingest_pairs
@@ -102,6 +107,8 @@ class BrokerPump:
         return not pending
 
     def describe(self):
-        return {**self.source.describe(), "stream": str(self.key), "accepted": self.accepted,
+        mapping = {"map": self.mapper.describe()} if self.mapper is not None else {}
+        return {**self.source.describe(), **mapping, "stream": str(self.key),
+                "accepted": self.accepted,
                 "rejected": self.rejected, "bad_payloads": self.bad_payloads,
                 "fetch_errors": self.fetch_errors, "last_error": self.last_error}

@@ -1,13 +1,11 @@
-"""The connector types and their option names, declared once.
-
-`build_source`/`build_sink` look connectors up here, and `check_options` refuses an unknown
-option with the list of those that exist, so a typo in a plan is an error, not a silently
-ignored setting. Options shared by every connector (`type`, `map`, `connection`, `url`,
-`delivery`, `dedup`) are added to each list."""
+"""The connector types of this package and their URL schemes; their option names are read from
+cep/connectors.py, the table plan validation uses. `check_options` refuses an unknown option
+at the worker with the list of those that exist, so a typo is an error, not a silently
+ignored setting."""
 from dataclasses import dataclass
 
-COMMON = ("type", "map", "connection", "url")
-SINK_COMMON = ("delivery", "dedup", "batch.events")  # batch.events: events per message
+# the option names themselves live in cep/connectors.py (with the Siddhi names the importer
+# writes: quality.of.service, durable.name, topic.list, destination.type, message.retain)
 
 
 @dataclass(frozen=True)
@@ -59,13 +57,14 @@ def sink_types():
 
 
 def option_names(direction, kind):
-    """Every option a `@source` (direction 'source') or `@sink` of type `kind` takes; None
-    for a type that is not a connector of this package."""
-    connector = CONNECTORS.get(kind)
-    own = getattr(connector, direction, None) if connector else None
-    if own is None:
+    """Every option a `@source` (direction 'source') or `@sink` of type `kind` takes (the
+    table of cep/connectors.py, the one place plan validation reads); None for a type that is
+    not a connector of this package."""
+    from cep import connectors as table
+    if kind not in CONNECTORS or getattr(CONNECTORS[kind], direction) is None \
+            or kind not in table.kinds(direction):
         return None
-    return COMMON + own + (SINK_COMMON if direction == "sink" else ())
+    return ("type", "map") + table.known_options(direction, kind)
 
 
 def check_options(direction, kind, options, where):

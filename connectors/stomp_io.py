@@ -16,13 +16,26 @@ import uuid
 import stomp
 
 from connectors.connections import parts, shown
-from connectors.mapping import decode_payload, encode_events
+from connectors.mapping import decode_payload, sink_payloads
 from connectors.options import flag, integer, number, required
 from connectors.pump import Fetched
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
 log = logging.getLogger(__name__)
+
+
+def destination(options, where):
+    """`/queue/name` or `/topic/name`: as given, or a bare name with `destination.type`
+    ('queue' or 'topic', the JMS adapter's option)."""
+    name = required(options, "destination", where)
+    if name.startswith(("/queue/", "/topic/")):
+        return name
+    kind = str(options.get("destination.type") or "").lower()
+    if kind in ("queue", "topic"):
+        return f"/{kind}/{name}"
+    raise ValueError(f"{where}: destination={name!r} must start with /queue/ or /topic/, or "
+                     f"come with destination.type='queue' or 'topic'")
 
 
 def _connection(url, client_id=None):
@@ -58,14 +71,12 @@ class _Listener(stomp.ConnectionListener):
 class StompSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "jms"
+    decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='jms') on {key}"
         self.key, self.url = key, url
-        self.destination = required(options, "destination", where)
-        if not self.destination.startswith(("/queue/", "/topic/")):
-            raise ValueError(f"{where}: destination={self.destination!r} must start with "
-                             f"/queue/ or /topic/")
+        self.destination = destination(options, where)
         self.subscription = options.get("subscription")
         self.client_id = options.get("client.id") or (
             f"cep-{key.tenant}-{key.plan}-{key.stream}" if self.subscription else None)
@@ -100,7 +111,7 @@ class StompSource:
             frame = queue.popleft()
             acks.append(frame.headers.get("ack") or frame.headers.get("message-id"))
             try:
-                got, reasons = decode_payload(frame.body)
+                got, reasons = self.decode(frame.body)
                 events.extend(got)
                 bad.extend(f"message {frame.headers.get('message-id')}: {r}" for r in reasons)
             except ValueError as exc:
@@ -128,10 +139,7 @@ class StompSink(Sink):
         super().__init__(stream, options)
         where = f"@sink(type='jms') on stream {stream}"
         self.url = url
-        self.destination = required(self.options, "destination", where)
-        if not self.destination.startswith(("/queue/", "/topic/")):
-            raise ValueError(f"{where}: destination={self.destination!r} must start with "
-                             f"/queue/ or /topic/")
+        self.destination = destination(self.options, where)
         self.persistent = flag(self.options, "persistent", True, where)
         self.timeout = number(self.options, "timeout", 10.0, where)
         self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
@@ -146,7 +154,7 @@ class StompSink(Sink):
         headers = {"persistent": "true"} if self.persistent else {}
         receipt = uuid.uuid4().hex
         try:
-            payloads = encode_events(self.stream, events, self.per_message)
+            payloads = sink_payloads(self, events, self.per_message)
             last = len(payloads) - 1
             for i, payload in enumerate(payloads):
                 extra = {**headers, "receipt": receipt} if i == last else headers

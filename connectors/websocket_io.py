@@ -13,7 +13,7 @@ import websockets
 
 from connectors.aio import LoopThread
 from connectors.connections import shown
-from connectors.mapping import decode_payload, encode_events
+from connectors.mapping import decode_payload, sink_payloads
 from connectors.options import integer, number
 from connectors.pump import Fetched
 from publishers.base import Sink
@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 class WebSocketSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "websocket"
+    decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='websocket') on {key}"
@@ -72,7 +73,7 @@ class WebSocketSource:
         events, bad = [], []
         while self._queue and len(events) < self.batch:
             try:
-                got, reasons = decode_payload(self._queue.popleft())
+                got, reasons = self.decode(self._queue.popleft())
                 events.extend(got)
                 bad.extend(reasons)
             except ValueError as exc:
@@ -114,7 +115,7 @@ class WebSocketSink(Sink):
             await self.ws.send(m)
 
     def write_batch(self, events):
-        messages = [p.decode() for p in encode_events(self.stream, events, self.per_message)]
+        messages = [p.decode() for p in sink_payloads(self, events, self.per_message)]
         try:
             self.loop.run(self._send(messages), self.timeout + 5)
         except (Exception, TimeoutError) as exc:  # noqa: BLE001 - any client error

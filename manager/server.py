@@ -56,7 +56,8 @@ class Manager:
         self.plans.listener_check = lambda: check_listeners(
             host, spark, self.links.curve is not None)
         self.plans.component_config = {"heartbeat_interval": s["registry.heartbeat_interval"],
-                                       "table_rows": s["limits.table_rows"]}
+                                       "table_rows": s["limits.table_rows"],
+                                       "datasources": _datasources()}
         self.spark = SparkStatus(locator(self.launcher))
         self.history = MetricsHistory()
         self.metrics = ManagerMetrics(self)
@@ -179,3 +180,14 @@ class Manager:
                 "plans": len(self.plans.compiled), "version": self.plans.version,
                 "role": self.role, "leader": self.leader_url(),
                 "registries": self.group.registries() if self.group else [self.registry_url]}
+
+
+def _datasources():
+    """The operator's datasources (conf/datasources.yaml), shipped to the Spark bolts so
+    database tables resolve there as here; a malformed file stops the manager's start."""
+    from cep.policy.datasources import as_config, load_datasources
+    from cep.policy.exceptions import PolicyViolation
+    try:
+        return as_config(load_datasources())
+    except PolicyViolation as exc:
+        raise ConfigError(f"datasources: {exc}") from None

@@ -78,7 +78,8 @@ def build_topology(xml, tenant, plan, registry_url, host, playback=False, extra=
         topo.add_bolt(p.name, SIDDHI_BOLT_CLASS, inputs,
                       p.parallel, _fields(p.outputs),
                       {"tenant": tenant, "plan": plan, "group": p.name, "playback": playback,
-                       **{k: v for k, v in (extra or {}).items() if k == "table_rows"},
+                       **{k: v for k, v in (extra or {}).items()
+                          if k in ("table_rows", "datasources")},
                        "table_definitions": p.table_definitions, "queries": p.queries,
                        "inputs": [s.definition for s in p.inputs],
                        "outputs": [s.definition for s in p.outputs]})

@@ -92,7 +92,10 @@ class TopologyManager:
             self._clean(dep, previous)
             if dep.cancelled.is_set():
                 return
-            dep.set("DEPLOYING")
+            if dep.after_master_loss:  # the submit below starts the embedded cluster again
+                dep.set("WAITING_FOR_MASTER", f"{dep.after_master_loss}; resubmitting")
+            else:
+                dep.set("DEPLOYING")
             topology = factory()
             dep.slots = topology.total_parallelism
             if not self._wait_for_quota(dep):

@@ -1,11 +1,12 @@
-"""Plans come back by themselves after their Spark master was lost (issue 11).
+"""Plans come back by themselves after their Spark master was lost.
 
 A topology's driver gives up when its master stays unreachable (`topology.master_lost_s`):
 the topology is FAILED with "the Spark master (...) has not answered for N s" (or "the Spark
 application was stopped"). `MasterRecovery` looks at every deployment every `interval`
 seconds; such a FAILED topology is shown as `WAITING_FOR_MASTER` and submitted again once the
-master answers (the embedded cluster is started again by the submit when it is down), with a
-backoff between tries (`backoff`, doubling up to `max_backoff`). A FAILED topology for any
+master answers (the embedded cluster is started again by the submit when it is down): the
+first try at once, then with a backoff between tries (`backoff`, doubling up to
+`max_backoff`). A FAILED topology for any
 other reason stays FAILED: its reason is the plan's, not the cluster's."""
 import logging
 import threading
@@ -25,7 +26,7 @@ def master_lost(status):
 class MasterRecovery:
     """A daemon thread resubmitting the topologies that failed because the master was lost."""
 
-    def __init__(self, topologies, master_alive, interval=2.0, backoff=2.0, max_backoff=60.0):
+    def __init__(self, topologies, master_alive, interval=0.5, backoff=2.0, max_backoff=60.0):
         self.topologies = topologies
         self.master_alive = master_alive  # () -> bool: the master answers (or can be started)
         self.interval, self.backoff, self.max_backoff = interval, backoff, max_backoff
@@ -58,8 +59,8 @@ class MasterRecovery:
             if not master_lost(status):
                 continue
             now = time.monotonic()
-            if dep.retry_at is None:  # just noticed: wait one backoff before the first try
-                dep.retry_at, dep.lost_reason = now + self.backoff, status["reason"]
+            if dep.retry_at is None:  # just noticed: the first try at once, then backoff
+                dep.retry_at, dep.lost_reason = now, status["reason"]
             if now < dep.retry_at or not self.master_alive():
                 continue
             self._resubmit(dep)

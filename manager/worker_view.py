@@ -1,5 +1,6 @@
 """What a CEP worker needs of a plan (PROTOCOL.md section 3): imported and exported streams
 with definitions, @source/@sink settings and every annotation verbatim."""
+from cep.mapping import MapSpec
 from cep.model import find_annotation
 from manager.queryplan.reader import read_query_plan
 from manager.queryplan.streams import cep_stream, definition_string
@@ -12,11 +13,12 @@ def annotation_dict(a):
 
 
 def io_settings(a):
-    """`@source(type='http', k='v', @map(type='json'))` -> {type, options, map}."""
+    """`@source(type='http', k='v', @map(type='json', @attributes(...)))` -> {type, options,
+    map}; map is cep.mapping.MapSpec's dict form (type, options, attributes, payload)."""
     options = {k: v for k, v in a.elements if k is not None and k.lower() != "type"}
     mapping = find_annotation(a.annotations, "map")
     return {"type": a.get("type"), "options": options,
-            "map": io_settings(mapping) if mapping is not None else None}
+            "map": MapSpec.from_annotation(mapping).to_dict() if mapping is not None else None}
 
 
 def stream_view(definition, kind):

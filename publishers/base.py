@@ -3,7 +3,10 @@
 An output event is printed as `{"stream": id, "timestamp": ms, "data": [values]}`, one JSON
 object a line, exactly as `cep run` prints them. The text is always valid JSON: a NaN or an
 infinity (which Python's json would write as bare `NaN`/`Infinity`) is written as null, as
-JavaScript's JSON.stringify does; the batch without such values takes the fast path."""
+JavaScript's JSON.stringify does; the batch without such values takes the fast path.
+
+A sink with a `@map(...)` (cep.mapping) has an output `mapper`, set by build_sink: its
+`render_lines` and `messages` then give the mapped text instead."""
 import json
 import math
 
@@ -51,6 +54,15 @@ def _json_lines(head, events):
         f'{_dumps(row if type(row) is list else list(row))}}}\n' for ts, row in events])
 
 
+def message_text(message) -> str:
+    """A mapped message as text (a key-value map's dicts as JSON objects)."""
+    if isinstance(message, str):
+        return message
+    if isinstance(message, (list, dict)):
+        return _dumps(_finite(message))
+    return str(message)
+
+
 def dumps_events(stream, events):
     """A batch as one JSON array of `{"stream","timestamp","data"}` objects (NaN -> null)."""
     items = [{"stream": stream, "timestamp": ts, "data": list(row)} for ts, row in events]
@@ -66,11 +78,27 @@ class Sink:
     delivery = "at-least-once"  # publishers/delivery.py; set by build_sink
     dedup = True
     dedup_dropped = 0  # replayed results deduplication kept from this sink (sink_set.py)
+    mapper = None  # a cep.mapping OutputMapper when the @sink has a @map
 
     def __init__(self, stream, options):
         self.stream = stream
         self.options = dict(options or {})
         self.written = 0
+
+    def render_lines(self, events) -> str:
+        """The batch as newline-terminated lines: JSON lines, or one mapped message a line."""
+        if self.mapper is None:
+            return batch_json_lines(self.stream, events)
+        return "".join(message_text(m) + "\n" for m in self.mapper.encode(events))
+
+    def messages(self, events) -> list:
+        """The batch as transport messages: one per batch when the map groups events (JSON
+        array, one <events> document), else one per event; None without a map."""
+        if self.mapper is None:
+            return None
+        if self.mapper.groups:
+            return [self.mapper.encode_batch(events)]
+        return self.mapper.encode(events)
 
     def write_batch(self, events):
         """Write `[(ts, row), ...]`; raise SinkWriteError when the destination failed."""

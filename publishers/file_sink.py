@@ -1,4 +1,5 @@
-"""File sink: JSON lines `{"stream","timestamp","data"}` appended to `path`, flushed per batch.
+"""File sink: JSON lines `{"stream","timestamp","data"}` appended to `path`, flushed per batch
+(with a `@map`, one mapped message a line).
 
 With `roots` (the host policy's file roots of the plan's tenant, cep.policy) the path must lie
 under one of them: it is checked when the sink is built and again when the file is opened,
@@ -7,7 +8,7 @@ import os
 import threading
 
 from cep.policy import PolicyViolation, confine, open_confined
-from publishers.base import Sink, batch_json_lines
+from publishers.base import Sink
 from publishers.exceptions import SinkConfigError, SinkWriteError
 
 
@@ -39,7 +40,7 @@ class FileSink(Sink):
         return self._fh
 
     def write_batch(self, events):
-        text = batch_json_lines(self.stream, events)
+        text = self.render_lines(events)
         with self._lock:
             try:
                 fh = self._file()

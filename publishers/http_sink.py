@@ -4,13 +4,19 @@ One persistent connection per sink; a failed POST is retried once on a fresh con
 reported as SinkWriteError (the batch is counted as failed by the SinkSet). With `allow` (the
 host policy's HttpAllowList, cep.policy.hosts) the URL's host is checked when the sink is
 built and every time it connects, and the connection goes to an address that passed the check
-(no second name lookup). NaN and infinities are sent as null (valid JSON)."""
+(no second name lookup). NaN and infinities are sent as null (valid JSON). With a `@map` the
+body is the mapped message: one POST per batch when the map groups events (a JSON array, one
+`<events>` document), else one POST per event."""
 import http.client
 import socket
 from urllib.parse import urlsplit
 
 from cep.policy import PolicyViolation
-from publishers.base import Sink, dumps_events
+from publishers.base import Sink, dumps_events, message_text
+
+_CONTENT_TYPES = {"json": "application/json", "passthrough": "application/json",
+                  "keyvalue": "application/json", "xml": "application/xml",
+                  "text": "text/plain", "csv": "text/csv"}
 from publishers.exceptions import SinkConfigError, SinkWriteError
 
 
@@ -46,13 +52,23 @@ class HttpSink(Sink):
         return self._conn
 
     def write_batch(self, events):
-        body = dumps_events(self.stream, events).encode()
+        messages = self.messages(events)
+        if messages is None:
+            self._send(dumps_events(self.stream, events).encode(), len(events),
+                       "application/json")
+        else:
+            ctype = _CONTENT_TYPES.get(self.mapper.type, "text/plain")
+            for m in messages:
+                self._send(message_text(m).encode(), len(events), ctype)
+        self.written += len(events)
+
+    def _send(self, body, n, ctype):
         path = self._parts.path or "/"
         if self._parts.query:
             path += "?" + self._parts.query
         for attempt in (1, 2):
             try:
-                status = self._post(path, body)
+                status = self._post(path, body, ctype)
                 break
             except PolicyViolation as exc:
                 self.close()
@@ -62,12 +78,11 @@ class HttpSink(Sink):
                 if attempt == 2:
                     raise SinkWriteError(f"http sink {self.url}: {exc}") from None
         if status >= 300:
-            raise SinkWriteError(f"http sink {self.url}: HTTP {status} for {len(events)} events")
-        self.written += len(events)
+            raise SinkWriteError(f"http sink {self.url}: HTTP {status} for {n} events")
 
-    def _post(self, path, body):
+    def _post(self, path, body, ctype="application/json"):
         conn = self._connection()
-        conn.request("POST", path, body, {"Content-Type": "application/json"})
+        conn.request("POST", path, body, {"Content-Type": ctype})
         resp = conn.getresponse()
         resp.read()
         return resp.status

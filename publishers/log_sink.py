@@ -1,7 +1,8 @@
-"""Log sink (the default): every event as a JSON line on the `publishers.log` logger."""
+"""Log sink (the default): every event as a JSON line on the `publishers.log` logger (with a
+`@map`, the mapped message)."""
 import logging
 
-from publishers.base import Sink, event_json
+from publishers.base import Sink, event_json, message_text
 from publishers.exceptions import SinkConfigError
 
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
@@ -24,6 +25,11 @@ class LogSink(Sink):
 
     def write_batch(self, events):
         if self.logger.isEnabledFor(self.level):
-            for ts, row in events:
-                self.logger.log(self.level, "%s%s", self.prefix, event_json(self.stream, ts, row))
+            if self.mapper is not None:
+                for m in self.mapper.encode(events):
+                    self.logger.log(self.level, "%s%s", self.prefix, message_text(m))
+            else:
+                for ts, row in events:
+                    self.logger.log(self.level, "%s%s", self.prefix,
+                                    event_json(self.stream, ts, row))
         self.written += len(events)

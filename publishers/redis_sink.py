@@ -2,13 +2,16 @@
 
 Entry fields: `timestamp` (epoch ms) and `data` (the row as a JSON array, NaN as null), plus
 `stream`. With `connections` (the host policy's {name: url}, cep.policy.hosts) the sink must
-name one with `connection='name'` (or give exactly its url); other servers are refused."""
+name one with `connection='name'` (or give exactly its url); other servers are refused.
+With a `@map`, an entry is the mapped event: a key-value map's fields (values as text), any
+other map's message in the field `message`."""
 import re
 
 import redis
 
 from cep.policy import PolicyViolation
 from cep.policy.hosts import redis_url
+from cep.mapping.convert import to_text
 from publishers.base import Sink, _dumps, _finite
 from publishers.exceptions import SinkConfigError, SinkWriteError
 
@@ -41,15 +44,22 @@ class RedisSink(Sink):
 
     def write_batch(self, events):
         pipe = self.client.pipeline(transaction=False)
-        for ts, row in events:
-            pipe.xadd(self.key, {"stream": self.stream, "timestamp": ts,
-                                 "data": _row_json(row)},
-                      maxlen=self.maxlen, approximate=self.maxlen is not None)
+        for fields in self._entries(events):
+            pipe.xadd(self.key, fields, maxlen=self.maxlen, approximate=self.maxlen is not None)
         try:
             pipe.execute()
         except redis.RedisError as exc:
             raise SinkWriteError(f"redis sink {self.url} key {self.key}: {exc}") from None
         self.written += len(events)
+
+    def _entries(self, events):
+        if self.mapper is None:
+            return [{"stream": self.stream, "timestamp": ts, "data": _row_json(row)}
+                    for ts, row in events]
+        mapped = self.mapper.encode(events)
+        if self.mapper.type == "keyvalue":
+            return [{k: to_text(v) for k, v in m.items()} for m in mapped]
+        return [{"message": m} for m in mapped]
 
     def close(self):
         self.client.close()

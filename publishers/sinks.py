@@ -6,7 +6,13 @@ A sink spec is `{"type": "file", "options": {"path": "..."}}` (the shape the man
 tenant: file sinks stay under its file roots, HTTP sinks go to allow-listed hosts only, Redis
 sinks use configured connections only, ZeroMQ sinks connect to allow-listed hosts and bind
 allowed addresses only. Without a policy (library use, tests) nothing is
-confined; the worker always passes its policy."""
+confined; the worker always passes its policy.
+
+A spec may carry `"map"` (a `@map(...)` in cep.mapping.MapSpec's dict form) and `"definition"`
+(the stream's StreamDefinition, which a map needs to name attributes): the sink then writes
+mapped messages (publishers.base.Sink.mapper)."""
+from cep.mapping import MappingConfigError, MapSpec, output_mapper
+from cep.model import find_annotation
 from cep.policy import PolicyViolation
 from publishers.delivery import AT_LEAST_ONCE, EXACTLY_ONCE, sink_delivery
 from publishers.exceptions import SinkConfigError
@@ -78,7 +84,7 @@ def build_sink(spec, stream, policy=None, tenant=None, delivery=AT_LEAST_ONCE, d
     kind = str(spec.get("type", "")).lower()
     options = spec.get("options")
     if options is None:  # a flat mapping from worker config: {type: file, path: ...}
-        options = {k: v for k, v in spec.items() if k != "type"}
+        options = {k: v for k, v in spec.items() if k not in ("type", "map", "definition")}
     factory = SINK_TYPES.get(kind)
     if factory is None:
         raise SinkConfigError(f"sink for stream {stream}: unknown type {kind!r}; known: "
@@ -86,12 +92,41 @@ def build_sink(spec, stream, policy=None, tenant=None, delivery=AT_LEAST_ONCE, d
     options = {str(k).lower(): v for k, v in options.items()}
     mode, dedup = sink_delivery(kind, options, delivery, dedup,
                                 where=f"@sink(type='{kind}') on stream {stream}")
+    mapper = _output_mapper(spec, kind, stream)
+    if mapper is not None and mode == EXACTLY_ONCE and kind == "redis":
+        raise SinkConfigError(f"@sink(type='redis') on stream {stream}: an exactly-once Redis "
+                              f"sink writes this system's entries only; drop the @map or use "
+                              f"delivery='at-least-once'")
     if mode == EXACTLY_ONCE:
         sink = factory(stream, options, policy, tenant, staged=True)
     else:
         sink = factory(stream, options, policy, tenant)
     sink.delivery, sink.dedup = mode, dedup
+    sink.mapper = mapper
     return sink
+
+
+def _output_mapper(spec, kind, stream):
+    mapping = spec.get("map")
+    if not mapping:
+        return None
+    mspec = mapping if isinstance(mapping, MapSpec) else MapSpec.from_dict(mapping)
+    if mspec.type == "passthrough" and not mspec.options:
+        return None
+    definition = spec.get("definition")
+    if definition is None:
+        raise SinkConfigError(f"@sink(type='{kind}') on stream {stream}: a @map needs the "
+                              f"stream's definition")
+    try:
+        return output_mapper(mspec, definition)
+    except MappingConfigError as exc:
+        raise SinkConfigError(f"@sink(type='{kind}') on stream {stream}: {exc}") from None
+
+
+def map_of(annotation):
+    """The `@map(...)` inside a `@source`/`@sink` annotation in MapSpec's dict form, or None."""
+    mapping = find_annotation(annotation.annotations, "map")
+    return MapSpec.from_annotation(mapping).to_dict() if mapping is not None else None
 
 
 def sink_specs_from_annotations(annotations):
@@ -103,5 +138,9 @@ def sink_specs_from_annotations(annotations):
             kind = options.pop("type", None)
             if not kind:
                 raise SinkConfigError(f"@sink at line {a.span.line} needs type='...'")
-            specs.append({"type": kind, "options": options})
+            spec = {"type": kind, "options": options}
+            mapping = map_of(a)
+            if mapping is not None:
+                spec["map"] = mapping
+            specs.append(spec)
     return specs

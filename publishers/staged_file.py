@@ -24,7 +24,6 @@ import logging
 import os
 import threading
 
-from publishers.base import batch_json_lines
 from publishers.delivery import LaneMarks, fresh_events, seen_before
 from publishers.exceptions import SinkWriteError
 from publishers.file_sink import FileSink
@@ -144,7 +143,7 @@ class StagedFileSink(FileSink):
             segs.append(seg)
         try:
             fh = self._handle(seg[2])
-            fh.write(batch_json_lines(self.stream, events))
+            fh.write(self.render_lines(events))
             fh.flush()  # to the OS: a worker crash keeps it (a commit fsyncs the output)
         except OSError as exc:
             raise SinkWriteError(f"file sink {self.path}: staging failed: {exc}") from None

@@ -1,9 +1,11 @@
 """ZeroMQ PUB sink: each batch as `[topic, frame]`, topic = the stream id, frame = the event
-batch format of the manager's PROTOCOL.md section 2 (msgpack `[1, stream, [[ts, [v...]], ...]]`)."""
+batch format of the manager's PROTOCOL.md section 2 (msgpack `[1, stream, [[ts, [v...]], ...]]`);
+with a `@map`, frame = the mapped message (UTF-8), one per batch or per event (see
+publishers.base.Sink.messages)."""
 import zmq
 
 from cep.protocol.frames import encode_batch
-from publishers.base import Sink
+from publishers.base import Sink, message_text
 from publishers.exceptions import SinkConfigError, SinkWriteError
 
 
@@ -34,9 +36,12 @@ class ZmqPubSink(Sink):
                                   f"{self.url}: {exc}") from None
 
     def write_batch(self, events):
-        frame = encode_batch(self.stream, [[ts, list(row)] for ts, row in events])
+        messages = self.messages(events)
+        frames = [encode_batch(self.stream, [[ts, list(row)] for ts, row in events])] \
+            if messages is None else [message_text(m).encode() for m in messages]
         try:
-            self._sock.send_multipart([self.topic, frame])
+            for frame in frames:
+                self._sock.send_multipart([self.topic, frame])
         except zmq.ZMQError as exc:
             raise SinkWriteError(f"zmq sink {self.url}: {exc}") from None
         self.written += len(events)

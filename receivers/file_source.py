@@ -22,8 +22,11 @@ log = logging.getLogger(__name__)
 class FileSource:
     """Read a JSON-lines file from a byte offset; with `tail`, keep waiting for new lines."""
 
-    def __init__(self, path, batch_size=1000, tail=False, resume_state=None, roots=None):
+    def __init__(self, path, batch_size=1000, tail=False, resume_state=None, roots=None,
+                 raw=False):
+        """`raw`: give each line as bytes (for a source's @map) instead of decoded JSON."""
         self.path = str(path)
+        self.raw = raw
         self.batch_size = batch_size
         self.tail = tail
         self.bad_lines = []  # (line number, reason), most recent last, bounded
@@ -50,7 +53,10 @@ class FileSource:
                 break
             self._offset, self._line = self._fh.tell(), self._line + 1
             if line.strip():
-                self._decode(line, events)
+                if self.raw:
+                    events.append(line.rstrip(b"\r\n"))
+                else:
+                    self._decode(line, events)
         return events
 
     def _decode(self, line, events):
@@ -70,10 +76,13 @@ class FileSource:
 
 
 class SourcePump:
-    """Drive a partition (next_batch/close) into router.ingest_json(key, ...) on a thread."""
+    """Drive a partition (next_batch/close) into router.ingest_json(key, ...) on a thread;
+    with `mapper` (cep.mapping) each item is a message it decodes, and the pairs go to
+    router.ingest_pairs."""
 
-    def __init__(self, source, router, key, idle_sleep=0.05):
+    def __init__(self, source, router, key, idle_sleep=0.05, mapper=None):
         self.source = source
+        self.mapper = mapper
         self.router = router
         self.key = StreamKey(*key)
         self.idle_sleep = idle_sleep
@@ -97,8 +106,14 @@ class SourcePump:
     def _ingest_held(self, batch):
         """While the stream's write-ahead log is over its caps, hold the batch and read no
         further (issue 11: back-pressure, not loss)."""
+        if self.mapper is not None:
+            batch = self.mapper.decode(batch).pairs
+            if not batch:
+                return None
         while True:
             try:
+                if self.mapper is not None:
+                    return self.router.ingest_pairs(self.key, batch, wait=60.0)
                 return self.router.ingest_json(self.key, batch, wait=60.0)
             except WalClosedError:
                 raise
@@ -127,6 +142,8 @@ class SourcePump:
             result = self._ingest_held(batch)
         except Exception:  # keep reading: one failed batch must not end the source
             log.exception("source %s: batch of %d events failed", self.key, len(batch))
+            return
+        if result is None:  # the map read no event of the batch (counted by the mapper)
             return
         self.sent += result.accepted
         self.result = result if self.result is None else self.result.add(result)

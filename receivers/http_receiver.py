@@ -1,5 +1,8 @@
 """HTTP JSON receiver: `POST /events/<tenant>/<plan>/<stream>` with one event, an array, or
-JSON lines (one event a line, e.g. `curl --data-binary @events.jsonl`).
+JSON lines (one event a line, e.g. `curl --data-binary @events.jsonl`). `?map=csv` (any
+map type of cep.mapping in its default format, with its options as more parameters, e.g.
+`?map=csv&delimiter=;`) reads this request's body in that format instead; a stream whose
+`@source(type='http')` has a `@map` is read with it unless `?map=passThrough` is given.
 
 The reply counts accepted and rejected events and gives the reasons:
 `{"accepted": n, "rejected": m, "errors": [{"index": i, "reason": "..."}]}`, plus
@@ -26,6 +29,8 @@ import threading
 
 from flask import Blueprint, Flask, jsonify, request
 
+from cep.mapping import MappingConfigError, MapSpec, input_mapper
+from cep.mapping.spec import normalize_type
 from cep.protocol.http_server import ProductionServer
 from receivers.exceptions import BadPayloadError, StreamPausedError, UnknownStreamError
 from receivers.limits import ReceiverLimits, check_depth, install_error_handlers, key_ok
@@ -55,6 +60,12 @@ def events_blueprint(router, limits=DEFAULT_LIMITS, ready=None, guard=None):
                                f"header or Authorization: Bearer)", key)
             resp[0].headers["WWW-Authenticate"] = 'Bearer realm="cep-ingest"'
             return resp
+        try:
+            mapper = _request_mapper(router, key)
+        except MappingConfigError as exc:
+            return _error(400, str(exc), key)
+        if mapper is not None:  # ?map=..., else the stream's @source(type='http', @map(...))
+            return mapped_post(router, key, mapper, request.get_data(cache=False))
         try:
             events, bad_lines = read_events(limits)
         except BadPayloadError as exc:
@@ -94,6 +105,44 @@ def events_blueprint(router, limits=DEFAULT_LIMITS, ready=None, guard=None):
         return jsonify({"streams": [str(k) for k in router.keys()]})
 
     return bp
+
+
+def _request_mapper(router, key):
+    """The input mapper for this request: `?map=csv&delimiter=;` (a map type in its default
+    format, with its options) for this request only, `?map=passThrough` for this system's
+    JSON, else the @map of the stream's http source (None: this system's JSON)."""
+    kind = request.args.get("map")
+    if kind is None:
+        return router.mapper(key)
+    spec = MapSpec(normalize_type(kind), {k.lower(): v for k, v in request.args.items()
+                                          if k != "map"})
+    if spec.type == "passthrough" and not spec.options:
+        return None
+    try:
+        definition = router.definition(key)
+    except UnknownStreamError:
+        return None  # answered 404 below
+    return input_mapper(spec, definition)
+
+
+def mapped_post(router, key, mapper, body):
+    """One request body through a source's map: 400 with the reasons when it holds no event
+    the map can read; else the events it read are ingested (207 when some were not)."""
+    decoded = mapper.decode([body])
+    if not decoded.pairs:
+        errors = [{"index": i, "reason": r} for i, r in decoded.errors] or \
+            [{"index": 0, "reason": "no event in the message"}]
+        return jsonify({"accepted": 0, "rejected": len(errors), "errors": errors,
+                        "stream": str(key)}), 400
+    try:
+        result = router.ingest_pairs(key, decoded.pairs)
+    except WalError as exc:
+        return backpressure(exc, key)
+    except StreamPausedError as exc:
+        return paused(exc, key)
+    result.rejected += len(decoded.errors)
+    result.errors = [(i, f"map: {r}") for i, r in decoded.errors] + result.errors
+    return jsonify(result.to_dict()), (207 if result.rejected or result.refused else 200)
 
 
 class TooManyEventsError(BadPayloadError):

@@ -26,9 +26,10 @@ class StreamCounters:
 
 
 class _Route:
-    __slots__ = ("validator", "deliver", "counters", "lock")
+    __slots__ = ("validator", "deliver", "counters", "lock", "mapper")
 
     def __init__(self, definition, deliver):
+        self.mapper = None  # the @map of the stream's HTTP source, for the worker endpoint
         self.validator = EventValidator(definition)
         self.deliver = deliver
         self.counters = StreamCounters()
@@ -58,6 +59,15 @@ class IngestRouter:
 
     def keys(self):
         return sorted(self._routes)
+
+    def set_mapper(self, key, mapper):
+        """Bodies POSTed to the worker endpoint for `key` are read with `mapper` (a
+        cep.mapping input mapper: the @map of the stream's `@source(type='http')`)."""
+        self._route(key).mapper = mapper
+
+    def mapper(self, key):
+        route = self._routes.get(StreamKey(*key))
+        return route.mapper if route is not None else None
 
     def definition(self, key):
         return self._route(key).validator.definition

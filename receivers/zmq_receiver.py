@@ -36,8 +36,11 @@ class ZmqReceiver:
     """Bind a PULL socket at `url` (tcp://host:0 picks a port) and route batches to a router."""
 
     def __init__(self, router, url="tcp://127.0.0.1:0", default_key=None, context=None,
-                 block_s=60.0, keys=None):
+                 block_s=60.0, keys=None, mapper=None):
+        """`mapper` (cep.mapping): the payload frame is one message in its format, for the
+        default key's stream only."""
         self.router = router
+        self.mapper = mapper
         self.block_s = block_s  # how long a full downstream may stall reading (back-pressure)
         self.default_key = StreamKey(*default_key) if default_key else None
         self._ctx = context or zmq.Context.instance()
@@ -79,6 +82,11 @@ class ZmqReceiver:
     def _handle(self, frames):
         try:
             key = self._key(frames)
+            if self.mapper is not None and key == self.default_key:
+                pairs = self.mapper.decode([frames[-1]]).pairs
+                if pairs:
+                    self._ingest(key, pairs)
+                return
             self._ingest(key, decode_pairs(frames[-1]))
         except (ReceiverError, BadFrameError) as exc:
             self.bad_messages += 1

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 import pyspark
 
 from topology.exceptions import ClusterError, ClusterStartError
+from topology.jvm_cds import java_options
 from topology.spark_settings import state_dir
 
 SPARK_HOME = os.path.dirname(pyspark.__file__)
@@ -97,10 +98,10 @@ def _start_cluster(settings, root):
     ui_port = settings["spark.master_ui_port"] or free_port(host)
     master_url, ui_url = f"spark://{host}:{port}", f"http://{host}:{ui_port}"
     (root / "work").mkdir(exist_ok=True)
-    master = _spark_class(root / "master.log", "org.apache.spark.deploy.master.Master",
-                          "--host", host, "--port", str(port), "--webui-port", str(ui_port))
-    worker = _spark_class(root / "worker.log", "org.apache.spark.deploy.worker.Worker",
-                          master_url, "--host", host, "--cores", str(slots),
+    master = _spark_class(root / "master.log", java_options(settings, "master"),
+                          "org.apache.spark.deploy.master.Master", "--host", host, "--port", str(port), "--webui-port", str(ui_port))
+    worker = _spark_class(root / "worker.log", java_options(settings, "worker"),
+                          "org.apache.spark.deploy.worker.Worker", master_url, "--host", host, "--cores", str(slots),
                           "--memory", settings["spark.worker_memory"],
                           "--webui-port", str(free_port(host)),
                           "--work-dir", str(root / "work"))
@@ -118,8 +119,10 @@ def _start_cluster(settings, root):
                             f"see {root / 'master.log'} and {root / 'worker.log'}")
 
 
-def _spark_class(log_path, main_class, *args):
+def _spark_class(log_path, java_opts, main_class, *args):
     env = dict(os.environ, SPARK_HOME=SPARK_HOME, SPARK_DAEMON_MEMORY="256m",
+               SPARK_DAEMON_JAVA_OPTS=" ".join(
+                   [os.environ.get("SPARK_DAEMON_JAVA_OPTS", ""), *java_opts]).strip(),
                SPARK_LOCAL_IP=args[args.index("--host") + 1] if "--host" in args else "127.0.0.1",
                # ended topologies' executor logs are removed after a week
                SPARK_WORKER_OPTS="-Dspark.worker.cleanup.enabled=true "
@@ -138,6 +141,16 @@ def stop_cluster(settings):
         if path.exists():
             _stop_pids(ClusterInfo(**json.loads(path.read_text())).pids)
             path.unlink()
+
+
+def ended_cluster_process(pids):
+    """For an embedded cluster on this machine: the first of its recorded processes (master,
+    worker) that has ended, as ("master"|"worker", pid), else None. A dead master is known
+    at once this way, where its silent web UI would take `topology.master_lost_s` to trust."""
+    for role, pid in zip(("master", "worker"), pids or ()):
+        if not _alive(pid):
+            return role, pid
+    return None
 
 
 def _alive(pid):

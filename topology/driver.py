@@ -21,6 +21,7 @@ import zmq
 from cep.security import curve
 from cep.protocol.frames import pack_message, unpack_message
 from topology.checkpoint.coordinator import Coordinator
+from topology.cluster import ended_cluster_process
 from topology.control import authorized
 from topology.master_watch import CachedMaster
 from topology.restart_rate import RestartRate
@@ -184,7 +185,7 @@ class Driver:
                 self.phase, self.reason = "failed", "the topology's tasks ended"
             if time.monotonic() >= next_check:
                 self._check_context()
-                next_check = time.monotonic() + 2.0
+                next_check = time.monotonic() + 0.5  # pid checks; the master view is cached
         return self._finish()
 
     def _check_context(self):
@@ -195,12 +196,18 @@ class Driver:
             stopped = self.sc._jsc.sc().isStopped()
         except Exception:  # noqa: BLE001 - the JVM side is gone too
             stopped = True
+        ended = ended_cluster_process(self.launch.get("cluster_pids"))
         lost = self._master_lost_for()
-        if stopped or lost > self.launch.get("master_lost_s", 30.0):
+        if stopped or ended or lost > self.launch.get("master_lost_s", 30.0):
             self.phase = "failed"
-            self.reason = ("the Spark application was stopped" if stopped else
-                           f"the Spark master ({self.launch['master_ui_url']}) has not answered "
-                           f"for {lost:.0f} s")
+            url = self.launch["master_ui_url"]
+            if stopped:
+                self.reason = "the Spark application was stopped"
+            elif ended:
+                self.reason = (f"the Spark master ({url}) is gone: the embedded cluster's "
+                               f"{ended[0]} process (pid {ended[1]}) ended")
+            else:
+                self.reason = f"the Spark master ({url}) has not answered for {lost:.0f} s"
             self.job_done.set()
 
     def _master_lost_for(self):

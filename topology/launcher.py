@@ -24,6 +24,7 @@ from topology.cluster import SPARK_HOME, ensure_cluster
 from topology.control import TopologyHandle, new_control_secret, private_dir, run_dir_alive
 from topology.driver import executors_needed
 from topology.exceptions import LaunchError, TopologyExistsError, TopologyNotFoundError
+from topology.jvm_cds import java_options
 from topology.shipping import resolve as resolve_shipping
 from topology.spark_settings import load_spark_settings, state_dir
 
@@ -104,6 +105,8 @@ def _launch_options(settings, cluster, executors):
             "executors": executors, "kill_wait_secs": settings["topology.kill_wait_secs"],
             "stop_timeout_s": settings["topology.stop_timeout_s"],
             "master_lost_s": settings["topology.master_lost_s"],
+            # the embedded cluster's master and worker pids: their end is seen at once
+            "cluster_pids": list(cluster.pids) if cluster.embedded else [],
             "max_restarts": settings["topology.max_restarts"],
             "restart_window_s": settings["topology.restart_window_s"],
             "options": {"host": settings["spark.host"],
@@ -133,11 +136,18 @@ def spark_conf(settings, executors, cores, shipping=None):
         "spark.ui.port": "0", "spark.ui.showConsoleProgress": "false",
         **shipping.spark_conf(),
     }
+    java = {"spark.driver.extraJavaOptions": java_options(settings, "driver")}
     if shipping.mode == "path":  # executors on this machine: bind where the cluster does
         conf["spark.executorEnv.SPARK_LOCAL_IP"] = host
+        java["spark.executor.extraJavaOptions"] = java_options(settings, "executor")
+    for key, options in java.items():
+        if options:
+            conf[key] = " ".join(options)
     for item in settings["spark.conf"]:
         key, _, value = item.partition("=")
-        conf[key.strip()] = value.strip()
+        key, value = key.strip(), value.strip()
+        # the operator's JVM options come after ours (a later -XX flag wins)
+        conf[key] = f"{conf[key]} {value}" if key in java and key in conf else value
     return conf
 
 

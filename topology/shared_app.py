@@ -27,6 +27,7 @@ import zmq
 
 from cep.security import curve
 from cep.protocol.frames import pack_message, unpack_message
+from topology.cluster import ended_cluster_process
 from topology.control import authorized
 from topology.exceptions import TopologyError
 from topology.master_watch import CachedMaster
@@ -98,6 +99,11 @@ class PoolApp:
     def _master_lost(self):
         """True once the master's web UI has not answered for master_lost_s: the application
         ends (its topologies fail for the same reason), so the next submit starts a new one."""
+        ended = ended_cluster_process(self.launch.get("cluster_pids"))
+        if ended:  # the hosted topologies see it too, at their next check
+            log.error("shared application %s: the embedded cluster's %s (pid %d) ended",
+                      self.name, *ended)
+            return True
         if self.master.state() is not None or not self._master_seen:
             self._master_seen = self._master_seen or self.master.state() is not None
             self._lost_since = None

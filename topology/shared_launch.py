@@ -125,6 +125,7 @@ def _start(settings, cluster, name, directory, security):
     slots = pool_slots(settings, cluster)
     launch = {"name": name, "host": settings["spark.host"], "master_ui_url": cluster.ui_url,
               "slots": slots, "master_lost_s": settings["topology.master_lost_s"],
+              "cluster_pids": list(cluster.pids) if cluster.embedded else [],
               "control_secret": new_control_secret()}
     if security is not None:
         launch["security"] = security.to_options()

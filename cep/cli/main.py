@@ -19,6 +19,7 @@ VERB_MODULES = (
     "cep.cli.plan",
     "cep.cli.worker",
     "cep.cli.feed",
+    "cep.cli.import_cmd",
     "cep.cli.login",
     "cep.cli.user",
     "cep.cli.tenant",

@@ -4,8 +4,11 @@
 import re
 
 from cep.compiler.literals import parse_time_string
+from cep.connectors import problems
 from cep.errors import AnnotationError, DuplicateDefinitionError, UnknownAttributeError
+from cep.mapping import INPUT, OUTPUT, MappingConfigError, MapSpec, check_map
 from cep.model import Partition, find_annotation
+from cep.model.table_store import store_spec
 from cep.model.queries import SIDDHI_MODES
 
 PLAN_ANNOTATIONS = ("name", "description", "trace", "statistics", "playback", "dist", "async",
@@ -89,11 +92,31 @@ def _check_stream_annotations(definition):
         elif lowered in ("source", "sink") and a.get("type") is None:
             raise AnnotationError(f"@{a.name} on stream '{definition.id}' needs type='...'",
                                   a.span)
-        elif lowered == "sink":
-            _check_sink_delivery(definition, a)
+        elif lowered in ("source", "sink"):
+            _check_connector(definition, a, lowered)
+            if lowered == "sink":
+                _check_sink_delivery(definition, a)
     if len(refs) == 2:
         raise AnnotationError(f"stream '{definition.id}' cannot be both imported and exported",
                               refs["export"].span)
+
+
+def _check_connector(definition, a, direction):
+    """The type and options of a @source/@sink against cep.connectors, and its @map against
+    the stream (cep.mapping): unknown ones are errors listing what exists."""
+    given = [k for k, _ in a.elements if k is not None and k.lower() != "type"]
+    found = problems(direction, a.get("type"), given)
+    if found:
+        raise AnnotationError(f"{found[0]} (on stream '{definition.id}')", a.span)
+    mapping = find_annotation(a.annotations, "map")
+    if mapping is None:
+        return
+    try:
+        check_map(MapSpec.from_annotation(mapping), definition,
+                  INPUT if direction == "source" else OUTPUT)
+    except MappingConfigError as exc:
+        raise AnnotationError(str(exc),
+                              mapping.span if mapping.span.line else a.span) from None
 
 
 # output delivery (issue 11; publishers/delivery.py holds the same lists for the worker)
@@ -120,6 +143,7 @@ def _check_sink_delivery(definition, a):
 
 
 def _check_table_annotations(table):
+    store_spec(table)  # @from(eventtable=...) / @store(type=...): a known backend and options
     for a in table.annotations:
         lowered = a.name.lower()
         if lowered not in ("indexby", "primarykey"):

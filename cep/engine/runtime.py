@@ -104,3 +104,5 @@ class ExecutionPlanRuntime:
 
     def shutdown(self):
         self.scheduler.stop()
+        for table in self.tables.values():
+            table.close()  # a database table returns its connection

@@ -4,7 +4,9 @@
 - HTTP sinks post only to allow-listed hosts, Redis sinks only through configured
   connections, connecting ZeroMQ sinks only to allow-listed hosts, and a plan's own
   listeners bind only allowed addresses (`cep.policy.hosts`);
-- plan size, query count, window lengths and time spans, and table rows have maxima.
+- plan size, query count, window lengths and time spans, and table rows have maxima;
+- database tables name only datasources their tenant may use (`cep.policy.datasources`,
+  conf/datasources.yaml).
 
 The manager checks a compiled plan with `check_plan` when it is added, edited or validated
 (positioned errors naming the annotation); the worker checks each sink and source again when

@@ -50,6 +50,8 @@ def check_plan(plan, policy, tenant, resolve=True):
         for annotation in definition.annotations:
             if annotation.matches("sink") or annotation.matches("source"):
                 _check_io(annotation, definition.id, policy, tenant, resolve)
+    for table in plan.tables:
+        _check_store(table, tenant)
 
 
 def check_limits(plan, policy):
@@ -60,6 +62,20 @@ def check_limits(plan, policy):
     _check_query_count(plan, policy)
     for window in _windows(plan.elements):
         _check_window(window, policy)
+
+
+def check_no_stores(plan):
+    """For running a plan in-process without its sinks and sources (the console's try-it):
+    a database table would read and write a real database from the manager, so it is
+    refused at its annotation."""
+    from cep.model.table_store import store_spec
+    for table in plan.tables:
+        spec = store_spec(table)
+        if spec is not None:
+            raise PlanPolicyError(
+                f"@{spec.annotation.name} on table '{table.id}': a try-it run does not open "
+                f"databases (datasource '{spec.datasource}'); deploy the plan, or drop the "
+                f"annotation to try it with an in-memory table", spec.annotation.span)
 
 
 def _check_query_count(plan, policy):
@@ -107,6 +123,20 @@ def _check_connector(kind, is_sink, options, policy, label):
         resolve_url(direction, kind, options, policy.brokers, label)
     except ConnectorConfigError as exc:
         raise PolicyViolation(str(exc).removeprefix(f"{label}: ")) from None
+
+
+def _check_store(table, tenant):
+    """An external table names a configured datasource its tenant may use."""
+    from cep.model.table_store import store_spec
+    from cep.policy.datasources import check_datasource
+    spec = store_spec(table)
+    if spec is None:
+        return
+    try:
+        check_datasource(spec.datasource, tenant)
+    except PolicyViolation as exc:
+        raise PlanPolicyError(f"@{spec.annotation.name} on table '{table.id}': {exc}",
+                              spec.annotation.span) from None
 
 
 def _check_window(window, policy):

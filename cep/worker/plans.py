@@ -6,7 +6,7 @@ from typing import Optional
 
 from cep.model import Attribute, InsertInto, Partition, StreamDefinition, TYPES
 from cep.worker.exceptions import DeploymentFormatError
-from publishers.sinks import sink_specs_from_annotations
+from publishers.sinks import map_of, sink_specs_from_annotations
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,7 @@ def _stream_from_entry(s, specs_key, where):
                                         f"unknown type {type_name!r}")
         attrs.append(Attribute(str(attr_name), kind))
     definition = StreamDefinition(stream, tuple(attrs), text=s.get("definition") or "")
-    specs = tuple({"type": str(x["type"]), "options": dict(x.get("options") or {})}
-                  for x in (s.get(specs_key) or ()))
+    specs = tuple(_io_spec(x) for x in (s.get(specs_key) or ()))
     return StreamSpec(stream, definition, specs, s.get("cepStream"))
 
 
@@ -109,10 +108,22 @@ def _value(definition, name):
     return None
 
 
+def _io_spec(x):
+    """A source or sink spec of a deployment entry: type, options and (when given) its @map."""
+    spec = {"type": str(x["type"]), "options": dict(x.get("options") or {})}
+    if x.get("map"):
+        spec["map"] = dict(x["map"])
+    return spec
+
+
 def _source_specs(definition):
     specs = []
     for a in definition.annotations:
         if a.matches("source"):
             options = {k.lower(): v for k, v in a.elements if k is not None}
-            specs.append({"type": options.pop("type", ""), "options": options})
+            spec = {"type": options.pop("type", ""), "options": options}
+            mapping = map_of(a)
+            if mapping is not None:
+                spec["map"] = mapping
+            specs.append(spec)
     return tuple(specs)

@@ -31,7 +31,8 @@ def default_sink_spec(cfg, spec, stream):
 def build_sink_set(cfg, spec):
     """A SinkSet for every exported stream of the plan; PlanDeployError on bad @sink settings
     or on one the host policy refuses (the worker's own default sink is not confined)."""
-    specs = {s.stream: list(s.specs) for s in spec.exported}
+    specs = {s.stream: [{**x, "definition": s.definition} for x in s.specs]
+             for s in spec.exported}
     try:
         return SinkSet.from_specs(specs, label=f"{spec.tenant}/{spec.name}",
                                   policy=host_policy(cfg), tenant=spec.tenant,
@@ -65,6 +66,7 @@ def start_sources(spec, router, cfg=None, threads=None):
             for src in s.specs:
                 options = {"type": src["type"], **src.get("options", {})}
                 source = build_source(options, router, stream_key(spec, s.stream), policy, limits,
+                                      src.get("map"),
                                       cfg["worker.state_dir"] if cfg is not None else None)
                 started.append(source)
                 _supervise(threads, source, f"source {spec.tenant}/{spec.name}/{s.stream}")

@@ -83,3 +83,21 @@ def test_the_pump_rejects_bad_events_keeps_neighbours_and_acks_after_the_router(
         assert pump.rejected == 1 and pump.bad_payloads == 1 and pump.accepted == 3
     finally:
         pump.stop()
+
+
+def test_the_siddhi_option_names_of_imported_plans_are_taken():
+    from connectors.mqtt_io import MqttSource
+    from connectors.nats_io import NatsSource
+    from connectors.position import MemoryPosition
+    from connectors.stomp_io import destination
+    from receivers.validation import StreamKey
+    key = StreamKey(*KEY)
+    m = MqttSource(key, {"topic": "t", "quality.of.service": "2"}, "mqtt://h:1", MemoryPosition())
+    assert m.qos == 2
+    n = NatsSource(key, {"destination": "orders", "durable.name": "d1"}, "nats://h:1",
+                   MemoryPosition())
+    assert (n.subject, n.durable) == ("orders", "d1")
+    assert destination({"destination": "orders", "destination.type": "queue"}, "x") == \
+        "/queue/orders"
+    with pytest.raises(ValueError, match="destination.type='queue' or 'topic'"):
+        destination({"destination": "orders"}, "x")

@@ -1,4 +1,4 @@
-"""Issue 11: a topology FAILED because its Spark master was lost comes back by itself: status
+"""A topology FAILED because its Spark master was lost comes back by itself: status
 WAITING_FOR_MASTER, then a resubmit once the master answers; a topology FAILED for its own
 reason stays FAILED. Fake launcher (the Spark end-to-end run is test_manager_master_e2e.py)."""
 from manager.topology_manager import TopologyManager
@@ -58,6 +58,21 @@ def test_a_topology_failed_for_its_own_reason_stays_failed():
 
 def test_master_lost_reasons():
     assert master_lost({"status": "FAILED", "reason": LOST})
+    assert master_lost({"status": "FAILED", "reason": "the Spark master (http://127.0.0.1:1) is "
+                        "gone: the embedded cluster's worker process (pid 7) ended"})
     assert master_lost({"status": "FAILED", "reason": "the Spark application was stopped"})
     assert not master_lost({"status": "ACTIVE", "reason": LOST})
     assert not master_lost({"status": "FAILED", "reason": "ValueError: x"})
+
+
+def test_the_first_resubmit_after_a_master_loss_is_at_once():
+    """No backoff before the first try: the embedded cluster is restarted by that submit."""
+    tm, launcher = manager([True])
+    tm.recovery.backoff = 3600.0  # a later try would wait an hour; the first must not
+    tm.deploy(-1234, "P", lambda: tiny("P[-1234]"), "P[-1234]", plan_hash="h")
+    try:
+        poll(lambda: tm.status(-1234, "P")["state"] == "ACTIVE", timeout=5)
+        fail(launcher.handles["P[-1234]"], LOST)
+        poll(lambda: len(launcher.submitted) == 2, timeout=5)
+    finally:
+        tm.shutdown()

@@ -55,3 +55,24 @@ def test_spec_from_plan_sources_sinks_and_fallbacks():
                                       "from Inp[a > 1] select a insert into Outp;"), 1)
     assert ([s.stream for s in bare.imported], [s.stream for s in bare.exported]) == (
         ["Inp"], ["Outp"])
+
+
+def test_source_and_sink_maps_reach_the_worker_from_plans_and_deployments(helpers):
+    from manager.worker_view import io_settings
+    plan = cep.compiler.compile("""@Plan:name('M')
+@source(type='http', @map(type='json', @attributes(symbol='$.s', price='$.p', volume='$.v')))
+define stream S (symbol string, price double, volume long);
+@sink(type='log', @map(type='xml', @payload('<q>{{symbol}}</q>')))
+define stream O (symbol string);
+from S select symbol insert into O;""")
+    spec = spec_from_plan(plan, -1234)
+    (src,), (snk,) = spec.imported[0].specs, spec.exported[0].specs
+    assert src["map"]["attributes"] == [["symbol", "$.s"], ["price", "$.p"], ["volume", "$.v"]]
+    assert snk["map"] == {"type": "xml", "options": {}, "attributes": [],
+                          "payload": [[None, "<q>{{symbol}}</q>"]]}
+    view = io_settings(plan.stream("S").annotations[0])
+    entry = helpers["stock_entry"](sinks=[io_settings(plan.stream("O").annotations[0])])
+    entry["imported"][0]["sources"] = [view]
+    got = spec_from_deployment(entry)
+    assert got.imported[0].specs[0]["map"] == src["map"]
+    assert got.exported[0].specs[0]["map"] == snk["map"]

@@ -168,6 +168,8 @@ def _make_side(info, key, ctx, self_join):
     single-stream processors). Its timers are owned by the stream (no batch splitting) when
     the window reads the stream directly, as a single-stream query's first window does."""
     if info["table"] is not None:
+        if key[0] is _BACKEND_PROBE:
+            return TableSide(info["table"], True, key[2])
         return TableSide(info["table"], key[0] is not None)
     w = info["window"]
     if w is None:
@@ -206,6 +208,9 @@ def _key_functions(expr, scope, infos):
         pairs, _ = equi_split(expr, lambda v: scope.side_of(v), probe=1 - stored,
                               stored=stored)
         table = infos[stored]["table"]
+        if table is not None and not table.indexed and hasattr(table, "find"):
+            keys[stored] = _backend_probe(expr, scope, table, stored)
+            continue
         if table is not None:
             pairs = [(s, p) for s, p in pairs if table.indexed and s.name == table.key_name]
             pairs = pairs[:1]
@@ -214,6 +219,21 @@ def _key_functions(expr, scope, infos):
         keys[stored] = (_key_fn([s for s, _ in pairs], scope, "a" if stored == LEFT else "b"),
                         _key_fn([p for _, p in pairs], scope, "b" if stored == LEFT else "a"))
     return keys
+
+
+_BACKEND_PROBE = object()  # marks a table side that narrows with its backend's own probe
+
+
+def _backend_probe(expr, scope, table, stored):
+    """(marker, values(arriving row), probe) of a table backend's probe (a database table's
+    pushed-down condition), or (None, None) when nothing narrows."""
+    var = "b" if stored == LEFT else "a"
+    probe = table.compile_probe(expr, lambda v: scope.side_of(v) == stored,
+                                lambda e: compile_expression(e, scope), (var,))
+    values = table.probe_values(probe)
+    if values is None:
+        return (None, None)
+    return (_BACKEND_PROBE, values, probe)
 
 
 def _key_fn(exprs, scope, var):

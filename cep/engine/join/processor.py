@@ -20,11 +20,14 @@ class TableSide:
     """A table as a join side: probes look rows up in the table; it never triggers."""
     window = None
 
-    def __init__(self, table, use_key):
+    def __init__(self, table, use_key, probe=None):
         self.table = table
         self.use_key = use_key
+        self.probe = probe  # a backend's own probe: the key value is its values
 
     def candidates(self, key_value=None, use_key=False):
+        if self.probe is not None:
+            return self.table.find(self.probe, key_value)
         return self.table.candidates(key_value, use_key and self.use_key)
 
     def fresh(self):

@@ -6,10 +6,13 @@ from cep.engine.expressions import SingleStreamScope, compile_expression, make_f
 from cep.engine.table.conditions import compile_in_table, compile_table_condition
 from cep.engine.table.outputs import TableDelete, TableInsert, TableUpdate
 from cep.engine.table.store import Table
-from cep.errors import InvalidQueryError, TypeMismatchError, UnknownAttributeError
+from cep.engine.table.base import EventTable
+from cep.errors import AnnotationError, InvalidQueryError, TypeMismatchError, \
+    UnknownAttributeError
 from cep.model import DeleteFrom, InsertInto, UpdateOrInsert, UpdateTable
+from cep.model.table_store import store_spec
 
-__all__ = ["Table", "build_table", "build_table_output", "compile_in_table"]
+__all__ = ["EventTable", "Table", "build_table", "build_table_output", "compile_in_table"]
 
 class _TableState:
     """Snapshot adapter: a table registered as a stateful runtime element."""
@@ -25,9 +28,23 @@ class _TableState:
 
 
 def build_table(definition, ctx):
-    table = Table(definition)
-    ctx.register(f"table:{definition.id}", _TableState(table))
-    return table
+    """The table backend its annotations ask for: in memory (registered for snapshots), or
+    a database table (`@from(eventtable='rdbms')` / `@store(type='rdbms')`, not snapshotted:
+    its rows live in the database)."""
+    spec = store_spec(definition)
+    if spec is None:
+        table = Table(definition)
+        ctx.register(f"table:{definition.id}", _TableState(table))
+        return table
+    from cep.engine.table.rdbms import RdbmsTable
+    from cep.policy.datasources import datasource
+    from cep.policy.exceptions import PolicyViolation
+    try:
+        ds = datasource(spec.datasource)
+    except PolicyViolation as exc:
+        raise AnnotationError(f"@{spec.annotation.name} on table '{definition.id}': {exc}",
+                              spec.annotation.span) from None
+    return RdbmsTable(definition, spec, ds)
 
 
 def build_table_output(query, ctx, out_def):

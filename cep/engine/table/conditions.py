@@ -69,7 +69,8 @@ def key_lookup(expr, scope):
 
 
 def compile_table_condition(expr, table, outer):
-    """`(cond(t, *rowvars), key(*rowvars) or None)` for a condition over a table row."""
+    """`(cond(t, *rowvars), probe or None)` for a condition over a table row: the probe is
+    the table backend's narrowing (see cep.engine.table.base)."""
     scope = TableScope(table, outer)
     args = ", ".join(scope.row_vars)
     cond = None
@@ -80,10 +81,9 @@ def compile_table_condition(expr, table, outer):
                                     getattr(expr, "span", None))
         cond = make_function("cond", f"def cond(t, {args}):\n    return {c.source}\n",
                              c.globals)
-    k = key_lookup(expr, scope)
-    key = None if k is None else make_function(
-        "key", f"def key({args}):\n    return {k.source}\n", k.globals)
-    return cond, key
+    probe = table.compile_probe(expr, scope.is_table_var,
+                                lambda e: compile_expression(e, outer), scope.row_vars)
+    return cond, probe
 
 
 def compile_in_table(e, gen, outer, tables):
@@ -94,10 +94,20 @@ def compile_in_table(e, gen, outer, tables):
                                  e.span)
     scope = TableScope(table, outer)
     c = compile_expression(e.condition, scope)
-    k = key_lookup(e.condition, scope)
     args = ", ".join(scope.row_vars)
     name = f"_in{next(_ids)}"
-    cands = f"T.candidates({k.source}, True)" if k is not None else "T.candidates(None, False)"
+    g = {}
+    if table.indexed or not hasattr(table, "find"):
+        k = key_lookup(e.condition, scope)
+        cands = (f"T.candidates({k.source}, True)" if k is not None
+                 else "T.candidates(None, False)")
+        g.update(k.globals if k else {})
+    else:  # a backend's own probe: T.find(probe, its values from the event)
+        probe = table.compile_probe(e.condition, scope.is_table_var,
+                                    lambda x: compile_expression(x, outer), scope.row_vars)
+        values = table.probe_values(probe)
+        cands = f"T.find(P, V({args}))" if values is not None else "T.find(None, None)"
+        g.update({"P": probe, "V": values})
     src = (f"def {name}({args}):\n"
            f"    for t in {cands}:\n"
            "        try:\n"
@@ -106,7 +116,7 @@ def compile_in_table(e, gen, outer, tables):
            "        except FALLBACK:\n"
            "            pass\n"
            "    return False\n")
-    g = {**c.globals, **(k.globals if k else {}), "T": table, "FALLBACK": FALLBACK_ERRORS}
+    g = {**c.globals, **g, "T": table, "FALLBACK": FALLBACK_ERRORS}
     fn = make_function(name, src, g)
     call = f"{name}({args})"
     return Compiled(call, call, AttrType.BOOL, {name: fn}, nullable=False)

@@ -9,6 +9,7 @@ kept: inserts of new rows beyond it are refused, counted in `refused` and logged
 """
 import logging
 
+from cep.engine.table.base import EventTable
 from cep.errors import AnnotationError
 from cep.model.annotations import find_annotation
 
@@ -34,8 +35,8 @@ def key_attribute(definition):
 log = logging.getLogger(__name__)
 
 
-class Table:
-    """The rows of one `define table`."""
+class Table(EventTable):
+    """The rows of one `define table`, in memory."""
 
     max_rows = None  # most rows kept; None: no limit
     refused = 0  # rows refused because the table was full
@@ -58,6 +59,27 @@ class Table:
         return list(self.rows.values()) if self.indexed else list(self.rows)
 
     # -- reads ----------------------------------------------------------------------------
+    def compile_probe(self, expr, is_table_var, compile_event, args):
+        """The key function `key(*args)` of `T.key == expr` in `expr`, or None (scan)."""
+        from cep.engine.expressions import make_function
+        from cep.engine.table.keys import equi_split
+        if not self.indexed or expr is None:
+            return None
+        side = lambda v: "table" if is_table_var(v) else "event"  # noqa: E731
+        pairs, _ = equi_split(expr, side, probe="event", stored="table")
+        for stored, probe in pairs:
+            if stored.name == self.key_name:
+                k = compile_event(probe)
+                return make_function("key", f"def key({', '.join(args)}):\n"
+                                     f"    return {k.source}\n", k.globals)
+        return None
+
+    def probe_values(self, probe):
+        return probe
+
+    def find(self, probe, values):
+        return self.candidates(values, probe is not None)
+
     def candidates(self, key_value, use_key):
         """Rows that may match: the key's row when `use_key`, else all rows in order."""
         if use_key:

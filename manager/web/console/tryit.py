@@ -60,6 +60,8 @@ def try_plan(text, events_text, policy=None):
         if policy is not None:
             from cep.policy.plan_check import check_limits
             check_limits(plan, policy)
+        from cep.policy.plan_check import check_no_stores
+        check_no_stores(plan)  # a try-it run never opens the databases of database tables
     except SiddhiQLError as exc:
         result["errors"] = positioned(exc)
         return result

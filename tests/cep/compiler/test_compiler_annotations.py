@@ -31,7 +31,7 @@ def test_query_names_and_dist():
 
 def test_nested_source_sink_annotations():
     plan = cep.compile("@source(type='http', receiver.url='http://x:8080/s', "
-                       "@map(type='json', @attributes(a='$.a')))\n"
+                       "@map(type='json', @attributes(a='$.a', k='$.k')))\n"
                        "@sink(type='log')\n" + S + Q)
     source, sink = plan.stream("S").annotations
     assert source.get("receiver.url") == "http://x:8080/s"

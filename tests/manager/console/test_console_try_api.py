@@ -76,3 +76,15 @@ def test_malformed_try_requests_are_400_json(client):
         assert resp.status_code == 400 and resp.get_json()["error"] == "BadConsoleRequestError"
     resp = client.post("/api/v1/try", data="not json", content_type="text/plain")
     assert resp.status_code == 400 and "JSON object" in resp.get_json()["message"]
+
+
+def test_try_refuses_a_database_table_at_its_annotation(client):
+    """A try-it run happens in the manager: it never opens a plan's database."""
+    plan = ("define stream S (k string);\n"
+            "@from(eventtable='rdbms', datasource.name='default', table.name='t')\n"
+            "define table T (k string);\nfrom S insert into T;\n")
+    body = try_it(client, plan, '{"stream": "S", "data": ["a"]}\n')
+    assert body["events"] == []
+    assert len(body["errors"]) == 1
+    error = body["errors"][0]
+    assert "does not open databases" in error["message"] and error["line"] == 2
