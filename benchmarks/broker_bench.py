@@ -212,6 +212,9 @@ def run_pipeline(broker, n, size, tag, folder, rate):
     pump.start()
     sink = build_sink({"type": _type(broker), "options": {"url": broker.url,
                                                           **_rename(broker.sink, tag)}}, "Ticks")
+    deadline = time.monotonic() + 60
+    while broker.stored and counter.n < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the consumer has joined its group and reads: start the clock
     t0 = time.perf_counter()
     for k, b in enumerate(batches(n, size, now=True)):
         sink.write_batch(b)
