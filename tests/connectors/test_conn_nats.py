@@ -166,3 +166,28 @@ def test_policy_needs_a_named_connection_and_keeps_the_secret_out(nats_server, r
         assert "s3cret" not in json.dumps(sink.describe())
     finally:
         sink.close()
+
+
+def test_a_map_decodes_and_encodes_broker_messages(nats_server, tmp_path, router, taken):
+    """@map(type='json', @attributes(...)) on a NATS source reads custom JSON; an @map on a
+    NATS sink writes its payload template."""
+    from cep.mapping.spec import MapSpec
+    from cep.model import Attribute, AttrType, StreamDefinition
+    spec = MapSpec("json", {}, (("id", "$.tick.n"), ("price", "$.tick.p")))
+    pump = build_source({"type": "nats", "url": nats_server.url, "subject": "t6.map",
+                         "jetstream": "false"}, router, KEY, mapping=spec,
+                        state_dir=str(tmp_path)).start()
+    definition = StreamDefinition("Ticks", (Attribute("id", AttrType.LONG),
+                                            Attribute("price", AttrType.DOUBLE)))
+    out = build_sink({"type": "nats", "options": {"url": nats_server.url, "subject": "t6.map",
+                                                  "jetstream": "false"},
+                      "map": MapSpec("json", {}, (), ((None, '{"tick": {"n": {{id}}, '
+                                                              '"p": {{price}}}}'),)).to_dict(),
+                      "definition": definition}, "Ticks")
+    try:
+        out.write_batch([(1, [7, 1.5]), (2, [8, 2.5])])
+        assert wait_for(lambda: taken.ids() == [7, 8])
+        assert [row[1] for _, row in taken.events] == [1.5, 2.5]
+    finally:
+        out.close()
+        pump.stop()
