@@ -87,7 +87,16 @@ class WebSocketSource:
         if self.loop is None:
             return
         if self._task is not None:
-            self.loop.loop.call_soon_threadsafe(self._task.cancel)
+            async def cancel():
+                self._task.cancel()
+                try:
+                    await self._task
+                except BaseException:  # noqa: BLE001 - the cancellation itself
+                    pass
+            try:
+                self.loop.run(cancel(), 5)
+            except Exception:  # noqa: BLE001 - closing goes on
+                pass
         self.loop.close()
 
     def describe(self):
