@@ -24,7 +24,7 @@ from cep.protocol.http_server import ProductionServer  # noqa: E402
 from manager.server import Manager  # noqa: E402
 from manager.settings import load_manager_settings  # noqa: E402
 from manager.web import create_app  # noqa: E402
-from tests.manager.manager_fakes import FakeLauncher  # noqa: E402
+from manager.testing import FakeLauncher  # noqa: E402
 
 
 def serve(auth, production=True):

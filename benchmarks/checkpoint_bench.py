@@ -1,4 +1,4 @@
-"""Cost of one checkpoint of a Siddhi bolt, in process (issue 11).
+"""Cost of one checkpoint of a Siddhi bolt, in process.
 
 A Siddhi bolt runs a 10 s `time` window grouped by 50 keys in playback, filled with N events;
 then its checkpoint is taken as a task does: the task thread's part (`checkpoint_state()`,
@@ -50,7 +50,7 @@ def measure(n, runs):
     writer thread's part (seal + atomic write with fsync), as the Participant splits them."""
     import tempfile
     bolt = filled_bolt(n)
-    snap, enc, dec, sync, write = [], [], [], [], []
+    enc, dec, sync, write = [], [], [], []
     with tempfile.TemporaryDirectory() as root:
         store = FileStore(root, "bench", "k")
         try:

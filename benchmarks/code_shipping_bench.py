@@ -1,4 +1,4 @@
-"""Code shipping (issue 14): archive build time and size, and submit-to-ACTIVE with
+"""Code shipping: archive build time and size, and submit-to-ACTIVE with
 topology.code: ship vs path on one embedded cluster, runs alternating.
 
     .venv/bin/python benchmarks/code_shipping_bench.py --runs 3            # archives + submits

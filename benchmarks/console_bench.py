@@ -1,4 +1,4 @@
-"""Benchmark the console's server side (issue 9); prints medians, then one JSON line.
+"""Benchmark the console's server side; prints medians, then one JSON line.
 
     .venv/bin/python benchmarks/console_bench.py [--runs 5] [--requests 20]
 
@@ -10,7 +10,7 @@ master web UI (/json/), so that nothing but the console's own work is timed.
                 ACTIVE topologies with their registry endpoints and connections  target <= 300 ms
   spark-polls   10 threads poll GET /api/v1/status over HTTP for 5 s; the fake Spark master
                 counts the /json/ requests it gets                          target <= 1 req/s
-With authentication on (issue 10), requests carry a console session made by logging in through
+With authentication on, requests carry a console session made by logging in through
 the login form, as a browser's do. Each request is timed in-process (Flask test client: the
 server's time alone) and over real HTTP on loopback (werkzeug's threaded server, as `cep
 manager` runs it). A run's figure is the median of --requests requests after 3 warm-ups; the

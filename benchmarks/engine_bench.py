@@ -1,4 +1,4 @@
-"""Engine throughput, in-process (issue 2 section 6).
+"""Engine throughput, in-process, against the engine's throughput goals.
 
 Batches of 1,000 events of S(sym string, price double, vol long), 100 symbols; each workload
 is warmed up, then timed over several runs; medians are reported in events per second of this

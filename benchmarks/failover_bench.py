@@ -1,4 +1,4 @@
-"""Manager fail-over time (issue 13): leader death -> a follower serving writes.
+"""Manager fail-over time: leader death -> a follower serving writes.
 
 Two `cep manager` processes share a redis-server of the script's own (a group, lease TTL
 `--ttl`, default 10 s as shipped). Each run kills the leader with SIGKILL and then, every
@@ -26,7 +26,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from tests.manager.ha.ha_procs import ManagerProc, free_port, http, login  # noqa: E402
+from manager.testing import ManagerProc, free_port, http, login  # noqa: E402
 
 PLAN = """@Plan:name('{name}')
 @Import('S:1.0.0')

@@ -5,7 +5,7 @@ encoder/decoder on 1,000-event frames, medians of --runs rounds; prints JSON.
 
 CPU time (process_time), so other load on the machine matters less than for wall time.
 `--baseline DIR` also times the same operations from an older checkout (e.g. a git worktree
-of the commit before issue 12's codec move) in the same process, interleaved, and reports
+of a commit before the codec moved to cep/protocol/frames.py) in the same process, interleaved, and reports
 new/old ratios.
 """
 import argparse
@@ -39,7 +39,7 @@ def operations(n):
 
 
 def baseline_operations(root, data):
-    """The pre-issue-12 copies (manager/registry/wire.py, topology/wire.py, the spout's
+    """The copies from before the codec moved to cep.protocol (manager/registry/wire.py, topology/wire.py, the spout's
     decoder) loaded from an older checkout at `root`."""
     import msgpack
 

@@ -1,4 +1,4 @@
-"""Standalone HA pair benchmark (issue 13): fail-over time and the throughput of a pair.
+"""Standalone HA pair benchmark: fail-over time and the throughput of a pair.
 
   failover    two `cep worker --mode standalone --ha-peer` processes with the default intervals
               (ha.sync_interval 1 s, ha.failover_s 5 s), dual-send, a steady stream to both;

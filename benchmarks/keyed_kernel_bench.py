@@ -90,7 +90,7 @@ def engine_run(plan, stream, out_stream, ts, starts, cols):
 
 
 def one_query(plan, index, ts, starts, cols, args):
-    from tests.cep.engine.columnar.keyed_reference import kernel_for, plan_query
+    from cep.engine.columnar.keyed.lookup import kernel_for, plan_query
     kernel = kernel_for(plan, index)
     name = plan_query(plan, index)[0].output.target
     runs, res = kernel_runs(kernel, ts, starts, cols, args.runs)

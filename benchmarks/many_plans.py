@@ -1,4 +1,4 @@
-"""Many small plans on one machine (issue 14): memory per plan, deploy time, status of all,
+"""Many small plans on one machine: memory per plan, deploy time, status of all,
 events per second through 10 plans at once, both packing modes side by side in one run; and
 the endpoint registry with 100 workers and 1,000 endpoints over real ZeroMQ.
 

@@ -1,4 +1,4 @@
-"""Benchmarks of the multi-stream engine (issue 3): patterns, partitions, joins, tables, memory.
+"""Benchmarks of the multi-stream engine: patterns, partitions, joins, tables, memory.
 
 In-process, batches of 1,000 events. Each workload runs through the whole runtime
 (`InputHandler.send_batch`: input checking, junctions, processors, selector, output callback)

@@ -1,4 +1,4 @@
-"""Benchmark the manager's observability side (issue 9); prints medians, then one JSON line.
+"""Benchmark the manager's observability side; prints medians, then one JSON line.
 
     .venv/bin/python benchmarks/observability_bench.py [--runs 5] [--plans 200]
 
@@ -57,7 +57,7 @@ def one_run(tmp, master, args):
     try:
         client = create_app({"MANAGER": m, "TESTING": True}).test_client()
         auth = getattr(m, "auth", None)
-        if auth is not None:  # issue 10: an admin token on every request
+        if auth is not None:  # an admin token on every request
             client.environ_base["HTTP_AUTHORIZATION"] = \
                 f"Bearer {auth.create_token('admin', 'bench')[0]}"
         out = {"sample_all_ms": timed(m.sampler.sample_all, args.requests)}

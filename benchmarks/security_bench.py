@@ -1,4 +1,4 @@
-"""What the issue 10 input hardening costs, measured in one run (medians of --runs runs):
+"""What the receivers' input hardening (JSON depth limit, ingest key, NaN-safe JSON) costs, measured in one run (medians of --runs runs):
 
 - `depth`: receivers.limits.json_depth vs json.loads on the same body (1,000 events, ~16 MiB);
 - `receiver`: events/s POSTed to the worker's HTTP receiver (a real socket, 1,000-event bodies,
@@ -80,7 +80,7 @@ def bench_receiver(runs):
     on, off = [], []
     for _ in range(runs):  # interleaved, so both see the same machine load
         on.append(receiver_rate(guarded, {"X-CEP-Ingest-Key": "k" * 32}))
-        receiver.check_depth = lambda data, limit: None  # the receiver before issue 10
+        receiver.check_depth = lambda data, limit: None  # the receiver without the depth check
         try:
             off.append(receiver_rate(open_, {}))
         finally:
@@ -93,7 +93,7 @@ def bench_json(runs):
     rows = [(1_700_000_000_000 + i, [f"S{i % 100}", 100.0 + i % 7, i]) for i in range(1000)]
     old = json.JSONEncoder(ensure_ascii=False, allow_nan=True).encode
 
-    def previous():  # the code before issue 10, verbatim but for the encoder's name
+    def previous():  # the encoder before the NaN-safe one, verbatim but for the encoder's name
         head = '{"stream": ' + old("S") + ', "timestamp": '
         return "".join([
             f'{head}{ts if type(ts) is int else old(ts)}, "data": '

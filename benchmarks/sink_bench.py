@@ -1,4 +1,4 @@
-"""Sink delivery modes benchmark (issue 11): throughput and latency of each delivery mode, in one
+"""Sink delivery modes benchmark: throughput and latency of each delivery mode, in one
 run, alternating the modes in every round.
 
   throughput  a SinkSet with one file sink (or Redis sink) in the given mode takes identified

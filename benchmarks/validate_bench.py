@@ -54,7 +54,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     os.environ.setdefault("CEP_ADMIN_PASSWORD", "bench-password")
-    from tests.manager.manager_fakes import FakeLauncher
+    from manager.testing import FakeLauncher
     manager = Manager(load_manager_settings(overrides={
         "manager.data_dir": tempfile.mkdtemp(prefix="validate-bench-"), "registry.port": 0,
         "registry.bind_host": "127.0.0.1", "metrics.sample_interval": 0}, env={}),

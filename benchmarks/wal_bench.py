@@ -1,4 +1,4 @@
-"""Write-ahead log benchmark (issue 11): append throughput per durability mode, and the worker's
+"""Write-ahead log benchmark: append throughput per durability mode, and the worker's
 HTTP receiver with the log on (durability os) vs off, alternating in the same run.
 
   append   WriteAheadLog.append of 1,000-event batches into a temp dir: events/s per mode

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/_venv.sh"
 cep_venv
 cd "$ROOT"
-# the manager's cluster secret (issue 10): CEP_CLUSTER_SECRET, --cluster-secret-file, else the
+# the manager's cluster secret: CEP_CLUSTER_SECRET, --cluster-secret-file, else the
 # file a manager on this machine created in its default data dir (var/manager)
 SECRET_ARGS=()
 DEFAULT_SECRET="${CEP_CLUSTER_SECRET_FILE:-$ROOT/var/manager/security/cluster-secret}"

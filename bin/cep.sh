@@ -5,7 +5,37 @@
 #   and sample events flowing in. Outputs are printed by the worker's log sink. Ctrl-C stops
 #   everything (topologies, worker, manager, Spark).
 # `bin/cep.sh --offline` instead runs the sample plan over the sample events in-process
-# (`cep run`) and prints the output events as JSON lines.
+# (`cep run`) and prints the output events as JSON lines; `--setup` only installs; `--help`.
+usage() {
+    cat <<'TXT'
+Usage: bin/cep.sh [--offline | --setup | --help]
+
+Start the whole local system on its embedded defaults: an embedded Spark cluster, a CEP
+manager (REST API and console on :9763, registry on :8904), one CEP worker (HTTP events on
+:9090, ZeroMQ on :9091), the sample plan conf/samples/StockAnalysis.siddhiql deployed as a
+topology, and sample events flowing in. Ctrl-C or SIGTERM stops everything it started.
+
+Options:
+  --offline   run the sample plan over the sample events in-process (cep run), no Spark
+  --setup     create .venv and install the project and Java, then exit
+  -h, --help  print this help and exit
+
+Environment: CEP_HTTP_PORT, CEP_REGISTRY_PORT, CEP_WORKER_HTTP_PORT (ports),
+CEP_ADMIN_PASSWORD (the admin's password; else generated into var/local-system/admin-password),
+CEP_RUN_DIR (the run folder, default var/local-system).
+TXT
+}
+MODE=start
+case "${1:-}" in
+    "") ;;
+    -h|--help) usage; exit 0 ;;
+    --offline) MODE=offline ;;
+    --setup) MODE=setup ;;
+    *) echo "bin/cep.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+esac
+if [ "$#" -gt 1 ]; then
+    echo "bin/cep.sh: one option at most, got: $*" >&2; usage >&2; exit 2
+fi
 . "$(dirname "$0")/_venv.sh"
 cep_venv
 cep_java
@@ -14,7 +44,11 @@ CEP="$VENV/bin/cep"
 PLAN="conf/samples/StockAnalysis.siddhiql"
 EVENTS="conf/samples/StockStream.jsonl"
 
-if [ "${1:-}" = "--offline" ]; then
+if [ "$MODE" = setup ]; then
+    echo "[cep] set up: $VENV" >&2
+    exit 0
+fi
+if [ "$MODE" = offline ]; then
     exec "$CEP" run "$PLAN" --events "$EVENTS" --playback
 fi
 
@@ -28,7 +62,7 @@ RUN_DIR="${CEP_RUN_DIR:-$ROOT/var/local-system}"  # CEP_RUN_DIR: another folder 
 mkdir -p "$RUN_DIR"
 pids=()
 
-# Authentication is on (issue 10): the super admin `admin` gets CEP_ADMIN_PASSWORD, else a
+# Authentication is on: the super admin `admin` gets CEP_ADMIN_PASSWORD, else a
 # password generated on the first run and kept in var/local-system/admin-password (0600).
 if [ -z "${CEP_ADMIN_PASSWORD:-}" ]; then
     if [ ! -s "$RUN_DIR/admin-password" ]; then

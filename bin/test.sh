@@ -2,6 +2,7 @@
 # Run the whole test suite (CI runs exactly this). Extra arguments go to pytest, e.g.
 #   bin/test.sh -m "not slow"      the fast set only
 #   bin/test.sh tests/cep          one folder
+#   CEP_LINT=0 bin/test.sh ...     without the ruff and mypy checks
 . "$(dirname "$0")/_venv.sh"
 cep_venv test
 cep_java
@@ -15,6 +16,11 @@ cep_apt chromium-driver chromedriver
 # the database-table tests start their own PostgreSQL server (initdb/pg_ctl of this package)
 cep_apt postgresql pg_ctlcluster
 cd "$ROOT"
+# Lint and type checks first (a second or two; CEP_LINT=0 skips them): CI fails on either.
+if [ "${CEP_LINT:-1}" != 0 ]; then
+    "$VENV/bin/ruff" check . || { echo "[test] ruff found problems (see above)" >&2; exit 1; }
+    "$VENV/bin/mypy" || { echo "[test] mypy found type errors (see above)" >&2; exit 1; }
+fi
 # Spread the tests over processes by file (each process that runs Spark tests starts its own
 # embedded cluster): most end-to-end tests wait on timers, not on the CPU.
 # CEP_TEST_WORKERS=0 runs everything in this one process.

@@ -5,7 +5,8 @@ definitions, input stream definitions, the queries' text and the output stream d
 It compiles them into a small plan, runs an ExecutionPlanRuntime, feeds it each input batch
 (rows `(ts, *values)`) and emits the output streams' events as rows of the same shape.
 
-Config keys: plan, tenant, group, table_definitions, inputs and outputs (lists of
+Config keys: plan, tenant, group, table_definitions, window_definitions (the named windows
+the group holds), inputs and outputs (lists of
 `define stream ...;` texts), queries, playback (bool). A batch on the `_tick` stream only
 emits what the runtime's timers produced since the last batch. Checkpoints keep the
 engine's snapshot (`checkpoint_state` / `restore_state`, topology/checkpoint/).
@@ -37,7 +38,8 @@ def group_plan_text(cfg):
         if sid not in seen:
             seen.add(sid)
             defs.append(text)
-    parts = [header, cfg.get("table_definitions") or "", *defs, cfg["queries"]]
+    parts = [header, cfg.get("table_definitions") or "", *defs,
+             cfg.get("window_definitions") or "", cfg["queries"]]
     return "\n".join(p for p in parts if p.strip()) + "\n"
 
 
@@ -57,6 +59,9 @@ class SiddhiBolt(Bolt):
         if self.config.get("datasources"):  # database tables resolve as on the manager
             from cep.policy.datasources import use_config
             use_config(self.config["datasources"])
+        if self.config.get("scripts"):  # the manager's scripts.* settings (script functions)
+            from cep.engine import scripts
+            scripts.configure(**self.config["scripts"])
         self.runtime = ExecutionPlanRuntime(cep.compile(self.text))
         for table in self.runtime.tables.values():  # limits.table_rows (cep/policy/settings.py)
             table.max_rows = self.config.get("table_rows", 1_000_000)

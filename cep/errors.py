@@ -2,6 +2,10 @@
 
 Compile errors carry the span of the offending text (line and column of its start and end) and
 render a caret snippet, as Siddhi's editor users expect."""
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cep.model.span import Span
 
 
 class CepError(Exception):
@@ -11,21 +15,21 @@ class CepError(Exception):
 class SiddhiQLError(CepError):
     """A plan was rejected at compile time; knows where in the text and why."""
 
-    def __init__(self, message, span=None, text=None):
+    def __init__(self, message: str, span: "Span | None" = None, text: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.span = span
         self.text = text  # the whole plan text, for the snippet
 
     @property
-    def line(self):
+    def line(self) -> int:
         return self.span.line if self.span else 0
 
     @property
-    def column(self):
+    def column(self) -> int:
         return self.span.column if self.span else 0
 
-    def snippet(self):
+    def snippet(self) -> str:
         """The offending source line with a caret row under the offending text."""
         if not self.span or not self.text or self.span.line <= 0:
             return ""
@@ -40,14 +44,14 @@ class SiddhiQLError(CepError):
             width = max(len(src) - start, 1)
         return f"{src}\n{' ' * start}{'^' * width}"
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """JSON form for the REST API: message, kind and position."""
-        d = {"error": type(self).__name__, "message": self.message}
+        d: dict[str, Any] = {"error": type(self).__name__, "message": self.message}
         if self.span:
             d.update(self.span.to_dict())
         return d
 
-    def __str__(self):
+    def __str__(self) -> str:
         where = f"line {self.span.line}, column {self.span.column}: " if self.span else ""
         snip = self.snippet()
         return f"{where}{self.message}" + (f"\n{snip}" if snip else "")
@@ -99,6 +103,11 @@ class EngineError(CepError):
 
 class EventError(EngineError):
     """One input event does not fit its stream (arity, type); the reason names the attribute."""
+
+
+class EventFailure(EngineError):
+    """Processing one event failed in a query (a script function threw or ran past a cap):
+    the junction drops that event for that query, logs and counts it, and goes on."""
 
 
 class UnknownInputStreamError(EngineError):

@@ -2,8 +2,10 @@
 back as PlanRejectedError with positions (line, column, endLine, endColumn)."""
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from cep.errors import SiddhiQLError
+from cep.model.queries import ExecutionPlan
 from manager.exceptions import PlanRejectedError, QueryPlanError
 from manager.queryplan import query_plan_xml
 
@@ -12,7 +14,7 @@ from manager.queryplan import query_plan_xml
 class CompiledPlan:
     """A plan that passed every check: its name, model, XML query plan and text."""
     name: str
-    model: object
+    model: ExecutionPlan
     xml: str
     text: str
 
@@ -35,7 +37,7 @@ def _rejected(exc):
     return d
 
 
-def compile_plan(text, compiler=None):
+def compile_plan(text: str, compiler: Any = None) -> CompiledPlan:
     """CompiledPlan, or PlanRejectedError naming every problem found and where it is."""
     if not isinstance(text, str) or not text.strip():
         raise PlanRejectedError("the execution plan is empty")

@@ -17,8 +17,8 @@ def workers(table):
                     "cpuPercent": info.get("cpuPercent", 0.0),
                     "memoryRssBytes": info.get("memoryRssBytes", 0), "url": info.get("url", ""),
                     "eventsIn": info.get("eventsIn", 0), "eventsOut": info.get("eventsOut", 0),
-                    "duplicates": info.get("duplicates", 0),  # replayed results (issue 11)
-                    "threads": info.get("threads", [])})  # supervised threads (issue 11)
+                    "duplicates": info.get("duplicates", 0),  # replayed results
+                    "threads": info.get("threads", [])})  # supervised threads
     return sorted(out, key=lambda w: w["id"])
 
 
@@ -71,7 +71,7 @@ def flows(plans, table):
 
 
 def managers(manager, url):
-    """Every manager of the group (issue 13: role, lease holder, lease age, fencing token);
+    """Every manager of the group (role, lease holder, lease age, fencing token);
     a manager without a group is the only one, role `leader`."""
     sampler = manager.sampler
     me = {"url": url, "host": manager.host, "role": manager.role,

@@ -88,7 +88,7 @@ from cep.protocol.exceptions import RegistryError, RegistryUnavailableError  # n
 
 class FencedWriteError(StoreError):
     """A write to the shared store was refused: this manager's fencing token is not the newest
-    (another manager took the leader lease), or it holds no lease at all (issue 13)."""
+    (another manager took the leader lease), or it holds no lease at all."""
     status = 409
 
 

@@ -1,4 +1,4 @@
-"""Manager fail-over (issue 13): the elector thread of a manager group.
+"""Manager fail-over: the elector thread of a manager group.
 
 Each round (every `min(ha.lease_ttl / 3, 1 s)`) the elector renews the lease while this
 manager leads, or tries to take it while it follows, and rewrites this manager's entry in

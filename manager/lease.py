@@ -1,4 +1,4 @@
-"""The leader lease of a manager group in Redis, and the fencing token (issue 13).
+"""The leader lease of a manager group in Redis, and the fencing token.
 
 Managers sharing a `store.redis_url` form a group. Keys (prefix `store.redis_prefix`):
 

@@ -9,11 +9,13 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import Any
 
 from cep.policy import HostPolicy
 from manager.compile_budget import check_in_budget
-from manager.compiler import compile_plan
+from manager.compiler import CompiledPlan, compile_plan
 from manager.exceptions import PlanExistsError, PlanNotFoundError, PlanRejectedError
 from manager.policy import check_compiled, check_plan_name, check_size
 from manager.quotas import Quotas
@@ -25,37 +27,41 @@ from manager.worker_view import plan_view
 
 log = logging.getLogger("manager.topology_manager")
 
+Key = tuple[int, str]  # (tenant, plan name)
+Json = dict[str, Any]
+
 
 class PlanService:
     """Plans of every tenant: the store, compiled plans, topologies and status."""
 
-    def __init__(self, store, topologies, registry_table, registry_url, host=None, compiler=None):
+    def __init__(self, store: Any, topologies: Any, registry_table: Any, registry_url: str,
+                 host: str | None = None, compiler: Any = None) -> None:
         """`host`: what spouts advertise (None: each executor's own address)."""
         self.store = store
         self.topologies = topologies
         self.table = registry_table
         self.registry_url = registry_url
         self.host = host
-        self.listener_check = None  # raises InsecureTopologyError (manager/listeners.py)
+        self.listener_check: Callable[[], None] | None = None  # raises InsecureTopologyError (manager/listeners.py)
         self.quotas = Quotas()  # per-tenant quotas (manager/quotas.py); the server sets them
         self.validate_secs = 0.0  # compile time budget (manager/compile_budget.py); 0: none
         # how the plans' publisher bolts authenticate to the workers' publisher ports:
         # "token" (the topology has the cluster secret, no CURVE), "curve" or "none"
-        self.publisher_auth = "none"
+        self.publisher_auth: str = "none"
         self.compiler = compiler
-        self.component_config = {}  # extra config of every spout and publisher bolt
+        self.component_config: dict[str, Any] = {}  # extra config of every spout and publisher bolt
         self.policy = HostPolicy()  # what plans may reach (manager.policy); the server sets it
-        self.compiled = {}  # (tenant, name) -> CompiledPlan
-        self.versions = {}  # (tenant, name) -> int
-        self.changed = {}  # (tenant, name) -> time of the last add/edit/load (epoch seconds)
+        self.compiled: dict[Key, CompiledPlan] = {}  # (tenant, name) -> CompiledPlan
+        self.versions: dict[Key, int] = {}  # (tenant, name) -> int
+        self.changed: dict[Key, float] = {}  # (tenant, name) -> time of the last add/edit/load (epoch seconds)
         self._counter = itertools.count(1)
         self.version = 0
         self._lock = threading.RLock()
-        self.read_only = False  # a follower of a manager group (issue 13): it never writes
-        self._texts = {}  # (tenant, name) -> the stored text compiled (a follower's refresh)
+        self.read_only = False  # a follower of a manager group: it never writes
+        self._texts: dict[Key, str] = {}  # (tenant, name) -> the stored text compiled (a follower's refresh)
 
     # -- lifecycle --
-    def load_all(self, deploy=True):
+    def load_all(self, deploy: bool = True) -> None:
         """Compile (and deploy) every stored plan; a plan that no longer compiles is logged.
 
         The versions saved before a restart are kept (workers then keep their plans), and a
@@ -80,10 +86,11 @@ class PlanService:
             for (tenant, name), compiled in sorted(stored.items()):
                 self._deploy(tenant, compiled, adopt=True)
 
-    def _compile_stored(self):
+    def _compile_stored(self) -> dict[Key, CompiledPlan]:
         """{(tenant, name): CompiledPlan} of the store; an unchanged text is not compiled
         again; a plan that no longer compiles is logged and left out."""
-        out, texts = {}, {}
+        out: dict[Key, CompiledPlan] = {}
+        texts: dict[Key, str] = {}
         for tenant, name, text in self.store.all():
             key = (tenant, name)
             texts[key] = text
@@ -97,20 +104,21 @@ class PlanService:
         self._texts = texts
         return out
 
-    def _forget(self, key):
+    def _forget(self, key: Key) -> None:
         self.compiled.pop(key, None)
         self.versions.pop(key, None)
         self.changed.pop(key, None)
 
-    def refresh(self):
-        """A follower's round (issue 13): take the plans and versions the leader stored, when
+    def refresh(self) -> bool:
+        """A follower's round: take the plans and versions the leader stored, when
         the stored deployment version moved; returns True when something changed."""
         saved = self.store.load_versions()
         if int(saved.get("version") or 0) == self.version and self.compiled:
             return False
         known = saved.get("plans") or {}
         stored = self._compile_stored()
-        versions, changed = {}, {}
+        versions: dict[Key, int] = {}
+        changed: dict[Key, float] = {}
         for key in stored:
             version = known.get(f"{key[0]}/{key[1]}")
             versions[key] = version if isinstance(version, int) else 0
@@ -121,7 +129,7 @@ class PlanService:
             self.version = int(saved.get("version") or 0)
         return True
 
-    def _bump(self, tenant, name):
+    def _bump(self, tenant: int, name: str) -> None:
         if self.read_only:  # a follower numbers nothing: it takes the leader's versions
             self.versions.setdefault((tenant, name), 0)
             return
@@ -130,18 +138,18 @@ class PlanService:
         self.changed[(tenant, name)] = time.time()
         self._save_versions()
 
-    def _save_versions(self):
+    def _save_versions(self) -> None:
         """Persist the deployment version and each plan's version (called under the lock)."""
         if self.read_only:
             return
         self.store.save_versions({"version": self.version, "plans": {
             f"{t}/{n}": v for (t, n), v in self.versions.items()}})
 
-    def _deploy(self, tenant, compiled, adopt=False):
+    def _deploy(self, tenant: int, compiled: CompiledPlan, adopt: bool = False) -> None:
         log.debug("Query plan of %s:\n%s", topology_name(compiled.name, tenant), compiled.xml)
         playback = compiled.model.playback
 
-        def factory():
+        def factory() -> Any:
             if self.listener_check is not None:
                 self.listener_check()
             return build_topology(compiled.xml, tenant, compiled.name, self.registry_url,
@@ -149,7 +157,7 @@ class PlanService:
         self.topologies.deploy(tenant, compiled.name, factory, topology_name(compiled.name, tenant),
                                plan_hash=plan_hash(compiled.xml), adopt=adopt)
 
-    def _compile(self, tenant, text):
+    def _compile(self, tenant: int, text: str) -> CompiledPlan:
         """Compile and check against the host policy (with the tenant's quotas on plan size
         and queries): size and query count first, before any parse; then name, sinks,
         limits."""
@@ -161,7 +169,7 @@ class PlanService:
         check_compiled(compiled, tenant, policy)
         return compiled
 
-    def _get(self, tenant, name):
+    def _get(self, tenant: int, name: str) -> CompiledPlan:
         check_plan_name(name)
         compiled = self.compiled.get((tenant, name))
         if compiled is None:
@@ -169,7 +177,8 @@ class PlanService:
         return compiled
 
     # -- operations --
-    def add(self, tenant, text):
+    def add(self, tenant: int | str, text: str) -> Json:
+        """Validate, compile, store and deploy a new plan; its summary."""
         tenant = parse_tenant(tenant)
         compiled = self._compile(tenant, text)
         with self._lock:
@@ -183,14 +192,15 @@ class PlanService:
         self._deploy(tenant, compiled)
         return self.summary(tenant, compiled.name)
 
-    def validate(self, tenant, text):
+    def validate(self, tenant: int | str, text: str) -> Json:
         """Check a plan exactly as add does (compiler, distribution rules, host policy) and
         change nothing; PlanRejectedError with positions when it fails."""
         tenant = parse_tenant(tenant)
         compiled = self._compile(tenant, text)
         return {"tenant": tenant, "name": compiled.name, "valid": True}
 
-    def edit(self, tenant, name, text):
+    def edit(self, tenant: int | str, name: str, text: str) -> Json:
+        """Replace a plan's text (a new @Plan:name renames it) and redeploy; its summary."""
         tenant = parse_tenant(tenant)
         check_plan_name(name)
         compiled = self._compile(tenant, text)
@@ -213,7 +223,8 @@ class PlanService:
         self._deploy(tenant, compiled)
         return self.summary(tenant, compiled.name)
 
-    def remove(self, tenant, name):
+    def remove(self, tenant: int | str, name: str) -> Json:
+        """Delete a plan and undeploy its topology."""
         tenant = parse_tenant(tenant)
         with self._lock:
             self._get(tenant, name)
@@ -226,7 +237,7 @@ class PlanService:
         self.topologies.undeploy(tenant, name)
         return {"tenant": tenant, "name": name, "removed": True}
 
-    def list(self, tenant):
+    def list(self, tenant: int | str) -> list[Json]:
         """Summaries of the tenant's plans with `status` and CEP 4.0's `statusText`."""
         tenant = parse_tenant(tenant)
         names = sorted(n for t, n in self.compiled if t == tenant)
@@ -237,21 +248,24 @@ class PlanService:
                         "statusText": status_text(status)})
         return out
 
-    def show(self, tenant, name):
+    def show(self, tenant: int | str, name: str) -> Json:
+        """The plan's summary and its text."""
         tenant = parse_tenant(tenant)
         return {**self.summary(tenant, name), "text": self._get(tenant, name).text}
 
-    def compiled_plan(self, tenant, name):
+    def compiled_plan(self, tenant: int | str, name: str) -> CompiledPlan:
         """The CompiledPlan (model, XML, text); PlanNotFoundError for an unknown plan."""
         return self._get(parse_tenant(tenant), name)
 
-    def query_plan(self, tenant, name):
+    def query_plan(self, tenant: int | str, name: str) -> str:
+        """The plan's XML query plan."""
         return self._get(parse_tenant(tenant), name).xml
 
-    def exists(self, tenant, name):
+    def exists(self, tenant: int, name: str) -> bool:
         return (tenant, name) in self.compiled
 
-    def status(self, tenant, name):
+    def status(self, tenant: int | str, name: str) -> Json:
+        """The plan's deployment status: its topology's state and its connections."""
         tenant = parse_tenant(tenant)
         compiled = self._get(tenant, name)
         imported = [s.id for s in compiled.model.streams if cep_stream(s, "Import")] or \
@@ -260,7 +274,8 @@ class PlanService:
                 **plan_status(self.topologies.status(tenant, name), self.table.status(tenant, name),
                               imported, compiled.model.plan_dist("publisherParallelism"))}
 
-    def summary(self, tenant, name, state=None):
+    def summary(self, tenant: int, name: str, state: Json | None = None) -> Json:
+        """Name, topology, description, version, last change and state of a plan."""
         compiled = self._get(tenant, name)
         state = state or self.topologies.status(tenant, name)
         changed = self.changed.get((tenant, name))
@@ -270,7 +285,7 @@ class PlanService:
                 "lastChange": _iso(changed) if changed else None,
                 "state": state["state"], "reason": state["reason"]}
 
-    def deployments(self, tenant=None):
+    def deployments(self, tenant: int | None = None) -> Json:
         """The worker's view (PROTOCOL.md section 3) and the global version."""
         with self._lock:
             items = sorted(self.compiled.items())
@@ -281,17 +296,17 @@ class PlanService:
         return {"version": version, "plans": plans}
 
 
-def plan_hash(xml):
+def plan_hash(xml: str) -> str:
     """sha256 of a query plan's XML: what a running topology was built from."""
     return hashlib.sha256(xml.encode("utf-8")).hexdigest()
 
 
-def _iso(epoch):
+def _iso(epoch: float) -> str:
     """ISO-8601 UTC with milliseconds, e.g. 2026-11-25T08:15:00.123Z."""
     return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds") \
         .replace("+00:00", "Z")
 
 
-def _receiver_streams(xml):
+def _receiver_streams(xml: str) -> list[str]:
     from manager.queryplan.reader import read_query_plan
     return [s.id for s in read_query_plan(xml).imported]

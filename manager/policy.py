@@ -16,8 +16,10 @@ NAME_RULE = ("1 to 100 letters, digits, '_', '.' or '-', starting with a letter 
 
 def manager_policy(settings):
     from manager.settings import data_dir
-    return HostPolicy.from_settings(settings, data_dir(settings)).with_reserved(
+    policy = HostPolicy.from_settings(settings, data_dir(settings)).with_reserved(
         settings["http.port"], settings["registry.port"])
+    policy.apply_script_limits()  # plans tried in the console follow the script settings
+    return policy
 
 
 def plan_name_problem(name):

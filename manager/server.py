@@ -31,9 +31,9 @@ class Manager:
         self.settings = settings or load_manager_settings()
         s = self.settings
         self.store = open_store(data_dir(s), s["store.redis_url"] or None, s["store.redis_prefix"])
-        self.auth = AuthService(s, data_dir(s))  # issue 10: users, tokens, cluster secret
+        self.auth = AuthService(s, data_dir(s))  # users, tokens, cluster secret
         self.auth.bootstrap()
-        # ZeroMQ links (issue 10): CURVE keys, else the cluster secret on registry requests
+        # ZeroMQ links: CURVE keys, else the cluster secret on registry requests
         self.links = curve.LinkSecurity(curve.manager_keys(s, data_dir(s)),
                                         self.auth.cluster_secret if s["security.auth"] else None)
         self.registry = RegistryService(s["registry.port"], s["registry.bind_host"],
@@ -45,7 +45,7 @@ class Manager:
         self.topologies = TopologyManager(self.launcher, self.registry.table,
                                           s["topology.kill_wait_secs"],
                                           s["topology.resubmit_interval"])
-        # issue 11: topologies FAILED because their master was lost come back by themselves
+        # topologies FAILED because their master was lost come back by themselves
         self.topologies.recovery = MasterRecovery(self.topologies, master_probe(self.launcher))
         self.host = s["manager.advertised_host"] or default_host()
         spark = getattr(self.launcher, "settings", None) or {}  # a test's fake launcher: none
@@ -57,7 +57,10 @@ class Manager:
             host, spark, self.links.curve is not None)
         self.plans.component_config = {"heartbeat_interval": s["registry.heartbeat_interval"],
                                        "table_rows": s["limits.table_rows"],
-                                       "datasources": _datasources()}
+                                       "datasources": _datasources(),
+                                       "scripts": {"python": s["scripts.python"],
+                                                   "timeout_ms": s["scripts.call_millis"],
+                                                   "memory_bytes": s["scripts.heap_mib"] << 20}}
         self.spark = SparkStatus(locator(self.launcher))
         self.history = MetricsHistory()
         self.metrics = ManagerMetrics(self)
@@ -72,7 +75,7 @@ class Manager:
         self.plans.validate_secs = s["limits.validate_secs"]
         self.plans.publisher_auth = ("curve" if self.links.curve is not None
                                      else "token" if self.links.secret else "none")
-        self.group = self._group(s)  # issue 13: leader lease and fencing when Redis is shared
+        self.group = self._group(s)  # leader lease and fencing when Redis is shared
         self.started = False
 
     def _group(self, s):

@@ -34,7 +34,7 @@ MANAGER = Schema("manager", [
             "keep plans in Redis (redis://host:port/db) instead of files under data_dir"),
     Setting("store", "redis_prefix", str, "cep", "key prefix of the Redis plan store"),
     Setting("ha", "enabled", bool, True, "managers sharing store.redis_url form a group: one "
-            "leader (a lease in Redis), the others follow and take over (issue 13)"),
+            "leader (a lease in Redis), the others follow and take over"),
     Setting("ha", "lease_ttl", float, 10.0, "seconds the leader lease lasts without a renewal; "
             "a follower takes over within lease_ttl + about 1 s of the leader's death"),
     Setting("manager", "id", str, "", "this manager's id in its group (empty: kept in "

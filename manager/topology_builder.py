@@ -79,8 +79,9 @@ def build_topology(xml, tenant, plan, registry_url, host, playback=False, extra=
                       p.parallel, _fields(p.outputs),
                       {"tenant": tenant, "plan": plan, "group": p.name, "playback": playback,
                        **{k: v for k, v in (extra or {}).items()
-                          if k in ("table_rows", "datasources")},
+                          if k in ("table_rows", "datasources", "scripts")},
                        "table_definitions": p.table_definitions, "queries": p.queries,
+                       "window_definitions": p.window_definitions,
                        "inputs": [s.definition for s in p.inputs],
                        "outputs": [s.definition for s in p.outputs]})
     topo.add_bolt(PUBLISHER_NAME, PUBLISHER_CLASS, _inputs(PUBLISHER_NAME, qp.exported, producers),

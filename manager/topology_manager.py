@@ -41,7 +41,7 @@ class Deployment:
     retry_at: float = None  # MasterRecovery: when to try the next resubmit (monotonic)
     lost_reason: str = ""
     master_retries: int = 0
-    observed: bool = False  # a follower's view of a topology the leader runs (issue 13)
+    observed: bool = False  # a follower's view of a topology the leader runs
     slots: int = 0  # task slots the topology takes (its instances), counted for quotas
 
     def set(self, phase, reason=""):
@@ -67,7 +67,7 @@ class TopologyManager:
                after_master_loss=None):
         """Kill any running topology `name` and submit a new one built by topology_factory().
         With `adopt` (a manager starting), a topology `name` still running from the same
-        query plan (`plan_hash`, kept in its run dir) is taken over instead (issue 11)."""
+        query plan (`plan_hash`, kept in its run dir) is taken over instead."""
         dep = Deployment(tenant, plan, name, factory=topology_factory,
                          after_master_loss=after_master_loss)
         dep.plan_hash, dep.adopt = plan_hash, adopt
@@ -207,10 +207,10 @@ class TopologyManager:
         return {**out, "state": "DEPLOYING" if state == "SUBMITTED" else state,
                 "reason": st.get("reason", ""), "applicationId": st.get("app_id"),
                 "executors": st.get("workers"), "restarts": st.get("restarts", 0),
-                # issue 14: the Spark application it runs in (its own, or a shared one)
+                # the Spark application it runs in (its own, or a shared one)
                 "application": st.get("application") or dep.name,
                 "packing": st.get("packing", "app-per-plan"),
-                "checkpoints": st.get("checkpoints")}  # issue 11: last id/time, duration, size
+                "checkpoints": st.get("checkpoints")}  # last id/time, duration, size
 
     def undeploy(self, tenant, plan):
         """Kill the plan's topology (waiting for it) and drop its endpoints."""
@@ -226,7 +226,7 @@ class TopologyManager:
                 log.info("Topology %s killed: %s", dep.name, final.get("status"))
         self.table.remove_plan(tenant, plan)
 
-    # -- a follower's view (issue 13): watch the leader's topologies, never kill or submit --
+    # -- a follower's view: watch the leader's topologies, never kill or submit --
     def observe(self, plans):
         """Attach to the running topology of each plan in `plans` ({(tenant, plan): compiled});
         plans gone from it are dropped from the view."""

@@ -69,7 +69,7 @@ class PublisherBolt(Bolt):
         self.client_id = f"{context.topology_name}:{context.component_id}:{context.index}"
         self.label = f"[{self.tenant}:{self.plan}:EventPublisherBolt:{context.index}]"
         self.machine = machine_identity(cfg.get("host"))
-        self.security = context.security or curve.OFF  # CURVE keys, cluster secret (issue 10)
+        self.security = context.security or curve.OFF  # CURVE keys, cluster secret
         # without CURVE the cluster secret gives this plan a token (PLAIN) for the workers'
         # publisher ports; with CURVE or a token a TCP connection is not yet a link: only a
         # handshake with the cluster key or the token
@@ -134,7 +134,7 @@ class PublisherBolt(Bolt):
             self._cond.notify_all()
 
     def checkpoint_state(self):
-        """A checkpoint's part: the data frames queued and not yet taken by ZeroMQ (issue 11);
+        """A checkpoint's part: the data frames queued and not yet taken by ZeroMQ;
         notices (0 events) are not re-sent after a restore."""
         with self._cond:
             return {"pending": [[frame, n] for frame, n in self.pending if n],

@@ -13,11 +13,11 @@ from urllib.parse import urlsplit
 
 from cep.policy import PolicyViolation
 from publishers.base import Sink, dumps_events, message_text
+from publishers.exceptions import SinkConfigError, SinkWriteError
 
 _CONTENT_TYPES = {"json": "application/json", "passthrough": "application/json",
                   "keyvalue": "application/json", "xml": "application/xml",
                   "text": "text/plain", "csv": "text/csv"}
-from publishers.exceptions import SinkConfigError, SinkWriteError
 
 
 class HttpSink(Sink):

@@ -78,14 +78,14 @@ class PublisherService:
             while not self._stop.is_set():
                 if poller.poll(POLL_MS):
                     self._handle(self._sock.recv(copy=True))
-        finally:  # a failure keeps the socket for the supervisor's restart (issue 11)
+        finally:  # a failure keeps the socket for the supervisor's restart
             if self._stop.is_set():  # the port is free when stop() returns
                 close_bound(self._sock)
 
     def _handle(self, frame):
         try:
             stream, events, ident = decode_output(frame)
-            if stream is None:  # a publisher bolt's start or commit notice (issue 11)
+            if stream is None:  # a publisher bolt's start or commit notice
                 self.sink_set.control(ident)
                 self.controls += 1
                 return

@@ -1,4 +1,4 @@
-"""Exactly-once file sink (issue 11): output is staged per (epoch, publisher) and appended to
+"""Exactly-once file sink: output is staged per (epoch, publisher) and appended to
 the file only when the checkpoint covering it completes (two-phase: pending, then commit).
 
 Next to `path` (`out.jsonl`) live `.out.jsonl.staging/` (one JSON-lines segment per epoch,

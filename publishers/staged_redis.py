@@ -1,4 +1,4 @@
-"""Exactly-once Redis sink (issue 11): output is staged in Redis lists per (epoch, publisher)
+"""Exactly-once Redis sink: output is staged in Redis lists per (epoch, publisher)
 and moved into the Redis stream by one Lua script when the checkpoint covering it completes.
 
 Keys next to the stream key K: `K:eo:s:<epoch>:<publisher hex>` (staged entries

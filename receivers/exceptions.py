@@ -22,7 +22,7 @@ class SourceReadError(ReceiverError):
 
 
 class StreamPausedError(ReceiverError):
-    """The worker does not take events for this stream now (issue 13: it reached no manager
+    """The worker does not take events for this stream now (it reached no manager
     and undeployed its distributed plans); `reason` says why, the sender should retry."""
 
     def __init__(self, message, reason="paused"):

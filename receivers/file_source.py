@@ -105,7 +105,7 @@ class SourcePump:
 
     def _ingest_held(self, batch):
         """While the stream's write-ahead log is over its caps, hold the batch and read no
-        further (issue 11: back-pressure, not loss)."""
+        further (back-pressure, not loss)."""
         if self.mapper is not None:
             batch = self.mapper.decode(batch).pairs
             if not batch:

@@ -25,7 +25,6 @@ deeper than max_json_depth (32) is 400, a tenant id that is not an ASCII 32-bit 
 else 401. Every error is JSON. `HttpServer` runs any WSGI app on a thread."""
 import json
 import logging
-import threading
 
 from flask import Blueprint, Flask, jsonify, request
 
@@ -80,7 +79,7 @@ def events_blueprint(router, limits=DEFAULT_LIMITS, ready=None, guard=None):
             return _error(404, str(exc), key)
         except WalError as exc:  # the write-ahead log is full or failing: nothing accepted
             return backpressure(exc, key)
-        except StreamPausedError as exc:  # issue 13: no manager reachable, plan torn down
+        except StreamPausedError as exc:  # no manager reachable, plan torn down
             return paused(exc, key)
         if bad_lines:
             result = _with_bad_lines(result, events, bad_lines)

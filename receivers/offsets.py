@@ -1,4 +1,4 @@
-"""What a receiver spout knows of the workers' write-ahead logs (issue 11): per receiver id,
+"""What a receiver spout knows of the workers' write-ahead logs: per receiver id,
 the highest offset it has emitted, and the commit/replay requests it sends back.
 
 Version 2 frames (cep/protocol/frames.py) carry (receiver id, first offset, worker URL).

@@ -14,7 +14,7 @@ tick_ms (default 200; 0 = off): every tick_ms the spout emits `(now_ms,)` on the
 stream, which the Siddhi bolts subscribe to (all grouping) so that output produced by their
 timers (time windows while no input arrives) leaves within a tick.
 
-Frames of version 2 come from a worker's write-ahead log (issue 11): per receiver id the spout
+Frames of version 2 come from a worker's write-ahead log: per receiver id the spout
 emits each offset once and in order (receivers/offsets.py), and each batch carries its rows'
 lineage (topology/lineage.py): the receiver id and offsets, so every result downstream keeps
 an identity that a replay with other batch boundaries cannot shift; `offsets()` is the highest offset
@@ -59,7 +59,7 @@ class ReceiverSpout(Spout):
         # replayed, so only their order matters)
         self.unlogged_key = f"~{context.component_id}:{context.index}"
         self.unlogged_seq = 0
-        security = context.security or curve.OFF  # CURVE keys, cluster secret (issue 10)
+        security = context.security or curve.OFF  # CURVE keys, cluster secret
         ctx = zmq.Context.instance()
         curve.start_authenticator(ctx, security.curve)
         self.sock = ctx.socket(zmq.PULL)
@@ -151,7 +151,7 @@ class ReceiverSpout(Spout):
         self.dropped += count
         log.warning("%s dropped %d event(s): %s", self.label, count, why)
 
-    # -- write-ahead log offsets (issue 11) --
+    # -- write-ahead log offsets --
     def offsets(self):
         """{receiver id: highest offset emitted} over the workers' logs."""
         return dict(self.wal_offsets.last)

@@ -16,7 +16,7 @@ from cep.model import AttrType
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
 LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1
 MAX_REASONS = 100  # reasons kept per batch; the counts stay exact
-# accepted timestamps (issue 11): epoch ms from 1970-01-01 to 9999-12-31T23:59:59.999Z; a
+# accepted timestamps: epoch ms from 1970-01-01 to 9999-12-31T23:59:59.999Z; a
 # value outside (10^30 was one) used to pass here and kill the worker's forwarding thread
 TS_MIN, TS_MAX = 0, 253402300799999
 

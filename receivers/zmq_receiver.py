@@ -48,12 +48,12 @@ class ZmqReceiver:
         self._sock = self._ctx.socket(zmq.PULL)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.RCVHWM, 10000)
-        # CURVE (issue 10): senders need the cluster public key as server key and a key pair
+        # CURVE: senders need the cluster public key as server key and a key pair
         # that is the cluster's or listed in <curve dir>/clients/ (ZAP domain `ingest`)
         curve.server(self._sock, keys, domain=curve.INGEST)
         self.url = _bind(self._sock, url)
         self.bad_messages = 0
-        self.wal_waits = 0  # retries of a frame held while its stream's log was full (issue 11)
+        self.wal_waits = 0  # retries of a frame held while its stream's log was full
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"zmq-recv {self.url}", daemon=True)
 
@@ -75,7 +75,7 @@ class ZmqReceiver:
             while not self._stop.is_set():
                 if poller.poll(POLL_MS):
                     self._handle(self._sock.recv_multipart(copy=True))
-        finally:  # a failure keeps the socket for the supervisor's restart (issue 11)
+        finally:  # a failure keeps the socket for the supervisor's restart
             if self._stop.is_set():  # the port is free when stop() returns
                 close_bound(self._sock)
 
@@ -98,7 +98,7 @@ class ZmqReceiver:
     def _ingest(self, key, pairs):
         """Route a batch; while the stream's write-ahead log is over its caps (or cannot
         write), hold the frame and read no more: ZeroMQ's high-water marks push back to the
-        senders (issue 11: back-pressure, not loss)."""
+        senders (back-pressure, not loss)."""
         while True:
             try:
                 return self.router.ingest_pairs(key, pairs, wait=self.block_s)

@@ -1,5 +1,6 @@
-"""bin/cep.sh, the README's start command, as a user runs it (slow: the embedded Spark
-cluster, a manager, a worker, the sample plan): it comes up with the plan ACTIVE, and when the
+"""bin/cep.sh, the README's start command, as a user runs it. Its options: --help prints
+usage and starts nothing, an unknown option is refused (exit 2). The whole system (slow: the
+embedded Spark cluster, a manager, a worker, the sample plan): it comes up with the plan ACTIVE, and when the
 manager process dies it starts it again, instead of tearing the worker and Spark down; the
 restarted manager adopts the running topology. SIGTERM stops everything."""
 import os
@@ -15,14 +16,46 @@ import pytest
 from tests.conftest import free_port
 from tests.manager.manager_helpers import poll
 
-pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cep_sh(*args, tmp_path):
+    env = {**os.environ, "CEP_RUN_DIR": str(tmp_path / "run")}
+    return subprocess.run(["bash", str(ROOT / "bin" / "cep.sh"), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_prints_usage_and_starts_nothing(flag, tmp_path):
+    done = run_cep_sh(flag, tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Usage: bin/cep.sh")
+    assert "--offline" in done.stdout and "--setup" in done.stdout
+    assert not (tmp_path / "run").exists()  # no run folder, no password file: nothing started
+
+
+@pytest.mark.parametrize("args", [["--bogus"], ["start"], ["--offline", "extra"]])
+def test_unknown_options_print_usage_and_exit_2(args, tmp_path):
+    done = run_cep_sh(*args, tmp_path=tmp_path)
+    assert done.returncode == 2
+    assert "Usage: bin/cep.sh" in done.stderr
+    assert done.stdout == ""
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow  # the script installs the project into .venv first when it is not there yet
+def test_worker_script_help_prints_the_worker_options(tmp_path):
+    done = subprocess.run(["bash", str(ROOT / "bin" / "cep-worker.sh"), "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "usage: cep worker" in done.stdout and "--manager" in done.stdout
 
 
 def wait_for(cond, timeout, what):
     return poll(cond, timeout, 0.5, what)
 
 
+@pytest.mark.slow
 def test_cep_sh_restarts_a_crashed_manager_and_keeps_the_system_up(tmp_path):
     ports = {"CEP_HTTP_PORT": free_port(), "CEP_REGISTRY_PORT": free_port(),
              "CEP_WORKER_HTTP_PORT": free_port()}

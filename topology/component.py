@@ -7,7 +7,7 @@ tuples in the declared field order of their stream; batches are lists of rows.
 from dataclasses import dataclass, field
 
 from topology.exceptions import UnknownStreamError
-from topology.model import DEFAULT_STREAM
+from topology.grouping import DEFAULT_STREAM
 
 
 @dataclass(frozen=True)

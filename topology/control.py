@@ -44,7 +44,7 @@ def run_dir_alive(run_dir):
     """True while the spark-submit process recorded in run_dir runs."""
     info = _read(Path(run_dir) / "submit.json")
     if info and info.get("pool") and (Path(run_dir) / "final.json").exists():
-        return False  # a topology of a shared application (issue 14) ended; the app runs on
+        return False  # a topology of a shared application ended; the app runs on
     return bool(info) and pid_alive(info["pid"])
 
 

@@ -1,18 +1,24 @@
 """Draw a topology for the console: Mermaid flowchart text (and a dict for JSON)."""
 import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from topology.model import FIELDS, DEFAULT_STREAM
+from topology.grouping import DEFAULT_STREAM, FIELDS
+
+if TYPE_CHECKING:
+    from topology.model import Topology
 
 
-def _node_id(cid):
+def _node_id(cid: str) -> str:
     return "c_" + re.sub(r"[^A-Za-z0-9_]", "_", cid)
 
 
-def _label(text):
+def _label(text: object) -> str:
     return str(text).replace('"', "#quot;")
 
 
-def to_mermaid(topology, metrics=None):
+def to_mermaid(topology: "Topology",
+               metrics: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     """A Mermaid ``flowchart LR``: spouts as stadiums, bolts as boxes, edges with groupings.
 
     With ``metrics`` (as from TopologyHandle.metrics()), nodes show executed/emitted counts

@@ -50,12 +50,12 @@ class Driver:
         self.timeline = {"driver_started": self.started}
         self.master_seen, self.master_lost_since = False, None
         self.checkpoints = Coordinator(launch["options"].get("checkpoint"), self.ntasks)
-        self.master = CachedMaster(launch["master_ui_url"])  # <= 1 request/s (issue 9)
+        self.master = CachedMaster(launch["master_ui_url"])  # <= 1 request/s
         self.rate = RestartRate(launch.get("max_restarts", 10), launch.get("restart_window_s",
                                                                             300.0))
-        self.resubmits = 0  # jobs submitted again after Spark gave up on one (issue 11)
+        self.resubmits = 0  # jobs submitted again after Spark gave up on one
         self.rate_failed = False  # failed by the restart rate while the job still ran
-        self.watch = TaskWatch()  # dead task processes seen at once (issue 11)
+        self.watch = TaskWatch()  # dead task processes seen at once
         self.job_group = "topology"  # a shared application gives each topology its own
         self._bind()
 
@@ -265,7 +265,7 @@ class Driver:
                     self.active_since = self.timeline["tasks_ready"] = time.time()
 
     def _count_restart(self):
-        """A new stage attempt: within the restart rate, or the topology is FAILED (issue 11)."""
+        """A new stage attempt: within the restart rate, or the topology is FAILED."""
         if self.rate.record() or self.phase != "running":
             return
         self.phase, self.reason, self.rate_failed = "failed", self.rate.reason(), True

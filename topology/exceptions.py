@@ -17,7 +17,7 @@ class TopologyError(Exception):
 class TopologyValidationError(TopologyError, ValueError):
     """A topology definition is invalid; names the component and the bad value."""
 
-    def __init__(self, message, component=None, value=None):
+    def __init__(self, message: str, component: str | None = None, value: object = None) -> None:
         super().__init__(message)
         self.component = component
         self.value = value
@@ -67,7 +67,7 @@ class RoutingError(TopologyError):
     """A row cannot be routed (e.g. too short for its fields grouping)."""
 
 
-# the settings loader's errors moved with it to cep.protocol (issue 12)
+# the settings loader's errors moved with it to cep.protocol
 from cep.protocol.exceptions import (  # noqa: E402,F401
     ConfigFileError, SettingValueError, SettingsError, UnknownSettingError,
 )

@@ -12,29 +12,18 @@ ended, ``final.json``.
 """
 import json
 import os
-import re
 import subprocess
-import sys
 import time
-import zlib
-from pathlib import Path
 
+# the pieces shared with shared_launch.py and submit_command.py (re-exported here)
+from topology.app_conf import SPARKAPP, _write_private, run_dir_name, spark_conf  # noqa: F401
 from topology.checkpoint.coordinator import checkpoint_options
 from topology.cluster import SPARK_HOME, ensure_cluster
 from topology.control import TopologyHandle, new_control_secret, private_dir, run_dir_alive
 from topology.driver import executors_needed
 from topology.exceptions import LaunchError, TopologyExistsError, TopologyNotFoundError
-from topology.jvm_cds import java_options
 from topology.shipping import resolve as resolve_shipping
 from topology.spark_settings import load_spark_settings, state_dir
-
-SPARKAPP = Path(__file__).resolve().parent / "sparkapp.py"
-
-
-def run_dir_name(name):
-    """A file-system-safe, collision-free directory name for a topology name."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80]
-    return f"{safe}-{zlib.crc32(name.encode()):08x}"
 
 
 def topologies_dir(settings):
@@ -68,11 +57,11 @@ def submit(topology, settings=None, overrides=None, security=None):
         launch["options"]["security"] = security.to_options()
     launch["options"]["checkpoint"] = checkpoint_options(
         settings, topology.name, topology.to_dict(), state_dir(settings))
-    shipping = resolve_shipping(settings)  # how executors get code and Python (issue 14)
+    shipping = resolve_shipping(settings)  # how executors get code and Python
     launch["preflight"] = shipping.preflight()
     (run_dir / "spec.json").write_text(topology.to_json(indent=1))
     _write_private(run_dir / "launch.json", json.dumps(launch, indent=1))
-    if settings["topology.packing"] == "shared":  # one application hosts many (issue 14)
+    if settings["topology.packing"] == "shared":  # one application hosts many
         from topology.shared_launch import submit_to_pool
         return submit_to_pool(topology, settings, cluster, run_dir, security)
     cmd = _spark_submit_command(topology.name, settings, cluster, executors, cores, run_dir,
@@ -92,14 +81,6 @@ def submit(topology, settings=None, overrides=None, security=None):
     return TopologyHandle(topology.name, run_dir, process=proc)
 
 
-def _write_private(path, text):
-    """Write a file only its owner may read (0600, also when it existed before)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-
-
 def _launch_options(settings, cluster, executors):
     return {"host": settings["spark.host"], "master_ui_url": cluster.ui_url,
             "executors": executors, "kill_wait_secs": settings["topology.kill_wait_secs"],
@@ -114,41 +95,6 @@ def _launch_options(settings, cluster, executors):
                         "socket_buffer": settings["topology.socket_buffer_kb"] * 1024,
                         "metrics_interval_s": settings["topology.metrics_interval_s"],
                         "idle_sleep_ms": settings["topology.idle_sleep_ms"]}}
-
-
-def spark_conf(settings, executors, cores, shipping=None):
-    """The Spark properties of a topology application; `shipping` (topology/shipping.py,
-    resolved from the settings when None) says how executors get the code and Python."""
-    shipping = shipping or resolve_shipping(settings)
-    host = settings["spark.host"]
-    attempts = str(settings["topology.max_stage_attempts"])
-    conf = {
-        "spark.executor.cores": str(cores), "spark.cores.max": str(cores * executors),
-        "spark.task.cpus": "1", "spark.executor.memory": settings["spark.executor_memory"],
-        "spark.dynamicAllocation.enabled": "false",
-        # we wait for the executors ourselves (reporting WAITING_FOR_SLOTS) before the stage
-        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
-        "spark.scheduler.maxRegisteredResourcesWaitingTime": "1s",
-        "spark.scheduler.barrier.maxConcurrentTasksCheck.interval": "1s",
-        "spark.scheduler.barrier.maxConcurrentTasksCheck.maxFailures": "1000",
-        "spark.stage.maxConsecutiveAttempts": attempts, "spark.task.maxFailures": attempts,
-        "spark.locality.wait": "0s", "spark.driver.host": host, "spark.driver.bindAddress": host,
-        "spark.ui.port": "0", "spark.ui.showConsoleProgress": "false",
-        **shipping.spark_conf(),
-    }
-    java = {"spark.driver.extraJavaOptions": java_options(settings, "driver")}
-    if shipping.mode == "path":  # executors on this machine: bind where the cluster does
-        conf["spark.executorEnv.SPARK_LOCAL_IP"] = host
-        java["spark.executor.extraJavaOptions"] = java_options(settings, "executor")
-    for key, options in java.items():
-        if options:
-            conf[key] = " ".join(options)
-    for item in settings["spark.conf"]:
-        key, _, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        # the operator's JVM options come after ours (a later -XX flag wins)
-        conf[key] = f"{conf[key]} {value}" if key in java and key in conf else value
-    return conf
 
 
 def _spark_submit_command(name, settings, cluster, executors, cores, run_dir, shipping=None):
@@ -170,7 +116,7 @@ def get_topology(name, settings=None):
 
 
 def _handle(name, run_dir):
-    """A topology's handle: its own application's, or a shared application's (issue 14)."""
+    """A topology's handle: its own application's, or a shared application's."""
     try:
         shared = "pool" in json.loads((run_dir / "submit.json").read_text())
     except (OSError, ValueError):

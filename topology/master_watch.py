@@ -1,4 +1,4 @@
-"""What a topology's driver asks the Spark master, asked at most once a second (issue 9).
+"""What a topology's driver asks the Spark master, asked at most once a second.
 
 Every status request of a plan reaches its driver, and a driver whose tasks are still starting
 asks the master why (WAITING_FOR_SLOTS); its liveness check asks too. However many browsers

@@ -10,73 +10,26 @@
 Component classes are given as classes or import paths ("package.module:Class"); Spark
 executors import them by path, so they must live in an importable module.
 """
+from __future__ import annotations
+
 import importlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 from topology.exceptions import (
-    BadGroupingError, BadNameError, BadParallelismError, ComponentClassError,
+    BadNameError, BadParallelismError, ComponentClassError,
     DanglingInputError, DuplicateComponentError, UnknownFieldError, UnknownStreamError)
 
-DEFAULT_STREAM = "default"
-SHUFFLE, FIELDS, ALL, GLOBAL = "shuffle", "fields", "all", "global"
-GROUPINGS = (SHUFFLE, FIELDS, ALL, GLOBAL)
+# re-exported: the model's vocabulary (streams, groupings) lives in topology/grouping.py
+from topology.grouping import (  # noqa: F401
+    ALL, DEFAULT_STREAM, FIELDS, GLOBAL, GROUPINGS, SHUFFLE, Grouping)
 
-
-@dataclass(frozen=True)
-class Grouping:
-    """How a stream's batches are spread over a bolt's instances.
-
-    :ivar shuffle: round-robin, one whole batch per instance in turn
-    :ivar fields: rows with equal values of ``fields`` always reach the same instance
-    :ivar all: every instance gets every batch
-    :ivar global: instance 0 gets every batch
-    """
-    kind: str
-    fields: tuple = ()
-
-    @classmethod
-    def shuffle(cls):
-        return cls(SHUFFLE)
-
-    @classmethod
-    def by_fields(cls, *names):
-        return cls(FIELDS, tuple(names))
-
-    @classmethod
-    def all(cls):
-        return cls(ALL)
-
-    @classmethod
-    def global_(cls):
-        return cls(GLOBAL)
-
-    @classmethod
-    def parse(cls, value, component):
-        """Accept a Grouping, 'shuffle'/'all'/'global', a field list, or a dict."""
-        if isinstance(value, Grouping):
-            grouping = value
-        elif isinstance(value, str) and value in (SHUFFLE, ALL, GLOBAL):
-            grouping = cls(value)
-        elif isinstance(value, (list, tuple)):
-            grouping = cls(FIELDS, tuple(value))
-        elif isinstance(value, dict) and "kind" in value:
-            grouping = cls(value["kind"], tuple(value.get("fields", ())))
-        else:
-            raise BadGroupingError(f"bolt {component!r}: grouping {value!r} is not one of "
-                                   f"{', '.join(GROUPINGS)} or a list of field names",
-                                   component, value)
-        if grouping.kind not in GROUPINGS:
-            raise BadGroupingError(f"bolt {component!r}: unknown grouping {grouping.kind!r}",
-                                   component, grouping.kind)
-        if (grouping.kind == FIELDS) != bool(grouping.fields):
-            raise BadGroupingError(f"bolt {component!r}: fields grouping needs field names, "
-                                   f"other groupings take none (got {grouping!r})",
-                                   component, grouping.fields)
-        return grouping
-
-    def to_dict(self):
-        return {"kind": self.kind, "fields": list(self.fields)}
+# what add_spout/add_bolt accept: field names of the default stream, or stream id -> field names
+OutputsSpec: TypeAlias = "Sequence[str] | Mapping[str, Sequence[str]]"
+# source id or (source, stream) -> grouping (a Grouping, a kind, field names or a dict); or Inputs
+InputsSpec: TypeAlias = "Mapping[Any, Any] | Input | Sequence[Input]"
 
 
 @dataclass(frozen=True)
@@ -86,7 +39,7 @@ class Input:
     stream: str
     grouping: Grouping
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "stream": self.stream, "grouping": self.grouping.to_dict()}
 
 
@@ -97,25 +50,25 @@ class ComponentSpec:
     kind: str
     class_path: str
     parallelism: int
-    outputs: dict
-    inputs: list = field(default_factory=list)
-    config: dict = field(default_factory=dict)
-    cls: object = None
+    outputs: dict[str, tuple[str, ...]]
+    inputs: list[Input] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+    cls: Any = None
 
-    def load_class(self):
+    def load_class(self) -> Any:
         """The component class (imported from class_path when not given as a class)."""
         if self.cls is None:
             self.cls = import_class(self.class_path, self.id)
         return self.cls
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "class": self.class_path,
                 "parallelism": self.parallelism,
                 "outputs": {s: list(f) for s, f in self.outputs.items()},
                 "inputs": [i.to_dict() for i in self.inputs], "config": self.config}
 
 
-def class_path_of(cls, component):
+def class_path_of(cls: type | str, component: str) -> str:
     """'module:QualName' for a class, or the string itself."""
     if isinstance(cls, str):
         if not cls.strip():
@@ -127,7 +80,7 @@ def class_path_of(cls, component):
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def import_class(path, component=None):
+def import_class(path: str, component: str | None = None) -> Any:
     """Import 'package.module:Class' (or 'package.module.Class')."""
     module_name, _, attr = path.partition(":") if ":" in path else path.rpartition(".")
     try:
@@ -140,19 +93,19 @@ def import_class(path, component=None):
     return obj
 
 
-def _check_name(value, what):
+def _check_name(value: object, what: str) -> None:
     if not isinstance(value, str) or not value.strip():
         raise BadNameError(f"{what} must be a non-empty string, got {value!r}", None, value)
 
 
-def _parallelism(value, component):
+def _parallelism(value: object, component: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise BadParallelismError(f"component {component!r}: parallelism must be an integer "
                                   f">= 1, got {value!r}", component, value)
     return value
 
 
-def _outputs(outputs, component):
+def _outputs(outputs: OutputsSpec | None, component: str) -> dict[str, tuple[str, ...]]:
     if outputs is None:
         return {}
     if isinstance(outputs, (list, tuple)):
@@ -170,7 +123,7 @@ def _outputs(outputs, component):
     return result
 
 
-def _inputs(inputs, component):
+def _inputs(inputs: InputsSpec, component: str) -> list[Input]:
     if isinstance(inputs, Input):
         inputs = [inputs]
     if isinstance(inputs, dict):
@@ -188,26 +141,30 @@ def _inputs(inputs, component):
 class Topology:
     """A named graph of spouts and bolts; build it, then ``validate()``."""
 
-    def __init__(self, name, config=None):
+    def __init__(self, name: str, config: Mapping[str, Any] | None = None) -> None:
         _check_name(name, "topology name")
         self.name = name
-        self.config = dict(config or {})
-        self.components = {}
+        self.config: dict[str, Any] = dict(config or {})
+        self.components: dict[str, ComponentSpec] = {}
 
-    def add_spout(self, id, cls, parallelism=1, outputs=None, config=None):
+    def add_spout(self, id: str, cls: type | str, parallelism: int = 1,
+                  outputs: OutputsSpec | None = None,
+                  config: Mapping[str, Any] | None = None) -> ComponentSpec:
         """Declare a spout; ``outputs`` maps stream id -> field names (a list = default)."""
         return self._add(ComponentSpec(id, "spout", class_path_of(cls, id),
                                        _parallelism(parallelism, id), _outputs(outputs, id),
                                        [], dict(config or {}), None if isinstance(cls, str) else cls))
 
-    def add_bolt(self, id, cls, inputs, parallelism=1, outputs=None, config=None):
+    def add_bolt(self, id: str, cls: type | str, inputs: InputsSpec, parallelism: int = 1,
+                 outputs: OutputsSpec | None = None,
+                 config: Mapping[str, Any] | None = None) -> ComponentSpec:
         """Declare a bolt; ``inputs`` maps source id or (source, stream) -> grouping."""
         return self._add(ComponentSpec(id, "bolt", class_path_of(cls, id),
                                        _parallelism(parallelism, id), _outputs(outputs, id),
                                        _inputs(inputs, id), dict(config or {}),
                                        None if isinstance(cls, str) else cls))
 
-    def _add(self, spec):
+    def _add(self, spec: ComponentSpec) -> ComponentSpec:
         _check_name(spec.id, "component id")
         if spec.id in self.components:
             raise DuplicateComponentError(f"component id {spec.id!r} is already declared "
@@ -216,14 +173,14 @@ class Topology:
         return spec
 
     @property
-    def spouts(self):
+    def spouts(self) -> list[ComponentSpec]:
         return [c for c in self.components.values() if c.kind == "spout"]
 
     @property
-    def bolts(self):
+    def bolts(self) -> list[ComponentSpec]:
         return [c for c in self.components.values() if c.kind == "bolt"]
 
-    def validate(self, check_classes=True, for_spark=False):
+    def validate(self, check_classes: bool = True, for_spark: bool = False) -> "Topology":
         """Reject a bad graph; each error names the component and the bad value.
 
         ``for_spark`` also rejects classes Spark executors cannot import by path.
@@ -232,31 +189,31 @@ class Topology:
         validate_topology(self, check_classes, for_spark)
         return self
 
-    def tasks(self):
+    def tasks(self) -> list[tuple[str, int]]:
         """Every instance as (component id, index), in task-id order (spouts last)."""
         ordered = self.bolts + self.spouts
         return [(c.id, i) for c in ordered for i in range(c.parallelism)]
 
-    def task_ids(self):
+    def task_ids(self) -> dict[str, list[int]]:
         """{component id: [task ids]}."""
-        out = {}
+        out: dict[str, list[int]] = {}
         for task, (cid, _) in enumerate(self.tasks()):
             out.setdefault(cid, []).append(task)
         return out
 
     @property
-    def total_parallelism(self):
+    def total_parallelism(self) -> int:
         return sum(c.parallelism for c in self.components.values())
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "config": self.config,
                 "components": [c.to_dict() for c in self.components.values()]}
 
-    def to_json(self, **kwargs):
+    def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Mapping[str, Any]) -> "Topology":
         """Rebuild a topology from ``to_dict()`` output."""
         topo = cls(data["name"], data.get("config"))
         for c in data["components"]:
@@ -270,12 +227,12 @@ class Topology:
         return topo
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text: str) -> "Topology":
         return cls.from_dict(json.loads(text))
 
-    def to_mermaid(self):
+    def to_mermaid(self) -> str:
         from topology.draw import to_mermaid
         return to_mermaid(self)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Topology({self.name!r}, {len(self.components)} components)"

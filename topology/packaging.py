@@ -44,7 +44,7 @@ EXECUTOR_MODULES = {
     "msgpack": "msgpack", "zmq": "pyzmq", "lark": "lark", "msgspec": "msgspec",
     "yaml": "pyyaml", "psutil": "psutil", "redis": "redis", "lxml": "lxml",
     "flask": "flask", "prometheus_client": "prometheus_client", "numpy": "numpy",
-    "pandas": "pandas",
+    "pandas": "pandas", "py_mini_racer": "mini-racer",
 }
 EXECUTOR_DISTRIBUTIONS = tuple(sorted(set(EXECUTOR_MODULES.values())))
 NOT_PACKED = {"pyspark", "py4j", "sparkcep", "pip", "setuptools", "wheel"}
@@ -155,8 +155,18 @@ def env_key(dists):
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
 
 
-def env_archive(cache_dir, roots=EXECUTOR_DISTRIBUTIONS):
-    """The packed environment (tar.gz) of the executors' dependencies (built if not cached)."""
+def plugin_distributions():
+    """The distributions of the installed SiddhiQL plug-ins (entry-point group
+    sparkcep.extensions) that loaded: executors need them to run a plan that uses them."""
+    from cep.catalog import plugins
+    return plugins.distributions()
+
+
+def env_archive(cache_dir, roots=None):
+    """The packed environment (tar.gz) of the executors' dependencies and the installed
+    plug-ins (built if not cached)."""
+    if roots is None:
+        roots = EXECUTOR_DISTRIBUTIONS + tuple(plugin_distributions())
     dists = dependency_closure(roots)
     target = Path(cache_dir) / "env" / f"sparkcep-env-{env_key(dists)}.tar.gz"
     return _cached(target, lambda tmp: _write_env_tar(tmp, dists), keep=3)

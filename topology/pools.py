@@ -1,4 +1,4 @@
-"""Shared packing (issue 14): which application a topology runs in, and its slots there.
+"""Shared packing: which application a topology runs in, and its slots there.
 
 With ``topology.packing: shared`` one long-running Spark application per pool hosts many
 topologies. The pool is the topology's tenant (``<Plan>[<tenant>]``, ``topology.pool:

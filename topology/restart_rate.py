@@ -1,4 +1,4 @@
-"""A topology's restart limit as a rate (issue 11): at most `topology.max_restarts` restarts
+"""A topology's restart limit as a rate: at most `topology.max_restarts` restarts
 within any `topology.restart_window_s` seconds.
 
 Spark counts a barrier stage's failed attempts for the life of the job

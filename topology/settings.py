@@ -1,2 +1,2 @@
-# Deprecated path (documented in topology/README.md before issue 12): use cep.protocol.settings.
+# Deprecated path (documented in topology/README.md before the settings moved to cep.protocol): use cep.protocol.settings.
 from cep.protocol.settings import *  # noqa: F401,F403

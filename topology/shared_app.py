@@ -1,4 +1,4 @@
-"""The shared application (issue 14): one long-running Spark application hosting many
+"""The shared application: one long-running Spark application hosting many
 topologies, started by ``sparkapp.py --pool <pool dir>``.
 
 It creates one SparkContext (FAIR scheduler), binds one ZeroMQ REP socket on the host

@@ -1,4 +1,4 @@
-"""The driver of one topology inside a shared application (issue 14).
+"""The driver of one topology inside a shared application.
 
 A ``SharedDriver`` is the usual ``Driver`` (its own control, task and report sockets, its
 ``driver.json`` and ``final.json`` in the topology's run dir, the same states, metrics,

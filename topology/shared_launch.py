@@ -1,4 +1,4 @@
-"""The launcher's side of shared applications (``topology.packing: shared``, issue 14).
+"""The launcher's side of shared applications (``topology.packing: shared``).
 
 ``submit_to_pool`` starts the topology's pool application when it is not running
 (``spark-submit ... sparkapp.py --pool <state_dir>/pools/<pool>/``, FAIR scheduler, one
@@ -33,7 +33,7 @@ STATUS_TTL_S = 0.5
 
 
 def pool_dir(settings, name):
-    from topology.launcher import run_dir_name
+    from topology.app_conf import run_dir_name
     return private_dir(state_dir(settings) / "pools" / run_dir_name(name))
 
 
@@ -121,7 +121,7 @@ def pool_slots(settings, cluster):
 
 
 def _start(settings, cluster, name, directory, security):
-    from topology.launcher import SPARKAPP, _write_private, spark_conf
+    from topology.app_conf import SPARKAPP, _write_private, spark_conf
     slots = pool_slots(settings, cluster)
     launch = {"name": name, "host": settings["spark.host"], "master_ui_url": cluster.ui_url,
               "slots": slots, "master_lost_s": settings["topology.master_lost_s"],

@@ -1,4 +1,4 @@
-"""Several component instances as threads of one Python worker (shared packing, issue 14).
+"""Several component instances as threads of one Python worker (shared packing).
 
 ``make_packed_task_function(spec, driver, options, groups)`` is the barrier stage's function
 when a Spark task runs the instances ``groups[partition]`` instead of one: each instance is

@@ -63,10 +63,19 @@ def code_mode(settings):
     return mode
 
 
+def plugin_python_path():
+    """The folders of the installed SiddhiQL plug-ins (cep.catalog.plugins): executors that
+    import this checkout (path mode) or run a fixed Python need them on their PYTHONPATH."""
+    from cep.catalog import plugins
+    return tuple(plugins.locations())
+
+
 def resolve(settings):
-    """The Shipping of an application with these settings (builds archives when needed)."""
+    """The Shipping of an application with these settings (builds archives when needed).
+    Installed plug-ins go along: in the packed environment (ship), else their folders are on
+    the executors' PYTHONPATH."""
     driver_python = settings["spark.python"] or sys.executable
-    extra = tuple(settings["spark.python_path"])
+    extra = tuple(settings["spark.python_path"]) + plugin_python_path()
     if code_mode(settings) == "path":
         return Shipping("path", driver_python, driver_python,
                         python_path=(str(PROJECT_ROOT), *extra))

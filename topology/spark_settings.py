@@ -60,7 +60,7 @@ SPARK = Schema("spark", [
             "after the drain, how long tasks get to stop before the job is cancelled"),
     Setting("topology", "packing", str, "app-per-plan",
             "app-per-plan: one Spark application per topology (isolates best); shared: one "
-            "long-running application per pool hosts many topologies (issue 14)",
+            "long-running application per pool hosts many topologies",
             choices=("app-per-plan", "shared")),
     Setting("topology", "pool", str, "tenant",
             "shared packing: `tenant` gives each tenant its own application; any other "

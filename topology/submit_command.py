@@ -66,7 +66,7 @@ def submit_command(settings, name, run_dir, executors, cores, master=None, image
                    namespace="default", spark_submit="spark-submit", shipping=None):
     """The SubmitCommand of topology `name` (master: settings' spark.master unless given;
     image and namespace: Kubernetes only)."""
-    from topology.launcher import spark_conf  # the launcher imports this module's users
+    from topology.app_conf import spark_conf
     master = master or settings["spark.master"]
     kind = cluster_kind(master)
     if kind == "kubernetes":
@@ -98,7 +98,7 @@ def _kubernetes(settings, name, run_dir, executors, cores, master, image, namesp
     if not image:
         raise LaunchError("a Kubernetes submit needs the container image built from "
                           "deploy/Dockerfile (image=...)")
-    from topology.launcher import spark_conf
+    from topology.app_conf import spark_conf
     extra = tuple(settings["spark.python_path"])  # paths inside the image, if any
     shipping = Shipping("ship", settings["spark.python"] or sys.executable, IMAGE_PYTHON,
                         python_path=extra)

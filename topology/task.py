@@ -61,7 +61,7 @@ class TaskRunner:
         cid, index = topology.tasks()[task_id]
         self.task_id, self.attempt, self.options = task_id, -1, options
         self.zctx = zmq.Context()
-        # CURVE (issue 10): the keys come with the launch options, never on a command line
+        # CURVE: the keys come with the launch options, never on a command line
         self.security = curve.LinkSecurity.from_options(options.get("security"))
         self.keys = self.security.curve
         curve.start_authenticator(self.zctx, self.keys)

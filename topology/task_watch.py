@@ -1,4 +1,4 @@
-"""The driver watches its tasks' processes (issue 11: recovery from a killed task <= 30 s).
+"""The driver watches its tasks' processes (recovery from a killed task <= 30 s).
 
 Spark fails a barrier stage as soon as one task's Python worker dies, but the other tasks of
 the attempt run on until Spark kills their Python workers (``spark.python.task.killTimeout``

@@ -1,11 +1,17 @@
 """Graph checks for a Topology: spouts, inputs, streams, fields, cycles, classes."""
+from typing import TYPE_CHECKING
+
 from topology.exceptions import (
     ComponentClassError, CycleError, DanglingInputError, NoSpoutError, UnknownFieldError,
     UnknownStreamError)
-from topology.model import FIELDS
+from topology.grouping import FIELDS
+
+if TYPE_CHECKING:
+    from topology.model import ComponentSpec, Topology
 
 
-def validate_topology(topology, check_classes=True, for_spark=False):
+def validate_topology(topology: "Topology", check_classes: bool = True,
+                      for_spark: bool = False) -> None:
     """Raise the first problem found, naming the component and the bad value."""
     if not topology.spouts:
         raise NoSpoutError(f"topology {topology.name!r} has no spout", None, topology.name)
@@ -21,7 +27,7 @@ def validate_topology(topology, check_classes=True, for_spark=False):
             _check_class(spec, for_spark)
 
 
-def _check_inputs(topology, spec):
+def _check_inputs(topology: "Topology", spec: "ComponentSpec") -> None:
     if not spec.inputs:
         raise DanglingInputError(f"bolt {spec.id!r} has no input", spec.id, spec.inputs)
     for inp in spec.inputs:
@@ -42,10 +48,10 @@ def _check_inputs(topology, spec):
                                         spec.id, missing[0])
 
 
-def _check_cycles(topology):
-    state = {}
+def _check_cycles(topology: "Topology") -> None:
+    state: dict[str, str] = {}
 
-    def visit(cid, path):
+    def visit(cid: str, path: list[str]) -> None:
         if state.get(cid) == "done":
             return
         if state.get(cid) == "open":
@@ -60,7 +66,7 @@ def _check_cycles(topology):
         visit(cid, [])
 
 
-def _check_class(spec, for_spark):
+def _check_class(spec: "ComponentSpec", for_spark: bool) -> None:
     from topology.component import Bolt, Spout
     cls = spec.load_class()
     base = Spout if spec.kind == "spout" else Bolt

@@ -31,7 +31,7 @@ def run_keyed(spec, batches, partition_id):
     """Generator of one STAT_SCHEMA batch: the task's outputs written, its counts."""
     import cep
     from cep.backtest.rewrite import split_partitions
-    from cep.backtest.task import stats_batch
+    from cep.backtest.task_io import stats_batch
     phases = Phases()
     got = [b for b in batches if b.num_rows]
     phases.lap("gather")
@@ -114,7 +114,7 @@ def _feed_runs(spec, rt, handlers, table, codes, streams):
     """Each key's run back to back: when the key changes, the timers left by the previous
     keys fire (advance to the end) and the playback clock starts again, so a key's time
     windows and `within` see only its own timestamps, as in the timestamp-merged run."""
-    from cep.backtest.task import send_rows
+    from cep.backtest.task_io import send_rows
     ts = table.column("__ts").to_pylist()
     columns = {}
     for i in handlers:

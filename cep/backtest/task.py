@@ -11,13 +11,11 @@ one small batch of counts (events in, out per stream, first and last timestamps;
 row's `buckets` holds the task's seconds per phase)."""
 from dataclasses import dataclass
 
-import pyarrow as pa
 import pyarrow.compute as pc
 
-STAT_SCHEMA = pa.schema([("stream", pa.string()), ("count", pa.int64()),
-                         ("first_ts", pa.int64()), ("last_ts", pa.int64()),
-                         ("buckets", pa.string())])
-STAT_DDL = "stream string, count bigint, first_ts bigint, last_ts bigint, buckets string"
+# re-exported: the job reads the schema from here
+from cep.backtest.task_io import STAT_DDL, STAT_SCHEMA, send_rows, stats_batch  # noqa: F401
+
 
 
 @dataclass(frozen=True)
@@ -89,24 +87,3 @@ def _feed(batch, spec, handlers):
             columns_of[index] = [names.index(f"c{index}_{j}") for j in range(width)]
         cols = [batch.column(c).slice(a, b - a).to_pylist() for c in columns_of[index]]
         send_rows(handlers[index], spec.inputs[index][0], ts[a:b], cols)
-
-
-def send_rows(handler, stream_id, ts, cols):
-    """One send_batch of the events with timestamps `ts` and attribute columns `cols` (lists);
-    a rejected event fails the task, naming its timestamp and stream."""
-    rows = list(zip(*cols)) if cols else [()] * len(ts)
-    bad = handler.send_batch(list(zip(ts, rows)))
-    if bad:
-        i, err = bad[0]
-        raise ValueError(f"event at {ts[i]} of {stream_id} rejected: {err}")
-
-
-def stats_batch(count, first, last, writers, seconds=None):
-    """The task's STAT_SCHEMA batch; `writers`: (stream, writer) pairs."""
-    import json
-    rows = [("", count, first, last, json.dumps(seconds) if seconds else "")]
-    rows += [(sid, w.count, w.first_ts, w.last_ts, json.dumps(w.buckets))
-             for sid, w in writers]
-    cols = list(zip(*rows))
-    return pa.RecordBatch.from_arrays([pa.array(c, t.type) for c, t in zip(cols, STAT_SCHEMA)],
-                                      schema=STAT_SCHEMA)

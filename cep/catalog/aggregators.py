@@ -8,27 +8,11 @@ expression of the current value. `S(i)` is the source of slot i (a local or `st[
 source of the argument's value. Running state makes the cost per event independent of the
 window length; min/max keep monotonic deques with Siddhi 3's removal (the first equal value),
 so their answers are Siddhi's, quirks included (see cep/engine/README.md)."""
-import math
 from collections import deque
-from dataclasses import dataclass
-from typing import Callable, Optional
 
+from cep.catalog.aggregator_entry import AGG_GLOBALS, AggregatorEntry  # noqa: F401 (re-exported)
+from cep.catalog import plugin_hook
 from cep.catalog.rules import DOUBLE, INTEGRAL, LONG, lookup as _lookup, numeric, returns
-
-
-@dataclass(frozen=True)
-class AggregatorEntry:
-    name: str
-    min_args: int
-    max_args: Optional[int]
-    nargs: int  # arguments the implementation reads (count() reads none)
-    rule: Callable  # (arg types, call) -> AttrType
-    init: Callable  # (arg_type, removes) -> list of initial slot values
-    add: Callable  # (S, v, removes) -> list of statement lines
-    remove: Callable  # (S, v) -> lines
-    value: Callable  # (S, arg_type) -> expression source
-    reset: Callable  # (S) -> lines
-    doc: str = ""
 
 
 AggSpec = AggregatorEntry  # the engine's name for it
@@ -158,17 +142,28 @@ AGGREGATORS = {e.name: e for e in (
 )}
 
 
-def _jsqrt(x):
-    """Java's Math.sqrt: NaN for a negative argument (math.sqrt raises)."""
-    return math.sqrt(x) if x >= 0.0 else math.nan
-
-
-AGG_GLOBALS = {"deque": deque, "_jsqrt": _jsqrt}  # what the snippets call
 
 
 def lookup(name, namespace=None):
-    """The entry of `name`: case-sensitive past the first letter (`Sum`, not `sUm`)."""
+    """The entry of `name`: case-sensitive past the first letter (`Sum`, not `sUm`); a
+    namespaced name is an extension's (`math:percentile`, cep.catalog.ext) or a plug-in's
+    (cep.catalog.plugin_hook)."""
+    if namespace:
+        from cep.catalog.ext.aggregators import lookup as ext_lookup
+        found = ext_lookup(namespace, name)
+        if found is not None:
+            return found
+        plugin_hook.ensure_loaded(namespace)
+        return plugin_hook.AGGREGATORS.get((namespace, name))
     return _lookup(AGGREGATORS, name, namespace)
+
+
+def bind(entry, call):
+    """`entry` specialised for `call` (an extension aggregator's constant parameters)."""
+    if entry in AGGREGATORS.values():
+        return entry
+    from cep.catalog.ext.aggregators import bind as ext_bind
+    return ext_bind(entry, call)
 
 
 def is_aggregator(name):

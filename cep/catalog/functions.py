@@ -119,13 +119,60 @@ def _coalesce(*xs):
 
 
 def _maximum(*xs):
+    """`@Plan:siddhi('fixed')`'s maximum: the largest non-null argument (null if none)."""
     xs = [x for x in xs if x is not None]
     return max(xs) if xs else None
 
 
 def _minimum(*xs):
+    """`@Plan:siddhi('fixed')`'s minimum: the smallest non-null argument (null if none)."""
     xs = [x for x in xs if x is not None]
     return min(xs) if xs else None
+
+
+_DOUBLE_MIN_VALUE, _DOUBLE_MAX_VALUE = 5e-324, 1.7976931348623157e308
+_NARROW = {  # Java's narrowing of the double result to the declared return type
+    AttrType.INT: lambda m: javamath.d2i(m, javamath.INT_MIN, javamath.INT_MAX),
+    AttrType.LONG: lambda m: javamath.d2i(m, javamath.LONG_MIN, javamath.LONG_MAX),
+    AttrType.FLOAT: javamath.f32,
+    AttrType.DOUBLE: lambda m: m,
+}
+
+
+def _siddhi32_extremum(largest, narrow):
+    """Siddhi 3.2's Maximum/MinimumFunctionExecutor: every argument is widened to a double,
+    the running value starts at Double.MIN_VALUE (the smallest positive double, for maximum)
+    or Double.MAX_VALUE (minimum), a null argument counts as that start value, and the result
+    is narrowed back to the return type. So maximum of negatives is 0 (4.9e-324 as a double),
+    null is never returned, and longs beyond 2^53 come back rounded."""
+    start = _DOUBLE_MIN_VALUE if largest else _DOUBLE_MAX_VALUE
+
+    def extremum(*xs):
+        m = start
+        for x in xs:
+            v = start if x is None else float(x)
+            if (v > m) if largest else (v < m):
+                m = v
+        return narrow(m)
+    return extremum
+
+
+def _emit_extremum(name):
+    """`_maximum_int(...)` and the like: Siddhi 3.2's executor by default; the plan's
+    `@Plan:siddhi('fixed')` rebinds these names to `_maximum`/`_minimum` (BuildContext.env)."""
+    def emit(srcs, types, args):
+        rtype = types[0] if types[0] in _NARROW else AttrType.DOUBLE
+        helper = f"_{name}_{rtype.value}"
+        return (f"{helper}({', '.join(srcs)})",
+                {helper: _siddhi32_extremum(name == "maximum", _NARROW[rtype])})
+    return emit
+
+
+def fixed_mode_env() -> dict:
+    """The helper names `@Plan:siddhi('fixed')` rebinds in generated code: maximum/minimum
+    skip null arguments and compare the values themselves."""
+    return {f"_{name}_{t.value}": (_maximum if name == "maximum" else _minimum)
+            for name in ("maximum", "minimum") for t in _NARROW}
 
 
 def _wall_now(ts=None):
@@ -180,10 +227,11 @@ FUNCTIONS = {e.name: e for e in (
     FunctionEntry("cast", 2, 2, _target_type("cast"), _emit_cast,
                   "cast(value, 'type'): relabels the type, the value passes through"),
     FunctionEntry("ifThenElse", 3, 3, _if_then_else, _emit_if, "ifThenElse(cond, then, else)"),
-    FunctionEntry("maximum", 1, None, _extremum("maximum"), _call("_maximum", _maximum),
-                  "largest argument"),
-    FunctionEntry("minimum", 1, None, _extremum("minimum"), _call("_minimum", _minimum),
-                  "smallest argument"),
+    # not folded at build time (pure=False): the helper depends on the plan's siddhi mode
+    FunctionEntry("maximum", 1, None, _extremum("maximum"), _emit_extremum("maximum"),
+                  "largest argument", pure=False),
+    FunctionEntry("minimum", 1, None, _extremum("minimum"), _emit_extremum("minimum"),
+                  "smallest argument", pure=False),
     FunctionEntry("UUID", 0, 0, returns(STRING),
                   lambda s, t, a: ("_uuid()", {"_uuid": lambda: str(uuid.uuid4())}),
                   "a random UUID string", pure=False),

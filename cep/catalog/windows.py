@@ -7,6 +7,7 @@ checking a plan does not load the engine)."""
 from dataclasses import dataclass
 from importlib import import_module
 
+from cep.catalog import plugin_hook
 from cep.catalog.rules import ANY, DOUBLE, INT, LONG, STRING, lookup as _lookup
 
 _TIME = (INT, LONG)
@@ -74,5 +75,9 @@ WINDOWS = {e.name: e for e in (
 
 
 def lookup(name, namespace=None):
-    """The entry of `name`: case-sensitive past the first letter."""
+    """The entry of `name`: case-sensitive past the first letter; a namespaced name is a
+    plug-in's (cep.catalog.plugin_hook)."""
+    if namespace:
+        plugin_hook.ensure_loaded(namespace)
+        return plugin_hook.WINDOWS.get((namespace, name))
     return _lookup(WINDOWS, name, namespace)

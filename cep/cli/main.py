@@ -8,12 +8,14 @@ import argparse
 import importlib
 import logging
 import sys
+from collections.abc import Sequence
 
 # verb modules, in the order `cep --help` lists them
 VERB_MODULES = (
     "cep.cli.run",
     "cep.cli.backtest",
     "cep.cli.validate",
+    "cep.cli.extensions",
     "cep.cli.topology",
     "cep.cli.manager",
     "cep.cli.plan",
@@ -27,7 +29,7 @@ VERB_MODULES = (
 )
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cep", description=__doc__.splitlines()[0])
     parser.add_argument("--log-level", default="WARNING",
                         help="root log level (DEBUG, INFO, WARNING, ERROR)")
@@ -43,7 +45,7 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),

@@ -67,7 +67,7 @@ def overrides_from(args):
 
 def _warn_if_exposed(settings):
     """Authentication off: refused beyond loopback unless --insecure, and warned about at
-    every start (issue 10). Returns an error message when the manager must not start."""
+    every start. Returns an error message when the manager must not start."""
     host = settings["http.host"]
     if settings["security.auth"]:
         return None
@@ -138,7 +138,7 @@ def run(args):
         signal.signal(sig, lambda *_: stop.set())
     server.start()
     scheme = "https" if tls else "http"
-    manager.set_url(f"{scheme}://{_url_host(settings, manager)}:{server.server_port}")  # issue 13
+    manager.set_url(f"{scheme}://{_url_host(settings, manager)}:{server.server_port}")
     print(f"CEP manager: REST {scheme}://{settings['http.host']}:{server.server_port}/api/v1, "
           f"registry {manager.registry_url}, {manager.role}, data {settings['manager.data_dir'] or 'var/manager'}",
           flush=True)

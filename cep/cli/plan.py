@@ -59,7 +59,7 @@ def subparser_hook(subparsers):
 def request(base, method, path, body=None, raw=False, content_type="text/plain; charset=utf-8"):
     """Call the manager with the user's token (CEP_TOKEN or `cep login`); returns parsed JSON
     (or text); raises CliError with its message. `base` may list several managers
-    (`URL1,URL2`, issue 13): the first that answers is used, a follower's 307 is followed to
+    (`URL1,URL2`): the first that answers is used, a follower's 307 is followed to
     the leader, and a group between leaders (503 NoLeader) is asked again for up to 20 s."""
     urls = [u.strip().rstrip("/") for u in base.split(",") if u.strip()]
     data = body.encode() if isinstance(body, str) else None

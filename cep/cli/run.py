@@ -25,7 +25,8 @@ def subparser_hook(subparsers):
 def main(args, stdout=None, stderr=None):
     """The `cep run` verb; returns the exit code."""
     import cep
-    from cep.engine.offline import run
+    from cep.engine.offline import run, run_lines
+    from cep.model import AttrType
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         with open(args.plan, encoding="utf-8") as f:
@@ -41,14 +42,33 @@ def main(args, stdout=None, stderr=None):
         print(f"{args.plan}: {exc}", file=err)
         return 2
 
+    pending = []
+
     def emit(event):
-        out.write(json.dumps(event) + "\n")
+        pending.append(event)
+
+    def flush():
+        """Print a line's output once the line is processed: an object value (a map) that a
+        later query changes prints changed, as Siddhi's callbacks show it."""
+        for event in pending:
+            out.write(json.dumps(event, default=str) + "\n")  # objects by their Java form
+        pending.clear()
 
     def on_bad(bad):
         print(f"{args.events}: {bad}", file=err)
 
     try:
-        ok = run(plan, lines, emit, on_bad, playback=args.playback, on_error=args.on_error)
+        if any(a.type == AttrType.OBJECT for st in plan.streams for a in st.attributes):
+            # object values (maps) may change after they are emitted: print each line's
+            # output once the line is processed, as Siddhi's callbacks show it
+            try:
+                ok = run(plan, lines, emit, on_bad, playback=args.playback,
+                         on_error=args.on_error, after_line=flush)
+            finally:
+                flush()
+        else:
+            ok = run_lines(plan, lines, out.write, on_bad, playback=args.playback,
+                           on_error=args.on_error)
     except CepError as exc:
         print(f"{args.plan}: {exc}", file=err)
         return 2

@@ -66,7 +66,7 @@ def cmd_list(args):
     table = [COLUMNS] + [(r["name"], r["status"], str(r.get("tasks", "")),
                           str(r.get("workers", "")),
                           str(r.get("uptime_s", "")), str(r.get("app_id") or ""),
-                          r.get("application") or r["name"],  # issue 14: shared or its own
+                          r.get("application") or r["name"],  # shared or its own
                           r.get("reason") or "") for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     for row in table:

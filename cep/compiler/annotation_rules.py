@@ -119,7 +119,7 @@ def _check_connector(definition, a, direction):
                               mapping.span if mapping.span.line else a.span) from None
 
 
-# output delivery (issue 11; publishers/delivery.py holds the same lists for the worker)
+# output delivery guarantees (publishers/delivery.py holds the same lists for the worker)
 _DELIVERY = ("at-least-once", "exactly-once", "at-most-once")
 # file and redis stage output until the checkpoint; nats lets JetStream drop replayed results
 # by their message ids

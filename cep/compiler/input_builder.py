@@ -150,11 +150,25 @@ class InputBuilder(Transformer):
 
     def followed_by(self, meta, children):
         self._note("pattern", meta_span(meta))
-        return NextState(self._ungroup(children[0]), self._ungroup(children[1]), meta_span(meta))
+        return NextState(self._closed(children[0]), self._last(children[1]), meta_span(meta))
 
     def next_in_sequence(self, meta, children):
         self._note("sequence", meta_span(meta))
-        return NextState(self._ungroup(children[0]), self._ungroup(children[1]), meta_span(meta))
+        return NextState(self._closed(children[0]), self._last(children[1]), meta_span(meta))
+
+    def _last(self, element):
+        """The newest state of a chain: a parenthesised group with `within` stays a Group
+        until the chain is complete (Siddhi accepts `A -> (B and C) within T` at the end)."""
+        if isinstance(element, Group) and element.within_millis is not None:
+            return element
+        return self._ungroup(element)
+
+    def _closed(self, element):
+        """A chain that another state follows: a trailing `(...) within` group is no longer
+        at the end, so it is refused as `_ungroup` refuses it."""
+        if isinstance(element, NextState) and isinstance(element.then, Group):
+            self._ungroup(element.then)
+        return self._ungroup(element)
 
     def _ungroup(self, element):
         if not isinstance(element, Group):
@@ -174,14 +188,43 @@ class InputBuilder(Transformer):
                 raise InvalidQueryError("a pattern has two 'within' clauses", meta_span(meta),
                                         self.text)
             within_millis, chain = chain.within_millis, chain.chain
+        if isinstance(chain, NextState) and isinstance(chain.then, Group):
+            # `A -> (B and C) within T`: the within after the last group bounds the last
+            # state, as a trailing within of the whole pattern does in Siddhi 3.2
+            if within_millis is not None:
+                raise InvalidQueryError("a pattern has two 'within' clauses", meta_span(meta),
+                                        self.text)
+            within_millis = chain.then.within_millis
+            chain = NextState(chain.first, self._ungroup(chain.then.chain), chain.span)
         chain = self._ungroup(chain)
         if isinstance(chain, StreamState) and chain.stream.alias is None and not kinds:
             if within_millis is not None:
                 raise InvalidQueryError("'within' needs a pattern, a sequence or a join",
                                         meta_span(meta), self.text)
             return chain.stream
-        return StateInputStream(self._state_kind(kinds, meta), chain, within_millis,
-                                meta_span(meta))
+        kind = self._state_kind(kinds, meta)
+        if kind == "sequence":
+            self._check_sequence_every(chain, first=True)
+        return StateInputStream(kind, chain, within_millis, meta_span(meta))
+
+    def _check_sequence_every(self, element, first):
+        """Siddhi 3.2's sequence grammar: `every` only on the first state, and an
+        `every (...)` group there holds no `+`, `*`, `?` or `<n:m>` state."""
+        if isinstance(element, NextState):
+            self._check_sequence_every(element.first, first)
+            self._check_sequence_every(element.then, False)
+        elif isinstance(element, EveryState):
+            if not first:
+                raise SiddhiQLSyntaxError("in a sequence, 'every' is accepted only on the "
+                                          "first state", element.span, self.text)
+            inner = element.inner
+            if not isinstance(inner, (StreamState, CountState)) or \
+                    self.text[element.span.start_pos:inner.span.start_pos].rstrip()[-1:] == "(":
+                for counted in _count_states(inner):
+                    raise SiddhiQLSyntaxError(
+                        "in a sequence, a counted state (+, *, ?, <n:m>) cannot be inside "
+                        "'every (...)'; write 'every e1=A+, ...' without the parentheses",
+                        counted.span, self.text)
 
     def _state_kind(self, kinds, meta):
         if "pattern" in kinds and "sequence" in kinds:
@@ -196,3 +239,16 @@ class InputBuilder(Transformer):
                     kinds["sequence_count"], self.text)
             return "sequence"
         return "pattern"
+
+
+def _count_states(element):
+    """The CountStates under a state element."""
+    if isinstance(element, CountState):
+        return [element]
+    if isinstance(element, NextState):
+        return _count_states(element.first) + _count_states(element.then)
+    if isinstance(element, LogicalState):
+        return _count_states(element.left) + _count_states(element.right)
+    if isinstance(element, EveryState):
+        return _count_states(element.inner)
+    return []

@@ -1,5 +1,6 @@
 """Validation of query inputs: which definitions they read, their handlers, and the scope the
 rest of the query sees (single streams, joins, patterns and sequences)."""
+from cep.catalog import ext, ext_processors, windows as catalog_windows
 from cep.compiler import signatures
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.compiler.types import expression_type, require_bool
@@ -10,8 +11,9 @@ from cep.errors import (
 from cep.model import (
     AbsentState, CountState, EveryState, Filter, JoinInputStream, LogicalState, NextState,
     SingleInputStream, StateInputStream, StreamFunction, StreamState, TableDefinition, Variable,
-    Window,
+    Window, WindowDefinition,
 )
+from cep.model.definitions import Attribute
 from cep.model.expressions import Constant, Negate, TimeConstant
 
 # stream functions of Siddhi 3 core that pass events through unchanged
@@ -29,6 +31,28 @@ def input_scope(stream_input, ctx):
     raise InvalidQueryError(f"unknown input {stream_input!r}")
 
 
+def _check_named_window(stream, definition, ctx, where):
+    """A named window read by a query: its own window is the only one (Siddhi: "Cannot create
+    length window for the window stream W"); a join side takes it as it is; a partition
+    cannot read it (its one instance is shared by all its readers, not per key)."""
+    if not isinstance(definition, WindowDefinition):
+        return
+    name = stream.stream_id
+    if getattr(ctx, "inner", None) is not None:
+        raise InvalidQueryError(f"'{name}' is a named window: a query inside a partition "
+                                f"cannot read it (the window is shared, not per key)",
+                                stream.span)
+    for h in stream.handlers:
+        if isinstance(h, Window):
+            raise InvalidQueryError(f"'{name}' is a named window (its window is "
+                                    f"{definition.window.name}): a query reading it cannot "
+                                    f"add another window", h.span)
+        if where == "join" and not isinstance(h, Window):
+            raise InvalidQueryError(f"'{name}' is a named window: a join side reading it "
+                                    f"cannot have a filter or stream function; filter in "
+                                    f"the join condition instead", h.span)
+
+
 def _scope_for(stream, definition):
     kind = "table" if isinstance(definition, TableDefinition) else "stream"
     label = f"{kind} '{definition.id}'" + (f" (as {stream.alias})" if stream.alias else "")
@@ -42,9 +66,20 @@ def _single_scope(stream, ctx):
         raise InvalidQueryError(
             f"table '{stream.stream_id}' cannot be the input of a query: join it with a "
             f"stream or test it with '... in {stream.stream_id}'", stream.span)
+    _check_named_window(stream, definition, ctx, "single")
     scope = _scope_for(stream, definition)
-    check_handlers(stream, scope, ctx)
+    extra = check_handlers(stream, scope, ctx)
+    if extra:  # stream processors append attributes: the rest of the query sees them
+        attributes = definition.attributes + tuple(extra)
+        return _scope_for(stream, _Extended(definition.id, attributes)), attributes
     return scope, definition.attributes
+
+
+class _Extended:
+    """A definition with the attributes stream processors append."""
+
+    def __init__(self, id_, attributes):
+        self.id, self.attributes = id_, attributes
 
 
 def _join_scope(join, ctx):
@@ -54,10 +89,12 @@ def _join_scope(join, ctx):
         if isinstance(definition, TableDefinition) and stream.handlers:
             raise InvalidQueryError(f"table '{stream.stream_id}' in a join cannot have a "
                                     f"filter or window", stream.span)
+        _check_named_window(stream, definition, ctx, "join")
         sides.append((stream, definition, _scope_for(stream, definition)))
     if all(isinstance(d, TableDefinition) for _, d, _ in sides):
         raise InvalidQueryError("a join needs at least one stream; both sides are tables",
                                 join.span)
+    _check_side_windows(sides)
     (left, _, left_scope), (right, _, right_scope) = sides
     if left.reference == right.reference:
         raise DuplicateDefinitionError(
@@ -65,10 +102,28 @@ def _join_scope(join, ctx):
             f"('as a', 'as b')", right.span)
     scope = CompositeScope((left_scope, right_scope), strict=True)
     for stream, _, side_scope in sides:
-        check_handlers(stream, CompositeScope((side_scope, scope)), ctx)
+        _no_appending(stream, check_handlers(stream, CompositeScope((side_scope, scope)), ctx),
+                      "a join side")
     if join.on is not None:
         require_bool(join.on, scope, "the join condition", tables=ctx.tables)
     return scope, sides[0][1].attributes + sides[1][1].attributes
+
+
+def _check_side_windows(sides):
+    """Two stream sides: each side's last handler, if any, must be a window (Siddhi 3.2: "last
+    processor ... is not an instance of FindableProcessor hence join cannot be proceed"). A
+    stream side filtered without a window beside a table is accepted (Siddhi 3.2 refuses it
+    too; this engine looks the table up per event)."""
+    if any(isinstance(d, TableDefinition) for _, d, _ in sides):
+        return
+    for stream, definition, _ in sides:
+        if stream.handlers and not isinstance(stream.handlers[-1], Window) and \
+                not isinstance(definition, WindowDefinition):
+            raise InvalidQueryError(
+                f"join side '{stream.reference}' has a filter but no window: Siddhi 3.2 "
+                f"needs a window as the side's last handler to join against (add "
+                f"#window.length(1), or move the filter into the join condition)",
+                stream.handlers[-1].span)
 
 
 def state_streams(element):
@@ -145,6 +200,7 @@ def _state_scope(state_input, ctx):
         if isinstance(definition, TableDefinition):
             raise InvalidQueryError(f"table '{stream.stream_id}' cannot be a pattern or "
                                     f"sequence input", stream.span)
+        _check_named_window(stream, definition, ctx, state_input.kind)
         if stream.window is not None:
             raise InvalidQueryError(f"a {state_input.kind} state cannot have a window",
                                     stream.window.span)
@@ -156,15 +212,30 @@ def _state_scope(state_input, ctx):
         entries.append((stream, _scope_for(stream, definition), definition))
     everything = CompositeScope(tuple(s for _, s, _ in entries))
     for stream, own, _ in entries:
-        check_handlers(stream, CompositeScope((own, everything)), ctx)
+        _no_appending(stream, check_handlers(stream, CompositeScope((own, everything)), ctx),
+                      f"a {state_input.kind} state")
     attributes = tuple(a for _, _, d in entries for a in d.attributes)
     return everything, attributes
 
 
+def _no_appending(stream, extra, where):
+    if extra:
+        handler = next(h for h in stream.handlers if isinstance(h, StreamFunction)
+                       and h.namespace)
+        raise InvalidQueryError(f"stream processor #{handler.namespace}:{handler.name} is "
+                                f"not supported on {where}: use it in a query of its own "
+                                f"that inserts into a stream", handler.span)
+
+
 def check_handlers(stream, scope, ctx):
-    """Filters are bool; windows and stream functions exist and get fitting parameters."""
-    windows = 0
+    """Filters are bool; windows and stream functions exist and get fitting parameters.
+    Returns the attributes stream processors append (Attribute list; handlers after one see
+    them)."""
+    windows, extra = 0, []
     for handler in stream.handlers:
+        if extra:
+            refs = (stream.alias, stream.stream_id)
+            scope = CompositeScope((scope, AttributeScope(refs, extra, "appended attributes")))
         if isinstance(handler, Filter):
             require_bool(handler.expression, scope, "a filter", tables=ctx.tables)
         elif isinstance(handler, Window):
@@ -173,12 +244,35 @@ def check_handlers(stream, scope, ctx):
                 raise InvalidQueryError("a stream can have only one window", handler.span)
             check_window(handler, scope)
         elif isinstance(handler, StreamFunction):
-            _check_stream_function(handler, scope)
+            if handler.namespace:
+                extra = extra + _check_stream_processor(handler, scope)
+            else:
+                _check_stream_function(handler, scope)
+    return extra
+
+
+def _check_stream_processor(handler, scope):
+    """A namespaced stream processor exists and its parameters fit: -> appended Attributes."""
+    refused = ext.refusal(handler.namespace, handler.name)
+    if refused is not None:  # geo (an online service), pmml
+        raise UnknownFunctionError(f"'#{handler.namespace}:{handler.name}' is not supported: "
+                                   f"{refused}", handler.span)
+    entry = ext_processors.lookup_stream_processor(handler.namespace, handler.name)
+    if entry is None:
+        raise UnknownFunctionError(
+            f"'#{handler.namespace}:{handler.name}' is not a known stream processor (known: "
+            f"{', '.join(sorted(ext_processors.known_stream_processors()))})", handler.span)
+    types = [expression_type(p, scope) for p in handler.params]
+    appended = entry.processor_class().signature(handler.params, types, handler)
+    return [Attribute(name, attr_type) for name, attr_type in appended]
 
 
 def _check_stream_function(handler, scope):
     arity = None if handler.namespace else STREAM_FUNCTIONS.get(handler.name)
     full = f"{handler.namespace}:{handler.name}" if handler.namespace else handler.name
+    refused = ext.refusal(handler.namespace, handler.name)
+    if refused is not None:
+        raise UnknownFunctionError(f"'#{full}' is not supported: {refused}", handler.span)
     if arity is None:
         raise UnknownFunctionError(f"'#{full}' is not a known stream function", handler.span)
     if not arity[0] <= len(handler.params) <= arity[1]:
@@ -190,7 +284,8 @@ def _check_stream_function(handler, scope):
 
 def check_window(window, scope):
     """The window exists and its parameters fit its signature (count, types, constness)."""
-    signature = None if window.namespace else signatures.lookup(signatures.WINDOWS, window.name)
+    signature = catalog_windows.lookup(window.name, window.namespace) if window.namespace \
+        else signatures.lookup(signatures.WINDOWS, window.name)
     if signature is None:
         full = f"{window.namespace}:{window.name}" if window.namespace else window.name
         known = ", ".join(signatures.WINDOWS)

@@ -13,8 +13,8 @@ from cep.compiler.input_builder import InputBuilder
 from cep.compiler.query_builder import QueryBuilder
 from cep.errors import AnnotationError, SiddhiQLError, SiddhiQLSyntaxError
 from cep.model import (
-    Annotation, Attribute, ExecutionPlan, Partition, Query, Span, StreamDefinition,
-    TableDefinition, TriggerDefinition, TYPES,
+    Annotation, Attribute, ExecutionPlan, FunctionDefinition, Partition, Query, Span,
+    StreamDefinition, TableDefinition, TriggerDefinition, TYPES, Window, WindowDefinition,
 )
 
 # names the grammar of Siddhi 3 reserves although they can look like identifiers
@@ -93,6 +93,25 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
         name = self._definition_name(children[0], "table")
         return TableDefinition(name, tuple(children[1:]), (), "", meta_span(meta))
 
+    def function_def(self, meta, children):
+        name, language, type_name, body = children
+        name = self._definition_name(name, "function")
+        attr_type = TYPES.get(str(type_name).lower())
+        if attr_type is None:
+            raise SiddhiQLSyntaxError(
+                f"unknown return type '{type_name}' of function '{name}' (expected one of "
+                f"{', '.join(TYPES)})", literals.token_span(type_name), self.text)
+        return FunctionDefinition(name, str(language), attr_type, str(body)[1:-1],
+                                  span=meta_span(meta),
+                                  language_span=literals.token_span(language))
+
+    def window_def(self, meta, children):
+        name = self._definition_name(children[0], "window")
+        *attrs, call, event_type = children[1:]
+        window = Window(call.name, call.args, call.namespace, call.span)
+        return WindowDefinition(name, tuple(attrs), (), "", meta_span(meta), window,
+                                event_type or "all")
+
     def trigger_every(self, meta, children):
         name = self._definition_name(children[0], "trigger")
         period = children[1].millis
@@ -150,6 +169,8 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
             streams=tuple(e for e in elements if type(e) is StreamDefinition),
             tables=tuple(e for e in elements if isinstance(e, TableDefinition)),
             triggers=tuple(e for e in elements if isinstance(e, TriggerDefinition)),
+            functions=tuple(e for e in elements if isinstance(e, FunctionDefinition)),
+            windows=tuple(e for e in elements if isinstance(e, WindowDefinition)),
             elements=tuple(e for e in elements if isinstance(e, (Query, Partition))),
             source=self.text)
 

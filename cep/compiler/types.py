@@ -6,10 +6,11 @@ raises a positioned error (TypeMismatchError, UnknownFunctionError, UnknownAttri
 TableDefinitions for `cond in Table`; `aggregates` allows sum(), avg(), ... (select and having),
 whose arguments are typed in `aggregate_scope` when given (having sees the output row, but its
 aggregators read the input)."""
-from cep.catalog import aggregators, functions, rules
+from cep.catalog import aggregators, ext, ext_processors, rules, scripts
+from cep.catalog import plugins  # noqa: F401  (installs the plug-in loader the catalog calls)
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.errors import (
-    InvalidQueryError, TypeMismatchError, UnknownFunctionError, UnknownStreamError,
+    InvalidQueryError, TypeMismatchError, UnknownStreamError,
 )
 from cep.model import AttrType, NUMERIC_TYPES
 
@@ -127,18 +128,23 @@ class _Typer:
         return AttrType.BOOL
 
     def _FunctionCall(self, expr):
-        full = f"{expr.namespace}:{expr.name}" if expr.namespace else expr.name
         aggregator = aggregators.lookup(expr.name, expr.namespace)
         if aggregator is not None:
             return self._aggregate(expr, aggregator)
-        function = rules.lookup(functions.FUNCTIONS, expr.name, expr.namespace)
+        function = ext.find_function(expr.name, expr.namespace) or \
+            ext_processors.lookup_function(expr.namespace, expr.name)
+        kind = "function"
+        if function is None and not expr.namespace:
+            function, kind = scripts.lookup(expr.name), "script"
         if function is None:
-            raise UnknownFunctionError(f"'{full}' is neither a function nor an aggregator",
-                                       expr.span)
+            raise ext.unknown_function_error(expr.name, expr.namespace, expr.span)
         types = [self.type_of(a) for a in expr.args]
-        rules.check_arity(function, expr)
+        if expr.namespace:
+            ext.check_arity(function, expr, expr.namespace)
+        else:
+            rules.check_arity(function, expr)
         found = function.rule(types, expr)
-        expr.resolve(found, ("function", expr.namespace, function.name))
+        expr.resolve(found, (kind, expr.namespace, function.name))
         return found
 
     def _aggregate(self, expr, entry):

@@ -4,13 +4,16 @@
 streams), or raises the first positioned error."""
 import dataclasses
 
+from cep.catalog import scripts
 from cep.compiler.annotation_rules import check_annotations
+from cep.compiler.input_checks import check_window
 from cep.compiler.query_checks import check_query, match_definition
 from cep.compiler.scope import AttributeScope
 from cep.compiler.types import expression_type, require_bool
 from cep.errors import DuplicateDefinitionError, InvalidQueryError, UnknownStreamError
 from cep.model import (
     Partition, RangePartitionKey, StreamDefinition, TableDefinition, TriggerDefinition,
+    WindowDefinition,
 )
 
 
@@ -21,9 +24,10 @@ class PlanContext:
         self.streams = {}
         self.tables = {}
         self.triggers = {}
+        self.windows = {}  # named windows (also in `streams`: read and inserted like one)
         self.inferred = []
         self.inner = None  # name -> StreamDefinition, inside a partition
-        definitions = plan.streams + plan.tables + plan.triggers
+        definitions = plan.streams + plan.tables + plan.triggers + plan.windows
         for definition in sorted(definitions, key=lambda d: d.span.start_pos):
             self._define(definition)
 
@@ -36,6 +40,10 @@ class PlanContext:
             self.tables[name] = definition
         elif isinstance(definition, TriggerDefinition):
             self.triggers[name] = definition
+        elif isinstance(definition, WindowDefinition):
+            check_window(definition.window, AttributeScope(
+                (name,), definition.attributes, f"window '{name}'"))
+            self.windows[name] = self.streams[name] = definition
         else:
             self.streams[name] = definition
 
@@ -86,6 +94,11 @@ def _check_attribute_names(definition):
 
 def validate(plan):
     """The checked plan, with inferred streams and partition inner streams filled in."""
+    with scripts.in_scope(scripts.check_definitions(plan.functions)):
+        return _validate(plan)
+
+
+def _validate(plan):
     ctx = PlanContext(plan)
     check_annotations(plan)
     elements = []
@@ -104,6 +117,9 @@ def _check_partition(partition, ctx):
     seen = set()
     for key in partition.keys:
         definition = ctx.streams.get(key.stream_id) or ctx.triggers.get(key.stream_id)
+        if key.stream_id in ctx.windows:
+            raise InvalidQueryError(f"'{key.stream_id}' is a named window: a partition can "
+                                    f"key streams only", key.span)
         if definition is None:
             kind = "a table" if key.stream_id in ctx.tables else "not a defined stream"
             raise UnknownStreamError(f"partition key stream '{key.stream_id}' is {kind}",

@@ -69,6 +69,16 @@ def _convert(value, t):
     raise ValueError(f"expected {t}, got {type(value).__name__} {value!r}")
 
 
+def row_type(types):
+    """The msgspec type of a row of these attribute types, or None (no msgspec, or a FLOAT
+    or OBJECT attribute). Strict conversion to it, and JSON decoding into it, accept exactly
+    the rows the per-event path accepts with no conversion but int to double (as it does);
+    its results are `validated` rows (exact types, integers in range)."""
+    if msgspec is None or any(_MSGSPEC[t] is None or t == AttrType.OBJECT for t in types):
+        return None
+    return Tuple[tuple(_MSGSPEC[t] for t in types)]
+
+
 def _batch_type(types):
     """The msgspec type of a batch of `(int timestamp, row)` pairs, or None (no msgspec, or
     a FLOAT attribute). Strict conversion to it accepts what the per-event path accepts

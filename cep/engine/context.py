@@ -5,6 +5,7 @@ selectors and outputs so that every input kind shares them, and keeps the regist
 processors that `snapshot()`/`restore()` walk."""
 import math
 
+from cep.catalog import functions
 from cep.engine.events import CURRENT, EXPIRED, WANTED_KINDS
 from cep.engine.junction import StreamJunction
 from cep.engine.output import build_output as _build_output
@@ -29,6 +30,7 @@ class BuildContext:
         self.env = {"_now": (lambda ts: ts) if playback else (lambda ts: scheduler.now())}
         if self.siddhi_fixed:  # stddev: a running sum of squares drifted below 0 gives 0
             self.env["_jsqrt"] = _sqrt_at_least_zero
+            self.env.update(functions.fixed_mode_env())  # maximum/minimum
 
     # -- streams --
     def junction_for(self, stream_id, definition=None):

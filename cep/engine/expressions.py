@@ -15,12 +15,14 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
-from cep.catalog import aggregators, functions, rules
+from cep.catalog import aggregators, ext, ext_processors, rules, scripts
 from cep.engine import javamath
-from cep.errors import EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError
+from cep.errors import (
+    EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError,
+    UnknownStreamError,
+)
 from cep.model import (
-    And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, InTable, IsNull, IsNullStream,
-    Negate, Not, Or, TimeConstant, Variable,
+    And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, IsNull, Negate, Not, Or, TimeConstant,
 )
 from cep.model.expressions import Expression
 
@@ -291,12 +293,17 @@ class _Gen:
         return hook(e, self)
 
     def _InTable(self, e):
-        from cep.engine.table.conditions import compile_in_table
-        return compile_in_table(e, self, self.scope, self.scope.tables)
+        # the table compiles `condition in Table` (cep/engine/table/conditions.py): the
+        # expression compiler knows no table code, so the table package may build on it
+        table = self.scope.tables.get(e.table)
+        if table is None:
+            raise UnknownStreamError(f"'in {e.table}': no table named '{e.table}' is defined",
+                                     e.span)
+        return table.compile_in(e, self, self.scope)
 
     def _FunctionCall(self, e):
-        typed = e.entry is not None and e.entry[0] == "function"
-        entry = functions.FUNCTIONS[e.entry[2]] if typed else self._function_entry(e)
+        typed = e.entry is not None and e.entry[0] in ("function", "script")
+        entry = _typed_entry(e) if typed else self._function_entry(e)
         args = [self.gen(a) for a in e.args]
         types = [a.type for a in args]
         rt = e.rtype if typed else entry.rule(types, e)  # a typed plan: resolved already
@@ -311,15 +318,31 @@ class _Gen:
     @staticmethod
     def _function_entry(e):
         """Resolve and check a call of an untyped (hand-made) model."""
-        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace)
+        entry = ext.find_function(e.name, e.namespace) or \
+            ext_processors.lookup_function(e.namespace, e.name) or \
+            (None if e.namespace else scripts.lookup(e.name))
         if entry is None:
             if aggregators.lookup(e.name, e.namespace) is not None:
                 raise TypeMismatchError(
                     f"aggregator {e.name}() can only be used in a select clause", e.span)
-            full = f"{e.namespace}:{e.name}" if e.namespace else e.name
-            raise UnknownFunctionError(f"unknown function {full}()", e.span)
-        rules.check_arity(entry, e)
+            raise ext.unknown_function_error(e.name, e.namespace, e.span)
+        if e.namespace:
+            ext.check_arity(entry, e, e.namespace)
+        else:
+            rules.check_arity(entry, e)
         return entry
+
+
+def _typed_entry(e):
+    """The catalog entry a typed call was resolved to (built-in, extension or script)."""
+    kind, namespace, name = e.entry
+    if kind == "script":
+        found = scripts.lookup(name)
+        if found is None:
+            raise UnknownFunctionError(f"script function {name}() is not defined in this plan",
+                                       e.span)
+        return found
+    return ext.find_function(name, namespace) or ext_processors.lookup_function(namespace, name)
 
 
 # -- constant folding: generated code never operates on two literals (`0.5 <= 100.125`,
@@ -337,7 +360,7 @@ def _literal_tree(e):
     if isinstance(e, (Not, Negate, IsNull)):
         return _literal_tree(e.operand)
     if isinstance(e, FunctionCall):
-        entry = rules.lookup(functions.FUNCTIONS, e.name, e.namespace)
+        entry = ext.find_function(e.name, e.namespace)
         return entry is not None and entry.pure and all(map(_literal_tree, e.args))
     return False
 

@@ -15,7 +15,7 @@ from cep.engine.aggregation_codegen import _indent
 from cep.engine.events import EXPIRED
 from cep.engine.expressions import make_function
 from cep.engine.processor import Processor
-from cep.engine.selector import has_aggregators
+from cep.engine.select_clause import has_aggregators
 from cep.engine.windows.base import NEVER
 from cep.model import Filter, Window
 

@@ -1,9 +1,12 @@
 """Stream junctions: fan each batch of a stream out to its subscribers, and input handlers
 that check events, keep the playback clock and split batches at timer boundaries."""
+import logging
 import operator
 
 from cep.engine.coerce import RowCoercer
-from cep.errors import EventError
+from cep.errors import EventError, EventFailure
+
+log = logging.getLogger("cep.engine")
 
 
 class StreamJunction:
@@ -12,6 +15,8 @@ class StreamJunction:
     def __init__(self, definition):
         self.definition = definition
         self.subscribers = []
+        self.one_by_one = False  # hand batches over event by event (plans with scripts)
+        self.failed = 0  # events a query dropped because processing them failed
 
     @property
     def stream_id(self):
@@ -26,12 +31,24 @@ class StreamJunction:
         self.subscribers.insert(n, processor)
 
     def process(self, batch):
+        if self.one_by_one and len(batch) > 1:
+            for event in batch:
+                self.process([event])
+            return
         for s in self.subscribers:
-            s.process(batch)
+            try:
+                s.process(batch)
+            except EventFailure as exc:  # that query drops the event(s); the rest go on
+                self.failed += len(batch)
+                log.error("stream '%s': an event failed in a query and was dropped "
+                          "(%d so far): %s", self.definition.id, self.failed, exc)
 
     def process_columns(self, cols):
         """A columnar batch (cep.engine.columnar.Columns): subscribers with a columnar
         kernel take it as is, the others get the same events as rows (made once)."""
+        if self.one_by_one:  # plans with script functions: rows, event by event
+            self.process(cols.events())
+            return
         rows = None
         for s in self.subscribers:
             pc = getattr(s, "process_columns", None)

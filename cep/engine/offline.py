@@ -3,12 +3,41 @@
 Input lines: `{"stream": "S", "timestamp": 1000, "data": [...]}`; a line with only
 `{"timestamp": T}` advances the playback clock. Output: one object per event inserted into a
 stream the input does not feed: `{"stream", "timestamp", "data", "expired"}` (rows inserted
-into a stream are current events there, so `expired` is false)."""
+into a stream are current events there, so `expired` is false).
+
+Lines are decoded 1,000 at a time in one msgspec call, each straight into its stream's row
+types (a struct per stream, tagged by "stream"), so the rows come out checked and go to
+`send_batch(..., validated=True)`; a chunk msgspec refuses (a clock line, a bad line, a
+float attribute, ...) is decoded line by line (msgspec into a small struct; a line it
+refuses is read again by `parse_line` for the exact reason) and checked by the input
+handler. Consecutive events of one stream go to the engine as one `send_batch` (the same
+output as one at a time), and each output batch is encoded in one call.
+
+Events are sent one at a time where a batch could change the output a file gives: a plan
+with a partition (it emits a batch's outputs grouped by key), a stream from which
+events reach a stream read by more than one query (each query takes the whole batch in turn,
+so their outputs into one stream would no longer interleave per event, and a timer a batch
+sets would fire after the other queries saw the later events), an input stream with an
+`object` attribute (processing may raise for one event), `--on-error fail` (nothing after
+the first bad line may be processed), and events without a timestamp (each takes the clock
+at its own send)."""
+import gc
 import json
+import operator
 from dataclasses import dataclass
+from itertools import groupby
+from typing import Callable, Iterable, List, Optional, Tuple, Union
 
 from cep.engine.runtime import ExecutionPlanRuntime
 from cep.errors import EventError, UnknownInputStreamError
+from cep.model import AttrType, Partition
+
+try:
+    import msgspec
+except ImportError:  # every line then goes through parse_line (the standard json module)
+    msgspec = None
+
+BATCH = 1000  # events per send_batch
 
 
 @dataclass
@@ -44,12 +73,50 @@ def parse_line(text, lineno):
     return ("event", obj["stream"], ts, tuple(data))
 
 
+if msgspec is not None:
+    class _Line(msgspec.Struct):
+        """The common line shapes; anything else (nulls, a missing field, bad types, NaN
+        tokens, huge integers) makes the decoder raise and parse_line decides."""
+        stream: Union[str, msgspec.UnsetType] = msgspec.UNSET
+        timestamp: Union[int, msgspec.UnsetType] = msgspec.UNSET
+        data: Union[Tuple, msgspec.UnsetType] = msgspec.UNSET
+
+    class _Out(msgspec.Struct):
+        """An output line, in this field order."""
+        stream: str
+        timestamp: int
+        data: tuple
+        expired: bool = False
+
+    _DECODE = msgspec.json.Decoder(_Line).decode
+    _ENCODE_LINES = msgspec.json.Encoder().encode_lines
+    _UNSET = msgspec.UNSET
+    _ERRORS = (msgspec.DecodeError, UnicodeError)
+
+
+def parse_fast(text, lineno):
+    """parse_line's answer, decoding the common shapes in one msgspec call."""
+    if msgspec is None:
+        return parse_line(text, lineno)
+    try:
+        ln = _DECODE(text)
+    except _ERRORS:
+        return parse_line(text, lineno)
+    if ln.stream is _UNSET:
+        if ln.timestamp is _UNSET or ln.data is not _UNSET:
+            return parse_line(text, lineno)
+        return ("clock", ln.timestamp)
+    if ln.data is _UNSET or ln.timestamp is _UNSET:
+        return parse_line(text, lineno)
+    return ("event", ln.stream, ln.timestamp, ln.data)
+
+
 def fed_streams(lines):
     """The stream ids an event file sends to (first pass, tolerant of bad lines)."""
     fed = set()
     for n, text in enumerate(lines, 1):
         try:
-            item = parse_line(text, n)
+            item = parse_fast(text, n)
         except ValueError:
             continue
         if item and item[0] == "event":
@@ -57,9 +124,10 @@ def fed_streams(lines):
     return fed
 
 
-def run(plan, lines, emit, on_bad, playback=None, on_error="skip"):
+def run(plan, lines, emit, on_bad, playback=None, on_error="skip", after_line=None):
     """Run `plan` over input `lines`; `emit(dict)` per output event, `on_bad(BadLine)` per bad
-    line. Returns False when stopped by a bad line with on_error='fail'."""
+    line, `after_line()` once a line's processing is over. Returns False when stopped by a bad
+    line with on_error='fail'."""
     lines = list(lines)
     rt = ExecutionPlanRuntime(plan, playback=playback)
     try:
@@ -68,6 +136,8 @@ def run(plan, lines, emit, on_bad, playback=None, on_error="skip"):
             rt.add_callback(sid, _emitter(sid, emit))
         for n, text in enumerate(lines, 1):
             problem = _feed(rt, text, n)
+            if after_line is not None:
+                after_line()
             if problem is not None:
                 on_bad(BadLine(n, problem))
                 if on_error == "fail":
@@ -84,13 +154,203 @@ def _emitter(sid, emit):
     return callback
 
 
-def _feed(rt, text, n):
+def run_lines(plan, lines: Iterable[str], write: Callable[[str], object],
+              on_bad: Callable[[BadLine], object], playback: Optional[bool] = None,
+              on_error: str = "skip", batch: bool = True) -> bool:
+    """`run`, with the output as JSON text: `write(text)` gets the lines of each output
+    batch at once (compact JSON; a batch holding a non-finite double, which JSON has no
+    number for, is written by the json module as `NaN`/`Infinity`, as Siddhi's runner does).
+    `batch=False` sends every event on its own (the reference the batches must equal)."""
+    def callback(sid):
+        return _encoder(sid, write)
+    return _run(plan, lines, callback, on_bad, playback, on_error, batch)
+
+
+def _encoder(sid, write):
+    def fn(pairs):
+        if msgspec is not None:
+            try:
+                text = _ENCODE_LINES([_Out(sid, ts, row) for ts, row in pairs])
+            except (TypeError, ValueError, OverflowError):
+                text = None
+            # msgspec writes NaN and infinities as null: such a batch goes through json
+            if text is not None and (b"null" not in text or not _nonfinite(pairs)):
+                write(text.decode())
+                return
+        write("".join(json.dumps({"stream": sid, "timestamp": ts, "data": row,
+                                  "expired": False}, separators=(",", ":"),
+                                 default=str) + "\n"  # objects by their Java form
+                      for ts, row in pairs))
+    return fn
+
+
+def _nonfinite(pairs):
+    return any(type(v) is float and (v != v or v in (_INF, -_INF))
+               for _, row in pairs for v in row)
+
+
+_INF = float("inf")
+
+
+def batchable(plan, on_error):
+    """Whether consecutive events of a stream may go as one send_batch (module docstring)."""
+    if on_error == "fail" or any(isinstance(e, Partition) for e in plan.elements):
+        return False
+    return not any(a.type == AttrType.OBJECT for s in plan.streams for a in s.attributes)
+
+
+def single_reader(junction, seen=None):
+    """Whether every stream that events of `junction` can reach (through the queries'
+    insert-into outputs, itself included) is read by at most one query."""
+    from cep.engine.junction import CallbackSink
+    from cep.engine.output import InsertIntoStream
+    seen = set() if seen is None else seen
+    if id(junction) in seen:
+        return True
+    seen.add(id(junction))
+    subs = [s for s in junction.subscribers if type(s) is not CallbackSink]
+    if len(subs) > 1:
+        return False
+    stack, visited = list(subs), set()
+    while stack:
+        p = stack.pop()
+        if p is None or id(p) in visited:
+            continue
+        visited.add(id(p))
+        if isinstance(p, InsertIntoStream) and not single_reader(p.junction, seen):
+            return False
+        stack.extend(getattr(p, a, None) for a in ("next", "owner"))
+    return True
+
+
+def _run(plan, lines, callback, on_bad, playback, on_error, batch=True):
+    lines = list(lines)
+    rt = ExecutionPlanRuntime(plan, playback=playback)
     try:
-        item = parse_line(text, n)
-    except ValueError as exc:
-        return str(exc)
-    if item is None:
-        return None
+        ok = batch and batchable(plan, on_error)
+        paused = gc.isenabled()
+        gc.disable()  # the decoded file is all acyclic tuples: no collection to find there
+        try:
+            segments = _decode_chunks(plan, lines) if ok else [(0, lines)]
+        finally:
+            if paused:
+                gc.enable()
+        fed = set()
+        for first, seg in segments:
+            if first is None:
+                fed.update(sid for sid, _ in seg)
+            else:
+                fed |= fed_streams(seg)
+        for sid in [s for s in rt.junctions if s not in fed]:
+            rt.add_callback(sid, callback(sid))
+        batch = {sid for sid in fed if ok and sid in rt.junctions
+                 and single_reader(rt.junctions[sid])}
+        for first, seg in segments:
+            if first is None and all(sid in batch for sid, _ in seg):
+                for sid, pairs in seg:
+                    send = rt.input_handler(sid).send_batch
+                    for i in range(0, len(pairs), BATCH):
+                        send(pairs[i:i + BATCH], validated=True)
+                continue
+            if first is None:  # a stream that must go one at a time: its lines again
+                seg = [_Out(sid, t, r) for sid, pairs in seg for t, r in pairs]
+                seg, first = [msgspec.json.encode(x).decode() for x in seg], 0
+            if not _feed_all(rt, seg, on_bad, on_error, batch, first):
+                return False
+        return True
+    finally:
+        rt.shutdown()
+
+
+def _decode_chunks(plan, lines):
+    """[(None, [(stream, [(ts, row), ...]), ...]) for a chunk decoded whole into checked rows,
+    or (index of its first line, [line, ...]) for a chunk to read line by line]."""
+    from cep.engine.coerce import row_type
+    if msgspec is None:
+        return [(0, lines)]
+    kinds = []
+    for s in plan.streams:
+        rt = row_type([a.type for a in s.attributes])
+        if rt is not None:
+            kinds.append(msgspec.defstruct(f"Line_{s.id}", [("timestamp", int), ("data", rt)],
+                                           tag_field="stream", tag=s.id))
+    if not kinds:
+        return [(0, lines)]
+    by_kind = {k: k.__struct_config__.tag for k in kinds}
+    decode = msgspec.json.Decoder(List[Union[tuple(kinds)]]).decode
+    get = operator.attrgetter("timestamp", "data")
+    out = []
+    for i in range(0, len(lines), BATCH):
+        chunk = lines[i:i + BATCH]
+        try:
+            items = decode("[" + ",".join(chunk) + "]")
+        except _ERRORS:
+            if out and out[-1][0] is not None and out[-1][0] + len(out[-1][1]) == i:
+                out[-1][1].extend(chunk)
+            else:
+                out.append((i, list(chunk)))
+            continue
+        runs = [(by_kind[k], list(map(get, grp))) for k, grp in groupby(items, type)]
+        out.append((None, runs))
+    return out
+
+
+def _feed_all(rt, lines, on_bad, on_error, batch, first=0):
+    """Feed every line (`first`: the index of the first in the file); consecutive events
+    (with timestamps) of one stream of `batch` (a set of stream ids) as one send_batch."""
+    pending, stream, numbers = [], None, []
+    fail = on_error == "fail"
+
+    def flush():
+        if not pending:
+            return True
+        try:
+            bad = rt.input_handler(stream).send_batch(pending)
+        except UnknownInputStreamError as exc:
+            bad = [(i, exc) for i in range(len(pending))]
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            bad = [(0, f"processing the events of lines {numbers[0]}-{numbers[-1]} failed: "
+                       f"{type(exc).__name__}: {exc}")]
+        for i, exc in bad:
+            on_bad(BadLine(numbers[i], str(exc)))
+        pending.clear()
+        numbers.clear()
+        return not (fail and bad)
+
+    for n, text in enumerate(lines, first + 1):
+        try:
+            item = parse_fast(text, n)
+        except ValueError as exc:
+            if not flush():
+                return False
+            on_bad(BadLine(n, str(exc)))
+            if fail:
+                return False
+            continue
+        if item is None:
+            continue
+        if item[0] == "event" and item[2] is not None and item[1] in batch:
+            if item[1] != stream or len(pending) >= BATCH:
+                if not flush():
+                    return False
+                stream = item[1]
+            pending.append((item[2], item[3]))
+            numbers.append(n)
+            continue
+        if not flush():
+            return False
+        try:
+            problem = _feed_one(rt, item)
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            problem = f"processing the event failed: {type(exc).__name__}: {exc}"
+        if problem is not None:
+            on_bad(BadLine(n, problem))
+            if fail:
+                return False
+    return flush()
+
+
+def _feed_one(rt, item):
     if item[0] == "clock":
         rt.advance_time(item[1])
         return None
@@ -99,6 +359,18 @@ def _feed(rt, text, n):
         rt.input_handler(stream).send(data, ts)
     except (EventError, UnknownInputStreamError) as exc:
         return str(exc)
+    return None  # processing errors (e.g. incomparable object values): the caller's
+
+
+def _feed(rt, text, n):
+    """One input line -> None or the problem (one event at a time)."""
+    try:
+        item = parse_fast(text, n)
+    except ValueError as exc:
+        return str(exc)
+    if item is None:
+        return None
+    try:
+        return _feed_one(rt, item)
     except (TypeError, ValueError, ArithmeticError) as exc:  # e.g. incomparable object values
         return f"processing the event failed: {type(exc).__name__}: {exc}"
-    return None

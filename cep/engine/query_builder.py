@@ -3,6 +3,7 @@
 Leading filters with no window are fused into a stateless selector (one comprehension)."""
 from cep.catalog import windows as catalog_windows
 from cep.engine.expressions import SingleStreamScope, compile_filter
+from cep.engine.named_window import is_named_window
 from cep.engine.processor import Processor, link
 from cep.engine.selector import has_aggregators
 from cep.engine.windows import WindowProcessor, build_window
@@ -52,9 +53,11 @@ def input_definition(stream, ctx):
     return j.definition
 
 
-def build_handlers(stream, scope, ctx, owner_ok=True):
-    """Processors for a stream's handlers -> (list, has window, has batch window)."""
-    procs, window, batch = [], False, False
+def build_handlers(stream, scope, ctx, owner_ok=True, after_batch=False):
+    """Processors for a stream's handlers -> (list, has window, has batch window, the input
+    definition with the attributes stream processors append, its scope). `after_batch`: the
+    stream is a named batch window (filters pass its RESET events)."""
+    procs, window, batch = [], False, after_batch
     for i, h in enumerate(stream.handlers):
         if isinstance(h, Filter):
             procs.append(FilterProcessor(compile_filter(h.expression, scope, ctx.env,
@@ -62,16 +65,20 @@ def build_handlers(stream, scope, ctx, owner_ok=True):
         elif isinstance(h, Window):
             owner = stream.stream_id if (i == 0 and owner_ok and not stream.inner
                                          and ctx.timer_owners) else None
-            w = build_window(h, scope, WindowEnv(ctx.scheduler, ctx.playback, owner))
+            w = build_window(h, scope, WindowEnv(ctx.scheduler, ctx.playback, owner,
+                                                ctx.siddhi_fixed))
             procs.append(w)
             window, batch = True, w.is_batch
         elif isinstance(h, StreamFunction):
             if h.namespace is None and h.name == "log":
                 procs.append(LogProcessor(stream.stream_id))
+            elif h.namespace:
+                from cep.engine.ext.build import build_stream_processor
+                p, scope = build_stream_processor(h, scope, ctx, stream)
+                procs.append(p)
             else:
-                name = f"{h.namespace}:{h.name}" if h.namespace else h.name
-                raise UnknownFunctionError(f"unknown stream function #{name}()", h.span)
-    return procs, window, batch
+                raise UnknownFunctionError(f"unknown stream function #{h.name}()", h.span)
+    return procs, window, batch, scope
 
 
 def build_single_query(query, ctx, name):
@@ -82,23 +89,33 @@ def build_single_query(query, ctx, name):
     scope.tables = ctx.tables
     handlers = stream.handlers
     pre = None
-    if handlers and all(isinstance(h, Filter) for h in handlers) and not has_aggregators(
+    named = is_named_window(ctx.junctions.get(stream.stream_id))
+    if named:  # the rows come out of the shared window: current, expired, a batch's reset
+        nbatch = ctx.junctions[stream.stream_id].is_batch
+        procs, window, batch, scope = build_handlers(stream, scope, ctx, after_batch=nbatch)
+        definition = scope.definition
+        # Siddhi 3.2's reader of a named window selects per chunk the window emits, as after
+        # a batch window: with aggregates one row per chunk (the last), without, every row
+        window = batch = True
+    elif handlers and all(isinstance(h, Filter) for h in handlers) and not has_aggregators(
             query.selector):
         pre = handlers[0].expression
         for h in handlers[1:]:
             pre = And(pre, h.expression)
         procs, window, batch = [], False, False
     else:
-        procs, window, batch = build_handlers(stream, scope, ctx)
-    fuse, owner = _fuse_spec(stream, query, scope, ctx)
+        procs, window, batch, scope = build_handlers(stream, scope, ctx)
+        definition = scope.definition
+    fuse, owner = _fuse_spec(stream, query, scope, ctx) if not named else (None, None)
     if fuse is not None:
         procs = procs[:-1]  # the window's work moves into the fused selector
         owner = stream.stream_id if (not procs and not stream.inner
                                      and ctx.timer_owners) else None
     selector = ctx.build_selector(query, scope, definition, window=window,
                                   batch_window=batch, pre_filter=pre, fuse=fuse, owner=owner,
-                                  drop_empty=_expires_arrivals(stream, procs, fuse))
-    if not procs:  # the selector heads the chain: it may take columnar batches
+                                  drop_empty=not named and _expires_arrivals(stream, procs,
+                                                                             fuse))
+    if not procs and not named:  # the selector heads the chain: it may take columnar batches
         _columnar(selector, query, scope, definition, pre, fuse, ctx.wanted_kinds(query))
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
     out = ctx.build_output(query, out_def, selector)

@@ -2,14 +2,17 @@
 public API (input handlers, callbacks, time, snapshots)."""
 import threading
 
+from cep.catalog import scripts as catalog_scripts
 from cep.engine import snapshot as snap
 from cep.engine.clock import Scheduler
 from cep.engine.context import BuildContext
 from cep.engine.join import build_join_query
 from cep.engine.junction import CallbackSink, InputHandler, StreamJunction
+from cep.engine.named_window import build_named_windows
 from cep.engine.partition import build_partition
 from cep.engine.pattern import build_state_query
 from cep.engine.query_builder import build_single_query
+from cep.engine.scripts import build_functions, close_functions
 from cep.engine.table import build_table
 from cep.engine.trigger import build_trigger
 from cep.errors import UnknownInputStreamError
@@ -39,14 +42,27 @@ class ExecutionPlanRuntime:
                                 self.playback, self.lock)
         self.ctx.timer_owners = True
         self._handlers = {}
-        self._build()
+        self.script_functions = build_functions(plan) if plan.functions else {}
+        try:
+            with catalog_scripts.in_scope(self.script_functions):
+                self._build()
+        except BaseException:
+            close_functions(self.script_functions)
+            raise
+        if self.script_functions:  # a failing script call drops one event, not its batch
+            for j in self.junctions.values():
+                j.one_by_one = True
 
     def _build(self):
         ctx = self.ctx
         for t in self.plan.tables:
             self.tables[t.id] = build_table(t, ctx)
+        taken = {e.name for e in self.plan.elements if isinstance(e, Query) and e.name}
+        build_named_windows(self.plan, ctx)
         for i, element in enumerate(self.plan.elements):
             ctx.element_name = name = self._element_name(element, i)
+            if name in taken and not (isinstance(element, Query) and element.name):
+                name = ctx.element_name = f"{name}#{i}"  # an unnamed query: not an @info name
             if not isinstance(element, Query):
                 build_partition(element, ctx)
             elif isinstance(element.input, SingleInputStream):
@@ -102,7 +118,13 @@ class ExecutionPlanRuntime:
             for name, state in states["elements"].items():
                 self.ctx.stateful[name].set_state(state)  # re-registers its timers
 
+    def failed_events(self):
+        """How many events queries dropped because processing them failed (a script
+        function threw or ran past a cap), over all streams."""
+        return sum(j.failed for j in self.junctions.values())
+
     def shutdown(self):
         self.scheduler.stop()
         for table in self.tables.values():
             table.close()  # a database table returns its connection
+        close_functions(self.script_functions)

@@ -11,7 +11,6 @@ Three shapes of generated code:
   first-appearance order).
 Events of kinds the output does not want update the aggregates and are then dropped, so rate
 limiters only count what is output (Siddhi 3's currentOn/expiredOn)."""
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -22,9 +21,10 @@ from cep.engine.expressions import (
     FALLBACK_ERRORS, Scope, SourceRef, compile_expression, make_function,
 )
 from cep.engine.processor import Processor
+# re-exported: callers import these from here too
+from cep.engine.select_clause import has_aggregators, output_items, rewrite  # noqa: F401
 from cep.errors import TypeMismatchError, UnknownAttributeError
-from cep.model import AttrType, Attribute, FunctionCall, StreamDefinition, Variable
-from cep.model.expressions import Expression
+from cep.model import AttrType, Attribute, FunctionCall, StreamDefinition
 
 
 class OutputScope(Scope):
@@ -40,30 +40,6 @@ class OutputScope(Scope):
         raise UnknownAttributeError(
             f"attribute '{variable.name}' does not exist in the output of the query "
             f"'{self.out_id}' (it has {', '.join(self.names)})", variable.span)
-
-
-def rewrite(expr, fn):
-    """Rebuild `expr` bottom-up, replacing each node n by fn(n) (or n when fn returns None)."""
-    if not isinstance(expr, Expression):
-        return expr
-    changes = {}
-    for f in dataclasses.fields(expr):
-        v = getattr(expr, f.name)
-        if isinstance(v, Expression):
-            nv = rewrite(v, fn)
-        elif isinstance(v, tuple) and any(isinstance(x, Expression) for x in v):
-            nv = tuple(rewrite(x, fn) for x in v)
-        else:
-            continue
-        if nv is not v:
-            changes[f.name] = nv
-    node = expr
-    if changes:  # children replaced by nodes of the same types: the node keeps its stamps
-        node = dataclasses.replace(expr, **changes)
-        if expr.rtype is not None:
-            node.resolve(expr.rtype, expr.entry)
-    out = fn(node)
-    return node if out is None else out
 
 
 @dataclass
@@ -142,16 +118,6 @@ def _kind_condition(wanted):
     if wanted == {EXPIRED}:
         return "k == 1"
     return "k != 2"
-
-
-def output_items(selector, scope, input_definition):
-    """(name, expression) pairs of the select clause; `select *` expands the input."""
-    if selector.select_all or not selector.attributes:
-        items = getattr(scope, "select_all", None)
-        if items is not None:
-            return list(items())
-        return [(a.name, Variable(a.name)) for a in input_definition.attributes]
-    return [(a.rename, a.expression) for a in selector.attributes]
 
 
 def compile_selector(selector, scope, input_definition, wanted, *, window=False,
@@ -239,11 +205,13 @@ class _HavingScope(Scope):
 
 def _make_agg(node, scope, aggs):
     typed = node.entry is not None and node.entry[0] == "aggregator"  # resolved by the compiler
-    spec = agg.AGGREGATORS[node.entry[2]] if typed else agg.lookup(node.name, node.namespace)
+    spec = agg.lookup(node.entry[2], node.entry[1]) if typed else \
+        agg.lookup(node.name, node.namespace)
+    spec = agg.bind(spec, node)
     if spec.nargs == 0:
         arg, t = None, None
     else:
-        if len(node.args) != 1:
+        if len(node.args) != max(spec.min_args, 1):
             raise TypeMismatchError(f"{node.name}() takes one argument, got {len(node.args)}",
                                     node.span)
         arg = compile_expression(node.args[0], scope)
@@ -307,17 +275,3 @@ def _stateless(compiled, hv, pf, wanted, g, identity=False, head="for ts, r, k i
     return make_function("select", src, g)
 
 
-def has_aggregators(selector):
-    """Whether a select clause (or its having) calls an aggregator."""
-    found = []
-
-    def visit(node):
-        if isinstance(node, FunctionCall) and agg.lookup(node.name, node.namespace):
-            found.append(node)
-        return None
-
-    for a in selector.attributes:
-        rewrite(a.expression, visit)
-    if selector.having is not None:
-        rewrite(selector.having, visit)
-    return bool(found)

@@ -10,7 +10,10 @@ from cep.model.expressions import (
     Expression, Constant, Variable, TimeConstant, BinaryOp, CompareOp, And, Or, Not, Negate,
     IsNull, IsNullStream, FunctionCall, InTable,
 )
-from cep.model.definitions import Attribute, StreamDefinition, TableDefinition, TriggerDefinition
+from cep.model.definitions import (  # noqa: F401
+    Attribute, FunctionDefinition, StreamDefinition, TableDefinition, TriggerDefinition,
+    WindowDefinition,
+)
 from cep.model.inputs import (
     Filter, Window, StreamFunction, SingleInputStream, JoinInputStream, StateInputStream,
     StreamState, NextState, EveryState, LogicalState, CountState, AbsentState, InputStream,

@@ -40,6 +40,16 @@ class TableDefinition(StreamDefinition):
 
 
 @dataclass(frozen=True)
+class WindowDefinition(StreamDefinition):
+    """`define window Id (a type, ...) length(10) [output all|current|expired events]`: a
+    named window (Siddhi 3.2). Queries insert into it like a stream; its readers (queries,
+    joins, patterns) share the one window and see what it emits, of `output_event_type`
+    ('all', the default, 'current' or 'expired'); a join looks into its contents."""
+    window: object = None  # cep.model.Window: the window function and its parameters
+    output_event_type: str = "all"
+
+
+@dataclass(frozen=True)
 class TriggerDefinition:
     """`define trigger Id at 'start' | every 5 sec | 'cron expression'`.
 
@@ -56,3 +66,17 @@ class TriggerDefinition:
     @property
     def attributes(self):
         return (Attribute("triggered_time", AttrType.LONG),)
+
+
+@dataclass(frozen=True)
+class FunctionDefinition:
+    """`define function Id[language] return type { body }`: a script function, called as
+    `Id(args)`; the body reads its arguments as `data[0]`, `data[1]`, ..."""
+    id: str
+    language: str  # as written: JavaScript, python, Scala, R
+    return_type: AttrType
+    body: str  # the text between the braces
+    annotations: tuple = ()
+    text: str = field(default="", compare=False)
+    span: Span = field(default=NO_SPAN, compare=False)
+    language_span: Span = field(default=NO_SPAN, compare=False)

@@ -3,7 +3,6 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from cep.model.annotations import find_annotation
-from cep.model.definitions import StreamDefinition, TableDefinition, TriggerDefinition
 from cep.model.expressions import Expression
 from cep.model.inputs import InputStream
 from cep.model.span import Span, NO_SPAN
@@ -177,7 +176,9 @@ class ExecutionPlan:
     triggers: tuple = ()  # of TriggerDefinition
     elements: tuple = ()  # of Query | Partition
     inferred_streams: frozenset = frozenset()
+    windows: tuple = ()  # of WindowDefinition (named windows)
     source: str = field(default="", compare=False, repr=False)
+    functions: tuple = ()  # of FunctionDefinition (script functions); last: positional callers
 
     # -- lookups --
     def stream(self, stream_id):
@@ -188,6 +189,13 @@ class ExecutionPlan:
         for t in self.triggers:
             if t.id == stream_id:
                 return t
+        return None
+
+    def window(self, window_id):
+        """The definition of named window `window_id`, or None."""
+        for w in self.windows:
+            if w.id == window_id:
+                return w
         return None
 
     def table(self, table_id):

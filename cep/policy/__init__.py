@@ -44,6 +44,9 @@ class HostPolicy:
     window_length: int = 1_000_000
     window_millis: int = 7 * 86400 * 1000
     table_rows: int = 1_000_000
+    python_scripts: bool = False
+    script_millis: float = 1000.0
+    script_heap_mib: int = 64
     # ports the system itself listens on (the manager's REST and registry, the worker's
     # receivers, Spark's master): a plan's own @source listener may not take them
     reserved_ports: tuple = SYSTEM_PORTS
@@ -64,7 +67,13 @@ class HostPolicy:
                    settings["limits.plan_bytes"], settings["limits.queries"],
                    settings["limits.window_length"],
                    int(settings["limits.window_secs"] * 1000), settings["limits.table_rows"],
-                   brokers=_broker_connections(settings))
+                   settings["scripts.python"], settings["scripts.call_millis"],
+                   settings["scripts.heap_mib"], brokers=_broker_connections(settings))
+
+    def apply_script_limits(self):
+        """Make this process's script functions follow the policy (cep.engine.scripts)."""
+        from cep.engine import scripts
+        scripts.configure(self.script_millis, self.script_heap_mib * MIB, self.python_scripts)
 
     def file_roots_for(self, tenant):
         """The real root folders of one tenant."""

@@ -55,8 +55,14 @@ def check_plan(plan, policy, tenant, resolve=True):
 
 
 def check_limits(plan, policy):
-    """Only the size limits (plan bytes, queries, windows): for running a plan in-process
-    without its sinks and sources (the console's try-it)."""
+    """Only the size limits (plan bytes, queries, windows) and script languages: for running a
+    plan in-process without its sinks and sources (the console's try-it)."""
+    for function in getattr(plan, "functions", ()):
+        if function.language.lower() == "python" and not policy.python_scripts:
+            raise PlanPolicyError(
+                f"function '{function.id}': [python] script functions run host code and are "
+                f"off on this host (setting scripts.python, for trusted single-tenant setups); "
+                f"write it in [JavaScript]", function.language_span)
     if plan.source:
         check_plan_size(plan.source, policy)
     _check_query_count(plan, policy)

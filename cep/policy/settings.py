@@ -39,4 +39,11 @@ POLICY_SETTINGS = [
             "window, in seconds"),
     Setting("limits", "table_rows", int, 1_000_000,
             "most rows an in-memory table keeps; inserts beyond it are refused and counted"),
+    Setting("scripts", "python", bool, False,
+            "run [python] script functions (define function f[python] ...): they are host "
+            "code, so only for trusted, single-tenant setups; off: such plans are refused"),
+    Setting("scripts", "call_millis", float, 1000.0,
+            "longest run of one [JavaScript] function call; a call past it fails its event"),
+    Setting("scripts", "heap_mib", int, 64,
+            "largest V8 heap of one [JavaScript] function; a call past it fails its event"),
 ]

@@ -29,8 +29,8 @@ import msgpack
 from cep.protocol.exceptions import BadFrameError
 
 FORMAT_VERSION = 1
-FORMAT_LOGGED = 2  # events carry (receiver id, offset): a worker's write-ahead log (issue 11)
-FORMAT_OUTPUT = 3  # publisher bolt output with an identity (issue 11)
+FORMAT_LOGGED = 2  # events carry (receiver id, offset): a worker's write-ahead log
+FORMAT_OUTPUT = 3  # publisher bolt output with an identity
 FORMAT_CONTROL = 4  # publisher bolt start/commit notices
 FORMAT_LINEAGE = 5  # publisher bolt output whose events carry their lanes' sequence numbers
 START, COMMIT = "start", "commit"
@@ -99,7 +99,7 @@ def check_frame(data):
     return stream, events, LogPosition(receiver_id, first, control)
 
 
-# publisher bolt -> worker (issue 11): version 1, or 3 with an output identity, and 4 notices
+# publisher bolt -> worker: version 1, or 3 with an output identity, and 4 notices
 class Identity(NamedTuple):
     """Who sent a batch and where it stands in that sender's output: the bolt instance
     (`<topology>:<component>:<index>`), the epoch (the last checkpoint barrier it passed; 0

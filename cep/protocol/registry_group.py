@@ -1,4 +1,4 @@
-"""Registry calls over every manager of a group (issue 13).
+"""Registry calls over every manager of a group.
 
 Managers sharing a Redis store each run a registry. A client registers, heartbeats and
 counts its connections with **all** of them, so a follower's registry is warm when it takes

@@ -3,7 +3,7 @@
 `zmq_close` only hands the socket to libzmq's reaper: the I/O thread closes the listening
 file descriptor a moment later (milliseconds, longer on a loaded machine). Until then the port
 is still taken, so a plan restarted at once cannot bind its remembered port again, and a
-worker that reports a plan stopped or failed still holds that plan's listener (issue 11).
+worker that reports a plan stopped or failed still holds that plan's listener.
 `close_bound` waits for libzmq's own notice that the socket is gone."""
 import logging
 import time

@@ -1,4 +1,4 @@
-"""ZeroMQ CURVE on the cluster's links (issue 10): keys, socket setup and the ZAP handler.
+"""ZeroMQ CURVE on the cluster's links: keys, socket setup and the ZAP handler.
 
 One cluster key pair. Every component of the cluster (manager, workers, topology drivers and
 tasks) holds its secret key; servers use it as their CURVE server key, clients present it as

@@ -38,7 +38,7 @@ WORKER_SCHEMA = Schema("worker", [
     Setting("managers", "timeout", float, 2.0, "seconds to wait for one manager answer"),
     Setting("managers", "self_undeploy", bool, True, "undeploy the distributed plans (events "
             "get 503) when no manager answered for transport.heartbeat_interval x "
-            "managers.max_retries s; redeploy them when one answers (issue 13)"),
+            "managers.max_retries s; redeploy them when one answers"),
     Setting("managers", "max_retries", int, 6, "heartbeat intervals without any manager "
             "answer before the worker undeploys its distributed plans; 0 = never"),
     Setting("receivers", "http_host", str, "127.0.0.1", "bind address of the HTTP receiver, "
@@ -83,7 +83,7 @@ WORKER_SCHEMA = Schema("worker", [
             "write-ahead logs under <data_dir>/wal/<tenant>/<plan>/<stream>/); empty means "
             "<worker.state_dir>/<worker id>"),
     Setting("wal", "enabled", bool, True, "log every accepted event before answering 200 or "
-            "taking a ZeroMQ frame (issue 11); off means at-most-once delivery, the fastest"),
+            "taking a ZeroMQ frame; off means at-most-once delivery, the fastest"),
     Setting("wal", "durability", str, "os", "when an accepted batch counts as logged: fsync "
             "(fdatasync before the answer: survives a machine crash), os (written to the OS: "
             "survives a worker crash), none (a memory buffer written within 0.2 s: fastest)",
@@ -97,7 +97,7 @@ WORKER_SCHEMA = Schema("worker", [
             "the receivers push back the same way; 0 = no cap"),
     *POLICY_SETTINGS,  # files.roots (default <state_dir>/tenants/{tenant}/files), limits.*
     *CURVE_SETTINGS,  # security.curve, security.curve_dir (CEP_CURVE_DIR too)
-    *HA_SETTINGS,  # ha.*: the standalone active/passive pair (issue 13, cep/worker/ha)
+    *HA_SETTINGS,  # ha.*: the standalone active/passive pair (cep/worker/ha)
 ])
 
 
@@ -146,8 +146,10 @@ def host_policy(cfg):
 
     from cep.policy import HostPolicy
     managers = [urlsplit(u).port for u in cfg["managers.urls"]]
-    return HostPolicy.from_settings(cfg, os.path.abspath(cfg["worker.state_dir"])).with_reserved(
+    policy = HostPolicy.from_settings(cfg, os.path.abspath(cfg["worker.state_dir"])).with_reserved(
         cfg["receivers.http_port"], cfg["receivers.zmq_port"], *managers)
+    policy.apply_script_limits()  # the plans this worker runs follow its script settings
+    return policy
 
 
 def wal_dir(cfg, worker_id):

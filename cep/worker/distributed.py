@@ -57,7 +57,7 @@ class DistributedPlan:
 
     def _remember_port(self, ports):
         """Keep the service's port for a restart; a failure here closes the service's socket
-        (it is bound already) before the error goes on (issue 11: no leaked listener)."""
+        (it is bound already) before the error goes on (no leaked listener)."""
         try:
             ports.put(self.port_key, self.service.port)
         except BaseException:
@@ -66,7 +66,7 @@ class DistributedPlan:
 
     def _inflow(self, stream):
         c, cls, logged = self.cfg, SpoutConnection, {}
-        if self.wal is not None:  # accepted events are logged first (issue 11)
+        if self.wal is not None:  # accepted events are logged first
             cls, t, p = LoggedSpoutConnection, self.spec.tenant, self.spec.name
             wal = self.wal.open(t, p, stream)
             logged = {"wal": wal, "control": self.wal.control, "receiver_id":

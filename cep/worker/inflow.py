@@ -140,7 +140,7 @@ class SpoutConnection:
             self._drop(f"no connection to {self.endpoint} within {self.connect_timeout} s")
         elif self.connected and time.monotonic() >= self._next_check:
             self._next_check = time.monotonic() + self.reconnect_interval
-            if not self._still_registered():  # its task restarted with a new socket (issue 11)
+            if not self._still_registered():  # its task restarted with a new socket
                 self._drop(f"spout {self.endpoint} was replaced in the registry")
 
     def _still_registered(self):
@@ -186,7 +186,7 @@ class SpoutConnection:
     def _encode(self, batch):
         """(frame, batch); an event that does not encode (the receivers reject such events;
         this is the last guard) is dropped, counted as `unencodable` and logged, so that it
-        cannot stop the stream (issue 11)."""
+        cannot stop the stream."""
         try:
             return encode_batch(self.stream, batch), batch
         except (OverflowError, ValueError, TypeError) as exc:

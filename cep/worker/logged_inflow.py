@@ -1,4 +1,4 @@
-"""An inflow whose accepted events go through the stream's write-ahead log first (issue 11).
+"""An inflow whose accepted events go through the stream's write-ahead log first.
 
 `offer()` logs each chunk it buffers (offsets are assigned and the chunk queued in one step, so
 the buffer holds contiguous offsets in order) and returns once the log is as durable as

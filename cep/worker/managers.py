@@ -2,7 +2,7 @@
 
 `ManagerSet.get_json(path)` asks the manager that answered last, then the others in order.
 `FailoverRegistry` has the RegistryClient methods the worker needs: it registers, heartbeats
-and counts connections with every manager's registry (issue 13) and moves lookups to the next
+and counts connections with every manager's registry and moves lookups to the next
 manager's registry when one does not answer. Without configured registry addresses, each
 manager's registry is the one its REST API reports (`GET /api/v1/manager`), so a manager on a
 non-default registry port is found."""
@@ -40,7 +40,7 @@ class ManagerSet:
 
     def __init__(self, urls, registries=(), timeout=2.0, secret=None):
         self.urls = [u.rstrip("/") for u in urls]
-        self.secret = secret  # the cluster secret (issue 10): sent with every request
+        self.secret = secret  # the cluster secret: sent with every request
         self.configured = list(registries)
         self.learned = {}  # index -> registry address the manager reported
         self.timeout = timeout
@@ -104,7 +104,7 @@ class ManagerSet:
 
 
 class FailoverRegistry(GroupCalls):
-    """RegistryClient calls over the managers' registries (issue 13): registrations,
+    """RegistryClient calls over the managers' registries: registrations,
     worker-info heartbeats and connections go to every manager of the list (a follower's
     registry is warm when it takes over); lookups and status ask the current manager's,
     failing over in order (cep.protocol.registry_group.GroupCalls)."""

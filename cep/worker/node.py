@@ -78,10 +78,10 @@ class Worker:
         self.failed = {}  # (tenant, name) -> (version, message)
         self._lock = threading.RLock()
         self._stopped = False
-        self.threads = ThreadBook()  # every long-running thread, supervised (issue 11)
-        self.wal = WalBook.from_config(cfg)  # write-ahead logs of imported streams (issue 11)
-        self.ha = ha.create(cfg)  # the standalone active/passive pair (issue 13), or None
-        self.links = _link_security(cfg)  # CURVE keys and cluster secret (issue 10)
+        self.threads = ThreadBook()  # every long-running thread, supervised
+        self.wal = WalBook.from_config(cfg)  # write-ahead logs of imported streams
+        self.ha = ha.create(cfg)  # the standalone active/passive pair, or None
+        self.links = _link_security(cfg)  # CURVE keys and cluster secret
         # status and metrics name every tenant: the cluster secret or a super admin's token
         self.guard = StatusGuard(self.links.secret)
         app = create_app(self.router, [status_blueprint(self, self.guard), wal_blueprint(self),
@@ -116,7 +116,7 @@ class Worker:
             self.guard.managers = self.managers  # super-admin tokens are checked there
             self.registry = FailoverRegistry(self.managers, cfg["managers.timeout"],
                                              security=self.links)
-            self.self_undeploy = SelfUndeploy.from_config(cfg)  # issue 13
+            self.self_undeploy = SelfUndeploy.from_config(cfg)
             self.sync = ManagerSync(self, self.managers, cfg["managers.poll_interval"],
                                     self.self_undeploy)
             self.reporter = WorkerReporter(self, self.registry, cfg["transport.heartbeat_interval"])

@@ -40,7 +40,7 @@ def spec_from_deployment(entry):
     """A PlanSpec from one `plans[]` entry of GET /api/v1/deployments."""
     try:
         tenant, name = int(entry["tenant"]), str(entry["name"])
-        if not -(2 ** 31) <= tenant < 2 ** 31:  # tenant ids are 32-bit (issue 10/11)
+        if not -(2 ** 31) <= tenant < 2 ** 31:  # tenant ids are 32-bit
             raise ValueError(f"tenant id {tenant} is outside the 32-bit range")
         version = int(entry.get("version", 0))
         where = f"plan {name} (tenant {tenant})"

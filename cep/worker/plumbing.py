@@ -57,7 +57,7 @@ def start_sources(spec, router, cfg=None, threads=None):
     With `cfg`, file sources are confined by the worker's host policy; with `threads` (the
     worker's ThreadBook) their threads are supervised. A source that fails to build or start
     (any error: a port in use is a ZMQError) stops the ones already started: no port stays
-    open for a plan that is not running (issue 11)."""
+    open for a plan that is not running."""
     started = []
     policy = host_policy(cfg) if cfg is not None else None
     limits = ReceiverLimits.from_config(cfg) if cfg is not None else None

@@ -30,7 +30,7 @@ class WorkerCollector:
         yield from self._inflow(wid, handles)
         yield from self._publishers(wid, handles)
         yield from wal_families(wid, handles)
-        if getattr(w, "ha", None) is not None:  # the standalone HA pair (issue 13)
+        if getattr(w, "ha", None) is not None:  # the standalone HA pair
             from cep.worker.ha.metrics import ha_families
             yield from ha_families(wid, w.ha)
 
@@ -122,7 +122,7 @@ WAL_COUNTERS = {
 
 
 def wal_families(wid, handles):
-    """The write-ahead log of each imported stream (issue 11), from its inflow's metrics."""
+    """The write-ahead log of each imported stream, from its inflow's metrics."""
     fams = {k: _family("gauge", n, h, STREAM) for k, (n, h) in WAL_GAUGES.items()}
     fams.update({k: _family("counter", n, h, STREAM) for k, (n, h) in WAL_COUNTERS.items()})
     replayed = _family("counter", "cep_worker_wal_replayed_events",

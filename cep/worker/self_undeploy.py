@@ -1,4 +1,5 @@
-"""A worker that reaches no manager undeploys its distributed plans (issue 13, WSO2 SP 4.x).
+"""A worker that reaches no manager undeploys its distributed plans, as WSO2 SP 4.x
+workers do.
 
 When no manager of `managers.urls` has answered the deployment sync for
 `transport.heartbeat_interval x managers.max_retries` seconds (5 s x 6 by default), the

@@ -92,4 +92,5 @@ class StandalonePlan:
                 "imported": [s.stream for s in self.spec.imported],
                 "exported": self.sinks.metrics(), "engine_errors": self.engine_errors,
                 "engine_rejected": self.engine_rejected,
+                "events_failed": self.runtime.failed_events(),
                 "sources": [s.describe() for s in self.sources]}

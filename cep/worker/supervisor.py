@@ -1,4 +1,4 @@
-"""Supervised worker threads: no long-running thread of the worker dies silently (issue 11).
+"""Supervised worker threads: no long-running thread of the worker dies silently.
 
 Every loop the worker runs in a thread (the inflow senders, the publisher services, the
 deployment sync, the worker-info reporter, the registry heartbeats, the ZeroMQ receiver) runs

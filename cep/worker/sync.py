@@ -53,7 +53,7 @@ class ManagerSync(_Poller):
     def __init__(self, worker, managers, interval, watch=None):
         super().__init__(interval, "deployment-sync")
         self.worker, self.managers = worker, managers
-        self.watch = watch  # cep.worker.self_undeploy.SelfUndeploy (issue 13), or None
+        self.watch = watch  # cep.worker.self_undeploy.SelfUndeploy, or None
         self.etag = None
         self.version = None
         self.plan_errors = {}

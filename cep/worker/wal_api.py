@@ -1,4 +1,4 @@
-"""Commit and replay of the worker's write-ahead logs over its HTTP server (issue 11).
+"""Commit and replay of the worker's write-ahead logs over its HTTP server.
 
     POST /wal/<tenant>/<plan>/<stream>/commit  {"receiver_id": "...", "offset": 41}
       -> {"ok": true, "deleted_segments": 2, "committed_offset": 41}

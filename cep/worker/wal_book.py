@@ -1,4 +1,4 @@
-"""The worker's write-ahead logs (issue 11): where each imported stream's log lives, its
+"""The worker's write-ahead logs: where each imported stream's log lives, its
 receiver id, and the commit/replay calls a plan's receiver spouts (or the checkpoint
 coordinator) make.
 

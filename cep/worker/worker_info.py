@@ -12,7 +12,7 @@ log = logging.getLogger(__name__)
 
 
 def duplicates(worker):
-    """Results the CEP publishers recognised as replayed (issue 11), all plans together."""
+    """Results the CEP publishers recognised as replayed, all plans together."""
     total = 0
     for handle in list(worker.plans.values()):
         service = getattr(handle, "service", None)

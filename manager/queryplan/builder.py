@@ -26,7 +26,8 @@ def _streams(parent, tag, plan, ids, partition_attrs=None):
 
 
 def _definitions_text(plan, ids):
-    out = []
+    # script functions first: every group may call them (a bolt compiles its group's text)
+    out = [(f.text or "").strip().rstrip(";") + ";" for f in plan.functions]
     for did in ids:
         table = plan.table(did)
         if table is not None:
@@ -41,6 +42,9 @@ def _processor(root, plan, group):
     el = etree.SubElement(root, "event-processor", name=group.name, parallel=str(group.parallel),
                           enforceParallel="true" if group.enforce else "false")
     etree.SubElement(el, "table-definitions").text = _definitions_text(plan, group.definitions)
+    if group.windows:  # the named windows this group holds (one instance, here only)
+        etree.SubElement(el, "window-definitions").text = "\n".join(
+            element_text(plan.window(w)) for w in group.windows)
     _streams(el, "input-streams", plan, group.inputs, group.partition_attrs)
     try:
         etree.SubElement(el, "queries").text = "\n".join(element_text(e) for e in group.elements)

@@ -3,7 +3,12 @@
 `@dist(parallel='N', execGroup='G')` on a query or partition; the group is named by execGroup,
 else the element's name, else `group<index>`. Unlike CEP 4.0, windows, joins and patterns
 inside a partition may run with parallel > 1 (fields grouping on the partition key); outside
-partitions they are held to parallel 1 with a warning."""
+partitions they are held to parallel 1 with a warning.
+
+A named window (`define window W`) is one instance shared by its readers and writers, so the
+group that holds it holds every element that reads or writes it: an element without an
+explicit execGroup joins the group of the window it touches; elements in different explicit
+groups, or a window's group with parallel > 1, are refused with a positioned error."""
 import logging
 import re
 from dataclasses import dataclass, field
@@ -25,6 +30,7 @@ class Group:
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
     definitions: list = field(default_factory=list)  # table/trigger ids it needs
+    windows: list = field(default_factory=list)  # ids of the named windows it holds
     partition_attrs: dict = field(default_factory=dict)  # input stream -> key attribute
 
 
@@ -51,12 +57,33 @@ def _element_name(element):
     return element.name
 
 
+def _window_group(element, exec_group, touched, placed):
+    """The group a window-touching element must join (or None): its windows' group."""
+    homes = {placed[w] for w in touched if w in placed}
+    if len(homes) > 1:
+        raise DistributionError(f"named windows {', '.join(sorted(touched))} are held by "
+                                f"different execution groups ({', '.join(sorted(homes))}); an "
+                                f"element using them must run beside all of them", element.span)
+    home = next(iter(homes), None)
+    if home is not None and exec_group is not None and exec_group != home:
+        w = next(w for w in touched if placed.get(w) == home)
+        raise DistributionError(f"named window '{w}' is held by execution group '{home}'; this "
+                                f"element reads or writes it but is in execGroup "
+                                f"'{exec_group}': put every query that uses '{w}' in one "
+                                f"execGroup", element.span)
+    return home
+
+
 def assign_groups(plan):
-    """Groups in declaration order, with CEP 4.0's naming and consistency rules."""
-    groups = {}
+    """Groups in declaration order, with CEP 4.0's naming and consistency rules; each named
+    window lives in the group of the first element that uses it, with all its users."""
+    groups, placed = {}, {}  # window id -> group name
+    windows = {w.id for w in getattr(plan, "windows", ())}
     for index, element in enumerate(plan.elements, 1):
         parallel, exec_group = _dist(element)
-        name = exec_group or _element_name(element) or _generated(groups, index)
+        touched = [s for s in read_ids(element) + written_ids(element) if s in windows]
+        home = _window_group(element, exec_group, touched, placed) if touched else None
+        name = exec_group or home or _element_name(element) or _generated(groups, index)
         if re.search(r"\s", name):
             raise DistributionError(f"Query name '{name}' is not valid, it must not contain "
                                     f"spaces", element.span)
@@ -71,6 +98,14 @@ def assign_groups(plan):
                                     f"same: group '{name}' has {group.parallel}, this element "
                                     f"{parallel}", element.span)
         group.elements.append(element)
+        for w in touched:
+            placed.setdefault(w, name)
+            if w not in group.windows:
+                group.windows.append(w)
+            if group.parallel > 1:
+                raise DistributionError(f"named window '{w}' is one instance shared by its "
+                                        f"readers: its execution group '{name}' must run with "
+                                        f"parallel 1, not {group.parallel}", element.span)
     return list(groups.values())
 
 
@@ -129,7 +164,7 @@ def partition_keys(group):
 
 def wire_streams(groups, plan):
     """Fill each group's raw inputs, outputs and needed definitions."""
-    tables = {t.id for t in plan.tables}
+    tables = {t.id for t in plan.tables} | {w.id for w in getattr(plan, "windows", ())}
     triggers = {t.id for t in plan.triggers}
     for g in groups:
         reads, writes = [], []

@@ -24,6 +24,7 @@ class ProcessorSpec:
     inputs: tuple
     queries: str
     outputs: tuple
+    window_definitions: str = ""  # the named windows this processor holds
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,8 @@ def read_query_plan(xml):
     processors = tuple(
         ProcessorSpec(p.get("name"), int(p.get("parallel")), p.get("enforceParallel") == "true",
                       p.findtext("table-definitions") or "", _streams(p, "input-streams/stream"),
-                      p.findtext("queries") or "", _streams(p, "output-streams/stream"))
+                      p.findtext("queries") or "", _streams(p, "output-streams/stream"),
+                      p.findtext("window-definitions") or "")
         for p in root.iterfind("event-processor"))
     return QueryPlan(int(receiver.get("parallel")), _streams(receiver, "streams/stream"),
                      processors, int(publisher.get("parallel")),

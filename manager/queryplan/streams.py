@@ -2,7 +2,7 @@
 import dataclasses
 
 from cep.model import (
-    DeleteFrom, InsertInto, InTable, JoinInputStream, Partition, Query, SingleInputStream,
+    DeleteFrom, InsertInto, InTable, Partition, Query, SingleInputStream,
     UpdateOrInsert, UpdateTable, Window, find_annotation)
 
 OUTPUTS = (InsertInto, DeleteFrom, UpdateTable, UpdateOrInsert)

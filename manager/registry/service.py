@@ -47,7 +47,7 @@ def _str_list(req, name):
 
 
 def _threads(req):
-    """A worker's supervised threads (issue 11): [{name, state, restarts, last_error}], kept
+    """A worker's supervised threads: [{name, state, restarts, last_error}], kept
     only in that shape and at most 200 of them; anything else is left out, not refused."""
     keep = []
     for t in _field(req, "threads", (list, tuple), required=False, default=[])[:200]:
@@ -79,7 +79,7 @@ class RegistryService:
         self.handled = 0
         self.errors = 0
         self.refused = 0  # requests without the cluster secret
-        # issue 13: every registry of the manager group, told to clients in register and worker
+        # every registry of the manager group, told to clients in register and worker
         # replies (they register with all of them); `instance` tells a restarted registry
         self.peers = None  # callable -> [registry address], or None outside a group
         self.instance = uuid.uuid4().hex
@@ -206,7 +206,7 @@ class RegistryService:
                 "liveness": self.table.liveness, **self._group()}
 
     def _group(self):
-        """`instance` and, in a manager group, `registries` (issue 13)."""
+        """`instance` and, in a manager group, `registries`."""
         out = {"instance": self.instance}
         if self.peers is not None:
             try:

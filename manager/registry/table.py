@@ -101,7 +101,7 @@ class EndpointTable:
     def _replace(self, key, component):
         """A restarted task (same component instance, new socket) replaces its predecessor at
         once: the old endpoint and its connections go, so lookups answer the new one and
-        clients connected to the old one see it gone (issue 11: recovery <= 30 s)."""
+        clients connected to the old one see it gone (recovery <= 30 s)."""
         kind, tenant, plan, address = key
         stale = [k for k, ep in self.endpoints.items() if k[:3] == key[:3]
                  and k[3] != address and ep.component == component]

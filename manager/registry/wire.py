@@ -1,2 +1,2 @@
-# Deprecated path (documented in PROTOCOL.md before issue 12): use cep.protocol.frames.
+# Deprecated path (documented in PROTOCOL.md before the protocol moved to cep.protocol): use cep.protocol.frames.
 from cep.protocol.frames import *  # noqa: F401,F403

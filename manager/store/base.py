@@ -11,7 +11,7 @@ TENANT_RE = re.compile(r"-?[0-9]{1,11}")
 TENANT_MIN, TENANT_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
-def parse_tenant(value):
+def parse_tenant(value: object) -> int:
     """An integer tenant id from an int or a string of ASCII digits (an optional '-'), within
     the 32-bit signed range; BadTenantError otherwise (no '٣', '1_0', ' 7' or 30 digits, which
     int() would take)."""
@@ -69,7 +69,7 @@ class PlanStore:
         return [(t, n, self.load(t, n)) for t in self.tenants() for n in self.names(t)]
 
     def load_versions(self):
-        """{"version": n, "plans": {"tenant/name": n}} as last saved (issue 11: a restarted
+        """{"version": n, "plans": {"tenant/name": n}} as last saved (a restarted
         manager keeps the versions, so workers do not tear plans down); {} when none."""
         return {}
 

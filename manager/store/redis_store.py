@@ -1,5 +1,5 @@
 """Redis plan store: hash `<prefix>:plans:<tenantId>` maps plan name -> SiddhiQL text; the
-plan versions are JSON at `<prefix>:deployment-versions`. In a manager group (issue 13) every
+plan versions are JSON at `<prefix>:deployment-versions`. In a manager group every
 write goes through `fence` (manager.lease.FencedWriter): one Lua script that checks the
 writer's fencing token first, so a paused old leader cannot overwrite the new leader's plans."""
 import json

@@ -20,13 +20,13 @@ def create_app(config=None):
     from manager.web import api_docs, api_plans, api_status, api_validate, api_worker
     app.register_blueprint(api_plans.bp)
     app.register_blueprint(api_worker.bp)
-    for module in (api_validate, api_status, api_docs):  # issue 9: validate, status, docs
+    for module in (api_validate, api_status, api_docs):  # validate, status, docs
         app.register_blueprint(module.bp)
     from manager.web import api_backtest
-    app.register_blueprint(api_backtest.bp)  # issue 15: backtests of stored plans
+    app.register_blueprint(api_backtest.bp)  # backtests of stored plans
     from manager.web import console
     console.register(app)  # /console pages, /api/v1/try and /simulate, / -> /console/
-    _register_auth(app)  # issue 10: users, tokens, sessions, CSRF, audit
+    _register_auth(app)  # users, tokens, sessions, CSRF, audit
     settings = getattr(app.config["MANAGER"], "settings", None)
     app.config["MAX_CONTENT_LENGTH"] = settings["http.max_body_bytes"] if settings else 4 << 20
     _register_errors(app)
@@ -49,7 +49,7 @@ def _register_auth(app):
     app.register_blueprint(auth_views.bp)
     auth_guard.register(app)
     from manager.web import leader_redirect
-    leader_redirect.register(app)  # issue 13: a follower sends writes to the leader (307)
+    leader_redirect.register(app)  # a follower sends writes to the leader (307)
 
 
 def _register_errors(app):
@@ -67,7 +67,7 @@ def _register_errors(app):
     @app.errorhandler(HTTPException)
     def http_error(exc):
         message = exc.description
-        if exc.code == 413:  # issue 10: JSON, with the limit
+        if exc.code == 413:  # JSON, with the limit
             message = (f"request body is larger than {app.config['MAX_CONTENT_LENGTH']} bytes "
                        f"(http.max_body_bytes)")
         return jsonify({"error": type(exc).__name__, "message": message}), exc.code
@@ -77,7 +77,7 @@ def _register_errors(app):
         return jsonify({"error": "BadRequest", "message": "the JSON body nests too deeply"}), 400
 
     @app.errorhandler(Exception)
-    def unexpected(exc):  # issue 10: no exception text (paths, internals) in the response
+    def unexpected(exc):  # no exception text (paths, internals) in the response
         app.logger.exception("unexpected error")
         return jsonify({"error": "InternalError",
                         "message": "internal error; the manager's log has the details"}), 500

@@ -1,4 +1,4 @@
-"""REST API /api/v1: backtests of a stored plan (issue 15).
+"""REST API /api/v1: backtests of a stored plan.
 
 POST .../plans/<name>/backtest with {"inputs": {"Stream": "path", ...}, "output": "dir",
 "format": "parquet"|"jsonl"|"csv", "timestamp_column": "timestamp"} starts `cep backtest`

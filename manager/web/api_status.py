@@ -44,7 +44,7 @@ def metrics(tenant, name):
     graph = plan_graph(tenant, manager().plans.compiled_plan(tenant, name))
     view = manager().history.window((tenant, name), window)
     doc = metrics_view(graph, view, window)
-    # issue 11: the topology's checkpoints (last id/time, duration, size, alignment, failures)
+    # the topology's checkpoints (last id/time, duration, size, alignment, failures)
     doc["checkpoints"] = manager().plans.topologies.status(tenant, name).get("checkpoints")
     return jsonify(doc)
 

@@ -1,4 +1,4 @@
-"""REST API /api/v1 of users, tenants and API tokens (issue 10).
+"""REST API /api/v1 of users, tenants and API tokens.
 
 `POST /login` trades a user's password for a new API token (shown once); `GET /whoami`;
 `GET|POST /users`, `DELETE /users/<user>`, `GET|POST /tenants` (super admin);

@@ -1,4 +1,4 @@
-"""Every request of the manager's app passes here first (issue 10): who sends it (API token,
+"""Every request of the manager's app passes here first: who sends it (API token,
 console session or the workers' cluster secret) and whether that principal may.
 
 401 without credentials (console pages: a redirect to the login page), 403 for a role that may

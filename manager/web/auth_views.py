@@ -1,4 +1,4 @@
-"""Console login and logout (issue 10): `GET|POST /console/login`, `POST /console/logout`.
+"""Console login and logout: `GET|POST /console/login`, `POST /console/logout`.
 
 The login form carries a CSRF token of a pre-login session; a successful login starts a fresh
 session (new CSRF token) and goes back to the page asked for (a /console path only)."""

@@ -1,4 +1,4 @@
-"""Writes go to the leader of a manager group (issue 13).
+"""Writes go to the leader of a manager group.
 
 On a follower, a request that changes plans (add, edit, remove) is answered `307 Temporary
 Redirect` to the same path on the leader's URL (a 307 keeps the method and the body; the CLI

@@ -183,3 +183,38 @@ def test_try_it_with_delays_gives_cep_runs_output(fake_console, browser, shot, t
     assert len(expected) >= 4  # the window's sums and expiries
     shot("try-delays")
     assert not js_errors(browser)
+
+
+# the lines a table cell's text takes: its text boxes from top to bottom, in font sizes
+CELL_LINES = """
+return [...document.querySelectorAll(arguments[0])].map(td => {
+  const range = document.createRange();
+  range.selectNodeContents(td);
+  const boxes = [...range.getClientRects()].filter(r => r.width > 0 && r.height > 0);
+  const size = parseFloat(getComputedStyle(td).fontSize);
+  const top = Math.min(...boxes.map(r => r.top)), bottom = Math.max(...boxes.map(r => r.bottom));
+  return {text: td.textContent.trim(), height: (bottom - top) / size};
+});
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 1400, 1920])
+def test_status_page_managers_cells_stay_on_one_line(fake_console, browser, shot, width):
+    """Host, role, REST API URL and registry of the Managers panel are each one line, not
+    wrapped letter by letter ("lead / er", "127.0.0 / .1") in a squeezed table."""
+    from tests.console.conftest import WINDOW
+    sign_in(browser, fake_console)
+    browser.set_window_size(width, WINDOW[1])
+    try:
+        browser.get(fake_console.url + "/console/status")
+        cells = browser.execute_script(CELL_LINES, "#managers-body tr td")
+        shot(f"managers-{width}")
+    finally:
+        browser.set_window_size(*WINDOW)
+    texts = [c["text"] for c in cells]
+    assert any(t.startswith("leader") for t in texts), texts  # the row is there
+    assert any(t.startswith("http://127.0.0.1:") for t in texts), texts
+    # one line of text is about 1.2 font sizes high (a badge a little more); two are 2.4
+    wrapped = [c for c in cells if c["text"] and c["height"] >= 2.0]
+    assert not wrapped, f"cells wrapped at {width} px: {wrapped}"
+    assert " s" not in texts, texts  # no lease age without a lease

@@ -3,7 +3,7 @@
 from cep.model import (
     Annotation, Attribute, AttrType, CompareOp, Constant, ExecutionPlan, Filter, InsertInto,
     OutputAttribute, Partition, Query, Selector, SingleInputStream, StreamDefinition,
-    TableDefinition, ValuePartitionKey, Variable, Window, TimeConstant, FunctionCall)
+    TableDefinition, ValuePartitionKey, Variable, Window, TimeConstant)
 
 S, L, D = AttrType.STRING, AttrType.LONG, AttrType.DOUBLE
 

@@ -8,7 +8,7 @@ import zmq
 from cep.bolt import SiddhiBolt, group_plan_text
 from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
-from cep.protocol.frames import decode_batch, decode_output, encode_batch
+from cep.protocol.frames import decode_output, encode_batch
 from manager.topology_builder import build_topology
 from publishers.bolt import PublisherBolt
 from receivers.spout import ReceiverSpout

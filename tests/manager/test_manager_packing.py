@@ -25,7 +25,7 @@ class SharedHandle(FakeHandle):
 
 class SharedLauncher(FakeLauncher):
     def submit(self, topology):
-        handle = super().submit(topology)
+        super().submit(topology)
         shared = SharedHandle(topology.name, self)
         self.handles[topology.name] = shared
         return shared

@@ -4,7 +4,7 @@ import logging
 import pytest
 from lxml import etree
 
-from cep.model import JoinInputStream, Partition, RangeCondition, RangePartitionKey
+from cep.model import Partition, RangeCondition, RangePartitionKey
 from manager.exceptions import DistributionError, QueryPlanError
 from manager.queryplan import query_plan_xml, read_query_plan, validate_query_plan
 from tests.manager.manager_plans import STAT_XML, ann, query, stat_plan_model, stream, S

@@ -44,3 +44,31 @@ def test_fields_grouping_hashes_the_partition_attribute():
         tasks_by_user.setdefault(user, set()).add(parts[0][0])
     assert all(len(t) == 1 for t in tasks_by_user.values())
     assert len({next(iter(t)) for t in tasks_by_user.values()}) == 2
+
+
+def test_script_functions_reach_every_bolt_and_run_there():
+    """A distributed plan's `define function` goes into each group's definitions, so the
+    bolt that compiles its group's text can call it; the manager's scripts.* settings go
+    along in the component config."""
+    import cep
+    from cep.bolt import group_plan_text
+    from cep.engine.runtime import ExecutionPlanRuntime
+    from manager.queryplan.builder import query_plan_xml
+    plan = cep.compile("""@Plan:name('Js')
+define function up[JavaScript] return string { return data[0].toUpperCase(); };
+@Import('S:1.0.0')
+define stream S (k string);
+@Export('Out:1.0.0')
+define stream Out (u string);
+@info(name='q') from S select up(k) as u insert into Out;
+""")
+    topo = build_topology(query_plan_xml(plan), -1234, "Js", "tcp://127.0.0.1:8904",
+                          "127.0.0.1", extra={"scripts": {"python": False}})
+    (bolt,) = [c for c in topo.components.values() if "queries" in c.config]
+    assert bolt.config["scripts"] == {"python": False}
+    rt = ExecutionPlanRuntime(cep.compile(group_plan_text(bolt.config)), playback=True)
+    out = []
+    rt.add_callback("Out", out.extend)
+    rt.input_handler("S").send(("abc",), 1)
+    assert out == [(1, ("ABC",))]
+    rt.shutdown()

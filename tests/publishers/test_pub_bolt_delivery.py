@@ -50,7 +50,7 @@ def rows(path):
         if path.exists() else []
 
 
-def wait(cond, what, timeout=10):
+def wait(cond, what, timeout=60):  # generous: a loaded machine must not fail the test
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:

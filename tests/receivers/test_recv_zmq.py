@@ -73,4 +73,6 @@ def test_a_send_with_a_timeout_raises_when_no_receiver_takes_it(key):
                 sent += 1
     finally:
         client.close()
-    assert sent < 50 and 0.15 < time.monotonic() - started < 5
+    waited = time.monotonic() - started
+    print(f"gave up after {sent} sends and {waited:.2f} s")
+    assert sent < 50 and waited > 0.15  # it did wait for the send timeout (200 ms), then gave up

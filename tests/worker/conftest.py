@@ -1,7 +1,6 @@
 """Worker test fixtures: a real registry service, a stand-in manager REST endpoint serving
 /api/v1/deployments (PROTOCOL.md section 3), stand-in spouts and bolts on real sockets."""
 import os
-import threading
 import time
 
 import pytest

@@ -5,7 +5,6 @@ import json
 import time
 import urllib.request
 
-import pytest
 
 import cep
 from cep.engine.runtime import ExecutionPlanRuntime

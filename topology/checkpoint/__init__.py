@@ -1,4 +1,4 @@
-"""Aligned barrier checkpoints (Flink's asynchronous barrier snapshots, issue 11).
+"""Aligned barrier checkpoints (Flink's asynchronous barrier snapshots).
 
 - ``store``: where snapshots live (a shared filesystem path, or Redis), one blob per
   instance, checksummed; ``metadata.json`` marks a checkpoint complete.

@@ -181,7 +181,7 @@ _FAILED = object()
 
 def _notify(component, name, cid):
     """Call the component's optional hook ``name(cid)`` (publisher bolts: output epochs and
-    exactly-once commits, issue 11)."""
+    exactly-once commits)."""
     hook = getattr(component, name, None)
     if callable(hook):
         hook(cid)

@@ -14,9 +14,6 @@ import numpy as np
 
 from cep.engine.columnar.columns import DTYPES
 from cep.model import AttrType
-from cep.model.expressions import (
-    And, BinaryOp, CompareOp, Constant, IsNull, Negate, Not, Or, Variable,
-)
 
 _NUM = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 _RANK = {AttrType.INT: 0, AttrType.LONG: 1, AttrType.FLOAT: 2, AttrType.DOUBLE: 3}
@@ -176,3 +173,27 @@ def _Negate(e, scope):
         v, m = fa(c)
         return np.negative(v), m
     return Vec(run, a.type, a.literal)
+
+
+def _FunctionCall(e, scope):
+    """An extension function with a batch kernel (cep.catalog.ext.vector); others keep the
+    row path."""
+    from cep.catalog import ext
+    from cep.catalog.ext.vector import kernel
+    if not e.namespace:
+        raise Unsupported(f"function {e.name}()")
+    entry = ext.lookup(e.namespace, e.name)
+    if entry is None:
+        raise Unsupported(f"function {e.namespace}:{e.name}()")
+    args = [compile_vec(a, scope) for a in e.args]
+    types = [a.type for a in args]
+    run_kernel = kernel(e.namespace, e.name, types, e.args)
+    if run_kernel is None:
+        raise Unsupported(f"no batch form of {e.namespace}:{e.name}()")
+    rtype = entry.rule(types, e)
+    fns = [a.fn for a in args]
+
+    def run(c):
+        pairs = [f(c) for f in fns]
+        return run_kernel([p[0] for p in pairs], [p[1] for p in pairs], len(c))
+    return Vec(run, rtype, False)

@@ -5,7 +5,7 @@ import numpy as np
 from cep.engine.columnar.columns import DTYPES, Columns
 from cep.engine.columnar.exprs import Unsupported, _truth, compile_vec
 from cep.engine.events import CURRENT
-from cep.engine.selector import output_items
+from cep.engine.select_clause import output_items
 
 
 def emit(proc, cols):

@@ -8,7 +8,8 @@ from cep.engine.expressions import (
 )
 from cep.engine.join.processor import LEFT, RIGHT, JoinProcessor, TableSide
 from cep.engine.join.scope import JoinScope
-from cep.engine.join.sides import StreamSide
+from cep.engine.join.sides import NamedWindowSide, StreamSide
+from cep.engine.named_window import is_named_window
 from cep.engine.pattern.builder import register_chain, with_tables
 from cep.engine.processor import Processor, link
 from cep.engine.join.lookup import table_lookup
@@ -85,7 +86,8 @@ def build_join_query(query, ctx, name=None):
     lookups = [None, None]
     if not want_expired:
         for which in (LEFT, RIGHT):
-            if triggers[which] and infos[which]["window"] is None:
+            if triggers[which] and infos[which]["window"] is None and \
+                    infos[which].get("named") is None:
                 lookups[which] = table_lookup(j.on, on_scope, infos, which, outer[which],
                                               selected=_selected(query, ctx, infos))
     proc = JoinProcessor(sides, on, [keys[RIGHT][1], keys[LEFT][1]], triggers, outer,
@@ -154,7 +156,8 @@ def _side_info(stream, ctx):
             expr = And(expr, e)
         keep = compile_filter(expr, with_tables(ctx)(scope), ctx.env)
     return {"stream": stream, "table": None, "definition": d, "refs": {sid, stream.alias},
-            "keep": keep, "window": window, "scope": with_tables(ctx)(scope)}
+            "keep": keep, "window": window, "scope": with_tables(ctx)(scope),
+            "named": j if is_named_window(j) else None}
 
 
 def _is_self_join(infos):
@@ -172,11 +175,14 @@ def _make_side(info, key, ctx, self_join):
             return TableSide(info["table"], True, key[2])
         return TableSide(info["table"], key[0] is not None)
     w = info["window"]
+    if info.get("named") is not None:
+        return NamedWindowSide(info["named"], key[0])
     if w is None:
         return StreamSide(None, key[0])
     owner = info["stream"].stream_id if (ctx.timer_owners and not self_join
                                          and info["keep"] is None) else None
-    window = build_window(w, info["scope"], WindowEnv(ctx.scheduler, ctx.playback, owner))
+    window = build_window(w, info["scope"], WindowEnv(ctx.scheduler, ctx.playback, owner,
+                                                        ctx.siddhi_fixed))
     return StreamSide(window, key[0])
 
 

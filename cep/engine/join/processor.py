@@ -85,6 +85,8 @@ class JoinProcessor(Processor):
         side = self.sides[which]
         if side.window is not None:
             side.window.process(batch)
+        elif getattr(side, "named", False):  # a named window's emissions, kinds kept
+            self.window_output(which, batch)
         else:
             expire = self.want_expired and self.triggers[which]
             self.window_output(which, side.passing(batch, expire))
@@ -132,6 +134,7 @@ class JoinProcessor(Processor):
         side, other = self.sides[which], self.sides[1 - which]
         key = self.probe_keys[which]
         if (not isinstance(side, StreamSide) or side.window is not None
+                or getattr(side, "named", False)
                 or not isinstance(other, TableSide) or key is None or not other.use_key
                 or not other.table.indexed or self.chunked or self.want_expired
                 or not self.triggers[which]):
@@ -160,6 +163,9 @@ class JoinProcessor(Processor):
         key = self.probe_keys[which]
         on = self.on
         cands = other.candidates(key(row), True) if key is not None else other.candidates()
+        probed = getattr(other.window, "probed", None)
+        if probed is not None:  # windows whose state a probe disturbs in Siddhi 3.2
+            probed()
         n = len(out)
         if which == LEFT:
             if on is None:

@@ -112,6 +112,12 @@ class StreamSide:
         return out
 
     def candidates(self, key_value=None, use_key=False):
+        ordered = getattr(self.window, "join_rows", None)
+        if ordered is not None:  # a window whose own order a probe follows (sort)
+            rows = ordered()
+            if use_key and self.key is not None:
+                return [r for r in rows if self.key(r) == key_value]
+            return rows
         return self.contents.candidates(key_value, use_key)
 
     def get_state(self):
@@ -130,6 +136,28 @@ class StreamSide:
     def fresh(self):
         """An empty side with the same configuration (compiled code shared)."""
         return StreamSide(self.window.clone() if self.window is not None else None, self.key)
+
+
+class NamedWindowSide(StreamSide):
+    """A join side reading a named window: probes look into the shared window's rows (the
+    window keeps them), and what the window emits arrives as it is (CURRENT and EXPIRED)."""
+    named = True
+
+    def __init__(self, junction, key=None):
+        super().__init__(None, key)
+        self.junction = junction
+
+    def candidates(self, key_value=None, use_key=False):
+        return self.junction.candidates(self.key if use_key else None, key_value)
+
+    def get_state(self):
+        return None  # the named window snapshots itself
+
+    def set_state(self, state):
+        pass
+
+    def fresh(self):
+        return self
 
 
 class SideSink:

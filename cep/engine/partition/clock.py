@@ -20,6 +20,18 @@ class PartitionScheduler:
     def __getattr__(self, name):
         return getattr(self.real, name)
 
+    # read for every sub-batch of every key: direct, not through __getattr__'s failed lookup
+    @property
+    def clock(self):
+        return self.real._clock
+
+    @property
+    def playback(self):
+        return self.real.playback
+
+    def now(self):
+        return self.real.now()
+
     def notify_at(self, due, fn, owner=None):
         heapq.heappush(self._timers, (due, next(self._seq), self.current, fn))
         if due not in self._armed:

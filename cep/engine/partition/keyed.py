@@ -11,7 +11,7 @@ event order. The commonest such pattern, `every e1=S -> e2=S[...]`, runs as a ge
 instead of the general machine (kernel.py), emitting the select clause's rows itself when the
 clause is a plain projection."""
 from cep.engine.partition.kernel import PatternKernel, build_kernel
-from cep.engine.pattern.builder import stream_definitions, with_tables
+from cep.engine.pattern.inputs import stream_definitions, with_tables
 from cep.engine.pattern.compile import compile_pattern, selector_scope
 from cep.engine.pattern.plan import STREAM, flatten
 from cep.engine.expressions import SingleStreamScope, compile_expression, make_function

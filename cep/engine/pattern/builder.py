@@ -4,32 +4,11 @@ Chain: each input stream's junction -> a receiver -> the PatternProcessor (state
 the query selector (composite rows) -> [rate limiter] -> output."""
 from cep.engine.pattern.compile import compile_pattern, selector_scope
 from cep.engine.pattern.fast import build_fast
+# re-exported: the join and partition builders import these from here too
+from cep.engine.pattern.inputs import stream_definitions, with_tables  # noqa: F401
 from cep.engine.pattern.plan import flatten
 from cep.engine.pattern.runtime import PatternProcessor
 from cep.engine.processor import Processor, link
-from cep.errors import InvalidQueryError, UnknownStreamError
-
-
-def stream_definitions(stream_ids, spans, ctx):
-    """stream id -> definition for a query's inputs; rejects tables and unknown streams."""
-    out = {}
-    for sid in stream_ids:
-        if ctx.plan.table(sid) is not None:
-            raise InvalidQueryError(f"table '{sid}' cannot be a pattern or sequence input; "
-                                    f"only streams can", spans.get(sid))
-        j = ctx.junctions.get(sid)
-        if j is None:
-            raise UnknownStreamError(f"stream '{sid}' is not defined", spans.get(sid))
-        out[sid] = j.definition
-    return out
-
-
-def with_tables(ctx):
-    """A scope hook giving a scope `cond in Table` support over the runtime's tables."""
-    def hook(scope):
-        scope.tables = ctx.tables
-        return scope
-    return hook
 
 
 def build_state_query(query, ctx, name=None):
@@ -50,7 +29,10 @@ def build_state_query(query, ctx, name=None):
     link([proc, selector, out])
     register_chain(ctx, name, proc)
     for sid in shared.streams:
-        ctx.junction_for(sid).subscribe(proc.receiver(sid))
+        j = ctx.junction_for(sid)
+        # a named window: the pattern sees the rows arriving in it, not its expiries
+        (j.subscribe_current if hasattr(j, "subscribe_current") else j.subscribe)(
+            proc.receiver(sid))
     return proc
 
 

@@ -122,8 +122,9 @@ def _index_keys(expr, node, scope):
     g = {}
     for c in row_src + part_src:
         g.update(c.globals)
-    tup = (lambda cs: cs[0].source if len(cs) == 1 else
-           "(" + ", ".join(c.source for c in cs) + ",)")
+
+    def tup(cs):
+        return cs[0].source if len(cs) == 1 else "(" + ", ".join(c.source for c in cs) + ",)"
     row_key = make_function("row_key", f"def row_key(r):\n    return {tup(row_src)}\n", g)
     partial_key = make_function("partial_key",
                                 f"def partial_key(p):\n    return {tup(part_src)}\n", g)

@@ -79,8 +79,12 @@ class CountSteps:
             return self.s.sequence
         p[-1] = ts
         n = len(lst)
+        # a trailing zero-minimum count after two or more states emits at its first row
+        first_of_zero = n == 1 and node.min_count == 0 and not node.next and i > 1
         if self.s.sequence:
             if n >= node.min_count and node.next:
+                self._complete(i, node, p, ts)
+            elif first_of_zero:
                 self._complete(i, node, p, ts)
             elif n == node.min_count and self.s.fixed:  # fixed: a final count emits once
                 self._complete(i, node, p, ts)
@@ -88,7 +92,7 @@ class CountSteps:
                 return True
             self._add(i, p)
             return True
-        if n == node.min_count:
+        if n == node.min_count or first_of_zero:
             self._complete(i, node, p, ts)
             if not node.next:
                 return True

@@ -58,7 +58,17 @@ class SharedMachine:
         by_stream = {}
         for n in reversed(nodes):
             by_stream.setdefault(n.stream_id, []).append(n.slot)
+        for order in by_stream.values():
+            # one event fitting both sides of an `or` binds to the left side (Siddhi 3.2):
+            # the left node sees it before its partner, completes and discards the pair
+            for k in range(len(order) - 1):
+                a = nodes[order[k]]
+                if a.op == "or" and a.partner == order[k + 1] and order[k + 1] < order[k]:
+                    order[k], order[k + 1] = order[k + 1], order[k]
         self.order_by_stream = by_stream
+        # nodes an `every` restart copies partials back into (nfa.StateMachine._queue)
+        self.renew_targets = frozenset(t for n in nodes for t in (n.every_to or ())
+                                       if t not in starts)
         self.streams = tuple(dict.fromkeys(n.stream_id for n in nodes))
 
     def _place_scopes(self):

@@ -222,7 +222,13 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
             self.out.append((ts, self.s.make_row(p), CURRENT))
         if node.every_to:
             q = self.s.every_copy(p, node)
-            for j in node.every_to:
+            targets = node.every_to
+            if node.op == "or" and i in targets and node.partner in targets and \
+                    not self.s.sequence and i not in self.s.starts:
+                # `A -> every (B or C)` re-arms only the side that matched (Siddhi 3.2); at
+                # the start, `every (A or B) -> C` re-arms both
+                targets = (i,)
+            for j in targets:
                 self.new[j].append(q)
                 self.touched.add(j)
 
@@ -237,8 +243,10 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
             self._add_absent(j, node, p)
             return
         if node.kind == COUNT and node.min_count == 0 and p[node.slot] is None:
-            if not node.next and self.now is not None:
-                # a trailing `B?` / `B*` / `B<0:n>` completes at once with a null (Siddhi 3.2)
+            if not node.next and self.now is not None and j <= 1:
+                # a trailing `B?` / `B*` / `B<0:n>` right after the first state completes at
+                # once with a null (Siddhi 3.2); after two or more states it waits for its
+                # first row (kinds.CountSteps)
                 self._complete(j, node, p, self.now)
                 return
             self._queue(j, node, p)
@@ -253,6 +261,11 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
             if new:
                 return
             new.append(p)
+            self.touched.add(j)
+        elif j in self.s.renew_targets:
+            # an `every` restart may copy a partial back into j during this event: the copy
+            # keeps the older partial's place, ahead of partials handed on by this event
+            self.new[j].append(p)
             self.touched.add(j)
         else:
             self._file(j, node, p)
@@ -311,7 +324,9 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         p[node.slot] = r
         p[-1] = ts
         j = self.s.keyed_next[i]
-        if j is not None and self.s.nodes[j].range is not None:
+        if j is not None and j in self.s.renew_targets:
+            self._add(j, p)
+        elif j is not None and self.s.nodes[j].range is not None:
             self._file(j, self.s.nodes[j], p)
         elif j is not None:  # inline _add/_file into one indexed state
             key = self.s.nodes[j].partial_key(p)

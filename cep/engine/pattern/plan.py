@@ -80,11 +80,13 @@ def flatten(element):
 def within_slots(element):
     """Slots of the states a trailing `within` bounds (Siddhi 3.2): those of the chain's last
     element, which check the gap to the partial's last event; none when that element is an
-    `every` (the `within` then belongs to the `every` step, and 3.2 does not apply it)."""
+    `every` (the `within` then belongs to the `every` step, and 3.2 does not apply it) or a
+    logical `and`/`or` (`A -> B and C within T`, also written `A -> (B and C) within T`:
+    Siddhi 3.2.15 matches whatever the gaps, as the real engine shows)."""
     total = len(flatten(element)[0])
     while isinstance(element, NextState):
         element = element.then
-    if isinstance(element, EveryState):
+    if isinstance(element, (EveryState, LogicalState)):
         return ()
     return tuple(range(total - len(flatten(element)[0]), total))
 

@@ -58,6 +58,12 @@ class Table(EventTable):
     def all_rows(self):
         return list(self.rows.values()) if self.indexed else list(self.rows)
 
+    def compile_in(self, e, gen, outer):
+        """Code for `condition in <this table>` (an InTable node) against the event scope
+        `outer`; `gen` is the expression compiler that met it."""
+        from cep.engine.table.conditions import compile_in_table
+        return compile_in_table(e, gen, outer, {self.id: self})
+
     # -- reads ----------------------------------------------------------------------------
     def compile_probe(self, expr, is_table_var, compile_event, args):
         """The key function `key(*args)` of `T.key == expr` in `expr`, or None (scan)."""

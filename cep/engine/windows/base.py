@@ -16,10 +16,12 @@ NEVER = -(1 << 62)  # the playback clock before the first event
 
 
 class WindowEnv:
-    """What a window needs from the runtime: the scheduler and whether time is event time."""
+    """What a window needs from the runtime: the scheduler, whether time is event time, and
+    whether the plan asked for `@Plan:siddhi('fixed')` (Siddhi 3.2's window bugs fixed)."""
 
-    def __init__(self, scheduler, playback, owner=None):
+    def __init__(self, scheduler, playback, owner=None, fixed=False):
         self.scheduler, self.playback, self.owner = scheduler, playback, owner
+        self.fixed = fixed
 
 
 class WindowProcessor(Processor):

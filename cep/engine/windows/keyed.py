@@ -1,5 +1,4 @@
 """Windows that keep events by key or order: sort, unique, firstUnique, frequent, lossyFrequent."""
-import bisect
 import math
 
 from cep.engine.windows.base import WindowProcessor
@@ -79,11 +78,17 @@ class SortWindow(WindowProcessor):
                 continue
             if playback and e[0] > now:
                 now = e[0]
-            bisect.insort_right(items, e, key=key)
+            items.append(e)  # Siddhi 3.2 sorts only when the window is over its size
             out.append(e)
             if len(items) > n:
+                items.sort(key=key)  # stable: ties keep their order, as Collections.sort
                 out.append((now, items.pop()[1], 1))
         self.emit(out)
+
+    def join_rows(self):
+        """The rows in the order Siddhi's join meets them: as last sorted (on the last
+        eviction), arrivals since then after them."""
+        return [e[1] for e in self.items]
 
     def state_items(self):
         return {"items": list(self.items)}
@@ -198,7 +203,10 @@ class FrequentWindow(WindowProcessor):
 
 
 class LossyFrequentWindow(WindowProcessor):
-    """Events whose key's frequency is at least support - error (lossy counting)."""
+    """Events whose key's frequency is at least support - error (lossy counting). It keeps
+    one event per key; in Siddhi 3.2 a newer event of a kept key replaces it without emitting
+    the old one as EXPIRED (aggregates then count every event of a repeated key), a bug that
+    `@Plan:siddhi('fixed')` fixes by expiring the replaced event, as `frequent` does."""
 
     @classmethod
     def parse(cls, p):
@@ -236,7 +244,7 @@ class LossyFrequentWindow(WindowProcessor):
             c = self.counts[k] = [0, self.bucket - 1]
         c[0] += 1
         if c[0] + c[1] >= (self.support - self.error) * self.total:
-            if old is not None:
+            if old is not None and self.env.fixed:
                 out.append((now, old[1], 1))
             out.append(e)
         if self.total % self.width == 0:

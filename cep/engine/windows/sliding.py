@@ -137,7 +137,12 @@ class TimeLengthWindow(TimeWindow):
 
 
 class ExternalTimeWindow(_QueueWindow):
-    """Sliding over a timestamp attribute; expired events carry the triggering event's value."""
+    """Sliding over a timestamp attribute; expired events carry the triggering event's value.
+
+    As a join side probed by the other side, Siddhi 3.2's window is left with its expiry
+    iterator at the end (the join's find walks the same chunk and the window resets it only
+    after its expiry loop): the next arrival expires nothing, the one after catches up. That
+    is reproduced by default (`probed`); `@Plan:siddhi('fixed')` expires on every arrival."""
     expires_arrivals = True
 
     @classmethod
@@ -148,6 +153,12 @@ class ExternalTimeWindow(_QueueWindow):
     def setup(self, get, t):
         self.get, self.t = get, t
         self.q = deque()  # (external ts, event)
+        self.skip_expiry = False  # a join's probe left Siddhi's iterator at the end
+
+    def probed(self):
+        """The other side of a join looked into this window's rows."""
+        if not self.env.fixed:
+            self.skip_expiry = True
 
     def process(self, batch):
         q, t, get, out = self.q, self.t, self.get, []
@@ -157,11 +168,20 @@ class ExternalTimeWindow(_QueueWindow):
                 continue
             ext = get(e[1])
             lim = ext - t
-            while q and q[0][0] <= lim:
-                append((ext, q.popleft()[1][1], 1))
+            if self.skip_expiry:
+                self.skip_expiry = False
+            else:
+                while q and q[0][0] <= lim:
+                    append((ext, q.popleft()[1][1], 1))
             q.append((ext, e))
             append(e)
         self.emit(out)
+
+    def state_items(self):
+        return {"q": list(self.q), "skip": self.skip_expiry}
+
+    def load_state_items(self, s):
+        self.q, self.skip_expiry = deque(s["q"]), bool(s.get("skip", False))
 
 
 class DelayWindow(TimeWindow):

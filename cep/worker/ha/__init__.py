@@ -1,4 +1,4 @@
-"""2-node minimum HA for standalone workers (issue 13): two `cep worker --mode standalone
+"""2-node minimum HA for standalone workers: two `cep worker --mode standalone
 --ha-peer URL` processes form an active/passive pair. Both run every plan over every event;
 the active writes the outputs, the passive queues them (numbered alike on both nodes) and
 writes what the active did not report as published when it takes over. See README.md of

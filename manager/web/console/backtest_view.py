@@ -1,4 +1,4 @@
-"""The plan page's Backtest block (issue 15): which streams take a dataset.
+"""The plan page's Backtest block: which streams take a dataset.
 
 The block itself is `templates/console/plan_backtest.html` and `static/console/backtest.js`;
 it runs backtests through the REST API (api_backtest.py) with the session's CSRF token."""

@@ -1,14 +1,14 @@
-"""The data console pages render, read from the manager in-process. Fields the REST API adds
-for issue 9 (statusText, lastChange, the deployment status) are used when present; otherwise
+"""The data console pages render, read from the manager in-process. Fields the newer REST API
+adds (statusText, lastChange, the deployment status) are used when present; otherwise
 they are computed here from what the manager already has, so a page never depends on a field
 that is not there yet."""
-import time
-from datetime import datetime, timezone
 
 from flask import request
 
 from manager.status import status_text
 from manager.store.base import parse_tenant
+# re-exported: the views format with data.age, data.duration, data.iso_time
+from manager.web.console.formats import age, duration, iso_time  # noqa: F401
 from manager.web.console.nav import manager
 
 
@@ -69,37 +69,6 @@ def _fallback_status():
     return {"managers": [{"url": None, "host": m.host, "role": "leader",
                           "registry": m.registry_url, "self": True}],
             "spark": None, "topologies": topologies, "workers": [], "endpoints": [], "flows": []}
-
-
-def iso_time(epoch):
-    """'YYYY-MM-DD HH:MM:SS UTC' of an epoch in seconds or an ISO-8601 string ('' for None)."""
-    if epoch in (None, ""):
-        return ""
-    if isinstance(epoch, str):  # ISO-8601 from the API (lastChange)
-        try:
-            moment = datetime.fromisoformat(epoch.replace("Z", "+00:00"))
-        except ValueError:
-            return epoch
-        return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def age(epoch):
-    """'12 s', '3 min', '2 h' since an epoch in seconds."""
-    if epoch in (None, "") or isinstance(epoch, str):
-        return ""
-    return duration(time.time() - epoch)
-
-
-def duration(secs):
-    if secs is None:
-        return ""
-    secs = max(0.0, float(secs))
-    if secs < 90:
-        return f"{secs:.0f} s"
-    if secs < 5400:
-        return f"{secs / 60:.0f} min"
-    return f"{secs / 3600:.1f} h"
 
 
 def workers():

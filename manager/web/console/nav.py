@@ -4,6 +4,7 @@ from flask import current_app, g, request
 
 from manager.store.base import SUPER_TENANT, parse_tenant
 from manager.exceptions import BadTenantError
+from manager.web.console.formats import duration, iso_time
 
 
 def manager():
@@ -14,7 +15,7 @@ def known_tenants():
     """Tenants with a plan (store and compiled plans), plus the super tenant; sorted."""
     m = manager()
     tenants = {SUPER_TENANT} | {t for t, _ in list(m.plans.compiled)}
-    tenants |= {t["id"] for t in m.auth.directory.tenants()}  # issue 10: created tenants
+    tenants |= {t["id"] for t in m.auth.directory.tenants()}  # created tenants
     try:
         tenants |= set(m.store.tenants())
     except Exception:  # a store that cannot list tenants still leaves the page usable
@@ -42,7 +43,7 @@ def register(bp):
         tenants = known_tenants()
         if tenant not in tenants:
             tenants = sorted(tenants + [tenant])
-        principal = g.get("principal")  # issue 10: only the tenants this user may see
+        principal = g.get("principal")  # only the tenants this user may see
         if principal is not None and not principal.is_super:
             tenant = tenant if principal.sees(tenant) else principal.tenant
             tenants = [principal.tenant]
@@ -51,7 +52,6 @@ def register(bp):
 
 def register_filters(bp):
     """Formatting of times, ages, rates and sizes in the templates."""
-    from manager.web.console.data import duration, iso_time
 
     def _num(v):
         return isinstance(v, (int, float)) and not isinstance(v, bool)

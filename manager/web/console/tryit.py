@@ -46,7 +46,7 @@ def apply_delays(lines):
 def try_plan(text, events_text, policy=None):
     """{"outputs": {stream: [{timestamp, data}]}, "events": [cep run's lines as dicts],
     "badLines": [{line, reason}], "errors": [...], "truncated": bool}. `policy` (the
-    manager's cep.policy.HostPolicy) bounds the plan's size and windows (issue 10)."""
+    manager's cep.policy.HostPolicy) bounds the plan's size and windows."""
     import cep
     from cep.engine.offline import run
     if not isinstance(text, str) or not text.strip():

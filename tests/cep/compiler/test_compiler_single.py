@@ -132,10 +132,11 @@ def test_insert_event_types(words, event_type):
     assert q.output == InsertInto("Out", event_type)
 
 
-def test_functions_with_namespace_are_parsed_but_unknown():
+def test_functions_with_namespace_are_parsed_and_an_unknown_one_is_rejected():
+    query_of("from Ticks select str:concat(sym, 'x') as c insert into Out;")
     with pytest.raises(cep.SiddhiQLError) as info:
-        query_of("from Ticks select str:concat(sym, 'x') as c insert into Out;")
-    assert "str:concat" in info.value.message
+        query_of("from Ticks select str:concatx(sym, 'x') as c insert into Out;")
+    assert "str:concatx" in info.value.message
 
 
 def test_chained_queries_infer_intermediate_streams():
@@ -209,7 +210,8 @@ def test_keywords_are_names_where_no_keyword_fits():
     assert plan.stream("Out").attribute_names == ("start", "drop", "output", "events")
 
 
-def test_fifty_query_plan_compiles_fast():
+def test_fifty_query_plan_compiles():
+    """A 50-query plan compiles (its speed: benchmarks/validate_bench.py)."""
     import time
     body = "\n".join(
         f"@info(name='q{i}') from Ticks[price > {i}.0]#window.time(1 min) select sym, "
@@ -218,5 +220,6 @@ def test_fifty_query_plan_compiles_fast():
     cep.compile(TICKS + body)  # warm up: builds the cached parser
     start = time.perf_counter()
     plan = cep.compile(TICKS + body)
+    print(f"compiled in {time.perf_counter() - start:.3f} s")
     assert len(plan.queries) == 50
-    assert time.perf_counter() - start < 1.0  # typically ~30 ms on this machine
+    assert [q.output.target for q in plan.queries] == [f"O{i}" for i in range(50)]

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 import cep
-from cep.catalog import aggregators, functions, rules
+from cep.catalog import aggregators, ext, ext_processors, functions, rules
 from cep.engine.expressions import _Gen
 from cep.model import AttrType as T, BinaryOp, Constant, FunctionCall
 from cep.model.expressions import Expression
@@ -58,9 +58,13 @@ def test_every_expression_of_every_conformance_plan_is_typed_and_calls_resolved(
             nodes += 1
             assert isinstance(e.rtype, T), (path, e)
             if isinstance(e, FunctionCall):
-                kind, _, name = e.entry
-                table = functions.FUNCTIONS if kind == "function" else aggregators.AGGREGATORS
-                assert name in table, (path, e)
+                kind, namespace, name = e.entry
+                found = (ext.find_function(name, namespace)
+                         or ext_processors.lookup_function(namespace, name)) \
+                    if kind == "function" else aggregators.lookup(name, namespace)
+                if kind == "script":
+                    continue
+                assert found is not None and found.name == name, (path, e)
     assert plans > 100 and nodes > 1000
 
 

@@ -1,6 +1,5 @@
 """The scheduler: due order, the clock step as `now`, owned timers, wall-clock thread."""
 import threading
-import time
 
 from cep.engine.clock import Scheduler
 

@@ -1,4 +1,4 @@
-/* The plan page's Backtest block (issue 15): starts a backtest through the REST API
+/* The plan page's Backtest block: starts a backtest through the REST API
    (POST .../backtest, with the session's CSRF token through CEP.request), polls its state and
    shows the summary and an inline SVG chart of output events over time. No dependencies. */
 (function () {

@@ -16,7 +16,7 @@
   /* fetch -> {ok, status, body}; body is parsed JSON when the answer is JSON. */
   CEP.request = function (method, url, body, contentType) {
     var opts = {method: method, headers: {"Accept": "application/json"}};
-    if (method !== "GET" && method !== "HEAD") {  /* the session's CSRF token (issue 10) */
+    if (method !== "GET" && method !== "HEAD") {  /* the session's CSRF token */
       var meta = document.querySelector('meta[name="csrf-token"]');
       if (meta) { opts.headers["X-CSRF-Token"] = meta.getAttribute("content"); }
     }

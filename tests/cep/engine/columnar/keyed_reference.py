@@ -8,27 +8,9 @@ import numpy as np
 
 import cep
 from cep.backtest.rewrite import split_partitions
-from cep.engine.columnar.keyed import keyed_kernel
-from cep.model import Partition
+from cep.engine.columnar.keyed.lookup import kernel_for, plan_query  # noqa: F401
 
 END_PAD = 10 ** 9
-
-
-def plan_query(plan, index=0):
-    """(query, {stream id: partition key attribute}) of the index-th query of the plan."""
-    found = []
-    for el in plan.elements:
-        if isinstance(el, Partition):
-            keys = {k.stream_id: k.expression.name for k in el.keys}
-            found += [(q, keys) for q in el.queries]
-        else:
-            found.append((el, {}))
-    return found[index]
-
-
-def kernel_for(plan, index=0):
-    query, keys = plan_query(plan, index)
-    return keyed_kernel(query, {s.id: s for s in plan.streams}, keys)
 
 
 def engine_rows(plan, stream, out_stream, ts, starts, cols):

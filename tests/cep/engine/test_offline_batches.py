@@ -1,0 +1,123 @@
+"""`cep run` sends consecutive events of a stream as one batch and encodes each output batch at
+once: the output equals sending every event on its own (per stream, in order), on plans with
+windows, aggregates, chains, rate limits, patterns and joins, with clock lines, bad lines and
+stream switches in the file; where a batch could change the output (two queries into one
+stream, partitions) events still go one at a time."""
+import json
+import random
+
+import pytest
+
+import cep
+from cep.engine.offline import _decode_chunks, batchable, run_lines, single_reader
+
+HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n" \
+       "define stream T (sym string, qty int);\n"
+PLANS = {
+    "window aggregates": "from S#window.length(7) select sym, sum(price) as s, avg(vol) as a "
+                         "group by sym insert into Out;",
+    "time batch": "from S#window.timeBatch(50 milliseconds) select sym, count() as c "
+                  "insert into Out;",
+    "time window chain": "from S#window.time(30 milliseconds) select sym, max(price) as m "
+                         "insert into Mid; from Mid[m > 50.0] select sym, m insert into Out;",
+    "rate limit": "from S select sym, price output last every 20 milliseconds insert into Out;",
+    "pattern": "from every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price] within 40 "
+               "milliseconds select e1.sym as sym, e2.price as p insert into Out;",
+    "join": "from S#window.length(5) join T#window.length(5) on S.sym == T.sym "
+            "select S.sym as sym, S.price as p, T.qty as q insert into Out;",
+    "two queries, one output": "from S[price > 30.0] select sym, price insert into Out; "
+                               "from S[vol > 500] select sym, price insert into Out; "
+                               "from S#window.timeBatch(25 milliseconds) select sym, price "
+                               "insert into Out;",
+    "partition": "partition with (sym of S) begin from S#window.length(3) select sym, "
+                 "sum(price) as s insert into Out; end;",
+}
+
+
+def lines(seed, n=600, odd=0.05, other=0.2):
+    """Random lines: clock lines and bad lines (a share `odd` of them), events of T (a
+    share `other`) and of S."""
+    rnd = random.Random(seed)
+    out, ts = [], 1000
+    for i in range(n):
+        ts += rnd.choice([0, 1, 3, 7, 20])
+        r = rnd.random()
+        if r < odd * 0.6:
+            out.append(json.dumps({"timestamp": ts + 15}))
+        elif r < odd:
+            out.append(rnd.choice(['not json', '{"stream": "S", "timestamp": 1, "data": [1]}',
+                                   '{"stream": "S", "timestamp": 2, "data": ["A", "x", 1]}',
+                                   '{"stream": "Z", "timestamp": 3, "data": []}']))
+        elif r < odd + other:
+            out.append(json.dumps({"stream": "T", "timestamp": ts,
+                                   "data": [f"k{rnd.randrange(4)}", rnd.randrange(100)]}))
+        else:
+            out.append(json.dumps({"stream": "S", "timestamp": ts,
+                                   "data": [f"k{rnd.randrange(4)}", rnd.random() * 100,
+                                            rnd.randrange(1000)]}))
+    return out
+
+
+def outputs(plan_text, text, batch):
+    chunks, bad = [], []
+    assert run_lines(cep.compile(HEAD + plan_text), text, chunks.append, bad.append,
+                     batch=batch)
+    per = {}
+    for line in "".join(chunks).splitlines():
+        e = json.loads(line)
+        per.setdefault(e["stream"], []).append(e)
+    return per, [str(b) for b in bad]
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+@pytest.mark.parametrize("seed", [1, 2])
+def test_batched_run_equals_one_event_at_a_time(name, seed):
+    text = lines(seed)
+    got, got_bad = outputs(PLANS[name], text, True)
+    want, want_bad = outputs(PLANS[name], text, False)
+    assert got == want and got_bad == want_bad
+    assert sum(map(len, want.values())) > 0 and want_bad
+
+
+@pytest.mark.parametrize("name", ["window aggregates", "join", "time window chain",
+                                  "two queries, one output"])
+def test_chunks_decoded_whole_and_line_by_line_mix_in_file_order(name):
+    """Thousand-line chunks without odd lines are decoded whole into checked rows; the
+    chunks around a clock line, a bad line and a float stream go line by line."""
+    text = lines(3, n=4200, odd=0, other=0.3)
+    text[1500] = "not json"
+    text[2600] = json.dumps({"timestamp": 10 ** 6})
+    text[2601] = json.dumps({"stream": "S", "timestamp": 10 ** 6 + 1, "data": ["k1", 1, 2]})
+    text[3999] = ""
+    kinds = [first for first, _ in _decode_chunks(cep.compile(HEAD + PLANS[name]), text)]
+    assert kinds == [None, 1000, None]  # whole; by line 1000-3999 (1500, 2600, 3999); whole
+    got, got_bad = outputs(PLANS[name], text, True)
+    want, want_bad = outputs(PLANS[name], text, False)
+    assert got == want and got_bad == want_bad == ["line 1501: bad JSON: Expecting value at "
+                                                   "column 1"]
+    assert sum(map(len, want.values())) > 1000
+
+
+def test_where_a_batch_could_change_the_output_events_go_one_by_one():
+    def rt(plan_text):
+        return cep.ExecutionPlanRuntime(cep.compile(HEAD + plan_text))
+    assert single_reader(rt(PLANS["time window chain"]).junctions["S"])
+    assert not single_reader(rt(PLANS["two queries, one output"]).junctions["S"])
+    chain_fan = ("from S select sym, price insert into Mid; from Mid select sym insert into A; "
+                 "from Mid select price insert into B;")
+    assert not single_reader(rt(chain_fan).junctions["S"])
+    assert not batchable(cep.compile(HEAD + PLANS["partition"]), "skip")
+    assert not batchable(cep.compile(HEAD + PLANS["pattern"]), "fail")
+    assert batchable(cep.compile(HEAD + PLANS["pattern"]), "skip")
+
+
+def test_non_finite_doubles_are_written_as_json_tokens_nulls_as_null():
+    plan = cep.compile("@Plan:playback\ndefine stream S (x double, y double);\n"
+                       "from S select x, y insert into Out;")
+    text = [json.dumps({"stream": "S", "timestamp": 1, "data": [1.5, None]}),
+            '{"stream": "S", "timestamp": 2, "data": [NaN, 1e400]}']
+    chunks = []
+    assert run_lines(plan, text, chunks.append, print)
+    out = "".join(chunks).splitlines()
+    assert json.loads(out[0])["data"] == [1.5, None]
+    assert "NaN" in out[1] and "Infinity" in out[1]
