@@ -9,7 +9,6 @@ stream's full buffer refused are offered again (back-pressure: the source reads 
 a full write-ahead log holds the batch the same way."""
 import logging
 import threading
-import time
 from dataclasses import dataclass, field
 
 from connectors.mapping import mapped_decoder, to_pairs
