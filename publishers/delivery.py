@@ -19,7 +19,9 @@ log = logging.getLogger(__name__)
 
 AT_LEAST_ONCE, EXACTLY_ONCE, AT_MOST_ONCE = "at-least-once", "exactly-once", "at-most-once"
 MODES = (AT_LEAST_ONCE, EXACTLY_ONCE, AT_MOST_ONCE)
-TWO_PHASE_TYPES = ("file", "redis")  # sinks that can hold output until a checkpoint completes
+# sinks that can hold output until a checkpoint completes (file, redis), or whose broker
+# drops a replayed result by its identity (nats: JetStream message ids)
+TWO_PHASE_TYPES = ("file", "redis", "nats")
 
 
 def parse_mode(value, where):

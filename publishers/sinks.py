@@ -19,6 +19,7 @@ from publishers.exceptions import SinkConfigError
 from publishers.file_sink import FileSink
 from publishers.http_sink import HttpSink
 from publishers.log_sink import LogSink
+from connectors.registry import sink_types as connector_sink_types
 
 DEFAULT_SPEC = {"type": "log", "options": {}}
 
@@ -56,7 +57,20 @@ def _redis(stream, options, policy, tenant, staged=False):
     return kind(stream, options, connections=policy.redis if policy is not None else None)
 
 
-SINK_TYPES = {"log": _log, "file": _file, "http": _http, "zmq": _zmq, "redis": _redis}
+def _connector(kind):
+    """The factory of a broker connector's sink (connectors/)."""
+    def factory(stream, options, policy, tenant, staged=False):
+        from connectors.build import ConnectorConfigError, build_sink as build_broker
+        try:
+            return build_broker(kind, stream, options,
+                                policy.brokers if policy is not None else None)
+        except ConnectorConfigError as exc:
+            raise SinkConfigError(str(exc)) from None
+    return factory
+
+
+SINK_TYPES = {"log": _log, "file": _file, "http": _http, "zmq": _zmq, "redis": _redis,
+              **{kind: _connector(kind) for kind in connector_sink_types()}}
 
 
 def build_sink(spec, stream, policy=None, tenant=None, delivery=AT_LEAST_ONCE, dedup=True):

@@ -29,8 +29,9 @@ from receivers.limits import install_error_handlers, key_ok, parse_tenant
 from receivers.validation import StreamKey
 from receivers.wal.exceptions import WalError
 from receivers.zmq_receiver import ZmqReceiver
+from connectors.registry import source_types as connector_source_types
 
-SOURCE_TYPES = ("http", "zmq", "file")
+SOURCE_TYPES = ("http", "zmq", "file") + connector_source_types()
 
 
 def source_options(annotation):
@@ -38,14 +39,23 @@ def source_options(annotation):
     return {k.lower(): v for k, v in annotation.elements if k is not None}
 
 
-def build_source(options, router, key, policy=None, limits=None, mapping=None):
+def build_source(options, router, key, policy=None, limits=None, mapping=None, state_dir=None):
     """A started-able source for stream `key` from its options dict (must have `type`);
-    `policy` (cep.policy.HostPolicy) confines file sources to the tenant's roots, `limits`
-    (receivers.limits.ReceiverLimits) caps an HTTP source's own listener; `mapping` is the
-    source's `@map` (MapSpec or its dict form; None: this system's JSON)."""
+    `policy` (cep.policy.HostPolicy) confines file sources to the tenant's roots and broker
+    sources to its named connections, `limits` (receivers.limits.ReceiverLimits) caps an
+    HTTP source's own listener; `mapping` is the source's `@map` (MapSpec or its dict form;
+    None: this system's JSON); broker sources keep their position under `state_dir`."""
     kind = str(options.get("type", "")).lower()
     key = StreamKey(*key)
     mapper = _mapper(mapping, router, key, kind)
+    if kind in connector_source_types():
+        from connectors.build import ConnectorConfigError, build_source as build_broker
+        try:
+            return build_broker(kind, options, router, key,
+                                policy.brokers if policy is not None else None, state_dir,
+                                mapper)
+        except ConnectorConfigError as exc:
+            raise SourceConfigError(str(exc)) from None
     if policy is not None:
         try:
             policy.listener(kind, options)

@@ -121,7 +121,9 @@ def _check_connector(definition, a, direction):
 
 # output delivery guarantees (publishers/delivery.py holds the same lists for the worker)
 _DELIVERY = ("at-least-once", "exactly-once", "at-most-once")
-_TWO_PHASE_SINKS = ("file", "redis")
+# file and redis stage output until the checkpoint; nats lets JetStream drop replayed results
+# by their message ids
+_TWO_PHASE_SINKS = ("file", "redis", "nats")
 
 
 def _check_sink_delivery(definition, a):
@@ -134,7 +136,7 @@ def _check_sink_delivery(definition, a):
             and str(a.get("type")).lower() not in _TWO_PHASE_SINKS:
         raise AnnotationError(f"{where}: delivery='exactly-once' needs a sink that holds its "
                               f"output until the checkpoint covering it completes (file or "
-                              f"redis); use 'at-least-once' or 'at-most-once'", a.span)
+                              f"redis) or drops replayed results by their identity (nats); use 'at-least-once' or 'at-most-once'", a.span)
     dedup = a.get("dedup")
     if dedup is not None and dedup.strip().lower() not in ("true", "false"):
         raise AnnotationError(f"{where}: dedup={dedup!r} is not true or false", a.span)

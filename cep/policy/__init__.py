@@ -50,6 +50,7 @@ class HostPolicy:
     # ports the system itself listens on (the manager's REST and registry, the worker's
     # receivers, Spark's master): a plan's own @source listener may not take them
     reserved_ports: tuple = SYSTEM_PORTS
+    brokers: dict = field(default_factory=dict)  # connections.brokers: name -> url
 
     def with_reserved(self, *ports):
         """This policy with more reserved ports (a process's own, from its settings)."""
@@ -67,7 +68,7 @@ class HostPolicy:
                    settings["limits.window_length"],
                    int(settings["limits.window_secs"] * 1000), settings["limits.table_rows"],
                    settings["scripts.python"], settings["scripts.call_millis"],
-                   settings["scripts.heap_mib"])
+                   settings["scripts.heap_mib"], brokers=_broker_connections(settings))
 
     def apply_script_limits(self):
         """Make this process's script functions follow the policy (cep.engine.scripts)."""
@@ -127,6 +128,15 @@ class HostPolicy:
         if port in self.reserved_ports:
             raise PolicyViolation(f"port {port} is one the CEP system itself uses (the "
                                   f"manager, the registry, a worker or Spark); choose another")
+
+
+def _broker_connections(settings):
+    from connectors.connections import broker_connections
+    try:
+        entries = settings["connections.brokers"]
+    except KeyError:  # settings of a schema without the key
+        entries = []
+    return broker_connections(entries)
 
 
 def _bracket(host):

@@ -112,8 +112,23 @@ def _check_io(annotation, stream, policy, tenant, resolve):
             policy.zmq_sink(options)
         elif kind in ("zmq", "http") and not is_sink:
             policy.listener(kind, options)
+        else:
+            _check_connector(kind, is_sink, options, policy, label)
     except PolicyViolation as exc:
         raise PlanPolicyError(f"{label}: {exc}", annotation.span) from None
+
+
+def _check_connector(kind, is_sink, options, policy, label):
+    """A broker connector (connectors/): known options and a configured connection."""
+    from connectors.build import ConnectorConfigError, is_sink as sink_kind, \
+        is_source as source_kind, resolve_url
+    direction = "sink" if is_sink else "source"
+    if not (sink_kind(kind) if is_sink else source_kind(kind)):
+        return
+    try:
+        resolve_url(direction, kind, options, policy.brokers, label)
+    except ConnectorConfigError as exc:
+        raise PolicyViolation(str(exc).removeprefix(f"{label}: ")) from None
 
 
 def _check_store(table, tenant):

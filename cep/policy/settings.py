@@ -23,6 +23,10 @@ POLICY_SETTINGS = [
     Setting("sinks", "redis_connections", list, [],
             "Redis servers sinks may write to, as name=redis://host:port/db; a plan names one "
             "with @sink(type='redis', connection='name')"),
+    Setting("connections", "brokers", list, [],
+            "broker and service connections plans may use, as name=scheme://[user:password@]"
+            "host:port[/path] (nats, mqtt, stomp, kafka, ws/wss, smtp); a plan names one with "
+            "@source/@sink(type=..., connection='name'), so no address or secret is in a plan"),
     Setting("limits", "plan_bytes", int, MIB, "largest execution plan text, in bytes"),
     Setting("limits", "queries", int, 500, "most queries in one plan (partitions included)"),
     Setting("limits", "validate_secs", float, 1.8, "seconds the manager may spend compiling "

@@ -66,7 +66,8 @@ def start_sources(spec, router, cfg=None, threads=None):
             for src in s.specs:
                 options = {"type": src["type"], **src.get("options", {})}
                 source = build_source(options, router, stream_key(spec, s.stream), policy, limits,
-                                      src.get("map"))
+                                      src.get("map"),
+                                      cfg["worker.state_dir"] if cfg is not None else None)
                 started.append(source)
                 _supervise(threads, source, f"source {spec.tenant}/{spec.name}/{s.stream}")
                 source.start()

@@ -138,7 +138,8 @@ def test_redis_sink_unreachable_is_a_write_error():
 
 
 @pytest.mark.parametrize("spec, fragment", [
-    ({"type": "kafka"}, "unknown type 'kafka'"),
+    ({"type": "nosuch"}, "unknown type 'nosuch'; known: log, file, http, zmq, redis, nats"),
+    ({"type": "kafka"}, "a kafka connector needs connection='name'"),
     ({"type": "file", "options": {}}, "needs path="),
     ({"type": "http", "options": {"url": "ftp://x"}}, "is not an http"),
     ({"type": "log", "options": {"priority": "loud"}}, "priority='loud'"),

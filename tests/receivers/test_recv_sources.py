@@ -104,7 +104,8 @@ def test_http_source_with_wso2_receiver_url(router, recorder, key):
 
 @pytest.mark.parametrize("options, fragment", [
     ({"type": "http", "receiver.url": "ftp://x:1/"}, "must be http://host:port"),
-    ({"type": "kafka"}, "unknown type 'kafka'"),
+    ({"type": "carrierpigeon"}, "unknown type 'carrierpigeon'; known: http, zmq, file, nats"),
+    ({"type": "kafka"}, "a kafka connector needs connection='name'"),
     ({"type": "file"}, "needs path="),
     ({"type": "http", "port": "eighty"}, "is not an integer"),
 ])

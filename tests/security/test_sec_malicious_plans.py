@@ -87,6 +87,16 @@ def malicious(name, roots, http_port, redis_port, tcp=None):
         "http source on 0.0.0.0": (f"@source(type='http', host='0.0.0.0', port='{tcp_port}')\n"
                                    "define stream In2 (a int);\n", "may not bind '0.0.0.0'",
                                    lambda: True),
+        "nats sink to metadata": (
+            sink.format(kind="'nats'", opts="url='nats://169.254.169.254:4222', subject='x'"),
+            "must name a configured connection", lambda: True),
+        "mqtt source to loopback": (
+            f"@source(type='mqtt', url='mqtt://127.0.0.1:{tcp_port}', topic='t')\n"
+            "define stream In2 (a int);\n", "must name a configured connection",
+            lambda: _no_connection(tcp)),
+        "kafka source unconfigured": ("@source(type='kafka', connection='bus', topic='t')\n"
+                                      "define stream In2 (a int);\n",
+                                      "not a configured broker connection", lambda: True),
     }
     text, names, nothing_touched = cases[name]
     return HEAD + text + BODY, names, nothing_touched
@@ -116,7 +126,8 @@ def tcp():
 CASES = ["file sink to /etc", "../ escape", "absolute outside", "symlink escape",
          "http to metadata", "http to loopback", "redis unconfigured", "source /etc/passwd",
          "source outside secret", "zmq connect to loopback", "zmq bind everywhere",
-         "zmq source on 0.0.0.0", "http source on 0.0.0.0"]
+         "zmq source on 0.0.0.0", "http source on 0.0.0.0", "nats sink to metadata",
+         "mqtt source to loopback", "kafka source unconfigured"]
 
 
 @pytest.fixture

@@ -115,13 +115,13 @@ def test_removed_plan_is_torn_down_and_changed_plan_restarts(
 def test_bad_sink_settings_fail_that_plan_only(fake_manager, registry_service, tmp_path,
                                                helpers):
     wait_for = helpers["wait_for"]
-    bad = helpers["stock_entry"](name="Bad", sinks=[{"type": "kafka", "options": {}}])
+    bad = helpers["stock_entry"](name="Bad", sinks=[{"type": "nosuch", "options": {}}])
     fake_manager.set_plans([bad, helpers["stock_entry"]()])
     w = make_worker(fake_manager, registry_service, tmp_path).start()
     try:
         assert wait_for(lambda: "-1234/StockAnalysis" in w.status()["plans"])
         failed = w.status()["failed"]
-        assert "unknown type 'kafka'" in failed["-1234/Bad"]["error"]
+        assert "unknown type 'nosuch'" in failed["-1234/Bad"]["error"]
     finally:
         w.stop()
 

@@ -1,0 +1,163 @@
+"""`@source(type='kafka')` and `@sink(type='kafka')` on confluent-kafka (librdkafka).
+
+Source: a consumer of `topic` in consumer group `group.id` (default one per plan stream),
+auto-commit off. After the worker took a batch, the next offset of every partition in it is
+saved under the worker's state folder (connectors/position.py) and then committed to the
+group; when partitions are assigned, a saved offset ahead of the group's wins, so a restarted
+source resumes after what it handed on even when the commit was lost.
+
+Sink: an idempotent producer (`acks`, default all); each event is a record of `topic`, keyed
+by the value of attribute `key` when given; a batch is written once every record of it was
+delivered.
+
+The tests run librdkafka's built-in mock cluster (`test.mock.num.brokers`), not a Kafka
+broker: no Kafka broker runs on these machines."""
+import logging
+
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+
+from connectors.connections import parts, shown
+from connectors.mapping import decode_payload, sink_payloads
+from connectors.options import integer, number, required
+from connectors.pump import Fetched
+from publishers.base import Sink
+from publishers.exceptions import SinkWriteError
+
+log = logging.getLogger(__name__)
+
+
+def client_config(url: str) -> dict:
+    """librdkafka settings of a kafka://[user:password@]host:port[,host:port] connection
+    (with a user: SASL PLAIN)."""
+    _, hosts, user, password, _ = parts(url)
+    config = {"bootstrap.servers": ",".join(f"{h}:{p or 9092}" for h, p in hosts),
+              "log_level": 4}
+    if user:
+        config.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
+                       "sasl.username": user, "sasl.password": password or ""})
+    return config
+
+
+class KafkaSource:
+    """A broker source for connectors.pump.BrokerPump; see the module doc."""
+    type = "kafka"
+    decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
+
+    def __init__(self, key, options, url, position):
+        where = f"@source(type='kafka') on {key}"
+        self.key, self.url = key, url
+        self.topic = required(options, "topic", where, "topic.list")
+        if "," in self.topic:
+            raise ValueError(f"{where}: one topic per source (topic.list={self.topic!r})")
+        self.group = str(options.get("group.id") or f"cep-{key.tenant}-{key.plan}-{key.stream}")
+        self.batch = integer(options, "batch.size", 1000, where, 1, 100000)
+        self.position = position
+        self.offsets = dict(position.load() or {})  # "partition" -> next offset
+        self.consumer = None
+        self.skipped = 0
+
+    def open(self):
+        self.consumer = Consumer({**client_config(self.url), "group.id": self.group,
+                                  "enable.auto.commit": False,
+                                  "auto.offset.reset": "earliest"})
+        self.consumer.subscribe([self.topic], on_assign=self._on_assign)
+
+    def _on_assign(self, consumer, partitions):
+        for tp in partitions:
+            saved = self.offsets.get(str(tp.partition))
+            if saved is not None:
+                tp.offset = saved  # the saved position wins over the group's commit
+        consumer.assign(partitions)
+
+    def fetch(self, timeout):
+        msgs = self.consumer.consume(self.batch, timeout)
+        if not msgs:
+            return None
+        events, bad, ends = [], [], {}
+        for m in msgs:
+            if m.error():
+                if m.error().code() != KafkaError._PARTITION_EOF:
+                    bad.append(f"kafka error: {m.error()}")
+                continue
+            saved = self.offsets.get(str(m.partition()))
+            ends[m.partition()] = m.offset() + 1
+            if saved is not None and m.offset() < saved:
+                self.skipped += 1
+                continue
+            try:
+                got, reasons = self.decode(m.value() or b"")
+                events.extend(got)
+                bad.extend(f"partition {m.partition()} offset {m.offset()}: {r}"
+                           for r in reasons)
+            except ValueError as exc:
+                bad.append(f"partition {m.partition()} offset {m.offset()}: {exc}")
+        return Fetched(events, bad, ends)
+
+    def ack(self, token):
+        if not token:
+            return
+        for partition, end in token.items():
+            self.offsets[str(partition)] = max(end, self.offsets.get(str(partition), 0))
+        self.position.save(self.offsets)
+        self.consumer.commit(offsets=[TopicPartition(self.topic, p, o) for p, o in token.items()],
+                             asynchronous=True)
+
+    def close(self):
+        if self.consumer is not None:
+            self.consumer.close()
+
+    def describe(self):
+        return {"type": "kafka", "url": shown(self.url), "topic": self.topic,
+                "group_id": self.group, "offsets": dict(self.offsets), "skipped": self.skipped}
+
+
+class KafkaSink(Sink):
+    """`@sink(type='kafka', connection='bus', topic='alerts', key='symbol')`."""
+    type = "kafka"
+
+    def __init__(self, stream, options, url, attributes=None):
+        super().__init__(stream, options)
+        where = f"@sink(type='kafka') on stream {stream}"
+        self.url = url
+        self.topic = required(self.options, "topic", where)
+        self.key_index = integer(self.options, "key", -1, where, -1) \
+            if str(self.options.get("key", "-1")).lstrip("-").isdigit() else None
+        self.timeout = number(self.options, "timeout", 10.0, where)
+        self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
+        acks = str(self.options.get("acks", "all"))
+        self.producer = Producer({**client_config(url), "acks": acks,
+                                  "enable.idempotence": acks == "all",
+                                  "linger.ms": 5, "batch.num.messages": 10000})
+        self._failed = []
+
+    def _delivered(self, err, msg):
+        if err is not None:
+            self._failed.append(str(err))
+
+    def write_batch(self, events):
+        self._failed = []
+        payloads = sink_payloads(self, events, self.per_message)
+        for i, payload in enumerate(payloads):
+            key, row = None, events[min(i * self.per_message, len(events) - 1)][1]
+            if self.key_index is not None and 0 <= self.key_index < len(row):
+                key = str(row[self.key_index]).encode()
+            while True:
+                try:
+                    self.producer.produce(self.topic, payload, key=key,
+                                          on_delivery=self._delivered)
+                    break
+                except BufferError:  # the local queue is full: let deliveries drain it
+                    self.producer.poll(0.1)
+        left = self.producer.flush(self.timeout)
+        if left or self._failed:
+            raise SinkWriteError(f"kafka sink {shown(self.url)} topic {self.topic}: "
+                                 f"{left} records not delivered within {self.timeout} s, "
+                                 f"{len(self._failed)} failed"
+                                 f"{': ' + self._failed[0] if self._failed else ''}")
+        self.written += len(events)
+
+    def close(self):
+        self.producer.flush(self.timeout)
+
+    def describe(self):
+        return {**super().describe(), "url": shown(self.url), "topic": self.topic}

@@ -1,0 +1,271 @@
+"""`@source(type='nats')` and `@sink(type='nats')`: NATS with JetStream (nats-py).
+
+Source (JetStream, the default): a durable pull consumer (`durable`, default one per plan
+stream) on `subject` of JetStream stream `stream` (created for the subject when missing and
+`create.stream` is true). Messages are acknowledged (ack-all: the last of a batch covers the
+batch) only after the worker took their events; the stream sequence of the last message
+handed on is saved first (connectors/position.py), so a restarted source skips messages it
+handed on before even when JetStream redelivers them. `jetstream='false'`: a plain NATS
+subscription (at most once: what arrives while the worker is down is lost).
+
+Sink (JetStream, the default): each event is a message on `subject`, published
+asynchronously and confirmed by JetStream per batch. With `delivery='exactly-once'` each
+message carries a `Nats-Msg-Id` made of the result's identity (publisher bolt, lane and
+number, or epoch and number), which a replay after a restore gives the same result again:
+JetStream drops the copy within the stream's duplicate window (2 minutes by default), so
+the output stream holds each result once even across a worker restart. `jetstream='false'`
+publishes plain NATS messages (no confirmation)."""
+import asyncio
+import collections
+import logging
+import re
+
+import nats
+import nats.errors
+import nats.js.errors
+from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
+
+from connectors.aio import LoopThread
+from connectors.connections import shown
+from connectors.mapping import decode_payload, sink_payloads
+from connectors.options import alias, flag, integer, number, required
+from connectors.pump import Fetched
+from publishers.base import Sink
+from publishers.exceptions import SinkWriteError
+
+log = logging.getLogger(__name__)
+MSG_ID = "Nats-Msg-Id"
+
+
+def default_stream(subject: str) -> str:
+    """A JetStream stream name for a subject (names may not hold `.`, `*`, `>` or spaces)."""
+    return "CEP_" + re.sub(r"[^A-Za-z0-9_-]", "_", subject).strip("_").upper()
+
+
+def _name(text):
+    return re.sub(r"[^A-Za-z0-9_-]", "_", text)
+
+
+async def _connect(url, name):
+    return await nats.connect(servers=[url], name=name, connect_timeout=5,
+                              max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+                              allow_reconnect=True)
+
+
+async def _ensure_stream(js, stream, subject):
+    """Create JetStream stream `stream` for `subject` when it does not exist."""
+    try:
+        await js.stream_info(stream)
+    except nats.js.errors.NotFoundError:
+        await js.add_stream(StreamConfig(name=stream, subjects=[subject]))
+
+
+class NatsSource:
+    """A broker source for connectors.pump.BrokerPump; see the module doc."""
+    type = "nats"
+    decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
+
+    def __init__(self, key, options, url, position):
+        where = f"@source(type='nats') on {key}"
+        self.key, self.url = key, url
+        options = alias(options, "durable", "durable.name")
+        self.subject = required(options, "subject", where, "destination")
+        self.jetstream = flag(options, "jetstream", True, where)
+        self.stream = str(options.get("stream") or default_stream(self.subject))
+        self.durable = _name(str(options.get("durable")
+                                 or f"cep_{key.tenant}_{key.plan}_{key.stream}"))
+        self.batch = integer(options, "batch.size", 1000, where, 1, 100000)
+        self.ack_wait = number(options, "ack.wait", 30.0, where)
+        self.create = flag(options, "create.stream", True, where)
+        self.position = position
+        saved = position.load()
+        self.seq = int(saved) if saved is not None else 0
+        self.skipped = 0
+        self.loop = self.nc = self.sub = None
+        self._core = collections.deque()
+
+    def open(self):
+        self.loop = LoopThread(f"nats {self.key}")
+        try:
+            self.loop.run(self._open(), 30)
+        except BaseException:
+            self.loop.close()
+            raise
+
+    async def _open(self):
+        self.nc = await _connect(self.url, f"cep source {self.key}")
+        if not self.jetstream:
+            async def take(msg):
+                self._core.append(msg.data)
+            self.sub = await self.nc.subscribe(self.subject, cb=take)
+            return
+        js = self.nc.jetstream()
+        if self.create:
+            await _ensure_stream(js, self.stream, self.subject)
+        config = ConsumerConfig(ack_policy=AckPolicy.ALL, ack_wait=self.ack_wait,
+                                max_ack_pending=max(4 * self.batch, 1000))
+        self.sub = await js.pull_subscribe(self.subject, durable=self.durable,
+                                           stream=self.stream, config=config)
+
+    def fetch(self, timeout):
+        if not self.jetstream:
+            return self._fetch_core(timeout)
+        return self.loop.run(self._fetch(timeout), timeout + 30)
+
+    async def _fetch(self, timeout):
+        try:
+            msgs = await self.sub.fetch(self.batch, timeout=timeout)
+        except (nats.errors.TimeoutError, asyncio.TimeoutError):
+            return None
+        if not msgs:
+            return None
+        events, bad, last = [], [], None
+        for msg in msgs:
+            seq = msg.metadata.sequence.stream
+            last = (msg, seq) if last is None or seq >= last[1] else last
+            if seq <= self.seq:  # handed on before a restart; JetStream redelivered it
+                self.skipped += 1
+                continue
+            _decode(self.decode, msg.data, events, bad, f"stream sequence {seq}")
+        return Fetched(events, bad, last)
+
+    def _fetch_core(self, timeout):
+        if not self._core:
+            import time
+            time.sleep(min(timeout, 0.01))
+            if not self._core:
+                return None
+        events, bad = [], []
+        while self._core and len(events) < self.batch:
+            _decode(self.decode, self._core.popleft(), events, bad, "a message")
+        return Fetched(events, bad, None)
+
+    def ack(self, token):
+        if token is None:
+            return
+        msg, seq = token
+        if seq > self.seq:
+            self.position.save(seq)
+            self.seq = seq
+        self.loop.run(msg.ack(), 30)
+
+    def close(self):
+        if self.loop is None:
+            return
+        try:
+            if self.nc is not None:
+                self.loop.run(self.nc.close(), 10)  # unacknowledged messages stay in JetStream
+        except Exception:  # noqa: BLE001 - closing must go on
+            log.debug("nats source %s: close failed", self.key, exc_info=True)
+        self.loop.close()
+
+    def describe(self):
+        return {"type": "nats", "url": shown(self.url), "subject": self.subject,
+                "jetstream": self.jetstream, "stream": self.stream if self.jetstream else None,
+                "durable": self.durable if self.jetstream else None, "position": self.seq,
+                "skipped": self.skipped}
+
+
+def _decode(decode, payload, events, bad, where):
+    try:
+        got, reasons = decode(payload)
+    except ValueError as exc:
+        bad.append(f"{where}: {exc}")
+        return
+    events.extend(got)
+    bad.extend(f"{where}: {r}" for r in reasons)
+
+
+def message_ids(stream, ident, n):
+    """The JetStream message id of each of the `n` results of a batch with identity `ident`
+    (cep/protocol/frames.Identity): the same result replayed gets the same id."""
+    if ident.runs is not None:
+        return [f"{stream}:{ident.publisher}:{lane}:{first + k}"
+                for lane, first, count in ident.runs for k in range(count)]
+    return [f"{stream}:{ident.publisher}:e{ident.epoch}:{ident.first_seq + k}" for k in range(n)]
+
+
+class NatsSink(Sink):
+    """`@sink(type='nats', connection='events', subject='alerts')`; see the module doc."""
+    type = "nats"
+
+    def __init__(self, stream, options, url):
+        super().__init__(stream, options)
+        where = f"@sink(type='nats') on stream {stream}"
+        self.url = url
+        self.subject = required(self.options, "subject", where, "destination")
+        self.jetstream = flag(self.options, "jetstream", True, where)
+        self.js_stream = str(self.options.get("stream") or default_stream(self.subject))
+        self.create = flag(self.options, "create.stream", True, where)
+        self.timeout = number(self.options, "timeout", 10.0, where)
+        self.max_pending = integer(self.options, "max.pending", 8192, where, 1)
+        self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
+        self.duplicates = 0
+        self.loop = LoopThread(f"nats sink {stream}")
+        self.nc = self.js = None
+
+    async def _ensure(self):
+        if self.nc is None or self.nc.is_closed:
+            self.nc = await _connect(self.url, f"cep sink {self.stream}")
+            if self.jetstream:
+                self.js = self.nc.jetstream(publish_async_max_pending=self.max_pending)
+                if self.create:
+                    await _ensure_stream(self.js, self.js_stream, self.subject)
+
+    def write_batch(self, events):
+        self._send(events, None)
+
+    def stage(self, events, ident):
+        """Exactly-once output: published at once with message ids JetStream deduplicates
+        (a replay sends the same ids), so nothing waits for the checkpoint."""
+        if self.per_message > 1 or getattr(self.mapper, "groups", False):
+            # a replay may cut its batches elsewhere: ids per event
+            raise SinkWriteError(f"nats sink {self.subject}: delivery='exactly-once' needs "
+                                 f"one event per message (batch.events='1', and no @map that groups events)")
+        self._send(events, message_ids(self.stream, ident, len(events)))
+
+    def commit(self, checkpoint):
+        """Nothing staged: JetStream's message ids make the published output exactly-once."""
+
+    def restart(self, publisher, restored):
+        """Nothing staged to discard."""
+
+    def _send(self, events, ids):
+        payloads = sink_payloads(self, events, self.per_message)
+        try:
+            dups = self.loop.run(self._publish(payloads, ids), self.timeout + 5)
+        except (Exception, TimeoutError) as exc:  # noqa: BLE001 - any client error
+            raise SinkWriteError(f"nats sink {shown(self.url)} subject {self.subject}: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        self.duplicates += dups
+        self.written += len(events) - dups  # ids (and so copies) only at one event a message
+
+    async def _publish(self, payloads, ids):
+        await self._ensure()
+        if not self.jetstream:
+            for p in payloads:
+                await self.nc.publish(self.subject, p)
+            await self.nc.flush(timeout=self.timeout)
+            return 0
+        futures = []
+        for i, p in enumerate(payloads):
+            headers = {MSG_ID: ids[i]} if ids is not None else None
+            futures.append(await self.js.publish_async(self.subject, p, headers=headers,
+                                                       wait_stall=self.timeout))
+        acks = await asyncio.wait_for(asyncio.gather(*futures), self.timeout)
+        return sum(1 for a in acks if a.duplicate)
+
+    def dropped_duplicates(self):
+        return self.dedup_dropped + self.duplicates
+
+    def close(self):
+        try:
+            if self.nc is not None and not self.nc.is_closed:
+                self.loop.run(self.nc.drain(), 10)
+        except Exception:  # noqa: BLE001
+            log.debug("nats sink %s: close failed", self.stream, exc_info=True)
+        self.loop.close()
+
+    def describe(self):
+        return {**super().describe(), "url": shown(self.url), "subject": self.subject,
+                "jetstream": self.jetstream, "duplicates": self.duplicates}

