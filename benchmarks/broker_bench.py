@@ -36,7 +36,7 @@ from cep.model import Attribute, AttrType, StreamDefinition  # noqa: E402
 from publishers.sinks import build_sink  # noqa: E402
 from receivers.router import IngestRouter  # noqa: E402
 from receivers.sources import build_source  # noqa: E402
-from tests.connectors.servers import nats_server_binary  # noqa: E402
+from connectors.servers import nats_server_binary  # noqa: E402
 
 KEY = ("-1234", "Bench", "Ticks")
 TARGET = 200_000

@@ -7,11 +7,11 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 
 import pytest
 
+from connectors.servers import nats_server_binary  # noqa: F401 (the tests' name for it)
 from tests.conftest import IN_CI, free_port
 
 
@@ -44,11 +44,6 @@ def stop(proc):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
-
-
-def nats_server_binary():
-    local = os.path.join(os.path.dirname(sys.executable), "nats-server")
-    return local if os.path.exists(local) else shutil.which("nats-server")
 
 
 class Server:
