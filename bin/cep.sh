@@ -97,6 +97,15 @@ for port in "$HTTP_PORT" "$REGISTRY_PORT" "$WORKER_PORT" "$((WORKER_PORT + 1))";
     fi
 done
 
+# the documentation site the manager serves at /docs/: built when mkdocs is installed (the
+# docs extra) and the site is missing or older than docs/ or mkdocs.yml; never fatal
+if [ -x "$VENV/bin/mkdocs" ] && { [ ! -f var/site/index.html ] \
+        || [ -n "$(find docs mkdocs.yml -newer var/site/index.html -print -quit)" ]; }; then
+    echo "[cep] building the documentation site (var/site/, served at /docs/)" >&2
+    NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --quiet >"$RUN_DIR/docs-build.log" 2>&1 \
+        || echo "[cep] the documentation site did not build (see $RUN_DIR/docs-build.log)" >&2
+fi
+
 echo "[cep] starting the embedded Spark cluster" >&2
 "$CEP" topology cluster start >"$RUN_DIR/spark.txt" || { cat "$RUN_DIR/spark.txt" >&2; exit 1; }
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files, InclusionLevel
 
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s")
+FENCE = re.compile(r"^\s*(```|~~~)")
 LINK = re.compile(r"(\]\()([^)\s#]+)(#[^)\s]*)?(\))")
 PREFIX = "repo/"
 
@@ -75,4 +77,19 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
         rel = posixpath.relpath(uri, posixpath.dirname(page.file.src_uri) or ".")
         return f"{m.group(1)}{rel}{m.group(3) or ''}{m.group(4)}"
 
-    return LINK.sub(rewrite, markdown)
+    return _blank_line_before_lists(LINK.sub(rewrite, markdown))
+
+
+def _blank_line_before_lists(markdown: str) -> str:
+    """Python-Markdown starts a list only after a blank line, GitHub also right under a
+    paragraph line: add the blank line, so the pages read the same in both (not in code)."""
+    out: list[str] = []
+    in_code = False
+    for line in markdown.split("\n"):
+        if FENCE.match(line):
+            in_code = not in_code
+        elif (not in_code and LIST_ITEM.match(line) and out and out[-1].strip()
+              and not LIST_ITEM.match(out[-1]) and not out[-1].startswith((" ", "\t", "|", "#"))):
+            out.append("")
+        out.append(line)
+    return "\n".join(out)
