@@ -77,8 +77,14 @@ export CEP_ADMIN_PASSWORD
 SECRET_ARGS=()
 [ -z "${CEP_CLUSTER_SECRET:-}" ] && SECRET_ARGS=(--cluster-secret-file "$RUN_DIR/manager/security/cluster-secret")
 
+# Ctrl-C, SIGTERM or the script's own exit stop everything it started, then the script exits
+# (it must not return to the supervision loop, which would start it all again). A second
+# signal while stopping is ignored, so the stop is never cut short. Without a terminal
+# (setsid, stdin from /dev/null) the children do not get the terminal's SIGINT: each one is
+# sent SIGTERM here.
 stop_all() {
-    trap - INT TERM EXIT
+    trap '' INT TERM
+    trap - EXIT
     pids=(${FEED_PID:-} ${WORKER_PID:-} ${MANAGER_PID:-})
     echo; echo "[cep] stopping: feed, worker, manager (and its topologies), Spark" >&2
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
@@ -86,7 +92,9 @@ stop_all() {
     "$CEP" topology cluster stop >/dev/null 2>&1 || true
     echo "[cep] stopped" >&2
 }
-trap stop_all INT TERM EXIT
+trap 'stop_all; exit 130' INT
+trap 'stop_all; exit 143' TERM
+trap 'code=$?; stop_all; exit $code' EXIT
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for port in "$HTTP_PORT" "$REGISTRY_PORT" "$WORKER_PORT" "$((WORKER_PORT + 1))"; do
