@@ -76,7 +76,13 @@ def test_docs_link_opens_the_documentation_site(fake_console, browser, shot, tmp
         # Material's script ran (it marks the root element) and its search box is there
         wait_until(lambda: "js" in (one(browser, "html").get_attribute("class") or "").split(),
                    10, "Material's script running")
-        assert css(browser, "input.md-search__input")
+        # the search runs in a web worker loaded from the site (worker-src 'self')
+        box = one(browser, "input.md-search__input")
+        box.click()
+        box.send_keys("backtest")
+        wait_until(lambda: css(browser, "li.md-search-result__item"), 20, "search results")
+        shot("docs-search")
+        browser.get(browser.current_url.split("#")[0])
         one(browser, 'a[href="concepts.html"]').click()
         wait_until(lambda: browser.title.startswith("Concepts"), 10, "the concepts page")
         shot("docs-concepts")
