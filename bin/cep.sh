@@ -77,8 +77,14 @@ export CEP_ADMIN_PASSWORD
 SECRET_ARGS=()
 [ -z "${CEP_CLUSTER_SECRET:-}" ] && SECRET_ARGS=(--cluster-secret-file "$RUN_DIR/manager/security/cluster-secret")
 
+# Ctrl-C, SIGTERM or the script's own exit stop everything it started, then the script exits
+# (it must not return to the supervision loop, which would start it all again). A second
+# signal while stopping is ignored, so the stop is never cut short. Without a terminal
+# (setsid, stdin from /dev/null) the children do not get the terminal's SIGINT: each one is
+# sent SIGTERM here.
 stop_all() {
-    trap - INT TERM EXIT
+    trap '' INT TERM
+    trap - EXIT
     pids=(${FEED_PID:-} ${WORKER_PID:-} ${MANAGER_PID:-})
     echo; echo "[cep] stopping: feed, worker, manager (and its topologies), Spark" >&2
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
@@ -86,7 +92,9 @@ stop_all() {
     "$CEP" topology cluster stop >/dev/null 2>&1 || true
     echo "[cep] stopped" >&2
 }
-trap stop_all INT TERM EXIT
+trap 'stop_all; exit 130' INT
+trap 'stop_all; exit 143' TERM
+trap 'code=$?; stop_all; exit $code' EXIT
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for port in "$HTTP_PORT" "$REGISTRY_PORT" "$WORKER_PORT" "$((WORKER_PORT + 1))"; do
@@ -96,6 +104,15 @@ for port in "$HTTP_PORT" "$REGISTRY_PORT" "$WORKER_PORT" "$((WORKER_PORT + 1))";
         exit 1
     fi
 done
+
+# the documentation site the manager serves at /docs/: built when mkdocs is installed (the
+# docs extra) and the site is missing or older than docs/ or mkdocs.yml; never fatal
+if [ -x "$VENV/bin/mkdocs" ] && { [ ! -f var/site/index.html ] \
+        || [ -n "$(find docs mkdocs.yml -newer var/site/index.html -print -quit)" ]; }; then
+    echo "[cep] building the documentation site (var/site/, served at /docs/)" >&2
+    NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --quiet >"$RUN_DIR/docs-build.log" 2>&1 \
+        || echo "[cep] the documentation site did not build (see $RUN_DIR/docs-build.log)" >&2
+fi
 
 echo "[cep] starting the embedded Spark cluster" >&2
 "$CEP" topology cluster start >"$RUN_DIR/spark.txt" || { cat "$RUN_DIR/spark.txt" >&2; exit 1; }

@@ -2,7 +2,7 @@
 # Run the whole test suite (CI runs exactly this). Extra arguments go to pytest, e.g.
 #   bin/test.sh -m "not slow"      the fast set only
 #   bin/test.sh tests/cep          one folder
-#   CEP_LINT=0 bin/test.sh ...     without the ruff and mypy checks
+#   CEP_LINT=0 bin/test.sh ...     without the ruff, mypy and docs-site checks
 . "$(dirname "$0")/_venv.sh"
 cep_venv test
 cep_java
@@ -20,6 +20,10 @@ cd "$ROOT"
 if [ "${CEP_LINT:-1}" != 0 ]; then
     "$VENV/bin/ruff" check . || { echo "[test] ruff found problems (see above)" >&2; exit 1; }
     "$VENV/bin/mypy" || { echo "[test] mypy found type errors (see above)" >&2; exit 1; }
+    # the documentation site (var/site/, served by the manager at /docs/): --strict fails on a
+    # broken link or anchor
+    NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet \
+        || { echo "[test] the docs site does not build (see above)" >&2; exit 1; }
 fi
 # Spread the tests over processes by file (each process that runs Spark tests starts its own
 # embedded cluster): most end-to-end tests wait on timers, not on the CPU.

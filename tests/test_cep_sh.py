@@ -115,3 +115,65 @@ def test_cep_sh_restarts_a_crashed_manager_and_keeps_the_system_up(tmp_path):
                 os.killpg(proc.pid, signal.SIGKILL)
         log.close()
     assert "[cep] stopped" in text()
+
+
+def marked_processes(mark):
+    """The live processes whose environment carries CEP_SH_TEST_MARK=mark: everything bin/cep.sh
+    started, down to Spark's daemons, drivers and executors (they inherit the environment,
+    even those that leave the script's session), as {pid: command line}."""
+    found = {}
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if p.environ().get("CEP_SH_TEST_MARK") == mark and p.status() != psutil.STATUS_ZOMBIE:
+                found[p.pid] = " ".join(p.info["cmdline"] or [])
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["sigterm", "ctrl-c"])
+def test_a_stop_without_a_terminal_stops_everything_cep_sh_started(tmp_path, how):
+    """As `setsid bin/cep.sh < /dev/null > log 2>&1 &`: no terminal, no job control. Stopped
+    with `kill -TERM` to the script, or with SIGINT to its whole process group as a
+    terminal's Ctrl-C sends it. After the script exits, none of the manager, worker, feed,
+    Spark master and worker, the topology's driver and executors is left."""
+    mark = os.urandom(8).hex()
+    ports = {"CEP_HTTP_PORT": free_port(), "CEP_REGISTRY_PORT": free_port(),
+             "CEP_WORKER_HTTP_PORT": free_port()}
+    env = {**os.environ, **{k: str(v) for k, v in ports.items()}, "CEP_SH_TEST_MARK": mark,
+           "CEP_RUN_DIR": str(tmp_path / "run"), "CEP_SPARK_STATE_DIR": str(tmp_path / "spark"),
+           "CEP_ADMIN_PASSWORD": "cep-sh-test-pass"}
+    env.pop("CEP_CLUSTER_SECRET", None)
+    env.pop("CEP_TOKEN", None)
+    log = open(tmp_path / "cep.log", "w")
+    proc = subprocess.Popen(["bash", str(ROOT / "bin" / "cep.sh")], cwd=ROOT, env=env,
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    text = lambda: (tmp_path / "cep.log").read_text(errors="replace")  # noqa: E731
+    try:
+        wait_for(lambda: "the local system is up" in text() or proc.poll() is not None, 300,
+                 "bin/cep.sh to bring the system up")
+        assert proc.poll() is None, text()[-3000:]
+        running = " ".join(marked_processes(mark).values())
+        for part in ("cep manager", "cep worker", "cep feed", "deploy.master.Master",
+                     "deploy.worker.Worker", "SparkSubmit", "executor"):
+            assert part.lower() in running.lower(), f"{part} not found among {running[:3000]}"
+        if how == "sigterm":
+            proc.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=180) == (143 if how == "sigterm" else 130)
+        wait_for(lambda: not marked_processes(mark), 60, "every process of bin/cep.sh to end")
+    finally:
+        left = marked_processes(mark)
+        for pid in left:  # clean up after a failure, then report it
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+    assert not left, f"left running after SIGTERM: {left}"
+    assert "[cep] stopped" in text()

@@ -24,6 +24,8 @@ def create_app(config=None):
         app.register_blueprint(module.bp)
     from manager.web import api_backtest
     app.register_blueprint(api_backtest.bp)  # backtests of stored plans
+    from manager.web import docs_site
+    app.register_blueprint(docs_site.bp)  # the built documentation site at /docs/
     from manager.web import console
     console.register(app)  # /console pages, /api/v1/try and /simulate, / -> /console/
     _register_auth(app)  # users, tokens, sessions, CSRF, audit

@@ -15,7 +15,9 @@ from manager.auth.roles import SUPER_ADMIN, WORKER, Principal
 from manager.exceptions import BadTenantError
 from manager.store.base import SUPER_TENANT, parse_tenant
 
-PUBLIC = {"static", "favicon", "root", "console_auth.login", "api_users.login"}
+# the documentation site is public: it is the project's own documentation, and a user may
+# need it before having an account
+PUBLIC = {"static", "favicon", "root", "console_auth.login", "api_users.login", "docs_site.page"}
 WORKER_ALLOWED = {"api_worker.deployments", "api_plans.manager_info"}
 SUPER_ONLY = {"api_worker.deployments", "api_users.list_users", "api_users.add_user",
               "api_users.remove_user", "api_users.list_tenants", "api_users.add_tenant",

@@ -8,6 +8,7 @@ import pytest
 from selenium.webdriver.support.ui import Select
 
 from tests.console.conftest import js_errors, sign_in
+from tests.docs_site_helpers import build_docs_site
 from tests.console.console_helpers import (
     TENANT, css, one, rest, set_field, text_of, wait_until)
 
@@ -59,6 +60,36 @@ def test_tenant_picker_switches_the_plans_shown(fake_console, browser, shot):
     wait_until(lambda: browser.current_url.endswith("/console/tenants/7/plans"), 10,
                "/console/ opening the picked tenant")
     assert not js_errors(browser)
+
+
+def test_docs_link_opens_the_documentation_site(fake_console, browser, shot, tmp_path):
+    """The console's Docs link opens the site the manager serves at /docs/ (built here from
+    docs/), with its title, styles and scripts loaded under the pages' own CSP."""
+    fake_console.app.config["DOCS_SITE"] = str(build_docs_site(tmp_path / "site"))
+    try:
+        sign_in(browser, fake_console)
+        browser.get(fake_console.url + f"/console/tenants/{TENANT}/plans")
+        one(browser, "nav.mainnav a#docs-link").click()
+        wait_until(lambda: browser.title == "sparkcep documentation", 15,
+                   "the documentation site's title")
+        assert browser.current_url.startswith(fake_console.url + "/docs/")
+        # Material's script ran (it marks the root element) and its search box is there
+        wait_until(lambda: "js" in (one(browser, "html").get_attribute("class") or "").split(),
+                   10, "Material's script running")
+        # the search runs in a web worker loaded from the site (worker-src 'self')
+        box = one(browser, "input.md-search__input")
+        box.click()
+        box.send_keys("backtest")
+        wait_until(lambda: css(browser, "li.md-search-result__item"), 20, "search results")
+        shot("docs-search")
+        browser.get(browser.current_url.split("#")[0])
+        one(browser, 'a[href="concepts.html"]').click()
+        wait_until(lambda: browser.title.startswith("Concepts"), 10, "the concepts page")
+        shot("docs-concepts")
+        errors = js_errors(browser)
+        assert not errors, errors  # a CSP refusal shows here
+    finally:
+        fake_console.app.config.pop("DOCS_SITE", None)
 
 
 def test_delete_asks_first(fake_console, browser, shot):

@@ -44,7 +44,8 @@ def routes(app):
     return out
 
 
-PUBLIC = {"static", "favicon", "root", "console_auth.login", "api_users.login"}
+# the documentation site is public (the project's own docs)
+PUBLIC = {"static", "favicon", "root", "console_auth.login", "api_users.login", "docs_site.page"}
 
 
 @SETTINGS

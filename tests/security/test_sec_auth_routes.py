@@ -6,7 +6,8 @@ import pytest
 from tests.manager.manager_plans import STAT_PLAN
 from tests.security.auth_fixtures import app, people  # noqa: F401 (fixtures)
 
-PUBLIC = {"static", "favicon", "root", "console_auth.login", "api_users.login"}
+# the documentation site is public (the project's own docs)
+PUBLIC = {"static", "favicon", "root", "console_auth.login", "api_users.login", "docs_site.page"}
 # writes a viewer may make: its own tokens/password, logging out, validating a plan
 VIEWER_MAY = {"api_users.create_token", "api_users.revoke_token", "api_users.set_password",
               "console_auth.logout", "api_validate.validate"}
