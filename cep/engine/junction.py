@@ -115,6 +115,8 @@ class CallbackSink:
     def process(self, batch: list[Event]) -> None:
         if self.columnar:
             from cep.engine.columnar.columns import Columns
+            if self.definition is None:
+                raise ValueError("a columnar callback needs its stream's definition")
             self.fn(Columns.from_events(self.definition, batch))
         else:
             self.fn([(t, r) for t, r, _ in batch])
