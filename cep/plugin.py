@@ -31,7 +31,7 @@ extensions (str, math, time, ...) cannot be taken. Topologies ship an installed 
 distribution to the Spark executors with the rest of the environment.
 """
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, TypeVar, Union
 
 from cep.catalog.rules import fail
 from cep.catalog.windows import Param  # noqa: F401  (window parameters, re-exported)
@@ -47,6 +47,9 @@ Window = WindowProcessor
 StreamProcessorParams = ExtParams
 WindowParameters = WindowParams
 TypeRule = Callable[[Sequence[AttrType], object], AttrType]
+# what the registering decorators take and give back unchanged
+F = TypeVar("F", bound=Callable[..., Any])
+C = TypeVar("C", bound=type)
 
 
 class Aggregator:
@@ -54,13 +57,13 @@ class Aggregator:
     window, `remove` when it leaves, `value` for the current result. A new instance starts
     every group (and every batch of a batch window)."""
 
-    def add(self, value):
+    def add(self, value: Any) -> None:
         raise NotImplementedError
 
-    def remove(self, value):
+    def remove(self, value: Any) -> None:
         raise NotImplementedError
 
-    def value(self):
+    def value(self) -> Any:
         raise NotImplementedError
 
 
@@ -73,7 +76,7 @@ def _type_rule(returns: Union[str, AttrType, TypeRule], what: str) -> TypeRule:
     return lambda types, call: attr_type
 
 
-def _arity(args) -> Tuple[int, Optional[int]]:
+def _arity(args: Union[int, Tuple[int, Optional[int]]]) -> Tuple[int, Optional[int]]:
     if isinstance(args, int):
         return args, args
     low, high = args
@@ -85,52 +88,55 @@ class Extension:
     """A namespace of user-defined functions, aggregators, windows and stream processors."""
     namespace: str
     description: str = ""
-    functions: Dict[str, dict] = field(default_factory=dict)
-    aggregators: Dict[str, dict] = field(default_factory=dict)
-    windows: Dict[str, dict] = field(default_factory=dict)
+    functions: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    aggregators: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    windows: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     stream_processors: Dict[str, type] = field(default_factory=dict)
 
-    def function(self, name: str, returns, args=(0, None), pure: bool = True,
-                 doc: str = ""):
+    def function(self, name: str, returns: Union[str, AttrType, TypeRule],
+                 args: Union[int, Tuple[int, Optional[int]]] = (0, None), pure: bool = True,
+                 doc: str = "") -> Callable[[F], F]:
         """Register `fn(*values)` as `namespace:name(...)`. `returns` is a type name, an
         AttrType or a rule `(arg types, call) -> AttrType` that may reject the arguments
         with `cep.plugin.reject(call, message, index)`; `args` an arity or (min, max)."""
         low, high = _arity(args)
 
-        def register(fn):
+        def register(fn: F) -> F:
             self.functions[name] = {"fn": fn, "rule": _type_rule(returns, name), "min": low,
                                     "max": high, "pure": pure, "doc": doc or fn.__doc__ or ""}
             return fn
         return register
 
-    def aggregator(self, name: str, returns, doc: str = ""):
+    def aggregator(self, name: str, returns: Union[str, AttrType, TypeRule],
+                   doc: str = "") -> Callable[[C], C]:
         """Register an `Aggregator` subclass as `namespace:name(value)` (one argument)."""
-        def register(cls):
+        def register(cls: C) -> C:
             self.aggregators[name] = {"cls": cls, "rule": _type_rule(returns, name),
                                       "doc": doc or cls.__doc__ or ""}
             return cls
         return register
 
-    def window(self, name: str, params: Sequence = (), doc: str = ""):
+    def window(self, name: str, params: Sequence[Param] = (),
+               doc: str = "") -> Callable[[C], C]:
         """Register a `Window` (WindowProcessor) subclass as `#window.namespace:name(...)`;
         `params` are `Param`s the compiler checks the call against."""
-        def register(cls):
+        def register(cls: C) -> C:
             self.windows[name] = {"cls": cls, "params": tuple(params),
                                   "doc": doc or cls.__doc__ or ""}
             return cls
         return register
 
-    def stream_processor(self, name: str):
+    def stream_processor(self, name: str) -> Callable[[C], C]:
         """Register a `StreamProcessor` subclass as `#namespace:name(...)`: it gives
         `signature(args, types, call)` (the attributes it appends), `parse(params)` and
         `process(batch)`."""
-        def register(cls):
+        def register(cls: C) -> C:
             self.stream_processors[name] = cls
             return cls
         return register
 
 
-def reject(call, message: str, index: Optional[int] = None):
+def reject(call: Any, message: str, index: Optional[int] = None) -> None:
     """Raise a positioned TypeMismatchError at argument `index` of `call` (else the call)."""
     fail(call, message, index)
 

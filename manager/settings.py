@@ -1,11 +1,12 @@
 """The manager's settings (conf/manager.yaml, CEP_* environment variables, flags)."""
 from pathlib import Path
+from typing import Any, Mapping, Optional, Union
 
 from cep.policy import POLICY_SETTINGS
 from cep.security.curve import CURVE_SETTINGS
 from manager.auth.settings import AUTH_SETTINGS
 from manager.quotas import QUOTA_SETTINGS
-from cep.protocol.settings import Schema, Setting
+from cep.protocol.settings import Schema, Setting, Settings
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,18 +61,20 @@ MANAGER = Schema("manager", [
 ])
 
 
-def load_manager_settings(overrides=None, conf_dir=None, env=None):
+def load_manager_settings(overrides: Optional[Mapping[str, Any]] = None,
+                          conf_dir: Union[str, Path, None] = None,
+                          env: Optional[Mapping[str, str]] = None) -> Settings:
     """conf/manager.yaml layered with CEP_* environment variables and explicit overrides."""
     return MANAGER.load(conf_dir=conf_dir, env=env, overrides=overrides)
 
 
-def data_dir(settings):
+def data_dir(settings: Settings) -> Path:
     path = Path(settings["manager.data_dir"] or PROJECT_ROOT / "var" / "manager")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
-def spark_overrides(settings):
+def spark_overrides(settings: Settings) -> dict[str, Any]:
     """The spark.yaml overrides the manager's settings imply."""
     out = {"spark.master": settings["spark.master"]}
     if settings["spark.state_dir"]:

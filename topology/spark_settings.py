@@ -1,7 +1,8 @@
 """The settings of conf/spark.yaml: the Spark cluster and how topologies run on it."""
 from pathlib import Path
+from typing import Any, Mapping, Optional, Union
 
-from cep.protocol.settings import Schema, Setting
+from cep.protocol.settings import Schema, Setting, Settings
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -83,12 +84,14 @@ SPARK = Schema("spark", [
 ])
 
 
-def load_spark_settings(overrides=None, conf_dir=None, env=None):
+def load_spark_settings(overrides: Optional[Mapping[str, Any]] = None,
+                        conf_dir: Union[str, Path, None] = None,
+                        env: Optional[Mapping[str, str]] = None) -> Settings:
     """conf/spark.yaml layered with CEP_SPARK_* / CEP_TOPOLOGY_* and overrides."""
     return SPARK.load(conf_dir=conf_dir, env=env, overrides=overrides)
 
 
-def state_dir(settings):
+def state_dir(settings: Settings) -> Path:
     """The state directory (created) for cluster and topology files."""
     path = Path(settings["spark.state_dir"] or PROJECT_ROOT / "var" / "spark")
     path.mkdir(parents=True, exist_ok=True)

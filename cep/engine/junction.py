@@ -2,9 +2,21 @@
 that check events, keep the playback clock and split batches at timer boundaries."""
 import logging
 import operator
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, cast
 
 from cep.engine.coerce import RowCoercer
 from cep.errors import EventError, EventFailure
+from cep.model.definitions import StreamDefinition
+
+if TYPE_CHECKING:
+    from cep.engine.clock import Scheduler
+    from cep.engine.columnar.columns import Columns
+
+# an event inside the engine: (timestamp, row, kind); what users send: (timestamp or None, row)
+Event = tuple[int, tuple[Any, ...], int]
+# an event left out of a batch: its index in the batch and why
+BadEvent = tuple[int, EventError]
 
 log = logging.getLogger("cep.engine")
 
@@ -12,25 +24,25 @@ log = logging.getLogger("cep.engine")
 class StreamJunction:
     """One per stream: `process(batch)` hands the batch to every subscriber in order."""
 
-    def __init__(self, definition):
+    def __init__(self, definition: StreamDefinition) -> None:
         self.definition = definition
-        self.subscribers = []
+        self.subscribers: list[Any] = []
         self.one_by_one = False  # hand batches over event by event (plans with scripts)
         self.failed = 0  # events a query dropped because processing them failed
 
     @property
-    def stream_id(self):
+    def stream_id(self) -> str:
         return self.definition.id
 
-    def subscribe(self, processor):
+    def subscribe(self, processor: Any) -> None:
         self.subscribers.append(processor)
 
-    def subscribe_first(self, processor):
+    def subscribe_first(self, processor: Any) -> None:
         """Subscribe ahead of the queries (user callbacks see an event before its results)."""
         n = sum(1 for s in self.subscribers if isinstance(s, CallbackSink))
         self.subscribers.insert(n, processor)
 
-    def process(self, batch):
+    def process(self, batch: list[Event]) -> None:
         if self.one_by_one and len(batch) > 1:
             for event in batch:
                 self.process([event])
@@ -43,7 +55,7 @@ class StreamJunction:
                 log.error("stream '%s': an event failed in a query and was dropped "
                           "(%d so far): %s", self.definition.id, self.failed, exc)
 
-    def process_columns(self, cols):
+    def process_columns(self, cols: "Columns") -> None:
         """A columnar batch (cep.engine.columnar.Columns): subscribers with a columnar
         kernel take it as is, the others get the same events as rows (made once)."""
         if self.one_by_one:  # plans with script functions: rows, event by event
@@ -64,7 +76,7 @@ class StreamJunction:
                     s.process(rows[i:i + STEP])
 
 
-def _whole(junction, seen=()):
+def _whole(junction: StreamJunction, seen: tuple[StreamJunction, ...] = ()) -> bool:
     """Whether a columnar batch may go through `junction` whole rather than in send_batch's
     steps: only columnar kernels (whose output does not depend on where batches end) and
     callbacks read it, and the same holds downstream of each kernel's output stream. A
@@ -96,17 +108,20 @@ class CallbackSink:
     """A user callback on a stream: `fn` gets a list of `(timestamp, row)` pairs, or with
     `columnar=True` a cep.engine.columnar.Columns of each batch (whichever path made it)."""
 
-    def __init__(self, fn, columnar=False, definition=None):
+    def __init__(self, fn: Callable[[Any], object], columnar: bool = False,
+                 definition: Optional[StreamDefinition] = None) -> None:
         self.fn, self.columnar, self.definition = fn, columnar, definition
 
-    def process(self, batch):
+    def process(self, batch: list[Event]) -> None:
         if self.columnar:
             from cep.engine.columnar.columns import Columns
+            if self.definition is None:
+                raise ValueError("a columnar callback needs its stream's definition")
             self.fn(Columns.from_events(self.definition, batch))
         else:
             self.fn([(t, r) for t, r, _ in batch])
 
-    def process_columns(self, cols):
+    def process_columns(self, cols: "Columns") -> None:
         self.fn(cols if self.columnar else cols.to_rows())
 
 
@@ -122,13 +137,15 @@ STEP = 500
 class InputHandler:
     """`send(row, timestamp=None)` and `send_batch([(ts, row), ...])` into one stream."""
 
-    def __init__(self, junction, scheduler, lock):
+    def __init__(self, junction: StreamJunction, scheduler: "Scheduler",
+                 lock: threading.RLock) -> None:
         self.junction, self.scheduler, self.lock = junction, scheduler, lock
         self.coercer = RowCoercer(junction.definition)
         self.stream_id = junction.stream_id
-        self._owner_for = (-1, None)  # (number of subscribers, owner) of the last check
+        # (number of subscribers, owner) of the last check
+        self._owner_for: tuple[int, Optional[str]] = (-1, None)
 
-    def _owner(self):
+    def _owner(self) -> Optional[str]:
         """The stream whose own timers need not split a batch, or None. Every timer due by an
         event fires, in every query of the plan, before any query sees the event (Siddhi
         3.2); a timer owned by this stream may wait until after the batch only when a single
@@ -139,7 +156,7 @@ class InputHandler:
             self._owner_for = (len(subs), self.stream_id if n <= 1 else None)
         return self._owner_for[1]
 
-    def send(self, row, timestamp=None):
+    def send(self, row: Sequence[Any], timestamp: Optional[int] = None) -> None:
         """Send one event; raises EventError when it does not fit the stream."""
         with self.lock:
             sch = self.scheduler
@@ -155,7 +172,8 @@ class InputHandler:
             self.junction.process([event])
             sch.advance(ts)
 
-    def send_batch(self, events, validated=False):
+    def send_batch(self, events: Iterable[tuple[Optional[int], Sequence[Any]]],
+                   validated: bool = False) -> list[BadEvent]:
         """Send a list of `(timestamp, row)` pairs in order. Bad events are left out and
         returned as `[(index, EventError), ...]`; the good ones are processed.
 
@@ -174,7 +192,7 @@ class InputHandler:
                 bad += [(i + j, e) for j, e in self._send(events[i:i + STEP], validated, now)]
             return bad
 
-    def send_columns(self, columns, timestamps=None):
+    def send_columns(self, columns: Any, timestamps: Any = None) -> list[BadEvent]:
         """Send a columnar batch: `columns` maps each attribute name to a column (numpy
         array, masked array for nulls, pyarrow array, or sequence; or a pyarrow RecordBatch /
         Table / DataFrame), `timestamps` an integer array (None: the runtime's clock).
@@ -193,13 +211,13 @@ class InputHandler:
             else:  # steps of STEP, as send_batch takes them (see _whole)
                 for i in range(0, n, STEP):
                     self._dispatch_columns(cols.take(slice(i, i + STEP)))
-            return bad
+            return cast("list[BadEvent]", bad)
 
-    def send_arrow(self, batch, timestamps=None):
+    def send_arrow(self, batch: Any, timestamps: Any = None) -> list[BadEvent]:
         """`send_columns` of a pyarrow RecordBatch or Table (column names = attributes)."""
         return self.send_columns(batch, timestamps)
 
-    def _dispatch_columns(self, cols):
+    def _dispatch_columns(self, cols: "Columns") -> None:
         sch = self.scheduler
         if not sch.playback:
             self.junction.process_columns(cols)
@@ -213,7 +231,7 @@ class InputHandler:
         self.junction.process_columns(cols)
         sch.advance(int(ts[-1]))
 
-    def _send(self, events, validated, now):
+    def _send(self, events: list[Any], validated: bool, now: int) -> list[BadEvent]:
         if validated:
             good, bad = [(t, r, 0) for t, r in events], []
         else:
@@ -222,7 +240,7 @@ class InputHandler:
             self._dispatch(good)
         return bad
 
-    def _dispatch(self, events):
+    def _dispatch(self, events: list[Event]) -> None:
         sch = self.scheduler
         if not sch.playback:
             self.junction.process(events)

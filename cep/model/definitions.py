@@ -1,9 +1,13 @@
 """Definitions: streams, tables and triggers."""
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from cep.model.span import Span, NO_SPAN
+from cep.model.annotations import Annotation
 from cep.model.types import AttrType
+
+if TYPE_CHECKING:
+    from cep.model.inputs import Window
 
 
 @dataclass(frozen=True)
@@ -17,16 +21,16 @@ class Attribute:
 class StreamDefinition:
     """`define stream Id (a type, ...)`; `text` is the statement's source (without the `;`)."""
     id: str
-    attributes: tuple  # of Attribute
-    annotations: tuple = ()
+    attributes: tuple[Attribute, ...]
+    annotations: tuple[Annotation, ...] = ()
     text: str = field(default="", compare=False)
     span: Span = field(default=NO_SPAN, compare=False)
 
     @property
-    def attribute_names(self):
+    def attribute_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.attributes)
 
-    def index_of(self, name):
+    def index_of(self, name: str) -> int:
         """Position of attribute `name`, or -1."""
         for i, a in enumerate(self.attributes):
             if a.name == name:
@@ -45,7 +49,7 @@ class WindowDefinition(StreamDefinition):
     named window (Siddhi 3.2). Queries insert into it like a stream; its readers (queries,
     joins, patterns) share the one window and see what it emits, of `output_event_type`
     ('all', the default, 'current' or 'expired'); a join looks into its contents."""
-    window: object = None  # cep.model.Window: the window function and its parameters
+    window: Optional["Window"] = None  # the window function and its parameters
     output_event_type: str = "all"
 
 
@@ -59,12 +63,12 @@ class TriggerDefinition:
     at_start: bool = False
     every_millis: Optional[int] = None
     cron: Optional[str] = None
-    annotations: tuple = ()
+    annotations: tuple[Annotation, ...] = ()
     text: str = field(default="", compare=False)
     span: Span = field(default=NO_SPAN, compare=False)
 
     @property
-    def attributes(self):
+    def attributes(self) -> tuple[Attribute, ...]:
         return (Attribute("triggered_time", AttrType.LONG),)
 
 
@@ -76,7 +80,7 @@ class FunctionDefinition:
     language: str  # as written: JavaScript, python, Scala, R
     return_type: AttrType
     body: str  # the text between the braces
-    annotations: tuple = ()
+    annotations: tuple[Annotation, ...] = ()
     text: str = field(default="", compare=False)
     span: Span = field(default=NO_SPAN, compare=False)
     language_span: Span = field(default=NO_SPAN, compare=False)

@@ -1,6 +1,6 @@
 """Expressions: constants, attribute references, operators and function calls."""
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import ClassVar, Optional, Union
 
 from cep.model.span import Span, NO_SPAN
 from cep.model.types import AttrType
@@ -16,10 +16,11 @@ class Expression:
     from these instead of deriving them again; a hand-made, unvalidated model has None in
     both and the engine derives them itself. They are not fields: equality, hashing and
     repr ignore them, and pickling keeps them."""
-    rtype = None
-    entry = None
+    rtype: ClassVar[Optional[AttrType]] = None
+    entry: ClassVar[Optional[tuple[str, Optional[str], str]]] = None
 
-    def resolve(self, rtype, entry=None):
+    def resolve(self, rtype: Optional[AttrType],
+                entry: Optional[tuple[str, Optional[str], str]] = None) -> None:
         """Record the resolved type (and catalog key); the compiler calls this once."""
         object.__setattr__(self, "rtype", rtype)
         if entry is not None:
@@ -42,7 +43,7 @@ class TimeConstant(Expression):
 
 
 # index of `e1[0]`, `e1[2]`, `e1[last]`, `e1[last-1]`: an int, or ("last", offset >= 0)
-EventIndex = Union[int, tuple, None]
+EventIndex = Union[int, tuple[str, int], None]
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ class IsNullStream(Expression):
 class FunctionCall(Expression):
     """`name(args)` or `ns:name(args)`; aggregators (sum, avg, ...) are function calls too."""
     name: str
-    args: tuple = ()
+    args: tuple[Expression, ...] = ()
     namespace: Optional[str] = None
     span: Span = field(default=NO_SPAN, compare=False)
 

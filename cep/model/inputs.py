@@ -18,7 +18,7 @@ class Filter:
 class Window:
     """`#window.name(params)` or `#window.ns:name(params)`; params are expressions."""
     name: str
-    params: tuple = ()
+    params: tuple[Expression, ...] = ()
     namespace: Optional[str] = None
     span: Span = field(default=NO_SPAN, compare=False)
 
@@ -27,7 +27,7 @@ class Window:
 class StreamFunction:
     """`#name(params)` or `#ns:name(params)`: a stream processor function (not a window)."""
     name: str
-    params: tuple = ()
+    params: tuple[Expression, ...] = ()
     namespace: Optional[str] = None
     span: Span = field(default=NO_SPAN, compare=False)
 
@@ -38,13 +38,13 @@ class SingleInputStream:
 
     In a pattern or sequence, `alias` is the state reference (`e1` in `e1=S[...]`)."""
     stream_id: str
-    handlers: tuple = ()  # of Filter | Window | StreamFunction, in source order
+    handlers: tuple[Union[Filter, Window, StreamFunction], ...] = ()  # in source order
     alias: Optional[str] = None
     inner: bool = False
     span: Span = field(default=NO_SPAN, compare=False)
 
     @property
-    def window(self):
+    def window(self) -> Optional[Window]:
         """The window handler, or None (a stream has at most one)."""
         for h in self.handlers:
             if isinstance(h, Window):
@@ -52,7 +52,7 @@ class SingleInputStream:
         return None
 
     @property
-    def reference(self):
+    def reference(self) -> str:
         """The name attributes are qualified with: the alias, else the stream id."""
         return self.alias or self.stream_id
 

@@ -2,8 +2,11 @@
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from cep.model.annotations import find_annotation
-from cep.model.expressions import Expression
+from cep.model.annotations import Annotation, find_annotation
+from cep.model.definitions import (
+    FunctionDefinition, StreamDefinition, TableDefinition, TriggerDefinition, WindowDefinition,
+)
+from cep.model.expressions import Expression, Variable
 from cep.model.inputs import InputStream
 from cep.model.span import Span, NO_SPAN
 
@@ -28,11 +31,11 @@ class OrderByAttribute:
 @dataclass(frozen=True)
 class Selector:
     """`select ... [group by ...] [having ...] [order by ...] [limit N]`; `select *` sets select_all."""
-    attributes: tuple = ()  # of OutputAttribute
+    attributes: tuple[OutputAttribute, ...] = ()
     select_all: bool = False
-    group_by: tuple = ()  # of Variable
+    group_by: tuple[Variable, ...] = ()
     having: Optional[Expression] = None
-    order_by: tuple = ()  # of OrderByAttribute
+    order_by: tuple[OrderByAttribute, ...] = ()
     limit: Optional[int] = None
     span: Span = field(default=NO_SPAN, compare=False)
 
@@ -63,7 +66,7 @@ class UpdateTable:
     Siddhi 4's `update Table set T.a = expr, ... on cond` (`assignments` of (Variable, Expression))."""
     target: str
     on: Expression
-    assignments: tuple = ()
+    assignments: tuple[tuple[Variable, Expression], ...] = ()
     event_type: str = "current"
     span: Span = field(default=NO_SPAN, compare=False)
 
@@ -73,7 +76,7 @@ class UpdateOrInsert:
     """`insert overwrite Table on cond` (Siddhi 3) / `update or insert into Table on cond` (4+)."""
     target: str
     on: Expression
-    assignments: tuple = ()
+    assignments: tuple[tuple[Variable, Expression], ...] = ()
     event_type: str = "current"
     span: Span = field(default=NO_SPAN, compare=False)
 
@@ -100,12 +103,12 @@ class Query:
     selector: Selector
     output: OutputAction
     rate: Optional[OutputRate] = None
-    annotations: tuple = ()
+    annotations: tuple[Annotation, ...] = ()
     text: str = field(default="", compare=False)
     span: Span = field(default=NO_SPAN, compare=False)
 
     @property
-    def name(self):
+    def name(self) -> Optional[str]:
         """`@info(name='x')` (Siddhi 3/4) or `@name('x')`, else None."""
         info = find_annotation(self.annotations, "info")
         if info is not None and info.get("name"):
@@ -133,29 +136,29 @@ class RangeCondition:
 class RangePartitionKey:
     """`cond as 'label' or cond as 'label' ... of Stream`."""
     stream_id: str
-    ranges: tuple  # of RangeCondition
+    ranges: tuple[RangeCondition, ...]
     span: Span = field(default=NO_SPAN, compare=False)
 
 
 @dataclass(frozen=True)
 class Partition:
     """`partition with (keys) begin queries end`; `text` is its exact source."""
-    keys: tuple  # of ValuePartitionKey | RangePartitionKey
-    queries: tuple  # of Query
-    annotations: tuple = ()
+    keys: tuple[Union[ValuePartitionKey, RangePartitionKey], ...]
+    queries: tuple[Query, ...]
+    annotations: tuple[Annotation, ...] = ()
     text: str = field(default="", compare=False)
     span: Span = field(default=NO_SPAN, compare=False)
     # definitions of the partition's inner `#streams`, inferred by the compiler
-    inner_streams: tuple = ()
+    inner_streams: tuple[StreamDefinition, ...] = ()
 
-    def inner_stream(self, stream_id):
+    def inner_stream(self, stream_id: str) -> Optional[StreamDefinition]:
         """The definition of inner stream `#stream_id`, or None."""
         for s in self.inner_streams:
             if s.id == stream_id:
                 return s
         return None
 
-    def key_for(self, stream_id):
+    def key_for(self, stream_id: str) -> Optional[Union[ValuePartitionKey, RangePartitionKey]]:
         for k in self.keys:
             if k.stream_id == stream_id:
                 return k
@@ -170,18 +173,18 @@ class ExecutionPlan:
     `insert into` targets that were not defined (their ids are in `inferred_streams`), so every
     stream the plan uses has a definition here. `elements` are the queries and partitions in
     source order."""
-    annotations: tuple = ()
-    streams: tuple = ()  # of StreamDefinition
-    tables: tuple = ()  # of TableDefinition
-    triggers: tuple = ()  # of TriggerDefinition
-    elements: tuple = ()  # of Query | Partition
-    inferred_streams: frozenset = frozenset()
-    windows: tuple = ()  # of WindowDefinition (named windows)
+    annotations: tuple[Annotation, ...] = ()
+    streams: tuple[StreamDefinition, ...] = ()
+    tables: tuple[TableDefinition, ...] = ()
+    triggers: tuple[TriggerDefinition, ...] = ()
+    elements: tuple[Union[Query, Partition], ...] = ()
+    inferred_streams: frozenset[str] = frozenset()
+    windows: tuple[WindowDefinition, ...] = ()  # named windows
     source: str = field(default="", compare=False, repr=False)
-    functions: tuple = ()  # of FunctionDefinition (script functions); last: positional callers
+    functions: tuple[FunctionDefinition, ...] = ()  # script functions; last: positional callers
 
     # -- lookups --
-    def stream(self, stream_id):
+    def stream(self, stream_id: str) -> Optional[Union[StreamDefinition, TriggerDefinition]]:
         """The definition of stream (or trigger) `stream_id`, or None."""
         for s in self.streams:
             if s.id == stream_id:
@@ -191,57 +194,57 @@ class ExecutionPlan:
                 return t
         return None
 
-    def window(self, window_id):
+    def window(self, window_id: str) -> Optional[WindowDefinition]:
         """The definition of named window `window_id`, or None."""
         for w in self.windows:
             if w.id == window_id:
                 return w
         return None
 
-    def table(self, table_id):
+    def table(self, table_id: str) -> Optional[TableDefinition]:
         for t in self.tables:
             if t.id == table_id:
                 return t
         return None
 
     @property
-    def queries(self):
+    def queries(self) -> tuple[Query, ...]:
         """Top-level queries (not those inside partitions)."""
         return tuple(e for e in self.elements if isinstance(e, Query))
 
     @property
-    def partitions(self):
+    def partitions(self) -> tuple[Partition, ...]:
         return tuple(e for e in self.elements if isinstance(e, Partition))
 
     # -- plan annotations (`@Plan:x` in Siddhi 3, `@App:x` in Siddhi 4) --
-    def plan_annotation(self, name):
+    def plan_annotation(self, name: str) -> Optional[Annotation]:
         for a in self.annotations:
             if a.name.lower() == name.lower() and (a.namespace or "").lower() in ("plan", "app"):
                 return a
         return None
 
     @property
-    def name(self):
+    def name(self) -> Optional[str]:
         a = self.plan_annotation("name")
         return a.value if a is not None else None
 
     @property
-    def description(self):
+    def description(self) -> Optional[str]:
         a = self.plan_annotation("description")
         return a.value if a is not None else None
 
     @property
-    def playback(self):
+    def playback(self) -> bool:
         return self.plan_annotation("playback") is not None
 
     @property
-    def siddhi_mode(self):
+    def siddhi_mode(self) -> str:
         """`@Plan:siddhi('3.2')` (the default: exact Siddhi 3.2) or `@Plan:siddhi('fixed')`
         (the rules cep/engine/README.md lists as Siddhi bugs behave as users expect)."""
         a = self.plan_annotation("siddhi")
         return (a.value or "").strip().lower() if a is not None else SIDDHI_EXACT
 
-    def plan_dist(self, key, default=1):
+    def plan_dist(self, key: str, default: int = 1) -> int:
         """`@Plan:dist(receiverParallelism='N', publisherParallelism='N')`: first one with key wins;
         0 means 1."""
         for a in self.annotations:

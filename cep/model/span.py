@@ -12,7 +12,7 @@ class Span:
     start_pos: int = 0  # character offsets into the plan text, end exclusive
     end_pos: int = 0
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, int]:
         return {"line": self.line, "column": self.column,
                 "endLine": self.end_line, "endColumn": self.end_column}
 

@@ -11,6 +11,7 @@ from typing import Optional
 
 from cep.errors import AnnotationError
 from cep.model.annotations import Annotation
+from cep.model.definitions import TableDefinition
 from cep.model.types import AttrType
 
 CACHE_TYPES = ("basic", "lru", "lfu")
@@ -47,12 +48,12 @@ class StoreSpec:
     table_name: str
     cache: Optional[str]  # None (no cache), 'basic' (FIFO), 'lru' or 'lfu'
     cache_size: int
-    field_lengths: tuple  # (attribute, length) of string columns
+    field_lengths: tuple[tuple[str, int], ...]  # (attribute, length) of string columns
     validity_ms: Optional[int]  # a cache entry is read again from the database after this
     annotation: Annotation
 
 
-def store_spec(definition) -> Optional[StoreSpec]:
+def store_spec(definition: TableDefinition) -> Optional[StoreSpec]:
     """The external store of a table definition, or None for an in-memory table; raises a
     positioned AnnotationError for an unknown type or option."""
     found = [a for a in definition.annotations
@@ -128,7 +129,7 @@ def store_spec(definition) -> Optional[StoreSpec]:
     return StoreSpec(lowered, datasource, table_name, cache, size, lengths, validity, a)
 
 
-def _period(text):
+def _period(text: str) -> Optional[int]:
     """Milliseconds of '10 sec', '500 ms', '2 min', '1 hour' or a plain number of ms."""
     m = _PERIOD.match(text)
     if not m:
@@ -145,7 +146,8 @@ def _period(text):
     return int(m.group(1)) * factor
 
 
-def _field_lengths(text, definition, where, a):
+def _field_lengths(text: Optional[str], definition: TableDefinition, where: str,
+                   a: Annotation) -> tuple[tuple[str, int], ...]:
     """`field.length='symbol:100, name:40'`: VARCHAR lengths of string columns."""
     if not text:
         return ()

@@ -12,7 +12,7 @@ class AttrType(str, Enum):
     BOOL = "bool"
     OBJECT = "object"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.value
 
 

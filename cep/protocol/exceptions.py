@@ -12,7 +12,7 @@ class BadFrameError(ProtocolError, ValueError):
 class RegistryError(ProtocolError):
     """A registry request failed; `name` is the error name sent on the wire."""
 
-    def __init__(self, name, message):
+    def __init__(self, name: str, message: str) -> None:
         super().__init__(message)
         self.name = name
 
@@ -20,7 +20,7 @@ class RegistryError(ProtocolError):
 class RegistryUnavailableError(RegistryError):
     """The registry did not answer within the timeout."""
 
-    def __init__(self, message):
+    def __init__(self, message: str) -> None:
         super().__init__("Unavailable", message)
 
 

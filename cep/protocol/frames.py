@@ -22,7 +22,7 @@ Decoders raise BadFrameError naming the kind, what was wrong and the bad value's
 decode arrays as tuples where the caller iterates events (2-3x cheaper than lists).
 """
 import zlib
-from typing import NamedTuple
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 import msgpack
 
@@ -38,8 +38,11 @@ TASK_VERSION = 1  # version of the task data header between topology instances
 BARRIER = "\x00barrier"  # no declared stream can have this name
 HA_VERSION = 1  # the standalone HA pair's input and state frames (cep/worker/ha)
 
-_pack = msgpack.Packer(use_bin_type=True).pack
-_unpackb = msgpack.unpackb
+_pack: Callable[[Any], bytes] = msgpack.Packer(use_bin_type=True).pack
+_unpackb: Callable[..., Any] = msgpack.unpackb
+
+# a run of events in one lane: (lane, first sequence number, count)
+Run = tuple[str, int, int]
 
 
 class LogPosition(NamedTuple):
@@ -47,10 +50,10 @@ class LogPosition(NamedTuple):
     the worker URL that takes commit/replay requests (None: none)."""
     receiver_id: str
     first_offset: int
-    control: str = None
+    control: Optional[str] = None
 
 
-def _load(frame, kind, use_list):
+def _load(frame: bytes, kind: str, use_list: bool) -> Any:
     try:
         return _unpackb(frame, raw=False, strict_map_key=False, use_list=use_list)
     except Exception as exc:  # noqa: BLE001 - msgpack raises several unrelated types
@@ -58,7 +61,8 @@ def _load(frame, kind, use_list):
 
 
 # event batches (PROTOCOL.md section 2)
-def encode_batch(stream, events, receiver_id=None, first_offset=None, control=None):
+def encode_batch(stream: str, events: Sequence[Any], receiver_id: Optional[str] = None,
+                 first_offset: Optional[int] = None, control: Optional[str] = None) -> bytes:
     """One frame for `events`, a list of (ts, values) pairs of one stream; with receiver_id
     and first_offset a version 2 frame."""
     if receiver_id is None:
@@ -66,18 +70,19 @@ def encode_batch(stream, events, receiver_id=None, first_offset=None, control=No
     return _pack((FORMAT_LOGGED, stream, events, receiver_id, first_offset, control))
 
 
-def decode_batch(frame):
+def decode_batch(frame: bytes) -> tuple[str, Any]:
     """(stream, [[ts, [values]], ...]) as lists from a frame of version 1 or 2."""
     stream, events, _ = decode_logged_batch(frame)
     return stream, events
 
 
-def decode_logged_batch(frame, use_list=True):
+def decode_logged_batch(frame: bytes,
+                        use_list: bool = True) -> tuple[str, Any, Optional[LogPosition]]:
     """(stream, events, LogPosition or None) from a frame of version 1 or 2."""
     return check_frame(_load(frame, "event frame", use_list))
 
 
-def check_frame(data):
+def check_frame(data: Any) -> tuple[str, Any, Optional[LogPosition]]:
     """Validate a decoded event frame (lists or tuples); (stream, events, LogPosition|None)."""
     if not isinstance(data, (list, tuple)) or len(data) not in (3, 6):
         raise BadFrameError(f"event frame must be [version, stream, events, ...], got "
@@ -111,7 +116,7 @@ class Identity(NamedTuple):
     publisher: str
     epoch: int
     first_seq: int
-    runs: tuple = None
+    runs: Optional[tuple[Run, ...]] = None
 
 
 class Control(NamedTuple):
@@ -119,10 +124,11 @@ class Control(NamedTuple):
     (checkpoint `checkpoint` is complete) notice, in order with its data frames."""
     kind: str
     publisher: str
-    checkpoint: object  # int or None
+    checkpoint: Optional[int]
 
 
-def encode_output(stream, events, publisher, epoch, first_seq, runs=None):
+def encode_output(stream: str, events: Sequence[Any], publisher: str, epoch: int, first_seq: int,
+                  runs: Optional[Sequence[Run]] = None) -> bytes:
     """A version 3 frame (version 5 with `runs`, [(lane, first seq, count)] covering the
     events): `events` is a list of (ts, values) pairs of `stream`."""
     if runs is None:
@@ -130,12 +136,12 @@ def encode_output(stream, events, publisher, epoch, first_seq, runs=None):
     return _pack((FORMAT_LINEAGE, stream, events, publisher, epoch, first_seq, runs))
 
 
-def encode_control(kind, publisher, checkpoint):
+def encode_control(kind: str, publisher: str, checkpoint: Optional[int]) -> bytes:
     """A version 4 frame: a publisher bolt's start or commit notice."""
     return _pack((FORMAT_CONTROL, kind, publisher, checkpoint))
 
 
-def decode_output(frame):
+def decode_output(frame: bytes) -> tuple[Optional[str], Any, Optional[Identity | Control]]:
     """`(stream, events, Identity or None)` for a data frame of version 1 or 3, `(None, None,
     Control)` for a version 4 notice; events as tuples."""
     data = _load(frame, "event frame", False)
@@ -174,7 +180,7 @@ def decode_output(frame):
                         f"not 1 (3 fields), 3 (6 fields), 4 (4 fields) or 5 (7 fields)")
 
 
-def _checked(stream, events):
+def _checked(stream: Any, events: Any) -> tuple[str, Any]:
     if not isinstance(stream, str) or type(events) is not tuple:
         raise BadFrameError(f"event frame must carry a stream id string and an event list, "
                             f"got {type(stream).__name__} and {type(events).__name__}")
@@ -182,12 +188,12 @@ def _checked(stream, events):
 
 
 # the external ZeroMQ receiver's payload (cep/worker/README.md): a bare array of pairs
-def encode_pairs(pairs):
+def encode_pairs(pairs: Sequence[Any]) -> bytes:
     """msgpack payload for a batch of (ts, row) pairs."""
     return _pack(pairs)
 
 
-def decode_pairs(payload):
+def decode_pairs(payload: bytes) -> Any:
     """The (ts, row) pairs of one ingest payload, as tuples."""
     events = _load(payload, "payload", False)
     if type(events) is not tuple:
@@ -197,7 +203,8 @@ def decode_pairs(payload):
 
 
 # task data between topology instances (topology/README.md)
-def header(stream, source, origin_ts, task=-1, lineage=None):
+def header(stream: str, source: str, origin_ts: Any, task: int = -1,
+           lineage: Optional[Sequence[Run]] = None) -> bytes:
     """The header frame of a data message from task `task` of component `source`; `lineage`
     (runs `(key, first seq, count)` covering the rows, topology/lineage.py) when it has one."""
     if lineage is None:
@@ -205,12 +212,12 @@ def header(stream, source, origin_ts, task=-1, lineage=None):
     return _pack((TASK_VERSION, stream, source, origin_ts, task, lineage))
 
 
-def barrier(source, checkpoint_id, task):
+def barrier(source: str, checkpoint_id: int, task: int) -> tuple[bytes, bytes]:
     """The two frames of checkpoint `checkpoint_id`'s barrier from task `task`."""
     return _pack((TASK_VERSION, BARRIER, source, checkpoint_id, task)), b""
 
 
-def decode_header(frame):
+def decode_header(frame: bytes) -> tuple[Any, ...]:
     """(stream, source, origin_ts, task, lineage or None) of a data or barrier header."""
     data = _load(frame, "task header", False)
     if type(data) is tuple and len(data) == 5 and data[0] == TASK_VERSION:
@@ -233,7 +240,7 @@ def decode_header(frame):
 encode_rows = _pack
 
 
-def decode_rows(payload):
+def decode_rows(payload: bytes) -> Any:
     """A data payload as a tuple of row tuples."""
     rows = _load(payload, "task payload", False)
     if type(rows) is not tuple:
@@ -242,12 +249,12 @@ def decode_rows(payload):
 
 
 # map messages: registry requests and replies, driver control, task reports
-def pack_message(obj):
+def pack_message(obj: Any) -> bytes:
     """One frame for a map message."""
     return _pack(obj)
 
 
-def unpack_message(frame):
+def unpack_message(frame: bytes) -> dict[Any, Any]:
     """A map message; BadFrameError when the frame is not a msgpack map."""
     data = _load(frame, "message", True)
     if not isinstance(data, dict):
@@ -256,12 +263,12 @@ def unpack_message(frame):
 
 
 # the standalone HA pair (cep/worker/ha): forwarded input and a plan's state, over HTTP
-def encode_ha_input(items):
+def encode_ha_input(items: Sequence[Any]) -> bytes:
     """The active's forwarded input: items are [plan key, seq, stream, events]."""
     return _pack((HA_VERSION, items))
 
 
-def decode_ha_input(body):
+def decode_ha_input(body: bytes) -> Any:
     """The forwarded items as tuples; BadFrameError for any other shape or version."""
     data = _load(body, "HA input", False)
     if type(data) is not tuple or len(data) != 2 or data[0] != HA_VERSION \
@@ -275,12 +282,12 @@ def decode_ha_input(body):
     return data[1]
 
 
-def encode_ha_state(state):
+def encode_ha_state(state: dict[str, Any]) -> bytes:
     """A plan's state (a map) for a starting passive, compressed."""
     return zlib.compress(_pack(dict(state, format=HA_VERSION)), 1)
 
 
-def decode_ha_state(blob):
+def decode_ha_state(blob: bytes) -> dict[str, Any]:
     """The state map; BadFrameError when the blob is not a compressed version 1 state."""
     try:
         raw = zlib.decompress(blob)
@@ -293,7 +300,7 @@ def decode_ha_state(blob):
     return state
 
 
-def _shape(data):
+def _shape(data: Any) -> str:
     if isinstance(data, (list, tuple)):
         return f"an array of {len(data)}"
     return type(data).__name__

@@ -4,11 +4,12 @@ CEP 4.0 used the first non-loopback IPv4 as a string, which breaks with several 
 NAT. Two parties are on the same machine when their identity sets intersect."""
 import ipaddress
 import socket
+from typing import Optional
 
 import psutil
 
 
-def is_identifying(addr):
+def is_identifying(addr: str) -> bool:
     """False for loopback and unspecified addresses, which every machine has."""
     try:
         ip = ipaddress.ip_address(addr.split("%", 1)[0])
@@ -17,9 +18,9 @@ def is_identifying(addr):
     return not (ip.is_loopback or ip.is_unspecified)
 
 
-def interface_addresses():
+def interface_addresses() -> list[str]:
     """Every IPv4/IPv6 address of every interface, loopback excluded."""
-    out = []
+    out: list[str] = []
     for addrs in psutil.net_if_addrs().values():
         for a in addrs:
             if a.family in (socket.AF_INET, socket.AF_INET6) and is_identifying(a.address):
@@ -27,7 +28,7 @@ def interface_addresses():
     return out
 
 
-def machine_identity(advertised_host=None):
+def machine_identity(advertised_host: Optional[str] = None) -> list[str]:
     """The sorted, de-duplicated identity list sent in registry requests."""
     ids = set(interface_addresses())
     if advertised_host and is_identifying(advertised_host):
@@ -35,7 +36,7 @@ def machine_identity(advertised_host=None):
     return sorted(ids)
 
 
-def default_host():
+def default_host() -> str:
     """A host other machines can reach us at: the first non-loopback IPv4, else 127.0.0.1."""
     for addr in interface_addresses():
         if ":" not in addr:

@@ -8,6 +8,7 @@
 """
 import logging
 import threading
+from typing import Any, Iterable, Optional
 
 import zmq
 
@@ -23,17 +24,18 @@ class RegistryClient:
     `security` (cep.security.curve.LinkSecurity): the CURVE keys the socket uses and the
     cluster secret every request carries (field `secret`)."""
 
-    def __init__(self, url, timeout=2.0, retries=2, security=None):
+    def __init__(self, url: str, timeout: float = 2.0, retries: int = 2,
+                 security: Optional[curve.LinkSecurity] = None) -> None:
         self.url = url
         # None: no CURVE, and the cluster secret of $CEP_CLUSTER_SECRET if set (tools, tests)
         self.security = security or curve.LinkSecurity(secret=cluster_secret.read())
         self.timeout_ms = int(timeout * 1000)
         self.retries = retries
-        self._ctx = zmq.Context.instance()
-        self._sock = None
+        self._ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
+        self._sock: Optional[zmq.Socket[bytes]] = None
         self._lock = threading.Lock()
 
-    def _socket(self):
+    def _socket(self) -> "zmq.Socket[bytes]":
         if self._sock is None:
             self._sock = self._ctx.socket(zmq.REQ)
             self._sock.setsockopt(zmq.LINGER, 0)
@@ -41,12 +43,12 @@ class RegistryClient:
             self._sock.connect(self.url)
         return self._sock
 
-    def _reset(self):
+    def _reset(self) -> None:
         if self._sock is not None:
             self._sock.close(0)
             self._sock = None
 
-    def request(self, op, **fields):
+    def request(self, op: str, **fields: Any) -> dict[Any, Any]:
         """Send one request; return the reply map or raise RegistryError."""
         if self.security.secret:
             fields["secret"] = self.security.secret
@@ -71,51 +73,56 @@ class RegistryClient:
             raise RegistryError(reply.get("error", "Error"), reply.get("message", ""))
         return reply
 
-    def _hint(self):
+    def _hint(self) -> str:
         """Both sides must agree on CURVE: a mismatch looks like a registry that is down."""
         if self.security.curve is not None:
             return " (CURVE on here: does the manager have security.curve on, same cluster key?)"
         return " (CURVE off here: if the manager's security.curve is on, this side needs its keys)"
 
-    def register(self, kind, tenant, plan, host, port, machine=(), streams=(), worker=None,
-                 component=None):
-        fields = {"kind": kind, "tenant": tenant, "plan": plan, "host": host, "port": port,
-                  "machine": list(machine), "streams": list(streams)}
+    def register(self, kind: str, tenant: int, plan: str, host: str, port: int,
+                 machine: Iterable[str] = (), streams: Iterable[str] = (),
+                 worker: Optional[str] = None, component: Optional[str] = None) -> dict[Any, Any]:
+        fields: dict[str, Any] = {"kind": kind, "tenant": tenant, "plan": plan, "host": host,
+                                  "port": port, "machine": list(machine),
+                                  "streams": list(streams)}
         if worker:
             fields["worker"] = worker
         if component:
             fields["component"] = component
         return self.request("register", **fields)
 
-    def unregister(self, kind, tenant, plan, endpoint):
+    def unregister(self, kind: str, tenant: int, plan: str, endpoint: str) -> dict[Any, Any]:
         return self.request("unregister", kind=kind, tenant=tenant, plan=plan, endpoint=endpoint)
 
-    def lookup(self, kind, tenant, plan, stream=None, machine=()):
-        fields = {"kind": kind, "tenant": tenant, "plan": plan, "machine": list(machine)}
+    def lookup(self, kind: str, tenant: int, plan: str, stream: Optional[str] = None,
+               machine: Iterable[str] = ()) -> dict[Any, Any]:
+        fields: dict[str, Any] = {"kind": kind, "tenant": tenant, "plan": plan,
+                                  "machine": list(machine)}
         if stream is not None:
             fields["stream"] = stream
         return self.request("lookup", **fields)
 
-    def connect(self, kind, tenant, plan, endpoint, client, stream=None):
-        fields = {"kind": kind, "tenant": tenant, "plan": plan, "endpoint": endpoint,
-                  "client": client}
+    def connect(self, kind: str, tenant: int, plan: str, endpoint: str, client: str,
+                stream: Optional[str] = None) -> Any:
+        fields: dict[str, Any] = {"kind": kind, "tenant": tenant, "plan": plan,
+                                  "endpoint": endpoint, "client": client}
         if stream is not None:
             fields["stream"] = stream
         return self.request("connect", **fields)["connection"]
 
-    def release(self, connection):
+    def release(self, connection: Any) -> dict[Any, Any]:
         return self.request("release", connection=connection)
 
-    def status(self, tenant, plan, client=None):
+    def status(self, tenant: int, plan: str, client: Optional[str] = None) -> dict[Any, Any]:
         """The plan's endpoints and connections; `client` makes it that client's heartbeat."""
         fields = {"client": client} if client else {}
         return self.request("status", tenant=tenant, plan=plan, **fields)
 
-    def worker_info(self, **info):
+    def worker_info(self, **info: Any) -> dict[Any, Any]:
         """Report a worker-info message (PROTOCOL.md: `worker`); also the worker's heartbeat."""
         return self.request("worker", **info)
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             self._reset()
 
@@ -123,7 +130,7 @@ class RegistryClient:
 class Heartbeat:
     """A daemon thread that re-sends a `register` every `interval` seconds until stopped."""
 
-    def __init__(self, client, interval=5.0, **register_fields):
+    def __init__(self, client: Any, interval: float = 5.0, **register_fields: Any) -> None:
         self.client = client
         self.interval = interval
         self.fields = register_fields
@@ -131,23 +138,23 @@ class Heartbeat:
         self._thread = threading.Thread(target=self._run, daemon=True, name="registry-heartbeat")
         self.beats = 0
 
-    def start(self):
+    def start(self) -> "Heartbeat":
         self._beat()
         self._thread.start()
         return self
 
-    def _beat(self):
+    def _beat(self) -> None:
         try:
             self.client.register(**self.fields)
             self.beats += 1
         except RegistryError as exc:
             log.warning("heartbeat to %s failed: %s", self.client.url, exc)
 
-    def _run(self):
+    def _run(self) -> None:
         while not self._stop.wait(self.interval):
             self._beat()
 
-    def stop(self, unregister=True):
+    def stop(self, unregister: bool = True) -> None:
         """Stop beating and (by default) unregister the endpoint."""
         self._stop.set()
         if self._thread.is_alive():

@@ -18,9 +18,11 @@ status.
 import itertools
 import logging
 import threading
+from typing import Any, Iterable, Optional, Union
 
 from cep.protocol.exceptions import RegistryError, RegistryUnavailableError
 from cep.protocol.registry_client import RegistryClient
+from cep.security.curve import LinkSecurity
 
 log = logging.getLogger("cep.protocol.registry_group")
 
@@ -29,15 +31,25 @@ class GroupCalls:
     """Broadcast and fail-over calls over indexed registry clients. Subclasses give
     `_order()` (indexes, current first), `_client(i)` and `_lost(i)`."""
 
-    def _init_group(self):
+    def _init_group(self) -> None:
         self.current = 0
-        self._conns = {}  # local id -> [connect fields, {index: registry connection id}]
-        self._instances = {}  # index -> the registry instance last seen
+        # local id -> [connect fields, {index: registry connection id}]
+        self._conns: dict[str, list[Any]] = {}
+        self._instances: dict[int, Any] = {}  # index -> the registry instance last seen
         self._ids = itertools.count(1)
         self._glock = threading.RLock()
 
-    def _one(self, method, *args, **kwargs):
-        last = None
+    def _order(self) -> list[int]:
+        raise NotImplementedError
+
+    def _client(self, i: int) -> RegistryClient:
+        raise NotImplementedError
+
+    def _lost(self, i: int) -> None:
+        raise NotImplementedError
+
+    def _one(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        last: Optional[RegistryError] = None
         for i in self._order():
             try:
                 result = getattr(self._client(i), method)(*args, **kwargs)
@@ -51,9 +63,10 @@ class GroupCalls:
             return result
         raise last or RegistryUnavailableError("no registry configured")
 
-    def _all(self, method, *args, **kwargs):
+    def _all(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """Call every registry; the first reply (of the current one when it answered)."""
-        replies, errors = {}, []
+        replies: dict[int, Any] = {}
+        errors: list[RegistryError] = []
         for i in self._order():
             try:
                 replies[i] = getattr(self._client(i), method)(*args, **kwargs)
@@ -71,7 +84,7 @@ class GroupCalls:
             self.current = next(iter(replies))
         return replies[self.current]
 
-    def _answered(self, i, reply):
+    def _answered(self, i: int, reply: Any) -> None:
         """A registry answered a heartbeat: learn its group list; repair its connections."""
         if not isinstance(reply, dict):
             return
@@ -94,30 +107,32 @@ class GroupCalls:
                 if local in self._conns:
                     self._conns[local][1][i] = cid
 
-    def _learn(self, addresses):
+    def _learn(self, addresses: Iterable[Any]) -> None:
         """Subclasses that can add registries do (RegistryGroup)."""
 
     # -- the RegistryClient calls --
-    def register(self, *args, **kwargs):
+    def register(self, *args: Any, **kwargs: Any) -> Any:
         return self._all("register", *args, **kwargs)
 
-    def unregister(self, *args, **kwargs):
+    def unregister(self, *args: Any, **kwargs: Any) -> Any:
         return self._all("unregister", *args, **kwargs)
 
-    def worker_info(self, **info):
+    def worker_info(self, **info: Any) -> Any:
         return self._all("worker_info", **info)
 
-    def lookup(self, *args, **kwargs):
+    def lookup(self, *args: Any, **kwargs: Any) -> Any:
         return self._one("lookup", *args, **kwargs)
 
-    def status(self, *args, **kwargs):
+    def status(self, *args: Any, **kwargs: Any) -> Any:
         return self._one("status", *args, **kwargs)
 
-    def connect(self, kind, tenant, plan, endpoint, client, stream=None):
+    def connect(self, kind: str, tenant: int, plan: str, endpoint: str, client: str,
+                stream: Optional[str] = None) -> str:
         """Count the connection at every registry that knows the endpoint; a local id."""
-        fields = {"kind": kind, "tenant": tenant, "plan": plan, "endpoint": endpoint,
-                  "client": client, "stream": stream}
-        ids, errors = {}, []
+        fields: dict[str, Any] = {"kind": kind, "tenant": tenant, "plan": plan,
+                                  "endpoint": endpoint, "client": client, "stream": stream}
+        ids: dict[int, Any] = {}
+        errors: list[RegistryError] = []
         for i in self._order():
             try:
                 ids[i] = self._client(i).connect(**fields)
@@ -134,7 +149,7 @@ class GroupCalls:
             self._conns[local] = [fields, ids]
         return local
 
-    def release(self, connection):
+    def release(self, connection: str) -> dict[str, Any]:
         with self._glock:
             entry = self._conns.pop(connection, None)
         if entry is None:
@@ -150,7 +165,8 @@ class GroupCalls:
 class RegistryGroup(GroupCalls):
     """Registry clients for a list of addresses (`tcp://a:1,tcp://b:2` or a list)."""
 
-    def __init__(self, urls, timeout=2.0, retries=2, security=None):
+    def __init__(self, urls: Union[str, Iterable[str]], timeout: float = 2.0, retries: int = 2,
+                 security: Optional[LinkSecurity] = None) -> None:
         if isinstance(urls, str):
             urls = [u.strip() for u in urls.split(",") if u.strip()]
         if not urls:
@@ -161,26 +177,26 @@ class RegistryGroup(GroupCalls):
         self.security = self.clients[0].security
         self._init_group()
 
-    def _new(self, url):
+    def _new(self, url: str) -> RegistryClient:
         # no retry within a call: a dead registry of the group must not stall heartbeats
         # (the next round, or the next registry, is the retry)
         return RegistryClient(url, timeout=self.timeout, retries=0, security=self._security)
 
     @property
-    def url(self):
+    def url(self) -> str:
         return ",".join(self.urls)
 
-    def _order(self):
+    def _order(self) -> list[int]:
         n = len(self.clients)
         return [(self.current + k) % n for k in range(n)]
 
-    def _client(self, i):
+    def _client(self, i: int) -> RegistryClient:
         return self.clients[i]
 
-    def _lost(self, i):
+    def _lost(self, i: int) -> None:
         pass  # the REQ client recreates its socket itself
 
-    def _learn(self, addresses):
+    def _learn(self, addresses: Iterable[Any]) -> None:
         with self._glock:
             for address in addresses:
                 if isinstance(address, str) and address and address not in self.urls:
@@ -188,15 +204,17 @@ class RegistryGroup(GroupCalls):
                     self.urls.append(address)
                     self.clients.append(self._new(address))
 
-    def request(self, op, **fields):
+    def request(self, op: str, **fields: Any) -> Any:
         return self._one("request", op, **fields)
 
-    def close(self):
+    def close(self) -> None:
         for c in self.clients:
             c.close()
 
 
-def registry_client(urls, timeout=2.0, retries=2, security=None):
+def registry_client(urls: Union[str, Iterable[str]], timeout: float = 2.0, retries: int = 2,
+                    security: Optional[LinkSecurity] = None
+                    ) -> Union[RegistryClient, "RegistryGroup"]:
     """A RegistryClient for one address, a RegistryGroup for a comma-separated list (a
     manager group passes its list with a trailing comma even when it has one member, so the
     client learns the members that join later)."""

@@ -10,6 +10,7 @@ mappings of keys), environment variables ``CEP_<SECTION>_<KEY>``, explicit overr
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Union
 
 import yaml
 
@@ -20,7 +21,7 @@ TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off"}
 
 
-def default_conf_dir():
+def default_conf_dir() -> Path:
     """The project's conf/ directory (env CEP_CONF_DIR overrides it)."""
     env = os.environ.get("CEP_CONF_DIR")
     return Path(env) if env else Path(__file__).resolve().parent.parent / "conf"
@@ -32,19 +33,19 @@ class Setting:
     section: str
     key: str
     type: type
-    default: object
+    default: Any
     doc: str
-    choices: tuple = ()
+    choices: tuple[Any, ...] = ()
 
     @property
-    def name(self):
+    def name(self) -> str:
         return f"{self.section}.{self.key}"
 
     @property
-    def env_var(self):
+    def env_var(self) -> str:
         return f"{ENV_PREFIX}{self.section}_{self.key}".upper().replace(".", "_").replace("-", "_")
 
-    def convert(self, value, source):
+    def convert(self, value: Any, source: str) -> Any:
         """Convert a raw value (from YAML, env or code) to this setting's type."""
         try:
             out = _convert(self.type, value)
@@ -58,7 +59,7 @@ class Setting:
         return out
 
 
-def _convert(kind, value):
+def _convert(kind: type, value: Any) -> Any:
     if value is None:
         return None
     if kind is bool:
@@ -84,33 +85,34 @@ def _convert(kind, value):
 class Settings:
     """Loaded values: ``s["section.key"]``, ``s.source(name)``, ``s.section(name)``."""
 
-    def __init__(self, schema, values, sources):
+    def __init__(self, schema: "Schema", values: Mapping[str, Any],
+                 sources: Mapping[str, str]) -> None:
         self.schema = schema
         self._values = dict(values)
         self._sources = dict(sources)
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Any:
         try:
             return self._values[name]
         except KeyError:
             raise UnknownSettingError(f"no setting {name!r} in {self.schema.name} settings") from None
 
-    def get(self, name, default=None):
+    def get(self, name: str, default: Any = None) -> Any:
         return self._values.get(name, default)
 
-    def source(self, name):
+    def source(self, name: str) -> str:
         """Where a value came from: default, a file path, an env var or 'override'."""
         return self._sources[name]
 
-    def section(self, section):
+    def section(self, section: str) -> dict[str, Any]:
         """The values of one section as a plain dict keyed by key."""
         prefix = section + "."
         return {k[len(prefix):]: v for k, v in self._values.items() if k.startswith(prefix)}
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         return dict(self._values)
 
-    def with_overrides(self, overrides):
+    def with_overrides(self, overrides: Optional[Mapping[str, Any]]) -> "Settings":
         """A copy with more explicit overrides applied."""
         values, sources = dict(self._values), dict(self._sources)
         self.schema.apply(values, sources, overrides or {}, "override")
@@ -120,11 +122,13 @@ class Settings:
 class Schema:
     """The declared settings of one configuration file (``conf/<name>.yaml``)."""
 
-    def __init__(self, name, settings):
+    def __init__(self, name: str, settings: Iterable[Setting]) -> None:
         self.name = name
         self.settings = {s.name: s for s in settings}
 
-    def load(self, conf_dir=None, env=None, overrides=None, path=None):
+    def load(self, conf_dir: Union[str, Path, None] = None, env: Optional[Mapping[str, str]] = None,
+             overrides: Optional[Mapping[str, Any]] = None,
+             path: Union[str, Path, None] = None) -> Settings:
         """Layer defaults, the YAML file, CEP_* env vars and overrides."""
         values = {n: s.default for n, s in self.settings.items()}
         sources = {n: "default" for n in self.settings}
@@ -138,7 +142,8 @@ class Schema:
         self.apply(values, sources, overrides or {}, "override")
         return Settings(self, values, sources)
 
-    def apply(self, values, sources, flat, source):
+    def apply(self, values: dict[str, Any], sources: dict[str, str], flat: Mapping[str, Any],
+              source: str) -> None:
         """Apply a flat {'section.key': value} mapping, rejecting unknown names."""
         for name, raw in flat.items():
             setting = self.settings.get(name)
@@ -148,7 +153,7 @@ class Schema:
             values[name] = setting.convert(raw, source)
             sources[name] = source
 
-    def describe(self):
+    def describe(self) -> str:
         """A Markdown table of every setting: name, env var, type, default, meaning."""
         lines = ["| setting | env var | type | default | meaning |", "|---|---|---|---|---|"]
         for s in self.settings.values():
@@ -157,7 +162,7 @@ class Schema:
         return "\n".join(lines)
 
 
-def _read_yaml(path):
+def _read_yaml(path: Path) -> dict[str, Any]:
     """Read a sections-of-keys YAML file into a flat mapping; a missing file is empty."""
     if not path.exists():
         return {}
@@ -167,7 +172,7 @@ def _read_yaml(path):
         raise ConfigFileError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigFileError(f"{path}: expected a mapping of sections, got {type(data).__name__}")
-    flat = {}
+    flat: dict[str, Any] = {}
     for section, keys in data.items():
         if not isinstance(keys, dict):
             raise ConfigFileError(f"{path}: section {section!r} must be a mapping of keys, "

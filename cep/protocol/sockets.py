@@ -7,6 +7,7 @@ worker that reports a plan stopped or failed still holds that plan's listener.
 `close_bound` waits for libzmq's own notice that the socket is gone."""
 import logging
 import time
+from typing import Any
 
 import zmq
 from zmq.utils.monitor import recv_monitor_message
@@ -14,7 +15,7 @@ from zmq.utils.monitor import recv_monitor_message
 log = logging.getLogger(__name__)
 
 
-def close_bound(sock, timeout=2.0):
+def close_bound(sock: Any, timeout: float = 2.0) -> bool:
     """Close `sock` (linger 0) and return once libzmq has closed its listeners, at most
     `timeout` seconds later; True when it confirmed that. Call it from the socket's thread."""
     if sock.closed:

@@ -5,13 +5,18 @@
 """
 import os
 import socket
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 from cep.policy import POLICY_SETTINGS
 from cep.security.curve import CURVE_SETTINGS
 from cep.worker.exceptions import WorkerConfigError
 from cep.worker.ha.settings import HA_SETTINGS, check_ha
 from cep.protocol.exceptions import SettingsError
-from cep.protocol.settings import Schema, Setting
+from cep.protocol.settings import Schema, Setting, Settings
+
+if TYPE_CHECKING:
+    from cep.policy import HostPolicy
 
 MODES = ("distributed", "standalone")
 ROLES = ("receiver", "publisher")
@@ -101,7 +106,9 @@ WORKER_SCHEMA = Schema("worker", [
 ])
 
 
-def load_config(overrides=None, path=None, env=None, conf_dir=None):
+def load_config(overrides: Optional[Mapping[str, Any]] = None,
+                path: Union[str, Path, None] = None, env: Optional[Mapping[str, str]] = None,
+                conf_dir: Union[str, Path, None] = None) -> Settings:
     """Load and check the worker settings; raises WorkerConfigError naming the bad setting."""
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     try:
@@ -112,7 +119,7 @@ def load_config(overrides=None, path=None, env=None, conf_dir=None):
     return cfg
 
 
-def _check(cfg):
+def _check(cfg: Settings) -> None:
     bad_roles = [r for r in cfg["worker.roles"] if r not in ROLES]
     if bad_roles or not cfg["worker.roles"]:
         raise WorkerConfigError(f"setting worker.roles ({cfg.source('worker.roles')}): "
@@ -139,20 +146,21 @@ def _check(cfg):
             raise WorkerConfigError(f"setting {name} ({cfg.source(name)}): must be >= 1")
 
 
-def host_policy(cfg):
+def host_policy(cfg: Settings) -> "HostPolicy":
     """The worker's HostPolicy (cep.policy); file roots default to
     <worker.state_dir>/tenants/{tenant}/files."""
     from urllib.parse import urlsplit
 
     from cep.policy import HostPolicy
     managers = [urlsplit(u).port for u in cfg["managers.urls"]]
-    policy = HostPolicy.from_settings(cfg, os.path.abspath(cfg["worker.state_dir"])).with_reserved(
+    policy: HostPolicy = HostPolicy.from_settings(
+        cfg, os.path.abspath(cfg["worker.state_dir"])).with_reserved(
         cfg["receivers.http_port"], cfg["receivers.zmq_port"], *managers)
     policy.apply_script_limits()  # the plans this worker runs follow its script settings
     return policy
 
 
-def wal_dir(cfg, worker_id):
+def wal_dir(cfg: Settings, worker_id: str) -> str:
     """Root of the worker's write-ahead logs: <worker.data_dir>/wal, by default
     <worker.state_dir>/<worker id>/wal (two workers sharing a state dir keep apart logs)."""
     if cfg["worker.data_dir"]:
@@ -161,6 +169,6 @@ def wal_dir(cfg, worker_id):
     return os.path.join(os.path.abspath(cfg["worker.state_dir"]), safe, "wal")
 
 
-def worker_id(cfg, http_port):
+def worker_id(cfg: Settings, http_port: Optional[int]) -> str:
     """The configured id, else `<hostname>:<http port>` (stable across restarts)."""
     return cfg["worker.id"] or f"{socket.gethostname()}:{http_port or os.getpid()}"

@@ -8,25 +8,29 @@ timestamps (epoch ms). `to_rows()` gives the row API's `(timestamp, row)` pairs 
 same Python values the row path would carry."""
 from itertools import repeat
 from operator import itemgetter
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-from cep.model import AttrType
+from cep.model import AttrType, StreamDefinition
 
-DTYPES = {
+# a column's values, a null mask (bool) or the timestamps (int64)
+Array = np.ndarray[Any, Any]
+
+DTYPES: dict[AttrType, np.dtype[Any]] = {
     AttrType.DOUBLE: np.dtype(np.float64), AttrType.FLOAT: np.dtype(np.float32),
     AttrType.INT: np.dtype(np.int32), AttrType.LONG: np.dtype(np.int64),
     AttrType.BOOL: np.dtype(np.bool_), AttrType.STRING: np.dtype(object),
     AttrType.OBJECT: np.dtype(object),
 }
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
-_FILL = {AttrType.DOUBLE: 0.0, AttrType.FLOAT: 0.0, AttrType.INT: 0, AttrType.LONG: 0,
-         AttrType.BOOL: False}
+_FILL: dict[AttrType, Any] = {AttrType.DOUBLE: 0.0, AttrType.FLOAT: 0.0, AttrType.INT: 0,
+                              AttrType.LONG: 0, AttrType.BOOL: False}
 
 
-def pylist(values, nulls):
+def pylist(values: Array, nulls: Optional[Array]) -> list[Any]:
     """A column as a Python list, None where null."""
-    out = values.tolist()
+    out: list[Any] = values.tolist()
     if nulls is not None:
         for i in np.flatnonzero(nulls).tolist():
             out[i] = None
@@ -38,68 +42,71 @@ class Columns:
 
     __slots__ = ("definition", "timestamps", "values", "nulls")
 
-    def __init__(self, definition, timestamps, values, nulls):
+    def __init__(self, definition: StreamDefinition, timestamps: Array, values: Iterable[Array],
+                 nulls: Iterable[Optional[Array]]) -> None:
         self.definition = definition
         self.timestamps, self.values, self.nulls = timestamps, list(values), list(nulls)
 
     @property
-    def names(self):
+    def names(self) -> list[str]:
         return [a.name for a in self.definition.attributes]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.timestamps)
 
-    def _index(self, name):
+    def _index(self, name: str) -> int:
         for i, a in enumerate(self.definition.attributes):
             if a.name == name:
                 return i
         raise KeyError(f"stream '{self.definition.id}' has no attribute '{name}'")
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Array:
         """The values of attribute `name` (a numpy array; see `null_mask`)."""
         return self.values[self._index(name)]
 
-    def null_mask(self, name):
+    def null_mask(self, name: str) -> Optional[Array]:
         """A bool array, True where `name` is null, or None when it has no null."""
         return self.nulls[self._index(name)]
 
-    def column(self, name):
+    def column(self, name: str) -> list[Any]:
         """Attribute `name` as a Python list, None for null."""
         i = self._index(name)
         return pylist(self.values[i], self.nulls[i])
 
-    def rows(self):
+    def rows(self) -> list[tuple[Any, ...]]:
         """The rows as tuples of Python values in definition order."""
         n = len(self.timestamps)
         if not self.values:
             return [()] * n
         return list(zip(*[pylist(v, m) for v, m in zip(self.values, self.nulls)]))
 
-    def to_rows(self):
+    def to_rows(self) -> list[tuple[int, tuple[Any, ...]]]:
         """`[(timestamp, row), ...]`, what a row callback receives."""
         return list(zip(self.timestamps.tolist(), self.rows()))
 
-    def events(self):
+    def events(self) -> list[tuple[int, tuple[Any, ...], int]]:
         """The engine's CURRENT events `(ts, row, 0)`."""
         return list(zip(self.timestamps.tolist(), self.rows(), repeat(0)))
 
-    def take(self, index):
+    def take(self, index: Any) -> "Columns":
         """The events at `index` (a bool mask or integer positions), as Columns."""
         return Columns(self.definition, self.timestamps[index],
                        [v[index] for v in self.values],
                        [None if m is None else _mask(m[index]) for m in self.nulls])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Columns of {self.definition.id}: {len(self)} events>"
 
     @classmethod
-    def from_events(cls, definition, events):
+    def from_events(cls, definition: StreamDefinition,
+                    events: Sequence[tuple[Any, ...]]) -> "Columns":
         """Columns of engine events `(ts, row[, kind])` (rows already of the definition's
         types) or of `(ts, row)` pairs."""
         ts = np.fromiter(map(_FIRST, events), np.int64, len(events))
         rows = list(map(_SECOND, events))
         cols = [list(map(itemgetter(i), rows)) for i in range(len(definition.attributes))]
-        values, nulls = [], []
+        values: list[Array] = []
+        nulls: list[Optional[Array]] = []
         for a, col in zip(definition.attributes, cols):
             v, m = column_of(col, a.type)
             values.append(v)
@@ -107,11 +114,11 @@ class Columns:
         return cls(definition, ts, values, nulls)
 
 
-def _mask(m):
+def _mask(m: Array) -> Optional[Array]:
     return m if m.any() else None
 
 
-def column_of(col, t):
+def column_of(col: Sequence[Any], t: AttrType) -> tuple[Array, Optional[Array]]:
     """(values, nulls) of a sequence of Python values already of type t (None for null).
     The common case, no null, is found in C: a string column whose values are all truthy, a
     float column without NaN (numpy reads None as NaN), an int column numpy takes whole."""
@@ -142,12 +149,13 @@ def column_of(col, t):
     return np.array([fill if x is None else x for x in col], dtype), nulls
 
 
-def concat(definition, parts):
+def concat(definition: StreamDefinition, parts: Sequence["Columns"]) -> "Columns":
     """One Columns of several (same definition)."""
     if len(parts) == 1:
         return parts[0]
     ts = np.concatenate([p.timestamps for p in parts])
-    values, nulls = [], []
+    values: list[Array] = []
+    nulls: list[Optional[Array]] = []
     for i in range(len(definition.attributes)):
         values.append(np.concatenate([p.values[i] for p in parts]))
         ms = [p.nulls[i] for p in parts]
