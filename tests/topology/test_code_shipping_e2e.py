@@ -61,7 +61,7 @@ def cluster_ab(node_b, tmp_path_factory):
     root = tmp_path_factory.mktemp("ship-master")
     host = node_b.host_ip
     port, ui_port = free_port(host), free_port(host)
-    master = _spark_class(root / "master.log", "org.apache.spark.deploy.master.Master",
+    master = _spark_class(root / "master.log", [], "org.apache.spark.deploy.master.Master",
                           "--host", host, "--port", str(port), "--webui-port", str(ui_port))
     ui = f"http://{host}:{ui_port}"
     try:
