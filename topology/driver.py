@@ -357,8 +357,17 @@ class Driver:
                 "ready": len(self.ready),
                 "uptime_s": round(time.time() - self.started, 1),
                 "active_since": self.active_since, "driver_pid": os.getpid(),
-                "timeline": self.timeline, "checkpoints": self.checkpoints.metrics(),
+                "placement": self.placement(), "timeline": self.timeline, "checkpoints": self.checkpoints.metrics(),
                 "ui": self.sc.uiWebUrl if self.sc is not None else None}
+
+    def placement(self):
+        """{address: ["component[index]", ...]}: the machine each running instance is on
+        (from the instances' latest reports; empty until they report)."""
+        out = {}
+        for report in sorted(self.reports.values(), key=lambda r: (r["component"], r["index"])):
+            where = report.get("address") or report.get("host") or "?"
+            out.setdefault(where, []).append(f"{report['component']}[{report['index']}]")
+        return out
 
     def _state(self):
         if self.kill_deadline is not None or self.phase == "killing":
