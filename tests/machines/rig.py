@@ -83,15 +83,19 @@ class Machine:
         return self
 
     def start_worker(self, master_url: str, log_path: Path, cores: int = WORKER_CORES):
+        """The Spark worker; its scratch space is the machine's own tmpfs, its work folder
+        (the executors' logs) under the rig's folder, so a failed test leaves them."""
+        work = log_path.parent / f"work-{self.index}"
+        work.mkdir(exist_ok=True)
         java_home = Path(shutil.which("java")).resolve().parent.parent
         script = f"""set -e
 mount -t tmpfs tmpfs {self.root}
-mkdir {self.root}/work
 exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \\
   SPARK_HOME={SPARK_HOME} SPARK_LOCAL_IP={self.address} SPARK_DAEMON_MEMORY=192m \\
+  SPARK_LOCAL_DIRS={self.root} \\
   {SPARK_HOME}/bin/spark-class org.apache.spark.deploy.worker.Worker {master_url} \\
   --host {self.address} --cores {cores} --memory 2g --webui-port 0 \\
-  --work-dir {self.root}/work
+  --work-dir {work}
 """
         with open(log_path, "ab") as log:
             self.proc = subprocess.Popen(
@@ -173,8 +177,9 @@ class Rig:
 
     # -- the CEP side: manager and worker on the host --------------------------------------
     def start_system(self, spark: dict | None = None):
-        """The manager (CURVE on: tasks listen beyond loopback) and a CEP worker on the host
-        with a file sink; executors run this Python with the project shipped as a zip."""
+        """The manager (CURVE on: tasks listen beyond loopback; authentication on, with the
+        cluster secret of $CEP_CLUSTER_SECRET that the worker presents too) and a CEP worker on
+        the host with a file sink; executors run this Python with the project shipped as a zip."""
         from werkzeug.serving import make_server
 
         from cep.worker.config import load_config
@@ -195,7 +200,7 @@ class Rig:
             "manager.data_dir": str(data), "registry.port": 0, "registry.bind_host": self.host,
             "manager.advertised_host": self.host, "registry.heartbeat_interval": 1.0,
             "topology.kill_wait_secs": 1.0, "topology.resubmit_interval": 2.0,
-            "security.curve": True, "security.auth": False}, env={}), launcher=self.launcher).start()
+            "security.curve": True}, env={}), launcher=self.launcher).start()
         self.server = make_server("127.0.0.1", 0, create_app({"MANAGER": self.manager}),
                                   threaded=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -206,7 +211,6 @@ class Rig:
             "receivers.http_host": self.host, "receivers.http_port": 0,
             "receivers.zmq_port": -1, "transport.reconnect_interval": 0.1,
             "transport.heartbeat_interval": 0.2, "worker.state_dir": str(self.root / "worker"),
-            "managers.cluster_secret_file": "",  # the manager's authentication is off
             "security.curve": True, "security.curve_dir": str(data / "security" / "curve")})
         self.worker = Worker(cfg).start()
         return self

@@ -9,6 +9,7 @@ import urllib.request
 
 import pytest
 
+from tests.auth_helpers import authorize
 from tests.conftest import IN_CI
 from tests.machines.rig import Rig, wait_for, why_not_possible
 
@@ -130,6 +131,68 @@ def _console_plan(rig):
     from manager.web import create_app
     app = create_app({"MANAGER": rig.manager})
     with app.test_client() as client:
+        authorize(client, rig.manager)
         resp = client.get(f"/console/tenants/{T}/plans/{NAME}")
         assert resp.status_code == 200, resp.status_code
         return resp.get_data(as_text=True)
+
+
+def _events_url(rig):
+    return f"{rig.worker.http_url}/events/{T}/{NAME}/Temps"
+
+
+def _deliver(rig, sender, what, started, timeout=300):
+    """Waits until the sink holds every id `sender` had accepted; asserts none is there twice
+    and none nobody sent; returns the seconds since `started`."""
+    path = rig.sink_file("hot.jsonl")
+    want = collections.Counter(sender.accepted)
+    deadline = time.monotonic() + timeout
+    while True:
+        got = sink_ids(path)
+        missing = want - got
+        if not missing:
+            break
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: {sum(missing.values())} accepted ids never reached the sink "
+                        f"(first {sorted(missing)[:10]}); plan "
+                        f"{rig.manager.plans.status(T, NAME)}")
+        time.sleep(0.25)
+    took = time.monotonic() - started
+    time.sleep(1.0)  # a replay's duplicates would arrive with the missing ids
+    got = sink_ids(path)
+    dups = {i: n for i, n in got.items() if n > 1}
+    assert not dups, f"{what}: {len(dups)} ids written twice (first {sorted(dups)[:10]})"
+    stray = [i for i in got if i >= sender.next]
+    assert not stray, f"{what}: ids nobody sent at the sink ({stray[:10]})"
+    return took
+
+
+def _flowing_again(rig, sender, after):
+    """The first moment an id accepted after `after` (an id) reaches the sink."""
+    path = rig.sink_file("hot.jsonl")
+    return any(i >= after for i in sink_ids(path))
+
+
+def test_a_machines_death_loses_nothing_and_results_flow_again(rig):
+    placement = wait_for(lambda: _placement(rig), 60, "every instance's address reported")
+    victim = rig.machine_of(sorted(placement)[0])
+    restarts = rig.manager.plans.status(T, NAME).get("restarts", 0)
+    with Sender(_events_url(rig), first=1_000_000, rate=200) as sender:
+        time.sleep(3)
+        killed, marker = time.monotonic(), sender.next
+        n = victim.kill_all()
+        wait_for(lambda: _flowing_again(rig, sender, marker), 300,
+                 "results of events sent after the machine's death at the sink")
+        flowing = time.monotonic() - killed
+        time.sleep(2)
+    assert n >= 2 and sender.accepted, (n, len(sender.accepted))
+    took = _deliver(rig, sender, f"death of {victim.address}", killed)
+    st = rig.manager.plans.status(T, NAME)
+    assert st["state"] == "ACTIVE" and st["restarts"] > restarts, st
+    placement = wait_for(lambda: _placement(rig), 60, "every instance reported again")
+    assert victim.address not in placement, placement  # now on the two surviving machines
+    print(f"\nmachine {victim.address} killed ({n} processes) at {sender.per * 20}/s: results "
+          f"flowing again after {flowing:.1f} s, all {len(sender.accepted)} accepted ids at "
+          f"the sink once {took:.1f} s after the kill; {sender.refused} refused while down")
+    rig.start_worker(victim)  # the machine comes back for the next tests
+    wait_for(lambda: rig.alive_workers() == 3, 90, "the machine's worker registered again")
