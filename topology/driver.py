@@ -374,7 +374,9 @@ class Driver:
             return "KILLED", "draining" if isinstance(self.kill_deadline, float) else "stopping"
         if self.phase == "failed":
             return "FAILED", self.reason
-        if self.phase in ("waiting", "running") and len(self.ready) < self.ntasks:
+        # too few tasks ready, or the attempt lost a task and the next one cannot start yet
+        if self.phase in ("waiting", "running") and (
+                len(self.ready) < self.ntasks or self.watch.failed(self.attempt)):
             waiting = self._waiting_reason()
             if waiting:
                 return "WAITING_FOR_SLOTS", waiting

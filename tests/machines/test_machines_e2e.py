@@ -196,3 +196,64 @@ def test_a_machines_death_loses_nothing_and_results_flow_again(rig):
           f"the sink once {took:.1f} s after the kill; {sender.refused} refused while down")
     rig.start_worker(victim)  # the machine comes back for the next tests
     wait_for(lambda: rig.alive_workers() == 3, 90, "the machine's worker registered again")
+
+
+def test_a_partitioned_machine_loses_nothing_and_no_instance_runs_twice(rig):
+    wait_for(lambda: _active(rig), 120, "Spread ACTIVE before the episode")
+    placement = wait_for(lambda: _placement(rig), 60, "every instance's address reported")
+    victim = rig.machine_of(sorted(placement)[0])
+    with Sender(_events_url(rig), first=3_000_000, rate=200) as sender:
+        time.sleep(2)
+        cut = time.monotonic()
+        victim.partition(cut=True)  # its traffic dropped both ways
+        try:
+            time.sleep(30)
+        finally:
+            victim.partition(cut=False)
+        healed, marker = time.monotonic(), sender.next
+        wait_for(lambda: _flowing_again(rig, sender, marker), 300,
+                 "results of events sent after the heal at the sink")
+        flowing = time.monotonic() - healed
+        time.sleep(2)
+    took = _deliver(rig, sender, f"partition of {victim.address}", cut)
+    wait_for(lambda: _active(rig), 120, "Spread ACTIVE after the heal")
+    # no instance runs twice: one report per instance of the current stage attempt, and the
+    # sink (checked above) holds no id twice
+    placement = wait_for(lambda: _placement(rig), 60, "every instance reported")
+    names = [n for names in placement.values() for n in names]
+    assert len(names) == len(set(names)) == 5, placement
+    st = rig.manager.plans.status(T, NAME)
+    print(f"\nmachine {victim.address} cut off for 30 s at 200/s: results flowing again "
+          f"{flowing:.1f} s after the heal, all {len(sender.accepted)} accepted ids at the sink "
+          f"once {took:.1f} s after the cut; stage restarts so far {st.get('restarts')}")
+
+
+def _waiting(rig):
+    st = rig.manager.plans.status(T, NAME)
+    return st if st["state"] == "WAITING_FOR_SLOTS" else None
+
+
+def test_too_few_slots_on_the_survivors_waits_with_the_numbers_and_resumes(rig):
+    wait_for(lambda: _active(rig), 120, "Spread ACTIVE before the episode")
+    survivor, victims = rig.machines[2], rig.machines[:2]
+    with Sender(_events_url(rig), first=2_000_000, rate=100) as sender:
+        time.sleep(2)
+        started = time.monotonic()
+        for machine in victims:  # two of three machines die: 4 slots left for 5 tasks
+            machine.kill_all()
+        st = wait_for(lambda: _waiting(rig), 180, "WAITING_FOR_SLOTS on the last machine")
+        assert "needs 5 slots (cores), has 4" in st["reason"], st["reason"]
+        assert "the cluster has 4, 0 free" in st["reason"], st["reason"]
+        for machine in victims:  # the machines come back: the plan resumes by itself
+            rig.start_worker(machine)
+        wait_for(lambda: rig.manager.plans.status(T, NAME)["state"] == "ACTIVE", 300,
+                 "Spread ACTIVE again once the machines returned")
+        marker = sender.next
+        wait_for(lambda: _flowing_again(rig, sender, marker), 120, "results flowing again")
+        time.sleep(1)
+    took = _deliver(rig, sender, "two machines lost, then back", started)
+    placement = wait_for(lambda: _placement(rig), 60, "every instance reported again")
+    assert set(placement) <= {m.address for m in rig.machines}, placement
+    outflow = (rig.manager.plans.status(T, NAME).get("outflow") or {}).get("text")
+    print(f"\nwaited in WAITING_FOR_SLOTS ({st['reason']}); all {len(sender.accepted)} accepted "
+          f"ids at the sink once {took:.1f} s after the two machines died; outflow {outflow}")
