@@ -158,7 +158,9 @@ def test_restarted_worker_rebinds_its_publisher_port_and_the_bolt_keeps_sending(
     wait_for = helpers["wait_for"]
     fake_manager.set_plans([helpers["stock_entry"]()])
     w = make_worker(fake_manager, registry_service, tmp_path).start()
-    assert wait_for(lambda: registry_client.status(-1234, "StockAnalysis")["publishers"])
+    # the publisher registers while the worker is still adding the plan to w.plans
+    assert wait_for(lambda: registry_client.status(-1234, "StockAnalysis")["publishers"]
+                    and (-1234, "StockAnalysis") in w.plans)
     port = w.plans[(-1234, "StockAnalysis")].service.port
     bolt = helpers["FakePublisherBolt"](registry_client)
     bolt.send("HighPriceStream", [[1, ["A", 501.0, 1]]])
