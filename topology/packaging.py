@@ -34,7 +34,7 @@ from topology.cluster import _locked
 from topology.exceptions import PackagingError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("cep", "receivers", "publishers", "topology", "manager")
+PACKAGES = ("cep", "receivers", "publishers", "connectors", "topology", "manager")
 DATA_SUFFIXES = (".py", ".lark", ".xsd", ".yaml", ".json")
 # import name -> distribution of everything topology executors import: setup.cfg's
 # install_requires without pyspark (each Spark worker has its own) and pyarrow (the
