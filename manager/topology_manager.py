@@ -210,6 +210,8 @@ class TopologyManager:
                 # the Spark application it runs in (its own, or a shared one)
                 "application": st.get("application") or dep.name,
                 "packing": st.get("packing", "app-per-plan"),
+                # the machine (address) each instance runs on: {address: ["comp[i]", ...]}
+                "placement": st.get("placement") or {},
                 "checkpoints": st.get("checkpoints")}  # last id/time, duration, size
 
     def undeploy(self, tenant, plan):

@@ -357,15 +357,26 @@ class Driver:
                 "ready": len(self.ready),
                 "uptime_s": round(time.time() - self.started, 1),
                 "active_since": self.active_since, "driver_pid": os.getpid(),
-                "timeline": self.timeline, "checkpoints": self.checkpoints.metrics(),
+                "placement": self.placement(), "timeline": self.timeline, "checkpoints": self.checkpoints.metrics(),
                 "ui": self.sc.uiWebUrl if self.sc is not None else None}
+
+    def placement(self):
+        """{address: ["component[index]", ...]}: the machine each running instance is on
+        (from the instances' latest reports; empty until they report)."""
+        out = {}
+        for report in sorted(self.reports.values(), key=lambda r: (r["component"], r["index"])):
+            where = report.get("address") or report.get("host") or "?"
+            out.setdefault(where, []).append(f"{report['component']}[{report['index']}]")
+        return out
 
     def _state(self):
         if self.kill_deadline is not None or self.phase == "killing":
             return "KILLED", "draining" if isinstance(self.kill_deadline, float) else "stopping"
         if self.phase == "failed":
             return "FAILED", self.reason
-        if self.phase in ("waiting", "running") and len(self.ready) < self.ntasks:
+        # too few tasks ready, or the attempt lost a task and the next one cannot start yet
+        if self.phase in ("waiting", "running") and (
+                len(self.ready) < self.ntasks or self.watch.failed(self.attempt)):
             waiting = self._waiting_reason()
             if waiting:
                 return "WAITING_FOR_SLOTS", waiting
@@ -382,9 +393,20 @@ class Driver:
         if state is None:
             return f"needs {self.ntasks} free slots" if time.time() - self.started > 20 else None
         apps = [a for a in state.get("activeapps", []) if a.get("id") == self.app_id]
-        if not apps or apps[0].get("state") != "WAITING":
+        if not apps:
             return None
-        return slots_reason(self.ntasks, state.get("cores"), state.get("coresused"))
+        if apps[0].get("state") == "WAITING":
+            return slots_reason(self.ntasks, state.get("cores"), state.get("coresused"))
+        # running with fewer cores than tasks (a machine died and the survivors have too few
+        # free): the stage cannot start until more cores join
+        # (an application whose executors are still starting is granted fewer too, while the
+        # cluster has the free cores to grant: that is starting, not waiting)
+        granted, total, used = apps[0].get("cores"), state.get("cores"), state.get("coresused")
+        if (isinstance(granted, int) and granted < self.ntasks and isinstance(total, int)
+                and total - (used or 0) < self.ntasks - granted):
+            return partial_slots_reason(self.ntasks, granted, state.get("cores"),
+                                        state.get("coresused"))
+        return None
 
     def _finish(self):
         status, reason = ("KILLED", "") if self.phase in ("killing", "done") else self._state()
@@ -413,6 +435,13 @@ def slots_reason(needed, total, used):
         text += (f": more than the whole cluster, so it waits until workers with "
                  f"{needed - total} more cores join (spark.slots) or its @dist parallel is lowered")
     return text
+
+
+def partial_slots_reason(needed, granted, total, used):
+    """WAITING_FOR_SLOTS's reason for an application granted some of the cores it needs."""
+    free = max(total - (used or 0), 0) if isinstance(total, int) else "?"
+    return (f"needs {needed} slots (cores), has {granted}: {needed - granted} more must free up "
+            f"or join; the cluster has {total if isinstance(total, int) else '?'}, {free} free")
 
 
 PYTHON_ERROR = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception)): (.*)$")

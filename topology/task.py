@@ -35,6 +35,7 @@ def make_task_function(spec, driver, options):
         task_id = ctx.partitionId()
         host = ctx.getTaskInfos()[task_id].address.rsplit(":", 1)[0] or options["host"]
         runner = TaskRunner(topology, task_id, driver, options)
+        runner.address = host  # the machine's address (status shows where each instance runs)
         try:
             endpoint = runner.bind(host)
             gathered = [json.loads(m) for m in ctx.allGather(
@@ -77,6 +78,7 @@ class TaskRunner:
                                 self._forward_barrier, self._send_ack)
         self.ckpt.process = self._execute_item
         self.wanted, self.restore_pin = None, None
+        self.address = options.get("host", "")  # set to the executor's own address when known
 
     def _socket(self, kind, connect=None, hwm=None):
         sock = self.zctx.socket(kind)
@@ -249,7 +251,7 @@ class TaskRunner:
     def _send_report(self, kind):
         data = self.instance.metrics.snapshot()
         data.update(type=kind, attempt=self.attempt, seq=self.seq, host=HOST,
-                    active=self.instance.active, kind=self.instance.kind)
+                    address=self.address, active=self.instance.active, kind=self.instance.kind)
         custom = getattr(self.instance.component, "custom_metrics", None)
         if custom:
             try:

@@ -9,7 +9,7 @@ from cep.protocol.exceptions import SettingsError
 from topology.exceptions import TopologyError
 
 COLUMNS = ("Topology_name", "Status", "Num_tasks", "Num_workers", "Uptime_secs", "Topology_Id",
-           "Application", "Reason")
+           "Application", "Hosts", "Reason")
 
 
 def subparser_hook(subparsers):
@@ -67,11 +67,18 @@ def cmd_list(args):
                           str(r.get("workers", "")),
                           str(r.get("uptime_s", "")), str(r.get("app_id") or ""),
                           r.get("application") or r["name"],  # shared or its own
-                          r.get("reason") or "") for r in rows]
+                          hosts_cell(r.get("placement")), r.get("reason") or "") for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     for row in table:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
     return 0
+
+
+def hosts_cell(placement: dict | None) -> str:
+    """'ADDRESS*N,...': the machines a topology's instances run on and how many on each."""
+    if not placement:
+        return "-"
+    return ",".join(f"{host}*{len(names)}" for host, names in sorted(placement.items()))
 
 
 def cmd_kill(args):

@@ -8,7 +8,7 @@ import urllib.request
 from cep.engine.table.store import Table
 from cep.worker.config import load_config
 from cep.worker.node import Worker
-from topology.driver import slots_reason
+from topology.driver import partial_slots_reason, slots_reason
 
 import cep
 
@@ -70,6 +70,8 @@ def test_slots_reason_names_cores_needed_and_available():
         "so it waits until workers with 4 more cores join (spark.slots) or its @dist parallel "
         "is lowered")
     assert slots_reason(3, None, None) == "needs 3 free slots"
+    assert partial_slots_reason(6, 4, 4, 4) == (
+        "needs 6 slots (cores), has 4: 2 more must free up or join; the cluster has 4, 0 free")
 
 
 DIST_PLAN = """@Plan:name('Tab')

@@ -179,9 +179,10 @@ def test_backpressure_and_cli_verbs(spark_settings, monkeypatch, capsys):
     assert main(["topology", "list"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["Topology_name", "Status", "Num_tasks", "Num_workers",
-                              "Uptime_secs", "Topology_Id", "Application", "Reason"]
+                              "Uptime_secs", "Topology_Id", "Application", "Hosts", "Reason"]
     assert out[1].split()[:4] == ["Slow[-1234]", "ACTIVE", "2", "1"]
     assert out[1].split()[6] == "Slow[-1234]"  # its own application (issue 14)
+    assert out[1].split()[7] == "127.0.0.1*2"  # both instances on this machine
     assert main(["topology", "deactivate", "Slow[-1234]"]) == 0
     assert capsys.readouterr().out.strip() == "Slow[-1234]: INACTIVE"
     time.sleep(1.5)

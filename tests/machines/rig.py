@@ -1,0 +1,251 @@
+"""A multi-machine test rig: a Spark standalone master, a manager and a CEP worker on the host,
+and three Spark workers each on its own "machine": a network namespace with its own address
+(a veth pair whose host end is on a bridge, so the machines reach each other and the host
+directly) and its own mount namespace (a private tmpfs for the Spark worker's work folder).
+The checkout, the virtualenv and /tmp stay visible in every namespace, so the shared
+checkpoint store is a folder (the launcher's state folder) and executors run this Python.
+
+The rig can kill a whole machine (SIGKILL to every process in its network namespace at once),
+cut its network both ways (its veth down) and heal it, and start its Spark worker again.
+Needs root (ip netns, unshare -m, ip link); ``why_not_possible()`` says why it cannot run."""
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from topology.cluster import SPARK_HOME, _spark_class, _stop_pids, free_port, master_state
+
+MACHINES = 3
+WORKER_CORES = 4  # Spark slots per machine (not real cores: this host has 2)
+
+
+def why_not_possible() -> str | None:
+    """None when namespaces, veth pairs and a bridge can be made here, else the reason."""
+    if os.geteuid() != 0:
+        return "needs root for ip netns, unshare -m and a bridge"
+    for tool in ("unshare", "ip", "java"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"],
+                           capture_output=True, text=True)
+    if probe.returncode:
+        return f"unshare -m with a tmpfs mount failed: {probe.stderr.strip()}"
+    name = f"ctmprobe{os.getpid() % 100000}"
+    for cmd in (["ip", "netns", "add", name], ["ip", "link", "add", name, "type", "bridge"]):
+        probe = subprocess.run(cmd, capture_output=True, text=True)
+        if probe.returncode:
+            return f"{' '.join(cmd[:3])} failed: {probe.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    subprocess.run(["ip", "link", "del", name], capture_output=True)
+    return None
+
+
+def _ip(*args, ns=None):
+    cmd = ["ip", "netns", "exec", ns, "ip", *args] if ns else ["ip", *args]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+
+
+def _free_prefix():
+    used = subprocess.run(["ip", "-4", "addr"], capture_output=True, text=True).stdout
+    for _ in range(100):
+        prefix = f"10.{random.randint(200, 250)}.{random.randint(0, 255)}"
+        if f"inet {prefix}." not in used:
+            return prefix
+    raise RuntimeError("no free 10.x.y.0/24 subnet for the rig's bridge")
+
+
+class Machine:
+    """One network namespace on the rig's bridge; runs a Spark worker in its own mount ns."""
+
+    def __init__(self, tag: str, index: int, prefix: str, bridge: str):
+        self.index, self.bridge = index, bridge
+        self.ns, self.vh, self.vn = f"ctm{tag}-{index}", f"ctm{tag}h{index}", f"ctm{tag}n{index}"
+        self.address = f"{prefix}.{10 + index}"
+        self.root = Path(f"/run/ctm{tag}-{index}")
+        self.proc = None
+
+    def up(self, gateway: str) -> "Machine":
+        _ip("netns", "add", self.ns)
+        _ip("link", "add", self.vh, "type", "veth", "peer", "name", self.vn)
+        _ip("link", "set", self.vn, "netns", self.ns)
+        _ip("link", "set", self.vh, "master", self.bridge)
+        _ip("link", "set", self.vh, "up")
+        _ip("addr", "add", f"{self.address}/24", "dev", self.vn, ns=self.ns)
+        _ip("link", "set", self.vn, "up", ns=self.ns)
+        _ip("link", "set", "lo", "up", ns=self.ns)
+        _ip("route", "add", "default", "via", gateway, ns=self.ns)
+        self.root.mkdir(parents=True, exist_ok=True)
+        return self
+
+    def start_worker(self, master_url: str, log_path: Path, cores: int = WORKER_CORES):
+        """The Spark worker; its scratch space is the machine's own tmpfs, its work folder
+        (the executors' logs) under the rig's folder, so a failed test leaves them."""
+        work = log_path.parent / f"work-{self.index}"
+        work.mkdir(exist_ok=True)
+        java_home = Path(shutil.which("java")).resolve().parent.parent
+        script = f"""set -e
+mount -t tmpfs tmpfs {self.root}
+exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \\
+  SPARK_HOME={SPARK_HOME} SPARK_LOCAL_IP={self.address} SPARK_DAEMON_MEMORY=192m \\
+  SPARK_LOCAL_DIRS={self.root} \\
+  {SPARK_HOME}/bin/spark-class org.apache.spark.deploy.worker.Worker {master_url} \\
+  --host {self.address} --cores {cores} --memory 2g --webui-port 0 \\
+  --work-dir {work}
+"""
+        with open(log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                ["ip", "netns", "exec", self.ns, "unshare", "-m", "--propagation", "private",
+                 "sh", "-c", script], stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True)
+        return self.proc
+
+    def pids(self) -> list[int]:
+        out = subprocess.run(["ip", "netns", "pids", self.ns], capture_output=True, text=True)
+        return [int(p) for p in out.stdout.split()]
+
+    def kill_all(self) -> int:
+        """SIGKILL every process in this machine's network namespace at once (its worker,
+        executors and their Python workers): the machine's death. Returns how many."""
+        pids = self.pids()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.proc is not None:
+            self.proc.wait(timeout=10)
+        return len(pids)
+
+    def partition(self, cut: bool = True) -> None:
+        """Cut this machine off the network both ways (its veth down), or heal it."""
+        _ip("link", "set", self.vh, "down" if cut else "up")
+
+    def down(self):
+        self.kill_all()
+        subprocess.run(["ip", "link", "del", self.vh], capture_output=True)
+        subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class Rig:
+    """The bridge, the machines, the master; ``system()`` adds the manager and CEP worker."""
+
+    def __init__(self, root: Path, machines: int = MACHINES):
+        self.root = Path(root)
+        tag = f"{os.getpid() % 10000}"
+        self.bridge = f"ctm{tag}br"
+        prefix = _free_prefix()
+        self.host = f"{prefix}.1"
+        self.machines = [Machine(tag, i, prefix, self.bridge) for i in range(machines)]
+        self.master = None
+        self.master_url = self.ui = None
+        self.manager = self.worker = self.server = self.launcher = None
+
+    # -- network and Spark cluster ------------------------------------------------------
+    def up(self) -> "Rig":
+        _ip("link", "add", self.bridge, "type", "bridge")
+        _ip("addr", "add", f"{self.host}/24", "dev", self.bridge)
+        _ip("link", "set", self.bridge, "up")
+        for machine in self.machines:
+            machine.up(self.host)
+        port, ui_port = free_port(self.host), free_port(self.host)
+        self.master = _spark_class(self.root / "master.log", [],
+                                   "org.apache.spark.deploy.master.Master", "--host", self.host,
+                                   "--port", str(port), "--webui-port", str(ui_port))
+        self.master_url, self.ui = f"spark://{self.host}:{port}", f"http://{self.host}:{ui_port}"
+        wait_for(lambda: master_state(self.ui), 60, "the Spark master answers")
+        for machine in self.machines:
+            self.start_worker(machine)
+        wait_for(lambda: self.alive_workers() == len(self.machines), 90,
+                 f"{len(self.machines)} Spark workers registered (logs in {self.root})")
+        return self
+
+    def start_worker(self, machine: Machine):
+        machine.start_worker(self.master_url, self.root / f"worker-{machine.index}.log")
+
+    def alive_workers(self) -> int:
+        state = master_state(self.ui) or {}
+        return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
+
+    def machine_of(self, address: str) -> Machine:
+        return next(m for m in self.machines if m.address == address)
+
+    # -- the CEP side: manager and worker on the host --------------------------------------
+    def start_system(self, spark: dict | None = None):
+        """The manager (CURVE on: tasks listen beyond loopback; authentication on, with the
+        cluster secret of $CEP_CLUSTER_SECRET that the worker presents too) and a CEP worker on
+        the host with a file sink; executors run this Python with the project shipped as a zip."""
+        from werkzeug.serving import make_server
+
+        from cep.worker.config import load_config
+        from cep.worker.node import Worker
+        from manager.launcher import SparkLauncher
+        from manager.server import Manager
+        from manager.settings import load_manager_settings
+        from manager.web import create_app
+        self.launcher = SparkLauncher({
+            "spark.master": self.master_url, "spark.master_ui_url": self.ui,
+            "spark.host": self.host, "spark.state_dir": str(self.root / "state"),
+            "topology.code": "ship", "topology.executor_python": sys.executable,
+            "topology.workers": len(self.machines), "topology.kill_wait_secs": 1.0,
+            "topology.metrics_interval_s": 0.5, "topology.max_restarts": 1000,
+            "checkpoint.interval": 1.0, **(spark or {})})
+        data = self.root / "manager"
+        self.manager = Manager(load_manager_settings(overrides={
+            "manager.data_dir": str(data), "registry.port": 0, "registry.bind_host": self.host,
+            "manager.advertised_host": self.host, "registry.heartbeat_interval": 1.0,
+            "topology.kill_wait_secs": 1.0, "topology.resubmit_interval": 2.0,
+            "security.curve": True}, env={}), launcher=self.launcher).start()
+        self.server = make_server("127.0.0.1", 0, create_app({"MANAGER": self.manager}),
+                                  threaded=True)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        cfg = load_config(path=data / "none.yaml", env={}, overrides={
+            "worker.id": "host", "worker.mode": "distributed", "worker.advertised_host": self.host,
+            "managers.urls": [f"http://127.0.0.1:{self.server.server_port}"],
+            "managers.poll_interval": 0.2, "managers.timeout": 1.0,
+            "receivers.http_host": self.host, "receivers.http_port": 0,
+            "receivers.zmq_port": -1, "transport.reconnect_interval": 0.1,
+            "transport.heartbeat_interval": 0.2, "worker.state_dir": str(self.root / "worker"),
+            "security.curve": True, "security.curve_dir": str(data / "security" / "curve")})
+        self.worker = Worker(cfg).start()
+        return self
+
+    def sink_file(self, name: str) -> Path:
+        return self.root / "worker" / "tenants" / "-1234" / "files" / name
+
+    def down(self):
+        try:
+            if self.worker is not None:
+                self.worker.stop()
+            if self.manager is not None:
+                self.manager.stop(kill_topologies=True)
+            if self.launcher is not None:
+                from topology.launcher import get_topology, list_topologies
+                for status in list_topologies(self.launcher.settings):
+                    get_topology(status["name"], self.launcher.settings).kill(wait_secs=0,
+                                                                                 timeout=20)
+            if self.server is not None:
+                self.server.shutdown()
+        finally:
+            for machine in self.machines:
+                machine.down()
+            if self.master is not None:
+                _stop_pids((self.master.pid,))
+            subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
+
+
+def wait_for(check, timeout: float, what: str, every: float = 0.25):
+    """check()'s first truthy value within timeout seconds, else AssertionError naming what."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for: {what}")
+        time.sleep(every)
