@@ -51,15 +51,25 @@ def test_worker_script_help_prints_the_worker_options(tmp_path):
     assert "usage: cep worker" in done.stdout and "--manager" in done.stdout
 
 
-def wait_for(cond, timeout, what):
-    return poll(cond, timeout, 0.5, what)
+def wait_for(cond, timeout, what, log=None):
+    """poll(); on a miss the failure shows the end of bin/cep.sh's output (log: a Path)."""
+    try:
+        return poll(cond, timeout, 0.5, what)
+    except pytest.fail.Exception:
+        if log is None:
+            raise
+        tail = log.read_text(errors="replace")[-3000:] if log.exists() else "(no output)"
+        pytest.fail(f"{what} not met within {timeout} s; the end of bin/cep.sh's output:\n{tail}")
 
 
 @pytest.mark.slow
-def test_cep_sh_restarts_a_crashed_manager_and_keeps_the_system_up(tmp_path):
+def test_cep_sh_restarts_a_crashed_manager_and_a_sigterm_stops_everything(tmp_path):
+    """A kill -9 of the manager: the script starts it again and the system stays up; then
+    `kill -TERM` to the script stops everything it started, the new manager's work too."""
+    mark = os.urandom(8).hex()
     ports = {"CEP_HTTP_PORT": free_port(), "CEP_REGISTRY_PORT": free_port(),
              "CEP_WORKER_HTTP_PORT": free_port()}
-    env = {**os.environ, **{k: str(v) for k, v in ports.items()},
+    env = {**os.environ, **{k: str(v) for k, v in ports.items()}, "CEP_SH_TEST_MARK": mark,
            "CEP_RUN_DIR": str(tmp_path / "run"), "CEP_SPARK_STATE_DIR": str(tmp_path / "spark"),
            "CEP_ADMIN_PASSWORD": "cep-sh-test-pass"}
     env.pop("CEP_CLUSTER_SECRET", None)  # the manager makes its own, as for a user
@@ -70,8 +80,9 @@ def test_cep_sh_restarts_a_crashed_manager_and_keeps_the_system_up(tmp_path):
     text = lambda: (tmp_path / "cep.log").read_text(errors="replace")  # noqa: E731
     url = f"http://127.0.0.1:{ports['CEP_HTTP_PORT']}"
     try:
-        wait_for(lambda: "the local system is up" in text() or proc.poll() is not None, 300,
-                 "bin/cep.sh to bring the system up")
+        # generous: on a loaded machine the cluster, the manager and the plan take minutes
+        wait_for(lambda: "the local system is up" in text() or proc.poll() is not None, 600,
+                 "bin/cep.sh to bring the system up", tmp_path / "cep.log")
         assert proc.poll() is None, text()[-3000:]
 
         def manager_pid():
@@ -106,15 +117,27 @@ def test_cep_sh_restarts_a_crashed_manager_and_keeps_the_system_up(tmp_path):
             return "ACTIVE" in out.stdout and "all established" in out.stdout
         wait_for(active, 180, "StockAnalysis ACTIVE under the restarted manager")
         assert proc.poll() is None  # the script, the worker and Spark stayed up
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=180) == 143
+        wait_for(lambda: not marked_processes(mark), 60, "every process of bin/cep.sh to end")
     finally:
+        left = _kill_marked(mark)
         if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+    assert not left, f"left running after SIGTERM: {left}"
     assert "[cep] stopped" in text()
+
+
+def _kill_marked(mark):
+    """SIGKILL what is left of a test's bin/cep.sh (cleaning up after a failure); returns it."""
+    left = marked_processes(mark)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return left
 
 
 def marked_processes(mark):
@@ -132,12 +155,12 @@ def marked_processes(mark):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["sigterm", "ctrl-c"])
-def test_a_stop_without_a_terminal_stops_everything_cep_sh_started(tmp_path, how):
+def test_a_ctrl_c_without_a_terminal_stops_everything_cep_sh_started(tmp_path):
     """As `setsid bin/cep.sh < /dev/null > log 2>&1 &`: no terminal, no job control. Stopped
-    with `kill -TERM` to the script, or with SIGINT to its whole process group as a
-    terminal's Ctrl-C sends it. After the script exits, none of the manager, worker, feed,
-    Spark master and worker, the topology's driver and executors is left."""
+    with SIGINT to its whole process group as a terminal's Ctrl-C sends it (the restart test
+    above stops it with `kill -TERM` to the script). After the script exits, none of the
+    manager, worker, feed, Spark master and worker, the topology's driver and executors is
+    left."""
     mark = os.urandom(8).hex()
     ports = {"CEP_HTTP_PORT": free_port(), "CEP_REGISTRY_PORT": free_port(),
              "CEP_WORKER_HTTP_PORT": free_port()}
@@ -152,28 +175,21 @@ def test_a_stop_without_a_terminal_stops_everything_cep_sh_started(tmp_path, how
                             start_new_session=True)
     text = lambda: (tmp_path / "cep.log").read_text(errors="replace")  # noqa: E731
     try:
-        wait_for(lambda: "the local system is up" in text() or proc.poll() is not None, 300,
-                 "bin/cep.sh to bring the system up")
+        # generous: on a loaded machine the cluster, the manager and the plan take minutes
+        wait_for(lambda: "the local system is up" in text() or proc.poll() is not None, 600,
+                 "bin/cep.sh to bring the system up", tmp_path / "cep.log")
         assert proc.poll() is None, text()[-3000:]
         running = " ".join(marked_processes(mark).values())
         for part in ("cep manager", "cep worker", "cep feed", "deploy.master.Master",
                      "deploy.worker.Worker", "SparkSubmit", "executor"):
             assert part.lower() in running.lower(), f"{part} not found among {running[:3000]}"
-        if how == "sigterm":
-            proc.send_signal(signal.SIGTERM)
-        else:
-            os.killpg(proc.pid, signal.SIGINT)
-        assert proc.wait(timeout=180) == (143 if how == "sigterm" else 130)
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=180) == 130
         wait_for(lambda: not marked_processes(mark), 60, "every process of bin/cep.sh to end")
     finally:
-        left = marked_processes(mark)
-        for pid in left:  # clean up after a failure, then report it
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        left = _kill_marked(mark)  # clean up after a failure, then report it
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
-    assert not left, f"left running after SIGTERM: {left}"
+    assert not left, f"left running after Ctrl-C: {left}"
     assert "[cep] stopped" in text()

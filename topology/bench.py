@@ -97,13 +97,13 @@ def percentile(hist, q):
 
 
 def run_bench(events=2_000_000, grouping="shuffle", batch_size=1000, rate=0.0, settings=None,
-              timeout=300.0, parallelism=1):
+              timeout=300.0, parallelism=1, start_timeout=120.0):
     """Submit, measure, kill; returns the result dict (the CLI's --json object)."""
     started = time.monotonic()
     handle = submit(bench_topology(events, grouping, batch_size, rate, parallelism=parallelism),
                     settings)
     try:
-        handle.wait_for("ACTIVE", timeout=120)
+        handle.wait_for("ACTIVE", timeout=start_timeout)
         submit_to_active = time.monotonic() - started
         spout, sink = _wait_done(handle, events, timeout)
     finally:

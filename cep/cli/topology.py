@@ -34,6 +34,8 @@ def subparser_hook(subparsers):
     p.add_argument("--batch-size", type=int, default=1000)
     p.add_argument("--rate", type=float, default=0.0, help="events/s (0: as fast as possible)")
     p.add_argument("--parallelism", type=int, default=1, help="instances of each bolt")
+    p.add_argument("--start-timeout", type=float, default=120.0,
+                   help="seconds to wait for the topology to become ACTIVE (default 120)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench)
     p = verbs.add_parser("cluster", help="start, stop or show the embedded Spark cluster")
@@ -106,7 +108,7 @@ def cmd_bench(args):
     from topology.bench import run_bench
     try:
         result = run_bench(args.events, args.grouping, args.batch_size, args.rate, _settings(),
-                           parallelism=args.parallelism)
+                           parallelism=args.parallelism, start_timeout=args.start_timeout)
     except (TopologyError, SettingsError) as exc:
         return _fail(exc)
     if args.json:

@@ -37,8 +37,10 @@ def repeats():
     return int(os.environ.get("CEP_KILL_REPEATS", "1"))
 
 
-def matrix():
-    return [(rate, target, i) for rate in RATES for target in TARGETS
+def matrix(rates=RATES):
+    """(rate, target, repeat) episodes; CEP_KILL_REPEATS above 1 always runs every rate."""
+    rates = RATES if repeats() > 1 else rates
+    return [(rate, target, i) for rate in rates for target in TARGETS
             for i in range(repeats())]
 
 

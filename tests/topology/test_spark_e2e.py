@@ -204,7 +204,8 @@ def test_bench_cli_counts_every_event_over_two_executors(spark_settings, monkeyp
     from topology.launcher import run_dir_name, topologies_dir
     monkeypatch.setenv("CEP_SPARK_STATE_DIR", spark_settings["spark.state_dir"])
     monkeypatch.setenv("CEP_TOPOLOGY_WORKERS", "2")  # 3 tasks over 2 executors of 2 cores
-    assert main(["topology", "bench", "--events", "50000", "--grouping", "fields", "--json"]) == 0
+    assert main(["topology", "bench", "--events", "50000", "--grouping", "fields",
+                 "--start-timeout", "600", "--json"]) == 0
     launch = topologies_dir(spark_settings) / run_dir_name(f"TopologyBench[{os.getpid()}]")
     assert json.loads((launch / "launch.json").read_text())["executors"] == 2
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -14,7 +14,8 @@ from tests.manager.manager_helpers import poll
 from tests.manager.manager_plans import STAT_PLAN
 
 
-def manager(tmp_path, name, redis_url, launcher, ttl=1.0):
+def manager(tmp_path, name, redis_url, launcher, ttl=4.0):
+    # a lease of a few seconds: a loaded machine must not let it lapse between two renewals
     overrides = {"manager.data_dir": str(tmp_path / name), "registry.port": 0,
                  "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
                  "store.redis_url": redis_url, "ha.lease_ttl": ttl,
@@ -47,15 +48,15 @@ def test_the_follower_reads_redirects_writes_and_takes_over_without_redeploying(
     lead, follow = client(first), client(second)
     assert lead.post("/api/v1/tenants/-1234/plans", data=STAT_PLAN,
                      content_type="text/plain").status_code == 201
-    poll(lambda: second.plans.exists(-1234, "StatExecutionPlan"), timeout=5,
+    poll(lambda: second.plans.exists(-1234, "StatExecutionPlan"), timeout=60,
          what="the follower reads the new plan from the store")
     poll(lambda: follow.get("/api/v1/tenants/-1234/plans/StatExecutionPlan/status")
-         .get_json()["state"] == "ACTIVE", timeout=5, what="the follower sees the topology")
+         .get_json()["state"] == "ACTIVE", timeout=60, what="the follower sees the topology")
     assert second.plans.deployments() == first.plans.deployments()  # same versions for workers
     # writes on the follower: 307 to the leader, nothing changed
     resp = follow.put("/api/v1/tenants/-1234/plans/StatExecutionPlan", data=STAT_PLAN,
                       content_type="text/plain")
-    assert resp.status_code == 307
+    assert resp.status_code == 307, resp.get_json()
     assert resp.headers["Location"] == \
         "http://one.invalid:1/api/v1/tenants/-1234/plans/StatExecutionPlan"
     assert resp.get_json()["leader"] == "http://one.invalid:1"
@@ -70,8 +71,8 @@ def test_the_follower_reads_redirects_writes_and_takes_over_without_redeploying(
     assert 'follower-notice' not in lead.get("/console/status").get_data(as_text=True)
     submitted = len(launcher.submitted)
     first.stop()  # releases the lease: the follower takes over within a round
-    poll(lambda: second.role == "leader", timeout=5, what="take-over")
-    poll(lambda: second.topologies.status(-1234, "StatExecutionPlan").get("adopted"), timeout=5,
+    poll(lambda: second.role == "leader", timeout=60, what="take-over")
+    poll(lambda: second.topologies.status(-1234, "StatExecutionPlan").get("adopted"), timeout=60,
          what="adoption")
     assert len(launcher.submitted) == submitted and launcher.killed == []
     assert second.plans.deployments()["version"] == first.plans.deployments()["version"]
@@ -96,7 +97,7 @@ def test_a_single_manager_with_redis_leads_at_once(tmp_path, redis_db):
         assert m.role == "leader" and m.is_leader()
         m.plans.add(-1234, STAT_PLAN)
         poll(lambda: m.topologies.status(-1234, "StatExecutionPlan")["state"] == "ACTIVE",
-             timeout=5)
+             timeout=60)
     finally:
         m.stop()
     again = manager(tmp_path, "solo", redis_db, launcher, ttl=10.0)  # same id: leads at once
