@@ -9,7 +9,9 @@ __all__ = ["Columns", "attach_columnar"]
 
 
 def attach_columnar(sel, query, scope, definition, pre_filter, fuse, wanted):
-    """Give a query's selector (the head of its chain) a columnar kernel when one applies."""
+    """Give a query's selector (the head of its chain) a columnar kernel when one applies;
+    its row batches then take the kernel too when that measures faster (adaptive.py)."""
+    from cep.engine.columnar.adaptive import install
     from cep.engine.fused import FusedWindowSelector
     from cep.engine.selector import QuerySelector
     target = getattr(query.output, "target", "output")
@@ -19,18 +21,21 @@ def attach_columnar(sel, query, scope, definition, pre_filter, fuse, wanted):
         plan = sliding_plan(c, fuse) if c is not None else None
         if plan is not None:
             sel.kernel = SlidingKernel(c, fuse, plan, sel.code.output_definition(target))
+            install(sel, definition)
     elif type(sel) is QuerySelector and sel.code.init_state() is None:
         from cep.engine.columnar.stateless import stateless_kernel
         run = stateless_kernel(sel, query, scope, definition, pre_filter, wanted)
         if run is not None:
             sel.process_columns = run
+            install(sel, definition)
     elif type(sel) is QuerySelector and not sel.code.batch_mode:
-        _running(sel, definition, target)
+        if _running(sel, definition, target):
+            install(sel, definition)
 
 
 def _running(sel, definition, target):
     """Aggregates without a window (`from S select sum(x) ... group by k`): the sliding
-    kernel with nothing ever expiring."""
+    kernel with nothing ever expiring. Returns whether it applies."""
     from cep.engine.columnar.sliding import SlidingKernel, sliding_plan
     from cep.engine.columnar.stateless import emit
     from cep.engine.columnar.window import ColumnarWindow
@@ -38,11 +43,11 @@ def _running(sel, definition, target):
     code = sel.code
     c = getattr(code.fn, "aggcode", None)
     if c is None or c.batch_mode or code.order_by or code.limit is not None:
-        return
+        return False
     spec = FuseSpec("length", 1 << 62, False)
     plan = sliding_plan(c, spec)
     if plan is None:
-        return
+        return False
     kernel, empty = SlidingKernel(c, spec, plan, code.output_definition(target)), \
         ColumnarWindow(definition)
 
@@ -53,3 +58,4 @@ def _running(sel, definition, target):
         else:
             emit(sel, res[0])
     sel.process_columns = run
+    return True
