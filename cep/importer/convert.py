@@ -52,7 +52,7 @@ PUBLISHERS = {
     "email": ("email", {"email.address": "to", "email.subject": "subject",
                         "email.type": "content.type"}, ()),
     "rdbms": ("rdbms", {"datasource.name": "datasource", "table.name": "table.name",
-                        "execution.mode": "mode", "update.keys": "primary.keys"}, ()),
+                        "execution.mode": "mode", "update.keys": "on.key"}, ()),
 }
 MAP_TYPES = {"json": "json", "xml": "xml", "text": "text", "map": "keyvalue",
              "wso2event": "passThrough"}
