@@ -127,7 +127,8 @@ def _check_rdbms_sink(definition, a, mapping):
     """Mode, keys and lengths of an rdbms sink against the stream (cep/model/sink_store.py);
     rows go into columns, so a @map has nothing to shape."""
     where = f"@{a.name}(type='rdbms') on stream '{definition.id}'"
-    if mapping is not None:
+    spec = MapSpec.from_annotation(mapping) if mapping is not None else None
+    if spec is not None and (spec.type != "passthrough" or spec.options or spec.custom):
         raise AnnotationError(f"{where}: an rdbms sink writes one column per attribute; it "
                               f"takes no @map", mapping.span if mapping.span.line else a.span)
     options = {k.lower(): v for k, v in a.elements
