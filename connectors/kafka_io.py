@@ -17,9 +17,9 @@ import logging
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from connectors.connections import parts, shown
-from connectors.mapping import decode_payload, sink_payloads
+from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
 from connectors.options import integer, number, required
-from connectors.pump import Fetched
+from connectors.pump import Fetched, decode_batch
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -42,6 +42,7 @@ class KafkaSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "kafka"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
+    decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='kafka') on {key}"
@@ -73,25 +74,24 @@ class KafkaSource:
         msgs = self.consumer.consume(self.batch, timeout)
         if not msgs:
             return None
-        events, bad, ends = [], [], {}
+        errors, ends, kept = [], {}, []
+        offsets = self.offsets
         for m in msgs:
             if m.error():
                 if m.error().code() != KafkaError._PARTITION_EOF:
-                    bad.append(f"kafka error: {m.error()}")
+                    errors.append(f"kafka error: {m.error()}")
                 continue
-            saved = self.offsets.get(str(m.partition()))
-            ends[m.partition()] = m.offset() + 1
-            if saved is not None and m.offset() < saved:
+            partition, offset = m.partition(), m.offset()
+            ends[partition] = offset + 1
+            saved = offsets.get(str(partition)) if offsets else None
+            if saved is not None and offset < saved:
                 self.skipped += 1
                 continue
-            try:
-                got, reasons = self.decode(m.value() or b"")
-                events.extend(got)
-                bad.extend(f"partition {m.partition()} offset {m.offset()}: {r}"
-                           for r in reasons)
-            except ValueError as exc:
-                bad.append(f"partition {m.partition()} offset {m.offset()}: {exc}")
-        return Fetched(events, bad, ends)
+            kept.append(m)
+        events, pairs, bad = decode_batch(
+            self, [m.value() or b"" for m in kept],
+            lambda i: f"partition {kept[i].partition()} offset {kept[i].offset()}")
+        return Fetched(events, errors + bad, ends, pairs)
 
     def ack(self, token):
         if not token:

@@ -17,9 +17,9 @@ import time
 import paho.mqtt.client as mqtt
 
 from connectors.connections import parts, shown
-from connectors.mapping import decode_payload, sink_payloads
+from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
 from connectors.options import alias, flag, integer, number, required
-from connectors.pump import Fetched
+from connectors.pump import Fetched, decode_batch
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -48,6 +48,7 @@ class MqttSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "mqtt"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
+    decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='mqtt') on {key}"
@@ -88,18 +89,13 @@ class MqttSource:
             time.sleep(min(timeout, 0.01))
             if not self._queue:
                 return None
-        events, bad, acks = [], [], []
-        while self._queue and len(events) < self.batch:
-            msg = self._queue.popleft()
-            if msg.qos > 0:
-                acks.append((msg.mid, msg.qos))
-            try:
-                got, reasons = self.decode(msg.payload)
-                events.extend(got)
-                bad.extend(f"topic {msg.topic}: {r}" for r in reasons)
-            except ValueError as exc:
-                bad.append(f"topic {msg.topic}: {exc}")
-        return Fetched(events, bad, acks)
+        queue, msgs = self._queue, []
+        for _ in range(min(len(queue), self.batch)):  # everything there, up to batch.size
+            msgs.append(queue.popleft())
+        acks = [(m.mid, m.qos) for m in msgs if m.qos > 0]
+        events, pairs, bad = decode_batch(self, [m.payload for m in msgs],
+                                          lambda i: f"topic {msgs[i].topic}")
+        return Fetched(events, bad, acks, pairs)
 
     def ack(self, token):
         for mid, qos in token or ():

@@ -27,9 +27,9 @@ from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 
 from connectors.aio import LoopThread
 from connectors.connections import shown
-from connectors.mapping import decode_payload, sink_payloads
+from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
 from connectors.options import alias, flag, integer, number, required
-from connectors.pump import Fetched
+from connectors.pump import Fetched, decode_batch
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -64,6 +64,7 @@ class NatsSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "nats"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
+    decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='nats') on {key}"
@@ -119,15 +120,17 @@ class NatsSource:
             return None
         if not msgs:
             return None
-        events, bad, last = [], [], None
+        last, kept = None, []
         for msg in msgs:
             seq = msg.metadata.sequence.stream
             last = (msg, seq) if last is None or seq >= last[1] else last
             if seq <= self.seq:  # handed on before a restart; JetStream redelivered it
                 self.skipped += 1
                 continue
-            _decode(self.decode, msg.data, events, bad, f"stream sequence {seq}")
-        return Fetched(events, bad, last)
+            kept.append((seq, msg.data))
+        events, pairs, bad = decode_batch(self, [d for _, d in kept],
+                                          lambda i: f"stream sequence {kept[i][0]}")
+        return Fetched(events, bad, last, pairs)
 
     def _fetch_core(self, timeout):
         if not self._core:
@@ -135,10 +138,10 @@ class NatsSource:
             time.sleep(min(timeout, 0.01))
             if not self._core:
                 return None
-        events, bad = [], []
-        while self._core and len(events) < self.batch:
-            _decode(self.decode, self._core.popleft(), events, bad, "a message")
-        return Fetched(events, bad, None)
+        queue = self._core
+        payloads = [queue.popleft() for _ in range(min(len(queue), self.batch))]
+        events, pairs, bad = decode_batch(self, payloads, lambda i: "a message")
+        return Fetched(events, bad, None, pairs)
 
     def ack(self, token):
         if token is None:
@@ -164,16 +167,6 @@ class NatsSource:
                 "jetstream": self.jetstream, "stream": self.stream if self.jetstream else None,
                 "durable": self.durable if self.jetstream else None, "position": self.seq,
                 "skipped": self.skipped}
-
-
-def _decode(decode, payload, events, bad, where):
-    try:
-        got, reasons = decode(payload)
-    except ValueError as exc:
-        bad.append(f"{where}: {exc}")
-        return
-    events.extend(got)
-    bad.extend(f"{where}: {r}" for r in reasons)
 
 
 def message_ids(stream, ident, n):
