@@ -60,7 +60,13 @@ class KafkaSource:
     def open(self):
         self.consumer = Consumer({**client_config(self.url), "group.id": self.group,
                                   "enable.auto.commit": False,
-                                  "auto.offset.reset": "earliest"})
+                                  "auto.offset.reset": "earliest",
+                                  # librdkafka stops fetching for fetch.queue.backoff.ms
+                                  # (1 s) once 100,000 messages wait locally: a source that
+                                  # drains its queue fast idles most of that second
+                                  "fetch.queue.backoff.ms": 10,
+                                  # an idle partition answers within 100 ms, not 500
+                                  "fetch.wait.max.ms": 100})
         self.consumer.subscribe([self.topic], on_assign=self._on_assign)
 
     def _on_assign(self, consumer, partitions):
@@ -137,17 +143,18 @@ class KafkaSink(Sink):
     def write_batch(self, events):
         self._failed = []
         payloads = sink_payloads(self, events, self.per_message)
+        produce, topic, delivered = self.producer.produce, self.topic, self._delivered
+        keyed = self.key_index is not None and self.key_index >= 0
         for i, payload in enumerate(payloads):
-            key, row = None, events[min(i * self.per_message, len(events) - 1)][1]
-            if self.key_index is not None and 0 <= self.key_index < len(row):
-                key = str(row[self.key_index]).encode()
-            while True:
-                try:
-                    self.producer.produce(self.topic, payload, key=key,
-                                          on_delivery=self._delivered)
-                    break
-                except BufferError:  # the local queue is full: let deliveries drain it
-                    self.producer.poll(0.1)
+            key = None
+            if keyed:
+                row = events[min(i * self.per_message, len(events) - 1)][1]
+                if self.key_index < len(row):
+                    key = str(row[self.key_index]).encode()
+            try:
+                produce(topic, payload, key=key, on_delivery=delivered)
+            except BufferError:  # the local queue is full: let deliveries drain it
+                self._produce_when_room(payload, key)
         left = self.producer.flush(self.timeout)
         if left or self._failed:
             raise SinkWriteError(f"kafka sink {shown(self.url)} topic {self.topic}: "
@@ -155,6 +162,16 @@ class KafkaSink(Sink):
                                  f"{len(self._failed)} failed"
                                  f"{': ' + self._failed[0] if self._failed else ''}")
         self.written += len(events)
+
+    def _produce_when_room(self, payload, key):
+        while True:
+            self.producer.poll(0.1)
+            try:
+                self.producer.produce(self.topic, payload, key=key,
+                                      on_delivery=self._delivered)
+                return
+            except BufferError:
+                continue
 
     def close(self):
         self.producer.flush(self.timeout)
