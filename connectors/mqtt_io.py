@@ -70,7 +70,7 @@ class MqttSource:
         self._queue = collections.deque()
         self._ready = threading.Event()
         self.client = self._sock = self._reader = None
-        self._stop = threading.Event()
+        self._stop, self._arrived = threading.Event(), threading.Event()
         self.connects = 0
 
     def open(self):
@@ -141,6 +141,7 @@ class MqttSource:
             buf += data
             used = parse_publishes(buf, self._queue, others)
             del buf[:used]
+            self._arrived.set()
             for kind, body in others:
                 if kind == SUBACK:
                     if body[2:3] == b"\x80":
@@ -159,12 +160,16 @@ class MqttSource:
         return Fetched(events, bad, None, pairs)
 
     def fetch(self, timeout):
+        if self.qos == 0:
+            if not self._queue:
+                self._arrived.clear()
+                if not self._queue and not self._arrived.wait(timeout):  # the reader sets it
+                    return None
+            return self._fetch_raw(timeout)
         if not self._queue:
             time.sleep(min(timeout, 0.01))
             if not self._queue:
                 return None
-        if self.qos == 0:
-            return self._fetch_raw(timeout)
         queue, msgs = self._queue, []
         for _ in range(min(len(queue), self.batch)):  # everything there, up to batch.size
             msgs.append(queue.popleft())
