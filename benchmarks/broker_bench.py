@@ -191,14 +191,16 @@ def run_source(broker, n, size, tag, folder):
         feeder.start()
     counter.done.wait(300)
     end = time.perf_counter()
+    status = pump.describe()
     pump.stop()
     # from the first event taken: a Kafka consumer's group join (seconds with the mock
     # cluster) is a start-up cost, not the source's rate
     elapsed = end - (counter.first or t0)
     startup = f"first event after {(counter.first or end) - t0:.2f} s"
     if counter.n < n:
-        return counter.n / elapsed, f"only {counter.n} of {n} arrived (at most once: lost)", \
-            startup
+        kept = {k: status.get(k) for k in ("accepted", "rejected", "bad_payloads",
+                                           "fetch_errors", "last_error", "offsets", "skipped")}
+        return counter.n / elapsed, f"only {counter.n} of {n} arrived (source: {kept})", startup
     return n / elapsed, "", startup
 
 

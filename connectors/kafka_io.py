@@ -61,12 +61,11 @@ class KafkaSource:
         self.consumer = Consumer({**client_config(self.url), "group.id": self.group,
                                   "enable.auto.commit": False,
                                   "auto.offset.reset": "earliest",
-                                  # librdkafka stops fetching for fetch.queue.backoff.ms
-                                  # (1 s) once 100,000 messages wait locally: a source that
-                                  # drains its queue fast idles most of that second
-                                  "fetch.queue.backoff.ms": 10,
-                                  # an idle partition answers within 100 ms, not 500
-                                  "fetch.wait.max.ms": 100})
+                                  # fetch ahead up to 1M messages (64 MB, librdkafka's
+                                  # queued.max.messages.kbytes, bounds the memory): past
+                                  # 100,000 (the default) librdkafka pauses fetching for a
+                                  # second while a fast source drains its queue
+                                  "queued.min.messages": 1_000_000})
         self.consumer.subscribe([self.topic], on_assign=self._on_assign)
 
     def _on_assign(self, consumer, partitions):
