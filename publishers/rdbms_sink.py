@@ -60,6 +60,10 @@ class RdbmsSink(Sink):
             self.engine = engine_for(ds)
         except PolicyViolation as exc:
             raise SinkConfigError(f"{self.where}: {exc}") from None
+        dialect = self.engine.dialect.name
+        if self.spec.mode == "upsert" and dialect not in ("postgresql", "sqlite"):
+            raise SinkConfigError(f"{self.where}: mode='upsert' needs PostgreSQL or SQLite "
+                                  f"(datasource '{self.spec.datasource}' is {dialect})")
         self.definition = definition
         self.names = [a.name for a in definition.attributes]
         self.sql = None  # the SQLAlchemy Table once opened
