@@ -91,9 +91,11 @@ SINKS = {
                         "ssl.enable", "auth", "to", "cc", "bcc", "subject", "content.type",
                         "from", "starttls", "timeout"), (("to",),),
                        "an e-mail over SMTP"),
-    "rdbms": Connector(("connection", "datasource", "table.name", "mode", "primary.keys",
-                        "batch.size"), (("table.name",),),
-                       "rows inserted or upserted into a SQL table"),
+    # checked further (mode, keys, lengths) by cep/model/sink_store.py
+    "rdbms": Connector(("datasource", "datasource.name", "table.name", "mode", "execution.mode",
+                        "on.key", "primary.keys", "update.keys", "field.length", "max.pending",
+                        "retry.interval"), (("table.name",),),
+                       "rows inserted or upserted into a table of a configured datasource"),
 }
 
 

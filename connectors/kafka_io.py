@@ -17,9 +17,9 @@ import logging
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from connectors.connections import parts, shown
-from connectors.mapping import decode_payload, sink_payloads
+from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
 from connectors.options import integer, number, required
-from connectors.pump import Fetched
+from connectors.pump import Fetched, decode_batch
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -42,6 +42,7 @@ class KafkaSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "kafka"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
+    decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='kafka') on {key}"
@@ -59,7 +60,12 @@ class KafkaSource:
     def open(self):
         self.consumer = Consumer({**client_config(self.url), "group.id": self.group,
                                   "enable.auto.commit": False,
-                                  "auto.offset.reset": "earliest"})
+                                  "auto.offset.reset": "earliest",
+                                  # fetch ahead up to 1M messages (64 MB, librdkafka's
+                                  # queued.max.messages.kbytes, bounds the memory): past
+                                  # 100,000 (the default) librdkafka pauses fetching for a
+                                  # second while a fast source drains its queue
+                                  "queued.min.messages": 1_000_000})
         self.consumer.subscribe([self.topic], on_assign=self._on_assign)
 
     def _on_assign(self, consumer, partitions):
@@ -73,25 +79,24 @@ class KafkaSource:
         msgs = self.consumer.consume(self.batch, timeout)
         if not msgs:
             return None
-        events, bad, ends = [], [], {}
+        errors, ends, kept = [], {}, []
+        offsets = self.offsets
         for m in msgs:
             if m.error():
                 if m.error().code() != KafkaError._PARTITION_EOF:
-                    bad.append(f"kafka error: {m.error()}")
+                    errors.append(f"kafka error: {m.error()}")
                 continue
-            saved = self.offsets.get(str(m.partition()))
-            ends[m.partition()] = m.offset() + 1
-            if saved is not None and m.offset() < saved:
+            partition, offset = m.partition(), m.offset()
+            ends[partition] = offset + 1
+            saved = offsets.get(str(partition)) if offsets else None
+            if saved is not None and offset < saved:
                 self.skipped += 1
                 continue
-            try:
-                got, reasons = self.decode(m.value() or b"")
-                events.extend(got)
-                bad.extend(f"partition {m.partition()} offset {m.offset()}: {r}"
-                           for r in reasons)
-            except ValueError as exc:
-                bad.append(f"partition {m.partition()} offset {m.offset()}: {exc}")
-        return Fetched(events, bad, ends)
+            kept.append(m)
+        events, pairs, bad = decode_batch(
+            self, [m.value() or b"" for m in kept],
+            lambda i: f"partition {kept[i].partition()} offset {kept[i].offset()}")
+        return Fetched(events, errors + bad, ends, pairs)
 
     def ack(self, token):
         if not token:
@@ -137,17 +142,18 @@ class KafkaSink(Sink):
     def write_batch(self, events):
         self._failed = []
         payloads = sink_payloads(self, events, self.per_message)
+        produce, topic, delivered = self.producer.produce, self.topic, self._delivered
+        keyed = self.key_index is not None and self.key_index >= 0
         for i, payload in enumerate(payloads):
-            key, row = None, events[min(i * self.per_message, len(events) - 1)][1]
-            if self.key_index is not None and 0 <= self.key_index < len(row):
-                key = str(row[self.key_index]).encode()
-            while True:
-                try:
-                    self.producer.produce(self.topic, payload, key=key,
-                                          on_delivery=self._delivered)
-                    break
-                except BufferError:  # the local queue is full: let deliveries drain it
-                    self.producer.poll(0.1)
+            key = None
+            if keyed:
+                row = events[min(i * self.per_message, len(events) - 1)][1]
+                if self.key_index < len(row):
+                    key = str(row[self.key_index]).encode()
+            try:
+                produce(topic, payload, key=key, on_delivery=delivered)
+            except BufferError:  # the local queue is full: let deliveries drain it
+                self._produce_when_room(payload, key)
         left = self.producer.flush(self.timeout)
         if left or self._failed:
             raise SinkWriteError(f"kafka sink {shown(self.url)} topic {self.topic}: "
@@ -155,6 +161,16 @@ class KafkaSink(Sink):
                                  f"{len(self._failed)} failed"
                                  f"{': ' + self._failed[0] if self._failed else ''}")
         self.written += len(events)
+
+    def _produce_when_room(self, payload, key):
+        while True:
+            self.producer.poll(0.1)
+            try:
+                self.producer.produce(self.topic, payload, key=key,
+                                      on_delivery=self._delivered)
+                return
+            except BufferError:
+                continue
 
     def close(self):
         self.producer.flush(self.timeout)

@@ -5,21 +5,28 @@ session (`clean.session='false'`, the default for QoS 1 and 2; the client id, de
 plan stream, names the session). Messages are acknowledged by hand (paho's manual_ack) only
 after the worker took their events, so a QoS 1 or 2 message the worker did not take is sent
 again by the broker when the source reconnects: no accepted event is lost. QoS 0 is at most
-once.
+once: the source reads PUBLISH packets off its own socket (connectors/mqtt_wire.py, a reader
+thread that reconnects and subscribes again after a broken connection), since paho's
+per-message callback is what limits a QoS 0 source.
 
 Sink: each event is a message on `topic` at `qos` (default 1), `retain` optional; a batch is
-written when the broker confirmed every message of it (QoS 1 and 2)."""
+written when the broker confirmed every message of it (QoS 1 and 2). At QoS 0 a batch is one
+socket write of its PUBLISH packets (connectors/mqtt_wire.py); a broken connection is a
+write error and the next batch connects again."""
 import collections
 import logging
+import socket
 import threading
 import time
 
 import paho.mqtt.client as mqtt
 
 from connectors.connections import parts, shown
-from connectors.mapping import decode_payload, sink_payloads
+from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
+from connectors.mqtt_wire import DISCONNECT_PACKET, SUBACK, MqttWireError, open_connection, \
+    parse_publishes, publish_packets, subscribe_packet
 from connectors.options import alias, flag, integer, number, required
-from connectors.pump import Fetched
+from connectors.pump import Fetched, decode_batch
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -48,6 +55,7 @@ class MqttSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "mqtt"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
+    decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='mqtt') on {key}"
@@ -61,10 +69,14 @@ class MqttSource:
         self.batch = integer(options, "batch.size", 1000, where, 1, 100000)
         self._queue = collections.deque()
         self._ready = threading.Event()
-        self.client = None
+        self.client = self._sock = self._reader = None
+        self._stop, self._arrived = threading.Event(), threading.Event()
         self.connects = 0
 
     def open(self):
+        if self.qos == 0:  # nothing to acknowledge: read PUBLISH packets off the socket
+            self._open_raw()
+            return
         self.client, host, port = _client(self.url, self.client_id, self.clean,
                                           manual_ack=self.qos > 0)
         self.client.on_connect = self._on_connect
@@ -83,29 +95,106 @@ class MqttSource:
         client.subscribe(self.topic, qos=self.qos)  # again after every reconnect
         self._ready.set()
 
+    # -- QoS 0: connectors/mqtt_wire.py on a reader thread --------------------------------
+    def _open_raw(self):
+        self._stop = threading.Event()
+        self._sock = self._connect_raw()
+        self._reader = threading.Thread(target=self._read_raw, daemon=True,
+                                        name=f"mqtt source {self.key}")
+        self._reader.start()
+        if not self._ready.wait(15):
+            self.close()
+            raise ConnectionError(f"mqtt source {shown(self.url)}: no SUBACK within 15 s")
+
+    def _connect_raw(self):
+        scheme, hosts, user, password, _ = parts(self.url)
+        host, port = hosts[0]
+        sock = open_connection(host, port or (8883 if scheme == "mqtts" else 1883),
+                               scheme == "mqtts", self.client_id, user, password,
+                               clean=self.clean)
+        sock.sendall(subscribe_packet(self.topic))
+        sock.settimeout(1.0)
+        self.connects += 1
+        return sock
+
+    def _read_raw(self):
+        buf, others, sock = bytearray(), [], self._sock
+        while not self._stop.is_set():
+            try:
+                if sock is None:
+                    sock = self._sock = self._connect_raw()
+                    buf.clear()
+                data = sock.recv(262144)
+                if not data:
+                    raise MqttWireError("the broker closed the connection")
+            except socket.timeout:
+                continue
+            except OSError as exc:  # MqttWireError too: reconnect after a pause
+                if self._stop.is_set():
+                    return
+                log.warning("mqtt source %s: %s; reconnecting", self.key, exc)
+                if sock is not None:
+                    sock.close()
+                sock = self._sock = None
+                self._stop.wait(1.0)
+                continue
+            buf += data
+            used = parse_publishes(buf, self._queue, others)
+            del buf[:used]
+            self._arrived.set()
+            for kind, body in others:
+                if kind == SUBACK:
+                    if body[2:3] == b"\x80":
+                        log.error("mqtt source %s: the broker refused the subscription to "
+                                  "%r", self.key, self.topic)
+                    else:
+                        self._ready.set()
+            others.clear()
+
+    def _fetch_raw(self, timeout):
+        queue = self._queue
+        items = [queue.popleft() for _ in range(min(len(queue), self.batch))]
+        events, pairs, bad = decode_batch(
+            self, [p for _, p in items],
+            lambda i: f"topic {items[i][0].decode('utf-8', 'replace')}")
+        return Fetched(events, bad, None, pairs)
+
     def fetch(self, timeout):
+        if self.qos == 0:
+            if not self._queue:
+                self._arrived.clear()
+                if not self._queue and not self._arrived.wait(timeout):  # the reader sets it
+                    return None
+            return self._fetch_raw(timeout)
         if not self._queue:
             time.sleep(min(timeout, 0.01))
             if not self._queue:
                 return None
-        events, bad, acks = [], [], []
-        while self._queue and len(events) < self.batch:
-            msg = self._queue.popleft()
-            if msg.qos > 0:
-                acks.append((msg.mid, msg.qos))
-            try:
-                got, reasons = self.decode(msg.payload)
-                events.extend(got)
-                bad.extend(f"topic {msg.topic}: {r}" for r in reasons)
-            except ValueError as exc:
-                bad.append(f"topic {msg.topic}: {exc}")
-        return Fetched(events, bad, acks)
+        queue, msgs = self._queue, []
+        for _ in range(min(len(queue), self.batch)):  # everything there, up to batch.size
+            msgs.append(queue.popleft())
+        acks = [(m.mid, m.qos) for m in msgs if m.qos > 0]
+        events, pairs, bad = decode_batch(self, [m.payload for m in msgs],
+                                          lambda i: f"topic {msgs[i].topic}")
+        return Fetched(events, bad, acks, pairs)
 
     def ack(self, token):
         for mid, qos in token or ():
             self.client.ack(mid, qos)
 
     def close(self):
+        if self.qos == 0:
+            self._stop.set()
+            sock = self._sock
+            if sock is not None:
+                try:
+                    sock.sendall(DISCONNECT_PACKET)
+                except OSError:
+                    pass
+                sock.close()
+            if self._reader is not None:
+                self._reader.join(5)
+            return
         if self.client is not None:
             self.client.disconnect()
             self.client.loop_stop()
@@ -131,12 +220,43 @@ class MqttSink(Sink):
         self.retain = flag(self.options, "retain", False, where)
         self.timeout = number(self.options, "timeout", 10.0, where)
         self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
-        client_id = _safe_id(str(self.options.get("client.id") or f"cep-sink-{stream}-{id(self)}"))
-        self.client, host, port = _client(url, client_id, True)
+        self.client_id = _safe_id(str(self.options.get("client.id")
+                                      or f"cep-sink-{stream}-{id(self)}"))
+        self.client = self._sock = None
+        if self.qos == 0:  # nothing to confirm: PUBLISH packets written straight to a socket
+            self._sock = self._connect_raw()
+            return
+        self.client, host, port = _client(url, self.client_id, True)
         self.client.connect(host, port, keepalive=30)
         self.client.loop_start()
 
+    def _connect_raw(self):
+        scheme, hosts, user, password, _ = parts(self.url)
+        host, port = hosts[0]
+        sock = open_connection(host, port or (8883 if scheme == "mqtts" else 1883),
+                               scheme == "mqtts", self.client_id, user, password,
+                               timeout=self.timeout)
+        return sock
+
+    def _write_raw(self, events):
+        data = publish_packets(self.topic, sink_payloads(self, events, self.per_message),
+                               self.retain)
+        try:
+            if self._sock is None:
+                self._sock = self._connect_raw()
+            self._sock.sendall(data)
+        except OSError as exc:  # MqttWireError too: a new connection for the next batch
+            if self._sock is not None:
+                self._sock.close()
+            self._sock = None
+            raise SinkWriteError(f"mqtt sink {shown(self.url)} topic {self.topic}: "
+                                 f"{exc}") from None
+        self.written += len(events)
+
     def write_batch(self, events):
+        if self.qos == 0:
+            self._write_raw(events)
+            return
         infos = [self.client.publish(self.topic, payload, qos=self.qos, retain=self.retain)
                  for payload in sink_payloads(self, events, self.per_message)]
         deadline = time.monotonic() + self.timeout
@@ -152,8 +272,16 @@ class MqttSink(Sink):
         self.written += len(events)
 
     def close(self):
-        self.client.disconnect()
-        self.client.loop_stop()
+        if self._sock is not None:
+            try:
+                self._sock.sendall(DISCONNECT_PACKET)
+            except OSError:
+                pass
+            self._sock.close()
+            self._sock = None
+        if self.client is not None:
+            self.client.disconnect()
+            self.client.loop_stop()
 
     def describe(self):
         return {**super().describe(), "url": shown(self.url), "topic": self.topic,

@@ -6,7 +6,9 @@ stream) on `subject` of JetStream stream `stream` (created for the subject when 
 batch) only after the worker took their events; the stream sequence of the last message
 handed on is saved first (connectors/position.py), so a restarted source skips messages it
 handed on before even when JetStream redelivers them. `jetstream='false'`: a plain NATS
-subscription (at most once: what arrives while the worker is down is lost).
+subscription (at most once: what arrives while the worker is down is lost), read off a socket
+of its own (connectors/nats_wire.py: nats-py's per-message path limited it), reconnected
+after a broken connection.
 
 Sink (JetStream, the default): each event is a message on `subject`, published
 asynchronously and confirmed by JetStream per batch. With `delivery='exactly-once'` each
@@ -14,11 +16,14 @@ message carries a `Nats-Msg-Id` made of the result's identity (publisher bolt, l
 number, or epoch and number), which a replay after a restore gives the same result again:
 JetStream drops the copy within the stream's duplicate window (2 minutes by default), so
 the output stream holds each result once even across a worker restart. `jetstream='false'`
-publishes plain NATS messages (no confirmation)."""
+publishes plain NATS messages: a batch's PUB frames in one socket write followed by a PING,
+done when the server's PONG says it processed them (connectors/nats_wire.py)."""
 import asyncio
 import collections
 import logging
 import re
+import socket
+import threading
 
 import nats
 import nats.errors
@@ -26,10 +31,12 @@ import nats.js.errors
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 
 from connectors.aio import LoopThread
-from connectors.connections import shown
-from connectors.mapping import decode_payload, sink_payloads
+from connectors.connections import parts, shown
+from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
+from connectors.nats_wire import PONG, NatsWireError, open_subscription, parse_messages, \
+    publish_frames, wait_pong
 from connectors.options import alias, flag, integer, number, required
-from connectors.pump import Fetched
+from connectors.pump import Fetched, decode_batch
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -64,6 +71,7 @@ class NatsSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "nats"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
+    decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='nats') on {key}"
@@ -82,9 +90,15 @@ class NatsSource:
         self.seq = int(saved) if saved is not None else 0
         self.skipped = 0
         self.loop = self.nc = self.sub = None
-        self._core = collections.deque()
+        self._core = collections.deque()  # core NATS: (subject, payload) off the socket
+        self._sock = self._reader = None
+        self._stop, self._arrived = threading.Event(), threading.Event()
+        self.connects = 0
 
     def open(self):
+        if not self.jetstream:  # core NATS: MSG frames off a socket of its own
+            self._open_raw()
+            return
         self.loop = LoopThread(f"nats {self.key}")
         try:
             self.loop.run(self._open(), 30)
@@ -92,13 +106,59 @@ class NatsSource:
             self.loop.close()
             raise
 
+    # -- core NATS: connectors/nats_wire.py on a reader thread -----------------------------
+    def _open_raw(self):
+        self._stop = threading.Event()
+        self._sock, first = self._connect_raw()
+        self._reader = threading.Thread(target=self._read_raw, args=(first,), daemon=True,
+                                        name=f"nats source {self.key}")
+        self._reader.start()
+
+    def _connect_raw(self):
+        scheme, hosts, user, password, _ = parts(self.url)
+        host, port = hosts[0]
+        sock, first = open_subscription(host, port or 4222, scheme == "tls", self.subject,
+                                        user, password, f"cep source {self.key}")
+        sock.settimeout(1.0)
+        self.connects += 1
+        return sock, first
+
+    def _read_raw(self, first):
+        buf, control, sock = bytearray(first), [], self._sock
+        while not self._stop.is_set():
+            try:
+                if sock is None:
+                    sock, first = self._connect_raw()
+                    self._sock = sock
+                    buf = bytearray(first)
+                data = sock.recv(262144)
+                if not data:
+                    raise NatsWireError("the server closed the connection")
+            except socket.timeout:
+                continue
+            except (OSError, ValueError) as exc:  # NatsWireError too: reconnect after a pause
+                if self._stop.is_set():
+                    return
+                log.warning("nats source %s: %s; reconnecting", self.key, exc)
+                if sock is not None:
+                    sock.close()
+                sock = self._sock = None
+                self._stop.wait(1.0)
+                continue
+            buf += data
+            used = parse_messages(buf, self._core, control)
+            del buf[:used]
+            self._arrived.set()
+            for line in control:
+                if line == b"PING":
+                    sock.sendall(PONG)
+                elif line.startswith(b"-ERR"):
+                    log.warning("nats source %s: the server says %s", self.key,
+                                line.decode("utf-8", "replace"))
+            control.clear()
+
     async def _open(self):
         self.nc = await _connect(self.url, f"cep source {self.key}")
-        if not self.jetstream:
-            async def take(msg):
-                self._core.append(msg.data)
-            self.sub = await self.nc.subscribe(self.subject, cb=take)
-            return
         js = self.nc.jetstream()
         if self.create:
             await _ensure_stream(js, self.stream, self.subject)
@@ -119,26 +179,29 @@ class NatsSource:
             return None
         if not msgs:
             return None
-        events, bad, last = [], [], None
+        last, kept = None, []
         for msg in msgs:
             seq = msg.metadata.sequence.stream
             last = (msg, seq) if last is None or seq >= last[1] else last
             if seq <= self.seq:  # handed on before a restart; JetStream redelivered it
                 self.skipped += 1
                 continue
-            _decode(self.decode, msg.data, events, bad, f"stream sequence {seq}")
-        return Fetched(events, bad, last)
+            kept.append((seq, msg.data))
+        events, pairs, bad = decode_batch(self, [d for _, d in kept],
+                                          lambda i: f"stream sequence {kept[i][0]}")
+        return Fetched(events, bad, last, pairs)
 
     def _fetch_core(self, timeout):
         if not self._core:
-            import time
-            time.sleep(min(timeout, 0.01))
-            if not self._core:
+            self._arrived.clear()
+            if not self._core and not self._arrived.wait(timeout):  # the reader sets it
                 return None
-        events, bad = [], []
-        while self._core and len(events) < self.batch:
-            _decode(self.decode, self._core.popleft(), events, bad, "a message")
-        return Fetched(events, bad, None)
+        queue = self._core
+        items = [queue.popleft() for _ in range(min(len(queue), self.batch))]
+        events, pairs, bad = decode_batch(
+            self, [p for _, p in items],
+            lambda i: f"subject {items[i][0].decode('utf-8', 'replace')}")
+        return Fetched(events, bad, None, pairs)
 
     def ack(self, token):
         if token is None:
@@ -150,6 +213,13 @@ class NatsSource:
         self.loop.run(msg.ack(), 30)
 
     def close(self):
+        if not self.jetstream:
+            self._stop.set()
+            if self._sock is not None:
+                self._sock.close()
+            if self._reader is not None:
+                self._reader.join(5)
+            return
         if self.loop is None:
             return
         try:
@@ -164,16 +234,6 @@ class NatsSource:
                 "jetstream": self.jetstream, "stream": self.stream if self.jetstream else None,
                 "durable": self.durable if self.jetstream else None, "position": self.seq,
                 "skipped": self.skipped}
-
-
-def _decode(decode, payload, events, bad, where):
-    try:
-        got, reasons = decode(payload)
-    except ValueError as exc:
-        bad.append(f"{where}: {exc}")
-        return
-    events.extend(got)
-    bad.extend(f"{where}: {r}" for r in reasons)
 
 
 def message_ids(stream, ident, n):
@@ -201,8 +261,9 @@ class NatsSink(Sink):
         self.max_pending = integer(self.options, "max.pending", 8192, where, 1)
         self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
         self.duplicates = 0
-        self.loop = LoopThread(f"nats sink {stream}")
-        self.nc = self.js = None
+        self.nc = self.js = self._sock = None  # _sock: core NATS (connectors/nats_wire.py)
+        self._buf = bytearray()
+        self.loop = LoopThread(f"nats sink {stream}") if self.jetstream else None
 
     async def _ensure(self):
         if self.nc is None or self.nc.is_closed:
@@ -213,7 +274,32 @@ class NatsSink(Sink):
                     await _ensure_stream(self.js, self.js_stream, self.subject)
 
     def write_batch(self, events):
+        if not self.jetstream:
+            self._send_core(events)
+            return
         self._send(events, None)
+
+    def _send_core(self, events):
+        """Core NATS: the batch's PUB frames and a PING in one write, done at the PONG (the
+        server processed every frame), as nats-py's publish and flush would be."""
+        data = publish_frames(self.subject, sink_payloads(self, events, self.per_message))
+        try:
+            if self._sock is None:
+                scheme, hosts, user, password, _ = parts(self.url)
+                host, port = hosts[0]
+                self._sock, first = open_subscription(
+                    host, port or 4222, scheme == "tls", None, user, password,
+                    f"cep sink {self.stream}", timeout=self.timeout)
+                self._buf = bytearray(first)
+            self._sock.sendall(data + b"PING\r\n")
+            wait_pong(self._sock, self._buf)
+        except (OSError, ValueError) as exc:  # NatsWireError too: connect again next batch
+            if self._sock is not None:
+                self._sock.close()
+            self._sock = None
+            raise SinkWriteError(f"nats sink {shown(self.url)} subject {self.subject}: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        self.written += len(events)
 
     def stage(self, events, ident):
         """Exactly-once output: published at once with message ids JetStream deduplicates
@@ -231,6 +317,9 @@ class NatsSink(Sink):
         """Nothing staged to discard."""
 
     def _send(self, events, ids):
+        if not self.jetstream:  # core NATS keeps no message ids: nothing to deduplicate
+            self._send_core(events)
+            return
         payloads = sink_payloads(self, events, self.per_message)
         try:
             dups = self.loop.run(self._publish(payloads, ids), self.timeout + 5)
@@ -242,11 +331,6 @@ class NatsSink(Sink):
 
     async def _publish(self, payloads, ids):
         await self._ensure()
-        if not self.jetstream:
-            for p in payloads:
-                await self.nc.publish(self.subject, p)
-            await self.nc.flush(timeout=self.timeout)
-            return 0
         futures = []
         for i, p in enumerate(payloads):
             headers = {MSG_ID: ids[i]} if ids is not None else None
@@ -259,6 +343,11 @@ class NatsSink(Sink):
         return self.dedup_dropped + self.duplicates
 
     def close(self):
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self.loop is None:
+            return
         try:
             if self.nc is not None and not self.nc.is_closed:
                 self.loop.run(self.nc.drain(), 10)

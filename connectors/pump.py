@@ -11,7 +11,8 @@ import logging
 import threading
 from dataclasses import dataclass, field
 
-from connectors.mapping import mapped_decoder, to_pairs
+from connectors.mapping import json_batch_decoder, mapped_batch_decoder, mapped_decoder, \
+    to_pairs
 from receivers.exceptions import UnknownStreamError
 from receivers.validation import StreamKey
 from receivers.wal.exceptions import WalClosedError, WalError
@@ -26,6 +27,14 @@ class Fetched:
     events: list
     bad: list = field(default_factory=list)
     token: object = None
+    pairs: bool = False  # events are already `[ts, row]` pairs (a batch decoder made them)
+
+
+def decode_batch(source, payloads, label):
+    """Decode the messages of one fetch with the source's `decode_many` (set by the pump: one
+    call per batch); (events, pairs, reasons), each reason prefixed by `label(index)`."""
+    events, pairs, bad = source.decode_many(payloads)
+    return events, pairs, [f"{label(i)}: {r}" for i, r in bad]
 
 
 class BrokerPump:
@@ -38,6 +47,8 @@ class BrokerPump:
         self.mapper = mapper
         if mapper is not None:
             source.decode = mapped_decoder(mapper)
+        source.decode_many = (mapped_batch_decoder(mapper) if mapper is not None
+                              else json_batch_decoder(self.key.stream))
         self.fetch_timeout = fetch_timeout
         self.accepted = self.rejected = self.bad_payloads = self.fetch_errors = 0
         self.last_error = None
@@ -75,14 +86,15 @@ class BrokerPump:
                 if self.bad_payloads % 100 == 1:
                     log.warning("source %s: a %s message is not an event (%d so far): %s",
                                 self.key, self.source.type, self.bad_payloads, reason)
-            if fetched.events and not self._ingest(fetched.events):
+            if fetched.events and not self._ingest(fetched.events, fetched.pairs):
                 return  # stopping: the batch stays unacknowledged, the broker keeps it
             self.source.ack(fetched.token)
 
-    def _ingest(self, events):
+    def _ingest(self, events, are_pairs=False):
         """True once every event was taken or rejected; False when stopping first."""
         pending = events
-        pairs = events if self.mapper is not None else to_pairs(events, self.key.stream)
+        pairs = events if are_pairs or self.mapper is not None \
+            else to_pairs(events, self.key.stream)
         if pairs is not None:  # the common shape: the validator's fast path
             pending = pairs
         ingest = self.router.ingest_json if pairs is None else self.router.ingest_pairs

@@ -16,9 +16,9 @@ import uuid
 import stomp
 
 from connectors.connections import parts, shown
-from connectors.mapping import decode_payload, sink_payloads
+from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
 from connectors.options import flag, integer, number, required
-from connectors.pump import Fetched
+from connectors.pump import Fetched, decode_batch
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -72,6 +72,7 @@ class StompSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "jms"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
+    decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='jms') on {key}"
@@ -106,17 +107,12 @@ class StompSource:
             time.sleep(min(timeout, 0.01))
             if not queue:
                 return None
-        events, bad, acks = [], [], []
-        while queue and len(events) < self.batch:
-            frame = queue.popleft()
-            acks.append(frame.headers.get("ack") or frame.headers.get("message-id"))
-            try:
-                got, reasons = self.decode(frame.body)
-                events.extend(got)
-                bad.extend(f"message {frame.headers.get('message-id')}: {r}" for r in reasons)
-            except ValueError as exc:
-                bad.append(f"message {frame.headers.get('message-id')}: {exc}")
-        return Fetched(events, bad, acks)
+        frames = [queue.popleft() for _ in range(min(len(queue), self.batch))]
+        acks = [f.headers.get("ack") or f.headers.get("message-id") for f in frames]
+        events, pairs, bad = decode_batch(
+            self, [f.body for f in frames],
+            lambda i: f"message {frames[i].headers.get('message-id')}")
+        return Fetched(events, bad, acks, pairs)
 
     def ack(self, token):
         for ack_id in token or ():

@@ -13,9 +13,9 @@ import websockets
 
 from connectors.aio import LoopThread
 from connectors.connections import shown
-from connectors.mapping import decode_payload, sink_payloads
+from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
 from connectors.options import integer, number
-from connectors.pump import Fetched
+from connectors.pump import Fetched, decode_batch
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -26,6 +26,7 @@ class WebSocketSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "websocket"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
+    decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
 
     def __init__(self, key, options, url, position):
         where = f"@source(type='websocket') on {key}"
@@ -70,15 +71,11 @@ class WebSocketSource:
             time.sleep(min(timeout, 0.01))
             if not self._queue:
                 return None
-        events, bad = [], []
-        while self._queue and len(events) < self.batch:
-            try:
-                got, reasons = self.decode(self._queue.popleft())
-                events.extend(got)
-                bad.extend(reasons)
-            except ValueError as exc:
-                bad.append(str(exc))
-        return Fetched(events, bad, None)
+        queue = self._queue
+        payloads = [queue.popleft() for _ in range(min(len(queue), self.batch))]
+        payloads = [p.encode() if isinstance(p, str) else p for p in payloads]
+        events, pairs, bad = decode_batch(self, payloads, lambda i: "a message")
+        return Fetched(events, bad, None, pairs)
 
     def ack(self, token):
         """WebSocket has no acknowledgement."""

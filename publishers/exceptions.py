@@ -15,3 +15,8 @@ class SinkWriteError(PublisherError):
 
 class UnknownOutputStreamError(PublisherError):
     """A batch names a stream the publisher service does not serve."""
+
+
+class SinkHeldError(SinkWriteError):
+    """A sink could not write a batch now but holds it and writes it later (an rdbms sink
+    while its database is down): counted as held, not as lost."""

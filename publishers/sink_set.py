@@ -9,7 +9,7 @@ import logging
 import threading
 
 from publishers.delivery import AT_LEAST_ONCE, AT_MOST_ONCE, EXACTLY_ONCE, Dedup
-from publishers.exceptions import PublisherError, UnknownOutputStreamError
+from publishers.exceptions import PublisherError, SinkHeldError, UnknownOutputStreamError
 from cep.protocol.frames import COMMIT, START
 from publishers.sinks import DEFAULT_SPEC, build_sink
 
@@ -124,6 +124,10 @@ class SinkSet:
                 sink.stage(events, ident)
                 return
             sink.write_batch(events)
+        except SinkHeldError as exc:  # kept by the sink, written when it can
+            counts["held"] = counts.get("held", 0) + len(events)
+            log.warning("%s: %s sink of %s holds %d events to write later: %s", self.label,
+                        sink.type, sink.stream, len(events), exc)
         except PublisherError as exc:
             counts["failed"] += len(events)
             log.warning("%s: %s sink of %s lost %d events: %s", self.label, sink.type,

@@ -57,6 +57,11 @@ def _redis(stream, options, policy, tenant, staged=False):
     return kind(stream, options, connections=policy.redis if policy is not None else None)
 
 
+def _rdbms(stream, options, policy, tenant, definition=None):
+    from publishers.rdbms_sink import RdbmsSink
+    return RdbmsSink(stream, options, definition, tenant=tenant if policy is not None else None)
+
+
 def _connector(kind):
     """The factory of a broker connector's sink (connectors/)."""
     def factory(stream, options, policy, tenant, staged=False):
@@ -70,7 +75,7 @@ def _connector(kind):
 
 
 SINK_TYPES = {"log": _log, "file": _file, "http": _http, "zmq": _zmq, "redis": _redis,
-              **{kind: _connector(kind) for kind in connector_sink_types()}}
+              **{kind: _connector(kind) for kind in connector_sink_types()}, "rdbms": _rdbms}
 
 
 def build_sink(spec, stream, policy=None, tenant=None, delivery=AT_LEAST_ONCE, dedup=True):
@@ -97,7 +102,12 @@ def build_sink(spec, stream, policy=None, tenant=None, delivery=AT_LEAST_ONCE, d
         raise SinkConfigError(f"@sink(type='redis') on stream {stream}: an exactly-once Redis "
                               f"sink writes this system's entries only; drop the @map or use "
                               f"delivery='at-least-once'")
-    if mode == EXACTLY_ONCE:
+    if kind == "rdbms":  # rows, one column per attribute: the stream's definition, no map
+        if mapper is not None:
+            raise SinkConfigError(f"@sink(type='rdbms') on stream {stream}: an rdbms sink "
+                                  f"writes one column per attribute; it takes no @map")
+        sink = factory(stream, options, policy, tenant, definition=spec.get("definition"))
+    elif mode == EXACTLY_ONCE:
         sink = factory(stream, options, policy, tenant, staged=True)
     else:
         sink = factory(stream, options, policy, tenant)

@@ -8,6 +8,7 @@ from cep.connectors import problems
 from cep.errors import AnnotationError, DuplicateDefinitionError, UnknownAttributeError
 from cep.mapping import INPUT, OUTPUT, MappingConfigError, MapSpec, check_map
 from cep.model import Partition, find_annotation
+from cep.model.sink_store import rdbms_sink_spec
 from cep.model.table_store import store_spec
 from cep.model.queries import SIDDHI_MODES
 
@@ -109,6 +110,9 @@ def _check_connector(definition, a, direction):
     if found:
         raise AnnotationError(f"{found[0]} (on stream '{definition.id}')", a.span)
     mapping = find_annotation(a.annotations, "map")
+    if direction == "sink" and str(a.get("type")).strip().lower() == "rdbms":
+        _check_rdbms_sink(definition, a, mapping)
+        return
     if mapping is None:
         return
     try:
@@ -117,6 +121,22 @@ def _check_connector(definition, a, direction):
     except MappingConfigError as exc:
         raise AnnotationError(str(exc),
                               mapping.span if mapping.span.line else a.span) from None
+
+
+def _check_rdbms_sink(definition, a, mapping):
+    """Mode, keys and lengths of an rdbms sink against the stream (cep/model/sink_store.py);
+    rows go into columns, so a @map has nothing to shape."""
+    where = f"@{a.name}(type='rdbms') on stream '{definition.id}'"
+    spec = MapSpec.from_annotation(mapping) if mapping is not None else None
+    if spec is not None and (spec.type != "passthrough" or spec.options or spec.custom):
+        raise AnnotationError(f"{where}: an rdbms sink writes one column per attribute; it "
+                              f"takes no @map", mapping.span if mapping.span.line else a.span)
+    options = {k.lower(): v for k, v in a.elements
+               if k is not None and k.lower() not in ("type", "delivery", "dedup")}
+    try:
+        rdbms_sink_spec(options, definition)
+    except ValueError as exc:
+        raise AnnotationError(f"{where}: {exc}", a.span) from None
 
 
 # output delivery guarantees (publishers/delivery.py holds the same lists for the worker)

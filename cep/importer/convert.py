@@ -52,7 +52,7 @@ PUBLISHERS = {
     "email": ("email", {"email.address": "to", "email.subject": "subject",
                         "email.type": "content.type"}, ()),
     "rdbms": ("rdbms", {"datasource.name": "datasource", "table.name": "table.name",
-                        "execution.mode": "mode", "update.keys": "primary.keys"}, ()),
+                        "execution.mode": "mode", "update.keys": "on.key"}, ()),
 }
 MAP_TYPES = {"json": "json", "xml": "xml", "text": "text", "map": "keyvalue",
              "wso2event": "passThrough"}
@@ -110,7 +110,10 @@ def convert(art, definition, problems) -> Connector:
     if kind == "http" and direction == "source":
         problems.append(Problem(art.file, element, "HTTP receivers are served at the worker "
                                 "endpoint /events/<tenant>/<plan>/<stream>", "note"))
-    mapping = _mapping(art, direction, element, problems)
+    if kind == "rdbms":
+        mapping = _rdbms_mapping(art, element, problems)
+    else:
+        mapping = _mapping(art, direction, element, problems)
     if mapping is None:
         return None
     for msg in connector_problems(direction, kind, list(options)):
@@ -122,6 +125,17 @@ def convert(art, definition, problems) -> Connector:
         problems.append(Problem(art.file, f"{element} <mapping>", str(exc)))
         return None
     return Connector(direction, kind, options, mapping, art)
+
+
+def _rdbms_mapping(art, element, problems):
+    """An RDBMS publisher writes one column per attribute, named as the attribute: its
+    default mapping is nothing to convert; a custom one (other column names) is an error."""
+    if art.mapping.custom:
+        problems.append(Problem(art.file, f"{element} <mapping customMapping='enable'>",
+                                "custom column names are not supported: the rdbms sink "
+                                "writes one column per attribute, named as the attribute"))
+        return None
+    return MapSpec("passthrough")
 
 
 def _mapping(art, direction, element, problems):

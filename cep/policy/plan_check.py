@@ -110,6 +110,10 @@ def _check_io(annotation, stream, policy, tenant, resolve):
             policy.redis_url(options)
         elif kind == "zmq" and is_sink:
             policy.zmq_sink(options)
+        elif kind == "rdbms" and is_sink:  # a datasource its tenant may use, as for tables
+            from cep.policy.datasources import check_datasource
+            check_datasource(options.get("datasource") or options.get("datasource.name")
+                             or "default", tenant)
         elif kind in ("zmq", "http") and not is_sink:
             policy.listener(kind, options)
         else:

@@ -33,6 +33,17 @@ def plan(source="", sink=""):
     (plan(sink="@sink(type='log', @map(type='text', @payload('{{zz}}')))\n"), 3, 19,
      ["{{zz}}", "(a)"]),
     (plan(sink="@sink(type='kafka', bootstrap.servers='h:9092')\n"), 3, 1, ["topic="]),
+    (plan(sink="@sink(type='rdbms', datasource='d')\n"), 3, 1, ["needs table.name="]),
+    (plan(sink="@sink(type='rdbms', table.name='T', mode='upsert')\n"), 3, 1,
+     ["mode='upsert' needs on.key="]),
+    (plan(sink="@sink(type='rdbms', table.name='T', mode='upsert', on.key='c')\n"), 3, 1,
+     ["on.key names 'c'", "(a)"]),
+    (plan(sink="@sink(type='rdbms', table.name='T', mode='replace')\n"), 3, 1,
+     ["mode='replace'", "insert, upsert"]),
+    (plan(sink="@sink(type='rdbms', table.name='T', password='x')\n"), 3, 1,
+     ["no option 'password'", "datasource"]),
+    (plan(sink="@sink(type='rdbms', table.name='T', @map(type='json'))\n"), 3, 37,
+     ["one column per attribute", "no @map"]),
 ])
 def test_bad_connector_or_map_is_a_positioned_error(text, line, column, words):
     with pytest.raises(AnnotationError) as err:
@@ -63,3 +74,9 @@ def test_cep_validate_reports_the_position_and_the_known_types(tmp_path, capsys)
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}:2:1: AnnotationError:" in err and "carrierpigeon" in err and "zmq" in err
+
+
+def test_a_good_rdbms_sink_compiles():
+    cep.compile(plan(sink="@sink(type='rdbms', datasource='orders', table.name='Latest', "
+                          "mode='upsert', on.key='a', max.pending='10', retry.interval='0.5', "
+                          "@map(type='passThrough'))\n"))

@@ -1,0 +1,75 @@
+"""Core NATS on a plain socket (connectors/nats_wire.py): MSG frames cut out of reads split
+anywhere, control lines kept apart; against the real nats-server, the socket sink's
+messages reach a nats-py subscriber and a nats-py publisher's reach the socket source, and a
+sink whose connection broke connects again for the next batch."""
+import asyncio
+
+import nats
+import pytest
+
+from connectors.mapping import encode_events
+from connectors.nats_wire import parse_messages, publish_frames
+from publishers.exceptions import SinkWriteError
+from publishers.sinks import build_sink
+from receivers.sources import build_source
+from tests.connectors.conftest import KEY, wait_for
+
+
+def test_frames_are_cut_out_of_reads_split_at_any_byte():
+    payloads = [b"", b"a\r\nb", b"x" * 3000]
+    data = (b"INFO {}\r\n" + publish_frames("s.t", payloads).replace(b"PUB s.t ", b"MSG s.t 1 ")
+            + b"PING\r\n")
+    for cut in range(0, len(data) + 1, 5):
+        out, control = [], []
+        buf = bytearray(data[:cut])
+        del buf[:parse_messages(buf, out, control)]
+        buf += data[cut:]
+        assert parse_messages(buf, out, control) == len(buf)
+        assert out == [(b"s.t", p) for p in payloads] and control == [b"INFO {}", b"PING"]
+
+
+def test_socket_sink_and_source_talk_with_nats_py(nats_server, router, taken):
+    async def collect(n):
+        nc = await nats.connect(nats_server.url)
+        got, done = [], asyncio.Event()
+
+        async def take(msg):
+            got.append(msg.data)
+            if len(got) == n:
+                done.set()
+        await nc.subscribe("wire.out", cb=take)
+        await nc.flush()
+        return nc, got, done
+
+    loop = asyncio.new_event_loop()
+    nc, got, done = loop.run_until_complete(collect(250))
+    out = build_sink({"type": "nats", "options": {"url": nats_server.url, "subject": "wire.out",
+                                                  "jetstream": "false"}}, "Ticks")
+    pump = build_source({"type": "nats", "url": nats_server.url, "subject": "wire.in",
+                         "jetstream": "false"}, router, KEY).start()
+    try:
+        events = [(1000 + i, [i, 0.5]) for i in range(250)]
+        out.write_batch(events)
+        loop.run_until_complete(asyncio.wait_for(done.wait(), 30))
+        assert got == encode_events("Ticks", events)
+
+        async def send():
+            for i in range(120):
+                await nc.publish("wire.in", f'{{"timestamp": {i}, "data": [{i}, 1.0]}}'.encode())
+            await nc.publish("wire.in", b"{not json")
+            await nc.flush()
+        loop.run_until_complete(send())
+        assert wait_for(lambda: len(taken.ids()) == 120)
+        assert taken.ids() == list(range(120))
+        assert wait_for(lambda: pump.describe()["bad_payloads"] == 1)
+
+        out._sock.close()  # the connection breaks: that batch is an error, the next connects
+        with pytest.raises(SinkWriteError):
+            out.write_batch(events[:1])
+        out.write_batch(events[1:2])
+        assert out._sock is not None
+    finally:
+        out.close()
+        pump.stop()
+        loop.run_until_complete(nc.close())
+        loop.close()
