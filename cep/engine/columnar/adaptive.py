@@ -9,8 +9,10 @@ plain attributes stays faster as rows, while one that calls several functions pe
 its numpy kernel even with both conversions.
 
 So each such query measures instead of guessing: its first row batches of at least
-`MIN_BATCH` events alternate between the two paths, timed by the thread's CPU clock (another
-process on the machine does not count), the first of each path left out as a warm-up. The
+`MIN_BATCH` events go in blocks of `BLOCK` batches, alternately through the two paths, timed
+by the thread's CPU clock (another process on the machine does not count). The first batch of
+each block is left out: it pays for switching paths (a window the kernel holds as columns is
+turned back into rows, and the other way round), which neither path pays once chosen. The
 cheaper path per event then takes every batch; columns only when they cost at most `MARGIN`
 of the rows. Every `RECHECK` batches the trial runs again (batch sizes and data change).
 Output is the same whichever path runs: only its speed differs. Smaller batches stay rows."""
@@ -21,7 +23,8 @@ from cep.engine.columnar.columns import Columns
 from cep.model import StreamDefinition
 
 MIN_BATCH = 64  # smaller batches: the conversions' fixed costs dominate, rows
-TRIALS = 4  # timed batches per path in a trial (after one warm-up batch each)
+BLOCK = 3  # consecutive trial batches on one path (the first of them not timed)
+ROUNDS = 2  # blocks per path in a trial
 MARGIN = 0.85  # columns must cost at most this share of the rows' time per event
 RECHECK = 5000  # batches between two trials
 # None: measure (above); True / False: always / never columns (tests run both paths this way)
@@ -43,7 +46,7 @@ class RowsThroughKernel:
         self.deciding = True
         self.spent = [0, 0]  # ns per path (rows, columns) over the timed batches
         self.events = [0, 0]
-        self.seen = [0, 0]  # trial batches per path, warm-ups included
+        self.tried = 0  # trial batches so far
         self.since = 0
 
     def __call__(self, batch: Any) -> None:
@@ -72,18 +75,19 @@ class RowsThroughKernel:
             self._inside = False
 
     def _trial(self, batch: Any) -> None:
-        path = 0 if self.seen[0] <= self.seen[1] else 1
+        block, first = divmod(self.tried, BLOCK)
+        path = block % 2  # rows, then columns, then rows ...
         start = thread_time_ns()
         if path:
             self._through_columns(batch)
         else:
             self.rows(batch)
         took = thread_time_ns() - start
-        self.seen[path] += 1
-        if self.seen[path] > 1:  # the first batch of each path warms it up
+        self.tried += 1
+        if first:  # not the block's first batch (that one switched paths)
             self.spent[path] += took
             self.events[path] += len(batch)
-        if min(self.seen) > TRIALS:
+        if self.tried >= 2 * BLOCK * ROUNDS:
             rows, cols = (self.spent[i] / max(self.events[i], 1) for i in (0, 1))
             self.use_columns = cols <= MARGIN * rows
             self.deciding = False

@@ -48,10 +48,11 @@ def test_the_cheaper_path_per_event_takes_the_batches(rows_ms, cols_ms, expect):
     sel = RowsThroughKernel(DEF, lambda b: (calls.append("rows"), _burn(rows_ms)),
                             lambda c: (calls.append("cols"), _burn(cols_ms)))
     batch = [(i, (i,), 0) for i in range(100)]
-    for _ in range(2 * (adaptive.TRIALS + 1)):
+    trial = 2 * adaptive.BLOCK * adaptive.ROUNDS
+    for _ in range(trial):
         sel(batch)
     assert not sel.deciding and sel.use_columns is expect
-    assert calls.count("rows") == calls.count("cols") == adaptive.TRIALS + 1  # alternated
+    assert calls == (["rows"] * adaptive.BLOCK + ["cols"] * adaptive.BLOCK) * adaptive.ROUNDS
     calls.clear()
     for _ in range(5):
         sel(batch)
