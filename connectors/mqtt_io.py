@@ -15,7 +15,6 @@ socket write of its PUBLISH packets (connectors/mqtt_wire.py); a broken connecti
 write error and the next batch connects again."""
 import collections
 import logging
-import socket
 import threading
 import time
 
@@ -23,10 +22,11 @@ import paho.mqtt.client as mqtt
 
 from connectors.connections import parts, shown
 from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
-from connectors.mqtt_wire import DISCONNECT_PACKET, SUBACK, MqttWireError, open_connection, \
+from connectors.mqtt_wire import DISCONNECT_PACKET, SUBACK, open_connection, \
     parse_publishes, publish_packets, subscribe_packet
 from connectors.options import alias, flag, integer, number, required
 from connectors.pump import Fetched, decode_batch
+from connectors.wire_reader import WireReader
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -51,7 +51,7 @@ def _safe_id(text):
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:64]
 
 
-class MqttSource:
+class MqttSource(WireReader):
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "mqtt"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
@@ -98,8 +98,9 @@ class MqttSource:
     # -- QoS 0: connectors/mqtt_wire.py on a reader thread --------------------------------
     def _open_raw(self):
         self._stop = threading.Event()
-        self._sock = self._connect_raw()
-        self._reader = threading.Thread(target=self._read_raw, daemon=True,
+        self._sock, _ = self._connect_raw()
+        self._reader = threading.Thread(target=self._read_loop, daemon=True,
+                                        args=("mqtt", b"", self._parse, self._control),
                                         name=f"mqtt source {self.key}")
         self._reader.start()
         if not self._ready.wait(15):
@@ -115,41 +116,19 @@ class MqttSource:
         sock.sendall(subscribe_packet(self.topic))
         sock.settimeout(1.0)
         self.connects += 1
-        return sock
+        return sock, b""
 
-    def _read_raw(self):
-        buf, others, sock = bytearray(), [], self._sock
-        while not self._stop.is_set():
-            try:
-                if sock is None:
-                    sock = self._sock = self._connect_raw()
-                    buf.clear()
-                data = sock.recv(262144)
-                if not data:
-                    raise MqttWireError("the broker closed the connection")
-            except socket.timeout:
-                continue
-            except OSError as exc:  # MqttWireError too: reconnect after a pause
-                if self._stop.is_set():
-                    return
-                log.warning("mqtt source %s: %s; reconnecting", self.key, exc)
-                if sock is not None:
-                    sock.close()
-                sock = self._sock = None
-                self._stop.wait(1.0)
-                continue
-            buf += data
-            used = parse_publishes(buf, self._queue, others)
-            del buf[:used]
-            self._arrived.set()
-            for kind, body in others:
-                if kind == SUBACK:
-                    if body[2:3] == b"\x80":
-                        log.error("mqtt source %s: the broker refused the subscription to "
-                                  "%r", self.key, self.topic)
-                    else:
-                        self._ready.set()
-            others.clear()
+    def _parse(self, buf, frames):
+        return parse_publishes(buf, self._queue, frames)
+
+    def _control(self, sock, frames):
+        for kind, body in frames:
+            if kind == SUBACK:
+                if body[2:3] == b"\x80":
+                    log.error("mqtt source %s: the broker refused the subscription to "
+                              "%r", self.key, self.topic)
+                else:
+                    self._ready.set()
 
     def _fetch_raw(self, timeout):
         queue = self._queue

@@ -22,7 +22,6 @@ import asyncio
 import collections
 import logging
 import re
-import socket
 import threading
 
 import nats
@@ -33,10 +32,11 @@ from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from connectors.aio import LoopThread
 from connectors.connections import parts, shown
 from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
-from connectors.nats_wire import PONG, NatsWireError, open_subscription, parse_messages, \
+from connectors.nats_wire import PONG, open_subscription, parse_messages, \
     publish_frames, wait_pong
 from connectors.options import alias, flag, integer, number, required
 from connectors.pump import Fetched, decode_batch
+from connectors.wire_reader import WireReader
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -67,7 +67,7 @@ async def _ensure_stream(js, stream, subject):
         await js.add_stream(StreamConfig(name=stream, subjects=[subject]))
 
 
-class NatsSource:
+class NatsSource(WireReader):
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
     type = "nats"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
@@ -110,7 +110,8 @@ class NatsSource:
     def _open_raw(self):
         self._stop = threading.Event()
         self._sock, first = self._connect_raw()
-        self._reader = threading.Thread(target=self._read_raw, args=(first,), daemon=True,
+        self._reader = threading.Thread(target=self._read_loop, daemon=True,
+                                        args=("nats", first, self._parse, self._control),
                                         name=f"nats source {self.key}")
         self._reader.start()
 
@@ -123,39 +124,16 @@ class NatsSource:
         self.connects += 1
         return sock, first
 
-    def _read_raw(self, first):
-        buf, control, sock = bytearray(first), [], self._sock
-        while not self._stop.is_set():
-            try:
-                if sock is None:
-                    sock, first = self._connect_raw()
-                    self._sock = sock
-                    buf = bytearray(first)
-                data = sock.recv(262144)
-                if not data:
-                    raise NatsWireError("the server closed the connection")
-            except socket.timeout:
-                continue
-            except (OSError, ValueError) as exc:  # NatsWireError too: reconnect after a pause
-                if self._stop.is_set():
-                    return
-                log.warning("nats source %s: %s; reconnecting", self.key, exc)
-                if sock is not None:
-                    sock.close()
-                sock = self._sock = None
-                self._stop.wait(1.0)
-                continue
-            buf += data
-            used = parse_messages(buf, self._core, control)
-            del buf[:used]
-            self._arrived.set()
-            for line in control:
-                if line == b"PING":
-                    sock.sendall(PONG)
-                elif line.startswith(b"-ERR"):
-                    log.warning("nats source %s: the server says %s", self.key,
-                                line.decode("utf-8", "replace"))
-            control.clear()
+    def _parse(self, buf, frames):
+        return parse_messages(buf, self._core, frames)
+
+    def _control(self, sock, frames):
+        for line in frames:
+            if line == b"PING":
+                sock.sendall(PONG)
+            elif line.startswith(b"-ERR"):
+                log.warning("nats source %s: the server says %s", self.key,
+                            line.decode("utf-8", "replace"))
 
     async def _open(self):
         self.nc = await _connect(self.url, f"cep source {self.key}")
