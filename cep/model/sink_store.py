@@ -11,7 +11,9 @@ CEP 4.0's RDBMS publisher (`datasource.name`, `execution.mode`='insert'|'update'
 of the operator's conf/datasources.yaml, never a URL or a password."""
 import re
 from dataclasses import dataclass
+from typing import Any, Mapping
 
+from cep.model.definitions import StreamDefinition
 from cep.model.types import AttrType
 
 MODES = ("insert", "upsert")
@@ -28,13 +30,13 @@ class RdbmsSinkSpec:
     datasource: str
     table_name: str
     mode: str  # insert | upsert
-    keys: tuple  # attribute names: the conflict target of upsert, the primary key of a new table
-    field_lengths: tuple  # (attribute, VARCHAR length) of string columns
+    keys: tuple[str, ...]  # attribute names: the conflict target of upsert, the primary key of a new table
+    field_lengths: tuple[tuple[str, int], ...]  # (attribute, VARCHAR length) of string columns
     max_pending: int  # rows held while the database cannot be written, oldest dropped beyond
     retry_interval: float  # seconds between attempts to write held rows
 
 
-def rdbms_sink_spec(options: dict, definition) -> RdbmsSinkSpec:
+def rdbms_sink_spec(options: Mapping[str, Any], definition: StreamDefinition) -> RdbmsSinkSpec:
     """The settings of an rdbms sink on `definition` (a StreamDefinition) from its options
     (lower-case names, without type/delivery/dedup); ValueError saying what is wrong."""
     opts = {str(k).lower(): ("" if v is None else str(v).strip()) for k, v in options.items()}
