@@ -2,7 +2,7 @@
 
 Compile errors carry the span of the offending text (line and column of its start and end) and
 render a caret snippet, as Siddhi's editor users expect."""
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
     from cep.model.span import Span
@@ -116,3 +116,10 @@ class UnknownInputStreamError(EngineError):
 
 class SnapshotError(EngineError):
     """A snapshot cannot be restored (corrupt, other format version, or another plan)."""
+
+
+def attribute_list(pairs: Iterable[tuple[str, Any]]) -> str:
+    """'attributes and types: a string, b long' of (name, type) pairs, or 'no attributes':
+    what an unknown-attribute error says the stream or scope has."""
+    text = ", ".join(f"{n} {t}" for n, t in pairs)
+    return f"attributes and types: {text}" if text else "no attributes"

@@ -4,7 +4,8 @@ A scope answers `resolve(variable) -> AttrType` (raising a positioned error) and
 `has_reference(name)`. `AttributeScope` is one stream, table or output row; `CompositeScope`
 joins several (join sides, pattern states, a table in `cond in T`). The engine may use these
 with `cep.compiler.types.expression_type` to type expressions the same way."""
-from cep.errors import InvalidQueryError, UnknownAttributeError, UnknownStreamError
+from cep.errors import InvalidQueryError, UnknownAttributeError, UnknownStreamError, \
+    attribute_list
 
 
 class AttributeScope:
@@ -32,7 +33,7 @@ class AttributeScope:
         if found is None:
             raise UnknownAttributeError(
                 f"attribute '{variable.name}' does not exist in {self.label} "
-                f"(it has {', '.join(self.types) or 'no attributes'})", variable.span)
+                f"({attribute_list(self.types.items())})", variable.span)
         return found
 
 
@@ -95,3 +96,4 @@ class CompositeScope:
     @property
     def label(self):
         return " or ".join(s.label for s in self._leaves())
+

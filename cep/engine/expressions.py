@@ -19,7 +19,7 @@ from cep.catalog import aggregators, ext, ext_processors, rules, scripts
 from cep.engine import javamath
 from cep.errors import (
     EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError,
-    UnknownStreamError,
+    UnknownStreamError, attribute_list,
 )
 from cep.model import (
     And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, IsNull, Negate, Not, Or, TimeConstant,
@@ -84,7 +84,7 @@ class SingleStreamScope(Scope):
         if i < 0:
             raise UnknownAttributeError(
                 f"attribute '{variable.name}' does not exist in '{self.definition.id}' "
-                f"(it has {', '.join(self.definition.attribute_names) or 'no attributes'})",
+                f"({attribute_list((a.name, a.type) for a in self.definition.attributes)})",
                 variable.span)
         return f"{self.row}[{i}]", self.definition.attributes[i].type
 
@@ -430,3 +430,4 @@ def compile_projection(exprs, scope, env=None):
         f"        return [(ts, ({safe}), k) for ts, r, k in batch]\n"
     )
     return make_function("project", src, g), [c.type for c in cs]
+

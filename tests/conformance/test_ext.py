@@ -10,12 +10,7 @@ NAMESPACES = ("string", "math", "regex", "time", "map", "differential")
 CASES = [(ns, name) for ns in NAMESPACES for name in case_files(f"ext/{ns}")]
 
 # case file -> why it cannot pass
-KNOWN_FAILURES = {
-    "math-random-testrandomfunctionextensionexceptiontestcase2.yaml":
-        "asks for the word 'type' from Siddhi's unknown-attribute message ('Cannot find "
-        "attribute type as 'object' does not exist'); ours rejects the plan at the same place "
-        "and names the unknown attribute, its stream and the attributes it has",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 def test_the_corpus_is_there():

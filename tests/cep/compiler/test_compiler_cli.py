@@ -27,7 +27,7 @@ def test_invalid_plan_prints_position_and_snippet(tmp_path, capsys):
     assert code == 2 and out == ""
     first, source, carets = err.splitlines()
     assert first == (f"{plan}:2:8: UnknownAttributeError: attribute 'b' does not exist in "
-                     f"stream 'S' (it has a)")
+                     f"stream 'S' (attributes and types: a int)")
     assert source == "from S[b > 1] select a insert into O;"
     assert carets == "       ^"
 
