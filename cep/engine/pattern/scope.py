@@ -15,6 +15,8 @@ class PatternScope(Scope):
     """Attributes of a pattern's states. `own` (a NodeSpec) is the state whose condition is
     compiled: its unqualified attributes read the arriving row `r`, other states read `p`."""
 
+    state_event = True  # `having` may read the states (Siddhi 3.2)
+
     def __init__(self, nodes, definitions, own=None, composite="r", filled=frozenset()):
         self.nodes = nodes
         # slots certainly filled where this scope is evaluated: no null guard needed
