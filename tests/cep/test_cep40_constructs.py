@@ -412,6 +412,41 @@ from Orders insert into Mirror;
     },
 )
 
+CASES['sequences'] = dict(
+    doc=('a value partition around a peak-detection sequence whose count state compares '
+         'with its own previous row, b[last] (samples 0109, 0110)'),
+    plan="""@Plan:playback
+define stream Ticks (sym string, px float, vol int);
+partition with (sym of Ticks)
+begin
+  from every a=Ticks[px > 10], b=Ticks[((b[last].px is null) and px >= a.px) or ((not (b[last].px is null)) and px >= b[last].px)]+, c=Ticks[px < b[last].px]
+  select a.sym as sym, a.px as start, b[last].px as peak, c.px as after
+  insert into Peaks;
+end;
+""",
+    events=[
+        {'stream': 'Ticks', 'timestamp': 1000, 'data': ['A', 12.0, 1]},
+        {'stream': 'Ticks', 'timestamp': 1001, 'data': ['B', 30.0, 1]},
+        {'stream': 'Ticks', 'timestamp': 1002, 'data': ['A', 11.5, 1]},
+        {'stream': 'Ticks', 'timestamp': 1003, 'data': ['A', 13.0, 1]},
+        {'stream': 'Ticks', 'timestamp': 1004, 'data': ['B', 31.0, 1]},
+        {'stream': 'Ticks', 'timestamp': 1005, 'data': ['A', 14.5, 1]},
+        {'stream': 'Ticks', 'timestamp': 1006, 'data': ['A', 14.5, 1]},
+        {'stream': 'Ticks', 'timestamp': 1007, 'data': ['B', 29.0, 1]},
+        {'stream': 'Ticks', 'timestamp': 1008, 'data': ['A', 9.0, 1]},
+        {'stream': 'Ticks', 'timestamp': 1009, 'data': ['A', 15.0, 1]},
+        {'stream': 'Ticks', 'timestamp': 1010, 'data': ['A', 16.0, 1]},
+        {'stream': 'Ticks', 'timestamp': 1011, 'data': ['A', 15.5, 1]},
+    ],
+    expect={
+        'Peaks': [
+            (1007, ['B', 30.0, 31.0, 29.0]),
+            (1008, ['A', 11.5, 14.5, 9.0]),
+            (1011, ['A', 15.0, 16.0, 15.5]),
+        ],
+    },
+)
+
 
 def _same(want, got):
     if not isinstance(got, (str, int, float, bool, type(None))):  # a map: by its Java form,
