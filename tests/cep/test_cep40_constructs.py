@@ -2,9 +2,9 @@
 execution plans use, run through `cep run`'s code path on a few events; the expected output of
 each was produced by the real Siddhi 3.2.15 (the siddhi kit's `siddhi-run`) on the same plan and
 events, and is stored here, so the suite needs no kit. The plans are written for these tests
-(CEP 4.0's own plan text is not copied). Outputs are compared stream by stream: Siddhi calls a
-stream's callbacks after the queries that read the stream, this engine before them, so the
-order across streams may differ (see docs/migrating.md)."""
+(CEP 4.0's own plan text is not copied). Outputs are compared stream by stream: `cep run` sends
+consecutive events of a stream as a batch, so the order across streams may differ from
+Siddhi's event-by-event order (see docs/migrating.md)."""
 import json
 import math
 
