@@ -257,7 +257,7 @@ def check_handlers(stream, scope, ctx):
 def _check_stream_processor(handler, scope):
     """A namespaced stream processor exists and its parameters fit: -> appended Attributes."""
     refused = ext.refusal(handler.namespace, handler.name)
-    if refused is not None:  # geo (an online service), pmml
+    if refused is not None:  # geo, pmml, CEP 4.0 sample extensions
         raise UnknownFunctionError(f"'#{handler.namespace}:{handler.name}' is not supported: "
                                    f"{refused}", handler.span)
     entry = ext_processors.lookup_stream_processor(handler.namespace, handler.name)
@@ -291,6 +291,9 @@ def check_window(window, scope):
         else signatures.lookup(signatures.WINDOWS, window.name)
     if signature is None:
         full = f"{window.namespace}:{window.name}" if window.namespace else window.name
+        refused = ext.refusal(window.namespace, window.name) if window.namespace else None
+        if refused is not None:
+            raise UnknownWindowError(f"'{full}' is not supported: {refused}", window.span)
         known = ", ".join(signatures.WINDOWS)
         raise UnknownWindowError(f"'{full}' is not a known window (known: {known})",
                                  window.span)

@@ -1,12 +1,15 @@
 """Validation of one query: its selector (output types), and its output (insert, table ops)."""
 from cep.compiler.input_checks import input_scope
-from cep.compiler.scope import AttributeScope, CompositeScope
+from cep.compiler.scope import AttributeScope, CompositeScope, HavingScope
 from cep.compiler.types import expression_type, require_bool
 from cep.errors import (
     DuplicateDefinitionError, InvalidQueryError, TypeMismatchError, UnknownAttributeError,
     UnknownStreamError,
 )
-from cep.model import Attribute, DeleteFrom, InsertInto, StreamDefinition, TableDefinition
+from cep.model import (
+    Attribute, DeleteFrom, InsertInto, JoinInputStream, StateInputStream, StreamDefinition,
+    TableDefinition,
+)
 
 
 def check_query(query, ctx):
@@ -14,7 +17,10 @@ def check_query(query, ctx):
     scope, star_attributes = input_scope(query.input, ctx)
     outputs = selector_attributes(query.selector, scope, star_attributes, ctx)
     output_scope = AttributeScope((), outputs, "the query's output")
-    _check_selector_rest(query.selector, scope, output_scope, ctx)
+    having_scope = output_scope
+    if isinstance(query.input, (JoinInputStream, StateInputStream)):
+        having_scope = HavingScope(output_scope, scope)
+    _check_selector_rest(query.selector, scope, output_scope, having_scope, ctx)
     _check_output(query, outputs, output_scope, ctx)
     return outputs
 
@@ -34,13 +40,14 @@ def selector_attributes(selector, scope, star_attributes, ctx):
     return tuple(outputs)
 
 
-def _check_selector_rest(selector, scope, output_scope, ctx):
-    """group by reads the input; having and order by read the output row (as in Siddhi), the
-    aggregators inside having read the input."""
+def _check_selector_rest(selector, scope, output_scope, having_scope, ctx):
+    """group by reads the input; order by reads the output row and having `having_scope` (the
+    output row; in a join or pattern also the input, as in Siddhi); the aggregators inside
+    having read the input."""
     for variable in selector.group_by:
         expression_type(variable, scope)
     if selector.having is not None:
-        require_bool(selector.having, output_scope, "having", aggregates=True,
+        require_bool(selector.having, having_scope, "having", aggregates=True,
                      tables=ctx.tables, aggregate_scope=scope)
     for item in selector.order_by:
         expression_type(item.variable, output_scope)

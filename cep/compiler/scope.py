@@ -97,3 +97,32 @@ class CompositeScope:
     def label(self):
         return " or ".join(s.label for s in self._leaves())
 
+
+class HavingScope:
+    """What `having` sees in a join or a pattern (Siddhi 3.2 evaluates it on the state event,
+    which still holds the matched input events): a qualified name reads the input; a bare name
+    reads the output row, or the input when the output has no such attribute. A single-stream
+    query's having sees only the output row (use the output's AttributeScope there)."""
+
+    def __init__(self, output, inputs):
+        self.output, self.inputs = output, inputs
+
+    def has_reference(self, name):
+        return self.inputs.has_reference(name)
+
+    def lookup(self, name):
+        found = self.output.lookup(name)
+        return found if found is not None else self.inputs.lookup(name)
+
+    def resolve(self, variable):
+        if variable.stream is None and self.output.lookup(variable.name) is not None:
+            return self.output.resolve(variable)
+        if variable.stream is None and self.inputs.lookup(variable.name) is None:
+            raise UnknownAttributeError(
+                f"attribute '{variable.name}' does not exist in {self.output.label} or "
+                f"{self.inputs.label}", variable.span)
+        return self.inputs.resolve(variable)
+
+    @property
+    def label(self):
+        return f"{self.output.label} or {self.inputs.label}"

@@ -59,6 +59,7 @@ class Scope:
     """Resolves attribute references of one input."""
 
     tables = {}  # table id -> Table, for `cond in Table`; the query builders set it
+    state_event = False  # a join or pattern input: `having` may read it (see the selector)
 
 
     def resolve(self, variable):

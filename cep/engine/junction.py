@@ -38,9 +38,16 @@ class StreamJunction:
         self.subscribers.append(processor)
 
     def subscribe_first(self, processor: Any) -> None:
-        """Subscribe ahead of the queries (user callbacks see an event before its results)."""
+        """Subscribe ahead of the queries (this subscriber sees an event before its results)."""
         n = sum(1 for s in self.subscribers if isinstance(s, CallbackSink))
         self.subscribers.insert(n, processor)
+
+    def subscribe_callback(self, processor: Any) -> None:
+        """A user callback: after the queries that read the stream, as Siddhi 3.2's junction
+        hands an event to its receivers in subscription order and callbacks are added once the
+        plan's queries exist (so what a query makes of an event comes out before the event's
+        own callback, and a map a later query changes shows changed)."""
+        self.subscribers.append(processor)
 
     def process(self, batch: list[Event]) -> None:
         if self.one_by_one and len(batch) > 1:

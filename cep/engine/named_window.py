@@ -95,6 +95,10 @@ class NamedWindowJunction(StreamJunction):
         """A user callback: the rows the window emits, without a batch window's RESET."""
         super().subscribe_first(_KindsOnly(processor, (CURRENT, EXPIRED)))
 
+    def subscribe_callback(self, processor):
+        """A user callback: the rows the window emits, without a batch window's RESET."""
+        super().subscribe_callback(_KindsOnly(processor, (CURRENT, EXPIRED)))
+
     def subscribe_current(self, processor):
         """A reader that takes CURRENT rows only (a pattern)."""
         self.subscribe(_KindsOnly(processor, (CURRENT,)))

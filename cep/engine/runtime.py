@@ -101,7 +101,7 @@ class ExecutionPlanRuntime:
         j = self.junctions.get(stream_id)
         if j is None:
             raise UnknownInputStreamError(f"stream '{stream_id}' is not in the plan")
-        j.subscribe_first(CallbackSink(fn, columnar, j.definition))
+        j.subscribe_callback(CallbackSink(fn, columnar, j.definition))
 
     def advance_time(self, ts: int) -> None:
         """Playback: move the clock to `ts`, firing every timer due by then."""

@@ -182,8 +182,9 @@ class _Parts:
         self.types = [c.type for c in self.compiled]
         self.hv = None
         if having is not None:
+            inputs = scope if getattr(scope, "state_event", False) else None
             self.hv = compile_expression(
-                having, _HavingScope(OutputScope(self.names, self.types, out_id)))
+                having, _HavingScope(OutputScope(self.names, self.types, out_id), inputs))
             if self.hv.type not in (AttrType.BOOL, AttrType.OBJECT):
                 raise TypeMismatchError(f"having must be a bool expression, not "
                                         f"{self.hv.type}", getattr(selector.having, "span", None))
@@ -196,10 +197,22 @@ class _Parts:
 
 
 class _HavingScope(Scope):
-    def __init__(self, out):
-        self.out = out
+    """What `having` reads: the output row; in a join or pattern (`inputs`, a scope whose
+    `state_event` is set) a qualified name reads the input, and so does a bare name the output
+    lacks, as Siddhi 3.2 resolves having over a state event."""
+
+    def __init__(self, out, inputs=None):
+        self.out, self.inputs = out, inputs
+        if inputs is not None:
+            self.tables = inputs.tables
+            hook = getattr(inputs, "compile_is_null_stream", None)
+            if hook is not None:
+                self.compile_is_null_stream = hook
 
     def resolve(self, variable):
+        if self.inputs is not None and (variable.stream is not None
+                                        or variable.name not in self.out.names):
+            return self.inputs.resolve(variable)
         return self.out.resolve(variable)
 
 

@@ -24,8 +24,10 @@ MODULES = {
 
 # namespaces (and `ns:name`s) that exist in Siddhi / CEP 4.0 but are refused here, with why
 REFUSED = {
-    "geo": "geo extensions (geocode, reverseGeocode, and the #geo: stream processors) call "
-           "an online geocoding service; this runtime runs offline and does not fake them",
+    "geo": "geo:geocode and geo:reverseGeocode call an online geocoding service; this "
+           "runtime runs offline and does not fake them",
+    "geodashboard": "it is the geo dashboard sample's own extension of WSO2 CEP 4.0 (it "
+                    "feeds that sample's web dashboard), not part of Siddhi",
     "pmml": "#pmml:predict needs a PMML evaluator and no well-kept pure-Python one exists "
             "on PyPI (pypmml 1.5.8 and jpmml-evaluator 0.16.0 run a JVM engine, "
             "sklearn-pmml-model 1.0.8 reads only some model types into scikit-learn, nyoka "
@@ -69,9 +71,25 @@ def lookup(namespace: str, name: str) -> Optional[FunctionEntry]:
     return None if table is None else table.get(name)
 
 
+# the geo functions that work offline (within, intersects, proximity, stationary, ...) come
+# from CEP 4.0's GPL geo extension, which is not part of Siddhi 3.2.15
+_GEO_ONLINE = {"geocode", "reversegeocode"}
+_GEO_GPL = ("it belongs to WSO2 CEP 4.0's GPL-licensed geo extension (siddhi-gpl-execution-geo), "
+            "which is not part of Siddhi 3.2.15's standard extensions and is not provided here")
+
+# built-in functions of older Siddhi versions that Siddhi 3.2 removed, with what replaces them
+REMOVED_BUILTINS = {
+    "isnull": "isNull(x) was a function of Siddhi 3.0 (WSO2 CEP 4.0.0); Siddhi 3.2 removed it: "
+              "write `x is null`",
+}
+
+
 def refusal(namespace: Optional[str], name: str = "") -> Optional[str]:
     """Why `namespace:name` is refused, or None when it is not a refused extension."""
-    return REFUSED.get((namespace or "").lower())
+    ns = (namespace or "").lower()
+    if ns == "geo" and name and name.lower() not in _GEO_ONLINE:
+        return _GEO_GPL
+    return REFUSED.get(ns)
 
 
 def find_function(name: str, namespace: Optional[str] = None) -> Optional[FunctionEntry]:
@@ -84,6 +102,9 @@ def find_function(name: str, namespace: Optional[str] = None) -> Optional[Functi
 def unknown_function_error(name: str, namespace: Optional[str], span) -> Exception:
     """The positioned error for a call nothing provides, listing what does exist."""
     if not namespace:
+        removed = REMOVED_BUILTINS.get(name.lower())
+        if removed is not None:
+            return UnknownFunctionError(f"'{name}' is not a function: {removed}", span)
         return UnknownFunctionError(f"'{name}' is neither a function nor an aggregator", span)
     reason = refusal(namespace, name)
     if reason is not None:

@@ -7,6 +7,8 @@ from cep.model import Variable
 
 
 class JoinScope(Scope):
+    state_event = True  # `having` may read the sides (Siddhi 3.2)
+
     def __init__(self, sides, rows=("r[0]", "r[1]"), nullable=(False, False)):
         """sides: [(definition, references)] for left and right."""
         self.sides = sides

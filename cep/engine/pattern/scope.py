@@ -15,6 +15,8 @@ class PatternScope(Scope):
     """Attributes of a pattern's states. `own` (a NodeSpec) is the state whose condition is
     compiled: its unqualified attributes read the arriving row `r`, other states read `p`."""
 
+    state_event = True  # `having` may read the states (Siddhi 3.2)
+
     def __init__(self, nodes, definitions, own=None, composite="r", filled=frozenset()):
         self.nodes = nodes
         # slots certainly filled where this scope is evaluated: no null guard needed
@@ -52,9 +54,9 @@ class PatternScope(Scope):
         t = d.attributes[i].type
         if node is self.own and variable.index is None:
             return f"r[{i}]", t
-        return self._slot_source(node, variable.index, i), t
+        return self._slot_source(node, variable.index, i, own=node is self.own), t
 
-    def _slot_source(self, node, index, i):
+    def _slot_source(self, node, index, i, own=False):
         s = f"{self.composite}[{node.slot}]"
         if node.kind != COUNT:
             if node.slot in self.filled:
@@ -63,7 +65,10 @@ class PatternScope(Scope):
         if index is None:
             index = ("last", 0)
         if isinstance(index, tuple):
-            off = index[1]
+            # in a count state's own condition the list already holds the arriving row, but
+            # `e[last-k]` counts from the rows collected before it (Siddhi 3.2: `e2[last]` is
+            # the previous row, null at the first), while `e[k]` indexes the list as it is
+            off = index[1] + (1 if own else 0)
             return f"({s}[{-1 - off}][{i}] if {s} and len({s}) > {off} else None)"
         return f"({s}[{index}][{i}] if {s} and len({s}) > {index} else None)"
 

@@ -65,14 +65,22 @@ def test_an_unknown_namespace_lists_the_known_ones():
     ("from S select geo:reverseGeocode(price, price) as g insert into Out;", (2, 15),
      "online"),
     ("from S#geo:proximity(price, price, sym, 10.0) select sym insert into Out;", (2, 7),
-     "online"),
+     "GPL-licensed geo extension"),
+    ("from S[geo:within(price, price, sym)] select sym insert into Out;", (2, 8),
+     "not part of Siddhi 3.2.15"),
     ("from S#pmml:predict('model.pmml') select sym insert into Out;", (2, 7), "PMML"),
+    ("from S#geodashboard:subscribe() select sym insert into Out;", (2, 7),
+     "geo dashboard sample"),
+    ("from S#window.geodashboard:eventsFusion(sym) select sym insert into Out;", (2, 7),
+     "geo dashboard sample"),
+    ("from S[isNull(sym)] select sym insert into Out;", (2, 8), "write `x is null`"),
 ])
 def test_refused_extensions_say_why_where(query, where, word):
     with pytest.raises(SiddhiQLError) as info:
         cep.compile(HEAD + query)
     assert (info.value.line, info.value.column) == where
-    assert word in info.value.message and "not supported" in info.value.message
+    assert word in info.value.message
+    assert "not supported" in info.value.message or "Siddhi 3.2 removed" in info.value.message
 
 
 def test_wrong_argument_types_and_counts_are_positioned_errors():

@@ -248,3 +248,26 @@ def test_absent_state_needs_for_unless_anded():
     assert "'for <time>'" in e.message
     reject("from not A or e2=B select e2.id as b insert into O;", InvalidQueryError)
     query("from e1=A -> not B for 1 sec select e1.id as a insert into O;")
+
+
+def test_having_of_a_join_or_pattern_reads_the_input_too():
+    """Siddhi evaluates having on the state event: a join's or pattern's having may name an
+    input attribute the select does not output; a single-stream query's having may not."""
+    join = ("from A#window.length(2) as a join T as t on a.sym == t.sym "
+            "select a.id as id {having} insert into Out;")
+    query(join.format(having="having t.price > 1.0"))      # qualified: the table side
+    u_defs = DEFS + "define table U (sym string, cap double);\n"
+    query(join.replace("T as t", "U as t").format(having="having id > 0 and cap > 1.0"),
+          defs=u_defs)  # the output's name, then a name only one side has
+    e = reject(join.format(having="having price > 1.0"), InvalidQueryError)
+    assert "ambiguous" in e.message  # a bare name the output lacks, on both sides
+    query("from every e1=A -> e2=B[sym == e1.sym] select e2.id as id "
+          "having e1.price < e2.price insert into Out;")
+    e = reject(join.format(having="having volume > 1"), UnknownAttributeError)
+    assert "'volume'" in e.message and "the query's output" in e.message
+    e = reject(join.format(having="having x.price > 1.0"), UnknownStreamError)
+    assert "'x'" in e.message
+    e = reject("from A select id having A.price > 1.0 insert into Out;", UnknownStreamError)
+    assert "the query's output" in e.message
+    e = reject("from A select id having price > 1.0 insert into Out;", UnknownAttributeError)
+    assert "the query's output" in e.message
