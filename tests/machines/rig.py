@@ -28,7 +28,7 @@ def why_not_possible() -> str | None:
     """None when namespaces, veth pairs and a bridge can be made here, else the reason."""
     if os.geteuid() != 0:
         return "needs root for ip netns, unshare -m and a bridge"
-    for tool in ("unshare", "ip", "java"):
+    for tool in ("unshare", "ip", "java", "iptables-legacy"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed"
     probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"],
@@ -67,7 +67,7 @@ class Machine:
         self.ns, self.vh, self.vn = f"ctm{tag}-{index}", f"ctm{tag}h{index}", f"ctm{tag}n{index}"
         self.address = f"{prefix}.{10 + index}"
         self.root = Path(f"/run/ctm{tag}-{index}")
-        self.proc = None
+        self.proc = self.delayer = None
 
     def up(self, gateway: str) -> "Machine":
         _ip("netns", "add", self.ns)
@@ -125,7 +125,34 @@ exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \
         """Cut this machine off the network both ways (its veth down), or heal it."""
         _ip("link", "set", self.vh, "down" if cut else "up")
 
+    def delay(self, ms: int | None) -> None:
+        """Delay this machine's traffic by `ms` both ways, or (None) end the delay. Packets in
+        and out of its veth go to netfilter queue 0 in its namespace, where
+        tests/machines/netdelay.py holds each for `ms` (this kernel has no netem qdisc)."""
+        rules = [["INPUT", "-i", self.vn], ["OUTPUT", "-o", self.vn]]
+        ipt = ["ip", "netns", "exec", self.ns, "iptables-legacy", "-w"]
+        if ms:
+            self.delayer = subprocess.Popen(
+                ["ip", "netns", "exec", self.ns, sys.executable, "-m", "tests.machines.netdelay",
+                 str(ms)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                cwd=Path(__file__).resolve().parents[2])
+            if self.delayer.stdout.readline().strip() != b"ready":
+                raise RuntimeError(f"the packet delayer of {self.ns} did not start")
+            for chain, *match in rules:
+                subprocess.run([*ipt, "-A", chain, *match, "-j", "NFQUEUE", "--queue-num", "0",
+                                "--queue-bypass"], check=True, capture_output=True)
+            return
+        for chain, *match in rules:
+            subprocess.run([*ipt, "-D", chain, *match, "-j", "NFQUEUE", "--queue-num", "0",
+                            "--queue-bypass"], capture_output=True)
+        if self.delayer is not None:
+            self.delayer.terminate()
+            self.delayer.wait(10)
+            self.delayer = None
+
     def down(self):
+        if self.delayer is not None:
+            self.delay(None)
         self.kill_all()
         subprocess.run(["ip", "link", "del", self.vh], capture_output=True)
         subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
