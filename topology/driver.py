@@ -71,6 +71,8 @@ class Driver:
             curve.server(sock, keys)
             endpoints[name] = f"tcp://{host}:{sock.bind_to_random_port(f'tcp://{host}')}"
         self.endpoints = endpoints
+        # orders this topology's drivers: with the stage attempt it fences stale tasks' output
+        self.endpoints["generation"] = int(self.started * 1000)
         self._write("driver.json", {"pid": os.getpid(), "control": endpoints["control"],
                                     "name": self.topology.name, "started": self.started})
 
@@ -224,7 +226,7 @@ class Driver:
         state = "stop" if self.kill_deadline == "stop" else self.desired
         abort = self.attempt if self.watch.failed(self.attempt) else None
         self.pub.send(pack_message({"state": state, "seq": self.seq, "abort": abort,
-                                    **self.checkpoints.control()}))
+                                    "attempt": self.attempt, **self.checkpoints.control()}))
 
     def _task_died(self):
         """A task process of this attempt is gone: say so, and end the attempt's other tasks

@@ -6,6 +6,7 @@ it binds a PULL socket, exchanges endpoints with every other instance through
 marks bound every link, so a slow bolt blocks its upstreams: backpressure), then loops until
 the driver says stop.
 """
+import dataclasses
 import json
 import logging
 import time
@@ -50,9 +51,24 @@ def make_task_function(spec, driver, options):
         if runner.aborted:  # another task of this attempt died: fail now, Spark re-runs it
             raise RuntimeError(f"task {task_id}: stage attempt {runner.attempt} aborted: "
                                f"another task's process died")
+        if runner.superseded is not None:
+            raise RuntimeError(stale_reason(task_id, runner.attempt, runner.superseded))
         return iter(())
 
     return run_partition
+
+
+def superseded(mine, current):
+    """True when the driver's current stage attempt `current` is newer than this task's
+    `mine`: the task is a stale one (e.g. on a machine that was cut off while Spark ran the
+    stage again elsewhere) and must stop, publishing nothing more."""
+    return type(current) is int and mine >= 0 and current > mine
+
+
+def stale_reason(task_id, mine, current):
+    return (f"task {task_id}: stage attempt {mine} is not the current attempt {current} "
+            f"(the stage runs again elsewhere, e.g. while this task's machine was cut off): "
+            f"stopping without publishing more")
 
 
 class TaskRunner:
@@ -60,7 +76,8 @@ class TaskRunner:
 
     def __init__(self, topology, task_id, driver, options):
         cid, index = topology.tasks()[task_id]
-        self.task_id, self.attempt, self.options = task_id, -1, options
+        self.task_id, self.options = task_id, options
+        self.generation = int(driver.get("generation", 0))  # the driver's start, ms
         self.zctx = zmq.Context()
         # CURVE: the keys come with the launch options, never on a command line
         self.security = curve.LinkSecurity.from_options(options.get("security"))
@@ -70,15 +87,29 @@ class TaskRunner:
         self.control = self._socket(zmq.SUB, connect=driver["tasks"])
         self.control.setsockopt(zmq.SUBSCRIBE, b"")
         self.instance = Instance(topology, cid, index, task_id, security=self.security)
+        self.attempt = -1
         self.pull, self.pushes = None, {}
         self.state, self.seq = "inactive", -1
         self.aborted = False  # the driver saw a task of this attempt die (task_watch.py)
+        self.superseded = None  # the driver's newer attempt: this task is a stale one
         self.instance.active = False
         self.ckpt = Participant(self.instance, topology, options.get("checkpoint"),
                                 self._forward_barrier, self._send_ack)
         self.ckpt.process = self._execute_item
         self.wanted, self.restore_pin = None, None
         self.address = options.get("host", "")  # set to the executor's own address when known
+
+    @property
+    def attempt(self):
+        """The stage attempt this task belongs to (-1 until the tasks exchanged endpoints)."""
+        return self._attempt
+
+    @attempt.setter
+    def attempt(self, value):
+        """Also the component's context: publisher bolts fence their output with it."""
+        self._attempt = value
+        self.instance.context = dataclasses.replace(self.instance.context, attempt=value,
+                                                    generation=self.generation)
 
     def _socket(self, kind, connect=None, hwm=None):
         sock = self.zctx.socket(kind)
@@ -238,6 +269,13 @@ class TaskRunner:
         state, seq = message["state"], message["seq"]
         if message.get("abort") is not None and message["abort"] == self.attempt:
             self.aborted, state = True, "stop"
+        if superseded(self.attempt, message.get("attempt")):
+            if self.superseded is None:
+                log.warning("%s", stale_reason(self.task_id, self.attempt, message["attempt"]))
+                hook = getattr(self.instance.component, "superseded", None)
+                if callable(hook):  # publisher bolts drop what they queued
+                    hook()
+            self.superseded, state = message["attempt"], "stop"
         self.wanted, self.restore_pin = message.get("checkpoint"), message.get("restore")
         if message.get("completed") is not None:
             self.ckpt.completed(message["completed"])
