@@ -9,6 +9,7 @@ the driver says stop.
 import dataclasses
 import json
 import logging
+import threading
 import time
 
 import zmq
@@ -20,7 +21,7 @@ from topology.checkpoint.participant import Participant
 from topology.component import Batch
 from topology.instance import Instance
 from topology.model import Topology
-from topology.task_watch import HOST
+from topology.task_watch import HOST, executor_id
 
 log = logging.getLogger(__name__)
 BURST = 64  # data messages handled per poll before checking control again
@@ -84,6 +85,9 @@ class TaskRunner:
         self.keys = self.security.curve
         curve.start_authenticator(self.zctx, self.keys)
         self.report = self._socket(zmq.PUSH, connect=driver["reports"])
+        self.reports_endpoint = driver["reports"]
+        self._beating = threading.Event()  # set: the heartbeat thread stops
+        self._beat_thread = None
         self.control = self._socket(zmq.SUB, connect=driver["tasks"])
         self.control.setsockopt(zmq.SUBSCRIBE, b"")
         self.instance = Instance(topology, cid, index, task_id, security=self.security)
@@ -98,6 +102,7 @@ class TaskRunner:
         self.ckpt.process = self._execute_item
         self.wanted, self.restore_pin = None, None
         self.address = options.get("host", "")  # set to the executor's own address when known
+        self.executor = executor_id()  # the driver kills it when this task goes silent
 
     @property
     def attempt(self):
@@ -143,6 +148,9 @@ class TaskRunner:
         self.instance.open()
         self._restore()
         self._send_report("ready")
+        self._beat_thread = threading.Thread(target=self._heartbeat, daemon=True,
+                                             name=f"task {self.task_id} heartbeat")
+        self._beat_thread.start()
         interval = self.options["metrics_interval_s"]
         next_report = time.monotonic() + interval
         step = self._spout_step if self.instance.kind == "spout" else self._bolt_step
@@ -289,6 +297,7 @@ class TaskRunner:
     def _send_report(self, kind):
         data = self.instance.metrics.snapshot()
         data.update(type=kind, attempt=self.attempt, seq=self.seq, host=HOST,
+                    executor=self.executor,
                     address=self.address, active=self.instance.active, kind=self.instance.kind)
         custom = getattr(self.instance.component, "custom_metrics", None)
         if custom:
@@ -301,8 +310,29 @@ class TaskRunner:
         except zmq.Again:
             pass
 
+    def _heartbeat(self):
+        """Tell the driver every metrics interval that this task and its link live, from its
+        own thread and socket: a task thread busy or blocked (backpressure) still counts as
+        heard (the driver's topology.task_silence_s)."""
+        sock = self._socket(zmq.PUSH, connect=self.reports_endpoint)
+        ctx = self.instance.context
+        beat = frames.pack_message({"type": "heartbeat", "task": self.task_id,
+                                    "attempt": self.attempt, "component": ctx.component_id,
+                                    "index": ctx.index})
+        try:
+            while not self._beating.wait(self.options["metrics_interval_s"]):
+                try:
+                    sock.send(beat, zmq.NOBLOCK)
+                except zmq.Again:
+                    pass
+        finally:
+            sock.close(0)
+
     def close(self):
         """Close the component, send a last report, close sockets."""
+        self._beating.set()
+        if self._beat_thread is not None:
+            self._beat_thread.join(timeout=2)
         self.ckpt.close()
         self.instance.close()
         self._send_report("stopped")
