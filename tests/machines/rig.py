@@ -82,9 +82,11 @@ class Machine:
         self.root.mkdir(parents=True, exist_ok=True)
         return self
 
-    def start_worker(self, master_url: str, log_path: Path, cores: int = WORKER_CORES):
+    def start_worker(self, master_url: str, log_path: Path, cores: int = WORKER_CORES,
+                     java_opts: tuple[str, ...] = ()):
         """The Spark worker; its scratch space is the machine's own tmpfs, its work folder
-        (the executors' logs) under the rig's folder, so a failed test leaves them."""
+        (the executors' logs) under the rig's folder, so a failed test leaves them;
+        `java_opts` (-Dspark.worker.timeout=...) as the master's."""
         work = log_path.parent / f"work-{self.index}"
         work.mkdir(exist_ok=True)
         java_home = Path(shutil.which("java")).resolve().parent.parent
@@ -92,7 +94,7 @@ class Machine:
 mount -t tmpfs tmpfs {self.root}
 exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \\
   SPARK_HOME={SPARK_HOME} SPARK_LOCAL_IP={self.address} SPARK_DAEMON_MEMORY=192m \\
-  SPARK_LOCAL_DIRS={self.root} \\
+  SPARK_LOCAL_DIRS={self.root} SPARK_WORKER_OPTS="{' '.join(java_opts)}" \\
   {SPARK_HOME}/bin/spark-class org.apache.spark.deploy.worker.Worker {master_url} \\
   --host {self.address} --cores {cores} --memory 2g --webui-port 0 \\
   --work-dir {work}
@@ -162,8 +164,11 @@ exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \
 class Rig:
     """The bridge, the machines, the master; ``system()`` adds the manager and CEP worker."""
 
-    def __init__(self, root: Path, machines: int = MACHINES):
+    def __init__(self, root: Path, machines: int = MACHINES, java_opts: tuple[str, ...] = ()):
+        """`java_opts`: Spark settings of the master and the workers (-Dspark.worker.timeout=10:
+        a worker is declared dead after 10 s without a heartbeat; it sends one every 1/4)."""
         self.root = Path(root)
+        self.java_opts = tuple(java_opts)
         tag = f"{os.getpid() % 10000}"
         self.bridge = f"ctm{tag}br"
         prefix = _free_prefix()
@@ -181,7 +186,7 @@ class Rig:
         for machine in self.machines:
             machine.up(self.host)
         port, ui_port = free_port(self.host), free_port(self.host)
-        self.master = _spark_class(self.root / "master.log", [],
+        self.master = _spark_class(self.root / "master.log", list(self.java_opts),
                                    "org.apache.spark.deploy.master.Master", "--host", self.host,
                                    "--port", str(port), "--webui-port", str(ui_port))
         self.master_url, self.ui = f"spark://{self.host}:{port}", f"http://{self.host}:{ui_port}"
@@ -193,7 +198,8 @@ class Rig:
         return self
 
     def start_worker(self, machine: Machine):
-        machine.start_worker(self.master_url, self.root / f"worker-{machine.index}.log")
+        machine.start_worker(self.master_url, self.root / f"worker-{machine.index}.log",
+                             java_opts=self.java_opts)
 
     def alive_workers(self) -> int:
         state = master_state(self.ui) or {}
