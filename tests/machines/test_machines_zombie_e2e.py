@@ -1,12 +1,13 @@
-"""A partition longer than the timeouts (tests/machines/rig.py with spark.worker.timeout
-10 s and the driver's topology.task_silence_s 4 s): the driver gives the cut-off machine's
-tasks up and kills its executor (the master declares its worker dead later), the stage runs
-again on the two others, and when the link returns the old attempt's tasks there
+"""A partition longer than Spark's worker timeout (tests/machines/rig.py with
+spark.worker.timeout 10 s): the master declares the cut-off machine's worker dead, the stage
+runs again on the two others, and when the link returns the old attempt's tasks there
 (zombies) must not publish: the worker takes output only from the newest attempt
 (publishers/fencing.py). Nothing accepted is lost, nothing is written twice, every instance
 runs once. The plan has a spare executor (topology.spare_workers 1): a machine's death
-re-runs the stage on the surviving executors at once; the driver fails the stage attempt of a
-task it has not heard from for 4 s (topology.task_silence_s) without waiting for Spark."""
+re-runs the stage on the surviving executors at once. CEP_RIG_SILENCE_S=4 turns the driver's
+silence check on (topology.task_silence_s): it gives a silent machine's tasks up and kills its
+executor without waiting for Spark; off by default (see topology/README.md: after a quick heal
+the plan may not get its spare executor back, and the death test then waits for it in vain)."""
 import os
 import time
 
@@ -19,7 +20,8 @@ from tests.machines.test_machines_e2e import (NAME, PLAN, T, Sender, _active, _d
 
 pytestmark = pytest.mark.slow
 WORKER_TIMEOUT_S = 10
-SILENCE_S = 4.0  # the driver fails an attempt whose task it has not heard from this long
+# the driver fails an attempt whose task it has not heard from this long (0: off)
+SILENCE_S = float(os.environ.get("CEP_RIG_SILENCE_S", "0"))
 
 
 @pytest.fixture(scope="module")
