@@ -15,6 +15,8 @@ cep_apt activemq activemq
 cep_apt chromium-driver chromedriver
 # the database-table tests start their own PostgreSQL server (initdb/pg_ctl of this package)
 cep_apt postgresql pg_ctlcluster
+# the multi-machine rig's slow machine: netfilter queues its packets (tests/machines/netdelay.py)
+cep_apt iptables iptables-legacy
 cd "$ROOT"
 # Lint and type checks first (a second or two; CEP_LINT=0 skips them): CI fails on either.
 if [ "${CEP_LINT:-1}" != 0 ]; then

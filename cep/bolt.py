@@ -162,4 +162,6 @@ class SiddhiBolt(Bolt):
             self._out = pending + self._out
 
     def cleanup(self):
-        self.runtime.shutdown()
+        runtime = getattr(self, "runtime", None)  # None: the task failed before prepare()
+        if runtime is not None:
+            runtime.shutdown()

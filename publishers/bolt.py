@@ -31,6 +31,11 @@ socket and hands the frames over in order.
   everything the instance sends, and a `commit` notice follows each completed checkpoint, in
   order with the data, so a worker can count and drop replayed results and commit the output
   of exactly-once sinks.
+- **Fence.** On Spark every frame also carries the task's `(driver generation, stage
+  attempt)`: a worker refuses the frames of an older attempt than the newest it has seen of
+  the topology (publishers/fencing.py), so a stale task on a machine that was cut off while
+  the stage ran again elsewhere publishes nothing; when its task learns from the driver that
+  it is stale (`superseded()`), the bolt drops its queue and stops sending.
 
 Config keys: registry, tenant, plan, streams ({stream id: [attribute names]}), host,
 retry_interval (s between lookups, default 1), connect_timeout (s, default 3),
@@ -94,6 +99,8 @@ class PublisherBolt(Bolt):
         self.pending_events = self.sent = self.reconnects = 0
         self.waited_s = 0.0  # time execute() spent waiting for room (backpressure)
         self.epoch, self.seqs = -1, {}  # output identity: epoch and per-stream sequence
+        # (driver generation, stage attempt) on Spark: the worker refuses older attempts
+        self.fence = (context.generation, context.attempt) if context.generation else None
         self.lane_seqs = {}  # (input lane, stream) -> next sequence number (checkpointed)
         self.started = False  # the start notice is queued: the sender may go
         self.completed = 0  # the last checkpoint whose commit notice was queued
@@ -122,7 +129,7 @@ class PublisherBolt(Bolt):
                 lane_seqs[(key, stream)] = first + n
                 runs.append((key, first, n))
         frame = encode_output(stream, [(r[0], r[1:]) for r in rows], self.client_id,
-                              self.epoch, seq, runs)
+                              self.epoch, seq, runs, self.fence)
         with self._cond:
             if self.pending_events >= self.buffer_limit:
                 started = time.perf_counter()
@@ -165,7 +172,7 @@ class PublisherBolt(Bolt):
         (None) makes it forget them."""
         self._start(0 if cid is None and restarted else cid)
         if cid is not None:
-            self._queue_notice(encode_control(COMMIT, self.client_id, cid))
+            self._queue_notice(encode_control(COMMIT, self.client_id, cid, self.fence))
 
     def checkpoint_barrier(self, cid):
         """Output from now on belongs to epoch `cid` (committed when a later one completes)."""
@@ -175,7 +182,7 @@ class PublisherBolt(Bolt):
         """Checkpoint `cid` is complete: tell the worker, after the output it covers."""
         if cid > self.completed:
             self.completed = cid
-            self._queue_notice(encode_control(COMMIT, self.client_id, cid))
+            self._queue_notice(encode_control(COMMIT, self.client_id, cid, self.fence))
 
     def _start(self, cid, checkpoints=True):
         """Queue the start notice ahead of everything; epochs start at the restored checkpoint
@@ -183,13 +190,22 @@ class PublisherBolt(Bolt):
         self.epoch, self.seqs = (-1 if not checkpoints else cid or 0), {}
         self.completed = max(self.completed, cid or 0)
         with self._cond:
-            self.pending.appendleft((encode_control(START, self.client_id, cid), 0))
+            self.pending.appendleft((encode_control(START, self.client_id, cid, self.fence), 0))
             self.started = True
             self._cond.notify_all()
 
     def _queue_notice(self, frame):
         with self._cond:
             self.pending.append((frame, 0))
+            self._cond.notify_all()
+
+    def superseded(self):
+        """This task's stage attempt is not the current one (its task stops): drop what is
+        queued, send nothing more."""
+        self._closed.set()
+        with self._cond:
+            self.pending.clear()
+            self.pending_events = 0
             self._cond.notify_all()
 
     def custom_metrics(self):

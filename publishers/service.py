@@ -101,6 +101,6 @@ class PublisherService:
         dups = self.sink_set.duplicates()
         return {"port": self.port, "frames": self.frames, "events": self.events,
                 "dropped_frames": self.dropped_frames, "duplicates": sum(dups.values()),
-                **self.sink_set.gaps(),
+                **self.sink_set.gaps(), **self.sink_set.fences.metrics(),
                 "controls": self.controls, "committed": self.sink_set.committed,
                 "publishers": dict(self.sink_set.publishers), "streams": self.sink_set.metrics()}

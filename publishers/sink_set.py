@@ -4,12 +4,15 @@ A failing sink is logged and counted; the other sinks of the stream still get th
 Batches with an identity (cep/protocol/frames.py) are checked for duplicates per stream
 (`duplicates`); each sink then gets them by its delivery mode (publishers/delivery.py):
 at-most-once sinks everything as it came, at-least-once sinks without the duplicates (or with
-them, `dedup: false`), exactly-once sinks stage them until `control(commit)`."""
+them, `dedup: false`), exactly-once sinks stage them until `control(commit)`. Batches and
+notices from a stale stage attempt of their topology (a zombie after a partition) are refused
+first (publishers/fencing.py): counted in `fenced`, never written, staged or committed."""
 import logging
 import threading
 
 from publishers.delivery import AT_LEAST_ONCE, AT_MOST_ONCE, EXACTLY_ONCE, Dedup
 from publishers.exceptions import PublisherError, SinkHeldError, UnknownOutputStreamError
+from publishers.fencing import Fences, topology_of
 from cep.protocol.frames import COMMIT, START
 from publishers.sinks import DEFAULT_SPEC, build_sink
 
@@ -25,6 +28,7 @@ class SinkSet:
         self._counts = {}
         self._lock = threading.Lock()
         self.dedup = Dedup(label)
+        self.fences = Fences()  # output of a topology's older stage attempts is refused
         self.publishers = {}  # publisher bolt id -> {"restored", "starts", "commits"}
         self.committed = None  # the last checkpoint a publisher bolt reported complete
 
@@ -66,6 +70,11 @@ class SinkSet:
                                            f"(serving {', '.join(self._sinks) or 'nothing'})")
         counts = self._counts[stream]
         with self._lock:
+            if ident is not None and not self.fences.admit(ident.publisher, ident.fence,
+                                                           len(events)):
+                counts["fenced"] = counts.get("fenced", 0) + len(events)
+                self._stale(ident.publisher, ident.fence, f"{len(events)} events of {stream}")
+                return
             counts["events"] += len(events)
             counts["batches"] += 1
             if ident is None:
@@ -93,8 +102,12 @@ class SinkSet:
         aborts what exactly-once sinks staged for it after that checkpoint; `commit` commits
         what they staged before the completed checkpoint."""
         with self._lock:
+            if not self.fences.admit(notice.publisher, notice.fence):
+                self._stale(notice.publisher, notice.fence, f"its {notice.kind} notice")
+                return
             info = self.publishers.setdefault(notice.publisher,
                                               {"restored": None, "starts": 0, "commits": 0})
+            info["fence"] = list(notice.fence) if notice.fence is not None else None
             if notice.kind == START:
                 info["starts"] += 1
                 info["restored"] = notice.checkpoint
@@ -106,6 +119,14 @@ class SinkSet:
                 for sink in sinks:
                     if sink.delivery == EXACTLY_ONCE:
                         self._control(sink, notice, self._counts[stream])
+
+    def _stale(self, publisher, fence, what):
+        refused = self.fences.refused[publisher]
+        if refused == 1 or refused % 1000 == 0:  # the first, then every thousandth
+            log.warning("%s: refused %s from %s: its stage attempt %s is older than the "
+                        "topology's newest %s (a stale task, e.g. on a machine cut off and "
+                        "back); %d frame(s) refused so far", self.label, what, publisher,
+                        list(fence), list(self.fences.newest[topology_of(publisher)]), refused)
 
     def _control(self, sink, notice, counts):
         try:

@@ -22,6 +22,7 @@ class Context:
     topology_config: dict = field(default_factory=dict)
     attempt: int = 0
     security: object = None  # cep.security.curve.LinkSecurity of the links, or None (off)
+    generation: int = 0  # the driver's start (ms) on Spark: (generation, attempt) fences output
 
 
 class Batch:

@@ -55,7 +55,8 @@ class Driver:
                                                                             300.0))
         self.resubmits = 0  # jobs submitted again after Spark gave up on one
         self.rate_failed = False  # failed by the restart rate while the job still ran
-        self.watch = TaskWatch()  # dead task processes seen at once
+        # dead task processes seen at once; silent ones after topology.task_silence_s
+        self.watch = TaskWatch(silent_s=float(launch.get("task_silence_s") or 0.0))
         self.job_group = "topology"  # a shared application gives each topology its own
         self._bind()
 
@@ -71,6 +72,8 @@ class Driver:
             curve.server(sock, keys)
             endpoints[name] = f"tcp://{host}:{sock.bind_to_random_port(f'tcp://{host}')}"
         self.endpoints = endpoints
+        # orders this topology's drivers: with the stage attempt it fences stale tasks' output
+        self.endpoints["generation"] = int(self.started * 1000)
         self._write("driver.json", {"pid": os.getpid(), "control": endpoints["control"],
                                     "name": self.topology.name, "started": self.started})
 
@@ -224,14 +227,34 @@ class Driver:
         state = "stop" if self.kill_deadline == "stop" else self.desired
         abort = self.attempt if self.watch.failed(self.attempt) else None
         self.pub.send(pack_message({"state": state, "seq": self.seq, "abort": abort,
-                                    **self.checkpoints.control()}))
+                                    "attempt": self.attempt, **self.checkpoints.control()}))
 
     def _task_died(self):
         """A task process of this attempt is gone: say so, and end the attempt's other tasks
         now instead of when Spark kills them (topology/task_watch.py)."""
         self.timeline["failure_seen"] = self.watch.failure["time"]
         log.warning("topology %s: %s", self.topology.name, self.watch.reason(self.attempt))
+        if "silent_s" in self.watch.failure:
+            self._kill_executors(self.watch.failure["executors"], self.watch.failure["address"])
         self._publish()
+
+    def _kill_executors(self, ids, host):
+        """A silent task's machine: ask Spark to kill its executors (the tasks there report
+        theirs), so that nothing more is scheduled there, before the stage runs again: else
+        a task of the next attempt may land on the unreachable executor and the whole
+        attempt wait for Spark's own timeout. As many executors are requested again: a
+        replacement starts where a worker has room."""
+        if not ids or self.sc is None:
+            return
+        try:
+            sc = self.sc._jsc.sc()
+            sc.killExecutors(self.sc._jvm.PythonUtils.toSeq(list(ids)))
+            sc.requestExecutors(len(ids))
+            log.warning("topology %s: executors %s on %s killed (not heard from)",
+                        self.topology.name, list(ids), host)
+        except Exception as exc:  # noqa: BLE001 - Spark's own detection still follows
+            log.warning("topology %s: could not kill executors %s on %s: %s",
+                        self.topology.name, list(ids), host, exc)
 
     def _read_reports(self):
         while True:
@@ -250,9 +273,14 @@ class Driver:
                     self.restarts += 1
                     self._count_restart()
                 self.attempt, self.ready, self.reports = attempt, set(), {}
+                self.timeline["attempt_started"] = time.time()  # its first task reported
+                self.watch.new_attempt()
                 self.checkpoints.new_attempt(attempt)
                 self._publish()  # the restore point the new tasks wait for
             if attempt < self.attempt:
+                continue
+            self.watch.hear(task)
+            if kind == "heartbeat":  # from the task's own thread: it and its link live
                 continue
             if kind == "checkpoint":
                 if self.checkpoints.on_ack(attempt, report):
@@ -261,6 +289,8 @@ class Driver:
             self.reports[task] = report
             if kind == "ready":
                 self.ready.add(task)
+                if len(self.ready) == self.ntasks:
+                    self.timeline["attempt_ready"] = time.time()  # every task restored
                 if len(self.ready) == self.ntasks and self.active_since is None:
                     self.active_since = self.timeline["tasks_ready"] = time.time()
 
@@ -469,8 +499,12 @@ def main(run_dir):
     return driver.serve()
 
 
-def executors_needed(parallelism, workers):
-    """(executors, cores per executor) for N tasks over the configured workers."""
+def executors_needed(parallelism, workers, spare=0):
+    """(executors, cores per executor) for N tasks over the configured workers; with `spare`
+    executors' worth of cores more, so that after losing that many executors (a machine's
+    death) the others still hold every task and the stage re-runs on them at once, without
+    waiting for the master to start a replacement executor."""
     workers = max(1, min(workers, parallelism))
-    cores = math.ceil(parallelism / workers)
+    spare = max(0, min(spare, workers - 1))
+    cores = math.ceil(parallelism / (workers - spare))
     return workers, cores

@@ -49,7 +49,8 @@ def submit(topology, settings=None, overrides=None, security=None):
     private_dir(run_dir)  # 0700: launch.json holds the keys and the control secret
     for stale in ("driver.json", "final.json", "submit.json"):
         (run_dir / stale).unlink(missing_ok=True)
-    executors, cores = executors_needed(topology.total_parallelism, settings["topology.workers"])
+    executors, cores = executors_needed(topology.total_parallelism, settings["topology.workers"],
+                                        settings["topology.spare_workers"])
     launch = _launch_options(settings, cluster, executors)
     launch["instances_per_task"] = settings["topology.instances_per_task"]
     launch["control_secret"] = new_control_secret()
@@ -86,6 +87,7 @@ def _launch_options(settings, cluster, executors):
             "executors": executors, "kill_wait_secs": settings["topology.kill_wait_secs"],
             "stop_timeout_s": settings["topology.stop_timeout_s"],
             "master_lost_s": settings["topology.master_lost_s"],
+            "task_silence_s": settings["topology.task_silence_s"],
             # the embedded cluster's master and worker pids: their end is seen at once
             "cluster_pids": list(cluster.pids) if cluster.embedded else [],
             "max_restarts": settings["topology.max_restarts"],

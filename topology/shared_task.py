@@ -13,7 +13,7 @@ import logging
 import threading
 
 from topology.model import Topology
-from topology.task import TaskRunner
+from topology.task import TaskRunner, stale_reason
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,10 @@ def make_packed_task_function(spec, driver, options, groups):
         finally:
             for runner in runners:
                 runner.close()
+        stale = [r for r in runners if r.superseded is not None]
+        if stale:  # the stage runs again elsewhere: this task's attempt is over
+            raise RuntimeError(stale_reason(stale[0].task_id, stale[0].attempt,
+                                            stale[0].superseded))
         return iter(())
 
     return run_partition

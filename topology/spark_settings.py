@@ -40,6 +40,11 @@ SPARK = Schema("spark", [
             "(empty: this Python's base interpreter path, else pythonX.Y on the worker's PATH)"),
     Setting("topology", "workers", int, 1,
             "executors per topology (Storm topology.workers); tasks are spread evenly"),
+    Setting("topology", "spare_workers", int, 0,
+            "executors a topology may lose and still run every task on the others at once: "
+            "each executor gets ceil(tasks / (workers - spare)) cores, so when a machine dies "
+            "the stage re-runs on the surviving executors without waiting for a new one "
+            "(costs that many executors' cores, idle until then)"),
     Setting("topology", "max_stage_attempts", int, 10,
             "spark.stage.maxConsecutiveAttempts: restarts of a failed topology stage"),
     Setting("topology", "max_restarts", int, 10,
@@ -57,6 +62,12 @@ SPARK = Schema("spark", [
             "default drain time of kill (Storm topology.message.timeout.secs)"),
     Setting("topology", "master_lost_s", float, 30.0,
             "a topology whose Spark master's web UI stays unreachable this long is FAILED"),
+    Setting("topology", "task_silence_s", float, 0.0,
+            "a task on another machine not heard from this long (its heartbeat thread reports "
+            "every metrics interval) fails its stage attempt: a machine that died without "
+            "closing its connections or is cut off is seen before spark.worker.timeout "
+            "(60 s); with topology.spare_workers the stage re-runs on the others at once; "
+            "0: off (Spark's own detection)"),
     Setting("topology", "stop_timeout_s", float, 15.0,
             "after the drain, how long tasks get to stop before the job is cancelled"),
     Setting("topology", "packing", str, "app-per-plan",

@@ -6,8 +6,10 @@ it binds a PULL socket, exchanges endpoints with every other instance through
 marks bound every link, so a slow bolt blocks its upstreams: backpressure), then loops until
 the driver says stop.
 """
+import dataclasses
 import json
 import logging
+import threading
 import time
 
 import zmq
@@ -19,7 +21,7 @@ from topology.checkpoint.participant import Participant
 from topology.component import Batch
 from topology.instance import Instance
 from topology.model import Topology
-from topology.task_watch import HOST
+from topology.task_watch import HOST, executor_id
 
 log = logging.getLogger(__name__)
 BURST = 64  # data messages handled per poll before checking control again
@@ -50,9 +52,24 @@ def make_task_function(spec, driver, options):
         if runner.aborted:  # another task of this attempt died: fail now, Spark re-runs it
             raise RuntimeError(f"task {task_id}: stage attempt {runner.attempt} aborted: "
                                f"another task's process died")
+        if runner.superseded is not None:
+            raise RuntimeError(stale_reason(task_id, runner.attempt, runner.superseded))
         return iter(())
 
     return run_partition
+
+
+def superseded(mine, current):
+    """True when the driver's current stage attempt `current` is newer than this task's
+    `mine`: the task is a stale one (e.g. on a machine that was cut off while Spark ran the
+    stage again elsewhere) and must stop, publishing nothing more."""
+    return type(current) is int and mine >= 0 and current > mine
+
+
+def stale_reason(task_id, mine, current):
+    return (f"task {task_id}: stage attempt {mine} is not the current attempt {current} "
+            f"(the stage runs again elsewhere, e.g. while this task's machine was cut off): "
+            f"stopping without publishing more")
 
 
 class TaskRunner:
@@ -60,25 +77,44 @@ class TaskRunner:
 
     def __init__(self, topology, task_id, driver, options):
         cid, index = topology.tasks()[task_id]
-        self.task_id, self.attempt, self.options = task_id, -1, options
+        self.task_id, self.options = task_id, options
+        self.generation = int(driver.get("generation", 0))  # the driver's start, ms
         self.zctx = zmq.Context()
         # CURVE: the keys come with the launch options, never on a command line
         self.security = curve.LinkSecurity.from_options(options.get("security"))
         self.keys = self.security.curve
         curve.start_authenticator(self.zctx, self.keys)
         self.report = self._socket(zmq.PUSH, connect=driver["reports"])
+        self.reports_endpoint = driver["reports"]
+        self._beating = threading.Event()  # set: the heartbeat thread stops
+        self._beat_thread = None
         self.control = self._socket(zmq.SUB, connect=driver["tasks"])
         self.control.setsockopt(zmq.SUBSCRIBE, b"")
         self.instance = Instance(topology, cid, index, task_id, security=self.security)
+        self.attempt = -1
         self.pull, self.pushes = None, {}
         self.state, self.seq = "inactive", -1
         self.aborted = False  # the driver saw a task of this attempt die (task_watch.py)
+        self.superseded = None  # the driver's newer attempt: this task is a stale one
         self.instance.active = False
         self.ckpt = Participant(self.instance, topology, options.get("checkpoint"),
                                 self._forward_barrier, self._send_ack)
         self.ckpt.process = self._execute_item
         self.wanted, self.restore_pin = None, None
         self.address = options.get("host", "")  # set to the executor's own address when known
+        self.executor = executor_id()  # the driver kills it when this task goes silent
+
+    @property
+    def attempt(self):
+        """The stage attempt this task belongs to (-1 until the tasks exchanged endpoints)."""
+        return self._attempt
+
+    @attempt.setter
+    def attempt(self, value):
+        """Also the component's context: publisher bolts fence their output with it."""
+        self._attempt = value
+        self.instance.context = dataclasses.replace(self.instance.context, attempt=value,
+                                                    generation=self.generation)
 
     def _socket(self, kind, connect=None, hwm=None):
         sock = self.zctx.socket(kind)
@@ -112,6 +148,9 @@ class TaskRunner:
         self.instance.open()
         self._restore()
         self._send_report("ready")
+        self._beat_thread = threading.Thread(target=self._heartbeat, daemon=True,
+                                             name=f"task {self.task_id} heartbeat")
+        self._beat_thread.start()
         interval = self.options["metrics_interval_s"]
         next_report = time.monotonic() + interval
         step = self._spout_step if self.instance.kind == "spout" else self._bolt_step
@@ -238,6 +277,13 @@ class TaskRunner:
         state, seq = message["state"], message["seq"]
         if message.get("abort") is not None and message["abort"] == self.attempt:
             self.aborted, state = True, "stop"
+        if superseded(self.attempt, message.get("attempt")):
+            if self.superseded is None:
+                log.warning("%s", stale_reason(self.task_id, self.attempt, message["attempt"]))
+                hook = getattr(self.instance.component, "superseded", None)
+                if callable(hook):  # publisher bolts drop what they queued
+                    hook()
+            self.superseded, state = message["attempt"], "stop"
         self.wanted, self.restore_pin = message.get("checkpoint"), message.get("restore")
         if message.get("completed") is not None:
             self.ckpt.completed(message["completed"])
@@ -251,6 +297,7 @@ class TaskRunner:
     def _send_report(self, kind):
         data = self.instance.metrics.snapshot()
         data.update(type=kind, attempt=self.attempt, seq=self.seq, host=HOST,
+                    executor=self.executor,
                     address=self.address, active=self.instance.active, kind=self.instance.kind)
         custom = getattr(self.instance.component, "custom_metrics", None)
         if custom:
@@ -263,8 +310,29 @@ class TaskRunner:
         except zmq.Again:
             pass
 
+    def _heartbeat(self):
+        """Tell the driver every metrics interval that this task and its link live, from its
+        own thread and socket: a task thread busy or blocked (backpressure) still counts as
+        heard (the driver's topology.task_silence_s)."""
+        sock = self._socket(zmq.PUSH, connect=self.reports_endpoint)
+        ctx = self.instance.context
+        beat = frames.pack_message({"type": "heartbeat", "task": self.task_id,
+                                    "attempt": self.attempt, "component": ctx.component_id,
+                                    "index": ctx.index})
+        try:
+            while not self._beating.wait(self.options["metrics_interval_s"]):
+                try:
+                    sock.send(beat, zmq.NOBLOCK)
+                except zmq.Again:
+                    pass
+        finally:
+            sock.close(0)
+
     def close(self):
         """Close the component, send a last report, close sockets."""
+        self._beating.set()
+        if self._beat_thread is not None:
+            self._beat_thread.join(timeout=2)
         self.ckpt.close()
         self.instance.close()
         self._send_report("stopped")

@@ -8,9 +8,9 @@ reports) grow by adding keys and carry no version.
 |---|---|---|---|
 | event batch v1 | `[1, stream, [[ts, [v...]], ...]]` | encode_batch | decode_batch, decode_logged_batch, decode_output |
 | event batch v2 | `[2, stream, events, receiver id, first offset, control URL]` | encode_batch(..., receiver_id, first_offset) | decode_logged_batch |
-| publisher output v3 | `[3, stream, events, publisher, epoch, first_seq]` | encode_output | decode_output (also v1) |
-| publisher control v4 | `[4, "start" or "commit", publisher, checkpoint or nil]` | encode_control | decode_output |
-| publisher output v5 | `[5, stream, events, publisher, epoch, first_seq, [[lane, first, count], ...]]` | encode_output(..., runs) | decode_output |
+| publisher output v3 | `[3, stream, events, publisher, epoch, first_seq(, fence)]` | encode_output | decode_output (also v1) |
+| publisher control v4 | `[4, "start" or "commit", publisher, checkpoint or nil(, fence)]` | encode_control | decode_output |
+| publisher output v5 | `[5, stream, events, publisher, epoch, first_seq, [[lane, first, count], ...](, fence)]` | encode_output(..., runs) | decode_output |
 | ingest payload | `[[ts, [v...]], ...]` (external ZeroMQ receiver, no version) | encode_pairs | decode_pairs |
 | task data | header `[1, stream, source, origin_ts, task(, lineage)]` + payload rows | header, encode_rows | decode_header, decode_rows |
 | task barrier | header with stream BARRIER, checkpoint id for origin_ts, empty payload | barrier | decode_header |
@@ -43,6 +43,8 @@ _unpackb: Callable[..., Any] = msgpack.unpackb
 
 # a run of events in one lane: (lane, first sequence number, count)
 Run = tuple[str, int, int]
+# who may publish: (driver generation, stage attempt) of the sending task, compared in order
+Fence = tuple[int, int]
 
 
 class LogPosition(NamedTuple):
@@ -112,11 +114,14 @@ class Identity(NamedTuple):
     before this frame. `runs` (version 5), when set, covers the events in order with
     `(lane, first seq, count)`: each event's lane (topology/lineage.py) and its number in
     that lane, which a replay gives it again whatever the batch boundaries and the
-    interleaving of upstream instances were; deduplication compares those."""
+    interleaving of upstream instances were; deduplication compares those. `fence`, when
+    set, is the sender's `(driver generation, stage attempt)` (publishers/fencing.py): a
+    worker takes output only from a topology's newest attempt."""
     publisher: str
     epoch: int
     first_seq: int
     runs: Optional[tuple[Run, ...]] = None
+    fence: Optional[Fence] = None
 
 
 class Control(NamedTuple):
@@ -125,20 +130,32 @@ class Control(NamedTuple):
     kind: str
     publisher: str
     checkpoint: Optional[int]
+    fence: Optional[Fence] = None
 
 
 def encode_output(stream: str, events: Sequence[Any], publisher: str, epoch: int, first_seq: int,
-                  runs: Optional[Sequence[Run]] = None) -> bytes:
+                  runs: Optional[Sequence[Run]] = None, fence: Optional[Fence] = None) -> bytes:
     """A version 3 frame (version 5 with `runs`, [(lane, first seq, count)] covering the
-    events): `events` is a list of (ts, values) pairs of `stream`."""
+    events): `events` is a list of (ts, values) pairs of `stream`; `fence` (the sender's
+    (generation, attempt)) is appended when given."""
+    tail = () if fence is None else (fence,)
     if runs is None:
-        return _pack((FORMAT_OUTPUT, stream, events, publisher, epoch, first_seq))
-    return _pack((FORMAT_LINEAGE, stream, events, publisher, epoch, first_seq, runs))
+        return _pack((FORMAT_OUTPUT, stream, events, publisher, epoch, first_seq) + tail)
+    return _pack((FORMAT_LINEAGE, stream, events, publisher, epoch, first_seq, runs) + tail)
 
 
-def encode_control(kind: str, publisher: str, checkpoint: Optional[int]) -> bytes:
-    """A version 4 frame: a publisher bolt's start or commit notice."""
-    return _pack((FORMAT_CONTROL, kind, publisher, checkpoint))
+def encode_control(kind: str, publisher: str, checkpoint: Optional[int],
+                   fence: Optional[Fence] = None) -> bytes:
+    """A version 4 frame: a publisher bolt's start or commit notice (with its fence)."""
+    tail = () if fence is None else (fence,)
+    return _pack((FORMAT_CONTROL, kind, publisher, checkpoint) + tail)
+
+
+def _fence(value: Any, kind: str) -> Fence:
+    if type(value) is not tuple or len(value) != 2 or any(type(v) is not int for v in value):
+        raise BadFrameError(f"{kind}: the fence must be [generation, attempt] (two integers), "
+                            f"got {_shape(value)}")
+    return value
 
 
 def decode_output(frame: bytes) -> tuple[Optional[str], Any, Optional[Identity | Control]]:
@@ -150,13 +167,17 @@ def decode_output(frame: bytes) -> tuple[Optional[str], Any, Optional[Identity |
     version = data[0]
     if version == FORMAT_VERSION and len(data) == 3:
         return _checked(data[1], data[2]) + (None,)
+    fence = None
+    if version in (FORMAT_OUTPUT, FORMAT_LINEAGE, FORMAT_CONTROL) \
+            and len(data) == _FIELDS[version] + 1:
+        fence, data = _fence(data[-1], f"event frame version {version}"), data[:-1]
     if version == FORMAT_OUTPUT and len(data) == 6:
         publisher, epoch, first = data[3:]
         if not isinstance(publisher, str) or type(epoch) is not int or type(first) is not int \
                 or first < 0:
             raise BadFrameError("event frame version 3 needs a publisher id string, an integer "
                                 "epoch and a first sequence number >= 0")
-        return _checked(data[1], data[2]) + (Identity(publisher, epoch, first),)
+        return _checked(data[1], data[2]) + (Identity(publisher, epoch, first, None, fence),)
     if version == FORMAT_LINEAGE and len(data) == 7:
         publisher, epoch, first, runs = data[3:]
         stream, events = _checked(data[1], data[2])
@@ -168,16 +189,20 @@ def decode_output(frame: bytes) -> tuple[Optional[str], Any, Optional[Identity |
             raise BadFrameError("event frame version 5 needs a publisher id string, an integer "
                                 "epoch, a first sequence number >= 0 and runs [lane, first "
                                 ">= 0, count] that cover the events")
-        return stream, events, Identity(publisher, epoch, first, runs)
+        return stream, events, Identity(publisher, epoch, first, runs, fence)
     if version == FORMAT_CONTROL and len(data) == 4:
         kind, publisher, cid = data[1:]
         if kind not in (START, COMMIT) or not isinstance(publisher, str) \
                 or not (cid is None or type(cid) is int):
             raise BadFrameError(f"control frame {kind!r}: needs start|commit, a publisher id "
                                 f"and a checkpoint id or nil")
-        return None, None, Control(kind, publisher, cid)
+        return None, None, Control(kind, publisher, cid, fence)
     raise BadFrameError(f"event frame format version {version!r} with {len(data)} fields is "
-                        f"not 1 (3 fields), 3 (6 fields), 4 (4 fields) or 5 (7 fields)")
+                        f"not 1 (3 fields), 3 (6 fields), 4 (4 fields) or 5 (7 fields), "
+                        f"each but 1 with a fence or without")
+
+
+_FIELDS = {FORMAT_OUTPUT: 6, FORMAT_CONTROL: 4, FORMAT_LINEAGE: 7}  # without the fence
 
 
 def _checked(stream: Any, events: Any) -> tuple[str, Any]:

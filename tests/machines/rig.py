@@ -28,7 +28,7 @@ def why_not_possible() -> str | None:
     """None when namespaces, veth pairs and a bridge can be made here, else the reason."""
     if os.geteuid() != 0:
         return "needs root for ip netns, unshare -m and a bridge"
-    for tool in ("unshare", "ip", "java"):
+    for tool in ("unshare", "ip", "java", "iptables-legacy"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed"
     probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"],
@@ -67,7 +67,7 @@ class Machine:
         self.ns, self.vh, self.vn = f"ctm{tag}-{index}", f"ctm{tag}h{index}", f"ctm{tag}n{index}"
         self.address = f"{prefix}.{10 + index}"
         self.root = Path(f"/run/ctm{tag}-{index}")
-        self.proc = None
+        self.proc = self.delayer = None
 
     def up(self, gateway: str) -> "Machine":
         _ip("netns", "add", self.ns)
@@ -82,9 +82,11 @@ class Machine:
         self.root.mkdir(parents=True, exist_ok=True)
         return self
 
-    def start_worker(self, master_url: str, log_path: Path, cores: int = WORKER_CORES):
+    def start_worker(self, master_url: str, log_path: Path, cores: int = WORKER_CORES,
+                     java_opts: tuple[str, ...] = ()):
         """The Spark worker; its scratch space is the machine's own tmpfs, its work folder
-        (the executors' logs) under the rig's folder, so a failed test leaves them."""
+        (the executors' logs) under the rig's folder, so a failed test leaves them;
+        `java_opts` (-Dspark.worker.timeout=...) as the master's."""
         work = log_path.parent / f"work-{self.index}"
         work.mkdir(exist_ok=True)
         java_home = Path(shutil.which("java")).resolve().parent.parent
@@ -92,7 +94,7 @@ class Machine:
 mount -t tmpfs tmpfs {self.root}
 exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \\
   SPARK_HOME={SPARK_HOME} SPARK_LOCAL_IP={self.address} SPARK_DAEMON_MEMORY=192m \\
-  SPARK_LOCAL_DIRS={self.root} \\
+  SPARK_LOCAL_DIRS={self.root} SPARK_WORKER_OPTS="{' '.join(java_opts)}" \\
   {SPARK_HOME}/bin/spark-class org.apache.spark.deploy.worker.Worker {master_url} \\
   --host {self.address} --cores {cores} --memory 2g --webui-port 0 \\
   --work-dir {work}
@@ -125,7 +127,34 @@ exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \
         """Cut this machine off the network both ways (its veth down), or heal it."""
         _ip("link", "set", self.vh, "down" if cut else "up")
 
+    def delay(self, ms: int | None) -> None:
+        """Delay this machine's traffic by `ms` both ways, or (None) end the delay. Packets in
+        and out of its veth go to netfilter queue 0 in its namespace, where
+        tests/machines/netdelay.py holds each for `ms` (this kernel has no netem qdisc)."""
+        rules = [["INPUT", "-i", self.vn], ["OUTPUT", "-o", self.vn]]
+        ipt = ["ip", "netns", "exec", self.ns, "iptables-legacy", "-w"]
+        if ms:
+            self.delayer = subprocess.Popen(
+                ["ip", "netns", "exec", self.ns, sys.executable, "-m", "tests.machines.netdelay",
+                 str(ms)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                cwd=Path(__file__).resolve().parents[2])
+            if self.delayer.stdout.readline().strip() != b"ready":
+                raise RuntimeError(f"the packet delayer of {self.ns} did not start")
+            for chain, *match in rules:
+                subprocess.run([*ipt, "-A", chain, *match, "-j", "NFQUEUE", "--queue-num", "0",
+                                "--queue-bypass"], check=True, capture_output=True)
+            return
+        for chain, *match in rules:
+            subprocess.run([*ipt, "-D", chain, *match, "-j", "NFQUEUE", "--queue-num", "0",
+                            "--queue-bypass"], capture_output=True)
+        if self.delayer is not None:
+            self.delayer.terminate()
+            self.delayer.wait(10)
+            self.delayer = None
+
     def down(self):
+        if self.delayer is not None:
+            self.delay(None)
         self.kill_all()
         subprocess.run(["ip", "link", "del", self.vh], capture_output=True)
         subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
@@ -135,8 +164,11 @@ exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \
 class Rig:
     """The bridge, the machines, the master; ``system()`` adds the manager and CEP worker."""
 
-    def __init__(self, root: Path, machines: int = MACHINES):
+    def __init__(self, root: Path, machines: int = MACHINES, java_opts: tuple[str, ...] = ()):
+        """`java_opts`: Spark settings of the master and the workers (-Dspark.worker.timeout=10:
+        a worker is declared dead after 10 s without a heartbeat; it sends one every 1/4)."""
         self.root = Path(root)
+        self.java_opts = tuple(java_opts)
         tag = f"{os.getpid() % 10000}"
         self.bridge = f"ctm{tag}br"
         prefix = _free_prefix()
@@ -154,7 +186,7 @@ class Rig:
         for machine in self.machines:
             machine.up(self.host)
         port, ui_port = free_port(self.host), free_port(self.host)
-        self.master = _spark_class(self.root / "master.log", [],
+        self.master = _spark_class(self.root / "master.log", list(self.java_opts),
                                    "org.apache.spark.deploy.master.Master", "--host", self.host,
                                    "--port", str(port), "--webui-port", str(ui_port))
         self.master_url, self.ui = f"spark://{self.host}:{port}", f"http://{self.host}:{ui_port}"
@@ -166,7 +198,8 @@ class Rig:
         return self
 
     def start_worker(self, machine: Machine):
-        machine.start_worker(self.master_url, self.root / f"worker-{machine.index}.log")
+        machine.start_worker(self.master_url, self.root / f"worker-{machine.index}.log",
+                             java_opts=self.java_opts)
 
     def alive_workers(self) -> int:
         state = master_state(self.ui) or {}

@@ -62,6 +62,7 @@ class Sender:
         import threading
         self.url, self.first, self.next, self.per = url, first, first, max(1, rate // 20)
         self.accepted, self.refused = [], 0
+        self.sent_at = {}  # first id of a request -> time.monotonic() it was sent
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
 
@@ -70,6 +71,7 @@ class Sender:
         while not self.stop.is_set():
             ids = list(range(self.next, self.next + self.per))
             self.next += self.per
+            self.sent_at[ids[0]] = time.monotonic()
             req = urllib.request.Request(self.url, json.dumps([[i, 1.0] for i in ids]).encode(),
                                          {"Content-Type": "application/json"})
             try:
@@ -90,6 +92,54 @@ class Sender:
     def __exit__(self, *exc):
         self.stop.set()
         self.thread.join(30)
+
+
+class SinkWatch:
+    """Tails the sink file every 20 ms and notes when each id first appeared there; with the
+    Sender's send times that gives each event's latency from its POST to the sink file."""
+
+    def __init__(self, path):
+        import threading
+        self.path, self.offset, self.seen = path, 0, {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        rest = b""
+        while not self.stop.wait(0.02):
+            try:
+                with open(self.path, "rb") as f:
+                    f.seek(self.offset)
+                    data = f.read()
+            except FileNotFoundError:
+                continue
+            self.offset += len(data)
+            now, lines = time.monotonic(), (rest + data).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                if line.strip():
+                    self.seen.setdefault(json.loads(line)["data"][0], now)
+
+    def latencies(self, sender, first, end):
+        """Latencies (ms, sorted) of the requests whose first id is in [first, end)."""
+        return sorted((self.seen[i] - t) * 1000 for i, t in sender.sent_at.items()
+                      if first <= i < end and i in self.seen)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(5)
+
+
+def _pcts(values):
+    """'p50 X ms, p99 Y ms (n)' of sorted latencies."""
+    if not values:
+        return "no events"
+    at = lambda q: values[min(len(values) - 1, int(q * len(values)))]  # noqa: E731
+    return f"p50 {at(0.5):.0f} ms, p99 {at(0.99):.0f} ms ({len(values)} requests)"
 
 
 def sink_ids(path):
@@ -171,6 +221,41 @@ def _flowing_again(rig, sender, after):
     """The first moment an id accepted after `after` (an id) reaches the sink."""
     path = rig.sink_file("hot.jsonl")
     return any(i >= after for i in sink_ids(path))
+
+
+def test_a_slow_machine_loses_nothing_and_writes_nothing_twice(rig):
+    """The machine that runs the publisher bolt gets 200 ms of delay both ways for 20 s:
+    events keep flowing through it, none is lost or written twice, nothing restarts; the
+    sink latency before, during and after is printed (measured, not asserted)."""
+    wait_for(lambda: _active(rig), 120, "Spread ACTIVE before the episode")
+    placement = wait_for(lambda: _placement(rig), 60, "every instance's address reported")
+    victim = rig.machine_of(next(h for h, names in placement.items()
+                                 if any("Publisher" in n for n in names)))
+    restarts = rig.manager.plans.status(T, NAME).get("restarts", 0)
+    with SinkWatch(rig.sink_file("hot.jsonl")) as watch, \
+            Sender(_events_url(rig), first=4_000_000, rate=200) as sender:
+        time.sleep(8)
+        slow_from = sender.next
+        victim.delay(200)
+        try:
+            time.sleep(20)
+            slow_to = sender.next
+            # events sent while it was slow reach the sink while it is still slow
+            wait_for(lambda: _flowing_again(rig, sender, slow_from), 60,
+                     "results of events sent to the slow machine at the sink")
+        finally:
+            victim.delay(None)
+        time.sleep(8)
+    _deliver(rig, sender, f"200 ms delay on {victim.address}", time.monotonic())
+    st = rig.manager.plans.status(T, NAME)
+    assert st["state"] == "ACTIVE" and st.get("restarts", 0) == restarts, st
+    before = watch.latencies(sender, sender.first, slow_from)
+    slow = watch.latencies(sender, slow_from, slow_to)
+    after = watch.latencies(sender, slow_to, sender.next)
+    print(f"\nmachine {victim.address} (publisher bolt) delayed 200 ms both ways for 20 s at "
+          f"200/s, POST to sink file: before {_pcts(before)}; slow {_pcts(slow)}; after "
+          f"{_pcts(after)}; {len(sender.accepted)} accepted ids at the sink once, "
+          f"{sender.refused} refused")
 
 
 def test_a_machines_death_loses_nothing_and_results_flow_again(rig):

@@ -37,3 +37,35 @@ def test_other_hosts_attempts_and_stopped_tasks_are_not_judged():
     reports = {0: report(child.pid, host="elsewhere"), 1: report(child.pid, attempt=2),
                2: report(child.pid, kind="stopped")}
     assert watch.check(3, reports) is None and watch.failure is None
+
+
+def test_a_task_not_heard_from_for_silent_s_fails_its_attempt(monkeypatch):
+    """Tasks on another machine: no pid to check, but one whose reports and heartbeats stop
+    (its machine died without closing connections, or is cut off) fails the attempt after
+    silent_s; tasks still starting (restoring) and older attempts' reports do not count."""
+    import topology.task_watch as tw
+    clock = [100.0]
+    monkeypatch.setattr(tw.time, "monotonic", lambda: clock[0])
+    watch = tw.TaskWatch(interval=0, host="driver-host", silent_s=5.0)
+    reports = {0: {"attempt": 3, "type": "metrics", "host": "m1", "address": "10.0.0.11",
+                   "component": "f", "pid": 11, "executor": "4"},
+               2: {"attempt": 3, "type": "restoring", "address": "10.0.0.11", "executor": "4"},
+               1: {"attempt": 3, "type": "restoring", "host": "m2", "pid": 12}}
+    watch.hear(0)
+    watch.hear(1)
+    clock[0] += 4.9
+    assert watch.check(3, reports) is None
+    watch.hear(0)  # a heartbeat: still there
+    clock[0] += 4.9
+    assert watch.check(3, reports) is None
+    clock[0] += 0.2  # task 1 is silent too, but restoring (a long restore is not a death)
+    failure = watch.check(3, reports)
+    assert failure["task"] == 0 and failure["silent_s"] == 5.1
+    assert failure["executors"] == ["4"]  # the executors on its machine, to be killed
+    assert "not heard from for 5.1 s" in watch.reason(3) and "10.0.0.11" in watch.reason(3)
+    off = tw.TaskWatch(interval=0, host="driver-host")  # silent_s 0: Spark's own detection
+    off.hear(0)
+    clock[0] += 100
+    assert off.check(3, reports) is None
+    watch.new_attempt()  # the next attempt's tasks start unheard
+    assert watch.check(4, {0: dict(reports[0], attempt=4)}) is None
