@@ -9,7 +9,6 @@ The rig can kill a whole machine (SIGKILL to every process in its network namesp
 cut its network both ways (its veth down) and heal it, and start its Spark worker again.
 Needs root (ip netns, unshare -m, ip link); ``why_not_possible()`` says why it cannot run."""
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -18,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from tests.netns import free_prefix, ip
 from topology.cluster import SPARK_HOME, _spark_class, _stop_pids, free_port, master_state
 
 MACHINES = 3
@@ -45,20 +45,6 @@ def why_not_possible() -> str | None:
     return None
 
 
-def _ip(*args, ns=None):
-    cmd = ["ip", "netns", "exec", ns, "ip", *args] if ns else ["ip", *args]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-
-
-def _free_prefix():
-    used = subprocess.run(["ip", "-4", "addr"], capture_output=True, text=True).stdout
-    for _ in range(100):
-        prefix = f"10.{random.randint(200, 250)}.{random.randint(0, 255)}"
-        if f"inet {prefix}." not in used:
-            return prefix
-    raise RuntimeError("no free 10.x.y.0/24 subnet for the rig's bridge")
-
-
 class Machine:
     """One network namespace on the rig's bridge; runs a Spark worker in its own mount ns."""
 
@@ -70,15 +56,15 @@ class Machine:
         self.proc = self.delayer = None
 
     def up(self, gateway: str) -> "Machine":
-        _ip("netns", "add", self.ns)
-        _ip("link", "add", self.vh, "type", "veth", "peer", "name", self.vn)
-        _ip("link", "set", self.vn, "netns", self.ns)
-        _ip("link", "set", self.vh, "master", self.bridge)
-        _ip("link", "set", self.vh, "up")
-        _ip("addr", "add", f"{self.address}/24", "dev", self.vn, ns=self.ns)
-        _ip("link", "set", self.vn, "up", ns=self.ns)
-        _ip("link", "set", "lo", "up", ns=self.ns)
-        _ip("route", "add", "default", "via", gateway, ns=self.ns)
+        ip("netns", "add", self.ns)
+        ip("link", "add", self.vh, "type", "veth", "peer", "name", self.vn)
+        ip("link", "set", self.vn, "netns", self.ns)
+        ip("link", "set", self.vh, "master", self.bridge)
+        ip("link", "set", self.vh, "up")
+        ip("addr", "add", f"{self.address}/24", "dev", self.vn, ns=self.ns)
+        ip("link", "set", self.vn, "up", ns=self.ns)
+        ip("link", "set", "lo", "up", ns=self.ns)
+        ip("route", "add", "default", "via", gateway, ns=self.ns)
         self.root.mkdir(parents=True, exist_ok=True)
         return self
 
@@ -125,7 +111,7 @@ exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \
 
     def partition(self, cut: bool = True) -> None:
         """Cut this machine off the network both ways (its veth down), or heal it."""
-        _ip("link", "set", self.vh, "down" if cut else "up")
+        ip("link", "set", self.vh, "down" if cut else "up")
 
     def delay(self, ms: int | None) -> None:
         """Delay this machine's traffic by `ms` both ways, or (None) end the delay. Packets in
@@ -171,7 +157,7 @@ class Rig:
         self.java_opts = tuple(java_opts)
         tag = f"{os.getpid() % 10000}"
         self.bridge = f"ctm{tag}br"
-        prefix = _free_prefix()
+        prefix = free_prefix()
         self.host = f"{prefix}.1"
         self.machines = [Machine(tag, i, prefix, self.bridge) for i in range(machines)]
         self.master = None
@@ -180,9 +166,9 @@ class Rig:
 
     # -- network and Spark cluster ------------------------------------------------------
     def up(self) -> "Rig":
-        _ip("link", "add", self.bridge, "type", "bridge")
-        _ip("addr", "add", f"{self.host}/24", "dev", self.bridge)
-        _ip("link", "set", self.bridge, "up")
+        ip("link", "add", self.bridge, "type", "bridge")
+        ip("addr", "add", f"{self.host}/24", "dev", self.bridge)
+        ip("link", "set", self.bridge, "up")
         for machine in self.machines:
             machine.up(self.host)
         port, ui_port = free_port(self.host), free_port(self.host)

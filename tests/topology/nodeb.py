@@ -5,7 +5,6 @@ empty tmpfs mounts. Only Java, a bare CPython and a Spark installation (pyspark'
 mounted to another path before the checkout is hidden) remain: what a fresh worker machine
 with Spark has. Needs root (unshare, ip netns)."""
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -14,6 +13,7 @@ import sysconfig
 import time
 from pathlib import Path
 
+from tests.netns import free_prefix, ip
 from topology.cluster import SPARK_HOME
 
 HIDDEN = ("/work", "/tmp", sysconfig.get_paths(vars={"base": sys.base_prefix})["purelib"])
@@ -38,40 +38,27 @@ def why_not_possible():
     return None
 
 
-def _ip(*args, ns=None):
-    cmd = ["ip", "netns", "exec", ns, "ip", *args] if ns else ["ip", *args]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-
-
-def _free_subnet():
-    used = subprocess.run(["ip", "-4", "addr"], capture_output=True, text=True).stdout
-    for _ in range(100):
-        prefix = f"10.{random.randint(200, 250)}.{random.randint(0, 255)}"
-        if f"inet {prefix}." not in used:
-            return f"{prefix}.1", f"{prefix}.2"
-    raise RuntimeError("no free 10.x.y.0/30 subnet for the veth pair")
-
-
 class NodeB:
     """A veth pair and a network namespace; start_worker() runs the Spark worker in it."""
 
     def __init__(self, tag):
         self.tag = tag
         self.ns, self.vh, self.vb = f"cept7-{tag}", f"ct7h{tag}", f"ct7b{tag}"
-        self.host_ip, self.node_ip = _free_subnet()
+        prefix = free_prefix()
+        self.host_ip, self.node_ip = f"{prefix}.1", f"{prefix}.2"
         self.root = Path(f"/run/cept7-{tag}")
         self.proc = None
 
     def up(self):
-        _ip("netns", "add", self.ns)
-        _ip("link", "add", self.vh, "type", "veth", "peer", "name", self.vb)
-        _ip("link", "set", self.vb, "netns", self.ns)
-        _ip("addr", "add", f"{self.host_ip}/30", "dev", self.vh)
-        _ip("link", "set", self.vh, "up")
-        _ip("addr", "add", f"{self.node_ip}/30", "dev", self.vb, ns=self.ns)
-        _ip("link", "set", self.vb, "up", ns=self.ns)
-        _ip("link", "set", "lo", "up", ns=self.ns)
-        _ip("route", "add", "default", "via", self.host_ip, ns=self.ns)
+        ip("netns", "add", self.ns)
+        ip("link", "add", self.vh, "type", "veth", "peer", "name", self.vb)
+        ip("link", "set", self.vb, "netns", self.ns)
+        ip("addr", "add", f"{self.host_ip}/30", "dev", self.vh)
+        ip("link", "set", self.vh, "up")
+        ip("addr", "add", f"{self.node_ip}/30", "dev", self.vb, ns=self.ns)
+        ip("link", "set", self.vb, "up", ns=self.ns)
+        ip("link", "set", "lo", "up", ns=self.ns)
+        ip("route", "add", "default", "via", self.host_ip, ns=self.ns)
         self.root.mkdir(parents=True, exist_ok=True)
         return self
 
