@@ -118,7 +118,11 @@ def test_cep_sh_restarts_a_crashed_manager_and_a_sigterm_stops_everything(tmp_pa
         wait_for(active, 180, "StockAnalysis ACTIVE under the restarted manager")
         assert proc.poll() is None  # the script, the worker and Spark stayed up
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=180) == 143
+        try:  # generous, as for Ctrl-C below
+            code = proc.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"bin/cep.sh still running 600 s after SIGTERM:\n{text()[-3000:]}")
+        assert code == 143, text()[-3000:]
         wait_for(lambda: not marked_processes(mark), 60, "every process of bin/cep.sh to end")
     finally:
         left = _kill_marked(mark)
@@ -184,7 +188,11 @@ def test_a_ctrl_c_without_a_terminal_stops_everything_cep_sh_started(tmp_path):
                      "deploy.worker.Worker", "SparkSubmit", "executor"):
             assert part.lower() in running.lower(), f"{part} not found among {running[:3000]}"
         os.killpg(proc.pid, signal.SIGINT)
-        assert proc.wait(timeout=180) == 130
+        try:  # generous: stopping drains the topology and stops Spark, slowly on a loaded machine
+            code = proc.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"bin/cep.sh still running 600 s after Ctrl-C:\n{text()[-3000:]}")
+        assert code == 130, text()[-3000:]
         wait_for(lambda: not marked_processes(mark), 60, "every process of bin/cep.sh to end")
     finally:
         left = _kill_marked(mark)  # clean up after a failure, then report it
