@@ -1,6 +1,8 @@
 """Network namespaces for tests that play several machines on this one (the code-shipping
 node B, the multi-machine rig): `ip` commands and a free private subnet."""
+import os
 import random
+import shutil
 import subprocess
 
 
@@ -18,3 +20,30 @@ def free_prefix():
         if f"inet {prefix}." not in used:
             return prefix
     raise RuntimeError("no free 10.x.y.0/24 subnet for a test network")
+
+
+def why_not_possible(tools=("unshare", "ip", "java"), bridge=False):
+    """None when this machine can make a mount namespace with a tmpfs, a network namespace
+    (and a bridge when asked) and has `tools`, else the reason (a test skips or fails on it)."""
+    if os.geteuid() != 0:
+        return "needs root for unshare -m, ip netns" + (" and a bridge" if bridge else "")
+    for tool in tools:
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"],
+                           capture_output=True, text=True)
+    if probe.returncode:
+        return f"unshare -m with a tmpfs mount failed: {probe.stderr.strip()}"
+    name = f"cepprobe{os.getpid() % 100000}"
+    cmds = [["ip", "netns", "add", name]] + ([["ip", "link", "add", name, "type", "bridge"]]
+                                             if bridge else [])
+    try:
+        for cmd in cmds:
+            probe = subprocess.run(cmd, capture_output=True, text=True)
+            if probe.returncode:
+                return f"{' '.join(cmd[:3])} failed: {probe.stderr.strip()}"
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+        if bridge:
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
+    return None

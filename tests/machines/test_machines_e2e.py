@@ -10,8 +10,7 @@ import urllib.request
 import pytest
 
 from tests.auth_helpers import authorize
-from tests.conftest import IN_CI
-from tests.machines.rig import Rig, wait_for, why_not_possible
+from tests.machines.rig import Rig, require_rig, wait_for
 
 pytestmark = pytest.mark.slow
 T, NAME = -1234, "Spread"
@@ -28,11 +27,7 @@ from Temps select room, temp insert into Hot;
 
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory):
-    reason = why_not_possible()
-    if reason:
-        if IN_CI:
-            pytest.fail(f"the multi-machine rig needs namespaces: {reason} (CI=true)")
-        pytest.skip(f"cannot build the multi-machine rig here: {reason}")
+    require_rig()
     rig = Rig(tmp_path_factory.mktemp("machines"))
     try:
         rig.up().start_system()

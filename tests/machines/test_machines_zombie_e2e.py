@@ -13,8 +13,7 @@ import time
 
 import pytest
 
-from tests.conftest import IN_CI
-from tests.machines.rig import Rig, wait_for, why_not_possible
+from tests.machines.rig import Rig, require_rig, wait_for
 from tests.machines.test_machines_e2e import (NAME, PLAN, T, Sender, _active, _deliver,
                                               _events_url, _flowing_again, _placement)
 
@@ -26,11 +25,7 @@ SILENCE_S = float(os.environ.get("CEP_RIG_SILENCE_S", "0"))
 
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory):
-    reason = why_not_possible()
-    if reason:
-        if IN_CI:
-            pytest.fail(f"the multi-machine rig needs namespaces: {reason} (CI=true)")
-        pytest.skip(f"cannot build the multi-machine rig here: {reason}")
+    require_rig()
     rig = Rig(tmp_path_factory.mktemp("zombie"),
               java_opts=(f"-Dspark.worker.timeout={WORKER_TIMEOUT_S}",))
     try:

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from tests.netns import free_prefix, ip
+from tests.netns import why_not_possible as netns_missing
 from topology.cluster import SPARK_HOME
 
 HIDDEN = ("/work", "/tmp", sysconfig.get_paths(vars={"base": sys.base_prefix})["purelib"])
@@ -21,21 +22,7 @@ HIDDEN = ("/work", "/tmp", sysconfig.get_paths(vars={"base": sys.base_prefix})["
 
 def why_not_possible():
     """None when namespaces and veth pairs can be made here, else the reason."""
-    if os.geteuid() != 0:
-        return "needs root for unshare -m and ip netns"
-    for tool in ("unshare", "ip", "java"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"],
-                           capture_output=True, text=True)
-    if probe.returncode:
-        return f"unshare -m with a tmpfs mount failed: {probe.stderr.strip()}"
-    name = f"cept7probe{os.getpid() % 100000}"
-    probe = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
-    if probe.returncode:
-        return f"ip netns add failed (no network namespaces here): {probe.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", name], capture_output=True)
-    return None
+    return netns_missing()
 
 
 class NodeB:
