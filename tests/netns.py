@@ -47,3 +47,13 @@ def why_not_possible(tools=("unshare", "ip", "java"), bridge=False):
         if bridge:
             subprocess.run(["ip", "link", "del", name], capture_output=True)
     return None
+
+
+def start_in_namespace(ns, script, log_path):
+    """Popen of `sh -c script` in network namespace `ns` and a private mount namespace
+    (the script mounts what that machine must not see), output appended to `log_path`."""
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            ["ip", "netns", "exec", ns, "unshare", "-m", "--propagation", "private",
+             "sh", "-c", script], stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True)

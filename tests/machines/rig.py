@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.netns import free_prefix, ip
+from tests.netns import free_prefix, ip, start_in_namespace
 from tests.netns import why_not_possible as netns_missing
 from topology.cluster import SPARK_HOME, _spark_class, _stop_pids, free_port, master_state
 
@@ -82,11 +82,7 @@ exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \
   --host {self.address} --cores {cores} --memory 2g --webui-port 0 \\
   --work-dir {work}
 """
-        with open(log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                ["ip", "netns", "exec", self.ns, "unshare", "-m", "--propagation", "private",
-                 "sh", "-c", script], stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = start_in_namespace(self.ns, script, log_path)
         return self.proc
 
     def pids(self) -> list[int]:

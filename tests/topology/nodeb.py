@@ -13,7 +13,7 @@ import sysconfig
 import time
 from pathlib import Path
 
-from tests.netns import free_prefix, ip
+from tests.netns import free_prefix, ip, start_in_namespace
 from tests.netns import why_not_possible as netns_missing
 from topology.cluster import SPARK_HOME
 
@@ -66,11 +66,7 @@ exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \
 
     def start_worker(self, master_url, log_path, cores=4):
         script = self.worker_script(master_url, cores)
-        with open(log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                ["ip", "netns", "exec", self.ns, "unshare", "-m", "--propagation", "private",
-                 "sh", "-c", script], stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = start_in_namespace(self.ns, script, log_path)
         return self.proc
 
     def run(self, *cmd):
