@@ -2,11 +2,12 @@
 import logging
 import logging.config
 import os
-import signal
 import sys
 import threading
 
 import yaml
+
+from cep.cli.stop_signals import stop_on_signals
 
 log = logging.getLogger("manager")
 
@@ -134,8 +135,7 @@ def run(args):
                               threads=settings["http.threads"], timeout=settings["http.timeout"],
                               queue=settings["http.queue"], tls=tls, name="manager-http")
     stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    stop_on_signals(stop)
     server.start()
     scheme = "https" if tls else "http"
     manager.set_url(f"{scheme}://{_url_host(settings, manager)}:{server.server_port}")

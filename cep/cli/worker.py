@@ -1,9 +1,9 @@
 """Start a CEP worker: HTTP/ZeroMQ receivers, plans (distributed via the manager, or standalone
 in-process), publishers. Settings come from conf/worker.yaml, CEP_* env vars, then these flags."""
 import logging
-import signal
 import threading
 
+from cep.cli.stop_signals import stop_on_signals
 from cep.worker.config import MODES, WORKER_SCHEMA, load_config
 from cep.worker.exceptions import WorkerError
 
@@ -95,7 +95,6 @@ def run(args):
 
 def _wait_for_signal():
     done = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: done.set())
+    stop_on_signals(done)
     while not done.wait(0.5):
         pass
