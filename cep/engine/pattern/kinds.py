@@ -22,10 +22,27 @@ class Collected(list):
 
 class CountSteps:
     def step_count(self, i, ts, r):
-        items = self.pending[i]
-        if not items:
-            return
         node = self.s.nodes[i]
+        pend = self.pending[i]
+        if node.row_key is None:
+            if pend:
+                self.pending[i] = self._count_items(i, node, pend, ts, r)
+            return
+        # indexed (patterns): the partials filed under the event's key are the only ones
+        # its `own == earlier` conjunct lets through; the others wait untouched
+        key = node.row_key(r)
+        bucket = pend.get(key) if key is not None else None
+        if not bucket:
+            return
+        keep = self._count_items(i, node, bucket, ts, r)
+        if keep:
+            pend[key] = keep
+        else:
+            del pend[key]
+
+    def _count_items(self, i, node, items, ts, r):
+        """Offer r to count node i's waiting partials `items` (in order); those still
+        waiting."""
         keep = []
         within, seq = node.within, self.s.sequence
         slot, cond, succ = node.slot, node.cond, self.s.succ_slots[i]
@@ -46,7 +63,7 @@ class CountSteps:
                 continue
             if not seq:
                 keep.append(p)
-        self.pending[i] = keep
+        return keep
 
     def _owner_done(self, owner, ts):
         """True when the partial an `every` copy shares its list with has completed or can

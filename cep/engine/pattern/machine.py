@@ -156,7 +156,7 @@ def compile_machine(state_input, conditions=None, within=None, fixed=False):
         for node in nodes:
             cond, row_key, partial_key = conditions(node, nodes)
             node.cond = cond
-            if row_key is not None and not sequence and node.kind == STREAM:
+            if row_key is not None and not sequence and node.kind in (STREAM, COUNT):
                 node.row_key, node.partial_key = row_key, partial_key
     shared = SharedMachine(nodes, starts, sequence, within, fixed)
     shared.final_filled = final_filled(state_input.state)

@@ -298,7 +298,11 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         while dq and dq[0][0] is not None and dq[0][0] < limit:
             _, j, key, p = dq.popleft()
             if p[nodes[j].slot] is not None:
-                continue  # it went on from there already
+                if nodes[j].kind != COUNT:
+                    continue  # it went on from there already
+                if p[-1] >= limit:  # a count state still collecting: its last row is newer
+                    dq.append((p[-1], j, key, p))
+                    continue
             bucket = pending[j].get(key)
             if bucket is None:
                 continue
