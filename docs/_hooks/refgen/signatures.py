@@ -93,21 +93,26 @@ def probe(rule: Rule, name: str, namespace: Optional[str], min_args: int,
 
 
 def _merge(rows: list[list[frozenset[AttrType]]]) -> list[list[frozenset[AttrType]]]:
-    """Merge rows that differ in one position until none do (a union per position)."""
-    rows = [list(r) for r in rows]
-    merged = True
-    while merged:
-        merged = False
-        for i, j in itertools.combinations(range(len(rows)), 2):
-            a, b = rows[i], rows[j]
-            diff = [k for k in range(len(a)) if a[k] != b[k]]
-            if len(diff) <= 1:
-                if diff:
-                    a[diff[0]] = a[diff[0]] | b[diff[0]]
-                del rows[j]
-                merged = True
-                break
-    return rows
+    """Merge rows that differ in one position (a union there) until none do: per position,
+    rows alike everywhere else become one."""
+    current = {tuple(r) for r in rows}
+    changed = True
+    while changed:
+        changed = False
+        for k in range(len(next(iter(current), ()))):
+            groups: dict[tuple[frozenset[AttrType], ...], frozenset[AttrType]] = {}
+            for row in current:
+                rest = row[:k] + row[k + 1:]
+                groups[rest] = groups.get(rest, frozenset()) | row[k]
+            merged = {rest[:k] + (union,) + rest[k:] for rest, union in groups.items()}
+            if merged != current:
+                current, changed = merged, True
+    return sorted((list(r) for r in current), key=_order)
+
+
+def _order(row: list[frozenset[AttrType]]) -> list[list[int]]:
+    """Rows in SiddhiQL's type order (string, int, long, float, double, bool, object)."""
+    return [sorted(TYPES.index(t) for t in s) for s in row]
 
 
 def fold(accepted: dict[tuple[AttrType, ...], AttrType | str], min_args: int,
