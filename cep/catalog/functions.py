@@ -214,7 +214,9 @@ def _instance_of(name, pytypes, attr_type):
             return (f"({srcs[0]} is not None)" if types[0] == attr_type else "False"), {}
         helper = f"_{name}"
         return f"{helper}({srcs[0]})", {helper: check}
-    return FunctionEntry(name, 1, 1, returns(BOOL), emit)
+    return FunctionEntry(name, 1, 1, returns(BOOL), emit,
+                         f"{name}(value): true when the value is a {attr_type} (an object "
+                         f"attribute: by its value at run time), false for null")
 
 
 FUNCTIONS = {e.name: e for e in (

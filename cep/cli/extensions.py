@@ -1,6 +1,8 @@
-"""List the SiddhiQL extensions this installation knows: Siddhi's standard stream processors
-and namespaced functions, and every plug-in of the entry-point group sparkcep.extensions
-(with its distribution, folder and names, or why it was refused)."""
+"""List the SiddhiQL extensions this installation knows.
+
+Siddhi's standard stream processors and namespaced functions, and every plug-in of the
+entry-point group sparkcep.extensions (with its distribution, folder and names, or why it was
+refused)."""
 import json
 
 

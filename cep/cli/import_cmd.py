@@ -1,5 +1,7 @@
-"""Import a CEP 4.0 deployment (a folder with eventstreams/, eventreceivers/, eventpublishers/,
-executionplans/, or a .car archive): write its plans with @source/@sink and their @map."""
+"""Import a CEP 4.0 deployment as plans with @source/@sink and their @map.
+
+The deployment is a folder with eventstreams/, eventreceivers/, eventpublishers/,
+executionplans/, or a .car archive."""
 import os
 import sys
 

@@ -1,5 +1,7 @@
-"""Start a CEP worker: HTTP/ZeroMQ receivers, plans (distributed via the manager, or standalone
-in-process), publishers. Settings come from conf/worker.yaml, CEP_* env vars, then these flags."""
+"""Start a CEP worker: receivers, plans and publishers.
+
+HTTP/ZeroMQ receivers, plans (distributed via the manager, or standalone in-process),
+publishers. Settings come from conf/worker.yaml, CEP_* env vars, then these flags."""
 import logging
 import threading
 

@@ -16,8 +16,14 @@ from cep.model import (
 from cep.model.definitions import Attribute
 from cep.model.expressions import Constant, Negate, TimeConstant
 
-# stream functions of Siddhi 3 core that pass events through unchanged
+# stream functions of Siddhi 3 core that pass events through unchanged: name -> (fewest,
+# most parameters), and what each does (the reference pages show it)
 STREAM_FUNCTIONS = {"log": (0, 3)}
+STREAM_FUNCTION_DOCS = {
+    "log": "log([priority, [message, [is.event.logged]]]): logs each batch of events at INFO "
+           "on the `cep.log` logger, with the stream id, and passes it on unchanged; the "
+           "parameters (Siddhi's) are type-checked, not used",
+}
 
 
 def input_scope(stream_input, ctx):
