@@ -55,6 +55,7 @@ class Driver:
                                                                             300.0))
         self.resubmits = 0  # jobs submitted again after Spark gave up on one
         self.rate_failed = False  # failed by the restart rate while the job still ran
+        self.last_task_error = None  # the latest error a task reported (any attempt)
         # dead task processes seen at once; silent ones after topology.task_silence_s
         self.watch = TaskWatch(silent_s=float(launch.get("task_silence_s") or 0.0))
         self.job_group = "topology"  # a shared application gives each topology its own
@@ -266,6 +267,10 @@ class Driver:
             except (ValueError, KeyError, TypeError) as exc:
                 log.warning("ignoring a malformed task report: %s", exc)
                 continue
+            if kind in ("failed", "stopped") and isinstance(report.get("last_error"), dict):
+                # noted whatever its attempt: the report of a task that failed may come after
+                # the first report of the attempt that replaced it
+                self._note_task_error(str(report["last_error"].get("error", "")))
             if attempt < 0:
                 continue
             if attempt > self.attempt:
@@ -294,11 +299,23 @@ class Driver:
                 if len(self.ready) == self.ntasks and self.active_since is None:
                     self.active_since = self.timeline["tasks_ready"] = time.time()
 
+    def _note_task_error(self, error):
+        """Remember a task's error; a topology the restart rate failed names it first."""
+        if not error:
+            return
+        self.last_task_error = error
+        if self.phase == "failed" and self.rate_failed and error not in (self.reason or ""):
+            self.reason = f"{error} ({self.reason})"
+
     def _count_restart(self):
-        """A new stage attempt: within the restart rate, or the topology is FAILED."""
+        """A new stage attempt: within the restart rate, or the topology is FAILED (its
+        reason: the tasks' last error, then the rate's)."""
         if self.rate.record() or self.phase != "running":
             return
-        self.phase, self.reason, self.rate_failed = "failed", self.rate.reason(), True
+        reason = self.rate.reason()
+        if self.last_task_error:
+            reason = f"{self.last_task_error} ({reason})"
+        self.phase, self.reason, self.rate_failed = "failed", reason, True
         log.error("topology %s: %s", self.topology.name, self.reason)
         if self.sc is not None:
             self.sc.cancelJobGroup(self.job_group)

@@ -50,14 +50,6 @@ class SharedDriver(Driver):
         return make_packed_task_function(self.topology.to_dict(), self.endpoints,
                                          self.launch["options"], self.groups)
 
-    def _count_restart(self):
-        """As the Driver's, and a FAILED reason that names the task's error."""
-        errors = [r["last_error"]["error"] for r in self.reports.values()
-                  if r.get("type") in ("failed", "stopped") and r.get("last_error")]
-        super()._count_restart()
-        if errors and self.phase == "failed" and self.rate_failed:
-            self.reason = f"{errors[-1]} ({self.reason})"
-
     def _waiting_reason(self):
         if not self.app.executors_ready():
             return (f"{self.app.name} waits for its executor ({self.app.slots.total} cores) "

@@ -44,7 +44,7 @@ def test_a_qos1_message_not_taken_comes_back_after_a_reconnect(mosquitto, router
     out = sink(mosquitto, topic=topic, qos="1")
     try:
         out.write_batch([(1, [i, 1.0]) for i in range(50)])
-        assert wait_for(lambda: len(first.source._queue) == 0 and first.accepted == 0, 2.0)
+        assert wait_for(lambda: len(first.source._queue) == 0 and first.accepted == 0, 30.0)
         first.stop()  # the worker goes away with the events unacknowledged
         taken.full = False
         again = source(mosquitto, router, topic=topic, qos="1", **{"client.id": "keeper"})

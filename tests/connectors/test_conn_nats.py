@@ -103,7 +103,7 @@ def test_unacknowledged_events_stay_at_the_broker_while_the_worker_refuses(
                  stream="T3"))
     pump = source(nats_server.url, tmp_path, router, subject=subject, stream="T3").start()
     try:
-        assert wait_for(lambda: pump.source.seq == 0 and pump.accepted == 0, 1.0)
+        assert wait_for(lambda: pump.source.seq == 0 and pump.accepted == 0, 30.0)
         taken.full = False
         assert wait_for(lambda: len(taken.ids()) == 20)
         assert taken.ids() == list(range(20)) and pump.source.seq == 20

@@ -12,7 +12,7 @@ from cep.worker.node import Worker
 PLAN = """@Plan:name('Js')
 define function risky[JavaScript] return int {
     if (data[0] == 2) { while (true) {} }
-    if (data[0] == 3) { var a = []; while (true) { a.push(new Array(100000).fill(1)); } }
+    if (data[0] == 3) { var a = []; while (true) { a.push(new Array(1000000).fill(1.5)); } }
     return data[0] * 10;
 };
 define stream S (k string, v int);
@@ -44,7 +44,9 @@ def test_runaway_script_fails_its_event_and_the_worker_stays_healthy(tmp_path, c
     cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
         "worker.mode": "standalone", "standalone.plans": [str(plan)],
         "managers.poll_interval": 0.2, "receivers.http_port": 0, "receivers.zmq_port": -1,
-        "scripts.call_millis": 300.0, "scripts.heap_mib": 32,
+        # the time cap is generous so the allocating call (four 8 MB arrays) reaches the heap
+        # cap first even on a loaded machine
+        "scripts.call_millis": 2000.0, "scripts.heap_mib": 32,
         "worker.state_dir": str(tmp_path / "state")})
     worker = Worker(cfg).start()
     try:
@@ -55,7 +57,7 @@ def test_runaway_script_fails_its_event_and_the_worker_stays_healthy(tmp_path, c
         assert sorted(table.all_rows()) == [("a", 10), ("d", 40)]
         status = worker.status()["plans"]["-1234/Js"]
         assert status["events_failed"] == 2 and status["engine_errors"] == 0
-        assert "risky() ran longer than its cap of 300 ms" in caplog.text
+        assert "risky() ran longer than its cap of 2000 ms" in caplog.text
         assert "risky() grew the heap past its cap of 32 MiB" in caplog.text
         assert _post(worker, [["e", 5]])["accepted"] == 1  # the worker still serves the plan
         assert _wait(lambda: len(table) == 3)
