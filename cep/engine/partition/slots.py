@@ -1,0 +1,344 @@
+"""The keyed form of a partition whose queries are windows and selectors without timers.
+
+A partition of single-stream queries such as `from S[f]#window.length(5) select sym, avg(price)
+insert into Out` normally clones the whole query chain for every key (instances.py): junction,
+window, selector and output, about 2 KB per key before any event. Here the chain is built once,
+as one working instance cloned from the same prototype, and every key keeps only its state, in
+slot storage shared by all keys:
+
+- `index`: key -> slot number (a dict, in key creation order);
+- a length window's events in one flat list, `n` references per slot, and its fill per slot;
+- a non-grouped aggregating selector's running values in one list per value (`sum`, `count`,
+  ...); a grouped one's dict, and a batch window's lists, per slot.
+
+For each key's sub-batch the key's state is loaded into the working processors, the sub-batch
+goes through them (the same code as a cloned instance runs), and the state is stored back. The
+outputs, their order within a batch, the float summation order and the snapshots are therefore
+exactly the generic path's; `get_state`/`set_state` speak the generic path's per-key format.
+
+It applies when every processor of the working instance is one this module knows how to store
+(`Codec` below): filters, `length(n)` (fused with its aggregating selector or not),
+`lengthBatch(n)`, selectors (stateless, running or windowed aggregates, with or without group
+by), and outputs into outer streams. Anything with a timer (time windows), an inner stream, a
+join, a pattern, a rate limiter or a table output keeps the cloned instances."""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from cep.engine.fused import FusedWindowSelector
+from cep.engine.partition.instances import BufferedInsert, Recipe
+from cep.engine.query_builder import FilterProcessor, LogProcessor
+from cep.engine.selector import QuerySelector
+from cep.engine.windows.batch import LengthBatchWindow
+from cep.engine.windows.sliding import LengthWindow
+
+__all__ = ["KeyedSlots", "build_keyed_slots"]
+
+# processors that hold no state of their own: shared by every key as they are
+_STATELESS = (FilterProcessor, LogProcessor, BufferedInsert)
+
+
+class Codec:
+    """Moves one stateful processor's state between the working instance and slot storage."""
+
+    def new(self) -> None:
+        """Add storage for one more slot, holding a fresh (empty) state."""
+        raise NotImplementedError
+
+    def reset(self, slot: int) -> None:
+        """Give a freed slot a fresh state again (for reuse after a purge)."""
+        raise NotImplementedError
+
+    def load(self, slot: int) -> None:
+        raise NotImplementedError
+
+    def save(self, slot: int) -> None:
+        raise NotImplementedError
+
+    def export(self, state: Any) -> Any:
+        """The processor's get_state() made independent of the working objects."""
+        return state
+
+
+class _RingCodec(Codec):
+    """A length window's deque (`attr`), as `n` references per slot in one flat list."""
+
+    def __init__(self, proc: Any, attr: str, n: int) -> None:
+        self.p, self.attr, self.n = proc, attr, n
+        self.events: list = []
+        self.fill: list = []  # events held per slot (0..n)
+
+    def new(self) -> None:
+        self.events.extend((None,) * self.n)
+        self.fill.append(0)
+
+    def reset(self, slot: int) -> None:
+        b = slot * self.n
+        self.events[b:b + self.n] = (None,) * self.n
+        self.fill[slot] = 0
+
+    def load(self, slot: int) -> None:
+        dq = getattr(self.p, self.attr)
+        dq.clear()
+        m = self.fill[slot]
+        if m:
+            b = slot * self.n
+            dq.extend(self.events[b:b + m])
+
+    def save(self, slot: int) -> None:
+        dq = getattr(self.p, self.attr)
+        m = len(dq)
+        if m > self.n:
+            raise AssertionError(f"length window holds {m} events, more than {self.n}")
+        b = slot * self.n
+        old = self.fill[slot]
+        self.events[b:b + m] = dq
+        if old > m:  # cannot happen in a length window; keep no stale references anyway
+            self.events[b + m:b + old] = (None,) * (old - m)
+        self.fill[slot] = m
+
+
+class _ValuesCodec(Codec):
+    """A non-grouped aggregating selector's state list: one list per value, across slots."""
+
+    def __init__(self, proc: Any, init: Callable[[], list]) -> None:
+        self.p, self.init = proc, init
+        self.work = init()
+        self.columns: list[list] = [[] for _ in self.work]
+
+    def new(self) -> None:
+        for c, v in zip(self.columns, self.init()):
+            c.append(v)
+
+    def reset(self, slot: int) -> None:
+        for c, v in zip(self.columns, self.init()):
+            c[slot] = v
+
+    def load(self, slot: int) -> None:
+        w = self.work
+        self.p.state = w
+        for i, c in enumerate(self.columns):
+            w[i] = c[slot]
+
+    def save(self, slot: int) -> None:
+        for c, v in zip(self.columns, self.p.state):
+            c[slot] = v
+
+    def export(self, state: Any) -> Any:
+        return list(state)
+
+
+class _ObjectCodec(Codec):
+    """One state object per slot (a grouped selector's dict), swapped in and out."""
+
+    def __init__(self, proc: Any, attr: str, init: Callable[[], Any]) -> None:
+        self.p, self.attr, self.init = proc, attr, init
+        self.objects: list = []
+
+    def new(self) -> None:
+        self.objects.append(self.init())
+
+    def reset(self, slot: int) -> None:
+        self.objects[slot] = self.init()
+
+    def load(self, slot: int) -> None:
+        setattr(self.p, self.attr, self.objects[slot])
+
+    def save(self, slot: int) -> None:
+        self.objects[slot] = getattr(self.p, self.attr)
+
+
+class _BatchCodec(Codec):
+    """A lengthBatch window's current and previous batch per slot (None when empty)."""
+
+    def __init__(self, proc: LengthBatchWindow) -> None:
+        self.p = proc
+        self.cur: list = []
+        self.prev: list = []
+
+    def new(self) -> None:
+        self.cur.append(None)
+        self.prev.append(None)
+
+    def reset(self, slot: int) -> None:
+        self.cur[slot] = self.prev[slot] = None
+
+    def load(self, slot: int) -> None:
+        p = self.p
+        p.cur = self.cur[slot] or []
+        p.prev = self.prev[slot] or []
+
+    def save(self, slot: int) -> None:
+        p = self.p
+        self.cur[slot] = p.cur or None
+        self.prev[slot] = p.prev or None
+
+
+def _selector_codecs(p: Any) -> Optional[list]:
+    init = p.code.init_state
+    first = init()
+    if first is None:
+        return []  # stateless: nothing per key
+    if isinstance(first, list):
+        return [_ValuesCodec(p, init)]
+    if isinstance(first, dict):
+        return [_ObjectCodec(p, "state", init)]
+    return None
+
+
+def _codecs_for(p: Any) -> Optional[list]:
+    """The codecs of one stateful processor, or None when this form does not cover it."""
+    t = type(p)
+    if t is FusedWindowSelector:
+        if p.spec.kind != "length" or p.code.expire is not None:
+            return None
+        sel = _selector_codecs(p)
+        return None if sel is None else [_RingCodec(p, "window", p.spec.param)] + sel
+    if t is QuerySelector:
+        return _selector_codecs(p)
+    if t is LengthWindow:
+        return [_RingCodec(p, "q", p.n)]
+    if t is LengthBatchWindow:
+        return [_BatchCodec(p)]
+    return None
+
+
+def _reachable(junctions: dict) -> list:
+    out, seen = [], set()
+
+    def walk(p):
+        while p is not None and id(p) not in seen:
+            seen.add(id(p))
+            out.append(p)
+            p = getattr(p, "next", None)
+    for j in junctions.values():
+        for s in j.subscribers:
+            walk(s)
+    return out
+
+
+def build_keyed_slots(recipe: Recipe, keyed_streams: set, purge: bool) -> Optional["KeyedSlots"]:
+    """The slot form of a partition whose cloned instance `recipe` makes, or None when one
+    of its processors is not covered (or it reads a stream the partition does not key)."""
+    work = recipe.make()
+    if not set(work.junctions) <= keyed_streams:
+        return None  # unpartitioned or inner streams reach every instance: cloned chains
+    codecs: list[Codec] = []
+    stateful_ids = {id(p) for p in work.stateful}
+    for p in _reachable(work.junctions):
+        if isinstance(p, _STATELESS):
+            continue
+        cs = _codecs_for(p)
+        if cs is None or id(p) not in stateful_ids:
+            return None
+        if getattr(p, "_timer_due", None) is not None:
+            return None
+        codecs.extend(cs)
+    return KeyedSlots(work, codecs, purge)
+
+
+class KeyedSlots:
+    """The working instance, the per-key slot storage and the key -> slot index."""
+
+    def __init__(self, work: Any, codecs: list[Codec], purge: bool) -> None:
+        self.work = work
+        self.codecs = codecs
+        self.index: dict = {}  # key -> slot, in creation order
+        self.free: list[int] = []  # slots of purged keys, for reuse
+        self.slots = 0
+        self.track_seen = purge  # last event time per key, only for @purge
+        self.created = 0
+
+    def _slot(self, key: Any) -> int:
+        if self.free:
+            slot = self.free.pop()
+            for c in self.codecs:
+                c.reset(slot)
+        else:
+            slot = self.slots
+            self.slots += 1
+            for c in self.codecs:
+                c.new()
+        self.index[key] = slot
+        self.created += 1
+        return slot
+
+    def routed(self, stream_id: str, groups: Any, seen: dict) -> None:
+        """Each key's events through the working instance with the key's state loaded, in
+        the order the router gives (first appearance), as the cloned instances run."""
+        index, codecs, junction = self.index, self.codecs, self.work.junctions[stream_id]
+        track = self.track_seen
+        for key, events in groups:
+            slot = index.get(key)
+            if slot is None:
+                slot = self._slot(key)
+            if track:
+                seen[key] = events[-1][0]
+            for c in codecs:
+                c.load(slot)
+            try:
+                junction.process(events)
+            finally:
+                for c in codecs:
+                    c.save(slot)
+
+    def drop(self, key: Any) -> None:
+        slot = self.index.pop(key, None)
+        if slot is not None:
+            for c in self.codecs:
+                c.reset(slot)
+            self.free.append(slot)
+
+    # -- snapshots, in the cloned instances' format --
+    def get_state(self) -> dict:
+        """{key: [state of each stateful processor]}, as cloned instances give it."""
+        stateful = self.work.stateful
+        keys = {}
+        for key, slot in self.index.items():
+            for c in self.codecs:
+                c.load(slot)
+            keys[key] = [_export(p) for p in stateful]
+        return keys
+
+    def set_state(self, keys: dict) -> None:
+        for c in self.codecs:
+            _clear(c)
+        self.index, self.free, self.slots = {}, [], 0
+        for key, states in keys.items():
+            slot = self._slot(key)
+            for p, st in zip(self.work.stateful, states):
+                p.set_state(st)
+                if getattr(p, "_timer_due", None) is not None:
+                    raise AssertionError("a restored window of the slot form has a timer")
+            for c in self.codecs:
+                c.save(slot)
+
+    def key_count(self) -> int:
+        return len(self.index)
+
+
+def _export(p: Any) -> Any:
+    """p.get_state(), copied where it would share the working objects."""
+    st = p.get_state()
+    if isinstance(p, (QuerySelector, FusedWindowSelector)):
+        sel = st["sel"] if isinstance(p, FusedWindowSelector) else st
+        if isinstance(sel, list):
+            sel = list(sel)
+        if isinstance(p, FusedWindowSelector):
+            return {**st, "sel": sel}
+        return sel
+    if isinstance(p, LengthBatchWindow):
+        return {**st, "s": {"cur": list(p.cur), "prev": list(p.prev)}}
+    return st
+
+
+def _clear(c: Codec) -> None:
+    if isinstance(c, _RingCodec):
+        c.events, c.fill = [], []
+    elif isinstance(c, _ValuesCodec):
+        c.columns = [[] for _ in c.work]
+    elif isinstance(c, _ObjectCodec):
+        c.objects = []
+    elif isinstance(c, _BatchCodec):
+        c.cur, c.prev = [], []
+
