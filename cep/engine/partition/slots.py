@@ -23,6 +23,7 @@ by), and outputs into outer streams. Anything with a timer (time windows), an in
 join, a pattern, a rate limiter or a table output keeps the cloned instances."""
 from __future__ import annotations
 
+from array import array
 from typing import Any, Callable, Optional
 
 from cep.engine.fused import FusedWindowSelector
@@ -56,10 +57,6 @@ class Codec:
 
     def save(self, slot: int) -> None:
         raise NotImplementedError
-
-    def export(self, state: Any) -> Any:
-        """The processor's get_state() made independent of the working objects."""
-        return state
 
 
 class _RingCodec(Codec):
@@ -101,20 +98,29 @@ class _RingCodec(Codec):
 
 
 class _ValuesCodec(Codec):
-    """A non-grouped aggregating selector's state list: one list per value, across slots."""
+    """A non-grouped aggregating selector's state list: one column per value, across slots.
+    A value that starts as a float (a running sum) sits in an array of C doubles, 8 bytes a
+    key instead of a reference and a float object; the column turns into a list if a value
+    of another type ever comes (doubles keep every bit: signed zeros, infinities, NaN)."""
 
     def __init__(self, proc: Any, init: Callable[[], list]) -> None:
         self.p, self.init = proc, init
         self.work = init()
-        self.columns: list[list] = [[] for _ in self.work]
+        self.columns: list = [array("d") if type(v) is float else [] for v in self.work]
 
     def new(self) -> None:
         for c, v in zip(self.columns, self.init()):
             c.append(v)
 
     def reset(self, slot: int) -> None:
-        for c, v in zip(self.columns, self.init()):
-            c[slot] = v
+        for i, v in enumerate(self.init()):
+            self._put(i, slot, v)
+
+    def _put(self, i: int, slot: int, v: Any) -> None:
+        c = self.columns[i]
+        if type(c) is array and type(v) is not float:
+            c = self.columns[i] = list(c)
+        c[slot] = v
 
     def load(self, slot: int) -> None:
         w = self.work
@@ -123,11 +129,11 @@ class _ValuesCodec(Codec):
             w[i] = c[slot]
 
     def save(self, slot: int) -> None:
-        for c, v in zip(self.columns, self.p.state):
+        for i, v in enumerate(self.p.state):
+            c = self.columns[i]
+            if type(c) is array and type(v) is not float:
+                c = self.columns[i] = list(c)
             c[slot] = v
-
-    def export(self, state: Any) -> Any:
-        return list(state)
 
 
 class _ObjectCodec(Codec):
@@ -340,7 +346,7 @@ def _clear(c: Codec) -> None:
     if isinstance(c, _RingCodec):
         c.events, c.fill = [], []
     elif isinstance(c, _ValuesCodec):
-        c.columns = [[] for _ in c.work]
+        c.columns = [array("d") if type(v) is float else [] for v in c.init()]
     elif isinstance(c, _ObjectCodec):
         c.objects = []
     elif isinstance(c, _BatchCodec):

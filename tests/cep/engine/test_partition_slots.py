@@ -134,3 +134,32 @@ def test_other_shapes_keep_cloned_instances(body, monkeypatch):
     monkeypatch.setattr(slots_mod, "ENABLED", True)
     rt = cep.ExecutionPlanRuntime(cep.compile(text))
     assert partition_of(rt).slots is None
+
+
+def test_float_column_keeps_bits_and_turns_into_a_list_for_other_values():
+    """A value that starts as a float is kept in an array of doubles (signed zero, NaN and
+    infinity exactly); a value of another type turns the column into a list."""
+    from array import array
+
+    class Proc:
+        state = None
+    p = Proc()
+    codec = slots_mod._ValuesCodec(p, lambda: [0.0, 0])
+    assert type(codec.columns[0]) is array and type(codec.columns[1]) is list
+    for _ in range(3):
+        codec.new()
+    for slot, v in enumerate([-0.0, math.inf, math.nan]):
+        codec.load(slot)
+        p.state[0], p.state[1] = v, slot
+        codec.save(slot)
+    codec.load(0)
+    assert math.copysign(1.0, p.state[0]) == -1.0 and p.state[1] == 0
+    codec.load(1)
+    assert p.state == [math.inf, 1]
+    codec.load(2)
+    assert math.isnan(p.state[0])
+    p.state[0] = None
+    codec.save(2)
+    assert type(codec.columns[0]) is list and codec.columns[0][2] is None
+    codec.load(1)
+    assert p.state == [math.inf, 1]
