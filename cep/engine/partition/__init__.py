@@ -180,7 +180,7 @@ class PartitionRuntime:
             b.routing = True
         try:
             if self.slots is not None:
-                self.slots.routed(stream_id, route(batch), self.last_seen)
+                self.slots.routed(stream_id, route(batch), self.last_seen, self.clock)
             elif route is None:
                 for key, inst in list(self.instances.items()):
                     self.clock.current = self.order[key]

@@ -27,6 +27,9 @@ from array import array
 from typing import Any, Callable, Optional
 
 from cep.engine.fused import FusedWindowSelector
+from cep.engine.junction import log
+from cep.engine.partition.slot_driver import build_driver
+from cep.errors import EventFailure
 from cep.engine.partition.instances import BufferedInsert, Recipe
 from cep.engine.query_builder import FilterProcessor, LogProcessor
 from cep.engine.selector import QuerySelector
@@ -60,41 +63,44 @@ class Codec:
 
 
 class _RingCodec(Codec):
-    """A length window's deque (`attr`), as `n` references per slot in one flat list."""
+    """A length window's deque (`attr`), as `n` references per slot in one flat list used as
+    a ring. `state[slot]` is the fill while the window fills (0..n-1), and n + the position
+    of the oldest event once it is full (n..2n-1): one small int a key."""
 
     def __init__(self, proc: Any, attr: str, n: int) -> None:
         self.p, self.attr, self.n = proc, attr, n
         self.events: list = []
-        self.fill: list = []  # events held per slot (0..n)
+        self.state: list = []
 
     def new(self) -> None:
         self.events.extend((None,) * self.n)
-        self.fill.append(0)
+        self.state.append(0)
 
     def reset(self, slot: int) -> None:
         b = slot * self.n
         self.events[b:b + self.n] = (None,) * self.n
-        self.fill[slot] = 0
+        self.state[slot] = 0
 
     def load(self, slot: int) -> None:
         dq = getattr(self.p, self.attr)
         dq.clear()
-        m = self.fill[slot]
-        if m:
-            b = slot * self.n
-            dq.extend(self.events[b:b + m])
+        f, n, b = self.state[slot], self.n, slot * self.n
+        if f < n:
+            dq.extend(self.events[b:b + f])
+        else:
+            h = b + f - n
+            dq.extend(self.events[h:b + n])
+            dq.extend(self.events[b:h])
 
     def save(self, slot: int) -> None:
         dq = getattr(self.p, self.attr)
-        m = len(dq)
-        if m > self.n:
-            raise AssertionError(f"length window holds {m} events, more than {self.n}")
-        b = slot * self.n
-        old = self.fill[slot]
+        m, n = len(dq), self.n
+        if m > n:
+            raise AssertionError(f"length window holds {m} events, more than {n}")
+        b = slot * n
         self.events[b:b + m] = dq
-        if old > m:  # cannot happen in a length window; keep no stale references anyway
-            self.events[b + m:b + old] = (None,) * (old - m)
-        self.fill[slot] = m
+        self.events[b + m:b + n] = (None,) * (n - m)  # no stale references
+        self.state[slot] = m if m < n else n
 
 
 class _ValuesCodec(Codec):
@@ -211,17 +217,12 @@ def _codecs_for(p: Any) -> Optional[list]:
     return None
 
 
-def _reachable(junctions: dict) -> list:
-    out, seen = [], set()
-
-    def walk(p):
-        while p is not None and id(p) not in seen:
-            seen.add(id(p))
-            out.append(p)
-            p = getattr(p, "next", None)
-    for j in junctions.values():
-        for s in j.subscribers:
-            walk(s)
+def _chain(head: Any) -> list:
+    out = []
+    p = head
+    while p is not None:
+        out.append(p)
+        p = getattr(p, "next", None)
     return out
 
 
@@ -235,24 +236,69 @@ def build_keyed_slots(recipe: Recipe, keyed_streams: set, purge: bool) -> Option
         return None  # unpartitioned or inner streams reach every instance: cloned chains
     codecs: list[Codec] = []
     stateful_ids = {id(p) for p in work.stateful}
-    for p in _reachable(work.junctions):
-        if isinstance(p, _STATELESS):
-            continue
-        cs = _codecs_for(p)
-        if cs is None or id(p) not in stateful_ids:
-            return None
-        if getattr(p, "_timer_due", None) is not None:
-            return None
-        codecs.extend(cs)
-    return KeyedSlots(work, codecs, purge)
+    lanes: dict = {}
+    seen: set = set()
+    for sid, j in work.junctions.items():
+        lanes[sid] = []
+        for head in j.subscribers:
+            lane_codecs = []
+            for p in _chain(head):
+                if id(p) in seen:
+                    return None  # shared by two chains: not a plain chain
+                seen.add(id(p))
+                if isinstance(p, _STATELESS):
+                    continue
+                cs = _codecs_for(p)
+                if cs is None or id(p) not in stateful_ids or \
+                        getattr(p, "_timer_due", None) is not None:
+                    return None
+                lane_codecs.extend(cs)
+            lane = Lane(head, lane_codecs, j)
+            lane.driver = build_driver(head, lane_codecs, j)
+            lanes[sid].append(lane)
+            codecs.extend(lane_codecs)
+    return KeyedSlots(work, codecs, lanes, purge)
+
+
+class Lane:
+    """One query chain of the working instance (a subscriber of its junction) with the
+    codecs of its processors; `run` takes [(slot, events)] in the keys' order."""
+
+    def __init__(self, head: Any, codecs: list[Codec], junction: Any) -> None:
+        self.head, self.codecs, self.junction = head, codecs, junction
+        self.driver = None  # a generated loop over all keys (slot_driver.py), when it fits
+
+    def run(self, todo: list, clock: Any) -> None:
+        if self.driver is not None:
+            self.driver(todo, clock)
+            return
+        head, codecs = self.head, self.codecs
+        for slot, events in todo:
+            for c in codecs:
+                c.load(slot)
+            try:
+                head.process(events)
+            except EventFailure as exc:  # as the junction does: that query drops them
+                failed(self.junction, events, exc)
+            finally:
+                for c in codecs:
+                    c.save(slot)
+
+
+def failed(junction: Any, events: list, exc: Exception) -> None:
+    """A query's failure on a key's events, counted and logged as StreamJunction does."""
+    junction.failed += len(events)
+    log.error("stream '%s': an event failed in a query and was dropped (%d so far): %s",
+              junction.definition.id, junction.failed, exc)
 
 
 class KeyedSlots:
     """The working instance, the per-key slot storage and the key -> slot index."""
 
-    def __init__(self, work: Any, codecs: list[Codec], purge: bool) -> None:
+    def __init__(self, work: Any, codecs: list[Codec], lanes: dict, purge: bool) -> None:
         self.work = work
         self.codecs = codecs
+        self.lanes = lanes  # stream id -> its Lanes, in subscription order
         self.index: dict = {}  # key -> slot, in creation order
         self.free: list[int] = []  # slots of purged keys, for reuse
         self.slots = 0
@@ -273,24 +319,23 @@ class KeyedSlots:
         self.created += 1
         return slot
 
-    def routed(self, stream_id: str, groups: Any, seen: dict) -> None:
-        """Each key's events through the working instance with the key's state loaded, in
-        the order the router gives (first appearance), as the cloned instances run."""
-        index, codecs, junction = self.index, self.codecs, self.work.junctions[stream_id]
-        track = self.track_seen
+    def routed(self, stream_id: str, groups: Any, seen: dict, clock: Any) -> None:
+        """Each key's events through each query chain with the key's state loaded, keys in
+        the order the router gives (first appearance). The cloned instances run every
+        chain for one key, then the next key; the chains share no state and their outputs
+        are buffered per chain, so chain by chain gives the same outputs."""
+        index, new = self.index, self._slot
+        todo = []
         for key, events in groups:
             slot = index.get(key)
             if slot is None:
-                slot = self._slot(key)
-            if track:
+                slot = new(key)
+            todo.append((slot, events))
+        if self.track_seen:
+            for key, events in groups:
                 seen[key] = events[-1][0]
-            for c in codecs:
-                c.load(slot)
-            try:
-                junction.process(events)
-            finally:
-                for c in codecs:
-                    c.save(slot)
+        for lane in self.lanes[stream_id]:
+            lane.run(todo, clock)
 
     def drop(self, key: Any) -> None:
         slot = self.index.pop(key, None)
@@ -344,7 +389,7 @@ def _export(p: Any) -> Any:
 
 def _clear(c: Codec) -> None:
     if isinstance(c, _RingCodec):
-        c.events, c.fill = [], []
+        c.events, c.state = [], []
     elif isinstance(c, _ValuesCodec):
         c.columns = [array("d") if type(v) is float else [] for v in c.init()]
     elif isinstance(c, _ObjectCodec):

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import cep
 from cep.engine.partition import PartitionRuntime
-from cep.engine.partition import slots as slots_mod
+from cep.engine.partition import slot_driver, slots as slots_mod
 from tests.cep.engine.stock_events import HEAD, columns, timed
 
 WINDOWS = ["", "#window.length(1)", "#window.length(3)", "#window.length(5)",
@@ -81,9 +81,13 @@ def run(text, batches, forms, monkeypatch, cut=None):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(queries=st.lists(QUERY, min_size=1, max_size=2), key=st.sampled_from(KEYS),
        purge=st.sampled_from(PURGE), batches=BATCHES, cut=st.integers(0, 8),
-       cross=st.sampled_from([(True, True), (True, False), (False, True)]))
-def test_slot_form_matches_cloned_instances(queries, key, purge, batches, cut, cross,
+       cross=st.sampled_from([(True, True), (True, False), (False, True)]),
+       driver=st.booleans())
+def test_slot_form_matches_cloned_instances(queries, key, purge, batches, cut, cross, driver,
                                             monkeypatch):
+    """(driver: the generated loop of slot_driver.py where it fits, else the processors
+    with each key's state loaded.)"""
+    monkeypatch.setattr(slot_driver, "ENABLED", driver)
     text = plan_text(queries, key, purge)
     events = timed(batches)
     assert run(text, events, (True, True), monkeypatch) == \
@@ -104,9 +108,10 @@ def test_key_state_lives_in_slots_not_clones(monkeypatch):
     rt.input_handler("S").send_batch([(1000 + i, (f"k{i % 10_000}", float(i), i))
                                       for i in range(30_000)])
     part = partition_of(rt)
+    assert part.slots.lanes["S"][0].driver is not None  # the generated loop
     assert part.instances == {} and len(part.slots.index) == 10_000
     ring, values = part.slots.codecs
-    assert len(ring.events) == 50_000 and set(ring.fill) == {3}
+    assert len(ring.events) == 50_000 and set(ring.state) == {3}  # 3 events, not full
     assert [len(c) for c in values.columns] == [10_000, 10_000]
     # key k7 holds its 3 events; its running sum is 7 + 10007 + 20007
     assert values.columns[0][part.slots.index["k7"]] == 30021.0
