@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from cep.engine.aggregation_codegen import _indent
+from cep.engine.events import EXPIRED
 from cep.engine.expressions import make_function
 from cep.engine.fused import FusedWindowSelector, _PLAIN
 from cep.engine.partition.instances import BufferedInsert
@@ -66,7 +67,7 @@ def build_driver(head: Any, codecs: list, junction: Any) -> Optional[Callable[[l
     else:
         L += [f"    C{i} = _vals.columns[{i}]" for i in range(c.nslots)]
     L += ["    out = []", "    _append = out.append"]
-    if fs.spec.playback:
+    if fs.spec.playback and EXPIRED in c.wanted:
         L += ["    now0 = clock.clock", "    if now0 is None:", "        now0 = NEVER"]
     L.append("    for slot, events in todo:")
     body = []
@@ -76,20 +77,28 @@ def build_driver(head: Any, codecs: list, junction: Any) -> Optional[Callable[[l
             body += [f"    events = _keep{i}(events)", "    if not events:", "        continue"]
         body += ["except EventFailure as exc:", "    _failed(_junction, events, exc)",
                  "    continue"]
-    body.append("now = now0" if fs.spec.playback else "now = clock.now()")
+    if EXPIRED in c.wanted:
+        body.append("now = now0" if fs.spec.playback else "now = clock.now()")
     body += ["b = slot * %d" % n, "f = F[slot]"]
     if c.grouped:
         body += ["G = GL[slot]", "_get = G.get"]
     else:
         body += [f"s{i} = C{i}[slot]" for i in range(c.nslots)]
     tick = ["if ts > now:", "    now = ts"]
-    expire = (["if ts > now:", "    now = ts", "else:", "    ts = now"] if fs.spec.playback
-              else ["ts = now"])
-    expire += [f"p = b + f - {n}", "r = R[p][1]"] + c.body(1) + \
-        ["ts, r, k = e", "R[p] = e", "f += 1", f"if f == {2 * n}:", f"    f = {n}"]
-    fill = (tick if fs.spec.playback else []) + ["R[b + f] = e", "f += 1"]
-    body += ["for e in events:", "    ts, r, k = e", f"    if f >= {n}:"] + \
-        _indent(expire, 8) + ["    else:"] + _indent(fill, 8) + _indent(c.body(0), 4)
+    if EXPIRED not in c.wanted:  # the clock only stamps expired rows: not read at all
+        expire = [f"p = b + f - {n}", "r = R[p][1]"] + c.body(1) + \
+            ["R[p] = e", "f += 1", f"if f == {2 * n}:", f"    f = {n}"]
+        body += ["for e in events:", f"    if f >= {n}:"] + _indent(expire, 8) + \
+            ["    else:", "        R[b + f] = e", "        f += 1", "    ts, r, k = e"] + \
+            _indent(c.body(0), 4)
+    else:
+        expire = (["if ts > now:", "    now = ts", "else:", "    ts = now"]
+                  if fs.spec.playback else ["ts = now"])
+        expire += [f"p = b + f - {n}", "r = R[p][1]"] + c.body(1) + \
+            ["ts, r, k = e", "R[p] = e", "f += 1", f"if f == {2 * n}:", f"    f = {n}"]
+        fill = (tick if fs.spec.playback else []) + ["R[b + f] = e", "f += 1"]
+        body += ["for e in events:", "    ts, r, k = e", f"    if f >= {n}:"] + \
+            _indent(expire, 8) + ["    else:"] + _indent(fill, 8) + _indent(c.body(0), 4)
     body.append("F[slot] = f")
     if not c.grouped:
         for i in range(c.nslots):
