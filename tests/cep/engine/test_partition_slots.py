@@ -168,3 +168,47 @@ def test_float_column_keeps_bits_and_turns_into_a_list_for_other_values():
     assert type(codec.columns[0]) is list and codec.columns[0][2] is None
     codec.load(1)
     assert p.state == [math.inf, 1]
+
+
+@pytest.mark.parametrize("driver", [True, False])
+def test_failing_filter_drops_the_keys_events_as_the_clones_do(driver, monkeypatch):
+    """A filter failing on a key's sub-batch (EventFailure) drops that sub-batch only: it is
+    counted on the stream and the other keys go on, in both forms."""
+    from cep.engine.query_builder import FilterProcessor
+    from cep.errors import EventFailure
+    monkeypatch.setattr(slot_driver, "ENABLED", driver)
+    text = plan_text([("[price > 0.0]", "#window.length(2)", "sym, sum(price) as s", "")],
+                     KEYS[0], "")
+    batches = [[(1000 + i, (s, float(i), v)) for i, (s, v) in
+                enumerate([("a", 1), ("b", 3), ("a", 2), ("c", 1), ("b", 1)])],
+               [(2000, ("b", 5.0, 1)), (2001, ("a", 6.0, 1))]]
+
+    def feed(slot_form):
+        got = []
+        rt = make(text, slot_form, got, monkeypatch)
+        for p in rt.ctx.stateful.values():
+            if isinstance(p, PartitionRuntime):
+                procs = [s for j in p.proto.values() for s in j.subscribers]
+                if p.slots is not None:
+                    procs += [s for j in p.slots.work.junctions.values() for s in j.subscribers]
+        for f in procs:
+            assert isinstance(f, FilterProcessor)
+            keep = f.keep
+
+            def failing(batch, keep=keep):
+                if any(e[1][2] == 3 for e in batch):
+                    raise EventFailure("vol 3")
+                return keep(batch)
+            f.keep = failing
+        if slot_form and driver:
+            lane = partition_of(rt).slots.lanes["S"][0]
+            lane.driver.__globals__["_keep0"] = procs[-1].keep
+        for b in batches:
+            rt.input_handler("S").send_batch(b)
+        part = partition_of(rt)
+        j = part.slots.work.junctions["S"] if slot_form else \
+            next(iter(part.instances["b"].junctions.values()))
+        return got, j.failed
+    want, failed = feed(False)
+    assert failed == 2 and [eval(x)[1][1][0] for x in want] == ["a", "c", "b", "a"]
+    assert feed(True) == (want, 2)
