@@ -6,7 +6,10 @@ one of its events arrives. A batch is grouped by key in one pass and each key ge
 sub-batch (order within a key is kept; outputs of one batch leave together, grouped by key in
 first-appearance order). Streams the partition reads but does not partition reach every
 existing instance. `@purge(enable='true', interval='1 min', idle.period='1 hour')` drops keys
-idle longer than the idle period, checked every interval (on event time in playback)."""
+idle longer than the idle period, checked every interval (on event time in playback).
+
+Partitions of window/aggregate chains without timers clone nothing per key: one working
+instance runs every key with the key's state kept in shared slot storage (slots.py)."""
 from cep.engine.context import BuildContext
 from cep.engine.junction import StreamJunction
 from cep.engine.output import InsertIntoStream
