@@ -266,7 +266,8 @@ class Lane:
 
     def __init__(self, head: Any, codecs: list[Codec], junction: Any) -> None:
         self.head, self.codecs, self.junction = head, codecs, junction
-        self.driver = None  # a generated loop over all keys (slot_driver.py), when it fits
+        # a generated loop over all keys (slot_driver.py), when it fits
+        self.driver: Optional[Callable[[list, Any], None]] = None
 
     def run(self, todo: list, clock: Any) -> None:
         if self.driver is not None:

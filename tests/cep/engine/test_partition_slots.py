@@ -212,3 +212,34 @@ def test_failing_filter_drops_the_keys_events_as_the_clones_do(driver, monkeypat
     want, failed = feed(False)
     assert failed == 2 and [eval(x)[1][1][0] for x in want] == ["a", "c", "b", "a"]
     assert feed(True) == (want, 2)
+
+
+def test_two_keyed_streams_share_the_keys(monkeypatch):
+    """Queries over two keyed streams: one key's state per stream's chain, one index; the
+    outputs and a snapshot restored across forms are the cloned instances'."""
+    text = HEAD + "define stream T (id string, v double);\n" + \
+        "partition with (sym of S, id of T) begin " \
+        "from S#window.length(2) select sym, sum(price) as s insert into O0; " \
+        "from T[v > 1.0]#window.lengthBatch(2) select id, avg(v) as a insert all events " \
+        "into O1; from T select id, count() as c insert into O2; end;"
+    sends = [("S", [(1000 + i, (f"k{i % 3}", float(i), i)) for i in range(7)]),
+             ("T", [(1010 + i, (f"k{i % 4}", float(i))) for i in range(9)]),
+             ("S", [(1020, ("k3", 2.5, 1)), (1021, ("k0", 0.5, 2))]),
+             ("T", [(1030 + i, (f"k{i % 2}", 3.0 + i)) for i in range(5)])]
+
+    def run(forms, cut):
+        got = []
+        rt = make(text, forms[0], got, monkeypatch)
+        for i, (sid, evs) in enumerate(sends):
+            if i == cut:
+                data = rt.snapshot()
+                rt = make(text, forms[1], got, monkeypatch)
+                rt.restore(data)
+            assert rt.input_handler(sid).send_batch(evs) == []
+        return got
+    want = run((False, False), None)
+    assert len(want) > 20
+    assert run((True, True), None) == want
+    for cut in range(1, 4):
+        assert run((True, False), cut) == run((False, True), cut) == \
+            run((False, False), cut) == want
