@@ -6,7 +6,10 @@ one of its events arrives. A batch is grouped by key in one pass and each key ge
 sub-batch (order within a key is kept; outputs of one batch leave together, grouped by key in
 first-appearance order). Streams the partition reads but does not partition reach every
 existing instance. `@purge(enable='true', interval='1 min', idle.period='1 hour')` drops keys
-idle longer than the idle period, checked every interval (on event time in playback)."""
+idle longer than the idle period, checked every interval (on event time in playback).
+
+Partitions of window/aggregate chains without timers clone nothing per key: one working
+instance runs every key with the key's state kept in shared slot storage (slots.py)."""
 from cep.engine.context import BuildContext
 from cep.engine.junction import StreamJunction
 from cep.engine.output import InsertIntoStream
@@ -14,6 +17,7 @@ from cep.engine.partition.clock import PartitionScheduler
 from cep.engine.partition.instances import OutputBuffer, Recipe
 from cep.engine.partition.keyed import KeyedPatterns, qualifies
 from cep.engine.partition.keys import compile_router_key, purge_settings
+from cep.engine.partition.slots import build_keyed_slots
 from cep.engine.processor import Processor
 from cep.errors import InvalidQueryError, UnknownStreamError
 from cep.model import JoinInputStream, Query, SingleInputStream, StateInputStream
@@ -71,6 +75,7 @@ class PartitionRuntime:
         self.purge = purge_settings(partition)
         self._check_keys()
         self.fast = None
+        self.slots = None  # the slot form (slots.py): one working chain, state per key
         if qualifies(partition):
             self.fast = KeyedPatterns(partition, ctx, name)
             self.local_ids = set(self.fast.streams)
@@ -80,6 +85,8 @@ class PartitionRuntime:
             self.buffers = self._collect_buffers()
             self.recipe = Recipe(self.proto, self.buffers)
         self._subscribe()
+        if self.fast is None:
+            self.slots = build_keyed_slots(self.recipe, self.keyed, self.purge is not None)
         if self.purge is not None:
             self._arm_purge(self.scheduler.now())
 
@@ -175,7 +182,9 @@ class PartitionRuntime:
         for b in self.buffers.values():
             b.routing = True
         try:
-            if route is None:
+            if self.slots is not None:
+                self.slots.routed(stream_id, route(batch), self.last_seen, self.clock)
+            elif route is None:
                 for key, inst in list(self.instances.items()):
                     self.clock.current = self.order[key]
                     inst.junctions[stream_id].process(batch)
@@ -211,6 +220,8 @@ class PartitionRuntime:
         for key in [k for k, ts in self.last_seen.items() if ts < limit]:
             del self.last_seen[key]
             self.instances.pop(key, None)
+            if self.slots is not None:
+                self.slots.drop(key)
             if self.fast is not None:
                 self.fast.drop(key)
             self.order.pop(key, None)
@@ -220,6 +231,11 @@ class PartitionRuntime:
     def get_state(self):
         if self.fast is not None:
             return {"machines": self.fast.get_state(), "last_seen": dict(self.last_seen)}
+        if self.slots is not None:  # the cloned instances' format (order: creation order)
+            keys = self.slots.get_state()
+            return {"keys": keys, "last_seen": dict(self.last_seen),
+                    "order": {k: i + 1 for i, k in enumerate(keys)},
+                    "created": self.slots.created}
         return {"keys": {k: [p.get_state() for p in inst.stateful]
                          for k, inst in self.instances.items()},
                 "last_seen": dict(self.last_seen), "order": dict(self.order),
@@ -229,6 +245,13 @@ class PartitionRuntime:
         if self.fast is not None:
             self.fast.set_state(state["machines"])
             self.last_seen = dict(state["last_seen"])
+            if self.purge is not None:
+                self._arm_purge(self.scheduler.now())
+            return
+        if self.slots is not None:
+            self.slots.set_state(state["keys"])
+            self.slots.created = state["created"]
+            self.last_seen = dict(state["last_seen"]) if self.purge is not None else {}
             if self.purge is not None:
                 self._arm_purge(self.scheduler.now())
             return

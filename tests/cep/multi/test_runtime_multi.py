@@ -112,7 +112,8 @@ def test_partition_batch_keeps_each_keys_order():
 
 
 @pytest.mark.parametrize("query", [
-    "from Trade#window.length(2) select sym, sum(qty) as t insert into Out;",  # cloned chains
+    "from Trade#window.length(2) select sym, sum(qty) as t insert into Out;",  # slot form
+    "from Trade#window.time(1 sec) select sym, sum(qty) as t insert into Out;",  # cloned chains
     "from every e1=Trade, e2=Trade select e1.sym as sym insert into Out;",  # keyed machines
 ])
 def test_purge_drops_idle_keys(query):
@@ -126,8 +127,11 @@ def test_purge_drops_idle_keys(query):
     rt.input_handler("Trade").send(("K0", 1.0, 1), 8000)
     rt.advance_time(9000)
     assert list(part.last_seen) == ["K0"]
-    live = part.instances if part.fast is None else part.fast.machines
+    live = part.fast.machines if part.fast is not None else \
+        part.slots.index if part.slots is not None else part.instances
     assert list(live) == ["K0"]
+    if part.slots is not None:  # the 49 purged keys' slots are free for new keys
+        assert len(part.slots.free) == 49
 
 
 def test_range_partition_sends_an_event_to_every_matching_range():
