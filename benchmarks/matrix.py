@@ -358,8 +358,8 @@ def main(argv=None):
         w = spec.build(args.scale)
         gc.collect()
         gc.freeze()  # the harness's events are not the engine's state
-        rows, outs = median_of(lambda: run_once(w, False), args.runs)
-        col, col_outs = median_of(lambda: run_columnar(w), args.runs)
+        rows, outs = median_of(lambda w=w: run_once(w, False), args.runs)
+        col, col_outs = median_of(lambda w=w: run_columnar(w), args.runs)
         col_txt = fmt(col) if col_outs == outs else f"{fmt(col)} (outputs {col_outs:,})"
         got = live(w, kit, args.runs, args.siddhi_warmup)
         run_txt = fmt(got["run"]) if got["run_diff"] is None else \
@@ -380,8 +380,7 @@ def main(argv=None):
                 r_run = f"{got['run'] / base:.2f}" if got["run_diff"] is None else ""
         print(f"| {w.name} | {w.events:,} | {outs:,} | {sb} | {so} | {same} | {fmt(rows)} "
               f"| {r_rows} | {col_txt} | {r_col} | {run_txt} | {r_run} |", flush=True)
-        gc.unfreeze()
-        del w
+        gc.unfreeze()  # this workload's events may go (the next one builds its own)
     if kit:
         print(f"# rows at or above 1x Siddhi: {at1} of {compared} compared; at or above 2x: "
               f"{at2} (of {len(chosen)} workloads)")
