@@ -126,9 +126,10 @@ class FusedWindowSelector(Processor):
     """`#window.length(n)` or `#window.time(T)` and the selector, as one processor."""
     stateful = True
 
-    def __init__(self, code, spec, scheduler, owner=None, kernel=None):
+    def __init__(self, code, spec, scheduler, owner=None, kernel=None, rank=()):
         super().__init__()
         self.code, self.spec, self.scheduler, self.owner = code, spec, scheduler, owner
+        self.rank = rank  # of its timers, the window's place in plan order (cep.engine.clock)
         self.state = code.init_state()
         self.window = self._deque()
         self._timer_due = None
@@ -196,7 +197,7 @@ class FusedWindowSelector(Processor):
             if self._timer_due == due:
                 self._timer_due = None
                 self.on_timer(now)
-        self.scheduler.notify_at(due, fire, owner=self.owner)
+        self.scheduler.notify_at(due, fire, owner=self.owner, rank=self.rank)
 
     def on_timer(self, now):
         if self.cwin is not None:
@@ -227,4 +228,4 @@ class FusedWindowSelector(Processor):
 
     def clone(self):
         return FusedWindowSelector(self.code, self.spec, self.scheduler, self.owner,
-                                   self.kernel)
+                                   self.kernel, self.rank)
