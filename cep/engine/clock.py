@@ -120,6 +120,10 @@ class Scheduler:
         heapq.heappush(step, (rank, due, next(self._seq), fn))
         return True
 
+    def in_step(self) -> bool:
+        """Whether timers are firing (a clock step is running)."""
+        return self._step is not None
+
     def next_due(self, skip_owner=None):
         """The earliest due time of a timer not owned by `skip_owner`, or None."""
         if not self._heap:

@@ -184,9 +184,12 @@ class FusedWindowSelector(Processor):
             self.next.process(out)
 
     def _late(self, due):
-        """A late event's timer (due already passed) fires at the next clock advance."""
+        """A late event's timer (due already passed) fires at the next clock advance (or in the
+        clock step running, see WindowProcessor.late_due)."""
         clock = self.scheduler.clock if self.spec.playback else None
-        return clock + 1 if clock is not None and due <= clock else due
+        if clock is not None and due <= clock and not self.scheduler.in_step():
+            return clock + 1
+        return due
 
     def _schedule(self, due):
         if self._timer_due is not None and self._timer_due <= due:

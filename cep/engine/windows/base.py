@@ -102,11 +102,14 @@ class WindowProcessor(Processor):
                 sch.restore_clock(saved)
 
     def late_due(self, due):
-        """A timer for a late event (due already passed) fires at the next clock advance."""
+        """A timer for a late event (due already passed) fires at the next clock advance; set
+        while a clock step runs, it keeps its due time, so it still fires in that step when
+        its rank comes later than the timer firing (as a Siddhi scheduler not yet called)."""
         if self.env.playback:
-            c = self.env.scheduler.clock
+            sch = self.env.scheduler
+            c = sch.clock
             if c is not None and due <= c:
-                return c + 1
+                return due if sch.in_step() else c + 1
         return due
 
     # -- state --
