@@ -11,6 +11,7 @@ from cep.compiler import literals
 from cep.compiler.expression_builder import ExpressionBuilder, meta_span
 from cep.compiler.input_builder import InputBuilder
 from cep.compiler.query_builder import QueryBuilder
+from cep.compiler.reserved import check_names
 from cep.errors import AnnotationError, SiddhiQLError, SiddhiQLSyntaxError
 from cep.model import (
     Annotation, Attribute, ExecutionPlan, FunctionDefinition, Partition, Query, Span,
@@ -187,6 +188,7 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
 
 def to_model(tree, text):
     """The ExecutionPlan (not yet validated) of parse tree `tree` of `text`."""
+    check_names(tree, text)
     try:
         return PlanTransformer(text).transform(tree)
     except VisitError as exc:

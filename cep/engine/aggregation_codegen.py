@@ -178,17 +178,26 @@ class AggCode:
         return L + self._output(kind)
 
     def _output(self, kind):
+        # a stateful call (kf:kalmanFilter) sees every current and expired event, wanted or not,
+        # as Siddhi's selector runs its attribute executors on both before dropping a kind
+        stateful = any(getattr(v, "call_state", False) for v in self.g.values())
         if kind is not None and kind not in self.wanted:
-            return []
-        out, ind = [], 0
+            if not stateful:
+                return []
+            inner, srcs = self._inline_values()
+            return inner + [f"o = {_tuple(srcs)}"]
         cond = None if kind is not None else {frozenset({0}): "k == 0",
                                               frozenset({1}): "k == 1"}.get(
             frozenset(self.wanted))
-        if cond:
-            out.append(f"if {cond}:")
-            ind = 4
-        inner, srcs = self._inline_values()
-        inner.append(f"o = {_tuple(srcs)}")
+        values, srcs = self._inline_values()
+        values.append(f"o = {_tuple(srcs)}")
+        if cond and stateful:  # the row for every event, the output for the wanted kind
+            out, inner = values + [f"if {cond}:"], []
+        elif cond:
+            out, inner = [f"if {cond}:"], values
+        else:
+            out, inner = [], values
+        ind = 4 if cond else 0
         kk = "k" if kind is None else str(kind)
         if self.hv is not None:
             inner.append(f"if {self.hv.source}:")

@@ -67,7 +67,8 @@ class BuildContext:
                                 fuse=fuse, drop_empty=drop_empty)
         if fuse is not None:
             from cep.engine.fused import FusedWindowSelector
-            sel = FusedWindowSelector(code, fuse, self.scheduler, owner)
+            sel = FusedWindowSelector(code, fuse, self.scheduler, owner,
+                                      rank=self.scheduler.new_rank())
         else:
             sel = QuerySelector(code, per_flush=batch_window)
         sel.query = query

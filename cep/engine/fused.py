@@ -126,9 +126,10 @@ class FusedWindowSelector(Processor):
     """`#window.length(n)` or `#window.time(T)` and the selector, as one processor."""
     stateful = True
 
-    def __init__(self, code, spec, scheduler, owner=None, kernel=None):
+    def __init__(self, code, spec, scheduler, owner=None, kernel=None, rank=()):
         super().__init__()
         self.code, self.spec, self.scheduler, self.owner = code, spec, scheduler, owner
+        self.rank = rank  # of its timers, the window's place in plan order (cep.engine.clock)
         self.state = code.init_state()
         self.window = self._deque()
         self._timer_due = None
@@ -183,9 +184,12 @@ class FusedWindowSelector(Processor):
             self.next.process(out)
 
     def _late(self, due):
-        """A late event's timer (due already passed) fires at the next clock advance."""
+        """A late event's timer (due already passed) fires at the next clock advance (or in the
+        clock step running, see WindowProcessor.late_due)."""
         clock = self.scheduler.clock if self.spec.playback else None
-        return clock + 1 if clock is not None and due <= clock else due
+        if clock is not None and due <= clock and not self.scheduler.in_step():
+            return clock + 1
+        return due
 
     def _schedule(self, due):
         if self._timer_due is not None and self._timer_due <= due:
@@ -196,7 +200,7 @@ class FusedWindowSelector(Processor):
             if self._timer_due == due:
                 self._timer_due = None
                 self.on_timer(now)
-        self.scheduler.notify_at(due, fire, owner=self.owner)
+        self.scheduler.notify_at(due, fire, owner=self.owner, rank=self.rank)
 
     def on_timer(self, now):
         if self.cwin is not None:
@@ -227,4 +231,4 @@ class FusedWindowSelector(Processor):
 
     def clone(self):
         return FusedWindowSelector(self.code, self.spec, self.scheduler, self.owner,
-                                   self.kernel)
+                                   self.kernel, self.rank)

@@ -105,6 +105,9 @@ class NamedWindowJunction(StreamJunction):
 
     def candidates(self, key=None, key_value=None):
         """The rows the window holds, in window order (those whose `key` is `key_value`)."""
+        probed = getattr(self.window, "probed", None)
+        if probed is not None:  # a batch window's stamps on expiry (see windows/batch.py)
+            probed()
         rows = self.contents.candidates()
         if key is None:
             return rows

@@ -11,6 +11,9 @@ from cep.engine.processor import Processor
 
 class RateLimiter(Processor):
     stateful = True
+    # of a time limiter's timers: Siddhi 3.2 creates their schedulers when the plan starts,
+    # after every window's (cep.engine.clock)
+    rank = ()
 
     def __init__(self, value, key=None, scheduler=None):
         super().__init__()
@@ -21,7 +24,9 @@ class RateLimiter(Processor):
         pass
 
     def clone(self):
-        return type(self)(self.value, self.key, self.scheduler)
+        c = type(self)(self.value, self.key, self.scheduler)
+        c.rank = self.rank
+        return c
 
     def get_state(self):
         return {k: v for k, v in self.__dict__.items() if k.startswith("s_")}
@@ -99,7 +104,7 @@ class TimeLimiter(RateLimiter):
 
     def _arm(self):
         due = self.s_next_tick
-        self.scheduler.notify_at(due, self._fire(due))
+        self.scheduler.notify_at(due, self._fire(due), rank=self.rank)
 
     def _fire(self, due):
         def fire(now):
@@ -204,8 +209,10 @@ class SnapshotEveryTime(TimeLimiter):
         super().__init__(value, key, scheduler)
 
     def clone(self):
-        return SnapshotEveryTime(self.value, self.key, self.scheduler, self.windowed,
-                                 self.aggregating)
+        c = SnapshotEveryTime(self.value, self.key, self.scheduler, self.windowed,
+                              self.aggregating)
+        c.rank = self.rank
+        return c
 
     def reset_state(self):
         super().reset_state()
@@ -242,5 +249,8 @@ def build_rate_limiter(rate, key, scheduler, windowed, aggregating):
         return cls[rate.mode](rate.value, key)
     if rate.kind == "time":
         cls = {"all": AllEveryTime, "first": FirstEveryTime, "last": LastEveryTime}
-        return cls[rate.mode](rate.value, key, scheduler)
-    return SnapshotEveryTime(rate.value, key, scheduler, windowed, aggregating)
+        limiter = cls[rate.mode](rate.value, key, scheduler)
+    else:
+        limiter = SnapshotEveryTime(rate.value, key, scheduler, windowed, aggregating)
+    limiter.rank = scheduler.new_rank(1)
+    return limiter

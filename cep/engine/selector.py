@@ -112,6 +112,11 @@ def _arrival_chunks(batch):
         yield batch[start:]
 
 
+def calls_with_state(g):
+    """Whether generated code with globals `g` calls a stateful function (cep.engine.call_state)."""
+    return any(getattr(v, "call_state", False) for v in g.values())
+
+
 def _kind_condition(wanted):
     if wanted == {CURRENT}:
         return "k == 0"
@@ -260,18 +265,28 @@ def _tuple(srcs):
 def _stateless(compiled, hv, pf, wanted, g, identity=False, head="for ts, r, k in batch",
                prologue=()):
     conds = []
-    if wanted is not None:
+    # a stateful call (kf:kalmanFilter) sees every current and expired event, wanted or not,
+    # as Siddhi's selector runs its attribute executors on both before dropping a kind
+    late_kind = wanted is not None and calls_with_state(g) and not identity
+    if wanted is not None and not late_kind:
         conds.append(_kind_condition(wanted))
 
     def comp(attr):
         cs = list(conds)
         if pf is not None:
             cs.append(getattr(pf, attr))
+        if late_kind:
+            cs.append("k != 2")
         cond = f" if {' and '.join(cs)}" if cs else ""
         if identity and hv is None:
             row = "r"
         else:
             row = _tuple([getattr(c, attr) for c in compiled])
+        if late_kind:
+            keep = _kind_condition(wanted)
+            if hv is not None:
+                keep += f" and {getattr(hv, attr)}"
+            return f"[(ts, o, k) {head}{cond} for o in ({row},) if {keep}]"
         if hv is not None:
             return f"[(ts, o, k) {head}{cond} for o in ({row},) if {getattr(hv, attr)}]"
         return f"[(ts, {row}, k) {head}{cond}]"

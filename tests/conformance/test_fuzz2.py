@@ -9,11 +9,7 @@ from tests.conformance.conformance import case_files, check_case, load_case, run
 
 FUZZ2 = case_files("fuzz2")
 # not yet matched by this engine: expected to fail (strict: a fix must remove its name here).
-# Siddhi runs a join's timers that one clock step passes side by side (left window first),
-# not by due time; this engine's scheduler fires them by due time.
-PENDING = {
-    "join-timers-fire-in-side-order-not-due-order.yaml",
-}
+PENDING: set[str] = set()
 
 
 def test_the_corpus_is_there():

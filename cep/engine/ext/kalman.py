@@ -44,7 +44,12 @@ def _inverse(s):
 
 
 class KalmanFilter:
-    """Callable with the call's arguments; keeps the filter's state between calls."""
+    """Callable with the call's arguments; keeps the filter's state between calls. A
+    partition's per-key copy of the query gets a `fresh()` one (cep.engine.call_state)."""
+    call_state = True
+
+    def fresh(self) -> "KalmanFilter":
+        return KalmanFilter(self.arity)
 
     def __init__(self, arity: int):
         self.arity = arity

@@ -207,7 +207,7 @@ class PartitionRuntime:
 
     def _new_instance(self, key):
         self._created += 1
-        self.order[key] = self._created
+        self.order[key] = self.clock.new_instance()
         inst = self.instances[key] = self.recipe.make()
         return inst
 
@@ -260,6 +260,7 @@ class PartitionRuntime:
         for key, states in state["keys"].items():
             inst = self._new_instance(key)
             self.order[key] = state["order"][key]
+            self.clock.restored_instance(self.order[key])
             self.clock.current = self.order[key]
             for p, st in zip(inst.stateful, states):
                 p.set_state(st)

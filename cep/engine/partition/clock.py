@@ -1,21 +1,21 @@
-"""The partition's view of the scheduler: timers fire instance by instance.
+"""The partition's view of the scheduler: each instance's timers rank after the plan's, in the
+order the instances were created.
 
-Siddhi fires the timers of a partition's instances, when the clock steps, in the order the
-instances were created (then by due time), not merged by due time across keys. Processors
-inside a partition register timers here; the wrapper keeps one real timer per due time and,
-when it fires, runs every due timer of the partition grouped by instance."""
-import heapq
-import itertools
+Siddhi 3.2 clones a partition's timed processors, with their schedulers, when a key first
+arrives; a clone's scheduler listens to the plan's clock after every scheduler created before
+it. So on a clock step the timers of a partition's instances fire instance by instance in
+creation order (then by processor, in plan order, then by due time), after those of the
+queries outside partitions. Processors inside a partition register timers here; each goes to
+the real scheduler ranked `(2, instance order) + the processor's own rank`, and runs with
+`current` naming its instance (so the timers it sets in turn rank with that instance)."""
+from cep.engine.clock import Rank, Scheduler
 
 
 class PartitionScheduler:
-    def __init__(self, scheduler):
+    def __init__(self, scheduler: Scheduler) -> None:
         self.real = scheduler
         self.current = 0  # creation order of the instance whose code is running
-        self._timers = []  # (due, seq, order, fn)
-        self._seq = itertools.count()
-        self._armed = set()  # due times with a real timer pending
-        self._armed_heap = []  # the same, earliest first: a fire forgets the passed ones
+        self._epoch = 0  # bumped by clear(): timers set before it do nothing
 
     def __getattr__(self, name):
         return getattr(self.real, name)
@@ -32,29 +32,27 @@ class PartitionScheduler:
     def now(self):
         return self.real.now()
 
-    def notify_at(self, due, fn, owner=None):
-        heapq.heappush(self._timers, (due, next(self._seq), self.current, fn))
-        if due not in self._armed:
-            self._armed.add(due)
-            heapq.heappush(self._armed_heap, due)
-            self.real.notify_at(due, self._fire, owner=owner)
+    def new_instance(self) -> int:
+        """The creation order of a new instance (across every partition of the plan)."""
+        return self.real.new_rank(2)[1]
 
-    def _fire(self, now):
-        due_now = []
-        while self._timers and self._timers[0][0] <= now:
-            due_now.append(heapq.heappop(self._timers))
-        # only the passed due times (not a rebuild of the set: a key-by-key feed leaves
-        # every key's timers due after the end armed, and a rebuild per fire grew with them)
-        armed, heap = self._armed, self._armed_heap
-        while heap and heap[0] <= now:
-            armed.discard(heapq.heappop(heap))
-        previous = self.current
-        for due, seq, order, fn in sorted(due_now, key=lambda t: (t[2], t[0], t[1])):
+    def restored_instance(self, order: int) -> None:
+        """An instance restored with its creation order: later ones come after it."""
+        self.real.reserve_rank(2, order)
+
+    def notify_at(self, due, fn, owner=None, rank: Rank = ()):
+        order, epoch = self.current, self._epoch
+
+        def fire(now):
+            if self._epoch != epoch:
+                return
+            previous = self.current
             self.current = order
-            fn(now)
-        self.current = previous
+            try:
+                fn(now)
+            finally:
+                self.current = previous
+        self.real.notify_at(due, fire, owner=owner, rank=(2, order) + tuple(rank))
 
     def clear(self):
-        self._timers.clear()
-        self._armed.clear()
-        self._armed_heap.clear()
+        self._epoch += 1

@@ -5,6 +5,7 @@ the partition's queries read, and one per inner `#stream`). An instance clones e
 reachable from those junctions (`clone()`: compiled code shared, state empty) and re-links them;
 outputs into inner streams are pointed at the instance's own inner junctions, outputs into outer
 streams at the partition's buffered outputs."""
+from cep.engine.call_state import fresh_call_state, has_call_state
 from cep.engine.junction import StreamJunction
 from cep.engine.output import InsertIntoStream
 from cep.engine.processor import Processor
@@ -69,6 +70,9 @@ class Recipe:
                       for sid in self.sids]
         self.stateful = [n for n, (kind, p, _) in enumerate(self.steps)
                          if kind != "receiver" and getattr(p, "stateful", False)]
+        # clones whose code calls a stateful function (kf:kalmanFilter): own call sites
+        self.fresh = [n for n, (kind, p, _) in enumerate(self.steps)
+                      if kind == "clone" and has_call_state(p)]
 
     def _visit(self, p, local, buffers):
         if not isinstance(p, Processor) or id(p) in self.index:
@@ -101,6 +105,8 @@ class Recipe:
                 objs.append(InsertIntoStream(junctions[arg], p.convert_kinds))
             else:
                 objs.append(None)  # receivers: once their owner exists
+        for n in self.fresh:
+            fresh_call_state(objs[n])
         for n, owner in self.owners:
             objs[n] = self.steps[n][1].clone_with(objs[owner])
         for a, b in self.links:

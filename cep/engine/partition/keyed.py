@@ -54,6 +54,7 @@ class KeyedPatterns:
             shared = compile_pattern(q.input, defs, scope_hook=hook, fixed=ctx.siddhi_fixed)
             if shared.absent_timed:
                 shared.scheduler = ctx.scheduler
+                shared.scheduler_rank = ctx.scheduler.new_rank()
             scope = hook(selector_scope(shared, defs))
             selector = ctx.build_selector(q, scope, None)
             out_def = selector.code.output_definition(getattr(q.output, "target", name))

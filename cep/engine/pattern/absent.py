@@ -133,7 +133,7 @@ class AbsentSteps:
             return
         if self.armed is None or due < self.armed:
             self.armed = due
-            sch.notify_at(due, self.on_time)
+            sch.notify_at(due, self.on_time, rank=self.s.scheduler_rank)
 
     def on_time(self, now):
         """Timer: partials whose absence deadline has passed go on (or are emitted)."""

@@ -19,7 +19,7 @@ def build_state_query(query, ctx, name=None):
     hook = with_tables(ctx)
     shared = compile_pattern(query.input, defs, scope_hook=hook, fixed=ctx.siddhi_fixed)
     if shared.absent_timed:
-        shared.scheduler = ctx.scheduler
+        shared.scheduler, shared.scheduler_rank = ctx.scheduler, ctx.scheduler.new_rank()
     scope = hook(selector_scope(shared, defs))
     selector = ctx.build_selector(query, scope, None)
     out_def = selector.code.output_definition(getattr(query.output, "target", name))

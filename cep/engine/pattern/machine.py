@@ -50,6 +50,7 @@ class SharedMachine:
         self.exit_slots = tuple(n.slot for n in nodes if not n.next)
         self.absent_timed = tuple(n.slot for n in nodes if n.kind == ABSENT and n.for_millis)
         self.scheduler = None  # set by the builder when absent states need timers
+        self.scheduler_rank = ()  # and the rank of those timers (cep.engine.clock)
         if not self.count_slots:
             width = self.n_slots
             self.make_row = lambda p: tuple(p[:width])

@@ -16,12 +16,14 @@ NEVER = -(1 << 62)  # the playback clock before the first event
 
 
 class WindowEnv:
-    """What a window needs from the runtime: the scheduler, whether time is event time, and
-    whether the plan asked for `@Plan:siddhi('fixed')` (Siddhi 3.2's window bugs fixed)."""
+    """What a window needs from the runtime: the scheduler, whether time is event time,
+    whether the plan asked for `@Plan:siddhi('fixed')` (Siddhi 3.2's window bugs fixed), and
+    the rank of the window's timers (its place in plan order, see cep.engine.clock)."""
 
     def __init__(self, scheduler, playback, owner=None, fixed=False):
         self.scheduler, self.playback, self.owner = scheduler, playback, owner
         self.fixed = fixed
+        self.rank = scheduler.new_rank() if scheduler is not None else ()
 
 
 class WindowProcessor(Processor):
@@ -57,7 +59,8 @@ class WindowProcessor(Processor):
             return
         self._timer_due, self._timer_owned = due, owned
         self.env.scheduler.notify_at(due, self._on_timer_guarded(due),
-                                     owner=self.env.owner if owned else None)
+                                     owner=self.env.owner if owned else None,
+                                     rank=self.env.rank)
 
     def _on_timer_guarded(self, due):
         def fire(now):
@@ -99,11 +102,14 @@ class WindowProcessor(Processor):
                 sch.restore_clock(saved)
 
     def late_due(self, due):
-        """A timer for a late event (due already passed) fires at the next clock advance."""
+        """A timer for a late event (due already passed) fires at the next clock advance; set
+        while a clock step runs, it keeps its due time, so it still fires in that step when
+        its rank comes later than the timer firing (as a Siddhi scheduler not yet called)."""
         if self.env.playback:
-            c = self.env.scheduler.clock
+            sch = self.env.scheduler
+            c = sch.clock
             if c is not None and due <= c:
-                return c + 1
+                return due if sch.in_step() else c + 1
         return due
 
     # -- state --

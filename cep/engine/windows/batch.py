@@ -1,23 +1,40 @@
 """Batch windows: lengthBatch, timeBatch, externalTimeBatch, uniqueExternalTimeBatch.
 
 Each flush goes on as its own batch: the previous batch as EXPIRED events (stamped with the
-flush time), a RESET event, then the new batch's events with their own timestamps."""
+flush time), a RESET event, then the new batch's events with their own timestamps.
+
+Siddhi 3.2 quirk, kept by default: lengthBatch, timeBatch and cron stamp the expired events by
+walking their chunk from its iterator's position, which a join's probe (`find`) leaves at the
+end; so once the other side of a join has probed the batch since the last flush, its events
+expire with their own timestamps. A probe calls `probed()`; `@Plan:siddhi('fixed')` always
+stamps the flush time."""
 from cep.engine.windows.base import WindowProcessor
 from cep.engine.windows.sliding import _TS_TYPES, _positive
 
 
 class BatchWindow(WindowProcessor):
     is_batch = True
+    probe_keeps_stamps = True  # Siddhi 3.2's quirk applies (see the module docstring)
 
     def setup(self, *args):
         self.cur = []
         self.prev = []
+        self.was_probed = False
+
+    def probed(self):
+        """A join probed the rows of the last flush (they keep their stamps on expiry)."""
+        if self.prev and self.probe_keeps_stamps and not self.env.fixed:
+            self.was_probed = True
 
     def flush(self, now):
         prev, cur = self.prev, self._current_events()
         if not prev and not cur:
             return
-        chunk = [(now, r, 1) for _, r, _ in prev]
+        if self.was_probed:
+            chunk = [(ts, r, 1) for ts, r, _ in prev]
+            self.was_probed = False
+        else:
+            chunk = [(now, r, 1) for _, r, _ in prev]
         if cur:
             chunk.append((now, None, 2))
             chunk.extend(cur)
@@ -32,10 +49,11 @@ class BatchWindow(WindowProcessor):
         self.cur = []
 
     def state_items(self):
-        return {"cur": self.cur, "prev": self.prev}
+        return {"cur": self.cur, "prev": self.prev, "probed": self.was_probed}
 
     def load_state_items(self, s):
         self.cur, self.prev = list(s["cur"]), list(s["prev"])
+        self.was_probed = s.get("probed", False)
 
 
 class LengthBatchWindow(BatchWindow):
@@ -80,7 +98,12 @@ class TimeBatchWindow(BatchWindow):
     def _first_emit(self, now):
         if self.start is None:
             return now + self.t
-        return now + (self.t - (now - self.start) % self.t)
+        gap = now - self.start
+        if gap < 0 and not self.env.fixed:
+            # Siddhi 3.2 takes Java's remainder (sign of the dividend): before the start time
+            # the first flush comes a whole period later than the next aligned time
+            return now + (self.t + (-gap) % self.t)
+        return now + (self.t - gap % self.t)
 
     def process(self, batch):
         now, playback = self.clock(), self.env.playback
@@ -121,6 +144,7 @@ class TimeBatchWindow(BatchWindow):
 
 class ExternalTimeBatchWindow(BatchWindow):
     """Batches cut by a timestamp attribute; a batch flushes when an event past its end comes.
+    (Siddhi rewinds its expired chunk before stamping it: no probe quirk.)
 
     With a `timeout`, a batch that gets no new event for that long (on the runtime's clock)
     is output early, as a preview; its events stay in the batch, which is output again, whole,
@@ -137,6 +161,8 @@ class ExternalTimeBatchWindow(BatchWindow):
         super().setup()
         self.get, self.t, self.start, self.timeout = get, t, start, timeout
         self.end = None
+
+    probe_keeps_stamps = False
 
     def process(self, batch):
         get, t = self.get, self.t

@@ -1,4 +1,5 @@
-"""The scheduler: due order, the clock step as `now`, owned timers, wall-clock thread."""
+"""The scheduler: rank then due order, the clock step as `now`, owned timers, wall-clock
+thread."""
 import threading
 
 from cep.engine.clock import Scheduler
@@ -67,3 +68,52 @@ def test_state_keeps_the_clock_and_drops_timers():
     t.notify_at(10, lambda now: None)
     t.set_state(s.get_state())
     assert t.now() == 1234 and t.pending() == 0
+
+
+def test_a_step_fires_timers_by_rank_before_due_time():
+    # Siddhi 3.2: each timed processor's scheduler fires all its due timers, the schedulers
+    # in creation order (a join's left window before its right one)
+    s = Scheduler(playback=True)
+    left, right = s.new_rank(), s.new_rank()
+    limiter = s.new_rank(1)
+    assert left < right < limiter
+    fired = []
+    s.notify_at(3300, lambda now: fired.append("right"), rank=right)
+    s.notify_at(3900, lambda now: fired.append("limiter"), rank=limiter)
+    s.notify_at(3800, lambda now: fired.append("left 3800"), rank=left)
+    s.notify_at(3000, lambda now: fired.append("left 3000"), rank=left)
+    s.advance(4800)
+    assert fired == ["left 3000", "left 3800", "right", "limiter"]
+
+
+def test_a_timer_set_during_a_step_for_an_earlier_rank_waits_for_the_next_step():
+    s = Scheduler(playback=True)
+    early, late = s.new_rank(), s.new_rank()
+    fired = []
+
+    def from_late(now):
+        fired.append(("late", now))
+        s.notify_at(now, lambda n: fired.append(("early again", n)), rank=early)
+        s.notify_at(now, lambda n: fired.append(("late again", n)), rank=late)
+    s.notify_at(1000, from_late, rank=late)
+    s.advance(2000)
+    assert fired == [("late", 2000), ("late again", 2000)] and s.pending() == 1
+    s.advance(2000)
+    assert fired[-1] == ("early again", 2000) and s.pending() == 0
+
+
+def test_a_raising_timer_leaves_the_rest_of_its_step_pending():
+    s = Scheduler(playback=True)
+    fired = []
+
+    def boom(now):
+        raise ValueError("boom")
+    s.notify_at(1000, boom, rank=s.new_rank())
+    s.notify_at(1000, lambda now: fired.append(now), rank=s.new_rank())
+    try:
+        s.advance(1500)
+    except ValueError:
+        pass
+    assert fired == [] and s.pending() == 1
+    s.advance(1600)
+    assert fired == [1600]

@@ -1,8 +1,8 @@
 """A partition fed key by key, each key's run on its own playback clock (cep backtest: advance
 to the end, then `restore_clock(None)`): the pattern kernel's waiting partials of a key whose
 run has ended are gone once the next key starts, the output is that of each key run alone,
-and a live (never restarted) clock keeps them as before. The partition clock's armed due
-times stay those not yet passed."""
+and a live (never restarted) clock keeps them as before. The partition clock ranks each
+instance's timers after the plan's, in instance creation order."""
 import random
 
 import cep
@@ -151,20 +151,23 @@ def test_a_restart_is_counted_only_from_a_running_clock():
     assert s.restarts == 1 and s.clock is None
 
 
-def test_the_partition_clock_forgets_only_passed_due_times():
+def test_instance_timers_fire_after_the_plans_in_creation_order_and_clear_voids_them():
     real = Scheduler(playback=True)
     clock = PartitionScheduler(real)
     fired = []
-    for due in (30, 10, 20, 10, 40):
-        clock.notify_at(due, lambda now, d=due: fired.append((d, now)))
-    assert clock._armed == {10, 20, 30, 40} and real.pending() == 4
-    real.advance(25)
-    assert sorted(fired) == [(10, 25), (10, 25), (20, 25)]
-    assert clock._armed == {30, 40} and sorted(clock._armed_heap) == [30, 40]
-    clock.notify_at(20, lambda now: fired.append((20, now)))  # a passed due time: armed again
-    assert clock._armed == {20, 30, 40} and real.pending() == 3
-    real.advance(100)
-    assert len(fired) == 6 and not clock._armed and not clock._armed_heap
+    first, second = clock.new_instance(), clock.new_instance()
+    rank = real.new_rank()
+    clock.current = second
+    clock.notify_at(10, lambda now: fired.append("second"), rank=rank)
+    clock.current = first
+    clock.notify_at(30, lambda now: fired.append("first"), rank=rank)
+    real.notify_at(40, lambda now: fired.append("plan"), rank=real.new_rank())
+    real.advance(50)
+    assert fired == ["plan", "first", "second"]
+    clock.notify_at(60, lambda now: fired.append("stale"), rank=rank)
+    clock.clear()
+    real.advance(70)
+    assert fired == ["plan", "first", "second"] and real.pending() == 0
 
 
 def test_the_general_machine_starts_afresh_when_the_next_key_starts(monkeypatch):

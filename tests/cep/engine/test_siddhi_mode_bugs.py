@@ -2,7 +2,10 @@
 `@Plan:siddhi('3.2')`) and fixed by `@Plan:siddhi('fixed')`: maximum/minimum start from
 Double.MIN_VALUE/MAX_VALUE and count a null as that value; lossyFrequent replaces a kept event
 without expiring it; an externalTime join side probed by the other side skips its next
-expiry. Also in a partition and across a snapshot, where the mode must survive."""
+expiry; a timeBatch/lengthBatch join side probed since its last flush expires its rows with
+their own timestamps; a timeBatch whose first event precedes its start time flushes a period
+late (Java's remainder). Also in a partition and across a snapshot, where the mode must
+survive."""
 import pytest
 
 from tests.cep.engine.helpers import collect, feed, runtime
@@ -110,3 +113,32 @@ def test_externaltime_skip_survives_a_snapshot(mode):
     feed(rt2, EXT_IN[2:3])
     rt2.shutdown()
     assert got["Out"] == ([] if mode == "default" else [(900, ("b", 12, None))])
+
+
+BATCH_JOIN = ("define stream A (k string, x int);\ndefine stream B (k string, y int);\n"
+              "from A#window.timeBatch(500) join B#window.time(1500) select A.k as k, A.x as x, "
+              "B.y as y insert expired events into Out;")
+BATCH_IN = [("A", 0, ("d", 5)), ("B", 800, ("c", 7)), ("B", 850, ("d", 9)), ("clock", 2400)]
+
+
+@pytest.mark.parametrize("mode", MODES_32)
+def test_a_probed_batch_join_side_keeps_its_stamps_on_expiry_in_32(mode):
+    assert run(mode, BATCH_JOIN, BATCH_IN) == [(0, ("d", 5, 7)), (0, ("d", 5, 9))]
+
+
+def test_a_probed_batch_join_side_fixed_expires_at_the_step():
+    assert run("fixed", BATCH_JOIN, BATCH_IN) == [(2400, ("d", 5, 7)), (2400, ("d", 5, 9))]
+
+
+EARLY = "define stream S (k string);\nfrom S#window.timeBatch(1000, 700) select k insert into Out;"
+EARLY_IN = [("S", 50, ("a",)), ("clock", 1150), ("clock", 1800)]
+
+
+@pytest.mark.parametrize("mode", MODES_32)
+def test_timebatch_before_its_start_time_flushes_a_period_late_in_32(mode):
+    assert run(mode, EARLY, EARLY_IN) == [(50, ("a",))]  # at the 1800 step (due 1700)
+    assert run(mode, EARLY, EARLY_IN[:2]) == []
+
+
+def test_timebatch_before_its_start_time_fixed_flushes_at_the_aligned_time():
+    assert run("fixed", EARLY, EARLY_IN[:2]) == [(50, ("a",))]  # due 700
