@@ -1,5 +1,6 @@
 """Windows that keep events by key or order: sort, unique, firstUnique, frequent, lossyFrequent."""
 import math
+from bisect import bisect_right
 
 from cep.engine.windows.base import WindowProcessor
 
@@ -67,22 +68,54 @@ class SortWindow(WindowProcessor):
                 c = (v is not None, v)
                 out.append(c if asc else _Desc(c))
             return tuple(out)
-        self.key = key
+
+        def exact_key(e):
+            """key(e), or None when a value is NaN (no total order: only a full sort then
+            places it as the sort always did)."""
+            r = e[1]
+            out = []
+            for get, asc in parts:
+                v = get(r)
+                if v != v:
+                    return None
+                c = (v is not None, v)
+                out.append(c if asc else _Desc(c))
+            return tuple(out)
+        self.key, self.exact_key = key, exact_key
         self.items = []
+        self.keys = None  # the items' keys while the items are known to be sorted
 
     def process(self, batch):
         items, n, key, out = self.items, self.n, self.key, []
+        keys, exact_key = self.keys, self.exact_key
         now, playback = self.clock(), self.env.playback
         for e in batch:
             if e[2]:
                 continue
             if playback and e[0] > now:
                 now = e[0]
-            items.append(e)  # Siddhi 3.2 sorts only when the window is over its size
             out.append(e)
+            if keys is not None:
+                # sorted and full: a stable sort of the items plus the newcomer puts it after
+                # every equal key, where bisect_right does; the last one then expires
+                k = exact_key(e)
+                if k is not None:
+                    i = bisect_right(keys, k)
+                    if i < n:
+                        items.insert(i, e)
+                        keys.insert(i, k)
+                        keys.pop()
+                        e = items.pop()
+                    out.append((now, e[1], 1))
+                    continue
+                keys = None
+            items.append(e)  # Siddhi 3.2 sorts only when the window is over its size
             if len(items) > n:
                 items.sort(key=key)  # stable: ties keep their order, as Collections.sort
                 out.append((now, items.pop()[1], 1))
+                known = [exact_key(x) for x in items]
+                keys = known if len(items) == n and None not in known else None
+        self.keys = keys
         self.emit(out)
 
     def join_rows(self):
@@ -95,6 +128,7 @@ class SortWindow(WindowProcessor):
 
     def load_state_items(self, s):
         self.items = list(s["items"])
+        self.keys = None
 
 
 class UniqueWindow(WindowProcessor):
