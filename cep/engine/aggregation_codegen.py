@@ -4,6 +4,7 @@
 EXPIRED event, the batch-mode result) so that the plain selector and the window-fused selector
 (cep.engine.fused) assemble the same statements."""
 from collections import deque
+from math import copysign
 
 import re
 
@@ -23,6 +24,13 @@ def _init_source(values):
         else:
             parts.append(repr(v))
     return "[" + ", ".join(parts) + "]"
+
+
+def _is_initial(state, initial):
+    """Whether a group's slots equal their initial values exactly (0.0, never -0.0)."""
+    if state != initial:
+        return False
+    return not any(type(x) is float and copysign(1.0, x) < 0 for x in state)
 
 
 def _tuple(srcs):
@@ -109,8 +117,13 @@ class AggCode:
         if n is not None and not any(a.spec.name == "count" for a in self.aggs):
             self.add.append(f"{self.S(n)} += 1")
             self.rem.append(f"{self.S(n)} -= 1")
-        if n is not None and not self.scalar:  # the window holds no event of the group
-            self.rem.append(f"if not {self.S(n)}: del G[_key]")
+        if n is not None and not self.scalar:
+            # the window holds no event of the group: its state goes when it is back to the
+            # initial one; a floating sum that kept a rounding residue (a + b - a - b) stays,
+            # as Siddhi 3.2 keeps every group's aggregator, so the next average is its
+            self.g["_INITIAL"] = self.init_fn()
+            self.g["_initial"] = _is_initial
+            self.rem.append(f"if not {self.S(n)} and _initial(st, _INITIAL): del G[_key]")
         self.add, self.rem = _merge_guards(self.add), _merge_guards(self.rem)
 
     def init_state(self):

@@ -179,6 +179,8 @@ class SlidingKernel:
             if pop is not None:  # a group that empties is forgotten: it starts again
                 after[pop], final[pop] = segscan.scan(lay, inits[pop], *ops[pop])
                 resets = ~is_arr & (after[pop] == 0)
+                if resets.any() and not self._resets_exact(lay, inits, ops, resets):
+                    return None  # a floating sum kept a rounding residue: the rows keep it
                 if resets.any():
                     after, final = {}, {}
                     cut = segscan.split(lay, resets, cells)
@@ -201,6 +203,19 @@ class SlidingKernel:
             self._forget(state, keys, sts, lay, resets, cut)
         self._store(state, keys, sts, final)
         return after
+
+    def _resets_exact(self, lay, inits, ops, resets):
+        """Whether every floating sum is exactly +0.0 where its group empties: only then
+        is forgetting the group (the row loop drops it only when its state is back to the
+        initial one) the same as going on."""
+        for slot, (kind, _) in self.slots.items():
+            if kind != "fsum":
+                continue
+            sums, _ = segscan.scan(lay, inits[slot], *ops[slot])
+            at = sums[resets]
+            if not ((at == 0.0) & ~np.signbit(at)).all():
+                return False
+        return True
 
     def _sig(self, slot, data):
         """What a slot's operations are: a count of non-null values of a column without

@@ -11,8 +11,9 @@ are laid out key after key (a group's in its key's order), and:
 - counts and integer sums are exact prefix sums (64-bit wrap, as Java's long);
 - floating sums are sequential running sums per key or group (scan.running_sums), so each
   value sees the same additions and subtractions in the same order: bit-identical doubles;
-- with `group by`, a group whose window share empties is forgotten and starts again from 0.0
-  (the engine's `del G[key]`): its running sum restarts at the next operation;
+- with `group by`, a group whose window share empties keeps its running sum (a rounding
+  residue stays, as in Siddhi 3.2; the engine forgets the group only when the sum is exactly
+  +0.0, where going on gives the same values);
 - avg = sum / count as the engine's `S0 / S1`.
 Float group-by attributes are declined (the engine keeps each NaN key apart)."""
 import numpy as np
@@ -294,8 +295,12 @@ class _Segments:
     def float_sum(self, x):
         v = x[self.src[self.order]]
         v = np.where(self.sign > 0, v, -v)
-        v[self.starts] = 0.0 + v[self.starts]  # the engine's running sum starts at 0.0
-        return running_sums(v, self.starts)[self.at]
+        # a group's running sum starts at 0.0 (0.0 + -0.0 is 0.0) and goes on through the
+        # group emptying: the engine forgets a group only when its sum is back to exactly
+        # +0.0, where going on gives the same values, and keeps a rounding residue as Siddhi
+        st = self.cnt_starts
+        v[st] = 0.0 + v[st]
+        return running_sums(v, st)[self.at]
 
 
 def _seg_cumsum(v, starts):
