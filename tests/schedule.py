@@ -68,8 +68,11 @@ def make_scheduler(config, log, durations: dict[str, float] | None = None):
             running = [scope for scope, tests in self.assigned_work.get(node, {}).items()
                        if not all(tests.values())]
             busy = any(self.durations.get(scope, 0.0) > BUSY_S for scope in running)
-            pick = min if busy else max
-            scope = pick(self.workqueue, key=self._weight)
+            if busy:  # a file not listed may be a new long one: a listed quick one first
+                scope = min(self.workqueue, key=lambda name: (
+                    self.durations.get(name, BUSY_S), len(self.workqueue[name])))
+            else:
+                scope = max(self.workqueue, key=self._weight)
             self.workqueue.move_to_end(scope, last=False)
             super()._assign_work_unit(node)
 
