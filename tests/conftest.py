@@ -29,6 +29,15 @@ def _auth_environment():
             os.environ[key] = value
 
 
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` starts the files that take longest first (tests/schedule.py)."""
+    if config.getvalue("dist") == "loadfile":
+        from tests.schedule import make_scheduler
+        return make_scheduler(config, log)
+    return None
+
+
 def require_binary(name, why):
     """The path of executable `name`; skips (or fails in CI) with `why` when it is missing."""
     path = shutil.which(name)

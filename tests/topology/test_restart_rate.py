@@ -38,23 +38,33 @@ def _active_after(handle, attempt, timeout=120):
 
 @pytest.mark.slow
 def test_kills_spread_over_the_window_keep_it_active_fast_ones_fail_it(spark_settings, cluster):
-    window = 25.0
-    handle = submit(counter_topology("Rate[-1234]", bolts=2), spark_settings, overrides={
-        "topology.max_stage_attempts": 2,  # Spark gives up on a job after 2 failed attempts
-        "topology.max_restarts": 1, "topology.restart_window_s": window})
+    """Two topologies side by side (4 slots each): `Rate` with a 5 s window is killed each
+    time its last restart has left the window, `RateFast` with a 600 s window, that no restart
+    on any machine outlasts, is killed again as soon as it is back. One topology with one
+    window had to wait out a window long enough for a loaded machine's restart four times."""
+    window = 5.0
+    limits = {"topology.max_stage_attempts": 2,  # Spark gives up on a job after 2 failed attempts
+              "topology.max_restarts": 1}
+    handle = submit(counter_topology("Rate[-1234]", bolts=2), spark_settings,
+                    overrides={**limits, "topology.restart_window_s": window})
+    fast = submit(counter_topology("RateFast[-1234]", bolts=2), spark_settings,
+                  overrides={**limits, "topology.restart_window_s": 600.0})
     try:
-        handle.wait_for("ACTIVE", timeout=90)
+        handle.wait_for("ACTIVE", timeout=150)
+        fast.wait_for("ACTIVE", timeout=150)
+        poll(lambda: executed(fast) > 0)
+        _active_after(fast, _kill_one(fast))  # 1 restart in the window: allowed
+        _kill_one(fast)  # a second within the window: more than the rate allows
+        status = fast.wait_for("FAILED", timeout=120)
+        assert "topology.max_restarts=1 per topology.restart_window_s=600" in status["reason"]
         for _ in range(3):  # 3 kills > the 2 attempts Spark allows one job
             poll(lambda: handle.status()["restarts_in_window"] == 0, timeout=window + 10)
             poll(lambda: executed(handle) > 0)
             status = _active_after(handle, _kill_one(handle))
         assert status["restarts"] >= 3 and status["resubmits"] >= 1
         poll(lambda: executed(handle) > 0)  # events flow in the resubmitted job
-        poll(lambda: handle.status()["restarts_in_window"] == 0, timeout=window + 10)
-        _active_after(handle, _kill_one(handle))  # 1 restart in the window: allowed
-        _kill_one(handle)  # a second within the window: more than the rate allows
-        status = handle.wait_for("FAILED", timeout=120)
-        assert "topology.max_restarts=1 per topology.restart_window_s=25" in status["reason"]
+        assert handle.status()["status"] == "ACTIVE"
     finally:
-        if handle.status()["status"] not in ("FAILED", "KILLED"):
-            get_topology("Rate[-1234]", spark_settings).kill(wait_secs=1)
+        for name, each in (("Rate[-1234]", handle), ("RateFast[-1234]", fast)):
+            if each.status()["status"] not in ("FAILED", "KILLED"):
+                get_topology(name, spark_settings).kill(wait_secs=1)
