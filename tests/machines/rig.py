@@ -156,6 +156,8 @@ class Rig:
         self.master = None
         self.master_url = self.ui = None
         self.manager = self.worker = self.server = self.launcher = None
+        self._tag, self._prefix = tag, prefix
+        self.cep_machines = []  # machines that run a CEP worker process, no Spark worker
 
     # -- network and Spark cluster ------------------------------------------------------
     def up(self) -> "Rig":
@@ -213,12 +215,13 @@ class Rig:
             "manager.advertised_host": self.host, "registry.heartbeat_interval": 1.0,
             "topology.kill_wait_secs": 1.0, "topology.resubmit_interval": 2.0,
             "security.curve": True}, env={}), launcher=self.launcher).start()
-        self.server = make_server("127.0.0.1", 0, create_app({"MANAGER": self.manager}),
+        # on the bridge address: CEP workers on the rig's machines reach the manager there
+        self.server = make_server(self.host, 0, create_app({"MANAGER": self.manager}),
                                   threaded=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         cfg = load_config(path=data / "none.yaml", env={}, overrides={
             "worker.id": "host", "worker.mode": "distributed", "worker.advertised_host": self.host,
-            "managers.urls": [f"http://127.0.0.1:{self.server.server_port}"],
+            "managers.urls": [self.manager_url],
             "managers.poll_interval": 0.2, "managers.timeout": 1.0,
             "receivers.http_host": self.host, "receivers.http_port": 0,
             "receivers.zmq_port": -1, "transport.reconnect_interval": 0.1,
@@ -227,8 +230,56 @@ class Rig:
         self.worker = Worker(cfg).start()
         return self
 
-    def sink_file(self, name: str) -> Path:
-        return self.root / "worker" / "tenants" / "-1234" / "files" / name
+    @property
+    def manager_url(self) -> str:
+        return f"http://{self.host}:{self.server.server_port}"
+
+    def sink_file(self, name: str, worker: str = "worker") -> Path:
+        """A file sink's file at the host's CEP worker, or (worker=ID) at start_cep_worker's."""
+        return self.root / worker / "tenants" / "-1234" / "files" / name
+
+    def add_cep_machine(self) -> Machine:
+        """One more machine on the bridge, without a Spark worker: for a CEP worker process
+        (start_cep_worker) that dies with the machine (Machine.kill_all)."""
+        machine = Machine(self._tag, len(self.machines) + len(self.cep_machines),
+                          self._prefix, self.bridge).up(self.host)
+        self.cep_machines.append(machine)
+        return machine
+
+    def start_cep_worker(self, machine: Machine, worker_id: str, port: int = 9090):
+        """`cep worker` as a process on `machine` (its own network namespace): it binds and
+        advertises the machine's address, reaches the manager on the bridge, uses CURVE with
+        the manager's keys and $CEP_CLUSTER_SECRET, keeps its state (write-ahead logs, file
+        sinks) under <rig root>/<worker_id>. Returns its HTTP URL once it answers."""
+        import urllib.request
+        checkout = Path(__file__).resolve().parents[2]
+        curve_dir = self.root / "manager" / "security" / "curve"
+        settings = {"CEP_MANAGERS_POLL_INTERVAL": "0.2", "CEP_MANAGERS_TIMEOUT": "1.0",
+                    "CEP_TRANSPORT_RECONNECT_INTERVAL": "0.1",
+                    "CEP_TRANSPORT_HEARTBEAT_INTERVAL": "0.2",
+                    "CEP_WORKER_STATE_DIR": str(self.root / worker_id),
+                    "PYTHONPATH": str(checkout)}
+        env = " ".join(f"{k}={v}" for k, v in settings.items())
+        script = f"""cd {checkout}
+exec env {env} {sys.executable} -m cep.cli.main --log-level INFO worker \
+  --manager {self.manager_url} --id {worker_id} --host {machine.address} \
+  --advertised-host {machine.address} --http-port {port} --zmq-port -1 --curve-dir {curve_dir}
+"""
+        machine.proc = start_in_namespace(machine.ns, script, self.root / f"{worker_id}.log")
+        url = f"http://{machine.address}:{port}"
+
+        def answers():
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=1) as resp:
+                    return resp.status == 200
+            except OSError:
+                return machine.proc.poll() is None and None
+        wait_for(lambda: answers() or machine.proc.poll() is not None, 60,
+                 f"CEP worker {worker_id} answers (log {self.root / f'{worker_id}.log'})")
+        if machine.proc.poll() is not None:
+            raise AssertionError(f"CEP worker {worker_id} exited: see "
+                                 f"{self.root / f'{worker_id}.log'}")
+        return url
 
     def down(self):
         try:
@@ -244,7 +295,7 @@ class Rig:
             if self.server is not None:
                 self.server.shutdown()
         finally:
-            for machine in self.machines:
+            for machine in self.machines + self.cep_machines:
                 machine.down()
             if self.master is not None:
                 _stop_pids((self.master.pid,))
