@@ -9,7 +9,11 @@ The client sends what cw1 had not acknowledged (no checkpoint had committed it) 
 and goes on there; the publisher bolt that sent to cw1 is matched to "host" by the registry.
 Every accepted event's result reaches a sink (cw1's file up to its death, then host's),
 the only duplicates are events the client counted as resent, and results flow again: the
-time from the kill to the first result of an event sent after it is printed, not asserted."""
+time from the kill to the first result of an event sent after it is printed, not asserted.
+
+Also where each instance runs, as the registry has it: every receiver spout is registered
+with the address of the machine its executor runs on (not the driver's, not loopback), and
+each worker's publisher with its own machine's address."""
 import collections
 import json
 import threading
@@ -65,6 +69,37 @@ def _bolts_at(rig, worker):
     endpoint = {p["endpoint"]: p["worker"] for p in reg["publishers"]}
     return sorted(c["client"] for c in reg["connections"] if c["kind"] == "publisher"
                   and c["live"] and endpoint.get(c["endpoint"]) == worker)
+
+
+def _placement(rig):
+    placement = rig.manager.plans.status(T, NAME).get("placement") or {}
+    return placement if sum(len(v) for v in placement.values()) == 5 else None
+
+
+def test_every_instance_is_registered_with_its_own_machine(rig):
+    placement = wait_for(lambda: _placement(rig), 60, "every instance's address reported")
+    spark = {m.address for m in rig.machines}
+    assert set(placement) <= spark, placement
+    where = {name: host for host, names in placement.items() for name in names}
+    # the endpoints as GET /api/v1/status lists them
+    from manager.deployment_view import endpoints
+    listed = [e for e in endpoints(rig.manager.registry.table) if e["plan"] == NAME]
+    spouts = [e for e in listed if e["kind"] == "receiver"]
+    assert spouts, f"no receiver spout registered: {listed}"
+    machines = {ep["endpoint"]: ep["machine"] for ep in _registry(rig)["receivers"]}
+    for ep in spouts:  # "Pair[-1234]:EventReceiverSpout:0" -> "EventReceiverSpout[0]"
+        _, component, index = ep["component"].rsplit(":", 2)
+        assert ep["host"] == where[f"{component}[{index}]"], (ep, placement)
+        # its identity for the locality rule: its namespace's address (and that veth's IPv6
+        # link-local one), nothing of the host's or another machine's
+        assert [a for a in machines[ep["endpoint"]] if ":" not in a] == [ep["host"]], ep
+    publishers = {p["worker"]: p for p in _registry(rig)["publishers"]}
+    assert {e["worker"]: e["host"] for e in listed if e["kind"] == "publisher"} == {
+        "cw1": rig.cw.address, "host": rig.host}, listed
+    assert publishers["cw1"]["host"] == rig.cw.address, publishers
+    assert rig.cw.address in publishers["cw1"]["machine"], publishers
+    assert publishers["host"]["host"] == rig.host, publishers
+    assert rig.cw.address not in publishers["host"]["machine"], publishers
 
 
 def _sink_ids(path):
