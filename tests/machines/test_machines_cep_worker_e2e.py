@@ -161,7 +161,8 @@ def test_a_cep_workers_machine_lost_while_another_serves_the_plan(rig):
             "a result of an event sent after the kill at the other worker's sink")
         flowing = time.monotonic() - killed
         wait_for(lambda: len(_bolts_at(rig, "host")) == 2, 120,
-                 "both publisher bolts matched to the surviving worker")
+                 "both publisher bolts matched to the surviving worker", every=0.05)
+        rematched = time.monotonic() - killed
         time.sleep(5)  # steady flow through the survivor
     finally:
         client.stop()
@@ -194,4 +195,5 @@ def test_a_cep_workers_machine_lost_while_another_serves_the_plan(rig):
           f"the kill (id {first_after}) at host's sink {flowing:.2f} s after the kill; "
           f"{stats.resent} unacknowledged events resent to host, {len(dups)} of them written "
           f"twice; {stats.unanswered} in requests that got no answer; the publisher bolt "
-          f"{moved} moved to host; restarts {st.get('restarts', 0)}")
+          f"{moved} connected to host {rematched:.2f} s after the kill; restarts "
+          f"{st.get('restarts', 0)}")

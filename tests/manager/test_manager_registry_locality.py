@@ -117,3 +117,54 @@ def test_a_publisher_bolt_advertising_loopback_goes_to_the_worker_on_its_machine
         bolt.cleanup()
         here_svc.stop()
         far_svc.stop()
+
+
+def test_a_lookup_avoids_the_endpoint_the_requester_failed_to_reach(client):
+    """A dead worker's publisher is still registered and live (its heartbeats are not missed
+    yet) and has no connections left, so it would be the fewest: `avoid` skips it while
+    another is live, and takes it when it is the only one."""
+    dead = client.register("publisher", T, P, "10.254.77.9", 6001, ["10.254.77.9"],
+                           worker="dead")["endpoint"]
+    alive = client.register("publisher", T, P, "10.254.77.10", 6002, ["10.254.77.10"],
+                            worker="alive")["endpoint"]
+    client.connect("publisher", T, P, alive, client="bolt:1")
+    assert client.lookup("publisher", T, P)["endpoint"] == dead  # the fewest connections
+    assert client.lookup("publisher", T, P, avoid=[dead])["endpoint"] == alive
+    # the same machine as the one avoided does not bring it back either
+    assert client.lookup("publisher", T, P, machine=["10.254.77.9"],
+                         avoid=[dead])["endpoint"] == alive
+    client.unregister("publisher", T, P, alive)
+    assert client.lookup("publisher", T, P, avoid=[dead])["endpoint"] == dead  # nothing else
+
+
+def test_a_publisher_bolt_whose_worker_died_goes_to_the_other_not_back(client):
+    """The bolt's local worker dies (its service closes; its registration is still live, with
+    no connections, where the other worker has three): the bolt moves to the other worker
+    and sends there what it queued, without trying the dead one again."""
+    _needs_an_interface()
+    here_svc, here_sink, here = _publisher(client, "local", machine_identity("127.0.0.1"))
+    far_svc, far_sink, far = _publisher(client, "remote", ELSEWHERE)
+    for i in range(3):
+        client.connect("publisher", T, P, far, client=f"other:{i}")
+    bolt = PublisherBolt({"registry": client.url, "tenant": T, "plan": P,
+                          "streams": {"Out": ["seq"]}, "host": "127.0.0.1",
+                          "retry_interval": 0.05, "connect_timeout": 1.0})
+    bolt.prepare(Context(f"{P}[{T}]", "EventPublisherBolt", 0, 1, 0, {}), Collector("p", {}))
+    try:
+        bolt.execute(Batch([(1000 + i, i) for i in range(5)], "Out"))
+        _wait(lambda: len(here_sink.rows) == 5, "the first batch at the local worker")
+        here_svc.stop()  # the local worker dies; the registry still lists it as live
+        bolt.execute(Batch([(2000 + i, i) for i in range(5, 10)], "Out"))
+        _wait(lambda: len(far_sink.rows) == 5, "the second batch at the other worker")
+        assert [r[0] for r in far_sink.rows] == list(range(5, 10))
+        assert bolt.endpoint == far and bolt.reconnects == 1, (bolt.endpoint, bolt.reconnects)
+    finally:
+        bolt.cleanup()
+        far_svc.stop()
+
+
+def _wait(cond, what, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
