@@ -1,9 +1,11 @@
 """Scale-out benchmark on the multi-machine test rig (manager/rig.py): the throughput
 of one plan whose work group runs with @dist(parallel=N) over N = 1, 2, 3 Spark workers,
 each worker a "machine" (a network namespace on a bridge) pinned to a share of one CPU with
-a cgroup (v1 cpu controller, CFS quota: `--share 0.5` is half a core per machine, so 1, 2, 3
-machines have 0.5, 1.0, 1.5 cores between them); and the cost of the network hop between two
-machines against a local one (ZeroMQ REQ/REP round trips, p50/p99).
+a cgroup (v1 cpu controller, CFS quota: the default `--share 0.25` is a quarter of a core per
+machine, so 1, 2, 3 machines have 0.25, 0.5, 0.75 cores between them and the host keeps more
+than a core for the CEP worker, the manager and the drivers: the machines, not the host, are
+what limits); and the cost of the network hop between two machines against a local one
+(ZeroMQ REQ/REP round trips, p50/p99).
 
 The plan: a receiver spout and a publisher bolt (one each) and a partition by room whose
 query keeps a length(10) window per room with avg() and count() (the work), parallel N,
@@ -16,7 +18,7 @@ after a warm-up, median reported. The manager, the CEP worker, the Spark master 
 drivers run on the host, unpinned.
 
 Needs root (namespaces, cgroups). Run it when the machine is quiet:
-    nice .venv/bin/python benchmarks/scaleout_bench.py --machines 1,2,3 --share 0.5
+    nice .venv/bin/python benchmarks/scaleout_bench.py --machines 1,2,3 --share 0.25
     nice .venv/bin/python benchmarks/scaleout_bench.py --hop-only
 """
 import argparse
@@ -209,7 +211,7 @@ def run_hop(runs, n, root):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--machines", default="1,2,3", help="machine counts to measure")
-    p.add_argument("--share", type=float, default=0.5, help="CPU share of each machine")
+    p.add_argument("--share", type=float, default=0.25, help="CPU share of each machine")
     p.add_argument("--seconds", type=float, default=10.0, help="length of one window")
     p.add_argument("--windows", type=int, default=3, help="windows per machine count")
     p.add_argument("--warmup", type=float, default=15.0, help="seconds before measuring")
