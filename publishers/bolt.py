@@ -61,6 +61,7 @@ from topology.component import Bolt
 from topology.lineage import total
 
 log = logging.getLogger(__name__)
+AVOID_S = 30.0  # a publisher that failed is asked for last this long (the registry's liveness)
 _WATCHED = zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED
 
 
@@ -95,6 +96,7 @@ class PublisherBolt(Bolt):
         self.drain_timeout = float(cfg.get("drain_timeout", 5.0))
         self.sock = self.monitor = self.connection = self.endpoint = None
         self.connected, self.failed_endpoint = False, None
+        self.failed = {}  # endpoint -> when this bolt last failed to reach it
         self.pending = collections.deque()  # (frame, events) not yet taken by ZeroMQ
         self.pending_events = self.sent = self.reconnects = 0
         self.waited_s = 0.0  # time execute() spent waiting for room (backpressure)
@@ -259,10 +261,16 @@ class PublisherBolt(Bolt):
         return True
 
     def _lookup(self):
-        """The registry's choice; after a failure, not the endpoint that just failed if the
-        registry has another one (it prefers the same machine, then the least recently chosen)."""
-        ep = self.registry.lookup("publisher", self.tenant, self.plan, machine=self.machine)
-        if ep["endpoint"] == self.failed_endpoint:
+        """The registry's choice (same machine first, then the fewest connections), avoiding
+        the publishers this bolt failed to reach within the last liveness window while
+        another is live: a dead worker stays registered (and live) until its heartbeats
+        are missed, and its endpoint, now without connections, would be the fewest."""
+        now = time.monotonic()
+        self.failed = {e: t for e, t in self.failed.items() if now - t < AVOID_S}
+        avoid = sorted(self.failed)
+        ep = self.registry.lookup("publisher", self.tenant, self.plan, machine=self.machine,
+                                  avoid=avoid)
+        if ep["endpoint"] in self.failed:  # a registry that does not know `avoid`
             ep = self.registry.lookup("publisher", self.tenant, self.plan)
         return ep
 
@@ -297,6 +305,7 @@ class PublisherBolt(Bolt):
 
     def _on_connected(self):
         self.connected, self.failed_endpoint = True, None
+        self.failed.pop(self.endpoint, None)
         self.next_check = time.monotonic() + self.liveness_check
         try:
             self.connection = self.registry.connect("publisher", self.tenant, self.plan,
@@ -328,6 +337,7 @@ class PublisherBolt(Bolt):
         log.warning("%s %s; %d event(s) queued; looking up a publisher again", self.label, why,
                     self.pending_events)
         self.failed_endpoint = self.endpoint
+        self.failed[self.endpoint] = time.monotonic()
         self.reconnects += 1
         self._disconnect(linger_ms=0)
 

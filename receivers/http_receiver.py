@@ -6,7 +6,9 @@ map type of cep.mapping in its default format, with its options as more paramete
 
 The reply counts accepted and rejected events and gives the reasons:
 `{"accepted": n, "rejected": m, "errors": [{"index": i, "reason": "..."}]}`, plus
-`"refused": k, "refused_indices": [...]` for valid events a full buffer refused. Status:
+`"refused": k, "refused_indices": [...]` for valid events a full buffer refused, and for a
+stream with a write-ahead log `"wal": {"receiver_id", "appended", "committed"}` (the sender's
+acknowledgement: PROTOCOL.md, "What a sender is told"). Status:
 - 200 only when every event of the request was accepted (or nothing was sent);
 - 207 when some were accepted and others rejected or refused: the reply names their indices,
   and only those need sending again (the refused ones; the rejected ones are invalid);

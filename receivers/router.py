@@ -3,7 +3,12 @@
 Receivers (HTTP, ZeroMQ, sources) call `ingest_json` or `ingest_pairs`; the worker registers
 each imported stream with its definition and a `deliver(events, wait) -> refused_count`
 callable (the engine's input handler in standalone mode, the spout connection in distributed
-mode); `wait` is how many seconds deliver may block for room before refusing events."""
+mode); `wait` is how many seconds deliver may block for room before refusing events.
+A stream whose events go through a write-ahead log also registers `progress() -> {"receiver_id",
+"appended", "committed"}`: every result then says where the log stood once the batch was in
+it, so a sender can keep its events until a checkpoint has committed them (the log's
+`committed` reaches the `appended` it was told) and send them to another worker if this one
+is lost before that."""
 import logging
 import threading
 from dataclasses import dataclass
@@ -26,9 +31,10 @@ class StreamCounters:
 
 
 class _Route:
-    __slots__ = ("validator", "deliver", "counters", "lock", "mapper")
+    __slots__ = ("validator", "deliver", "counters", "lock", "mapper", "progress")
 
-    def __init__(self, definition, deliver):
+    def __init__(self, definition, deliver, progress=None):
+        self.progress = progress
         self.mapper = None  # the @map of the stream's HTTP source, for the worker endpoint
         self.validator = EventValidator(definition)
         self.deliver = deliver
@@ -43,12 +49,13 @@ class IngestRouter:
         self._routes = {}
         self._lock = threading.Lock()
 
-    def register(self, key, definition, deliver):
-        """Serve stream `key` (a StreamKey) with `definition`; good events go to `deliver`."""
+    def register(self, key, definition, deliver, progress=None):
+        """Serve stream `key` (a StreamKey) with `definition`; good events go to `deliver`;
+        `progress()` (a logged stream) tells each result where the log stands."""
         key = StreamKey(*key)
         with self._lock:
             routes = dict(self._routes)
-            routes[key] = _Route(definition, deliver)
+            routes[key] = _Route(definition, deliver, progress)
             self._routes = routes
 
     def unregister_plan(self, tenant, plan):
@@ -100,6 +107,8 @@ class IngestRouter:
         refused = route.deliver(good, wait) if good else 0
         refused = refused or 0
         result = IngestResult.of(len(good) - refused, errors)
+        if route.progress is not None:  # read after the batch is in the log: an upper bound
+            result.wal = route.progress()
         if refused:  # deliver takes a prefix of the good events: the last ones were refused
             bad = {i for i, _ in errors}
             indices = [i for i in range(len(good) + len(errors)) if i not in bad]

@@ -49,6 +49,9 @@ class IngestResult:
     errors: list = field(default_factory=list)
     refused: int = 0  # valid events the stream's full buffer refused (retry them)
     refused_indices: list = field(default_factory=list)
+    # where the stream's write-ahead log stood after this batch (receiver id, appended,
+    # committed): the sender's acknowledgement once `committed` reaches `appended`
+    wal: dict | None = None
 
     def add(self, other):
         """Fold another result into this one (indexes are kept as given)."""
@@ -72,6 +75,8 @@ class IngestResult:
         if self.refused:
             out.update(refused=self.refused, refused_indices=self.refused_indices,
                        reason="backpressure", retry=True)
+        if self.wal is not None:
+            out["wal"] = self.wal
         return out
 
 

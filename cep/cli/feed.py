@@ -27,8 +27,17 @@ def run(args):
                 print(f"cep feed: worker at {args.worker} did not answer: {exc}", file=sys.stderr)
                 return 1
             time.sleep(1.0)  # the worker may still be syncing the plan
+    acked = True
+    if sim.senders:  # several workers: done once a checkpoint committed what was accepted
+        acked = sim.acknowledge(args.ack_timeout)
+        resent = sum(s.stats.resent for s in sim.senders.values())
+        pending = sum(s.pending_events for s in sim.senders.values())
+        print(f"resent {resent} to another worker after a loss; "
+              + ("every accepted event committed" if acked else
+                 f"{pending} accepted events not committed within {args.ack_timeout:.0f} s"),
+              file=sys.stderr)
     print(f"sent {sent}, accepted {accepted}, rejected {sim.rejected}", file=sys.stderr)
-    return 0 if accepted == sent else 1
+    return 0 if accepted == sent and acked else 1
 
 
 def _run_cep40(args):
@@ -65,7 +74,13 @@ def subparser_hook(subparsers):
                                   "CEP 4.0 simulator .csv (or its stream configuration .xml)")
     p.add_argument("--stream", help="the plan's stream a CEP 4.0 feed goes to (default: the "
                                     "one named like its streamID, or the plan's only one)")
-    p.add_argument("--worker", default="http://127.0.0.1:9090", help="worker HTTP address")
+    p.add_argument("--worker", default="http://127.0.0.1:9090",
+                   help="worker HTTP address; several (URL,URL...): events go to the first, "
+                        "and what it accepted but no checkpoint committed yet is sent to the "
+                        "next if it is lost")
+    p.add_argument("--ack-timeout", type=float, default=60.0,
+                   help="with several workers: seconds to wait at the end for a checkpoint "
+                        "to commit every accepted event")
     p.add_argument("--tenant", default="-1234", help="tenant id (default the super tenant)")
     p.add_argument("--rate", type=float, default=20.0, action=_RateAction,
                    help="events per second (a CEP 4.0 feed: its delayBetweenEventsInMillis "

@@ -95,11 +95,15 @@ class RegistryClient:
         return self.request("unregister", kind=kind, tenant=tenant, plan=plan, endpoint=endpoint)
 
     def lookup(self, kind: str, tenant: int, plan: str, stream: Optional[str] = None,
-               machine: Iterable[str] = ()) -> dict[Any, Any]:
+               machine: Iterable[str] = (), avoid: Iterable[str] = ()) -> dict[Any, Any]:
+        """The registry's choice of endpoint; `avoid`: endpoints to take only if no other is
+        live (ones this client just failed to reach)."""
         fields: dict[str, Any] = {"kind": kind, "tenant": tenant, "plan": plan,
                                   "machine": list(machine)}
         if stream is not None:
             fields["stream"] = stream
+        if avoid:
+            fields["avoid"] = list(avoid)
         return self.request("lookup", **fields)
 
     def connect(self, kind: str, tenant: int, plan: str, endpoint: str, client: str,

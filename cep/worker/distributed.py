@@ -82,8 +82,9 @@ class DistributedPlan:
         for s in self.spec.imported:
             if s.stream in self.inflows:
                 self.inflows[s.stream].start()
+                inflow = self.inflows[s.stream]
                 self.router.register(stream_key(self.spec, s.stream), s.definition,
-                                     self.inflows[s.stream].offer)
+                                     inflow.offer, getattr(inflow, "progress", None))
         if self.service is not None:
             self.service.start()
             self.heartbeat = adopt(self.threads, Heartbeat(

@@ -121,6 +121,12 @@ class LoggedSpoutConnection(SpoutConnection):
     def commit(self, offset):
         return self.wal.commit(offset)
 
+    def progress(self) -> dict:
+        """Where the log stands: the highest offset appended so far and the highest a
+        completed checkpoint committed (HTTP replies carry it: a sender's acknowledgement)."""
+        return {"receiver_id": self.receiver_id, "appended": self.wal.next_offset - 1,
+                "committed": self.wal.committed}
+
     # -- sender thread --
     def _send_some(self):
         first, batch, replayed = self._next_batch()

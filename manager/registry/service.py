@@ -240,7 +240,8 @@ class RegistryService:
         kind = _kind(req)
         tenant, plan = self._plan(req)
         stream = _field(req, "stream", str, required=(kind == "receiver"))
-        ep, local, count = self.table.lookup(kind, tenant, plan, stream, _str_list(req, "machine"))
+        ep, local, count = self.table.lookup(kind, tenant, plan, stream, _str_list(req, "machine"),
+                                             _str_list(req, "avoid"))
         return {"ok": True, "endpoint": ep.address, "host": ep.host, "port": ep.port,
                 "local": local, "connections": count, "worker": ep.worker, **self._group()}
 

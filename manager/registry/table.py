@@ -1,7 +1,8 @@
 """The registry's state: endpoints with heartbeats, and open connections. No sockets here.
 
 Selection (PROTOCOL.md section 1): skip endpoints without a heartbeat inside the liveness
-window (with a warning), prefer the requester's machine, then the fewest open connections.
+window (with a warning) and those the requester asks to avoid (while another is live),
+prefer the requester's machine, then the fewest open connections.
 Connections are counted when made and released when closed (CEP 4.0 never released them)."""
 import itertools
 import logging
@@ -142,8 +143,9 @@ class EndpointTable:
                                    and c.kind == kind)
             return before - len(self.connections)
 
-    def lookup(self, kind, tenant, plan, stream=None, machine=()):
-        """Choose a live endpoint (local first, then fewest open connections)."""
+    def lookup(self, kind, tenant, plan, stream=None, machine=(), avoid=()):
+        """Choose a live endpoint (local first, then fewest open connections); endpoints in
+        `avoid` (ones the requester just failed to reach) only when no other is live."""
         with self._lock:
             self.expire()
             live = [ep for ep in self._live(kind, tenant, plan)
@@ -151,6 +153,7 @@ class EndpointTable:
             if not live:
                 raise RegistryError("EndpointNotFound", _not_found(kind, tenant, plan, stream,
                                                                    machine))
+            live = [ep for ep in live if ep.address not in avoid] or live
             mine = set(machine)
             local = [ep for ep in live if ep.machine & mine]
             counts = self._open_counts()

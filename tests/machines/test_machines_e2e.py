@@ -1,4 +1,4 @@
-"""Plans spread over three Spark workers on three "machines" (tests/machines/rig.py): where
+"""Plans spread over three Spark workers on three "machines" (manager/rig.py): where
 each instance runs is shown by the status, `cep topology list` and the console; a machine's
 death loses no accepted event and writes none twice."""
 import collections

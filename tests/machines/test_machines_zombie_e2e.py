@@ -1,4 +1,4 @@
-"""A partition longer than Spark's worker timeout (tests/machines/rig.py with
+"""A partition longer than Spark's worker timeout (manager/rig.py with
 spark.worker.timeout 10 s): the master declares the cut-off machine's worker dead, the stage
 runs again on the two others, and when the link returns the old attempt's tasks there
 (zombies) must not publish: the worker takes output only from the newest attempt

@@ -13,8 +13,8 @@ import sysconfig
 import time
 from pathlib import Path
 
-from tests.netns import free_prefix, ip, start_in_namespace
-from tests.netns import why_not_possible as netns_missing
+from topology.netns import free_prefix, ip, start_in_namespace
+from topology.netns import why_not_possible as netns_missing
 from topology.cluster import SPARK_HOME
 
 HIDDEN = ("/work", "/tmp", sysconfig.get_paths(vars={"base": sys.base_prefix})["purelib"])

@@ -7,7 +7,7 @@ and this program, run inside the namespace, holds each one for the delay before 
 it, in arrival order. It speaks nfnetlink_queue directly (a netlink socket; messages as in
 linux/netfilter/nfnetlink_queue.h), so it needs no C library.
 
-    ip netns exec NS python -m tests.machines.netdelay DELAY_MS
+    ip netns exec NS python -m topology.netdelay DELAY_MS
 
 It stops (accepting what it holds) on SIGTERM."""
 import collections

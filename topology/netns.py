@@ -1,5 +1,6 @@
-"""Network namespaces for tests that play several machines on this one (the code-shipping
-node B, the multi-machine rig): `ip` commands and a free private subnet."""
+"""Network namespaces for tests and benchmarks that play several machines on this one (the
+code-shipping node B, the multi-machine rig manager/rig.py): `ip` commands and a free
+private subnet."""
 import os
 import random
 import shutil
