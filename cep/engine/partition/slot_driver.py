@@ -19,6 +19,7 @@ from cep.engine.events import EXPIRED
 from cep.engine.expressions import make_function
 from cep.engine.fused import FusedWindowSelector, _PLAIN
 from cep.engine.partition.instances import BufferedInsert
+from cep.engine.partition.slot_codecs import _ObjectCodec, _RingCodec, _ValuesCodec, failed
 from cep.engine.query_builder import FilterProcessor
 from cep.engine.selector import QuerySelector
 from cep.engine.windows.base import NEVER
@@ -40,7 +41,6 @@ def build_driver(head: Any, codecs: list, junction: Any) -> Optional[Callable[[l
     """drive(todo, clock) for a chain `FilterProcessor* -> FusedWindowSelector(length) ->
     BufferedInsert` or `FilterProcessor* -> QuerySelector (running aggregates, no window)
     -> BufferedInsert`, or None for any other chain."""
-    from cep.engine.partition.slots import _ObjectCodec, _RingCodec, _ValuesCodec, failed
     if not ENABLED:
         return None
     chain, p = [], head
