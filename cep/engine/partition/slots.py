@@ -26,6 +26,7 @@ from __future__ import annotations
 from array import array
 from typing import Any, Callable, Optional
 
+from cep.engine.call_state import has_call_state
 from cep.engine.fused import FusedWindowSelector
 from cep.engine.partition.slot_codecs import (
     Codec, _BatchCodec, _ObjectCodec, _RingCodec, _ValuesCodec, failed,
@@ -104,6 +105,8 @@ def build_keyed_slots(recipe: Recipe, keyed_streams: set, purge: bool) -> Option
                 if id(p) in seen:
                     return None  # shared by two chains: not a plain chain
                 seen.add(id(p))
+                if has_call_state(p):
+                    return None  # a stateful call (kf:kalmanFilter) keeps state per key
                 if isinstance(p, _STATELESS):
                     continue
                 cs = _codecs_for(p)
