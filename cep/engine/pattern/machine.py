@@ -48,6 +48,11 @@ class SharedMachine:
         self.within_slots = tuple(n.slot for n in nodes
                                   if n.within is not None and n.kind != ABSENT)
         self.exit_slots = tuple(n.slot for n in nodes if not n.next)
+        # per count node: the later plain states that check `within` (kinds.CountSteps)
+        self.later_within = [tuple(m.slot for m in nodes if m.slot > n.slot
+                                   and m.within is not None and m.kind != ABSENT
+                                   and m.kind != COUNT) if n.kind == COUNT else ()
+                             for n in nodes]
         self.absent_timed = tuple(n.slot for n in nodes if n.kind == ABSENT and n.for_millis)
         self.scheduler = None  # set by the builder when absent states need timers
         if not self.count_slots:
@@ -144,7 +149,12 @@ def compile_machine(state_input, conditions=None, within=None, fixed=False):
     if within is None:
         within = state_input.within_millis
     if within is not None:
-        bounded = within_slots(state_input.state)
+        # Siddhi 3.2's counting states never look at `within` (CountPreStateProcessor has
+        # no expiry check, unlike StreamPreStateProcessor), so a trailing `A -> B<2:3>
+        # within T` collects its Bs whatever the gaps (fixed: the gap to the partial's last
+        # event is bounded, as for a plain state)
+        bounded = [slot for slot in within_slots(state_input.state)
+                   if fixed or nodes[slot].kind != COUNT]
         for slot in bounded:
             nodes[slot].within = within
         within = within if bounded else None
