@@ -9,7 +9,7 @@ COUNTS = case_files("counts")
 
 
 def test_the_corpus_is_there():
-    assert len(COUNTS) == 4
+    assert len(COUNTS) == 5
 
 
 @pytest.mark.parametrize("name", COUNTS)

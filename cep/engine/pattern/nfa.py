@@ -227,7 +227,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         else:
             self.emitted = True
             self.out.append((ts, self.s.make_row(p), CURRENT))
-        if node.every_to:
+        if node.every_to and i not in self.s.no_restart:
             q = self.s.every_copy(p, node)
             targets = node.every_to
             if node.op == "or" and i in targets and node.partner in targets and \
