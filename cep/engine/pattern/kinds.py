@@ -94,8 +94,10 @@ class CountSteps:
             if not lst:
                 p[slot] = None
             return self.s.sequence
-        p[-1] = ts
         n = len(lst)
+        if n > node.min_count and not self.s.sequence and self.s.later_within[i]:
+            self._drop_expired_later(i, p, ts)
+        p[-1] = ts
         # a trailing zero-minimum count after two or more states emits at its first row
         first_of_zero = n == 1 and node.min_count == 0 and not node.next and i > 1
         if self.s.sequence:
@@ -114,3 +116,45 @@ class CountSteps:
             if not node.next:
                 return True
         return n == node.max_count
+
+    def _drop_expired_later(self, i, p, ts):
+        """Before a count state moves the time of partial p that it has already handed on
+        (Siddhi 3.2 hands on the same state event and keeps collecting into it): drop p from
+        the later `within` states where Siddhi has already expired it. A plain state checks
+        `within` against the partial's time for every waiting partial at each event of its
+        stream (StreamPreStateProcessor.isExpired), matching or not, so a partial that an
+        event found expired there is gone for good, even if a later count row would have
+        made it young again."""
+        old = last_time(p)
+        seen, stream = self.seen, self.stream
+        for j in self.s.later_within[i]:
+            node = self.s.nodes[j]
+            if p[node.slot] is not None:
+                continue
+            last = seen.get(node.stream_id)
+            if node.stream_id == stream:
+                last = ts  # later nodes see the event first
+            if last is not None and last - old > node.within:
+                self._unfile(j, node, p)
+
+    def _unfile(self, j, node, p):
+        """Remove partial p (by identity) from node j's new and waiting partials."""
+        pend = self.pending[j]
+        if not isinstance(pend, dict):
+            self._discard(j, p)
+            return
+        self.new[j] = [q for q in self.new[j] if q is not p]
+        key = node.partial_key(p)
+        bucket = pend.get(key) if key is not None else None
+        if bucket is None:
+            return
+        if node.range:
+            self._unfile_ranged(node, bucket, p)
+            if not bucket.ents:
+                del pend[key]
+            return
+        rest = [q for q in bucket if q is not p]
+        if rest:
+            pend[key] = rest
+        else:
+            del pend[key]

@@ -25,9 +25,16 @@ class SharedMachine:
         # `every A<n:m>` in a pattern: the restart shares the collected list (Siddhi 3.2's
         # shallow copy), so later As extend the match already handed on
         # (fixed: the restart collects its own As, so `every A<n:m> -> B` matches again)
+        # The same holds for a count state ending a larger group, `every (A -> B<1:2>) -> C`:
+        # the restart keeps B's list, so it starts past the minimum and never hands on again
         self.shared_every = {n.slot for n in nodes if not sequence and n.kind == COUNT
-                             and n.every_to == [n.slot] and n.every_slots == (n.slot,)
-                             and not fixed}
+                             and n.every_to and not fixed}
+        # a group with a count state before its last state, `every (A -> B<2> -> D) -> C`:
+        # Siddhi 3.2's restart copy keeps D's event, and B drops a partial whose next state
+        # is filled, so the group never restarts (fixed: it restarts as usual)
+        self.no_restart = {n.slot for n in nodes if not sequence and n.every_to and not fixed
+                           and any(nodes[x].kind == COUNT for x in n.every_slots
+                                   if x != n.slot)}
         self.scopes = group_scopes(nodes)
         self.width = self.n_slots + len(self.scopes) + 1  # slots, group start times, start
         self.succ_slots = [successor_slots(nodes, n) for n in nodes]
@@ -48,6 +55,11 @@ class SharedMachine:
         self.within_slots = tuple(n.slot for n in nodes
                                   if n.within is not None and n.kind != ABSENT)
         self.exit_slots = tuple(n.slot for n in nodes if not n.next)
+        # per count node: the later plain states that check `within` (kinds.CountSteps)
+        self.later_within = [tuple(m.slot for m in nodes if m.slot > n.slot
+                                   and m.within is not None and m.kind != ABSENT
+                                   and m.kind != COUNT) if n.kind == COUNT else ()
+                             for n in nodes]
         self.absent_timed = tuple(n.slot for n in nodes if n.kind == ABSENT and n.for_millis)
         self.scheduler = None  # set by the builder when absent states need timers
         self.scheduler_rank = ()  # and the rank of those timers (cep.engine.clock)
@@ -119,7 +131,11 @@ class SharedMachine:
         if node.slot in self.fresh_every:
             return [None] * self.width
         if node.slot in self.shared_every:
-            return list(p)  # the count's list is shared with p (see shared_every)
+            q = list(p)  # the count's list is shared with p (see shared_every)
+            for x in node.every_slots:
+                if x != node.slot:
+                    q[x] = None  # filled again before anything reads them
+            return q
         slots = node.every_slots
         q = list(p)
         for s in slots:
@@ -145,7 +161,12 @@ def compile_machine(state_input, conditions=None, within=None, fixed=False):
     if within is None:
         within = state_input.within_millis
     if within is not None:
-        bounded = within_slots(state_input.state)
+        # Siddhi 3.2's counting states never look at `within` (CountPreStateProcessor has
+        # no expiry check, unlike StreamPreStateProcessor), so a trailing `A -> B<2:3>
+        # within T` collects its Bs whatever the gaps (fixed: the gap to the partial's last
+        # event is bounded, as for a plain state)
+        bounded = [slot for slot in within_slots(state_input.state)
+                   if fixed or nodes[slot].kind != COUNT]
         for slot in bounded:
             nodes[slot].within = within
         within = within if bounded else None

@@ -49,6 +49,8 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         self.emitted = False
         self.last_sweep = None
         self.now = None  # time of the event (or timer) being processed
+        self.seen = {}  # stream id -> time of its last event (see CountSteps._revive_check)
+        self.stream = None  # stream of the event being processed
         self.armed = None  # earliest absence deadline a timer is set for
         self.on_output = None  # where timer-driven matches go (set by the processor)
         self._init_start()
@@ -60,7 +62,8 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
 
     def get_state(self):
         return {"pending": self.pending, "new": self.new, "emitted": self.emitted,
-                "last_sweep": self.last_sweep, "expiry": self.expiry, "seq": self.seq}
+                "last_sweep": self.last_sweep, "expiry": self.expiry, "seq": self.seq,
+                "seen": self.seen}
 
     def set_state(self, state):
         self.pending, self.new = state["pending"], state["new"]
@@ -68,6 +71,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         self.emitted, self.last_sweep = state["emitted"], state["last_sweep"]
         self.expiry = state["expiry"]
         self.seq = state["seq"]
+        self.seen = state.get("seen", {})
         self.armed = None
         self._arm(self._next_deadline())  # a restored scheduler has no timers
 
@@ -100,6 +104,8 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         steps = self.s.steps
         within = self.s.within
         sequence = self.s.sequence
+        self.stream = stream_id
+        seen = self.seen
         for ts, r, kind in batch:
             if kind != CURRENT:
                 continue
@@ -110,6 +116,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
                 self._expire_groups(ts)
             for i in order:
                 steps[i](self, i, ts, r)
+            seen[stream_id] = ts
             if sequence:
                 self._reset()
             self._update()
@@ -220,7 +227,7 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         else:
             self.emitted = True
             self.out.append((ts, self.s.make_row(p), CURRENT))
-        if node.every_to:
+        if node.every_to and i not in self.s.no_restart:
             q = self.s.every_copy(p, node)
             targets = node.every_to
             if node.op == "or" and i in targets and node.partner in targets and \
@@ -297,12 +304,13 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         dq, nodes, pending = self.expiry, self.s.nodes, self.pending
         while dq and dq[0][0] is not None and dq[0][0] < limit:
             _, j, key, p = dq.popleft()
-            if p[nodes[j].slot] is not None:
-                if nodes[j].kind != COUNT:
-                    continue  # it went on from there already
-                if p[-1] >= limit:  # a count state still collecting: its last row is newer
-                    dq.append((p[-1], j, key, p))
-                    continue
+            if p[nodes[j].slot] is not None and nodes[j].kind != COUNT:
+                continue  # it went on from there already
+            if p[-1] >= limit:
+                # its last event is newer than its filing: a count state still collecting,
+                # here or (the same partial, as Siddhi shares it) at an earlier `<0:n>` state
+                dq.append((p[-1], j, key, p))
+                continue
             bucket = pending[j].get(key)
             if bucket is None:
                 continue
