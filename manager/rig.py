@@ -253,6 +253,9 @@ class Rig:
             "receivers.http_host": self.host, "receivers.http_port": 0,
             "receivers.zmq_port": -1, "transport.reconnect_interval": 0.1,
             "transport.heartbeat_interval": 0.2, "worker.state_dir": str(self.root / "worker"),
+            # self-undeploy after 10 s without a manager, as an operator would set it (0.2 s x
+            # the default 6 retries is 1.2 s: a manager slowed by a loaded host would trip it)
+            "managers.max_retries": 50,
             "security.curve": True, "security.curve_dir": str(data / "security" / "curve"),
             **(worker or {})})
         self.worker = Worker(cfg).start()

@@ -20,7 +20,7 @@ class DistributedPlan:
     mode = "distributed"
 
     def __init__(self, spec, router, registry, cfg, identity, ports=None, keys=None,
-                 threads=None, wal=None, secret=None):
+                 threads=None, wal=None, secret=None, memory=None):
         self.spec, self.router, self.registry = spec, router, registry
         self.threads = threads  # the worker's ThreadBook: every thread here is supervised
         self.ports, self.port_key = ports, f"{spec.tenant}/{spec.name}"
@@ -39,7 +39,7 @@ class DistributedPlan:
                 # without CURVE, the cluster secret gives the plan's bolts a token of their own
                 token = (curve.plan_token(secret, spec.tenant, spec.name)
                          if secret and spec.publisher_auth == "token" else None)
-                self.service = PublisherService(build_sink_set(cfg, spec),
+                self.service = PublisherService(build_sink_set(cfg, spec, memory),
                                                 cfg["receivers.http_host"], port, keys=keys,
                                                 token=token, domain=self.port_key)
                 adopt(threads, self.service, f"publisher {self.port_key}")

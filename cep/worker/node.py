@@ -80,6 +80,9 @@ class Worker:
         self._stopped = False
         self.threads = ThreadBook()  # every long-running thread, supervised
         self.wal = WalBook.from_config(cfg)  # write-ahead logs of imported streams
+        # per deployed plan, its duplicate marks and fences: they outlive a redeploy of the plan
+        # (cep.worker.plumbing.build_sink_set)
+        self.output_marks: dict = {}
         self.ha = ha.create(cfg)  # the standalone active/passive pair, or None
         self.links = _link_security(cfg)  # CURVE keys and cluster secret
         # status and metrics name every tenant: the cluster secret or a super admin's token
@@ -173,6 +176,7 @@ class Worker:
         with self._lock:
             for key in [k for k in self.plans if k not in wanted]:
                 self.undeploy(key)
+                self.output_marks.pop(key, None)  # removed, not redeployed: forget its marks
             for key, spec in wanted.items():
                 running = self.plans.get(key)
                 if running is not None and running.spec.version == spec.version:
@@ -212,7 +216,8 @@ class Worker:
         from cep.worker.distributed import DistributedPlan
         return DistributedPlan(spec, self.router, self.registry, self.cfg, self.identity,
                                self.ports, keys=self.links.curve, threads=self.threads,
-                               wal=self.wal, secret=self.links.secret)
+                               wal=self.wal, secret=self.links.secret,
+                               memory=self.output_marks)
 
     def undeploy(self, key, unregister=True):
         handle = self.plans.pop(key, None)

@@ -28,18 +28,27 @@ def default_sink_spec(cfg, spec, stream):
     return {"type": "log", "options": {"prefix": f"[{spec.tenant}:{spec.name}:{stream}] "}}
 
 
-def build_sink_set(cfg, spec):
+def build_sink_set(cfg, spec, memory=None):
     """A SinkSet for every exported stream of the plan; PlanDeployError on bad @sink settings
-    or on one the host policy refuses (the worker's own default sink is not confined)."""
+    or on one the host policy refuses (the worker's own default sink is not confined).
+
+    `memory` (the worker's dict, kept across deployments): the plan's duplicate marks and
+    fences outlive a redeploy of the plan in this process (a self-undeploy while no manager
+    answered, a restart of the plan's services), so results its topology replays after the
+    plan is back are still recognised as duplicates and a stale attempt stays fenced. A new
+    topology's publisher bolts start fresh, which clears their marks (delivery.Dedup)."""
     specs = {s.stream: [{**x, "definition": s.definition} for x in s.specs]
              for s in spec.exported}
     try:
-        return SinkSet.from_specs(specs, label=f"{spec.tenant}/{spec.name}",
+        sset = SinkSet.from_specs(specs, label=f"{spec.tenant}/{spec.name}",
                                   policy=host_policy(cfg), tenant=spec.tenant,
                                   default=lambda stream: default_sink_spec(cfg, spec, stream),
                                   delivery=cfg["delivery.default"], dedup=cfg["delivery.dedup"])
     except PublisherError as exc:
         raise PlanDeployError(f"plan {spec.name}: {exc}") from None
+    if memory is not None:
+        sset.dedup, sset.fences = memory.setdefault(spec.key, (sset.dedup, sset.fences))
+    return sset
 
 
 def check_policy(spec, cfg):

@@ -5,6 +5,7 @@ endpoint whose answers can be cut (the process-level test with real managers is 
 tests/manager/ha/test_ha_failover_e2e.py)."""
 import time
 
+from cep.protocol.frames import Identity
 from tests.worker.test_worker_distributed import make_worker, plan_url, post
 
 
@@ -24,6 +25,10 @@ def test_no_manager_for_the_limit_undeploys_503_then_redeploys(
         assert wait_for(lambda: "-1234/StockAnalysis" in w.status()["plans"])
         assert post(plan_url(w), [["IBM", 1.0, 1]])[0] == 200
         assert undeploy_state(w)["limitSec"] == 1.5 and not undeploy_state(w)["undeployed"]
+        # a result the plan's publisher took before the outage (its lane's numbers 0 and 1)
+        taken = Identity("StockAnalysis[-1234]:pub:0", 1, 0, runs=(("r1|f:0", 0, 2),))
+        marks = next(iter(w.plans.values())).service.sink_set.dedup
+        assert marks.fresh("Out", taken, ["a", "b"]) == (["a", "b"], 0)
         fake_manager.answer = 503  # no manager answers from now on
         cut_at = time.monotonic()
         assert wait_for(lambda: undeploy_state(w)["undeployed"], timeout=8)
@@ -38,6 +43,10 @@ def test_no_manager_for_the_limit_undeploys_503_then_redeploys(
         fake_manager.answer = None  # a manager is back
         assert wait_for(lambda: "-1234/StockAnalysis" in w.status()["plans"], timeout=8)
         assert not undeploy_state(w)["undeployed"] and undeploy_state(w)["redeploys"] == 1
+        # the redeployed plan still knows what it took: the topology's replay of those
+        # results after its restore is a counted duplicate, not written twice
+        again = next(iter(w.plans.values())).service.sink_set.dedup
+        assert again.fresh("Out", taken, ["a", "b"]) == ([], 2)
         assert wait_for(lambda: post(plan_url(w), [["IBM", 3.0, 1]])[0] == 200)
         assert wait_for(lambda: spout.drain() >= 2)
         assert {e[1][1] for e in spout.events} >= {1.0, 3.0}
