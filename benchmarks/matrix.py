@@ -41,11 +41,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
-
-import cep  # noqa: E402
 from siddhi_compare import (BATCH, Workload, find_kit, fmt, live, reference,  # noqa: E402
-                            run_once, symbols)
+                            run_columnar, run_once, symbols)
 
 HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
 
@@ -277,47 +274,6 @@ def specs():
         Spec("chain of 5 queries", HEAD + CHAIN, on_s(100), 300_000, guess=1.5e6),
         Spec("str:/math: projection", HEAD + EXT, on_s(100), 300_000, guess=2e6),
     ]
-
-
-# -- the columnar path for any stream ------------------------------------------------------
-_NP = {"string": object, "double": np.float64, "float": np.float32, "long": np.int64,
-       "int": np.int32, "bool": bool}
-
-
-def columns(schema, batch):
-    """A batch of (ts, row) as send_columns' arguments, by the stream's attribute types."""
-    ts = np.fromiter((t for t, _ in batch), np.int64, len(batch))
-    data = {}
-    for (name, typ), col in zip(schema, zip(*[r for _, r in batch])):
-        a = np.empty(len(col), _NP[typ]) if _NP[typ] is object else np.array(col, _NP[typ])
-        if _NP[typ] is object:
-            a[:] = col
-        data[name] = a
-    return data, ts
-
-
-def run_columnar(w):
-    """(events/s wall, events/s CPU, outputs) through send_columns, a columnar callback."""
-    plan = cep.compile(w.plan)
-    schemas = {d.id: [(a.name, a.type.value) for a in d.attributes] for d in plan.streams}
-    rt = cep.ExecutionPlanRuntime(plan)
-    count = [0]
-    for sid in w.outputs:
-        rt.add_callback(sid, lambda c: count.__setitem__(0, count[0] + len(c)), columnar=True)
-    handlers = {sid: rt.input_handler(sid) for sid, _ in w.feed + w.warm}
-    for sid, b in w.warm:
-        handlers[sid].send_columns(*columns(schemas[sid], b))
-    count[0] = 0
-    sends = [(handlers[sid].send_columns, columns(schemas[sid], b)) for sid, b in w.feed]
-    gc.collect()
-    t0, c0 = time.perf_counter(), time.process_time()
-    for send, (data, ts) in sends:
-        bad = send(data, ts)
-        if bad:
-            raise SystemExit(f"{w.name}: {len(bad)} events rejected (columnar): {bad[0]}")
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    rt.shutdown()
-    return w.events / wall, w.events / max(cpu, 1e-9), count[0]
 
 
 def median_of(one, runs):

@@ -54,6 +54,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import numpy as np  # noqa: E402
+
 import cep  # noqa: E402
 
 BATCH = 1000
@@ -201,52 +203,44 @@ def run_once(w, validated, collect=None):
     return w.events / wall, w.events / max(cpu, 1e-9), count[0]
 
 
-def as_columns(batch):
-    """A batch of (ts, row) events as send_columns' arguments (names of S or of A/B)."""
-    import numpy as np
+_NP = {"string": object, "double": np.float64, "float": np.float32, "long": np.int64,
+       "int": np.int32, "bool": bool}
+
+
+def columns(schema, batch):
+    """A batch of (ts, row) as send_columns' arguments, by the stream's attribute types."""
     ts = np.fromiter((t for t, _ in batch), np.int64, len(batch))
-    cols = list(zip(*[r for _, r in batch]))
-    names = ("sym", "price", "vol") if len(cols) == 3 else ("sym", "x")
-    types = (object, np.float64, np.int64)
     data = {}
-    for n, c, t in zip(names, cols, types):
-        if t is object:
-            a = np.empty(len(c), object)
-            a[:] = c
-        else:
-            a = np.array(c, t)
-        data[n] = a
+    for (name, typ), col in zip(schema, zip(*[r for _, r in batch])):
+        a = np.empty(len(col), _NP[typ]) if _NP[typ] is object else np.array(col, _NP[typ])
+        if _NP[typ] is object:
+            a[:] = col
+        data[name] = a
     return data, ts
 
 
 def run_columnar(w):
-    """(events/s wall, events/s CPU, outputs) through send_columns and a columnar callback."""
-    rt = cep.ExecutionPlanRuntime(cep.compile(w.plan))
+    """(events/s wall, events/s CPU, outputs) through send_columns, a columnar callback."""
+    plan = cep.compile(w.plan)
+    schemas = {d.id: [(a.name, a.type.value) for a in d.attributes] for d in plan.streams}
+    rt = cep.ExecutionPlanRuntime(plan)
     count = [0]
     for sid in w.outputs:
-        rt.add_callback(sid, lambda c: count.__setitem__(0, count[0] + len(c)),
-                        columnar=True)
+        rt.add_callback(sid, lambda c: count.__setitem__(0, count[0] + len(c)), columnar=True)
     handlers = {sid: rt.input_handler(sid) for sid, _ in w.feed + w.warm}
     for sid, b in w.warm:
-        handlers[sid].send_columns(*_fix(sid, as_columns(b)))
+        handlers[sid].send_columns(*columns(schemas[sid], b))
     count[0] = 0
-    sends = [(handlers[sid].send_columns, _fix(sid, as_columns(b))) for sid, b in w.feed]
+    sends = [(handlers[sid].send_columns, columns(schemas[sid], b)) for sid, b in w.feed]
     gc.collect()
     t0, c0 = time.perf_counter(), time.process_time()
     for send, (data, ts) in sends:
         bad = send(data, ts)
         if bad:
-            raise SystemExit(f"{w.name}: {len(bad)} events rejected: {bad[0]}")
+            raise SystemExit(f"{w.name}: {len(bad)} events rejected (columnar): {bad[0]}")
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     rt.shutdown()
     return w.events / wall, w.events / max(cpu, 1e-9), count[0]
-
-
-def _fix(sid, data_ts):
-    data, ts = data_ts
-    if sid == "B":
-        data = {"sym": data["sym"], "y": data.pop("x")}
-    return data, ts
 
 
 def measure(w, runs, validated, columnar=False):

@@ -60,28 +60,21 @@ class SortWindow(WindowProcessor):
     def setup(self, n, parts):
         self.n = n
 
-        def key(e):
-            r = e[1]
-            out = []
-            for get, asc in parts:
-                v = get(r)
-                c = (v is not None, v)
-                out.append(c if asc else _Desc(c))
-            return tuple(out)
-
-        def exact_key(e):
-            """key(e), or None when a value is NaN (no total order: only a full sort then
-            places it as the sort always did)."""
-            r = e[1]
-            out = []
-            for get, asc in parts:
-                v = get(r)
-                if v != v:
-                    return None
-                c = (v is not None, v)
-                out.append(c if asc else _Desc(c))
-            return tuple(out)
-        self.key, self.exact_key = key, exact_key
+        def make_key(exact):
+            """The sort key of an event; with `exact`, None when a value is NaN (no total
+            order: only a full sort then places it as the sort always did)."""
+            def key(e):
+                r = e[1]
+                out = []
+                for get, asc in parts:
+                    v = get(r)
+                    if exact and v != v:
+                        return None
+                    c = (v is not None, v)
+                    out.append(c if asc else _Desc(c))
+                return tuple(out)
+            return key
+        self.key, self.exact_key = make_key(False), make_key(True)
         self.items = []
         self.keys = None  # the items' keys while the items are known to be sorted
 

@@ -1,17 +1,13 @@
 """#window.sort keeps its items sorted once full and places each newcomer by binary search;
 its output must stay what a stable sort of the items plus the newcomer gives (Siddhi 3.2's
 Collections.sort), with ties, nulls, NaN, descending parts, any batch cut and snapshots."""
-import functools
 import math
 import random
 
 import pytest
 
 import cep
-
-
-def _component(v, asc):
-    return (v is not None, v), asc
+from cep.engine.windows.keyed import _Desc
 
 
 def _model(events, n, parts):
@@ -21,7 +17,7 @@ def _model(events, n, parts):
         out = []
         for i, asc in parts:
             c = (r[i] is not None, r[i])
-            out.append(c if asc else _Rev(c))
+            out.append(c if asc else _Desc(c))
         return tuple(out)
     items, out = [], []
     for ts, r in events:
@@ -31,18 +27,6 @@ def _model(events, n, parts):
             items.sort(key=lambda e: key(e[1]))
             out.append((ts, items.pop()[1], True))
     return out
-
-
-@functools.total_ordering
-class _Rev:
-    def __init__(self, v):
-        self.v = v
-
-    def __lt__(self, other):
-        return other.v < self.v
-
-    def __eq__(self, other):
-        return self.v == other.v
 
 
 def _events(rnd, count, nan):

@@ -258,11 +258,12 @@ class _KeySegments:
 
 
 class _Segments:
-    """Operations in segment order (`order`: op indexes), segment starts in that order, and
-    where each arrival's value sits (`at`)."""
+    """Operations in group order (`order`: op indexes), each group's first operation in that
+    order (`starts`), and where each arrival's value sits (`at`). A group is never cut where
+    it empties: its running values go on (see `float_sum`)."""
 
-    def __init__(self, ops, order, starts, cnt_starts, src, sign):
-        self.ops, self.order, self.starts, self.cnt_starts = ops, order, starts, cnt_starts
+    def __init__(self, ops, order, starts, src, sign):
+        self.ops, self.order, self.starts = ops, order, starts
         self.src, self.sign = src, sign  # in op order, in segment order
         pos = np.empty(len(order), np.intp)
         pos[order] = np.arange(len(order))
@@ -276,21 +277,16 @@ class _Segments:
         sc = codes[order]
         gstarts = np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]]) if len(sc) else \
             np.empty(0, np.intp)
-        sign = ops.sign[order]
-        pop = _seg_cumsum(sign, gstarts)
-        resets = np.flatnonzero((pop == 0) & (sign < 0)) + 1  # the group emptied: forgotten
-        resets = resets[resets < len(order)]
-        starts = np.union1d(gstarts, resets).astype(np.intp)
-        return cls(ops, order, starts, gstarts, src, sign)
+        return cls(ops, order, gstarts, src, ops.sign[order])
 
     def count(self):
         """Events of the key's (group's) window after each arrival."""
-        return _seg_cumsum(self.sign, self.cnt_starts)[self.at]
+        return _seg_cumsum(self.sign, self.starts)[self.at]
 
     def int_sum(self, x):
         """Exact 64-bit wrapping running sums (a group that empties sums to 0 exactly)."""
         v = x[self.src[self.order]] * self.sign
-        return _seg_cumsum(v, self.cnt_starts)[self.at]
+        return _seg_cumsum(v, self.starts)[self.at]
 
     def float_sum(self, x):
         v = x[self.src[self.order]]
@@ -298,9 +294,8 @@ class _Segments:
         # a group's running sum starts at 0.0 (0.0 + -0.0 is 0.0) and goes on through the
         # group emptying: the engine forgets a group only when its sum is back to exactly
         # +0.0, where going on gives the same values, and keeps a rounding residue as Siddhi
-        st = self.cnt_starts
-        v[st] = 0.0 + v[st]
-        return running_sums(v, st)[self.at]
+        v[self.starts] = 0.0 + v[self.starts]
+        return running_sums(v, self.starts)[self.at]
 
 
 def _seg_cumsum(v, starts):
