@@ -63,6 +63,7 @@ def wait_for(cond, timeout, what, log=None):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # the waits below are generous for a loaded machine; they add up
 def test_cep_sh_restarts_a_crashed_manager_and_a_sigterm_stops_everything(tmp_path):
     """A kill -9 of the manager: the script starts it again and the system stays up; then
     `kill -TERM` to the script stops everything it started, the new manager's work too."""
@@ -96,7 +97,8 @@ def test_cep_sh_restarts_a_crashed_manager_and_a_sigterm_stops_everything(tmp_pa
         os.kill(first, signal.SIGKILL)
         wait_for(lambda: re.search(r"the manager exited \(status 137\); starting it again",
                                    text()), 30, "the restart notice")
-        wait_for(lambda: manager_pid() not in (None, first), 60, "a new manager process")
+        wait_for(lambda: manager_pid() not in (None, first), 60, "a new manager process",
+                 tmp_path / "cep.log")
 
         def login_page():
             try:
@@ -104,7 +106,7 @@ def test_cep_sh_restarts_a_crashed_manager_and_a_sigterm_stops_everything(tmp_pa
                     return resp.status == 200
             except OSError:
                 return False
-        wait_for(login_page, 120, "the restarted manager to answer")
+        wait_for(login_page, 120, "the restarted manager to answer", tmp_path / "cep.log")
         cep = str(ROOT / ".venv" / "bin" / "cep")
         token = subprocess.run([cep, "login", "--manager", url, "--user", "admin",
                                 "--password-stdin", "--print-token"], env=env, text=True,
@@ -112,10 +114,14 @@ def test_cep_sh_restarts_a_crashed_manager_and_a_sigterm_stops_everything(tmp_pa
         env["CEP_TOKEN"] = token.stdout.strip()
 
         def active():
-            out = subprocess.run([cep, "plan", "status", "StockAnalysis", "--manager", url],
-                                 env=env, text=True, capture_output=True)
+            try:
+                out = subprocess.run([cep, "plan", "status", "StockAnalysis", "--manager", url],
+                                     env=env, text=True, capture_output=True, timeout=60)
+            except subprocess.TimeoutExpired:
+                return False  # the manager is busy: ask again
             return "ACTIVE" in out.stdout and "all established" in out.stdout
-        wait_for(active, 180, "StockAnalysis ACTIVE under the restarted manager")
+        wait_for(active, 240, "StockAnalysis ACTIVE under the restarted manager",
+                 tmp_path / "cep.log")
         assert proc.poll() is None  # the script, the worker and Spark stayed up
         proc.send_signal(signal.SIGTERM)
         try:  # generous, as for Ctrl-C below

@@ -23,7 +23,7 @@ ELSEWHERE = ["10.254.77.9"]  # another machine's identity (not an address of thi
 
 @pytest.fixture
 def client():
-    svc = RegistryService(port=0, bind_host="127.0.0.1", liveness=30.0)
+    svc = RegistryService(port=0, bind_host="127.0.0.1", liveness=300.0)  # nothing expires here
     svc.start()
     c = RegistryClient(f"tcp://127.0.0.1:{svc.port}", timeout=2.0)
     yield c
@@ -155,7 +155,8 @@ def test_a_publisher_bolt_whose_worker_died_goes_to_the_other_not_back(client):
         _wait(lambda: len(here_sink.rows) == 5, "the first batch at the local worker")
         here_svc.stop()  # the local worker dies; the registry still lists it as live
         bolt.execute(Batch([(2000 + i, i) for i in range(5, 10)], "Out"))
-        _wait(lambda: len(far_sink.rows) == 5, "the second batch at the other worker")
+        _wait(lambda: len(far_sink.rows) == 5, "the second batch at the other worker",
+              detail=bolt.custom_metrics)
         assert [r[0] for r in far_sink.rows] == list(range(5, 10))
         assert bolt.endpoint == far and bolt.reconnects == 1, (bolt.endpoint, bolt.reconnects)
     finally:
@@ -163,8 +164,8 @@ def test_a_publisher_bolt_whose_worker_died_goes_to_the_other_not_back(client):
         far_svc.stop()
 
 
-def _wait(cond, what, timeout=30.0):
+def _wait(cond, what, timeout=60.0, detail=dict):
     deadline = time.monotonic() + timeout
     while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}: {detail()}"
         time.sleep(0.02)
