@@ -31,6 +31,8 @@ def compile_pattern(state_input, definitions, scope_hook=None, fixed=False):
         if expr is None:
             return None, None, None
         cond = _function("cond", "p, r", expr, scope, want_bool=True)
+        if state_input.kind == "sequence":
+            node.inline = compile_expression(expr, scope)
         row_key, partial_key, rest = _index_keys(expr, node, scope)
         if row_key is not None and node.kind == STREAM and state_input.kind == "pattern":
             # the index already guarantees the equalities: test only the rest

@@ -3,6 +3,7 @@
 `compile_machine(state_input, conditions)` flattens the model and attaches each node's compiled
 condition; `StateMachine(shared)` (cep.engine.pattern.nfa) holds the per-key partial matches.
 """
+from cep.engine.pattern.linear import build_linear
 from cep.engine.pattern.nfa import StateMachine
 from cep.errors import InvalidQueryError
 from cep.engine.pattern.plan import (
@@ -83,6 +84,8 @@ class SharedMachine:
         self.renew_targets = frozenset(t for n in nodes for t in (n.every_to or ())
                                        if t not in starts)
         self.streams = tuple(dict.fromkeys(n.stream_id for n in nodes))
+        # a sequence of plain states over one stream: one generated loop (pattern/linear.py)
+        self.linear_run = build_linear(self)
 
     def _place_scopes(self):
         """Give each `every (...) within` group its start-time slot, which the group's
@@ -97,6 +100,8 @@ class SharedMachine:
     def refresh(self):
         """Recompute what depends on the nodes' index keys (after they change)."""
         self.indexed = tuple(n.row_key is not None for n in self.nodes)
+        if hasattr(self, "linear_run"):  # index keys changed after construction
+            self.linear_run = build_linear(self)
         self.steps = [self._step_for(n) for n in self.nodes]
         # a fresh start handing on to exactly one indexed plain state: filed inline
         self.keyed_next = [n.next[0] if (len(n.next) == 1 and not self.sequence

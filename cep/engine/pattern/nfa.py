@@ -100,6 +100,10 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         order = self.s.order_by_stream.get(stream_id)
         if not order:
             return
+        if self.s.linear_run is not None:
+            self.stream = stream_id
+            self.s.linear_run(self, batch, out)
+            return
         self.out = out
         steps = self.s.steps
         within = self.s.within

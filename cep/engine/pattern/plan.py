@@ -48,6 +48,9 @@ class NodeSpec:
     # equality index: key of the arriving row, key of a waiting partial (patterns only)
     row_key: Optional[Callable] = None
     partial_key: Optional[Callable] = None
+    # the condition's compiled expression (its `fast` and null-safe `source`), for loops that
+    # inline it (cep.engine.pattern.linear)
+    inline: object = None
 
 
 @dataclass
