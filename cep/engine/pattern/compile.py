@@ -5,6 +5,7 @@ over earlier states>` also becomes an index key: waiting partials are filed unde
 the expression, and an arriving event only looks at the partials filed under its own value.
 """
 from cep.engine.expressions import FALLBACK_ERRORS, compile_expression, make_function
+from cep.engine.pattern.gate import gate_source, own_conjuncts
 from cep.engine.pattern.machine import compile_machine
 from cep.engine.pattern.plan import STREAM, flatten
 from cep.engine.pattern.ranged import find_range
@@ -33,6 +34,7 @@ def compile_pattern(state_input, definitions, scope_hook=None, fixed=False):
         cond = _function("cond", "p, r", expr, scope, want_bool=True)
         if state_input.kind == "sequence":
             node.inline = compile_expression(expr, scope)
+        node.gate = gate_source(own_conjuncts(expr, lambda e: _sides(e, node)), scope)
         row_key, partial_key, rest = _index_keys(expr, node, scope)
         if row_key is not None and node.kind == STREAM and state_input.kind == "pattern":
             # the index already guarantees the equalities: test only the rest

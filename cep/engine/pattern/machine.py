@@ -3,6 +3,7 @@
 `compile_machine(state_input, conditions)` flattens the model and attaches each node's compiled
 condition; `StateMachine(shared)` (cep.engine.pattern.nfa) holds the per-key partial matches.
 """
+from cep.engine.pattern.gate import build_gates
 from cep.engine.pattern.linear import build_linear
 from cep.engine.pattern.nfa import StateMachine
 from cep.errors import InvalidQueryError
@@ -86,6 +87,8 @@ class SharedMachine:
         self.streams = tuple(dict.fromkeys(n.stream_id for n in nodes))
         # a sequence of plain states over one stream: one generated loop (pattern/linear.py)
         self.linear_run = build_linear(self)
+        # per stream, the events some state may take (pattern/gate.py)
+        self.gates = build_gates(self)
 
     def _place_scopes(self):
         """Give each `every (...) within` group its start-time slot, which the group's

@@ -105,6 +105,10 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
             self.s.linear_run(self, batch, out)
             return
         self.out = out
+        last = batch[-1][0] if batch else None
+        gate = self.s.gates.get(stream_id)
+        if gate is not None:
+            batch = gate(batch)
         steps = self.s.steps
         within = self.s.within
         sequence = self.s.sequence
@@ -129,8 +133,8 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
                     self.last_sweep = ts
                 elif ts - self.last_sweep > within:
                     self._sweep(ts)
-        if within is not None and self.expiry and batch:
-            self._expire(batch[-1][0] - within)
+        if within is not None and self.expiry and last is not None:
+            self._expire(last - within)
 
     # -- node behaviour -------------------------------------------------------------------
     def step_keyed(self, i, ts, r):

@@ -51,6 +51,9 @@ class NodeSpec:
     # the condition's compiled expression (its `fast` and null-safe `source`), for loops that
     # inline it (cep.engine.pattern.linear)
     inline: object = None
+    # the compiled test of the filter's conjuncts that read only the arriving event, or None
+    # (cep.engine.pattern.gate)
+    gate: object = None
 
 
 @dataclass
