@@ -105,6 +105,9 @@ class JoinProcessor(Processor):
         side = self.sides[which]
         contents = side.contents if side.window is not None else None
         trigger, chunked = self.triggers[which], self.chunked
+        if not chunked and trigger and self._plain_other(which):
+            self._window_output_plain(which, contents, chunk)
+            return
         skip_expired = not self.want_expired
         out = []
         for ev in chunk:
@@ -126,6 +129,60 @@ class JoinProcessor(Processor):
             if chunked and out:
                 self.emit(out)
                 out = []
+        self.emit(out)
+
+    def _plain_other(self, which):
+        """True when the other side is a stream side whose rows a probe reads as they are
+        (its Contents: no sort order, no probe hook, not a named window)."""
+        other = self.sides[1 - which]
+        return (type(other) is StreamSide and getattr(other.window, "join_rows", None) is None
+                and getattr(other.window, "probed", None) is None)
+
+    def _window_output_plain(self, which, contents, chunk):
+        """window_output for a triggering side without aggregates whose other side is plain:
+        the same steps, with the contents' and the probe's methods bound once per chunk."""
+        other = self.sides[1 - which].contents
+        key, on, pad = self.probe_keys[which], self.on, self.outer[which]
+        skip_expired = not self.want_expired
+        left = which == LEFT
+        if contents is not None:
+            add, remove, clear = contents.add, contents.remove, contents.clear
+        if key is not None and other.index is not None:
+            index = other.index
+            cands_of = lambda row: index.get(key(row), ())  # noqa: E731
+        else:
+            if key is not None:
+                cands_of = lambda row: other.candidates(key(row), True)  # noqa: E731
+            else:
+                cands_of = lambda row: other.candidates()  # noqa: E731
+        out = []
+        append, extend = out.append, out.extend
+        for ts, row, kind in chunk:
+            if contents is not None:
+                if kind == CURRENT:
+                    add(row)
+                elif kind == EXPIRED:
+                    remove(row)
+                else:
+                    clear()
+            if kind == RESET or (kind == EXPIRED and skip_expired):
+                continue
+            cands = cands_of(row)
+            n = len(out)
+            if left:
+                if on is None:
+                    extend([(ts, (row, b), kind) for b in cands])
+                else:
+                    extend([(ts, (row, b), kind) for b in cands if on(row, b)])
+                if pad and len(out) == n:
+                    append((ts, (row, None), kind))
+            else:
+                if on is None:
+                    extend([(ts, (a, row), kind) for a in cands])
+                else:
+                    extend([(ts, (a, row), kind) for a in cands if on(a, row)])
+                if pad and len(out) == n:
+                    append((ts, (None, row), kind))
         self.emit(out)
 
     def _keyed_lookup(self, which):
