@@ -10,7 +10,9 @@ itself exactly once.
 `on(a, b)` is the compiled condition over a left row `a` and a right row `b`; `probe_key` gives,
 per side, the key function of the *arriving* row when the other side is indexed on it.
 """
-from cep.engine.join.sides import CURRENT, EXPIRED, RESET, SideSink, StreamSide
+from collections import deque
+
+from cep.engine.join.sides import CURRENT, EXPIRED, RESET, SideSink, StreamSide, take_row
 from cep.engine.processor import Processor
 
 LEFT, RIGHT = 0, 1
@@ -147,6 +149,11 @@ class JoinProcessor(Processor):
         left = which == LEFT
         if contents is not None:
             add, remove, clear = contents.add, contents.remove, contents.clear
+            cidx, ckey = contents.index, contents.key  # a keyed side: add and remove inline
+            if cidx is not None:
+                cget = cidx.get
+        else:
+            cidx = None
         if key is not None and other.index is not None:
             index = other.index
             cands_of = lambda row: index.get(key(row), ())  # noqa: E731
@@ -158,7 +165,24 @@ class JoinProcessor(Processor):
         out = []
         append, extend = out.append, out.extend
         for ts, row, kind in chunk:
-            if contents is not None:
+            if cidx is not None:
+                if kind == CURRENT:
+                    k = ckey(row)
+                    bucket = cget(k)
+                    if bucket is None:
+                        cidx[k] = deque((row,))
+                    else:
+                        bucket.append(row)
+                elif kind == EXPIRED:
+                    k = ckey(row)
+                    bucket = cget(k)
+                    if bucket is not None:
+                        take_row(bucket, row)
+                        if not bucket:
+                            del cidx[k]
+                else:
+                    clear()
+            elif contents is not None:
                 if kind == CURRENT:
                     add(row)
                 elif kind == EXPIRED:

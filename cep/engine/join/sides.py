@@ -45,12 +45,12 @@ class Contents:
         """Take `row` out: O(1) for the oldest row (FIFO windows), else a scan. A row the
         contents do not hold is ignored."""
         if self.index is None:
-            _take(self.rows, row)
+            take_row(self.rows, row)
             return
         k = self.key(row)
         bucket = self.index.get(k)
         if bucket is not None:
-            _take(bucket, row)
+            take_row(bucket, row)
             if not bucket:
                 del self.index[k]
 
@@ -76,7 +76,7 @@ class Contents:
             self.add(r)
 
 
-def _take(dq, row):
+def take_row(dq, row):
     if dq and (dq[0] is row or dq[0] == row):
         dq.popleft()
         return
