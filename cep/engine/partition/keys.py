@@ -34,23 +34,31 @@ def compile_router_key(key, definition):
 
 
 def _range_router(key, scope):
-    conds = []
+    """One generated loop: each condition inline, appending the event to its label's group
+    (an event meeting two conditions of one label is in that group twice, as the ranges
+    say); the groups come out in first-appearance order of their labels."""
+    labels, g, tests = [], {}, []
     for rc in key.ranges:
         c = compile_expression(rc.condition, scope)
         if c.type not in (AttrType.BOOL, AttrType.OBJECT):
             raise TypeMismatchError(f"range partition condition for '{rc.label}' must be a "
                                     f"bool expression, not {c.type}", rc.span)
-        conds.append((rc.label, make_function(
-            "cond", f"def cond(r):\n    return {c.source}\n", c.globals)))
-
-    def route(batch):
-        groups = {}
-        for ev in batch:
-            for label, cond in conds:
-                if cond(ev[1]):
-                    groups.setdefault(label, []).append(ev)
-        return groups.items()
-    return route
+        if rc.label not in labels:
+            labels.append(rc.label)
+        g.update(c.globals)
+        tests.append((labels.index(rc.label), c.source))
+    lines = ["def route(batch):",
+             *[f"    g{i} = []" for i in range(len(labels))],
+             *[f"    f{i} = 0" for i in range(len(labels))],
+             "    for i, ev in enumerate(batch):",
+             "        r = ev[1]"]
+    for j, (i, source) in enumerate(tests):  # first appearance: event, then condition
+        lines += [f"        if {source}:", f"            if not g{i}:",
+                  f"                f{i} = i * {len(tests)} + {j}", f"            g{i}.append(ev)"]
+    groups = ", ".join(f"(f{i}, {i}, g{i})" for i in range(len(labels)))
+    lines += [f"    groups = sorted([{groups}])",
+              "    return [(LABELS[n], grp) for _, n, grp in groups if grp]"]
+    return make_function("route", "\n".join(lines) + "\n", {**g, "LABELS": labels})
 
 
 def parse_duration(text, where, span=None):
