@@ -11,6 +11,7 @@ from cep.engine.expressions import (
     FALLBACK_ERRORS, Compiled, Scope, compile_expression, make_function,
 )
 from cep.engine.table.keys import equi_split
+from cep.engine.table.store import Table
 from cep.errors import TypeMismatchError, UnknownAttributeError, UnknownStreamError
 from cep.model import AttrType
 
@@ -97,6 +98,7 @@ def compile_in_table(e, gen, outer, tables):
     args = ", ".join(scope.row_vars)
     name = f"_in{next(_ids)}"
     g = {}
+    k = None
     if table.indexed or not hasattr(table, "find"):
         k = key_lookup(e.condition, scope)
         cands = (f"T.candidates({k.source}, True)" if k is not None
@@ -108,6 +110,21 @@ def compile_in_table(e, gen, outer, tables):
         values = table.probe_values(probe)
         cands = f"T.find(P, V({args}))" if values is not None else "T.find(None, None)"
         g.update({"P": probe, "V": values})
+    if k is not None and type(table) is Table and table.indexed:
+        # one row at most: read it from the key's dict (looked up per call: a restore
+        # replaces the dict)
+        src = (f"def {name}({args}):\n"
+               f"    t = T.rows.get({k.source})\n"
+               "    if t is None:\n"
+               "        return False\n"
+               "    try:\n"
+               f"        return bool({c.source})\n"
+               "    except FALLBACK:\n"
+               "        return False\n")
+        g = {**c.globals, **g, "T": table, "FALLBACK": FALLBACK_ERRORS}
+        fn = make_function(name, src, g)
+        call = f"{name}({args})"
+        return Compiled(call, call, AttrType.BOOL, {name: fn}, nullable=False)
     src = (f"def {name}({args}):\n"
            f"    for t in {cands}:\n"
            "        try:\n"
