@@ -11,7 +11,6 @@ from cep.engine.expressions import (
     FALLBACK_ERRORS, Compiled, Scope, compile_expression, make_function,
 )
 from cep.engine.table.keys import equi_split
-from cep.engine.table.store import Table
 from cep.errors import TypeMismatchError, UnknownAttributeError, UnknownStreamError
 from cep.model import AttrType
 
@@ -110,7 +109,7 @@ def compile_in_table(e, gen, outer, tables):
         values = table.probe_values(probe)
         cands = f"T.find(P, V({args}))" if values is not None else "T.find(None, None)"
         g.update({"P": probe, "V": values})
-    if k is not None and type(table) is Table and table.indexed:
+    if k is not None and table.indexed and isinstance(getattr(table, "rows", None), dict):
         # one row at most: read it from the key's dict (looked up per call: a restore
         # replaces the dict)
         src = (f"def {name}({args}):\n"
