@@ -50,7 +50,13 @@ class BadLine:
 
 
 def parse_line(text, lineno):
-    """-> ('event', stream, ts, data) | ('clock', ts) | None (blank); raises ValueError."""
+    """-> ('event', stream, ts, data) | ('clock', ts) | None (blank); raises ValueError.
+    `text` may be bytes (a line of a file read as bytes) that are not UTF-8: a bad line."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8 text: {exc.reason} at byte {exc.start + 1}") from None
     text = text.strip()
     if not text:
         return None
@@ -160,13 +166,36 @@ def run_lines(plan, lines: Iterable[str], write: Callable[[str], object],
     """`run`, with the output as JSON text: `write(text)` gets the lines of each output
     batch at once (compact JSON; a batch holding a non-finite double, which JSON has no
     number for, is written by the json module as `NaN`/`Infinity`, as Siddhi's runner does).
-    `batch=False` sends every event on its own (the reference the batches must equal)."""
-    def callback(sid):
-        return _encoder(sid, write)
-    return _run(plan, lines, callback, on_bad, playback, on_error, batch)
+    Each item of `lines` is one line (with or without its newline). `batch=False` sends every
+    event on its own (the reference the batches must equal)."""
+    data = "".join(x if x.endswith("\n") else x + "\n" for x in lines).encode("utf-8",
+                                                                               "surrogatepass")
+    return run_bytes(plan, data, lambda b: write(b.decode("utf-8", "surrogatepass")), on_bad,
+                     playback, on_error, batch, newlines=False)
+
+
+def run_bytes(plan, data: bytes, write: Callable[[bytes], object],
+              on_bad: Callable[[BadLine], object], playback: Optional[bool] = None,
+              on_error: str = "skip", batch: bool = True, newlines: bool = True) -> bool:
+    """`run_lines` over the bytes of a JSON-lines file (what `cep run` reads): `write(bytes)`
+    gets each output batch's UTF-8 JSON lines. Lines end as a text-mode file's do (`\\n`,
+    `\\r\\n` or `\\r`; `newlines=False`: only `\\n`); a line that is not UTF-8 is a bad line.
+    The garbage collector is paused while the file runs: the decoded events and the engine's
+    events are acyclic tuples, and a collection would only rescan them."""
+    if newlines and b"\r" in data:  # universal newlines, as the file read as text has them
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(plan, data, lambda sid: _encoder(sid, write), on_bad, playback, on_error,
+                    batch)
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _encoder(sid, write):
+    """The callback writing a stream's output batches, each encoded in one msgspec call."""
     def fn(pairs):
         if msgspec is not None:
             try:
@@ -175,12 +204,12 @@ def _encoder(sid, write):
                 text = None
             # msgspec writes NaN and infinities as null: such a batch goes through json
             if text is not None and (b"null" not in text or not _nonfinite(pairs)):
-                write(text.decode())
+                write(text)
                 return
         write("".join(json.dumps({"stream": sid, "timestamp": ts, "data": row,
                                   "expired": False}, separators=(",", ":"),
                                  default=str) + "\n"  # objects by their Java form
-                      for ts, row in pairs))
+                      for ts, row in pairs).encode())
     return fn
 
 
@@ -223,75 +252,99 @@ def single_reader(junction, seen=None):
     return True
 
 
-def _run(plan, lines, callback, on_bad, playback, on_error, batch=True):
-    lines = list(lines)
+def _run(plan, data, callback, on_bad, playback, on_error, batch=True):
     rt = ExecutionPlanRuntime(plan, playback=playback)
     try:
         ok = batch and batchable(plan, on_error)
-        paused = gc.isenabled()
-        gc.disable()  # the decoded file is all acyclic tuples: no collection to find there
-        try:
-            segments = _decode_chunks(plan, lines) if ok else [(0, lines)]
-        finally:
-            if paused:
-                gc.enable()
+        segments = _decode_chunks(plan, data) if ok else [(0, 0, len(data), None)]
         fed = set()
-        for first, seg in segments:
-            if first is None:
-                fed.update(sid for sid, _ in seg)
+        for first, start, end, runs in segments:
+            if runs is not None:
+                fed.update(sid for sid, _ in runs)
             else:
-                fed |= fed_streams(seg)
+                fed |= fed_streams(_lines(data, start, end))
         for sid in [s for s in rt.junctions if s not in fed]:
             rt.add_callback(sid, callback(sid))
         batch = {sid for sid in fed if ok and sid in rt.junctions
                  and single_reader(rt.junctions[sid])}
-        for first, seg in segments:
-            if first is None and all(sid in batch for sid, _ in seg):
-                for sid, pairs in seg:
-                    send = rt.input_handler(sid).send_batch
-                    for i in range(0, len(pairs), BATCH):
-                        send(pairs[i:i + BATCH], validated=True)
+        for first, start, end, runs in segments:
+            if runs is not None and all(sid in batch for sid, _ in runs):
+                for sid, pairs in runs:
+                    rt.input_handler(sid).send_batch(pairs, validated=True)
                 continue
-            if first is None:  # a stream that must go one at a time: its lines again
-                seg = [_Out(sid, t, r) for sid, pairs in seg for t, r in pairs]
-                seg, first = [msgspec.json.encode(x).decode() for x in seg], 0
-            if not _feed_all(rt, seg, on_bad, on_error, batch, first):
+            # a chunk msgspec refused, or a stream that must go one at a time: its lines
+            if not _feed_all(rt, _lines(data, start, end), on_bad, on_error, batch, first):
                 return False
         return True
     finally:
         rt.shutdown()
 
 
-def _decode_chunks(plan, lines):
-    """[(None, [(stream, [(ts, row), ...]), ...]) for a chunk decoded whole into checked rows,
-    or (index of its first line, [line, ...]) for a chunk to read line by line]."""
+def _lines(data, start, end):
+    """The lines of data[start:end] (which ends at a line's end) as text; a line that is not
+    UTF-8 stays bytes (parse_line reports it)."""
+    chunk = data[start:end]
+    try:
+        lines = chunk.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        lines = [_text(x) for x in chunk.split(b"\n")]
+    if chunk.endswith(b"\n"):
+        lines.pop()
+    return lines
+
+
+def _text(line):
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        return line
+
+
+CHUNK = 64 * 1024  # bytes per decoded chunk (about 700-1,000 events)
+
+
+def _decode_chunks(plan, data):
+    """[(index of the chunk's first line, start, end, runs)]: the file in chunks of about
+    CHUNK bytes ending at a line's end; `runs` is [(stream, [(ts, row), ...]), ...] for a
+    chunk decoded whole into checked rows, None for a chunk to read line by line. A chunk is
+    decoded as one JSON array, its newlines turned into commas (one C pass): a blank line,
+    or a line with two objects, makes it invalid, so such a chunk goes line by line."""
     from cep.engine.coerce import row_type
     if msgspec is None:
-        return [(0, lines)]
+        return [(0, 0, len(data), None)]
     kinds = []
     for s in plan.streams:
         rt = row_type([a.type for a in s.attributes])
         if rt is not None:
             kinds.append(msgspec.defstruct(f"Line_{s.id}", [("timestamp", int), ("data", rt)],
-                                           tag_field="stream", tag=s.id))
+                                           tag_field="stream", tag=s.id, gc=False))
     if not kinds:
-        return [(0, lines)]
+        return [(0, 0, len(data), None)]
+    # with one kind, msgspec would take a line without "stream" as that kind: a second kind
+    # that never decodes makes the tag required
+    never = msgspec.defstruct("Never", [("timestamp", msgspec.UnsetType)],
+                              tag_field="stream", tag="", gc=False)
     by_kind = {k: k.__struct_config__.tag for k in kinds}
-    decode = msgspec.json.Decoder(List[Union[tuple(kinds)]]).decode
+    decode = msgspec.json.Decoder(List[Union[tuple(kinds) + (never,)]]).decode
     get = operator.attrgetter("timestamp", "data")
-    out = []
-    for i in range(0, len(lines), BATCH):
-        chunk = lines[i:i + BATCH]
+    out, start, first, size = [], 0, 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start + CHUNK)
+        end = size if end < 0 else end + 1
+        stop = end - 1 if data[end - 1] == 10 else end  # without the last newline
         try:
-            items = decode("[" + ",".join(chunk) + "]")
+            items = decode(b"[" + data[start:stop].replace(b"\n", b",") + b"]")
         except _ERRORS:
-            if out and out[-1][0] is not None and out[-1][0] + len(out[-1][1]) == i:
-                out[-1][1].extend(chunk)
+            out.append((first, start, end, None))
+            first += data.count(b"\n", start, end) + (stop == end)
+        else:
+            if len(kinds) == 1:
+                runs = [(by_kind[kinds[0]], list(map(get, items)))]
             else:
-                out.append((i, list(chunk)))
-            continue
-        runs = [(by_kind[k], list(map(get, grp))) for k, grp in groupby(items, type)]
-        out.append((None, runs))
+                runs = [(by_kind[k], list(map(get, grp))) for k, grp in groupby(items, type)]
+            out.append((first, start, end, runs))
+            first += len(items)
+        start = end
     return out
 
 

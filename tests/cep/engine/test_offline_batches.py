@@ -82,20 +82,45 @@ def test_batched_run_equals_one_event_at_a_time(name, seed):
 @pytest.mark.parametrize("name", ["window aggregates", "join", "time window chain",
                                   "two queries, one output"])
 def test_chunks_decoded_whole_and_line_by_line_mix_in_file_order(name):
-    """Thousand-line chunks without odd lines are decoded whole into checked rows; the
-    chunks around a clock line, a bad line and a float stream go line by line."""
+    """Chunks of about 64 KiB without odd lines are decoded whole into checked rows; the
+    chunks holding a bad line, a clock line or a blank line go line by line."""
     text = lines(3, n=4200, odd=0, other=0.3)
     text[1500] = "not json"
     text[2600] = json.dumps({"timestamp": 10 ** 6})
     text[2601] = json.dumps({"stream": "S", "timestamp": 10 ** 6 + 1, "data": ["k1", 1, 2]})
     text[3999] = ""
-    kinds = [first for first, _ in _decode_chunks(cep.compile(HEAD + PLANS[name]), text)]
-    assert kinds == [None, 1000, None]  # whole; by line 1000-3999 (1500, 2600, 3999); whole
+    data = "".join(x + "\n" for x in text).encode()
+    segments = _decode_chunks(cep.compile(HEAD + PLANS[name]), data)
+    assert len(segments) >= 4 and segments[-1][2] == len(data)
+    for first, start, end, runs in segments:
+        n = data[start:end].count(b"\n")
+        assert data[:start].count(b"\n") == first
+        assert (runs is None) == any(first <= i < first + n for i in (1500, 2600, 3999))
+        if runs is not None:
+            assert sum(len(pairs) for _, pairs in runs) == n
     got, got_bad = outputs(PLANS[name], text, True)
     want, want_bad = outputs(PLANS[name], text, False)
     assert got == want and got_bad == want_bad == ["line 1501: bad JSON: Expecting value at "
                                                    "column 1"]
     assert sum(map(len, want.values())) > 1000
+
+
+def test_lines_a_whole_chunk_decode_would_misread_go_line_by_line():
+    """msgspec's line decoder skips blank lines, takes two objects on one line and, with one
+    input stream, a line without "stream": such chunks are read line by line, so each line
+    is what it is on its own (a bad line, a clock line)."""
+    plan = cep.compile("@Plan:playback\ndefine stream S (x long);\n"
+                       "from S select x insert into Out;")
+    ev = [json.dumps({"stream": "S", "timestamp": 1000 + i, "data": [i]}) for i in range(3000)]
+    column = len(ev[100]) + 2  # where the second object starts
+    ev[100] = ev[100] + " " + ev[101]
+    ev[1500] = json.dumps({"timestamp": 1500, "data": [-1]})  # a clock line
+    ev[2500] = "   "
+    chunks, bad = [], []
+    assert run_lines(plan, ev, chunks.append, bad.append)
+    xs = [json.loads(x)["data"][0] for x in "".join(chunks).splitlines()]
+    assert xs == [i for i in range(3000) if i not in (100, 1500, 2500)]
+    assert [str(b) for b in bad] == [f"line 101: bad JSON: Extra data at column {column}"]
 
 
 def test_where_a_batch_could_change_the_output_events_go_one_by_one():
