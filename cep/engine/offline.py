@@ -187,16 +187,17 @@ def run_bytes(plan, data: bytes, write: Callable[[bytes], object],
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _run(plan, data, lambda sid: _encoder(sid, write), on_bad, playback, on_error,
-                    batch)
+        return _run(plan, data, write, on_bad, playback, on_error, batch)
     finally:
         if paused:
             gc.enable()
 
 
-def _encoder(sid, write):
-    """The callback writing a stream's output batches, each encoded in one msgspec call."""
+def _encoder(sid, write, printed):
+    """The callback writing a stream's output batches, each encoded in one msgspec call;
+    `printed` gets the stream's id."""
     def fn(pairs):
+        printed.add(sid)
         if msgspec is not None:
             try:
                 text = _ENCODE_LINES([_Out(sid, ts, row) for ts, row in pairs])
@@ -252,28 +253,83 @@ def single_reader(junction, seen=None):
     return True
 
 
-def _run(plan, data, callback, on_bad, playback, on_error, batch=True):
+class _Restart(Exception):
+    """A stream something was printed for turned out to be fed by the input."""
+
+
+def _run(plan, data, write, on_bad, playback, on_error, batch=True):
+    """Run the file chunk after chunk (decoded, sent, its output encoded, then the next: the
+    events stay in the CPU caches and CPython's free lists). Which streams the input feeds
+    (their events are not printed) is learnt on the way: a stream's callback goes when its
+    first input line comes, and as long as nothing was printed for it, the output is what
+    knowing it from the start gives. The output and the bad-line reports are held until the
+    end: when a stream something was printed for turns out to be fed (also in the rest of
+    the file after a stop by --on-error fail), the file is read for its fed streams and run
+    again knowing them."""
+    ok = batch and batchable(plan, on_error)
+    out, bad = [], []
+    try:
+        result = _pass(plan, data, out.append, bad.append, playback, on_error, ok, None)
+    except _Restart:
+        fed = set()
+        for segment in _decode_chunks(plan, data, ok):
+            fed |= _chunk_fed(data, *segment)
+        return _pass(plan, data, write, on_bad, playback, on_error, ok, fed)
+    for b in bad:
+        on_bad(b)
+    for text in out:
+        write(text)
+    return result
+
+
+def _chunk_fed(data, first, start, end, runs):
+    return {sid for sid, _ in runs} if runs is not None else fed_streams(_lines(data, start, end))
+
+
+def _pass(plan, data, write, on_bad, playback, on_error, ok, fed):
+    """One run over the file; `fed`: the streams the input feeds, or None to learn them (and
+    raise _Restart when that comes too late)."""
     rt = ExecutionPlanRuntime(plan, playback=playback)
     try:
-        ok = batch and batchable(plan, on_error)
-        segments = _decode_chunks(plan, data) if ok else [(0, 0, len(data), None)]
-        fed = set()
+        learn = fed is None
+        known = set() if learn else set(fed)
+        printed, sinks, batch = set(), {}, set()
+        for sid, j in rt.junctions.items():
+            if sid not in known:
+                rt.add_callback(sid, _encoder(sid, write, printed))
+                sinks[sid] = j.subscribers[-1]
+
+        def take(new):
+            for sid in new:
+                if sid in printed:
+                    raise _Restart(sid)
+                j = rt.junctions.get(sid)
+                if sid in sinks:
+                    j.subscribers.remove(sinks.pop(sid))
+                known.add(sid)
+                if ok and j is not None and single_reader(j):
+                    batch.add(sid)
+        take(known)
+        segments = _decode_chunks(plan, data, ok)
         for first, start, end, runs in segments:
-            if runs is not None:
-                fed.update(sid for sid, _ in runs)
-            else:
-                fed |= fed_streams(_lines(data, start, end))
-        for sid in [s for s in rt.junctions if s not in fed]:
-            rt.add_callback(sid, callback(sid))
-        batch = {sid for sid in fed if ok and sid in rt.junctions
-                 and single_reader(rt.junctions[sid])}
-        for first, start, end, runs in segments:
+            lines = None
+            if learn:
+                if runs is not None:
+                    new = {sid for sid, _ in runs if sid not in known}
+                else:
+                    lines = _lines(data, start, end)
+                    new = fed_streams(lines) - known
+                take(new)
             if runs is not None and all(sid in batch for sid, _ in runs):
                 for sid, pairs in runs:
                     rt.input_handler(sid).send_batch(pairs, validated=True)
                 continue
             # a chunk msgspec refused, or a stream that must go one at a time: its lines
-            if not _feed_all(rt, _lines(data, start, end), on_bad, on_error, batch, first):
+            if lines is None:
+                lines = _lines(data, start, end)
+            if not _feed_all(rt, lines, on_bad, on_error, batch, first):
+                if learn and any(_chunk_fed(data, *s) & printed for s in segments):
+                    raise _Restart()
                 return False
         return True
     finally:
@@ -303,15 +359,17 @@ def _text(line):
 CHUNK = 64 * 1024  # bytes per decoded chunk (about 700-1,000 events)
 
 
-def _decode_chunks(plan, data):
-    """[(index of the chunk's first line, start, end, runs)]: the file in chunks of about
+def _decode_chunks(plan, data, ok=True):
+    """(index of the chunk's first line, start, end, runs) per chunk, decoded as it is asked
+    for (`ok` False: the whole file as one chunk to read line by line): the file in chunks of about
     CHUNK bytes ending at a line's end; `runs` is [(stream, [(ts, row), ...]), ...] for a
     chunk decoded whole into checked rows, None for a chunk to read line by line. A chunk is
     decoded as one JSON array, its newlines turned into commas (one C pass): a blank line,
     or a line with two objects, makes it invalid, so such a chunk goes line by line."""
     from cep.engine.coerce import row_type
-    if msgspec is None:
-        return [(0, 0, len(data), None)]
+    if not ok or msgspec is None:
+        yield 0, 0, len(data), None
+        return
     kinds = []
     for s in plan.streams:
         rt = row_type([a.type for a in s.attributes])
@@ -319,7 +377,8 @@ def _decode_chunks(plan, data):
             kinds.append(msgspec.defstruct(f"Line_{s.id}", [("timestamp", int), ("data", rt)],
                                            tag_field="stream", tag=s.id, gc=False))
     if not kinds:
-        return [(0, 0, len(data), None)]
+        yield 0, 0, len(data), None
+        return
     # with one kind, msgspec would take a line without "stream" as that kind: a second kind
     # that never decodes makes the tag required
     never = msgspec.defstruct("Never", [("timestamp", msgspec.UnsetType)],
@@ -327,7 +386,7 @@ def _decode_chunks(plan, data):
     by_kind = {k: k.__struct_config__.tag for k in kinds}
     decode = msgspec.json.Decoder(List[Union[tuple(kinds) + (never,)]]).decode
     get = operator.attrgetter("timestamp", "data")
-    out, start, first, size = [], 0, 0, len(data)
+    start, first, size = 0, 0, len(data)
     while start < size:
         end = data.find(b"\n", start + CHUNK)
         end = size if end < 0 else end + 1
@@ -335,17 +394,16 @@ def _decode_chunks(plan, data):
         try:
             items = decode(b"[" + data[start:stop].replace(b"\n", b",") + b"]")
         except _ERRORS:
-            out.append((first, start, end, None))
+            yield first, start, end, None
             first += data.count(b"\n", start, end) + (stop == end)
         else:
             if len(kinds) == 1:
                 runs = [(by_kind[kinds[0]], list(map(get, items)))]
             else:
                 runs = [(by_kind[k], list(map(get, grp))) for k, grp in groupby(items, type)]
-            out.append((first, start, end, runs))
+            yield first, start, end, runs
             first += len(items)
         start = end
-    return out
 
 
 def _feed_all(rt, lines, on_bad, on_error, batch, first=0):

@@ -90,7 +90,7 @@ def test_chunks_decoded_whole_and_line_by_line_mix_in_file_order(name):
     text[2601] = json.dumps({"stream": "S", "timestamp": 10 ** 6 + 1, "data": ["k1", 1, 2]})
     text[3999] = ""
     data = "".join(x + "\n" for x in text).encode()
-    segments = _decode_chunks(cep.compile(HEAD + PLANS[name]), data)
+    segments = list(_decode_chunks(cep.compile(HEAD + PLANS[name]), data))
     assert len(segments) >= 4 and segments[-1][2] == len(data)
     for first, start, end, runs in segments:
         n = data[start:end].count(b"\n")
@@ -146,3 +146,37 @@ def test_non_finite_doubles_are_written_as_json_tokens_nulls_as_null():
     out = "".join(chunks).splitlines()
     assert json.loads(out[0])["data"] == [1.5, None]
     assert "NaN" in out[1] and "Infinity" in out[1]
+
+
+def test_a_stream_the_input_feeds_late_is_not_printed_before_its_first_line_either():
+    """Which streams the input feeds is learnt chunk by chunk: a stream whose first input
+    line comes after output was printed for it makes the run start again knowing it, with
+    each bad line reported once."""
+    plan = cep.compile("@Plan:playback\ndefine stream S (x long);\n"
+                       "from S select x insert into Mid; "
+                       "from Mid select x * 2 as y insert into Out;")
+    ev = [json.dumps({"stream": "S", "timestamp": 1000 + i, "data": [i]}) for i in range(3000)]
+    ev[10] = "not json"
+    late = ev + [json.dumps({"stream": "Mid", "timestamp": 5000, "data": [-1]})]
+    for text in (ev, late):
+        chunks, bad = [], []
+        assert run_lines(plan, text, chunks.append, bad.append)
+        got = per_stream(chunks)
+        want, want_bad = outputs_of(plan, text)
+        assert got == want and [str(b) for b in bad] == want_bad == \
+            ["line 11: bad JSON: Expecting value at column 1"]
+    assert sorted(want) == ["Out"] and want["Out"][-1]["data"] == [-2]
+
+
+def per_stream(chunks):
+    per = {}
+    for line in "".join(chunks).splitlines():
+        e = json.loads(line)
+        per.setdefault(e["stream"], []).append(e)
+    return per
+
+
+def outputs_of(plan, text):
+    chunks, bad = [], []
+    assert run_lines(plan, text, chunks.append, bad.append, batch=False)
+    return per_stream(chunks), [str(b) for b in bad]
