@@ -155,7 +155,7 @@ def main(argv=None) -> int:
             write_events(events_path, events)
             (ec, ew, eouts), _ = median_of(lambda: engine_once(HEAD + query, events),
                                            args.runs)
-            del events
+            events = None  # the decoded events leave memory before cep run reads the file
             gc.collect()
             (rc, rw, routs), _ = median_of(
                 lambda: cep_run_once(plan_path, events_path, out_path), args.runs)

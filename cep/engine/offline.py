@@ -80,14 +80,14 @@ def parse_line(text, lineno):
 
 
 if msgspec is not None:
-    class _Line(msgspec.Struct):
+    class _Line(msgspec.Struct, gc=False):
         """The common line shapes; anything else (nulls, a missing field, bad types, NaN
         tokens, huge integers) makes the decoder raise and parse_line decides."""
         stream: Union[str, msgspec.UnsetType] = msgspec.UNSET
         timestamp: Union[int, msgspec.UnsetType] = msgspec.UNSET
         data: Union[Tuple, msgspec.UnsetType] = msgspec.UNSET
 
-    class _Out(msgspec.Struct):
+    class _Out(msgspec.Struct, gc=False):
         """An output line, in this field order."""
         stream: str
         timestamp: int
@@ -193,30 +193,52 @@ def run_bytes(plan, data: bytes, write: Callable[[bytes], object],
             gc.enable()
 
 
-def _encoder(sid, write, printed):
-    """The callback writing a stream's output batches, each encoded in one msgspec call;
-    `printed` gets the stream's id."""
-    def fn(pairs):
+def _encoder(sid, write, printed, types):
+    """The callback (on the engine's `(ts, row, 0)` tuples) writing a stream's output
+    batches, each encoded in one msgspec call; `printed` gets the stream's id. msgspec writes
+    NaN and infinities as null: a batch holding one goes through json (`NaN`, `Infinity`).
+    The columns of doubles are summed to rule that out (a finite sum: none there); an
+    infinite or NaN sum, a null or an object attribute look at the values."""
+    floats = [operator.itemgetter(i) for i, t in enumerate(types)
+              if t in (AttrType.DOUBLE, AttrType.FLOAT)]
+    anything = AttrType.OBJECT in types
+
+    def finite(batch, text):
+        if not anything:
+            try:
+                for col in floats:
+                    total = sum(map(col, map(_ROW, batch)))
+                    if total - total != 0.0:
+                        break
+                else:
+                    return True
+            except TypeError:  # a null
+                pass
+        return b"null" not in text or not _nonfinite(batch)
+
+    def fn(batch):
         printed.add(sid)
         if msgspec is not None:
             try:
-                text = _ENCODE_LINES([_Out(sid, ts, row) for ts, row in pairs])
+                text = _ENCODE_LINES([_Out(sid, ts, row) for ts, row, _ in batch])
             except (TypeError, ValueError, OverflowError):
                 text = None
-            # msgspec writes NaN and infinities as null: such a batch goes through json
-            if text is not None and (b"null" not in text or not _nonfinite(pairs)):
+            if text is not None and (not (floats or anything) or finite(batch, text)):
                 write(text)
                 return
         write("".join(json.dumps({"stream": sid, "timestamp": ts, "data": row,
                                   "expired": False}, separators=(",", ":"),
                                  default=str) + "\n"  # objects by their Java form
-                      for ts, row in pairs).encode())
+                      for ts, row, _ in batch).encode())
     return fn
 
 
-def _nonfinite(pairs):
+_ROW = operator.itemgetter(1)
+
+
+def _nonfinite(batch):
     return any(type(v) is float and (v != v or v in (_INF, -_INF))
-               for _, row in pairs for v in row)
+               for e in batch for v in e[1])
 
 
 _INF = float("inf")
@@ -296,7 +318,9 @@ def _pass(plan, data, write, on_bad, playback, on_error, ok, fed):
         printed, sinks, batch = set(), {}, set()
         for sid, j in rt.junctions.items():
             if sid not in known:
-                rt.add_callback(sid, _encoder(sid, write, printed))
+                rt.add_callback(sid, _encoder(sid, write, printed,
+                                              [a.type for a in j.definition.attributes]),
+                                events=True)
                 sinks[sid] = j.subscribers[-1]
 
         def take(new):
@@ -321,8 +345,8 @@ def _pass(plan, data, write, on_bad, playback, on_error, ok, fed):
                     new = fed_streams(lines) - known
                 take(new)
             if runs is not None and all(sid in batch for sid, _ in runs):
-                for sid, pairs in runs:
-                    rt.input_handler(sid).send_batch(pairs, validated=True)
+                for sid, events in runs:
+                    rt.input_handler(sid).send_events(events)
                 continue
             # a chunk msgspec refused, or a stream that must go one at a time: its lines
             if lines is None:
@@ -362,8 +386,8 @@ CHUNK = 64 * 1024  # bytes per decoded chunk (about 700-1,000 events)
 def _decode_chunks(plan, data, ok=True):
     """(index of the chunk's first line, start, end, runs) per chunk, decoded as it is asked
     for (`ok` False: the whole file as one chunk to read line by line): the file in chunks of about
-    CHUNK bytes ending at a line's end; `runs` is [(stream, [(ts, row), ...]), ...] for a
-    chunk decoded whole into checked rows, None for a chunk to read line by line. A chunk is
+    CHUNK bytes ending at a line's end; `runs` is [(stream, [(ts, row, 0), ...]), ...] for a
+    chunk decoded whole into checked events, None for a chunk to read line by line. A chunk is
     decoded as one JSON array, its newlines turned into commas (one C pass): a blank line,
     or a line with two objects, makes it invalid, so such a chunk goes line by line."""
     from cep.engine.coerce import row_type
@@ -385,7 +409,6 @@ def _decode_chunks(plan, data, ok=True):
                               tag_field="stream", tag="", gc=False)
     by_kind = {k: k.__struct_config__.tag for k in kinds}
     decode = msgspec.json.Decoder(List[Union[tuple(kinds) + (never,)]]).decode
-    get = operator.attrgetter("timestamp", "data")
     start, first, size = 0, 0, len(data)
     while start < size:
         end = data.find(b"\n", start + CHUNK)
@@ -398,9 +421,10 @@ def _decode_chunks(plan, data, ok=True):
             first += data.count(b"\n", start, end) + (stop == end)
         else:
             if len(kinds) == 1:
-                runs = [(by_kind[kinds[0]], list(map(get, items)))]
+                runs = [(by_kind[kinds[0]], [(x.timestamp, x.data, 0) for x in items])]
             else:
-                runs = [(by_kind[k], list(map(get, grp))) for k, grp in groupby(items, type)]
+                runs = [(by_kind[k], [(x.timestamp, x.data, 0) for x in grp])
+                        for k, grp in groupby(items, type)]
             yield first, start, end, runs
             first += len(items)
         start = end

@@ -148,6 +148,27 @@ def test_non_finite_doubles_are_written_as_json_tokens_nulls_as_null():
     assert "NaN" in out[1] and "Infinity" in out[1]
 
 
+def test_only_a_batch_holding_a_nan_or_an_infinity_is_written_by_json():
+    """Huge finite doubles (their sum overflows) stay msgspec's compact JSON; a batch with
+    -Infinity in it is written by json, and its finite values with it."""
+    import msgspec
+    plan = cep.compile("@Plan:playback\ndefine stream S (x double, f float, n long);\n"
+                       "from S select x, f, n insert into Out;")
+    text = [json.dumps({"stream": "S", "timestamp": 1000 + i, "data": [1e308, 0.5, i]})
+            for i in range(3000)]
+    text[2500] = '{"stream": "S", "timestamp": 3500, "data": [-1e400, 0.5, 2500]}'
+    chunks = []
+    assert run_lines(plan, text, chunks.append, print)
+    out = "".join(chunks).splitlines()
+    assert len(out) == 3000
+    assert out[0] == msgspec.json.encode({"stream": "Out", "timestamp": 1000,
+                                          "data": [1e308, 0.5, 0], "expired": False}).decode()
+    assert json.loads(out[2500])["data"][0] == float("-inf") and "-Infinity" in out[2500]
+    in_json = [i for i, x in enumerate(out) if "1e+308" in x]  # json's form: that batch
+    batch = sorted(set(in_json) | {2500})
+    assert in_json and len(batch) <= 1000 and batch == list(range(batch[0], batch[-1] + 1))
+
+
 def test_a_stream_the_input_feeds_late_is_not_printed_before_its_first_line_either():
     """Which streams the input feeds is learnt chunk by chunk: a stream whose first input
     line comes after output was printed for it makes the run start again knowing it, with
