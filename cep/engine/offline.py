@@ -5,13 +5,16 @@ Input lines: `{"stream": "S", "timestamp": 1000, "data": [...]}`; a line with on
 stream the input does not feed: `{"stream", "timestamp", "data", "expired"}` (rows inserted
 into a stream are current events there, so `expired` is false).
 
-Lines are decoded 1,000 at a time in one msgspec call, each straight into its stream's row
-types (a struct per stream, tagged by "stream"), so the rows come out checked and go to
-`send_batch(..., validated=True)`; a chunk msgspec refuses (a clock line, a bad line, a
-float attribute, ...) is decoded line by line (msgspec into a small struct; a line it
-refuses is read again by `parse_line` for the exact reason) and checked by the input
-handler. Consecutive events of one stream go to the engine as one `send_batch` (the same
-output as one at a time), and each output batch is encoded in one call.
+The file is read as bytes and run chunk after chunk (about 64 KiB each): a chunk is decoded
+in one msgspec call (its newlines turned into commas, as one JSON array) straight into its
+streams' row types (a struct per stream, tagged by "stream"), so the rows come out checked;
+they become the engine's event tuples and go to `send_events`, and each output batch is
+encoded in one msgspec call before the next chunk is decoded. A chunk msgspec refuses (a
+clock line, a bad or blank line, a float attribute, ...) is read line by line (msgspec into a
+small struct; a line it refuses is read again by `parse_line` for the exact reason) and
+checked by the input handler, consecutive events of one stream as one `send_batch` (the same
+output as one at a time). Which streams the input feeds is learnt chunk by chunk (`_run`),
+so the output and the bad-line reports are written at the end of the run.
 
 Events are sent one at a time where a batch could change the output a file gives: a plan
 with a partition (it emits a batch's outputs grouped by key), a stream from which
@@ -86,13 +89,6 @@ if msgspec is not None:
         stream: Union[str, msgspec.UnsetType] = msgspec.UNSET
         timestamp: Union[int, msgspec.UnsetType] = msgspec.UNSET
         data: Union[Tuple, msgspec.UnsetType] = msgspec.UNSET
-
-    class _Out(msgspec.Struct, gc=False):
-        """An output line, in this field order."""
-        stream: str
-        timestamp: int
-        data: tuple
-        expired: bool = False
 
     _DECODE = msgspec.json.Decoder(_Line).decode
     _ENCODE_LINES = msgspec.json.Encoder().encode_lines
@@ -216,11 +212,16 @@ def _encoder(sid, write, printed, types):
                 pass
         return b"null" not in text or not _nonfinite(batch)
 
+    if msgspec is not None:  # {"stream": sid, ...}: the stream is the struct's tag
+        out = msgspec.defstruct(f"Out_{sid}", [("timestamp", int), ("data", tuple),
+                                               ("expired", bool, False)],
+                                tag_field="stream", tag=sid, gc=False)
+
     def fn(batch):
         printed.add(sid)
         if msgspec is not None:
             try:
-                text = _ENCODE_LINES([_Out(sid, ts, row) for ts, row, _ in batch])
+                text = _ENCODE_LINES([out(ts, row) for ts, row, _ in batch])
             except (TypeError, ValueError, OverflowError):
                 text = None
             if text is not None and (not (floats or anything) or finite(batch, text)):
