@@ -292,17 +292,19 @@ def _run(plan, data, write, on_bad, playback, on_error, batch=True):
     ok = batch and batchable(plan, on_error)
     out, bad = [], []
     try:
-        result = _pass(plan, data, out.append, bad.append, playback, on_error, ok, None)
+        return _pass(plan, data, out.append, bad.append, playback, on_error, ok, None)
     except _Restart:
+        out.clear()
+        bad.clear()
         fed = set()
         for segment in _decode_chunks(plan, data, ok):
             fed |= _chunk_fed(data, *segment)
         return _pass(plan, data, write, on_bad, playback, on_error, ok, fed)
-    for b in bad:
-        on_bad(b)
-    for text in out:
-        write(text)
-    return result
+    finally:  # also what came before an error (or Ctrl-C) stopped the run
+        for b in bad:
+            on_bad(b)
+        for text in out:
+            write(text)
 
 
 def _chunk_fed(data, first, start, end, runs):

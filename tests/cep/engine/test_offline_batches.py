@@ -201,3 +201,26 @@ def outputs_of(plan, text):
     chunks, bad = [], []
     assert run_lines(plan, text, chunks.append, bad.append, batch=False)
     return per_stream(chunks), [str(b) for b in bad]
+
+
+def test_what_ran_before_an_error_stopped_the_run_is_written(monkeypatch):
+    from cep.engine.junction import InputHandler
+    plan = cep.compile("@Plan:playback\ndefine stream S (x long);\n"
+                       "from S select x insert into Out;")
+    ev = [json.dumps({"stream": "S", "timestamp": 1000 + i, "data": [i]}) for i in range(5000)]
+    ev[10] = "not json"
+    calls, send = [], InputHandler.send_events
+
+    def failing(self, events):
+        calls.append(len(events))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        send(self, events)
+    monkeypatch.setattr(InputHandler, "send_events", failing)
+    chunks, bad = [], []
+    with pytest.raises(KeyboardInterrupt):
+        run_lines(plan, ev, chunks.append, bad.append)
+    xs = [json.loads(x)["data"][0] for x in "".join(chunks).splitlines()]
+    n = len(xs) + 1  # the bad line
+    assert 0 < len(xs) < 4999 and xs == [i for i in range(n) if i != 10]
+    assert [str(b) for b in bad] == ["line 11: bad JSON: Expecting value at column 1"]
