@@ -391,8 +391,9 @@ def _decode_chunks(plan, data, ok=True):
     for (`ok` False: the whole file as one chunk to read line by line): the file in chunks of about
     CHUNK bytes ending at a line's end; `runs` is [(stream, [(ts, row, 0), ...]), ...] for a
     chunk decoded whole into checked events, None for a chunk to read line by line. A chunk is
-    decoded as one JSON array, its newlines turned into commas (one C pass): a blank line,
-    or a line with two objects, makes it invalid, so such a chunk goes line by line."""
+    decoded as one JSON array, its newlines turned into commas (one C pass): a blank line or
+    a line with two objects makes it invalid, or gives more events than lines (`{..},{..}`),
+    so such a chunk goes line by line."""
     from cep.engine.coerce import row_type
     if not ok or msgspec is None:
         yield 0, 0, len(data), None
@@ -417,11 +418,14 @@ def _decode_chunks(plan, data, ok=True):
         end = data.find(b"\n", start + CHUNK)
         end = size if end < 0 else end + 1
         stop = end - 1 if data[end - 1] == 10 else end  # without the last newline
+        n = data.count(b"\n", start, end) + (stop == end)  # lines
         try:
             items = decode(b"[" + data[start:stop].replace(b"\n", b",") + b"]")
         except _ERRORS:
+            items = None
+        if items is None or len(items) != n:  # n: a line held two objects and a comma
             yield first, start, end, None
-            first += data.count(b"\n", start, end) + (stop == end)
+            first += n
         else:
             if len(kinds) == 1:
                 runs = [(by_kind[kinds[0]], [(x.timestamp, x.data, 0) for x in items])]

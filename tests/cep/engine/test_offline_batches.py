@@ -106,9 +106,10 @@ def test_chunks_decoded_whole_and_line_by_line_mix_in_file_order(name):
 
 
 def test_lines_a_whole_chunk_decode_would_misread_go_line_by_line():
-    """msgspec's line decoder skips blank lines, takes two objects on one line and, with one
-    input stream, a line without "stream": such chunks are read line by line, so each line
-    is what it is on its own (a bad line, a clock line)."""
+    """A chunk decoded as one array would take two objects on one line (with a comma between)
+    and, with one input stream, a line without "stream"; a blank line makes it invalid: such
+    chunks are read line by line, so each line is what it is on its own (a bad line, a clock
+    line)."""
     plan = cep.compile("@Plan:playback\ndefine stream S (x long);\n"
                        "from S select x insert into Out;")
     ev = [json.dumps({"stream": "S", "timestamp": 1000 + i, "data": [i]}) for i in range(3000)]
@@ -116,11 +117,14 @@ def test_lines_a_whole_chunk_decode_would_misread_go_line_by_line():
     ev[100] = ev[100] + " " + ev[101]
     ev[1500] = json.dumps({"timestamp": 1500, "data": [-1]})  # a clock line
     ev[2500] = "   "
+    comma = len(ev[2800]) + 1
+    ev[2800] = ev[2800] + "," + ev[2801]
     chunks, bad = [], []
     assert run_lines(plan, ev, chunks.append, bad.append)
     xs = [json.loads(x)["data"][0] for x in "".join(chunks).splitlines()]
-    assert xs == [i for i in range(3000) if i not in (100, 1500, 2500)]
-    assert [str(b) for b in bad] == [f"line 101: bad JSON: Extra data at column {column}"]
+    assert xs == [i for i in range(3000) if i not in (100, 1500, 2500, 2800)]
+    assert [str(b) for b in bad] == [f"line 101: bad JSON: Extra data at column {column}",
+                                     f"line 2801: bad JSON: Extra data at column {comma}"]
 
 
 def test_where_a_batch_could_change_the_output_events_go_one_by_one():
