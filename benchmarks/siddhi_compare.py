@@ -22,8 +22,8 @@ processes each array as one chunk): then against the one-event mode. The mode is
 the table. Without the kit, reference figures measured earlier with the kit (Siddhi's batch
 mode at low load) stand in, marked "ref".
 
-`cep run`'s runner (cep.engine.offline.run_lines, in this process, output to memory) is timed
-over the same events file, and its output compared with the engine's (--no-cep-run skips it
+`cep run`'s runner (cep.engine.offline.run_bytes over the file's bytes, as the verb reads
+them, in this process, output to memory) is timed over the same events file, and its output compared with the engine's (--no-cep-run skips it
 and the kit).
 
 With --columnar, each workload also runs through the public columnar path: the same events
@@ -329,22 +329,23 @@ def same_outputs(ours, theirs, keyed):
 def cep_run(w, events, runs):
     """(median events per CPU s of `cep run`'s runner over the events file, in this
     process, output to memory; {stream: [(ts, data)]} it printed)."""
-    from cep.engine.offline import run_lines
+    from cep.engine.offline import run_bytes
     plan = cep.compile(w.plan)
-    with open(events) as f:
-        lines = f.readlines()
+    with open(events, "rb") as f:
+        data = f.read()
+    n = data.count(b"\n")
     rates, text = [], None
     for _ in range(runs):
         chunks, bad = [], []
         gc.collect()
         c0 = time.process_time()
-        run_lines(plan, lines, chunks.append, bad.append)
-        rates.append(len(lines) / max(time.process_time() - c0, 1e-9))
+        run_bytes(plan, data, chunks.append, bad.append)
+        rates.append(n / max(time.process_time() - c0, 1e-9))
         if bad:
             raise SystemExit(f"{w.name}: cep run reported {bad[0]}")
         text = chunks
     printed = {}
-    for line in "".join(text).splitlines():
+    for line in b"".join(text).decode().splitlines():
         e = json.loads(line)
         printed.setdefault(e["stream"], []).append((e["timestamp"], e["data"]))
     return statistics.median(rates), printed

@@ -5,6 +5,7 @@ Input lines are {"stream": "S", "timestamp": 1000, "data": [...]}; a line with o
 does not feed is printed as {"stream", "timestamp", "data", "expired"}. Bad input lines are
 reported on stderr with their line number (exit 1 with --on-error fail); a rejected plan
 exits 2 with the positioned error."""
+import io
 import json
 import sys
 
@@ -25,14 +26,14 @@ def subparser_hook(subparsers):
 def main(args, stdout=None, stderr=None):
     """The `cep run` verb; returns the exit code."""
     import cep
-    from cep.engine.offline import run, run_lines
+    from cep.engine.offline import run, run_bytes
     from cep.model import AttrType
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         with open(args.plan, encoding="utf-8") as f:
             text = f.read()
-        with open(args.events, encoding="utf-8") as f:
-            lines = f.readlines()
+        with open(args.events, "rb") as f:
+            data = f.read()
     except OSError as exc:
         print(f"cep run: {exc}", file=err)
         return 2
@@ -61,13 +62,18 @@ def main(args, stdout=None, stderr=None):
         if any(a.type == AttrType.OBJECT for st in plan.streams for a in st.attributes):
             # object values (maps) may change after they are emitted: print each line's
             # output once the line is processed, as Siddhi's callbacks show it
+            lines = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").readlines()
             try:
                 ok = run(plan, lines, emit, on_bad, playback=args.playback,
                          on_error=args.on_error, after_line=flush)
             finally:
                 flush()
-        else:
-            ok = run_lines(plan, lines, out.write, on_bad, playback=args.playback,
+        else:  # the output's UTF-8 bytes straight to the binary stream under `out`
+            raw = getattr(out, "buffer", None)
+            if raw is not None:
+                out.flush()
+            write = raw.write if raw is not None else (lambda b: out.write(b.decode()))
+            ok = run_bytes(plan, data, write, on_bad, playback=args.playback,
                            on_error=args.on_error)
     except CepError as exc:
         print(f"{args.plan}: {exc}", file=err)

@@ -112,12 +112,16 @@ def _whole(junction: StreamJunction, seen: tuple[StreamJunction, ...] = ()) -> b
 
 
 class CallbackSink:
-    """A user callback on a stream: `fn` gets a list of `(timestamp, row)` pairs, or with
-    `columnar=True` a cep.engine.columnar.Columns of each batch (whichever path made it)."""
+    """A user callback on a stream: `fn` gets a list of `(timestamp, row)` pairs, with
+    `columnar=True` a cep.engine.columnar.Columns of each batch (whichever path made it), with
+    `events=True` the engine's own `(timestamp, row, 0)` tuples (no copy into pairs)."""
 
     def __init__(self, fn: Callable[[Any], object], columnar: bool = False,
-                 definition: Optional[StreamDefinition] = None) -> None:
+                 definition: Optional[StreamDefinition] = None, events: bool = False) -> None:
         self.fn, self.columnar, self.definition = fn, columnar, definition
+        self.events = events and not columnar
+        if self.events:
+            self.process = fn  # type: ignore[method-assign]  # the batch as it comes
 
     def process(self, batch: list[Event]) -> None:
         if self.columnar:
@@ -129,7 +133,7 @@ class CallbackSink:
             self.fn([(t, r) for t, r, _ in batch])
 
     def process_columns(self, cols: "Columns") -> None:
-        self.fn(cols if self.columnar else cols.to_rows())
+        self.fn(cols if self.columnar else cols.events() if self.events else cols.to_rows())
 
 
 _TS = operator.itemgetter(0)
@@ -198,6 +202,18 @@ class InputHandler:
             for i in range(0, len(events), STEP):
                 bad += [(i + j, e) for j, e in self._send(events[i:i + STEP], validated, now)]
             return bad
+
+    def send_events(self, events: list[Event]) -> None:
+        """Send the engine's own event tuples `(int timestamp, tuple row, 0)`, already checked
+        against the stream's types (as `send_batch(..., validated=True)` takes them as
+        pairs): for in-process decoders that build these tuples in their one pass."""
+        with self.lock:
+            if len(events) <= STEP:
+                if events:
+                    self._dispatch(events)
+                return
+            for i in range(0, len(events), STEP):
+                self._dispatch(events[i:i + STEP])
 
     def send_columns(self, columns: Any, timestamps: Any = None) -> list[BadEvent]:
         """Send a columnar batch: `columns` maps each attribute name to a column (numpy

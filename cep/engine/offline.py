@@ -5,13 +5,16 @@ Input lines: `{"stream": "S", "timestamp": 1000, "data": [...]}`; a line with on
 stream the input does not feed: `{"stream", "timestamp", "data", "expired"}` (rows inserted
 into a stream are current events there, so `expired` is false).
 
-Lines are decoded 1,000 at a time in one msgspec call, each straight into its stream's row
-types (a struct per stream, tagged by "stream"), so the rows come out checked and go to
-`send_batch(..., validated=True)`; a chunk msgspec refuses (a clock line, a bad line, a
-float attribute, ...) is decoded line by line (msgspec into a small struct; a line it
-refuses is read again by `parse_line` for the exact reason) and checked by the input
-handler. Consecutive events of one stream go to the engine as one `send_batch` (the same
-output as one at a time), and each output batch is encoded in one call.
+The file is read as bytes and run chunk after chunk (about 64 KiB each): a chunk is decoded
+in one msgspec call (its newlines turned into commas, as one JSON array) straight into its
+streams' row types (a struct per stream, tagged by "stream"), so the rows come out checked;
+they become the engine's event tuples and go to `send_events`, and each output batch is
+encoded in one msgspec call before the next chunk is decoded. A chunk msgspec refuses (a
+clock line, a bad or blank line, a float attribute, ...) is read line by line (msgspec into a
+small struct; a line it refuses is read again by `parse_line` for the exact reason) and
+checked by the input handler, consecutive events of one stream as one `send_batch` (the same
+output as one at a time). Which streams the input feeds is learnt chunk by chunk (`_run`),
+so the output and the bad-line reports are written at the end of the run.
 
 Events are sent one at a time where a batch could change the output a file gives: a plan
 with a partition (it emits a batch's outputs grouped by key), a stream from which
@@ -50,7 +53,13 @@ class BadLine:
 
 
 def parse_line(text, lineno):
-    """-> ('event', stream, ts, data) | ('clock', ts) | None (blank); raises ValueError."""
+    """-> ('event', stream, ts, data) | ('clock', ts) | None (blank); raises ValueError.
+    `text` may be bytes (a line of a file read as bytes) that are not UTF-8: a bad line."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8 text: {exc.reason} at byte {exc.start + 1}") from None
     text = text.strip()
     if not text:
         return None
@@ -74,19 +83,12 @@ def parse_line(text, lineno):
 
 
 if msgspec is not None:
-    class _Line(msgspec.Struct):
+    class _Line(msgspec.Struct, gc=False):
         """The common line shapes; anything else (nulls, a missing field, bad types, NaN
         tokens, huge integers) makes the decoder raise and parse_line decides."""
         stream: Union[str, msgspec.UnsetType] = msgspec.UNSET
         timestamp: Union[int, msgspec.UnsetType] = msgspec.UNSET
         data: Union[Tuple, msgspec.UnsetType] = msgspec.UNSET
-
-    class _Out(msgspec.Struct):
-        """An output line, in this field order."""
-        stream: str
-        timestamp: int
-        data: tuple
-        expired: bool = False
 
     _DECODE = msgspec.json.Decoder(_Line).decode
     _ENCODE_LINES = msgspec.json.Encoder().encode_lines
@@ -160,33 +162,84 @@ def run_lines(plan, lines: Iterable[str], write: Callable[[str], object],
     """`run`, with the output as JSON text: `write(text)` gets the lines of each output
     batch at once (compact JSON; a batch holding a non-finite double, which JSON has no
     number for, is written by the json module as `NaN`/`Infinity`, as Siddhi's runner does).
-    `batch=False` sends every event on its own (the reference the batches must equal)."""
-    def callback(sid):
-        return _encoder(sid, write)
-    return _run(plan, lines, callback, on_bad, playback, on_error, batch)
+    Each item of `lines` is one line (with or without its newline). `batch=False` sends every
+    event on its own (the reference the batches must equal)."""
+    data = "".join(x if x.endswith("\n") else x + "\n" for x in lines).encode("utf-8",
+                                                                               "surrogatepass")
+    return run_bytes(plan, data, lambda b: write(b.decode("utf-8", "surrogatepass")), on_bad,
+                     playback, on_error, batch, newlines=False)
 
 
-def _encoder(sid, write):
-    def fn(pairs):
+def run_bytes(plan, data: bytes, write: Callable[[bytes], object],
+              on_bad: Callable[[BadLine], object], playback: Optional[bool] = None,
+              on_error: str = "skip", batch: bool = True, newlines: bool = True) -> bool:
+    """`run_lines` over the bytes of a JSON-lines file (what `cep run` reads): `write(bytes)`
+    gets each output batch's UTF-8 JSON lines. Lines end as a text-mode file's do (`\\n`,
+    `\\r\\n` or `\\r`; `newlines=False`: only `\\n`); a line that is not UTF-8 is a bad line.
+    The garbage collector is paused while the file runs: the decoded events and the engine's
+    events are acyclic tuples, and a collection would only rescan them."""
+    if newlines and b"\r" in data:  # universal newlines, as the file read as text has them
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(plan, data, write, on_bad, playback, on_error, batch)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _encoder(sid, write, printed, types):
+    """The callback (on the engine's `(ts, row, 0)` tuples) writing a stream's output
+    batches, each encoded in one msgspec call; `printed` gets the stream's id. msgspec writes
+    NaN and infinities as null: a batch holding one goes through json (`NaN`, `Infinity`).
+    The columns of doubles are summed to rule that out (a finite sum: none there); an
+    infinite or NaN sum, a null or an object attribute look at the values."""
+    floats = [operator.itemgetter(i) for i, t in enumerate(types)
+              if t in (AttrType.DOUBLE, AttrType.FLOAT)]
+    anything = AttrType.OBJECT in types
+
+    def finite(batch, text):
+        if not anything:
+            try:
+                for col in floats:
+                    total = sum(map(col, map(_ROW, batch)))
+                    if total - total != 0.0:
+                        break
+                else:
+                    return True
+            except TypeError:  # a null
+                pass
+        return b"null" not in text or not _nonfinite(batch)
+
+    if msgspec is not None:  # {"stream": sid, ...}: the stream is the struct's tag
+        out = msgspec.defstruct(f"Out_{sid}", [("timestamp", int), ("data", tuple),
+                                               ("expired", bool, False)],
+                                tag_field="stream", tag=sid, gc=False)
+
+    def fn(batch):
+        printed.add(sid)
         if msgspec is not None:
             try:
-                text = _ENCODE_LINES([_Out(sid, ts, row) for ts, row in pairs])
+                text = _ENCODE_LINES([out(ts, row) for ts, row, _ in batch])
             except (TypeError, ValueError, OverflowError):
                 text = None
-            # msgspec writes NaN and infinities as null: such a batch goes through json
-            if text is not None and (b"null" not in text or not _nonfinite(pairs)):
-                write(text.decode())
+            if text is not None and (not (floats or anything) or finite(batch, text)):
+                write(text)
                 return
         write("".join(json.dumps({"stream": sid, "timestamp": ts, "data": row,
                                   "expired": False}, separators=(",", ":"),
                                  default=str) + "\n"  # objects by their Java form
-                      for ts, row in pairs))
+                      for ts, row, _ in batch).encode())
     return fn
 
 
-def _nonfinite(pairs):
+_ROW = operator.itemgetter(1)
+
+
+def _nonfinite(batch):
     return any(type(v) is float and (v != v or v in (_INF, -_INF))
-               for _, row in pairs for v in row)
+               for e in batch for v in e[1])
 
 
 _INF = float("inf")
@@ -223,76 +276,165 @@ def single_reader(junction, seen=None):
     return True
 
 
-def _run(plan, lines, callback, on_bad, playback, on_error, batch=True):
-    lines = list(lines)
+class _Restart(Exception):
+    """A stream something was printed for turned out to be fed by the input."""
+
+
+def _run(plan, data, write, on_bad, playback, on_error, batch=True):
+    """Run the file chunk after chunk (decoded, sent, its output encoded, then the next: the
+    events stay in the CPU caches and CPython's free lists). Which streams the input feeds
+    (their events are not printed) is learnt on the way: a stream's callback goes when its
+    first input line comes, and as long as nothing was printed for it, the output is what
+    knowing it from the start gives. The output and the bad-line reports are held until the
+    end: when a stream something was printed for turns out to be fed (also in the rest of
+    the file after a stop by --on-error fail), the file is read for its fed streams and run
+    again knowing them."""
+    ok = batch and batchable(plan, on_error)
+    out, bad = [], []
+    try:
+        return _pass(plan, data, out.append, bad.append, playback, on_error, ok, None)
+    except _Restart:
+        out.clear()
+        bad.clear()
+        fed = set()
+        for segment in _decode_chunks(plan, data, ok):
+            fed |= _chunk_fed(data, *segment)
+        return _pass(plan, data, write, on_bad, playback, on_error, ok, fed)
+    finally:  # also what came before an error (or Ctrl-C) stopped the run
+        for b in bad:
+            on_bad(b)
+        for text in out:
+            write(text)
+
+
+def _chunk_fed(data, first, start, end, runs):
+    return {sid for sid, _ in runs} if runs is not None else fed_streams(_lines(data, start, end))
+
+
+def _pass(plan, data, write, on_bad, playback, on_error, ok, fed):
+    """One run over the file; `fed`: the streams the input feeds, or None to learn them (and
+    raise _Restart when that comes too late)."""
     rt = ExecutionPlanRuntime(plan, playback=playback)
     try:
-        ok = batch and batchable(plan, on_error)
-        paused = gc.isenabled()
-        gc.disable()  # the decoded file is all acyclic tuples: no collection to find there
-        try:
-            segments = _decode_chunks(plan, lines) if ok else [(0, lines)]
-        finally:
-            if paused:
-                gc.enable()
-        fed = set()
-        for first, seg in segments:
-            if first is None:
-                fed.update(sid for sid, _ in seg)
-            else:
-                fed |= fed_streams(seg)
-        for sid in [s for s in rt.junctions if s not in fed]:
-            rt.add_callback(sid, callback(sid))
-        batch = {sid for sid in fed if ok and sid in rt.junctions
-                 and single_reader(rt.junctions[sid])}
-        for first, seg in segments:
-            if first is None and all(sid in batch for sid, _ in seg):
-                for sid, pairs in seg:
-                    send = rt.input_handler(sid).send_batch
-                    for i in range(0, len(pairs), BATCH):
-                        send(pairs[i:i + BATCH], validated=True)
+        learn = fed is None
+        known = set() if learn else set(fed)
+        printed, sinks, batch = set(), {}, set()
+        for sid, j in rt.junctions.items():
+            if sid not in known:
+                rt.add_callback(sid, _encoder(sid, write, printed,
+                                              [a.type for a in j.definition.attributes]),
+                                events=True)
+                sinks[sid] = j.subscribers[-1]
+
+        def take(new):
+            for sid in new:
+                if sid in printed:
+                    raise _Restart(sid)
+                j = rt.junctions.get(sid)
+                if sid in sinks:
+                    j.subscribers.remove(sinks.pop(sid))
+                known.add(sid)
+                if ok and j is not None and single_reader(j):
+                    batch.add(sid)
+        take(known)
+        segments = _decode_chunks(plan, data, ok)
+        for first, start, end, runs in segments:
+            lines = None
+            if learn:
+                if runs is not None:
+                    new = {sid for sid, _ in runs if sid not in known}
+                else:
+                    lines = _lines(data, start, end)
+                    new = fed_streams(lines) - known
+                take(new)
+            if runs is not None and all(sid in batch for sid, _ in runs):
+                for sid, events in runs:
+                    rt.input_handler(sid).send_events(events)
                 continue
-            if first is None:  # a stream that must go one at a time: its lines again
-                seg = [_Out(sid, t, r) for sid, pairs in seg for t, r in pairs]
-                seg, first = [msgspec.json.encode(x).decode() for x in seg], 0
-            if not _feed_all(rt, seg, on_bad, on_error, batch, first):
+            # a chunk msgspec refused, or a stream that must go one at a time: its lines
+            if lines is None:
+                lines = _lines(data, start, end)
+            if not _feed_all(rt, lines, on_bad, on_error, batch, first):
+                if learn and any(_chunk_fed(data, *s) & printed for s in segments):
+                    raise _Restart()
                 return False
         return True
     finally:
         rt.shutdown()
 
 
-def _decode_chunks(plan, lines):
-    """[(None, [(stream, [(ts, row), ...]), ...]) for a chunk decoded whole into checked rows,
-    or (index of its first line, [line, ...]) for a chunk to read line by line]."""
+def _lines(data, start, end):
+    """The lines of data[start:end] (which ends at a line's end) as text; a line that is not
+    UTF-8 stays bytes (parse_line reports it)."""
+    chunk = data[start:end]
+    try:
+        lines = chunk.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        lines = [_text(x) for x in chunk.split(b"\n")]
+    if chunk.endswith(b"\n"):
+        lines.pop()
+    return lines
+
+
+def _text(line):
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        return line
+
+
+CHUNK = 64 * 1024  # bytes per decoded chunk (about 700-1,000 events)
+
+
+def _decode_chunks(plan, data, ok=True):
+    """(index of the chunk's first line, start, end, runs) per chunk, decoded as it is asked
+    for (`ok` False: the whole file as one chunk to read line by line): the file in chunks of about
+    CHUNK bytes ending at a line's end; `runs` is [(stream, [(ts, row, 0), ...]), ...] for a
+    chunk decoded whole into checked events, None for a chunk to read line by line. A chunk is
+    decoded as one JSON array, its newlines turned into commas (one C pass): a blank line or
+    a line with two objects makes it invalid, or gives more events than lines (`{..},{..}`),
+    so such a chunk goes line by line."""
     from cep.engine.coerce import row_type
-    if msgspec is None:
-        return [(0, lines)]
+    if not ok or msgspec is None:
+        yield 0, 0, len(data), None
+        return
     kinds = []
     for s in plan.streams:
         rt = row_type([a.type for a in s.attributes])
         if rt is not None:
             kinds.append(msgspec.defstruct(f"Line_{s.id}", [("timestamp", int), ("data", rt)],
-                                           tag_field="stream", tag=s.id))
+                                           tag_field="stream", tag=s.id, gc=False))
     if not kinds:
-        return [(0, lines)]
+        yield 0, 0, len(data), None
+        return
+    # with one kind, msgspec would take a line without "stream" as that kind: a second kind
+    # that never decodes makes the tag required
+    never = msgspec.defstruct("Never", [("timestamp", msgspec.UnsetType)],
+                              tag_field="stream", tag="", gc=False)
     by_kind = {k: k.__struct_config__.tag for k in kinds}
-    decode = msgspec.json.Decoder(List[Union[tuple(kinds)]]).decode
-    get = operator.attrgetter("timestamp", "data")
-    out = []
-    for i in range(0, len(lines), BATCH):
-        chunk = lines[i:i + BATCH]
+    decode = msgspec.json.Decoder(List[Union[tuple(kinds) + (never,)]]).decode
+    start, first, size = 0, 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start + CHUNK)
+        end = size if end < 0 else end + 1
+        stop = end - 1 if data[end - 1] == 10 else end  # without the last newline
+        n = data.count(b"\n", start, end) + (stop == end)  # lines
         try:
-            items = decode("[" + ",".join(chunk) + "]")
+            items = decode(b"[" + data[start:stop].replace(b"\n", b",") + b"]")
         except _ERRORS:
-            if out and out[-1][0] is not None and out[-1][0] + len(out[-1][1]) == i:
-                out[-1][1].extend(chunk)
+            items = None
+        if items is None or len(items) != n:  # n: a line held two objects and a comma
+            yield first, start, end, None
+            first += n
+        else:
+            if len(kinds) == 1:
+                runs = [(by_kind[kinds[0]], [(x.timestamp, x.data, 0) for x in items])]
             else:
-                out.append((i, list(chunk)))
-            continue
-        runs = [(by_kind[k], list(map(get, grp))) for k, grp in groupby(items, type)]
-        out.append((None, runs))
-    return out
+                runs = [(by_kind[k], [(x.timestamp, x.data, 0) for x in grp])
+                        for k, grp in groupby(items, type)]
+            yield first, start, end, runs
+            first += len(items)
+        start = end
 
 
 def _feed_all(rt, lines, on_bad, on_error, batch, first=0):

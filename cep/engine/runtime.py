@@ -94,14 +94,16 @@ class ExecutionPlanRuntime:
         return h
 
     def add_callback(self, stream_id: str, fn: Callable[[Any], object],
-                     columnar: bool = False) -> None:
+                     columnar: bool = False, events: bool = False) -> None:
         """Call `fn([(timestamp, row), ...])` with every batch inserted into `stream_id`;
         with `columnar=True`, `fn(columns)` with a cep.engine.columnar.Columns per batch
-        (`.timestamps`, `columns["attr"]`, `.null_mask("attr")`, `.to_rows()`)."""
+        (`.timestamps`, `columns["attr"]`, `.null_mask("attr")`, `.to_rows()`); with
+        `events=True`, `fn` gets the engine's own `(timestamp, row, 0)` tuples of each batch
+        (no copy into pairs; for in-process encoders; `fn` must not keep or change the list)."""
         j = self.junctions.get(stream_id)
         if j is None:
             raise UnknownInputStreamError(f"stream '{stream_id}' is not in the plan")
-        j.subscribe_callback(CallbackSink(fn, columnar, j.definition))
+        j.subscribe_callback(CallbackSink(fn, columnar, j.definition, events))
 
     def advance_time(self, ts: int) -> None:
         """Playback: move the clock to `ts`, firing every timer due by then."""

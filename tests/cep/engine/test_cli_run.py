@@ -102,3 +102,23 @@ def test_an_event_that_fails_in_processing_is_reported_not_raised():
 
     problem = _feed(Runtime(), '{"stream": "S", "timestamp": 1, "data": ["x"]}', 1)
     assert problem.startswith("processing the event failed: TypeError")
+
+
+def test_a_line_that_is_not_utf8_is_a_bad_line_and_crlf_ends_lines(tmp_path, capsys):
+    """The events file is read as bytes: a line that is not UTF-8 is reported with its line
+    number and byte, its neighbours go on; \\r\\n and \\r end lines as in a text-mode read."""
+    (tmp_path / "p.siddhiql").write_text(PLAN)
+    lines = [b'{"stream": "S", "timestamp": 1000, "data": ["A", 11.0]}',
+             b'{"stream": "S", "timestamp": 1001, "data": ["\xff", 12.0]}',
+             b'{"stream": "S", "timestamp": 1002, "data": ["C", 13.0]}',
+             b'{"stream": "S", "timestamp": 1003, "data": ["D", 14.0]}']
+    (tmp_path / "e.jsonl").write_bytes(lines[0] + b"\r\n" + lines[1] + b"\r\n" + lines[2]
+                                       + b"\r" + lines[3] + b"\r\n")
+    code = main(["run", str(tmp_path / "p.siddhiql"), "--events", str(tmp_path / "e.jsonl")])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert [json.loads(x)["data"][0] for x in out.splitlines()
+            if json.loads(x)["stream"] == "Big"] == ["A", "C", "D"]
+    where = lines[1].index(b"\xff") + 1
+    assert err.strip() == f"{tmp_path / 'e.jsonl'}: line 2: not UTF-8 text: invalid start " \
+                          f"byte at byte {where}"
