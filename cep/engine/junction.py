@@ -121,7 +121,7 @@ class CallbackSink:
         self.fn, self.columnar, self.definition = fn, columnar, definition
         self.events = events and not columnar
         if self.events:
-            self.process = fn  # type: ignore[method-assign]  # the batch as it comes
+            self.process = fn  # type: ignore[method-assign,assignment]  # the batch as is
 
     def process(self, batch: list[Event]) -> None:
         if self.columnar:
