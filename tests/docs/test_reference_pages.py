@@ -21,7 +21,7 @@ from refgen import DefinitionError, settings_page  # noqa: E402
 from refgen.cli_page import help_environment  # noqa: E402
 from refgen.signatures import fold, probe  # noqa: E402
 
-SCHEMA = re.compile(r"^(\w+) = Schema\(\"(\w+)\"", re.M)
+SCHEMA = re.compile(r"^(\w+) = Schema\(\s*\"(\w+)\"", re.M)  # formatted on one line or two
 
 
 @pytest.fixture(scope="module")
