@@ -21,6 +21,7 @@ Config keys: those of receivers/spout.py that do not concern ZeroMQ or the regis
 (tenant, plan, streams, max_frames, max_events, tick_ms), and nats_url (the transport's
 server, from the manager's settings), fetch_wait_ms (longest wait for messages when none are
 ready, default 20)."""
+import collections
 import logging
 import time
 
@@ -65,6 +66,7 @@ class NatsReceiverSpout(ReceiverSpout):
         self.checkpoints = False  # checkpoint_restored() was called: acknowledge on commits
         self.unacked = []  # (seq, msg) of each fetch's last message, until a commit covers it
         self.fetched = self.skipped = 0
+        self.held = collections.deque()  # fetched messages not emitted yet (max_events)
         self.sub = self.nc = None
         self.loop = LoopThread(f"nats spout {self.label}")
         log.info("%s reads %s on %s (consumer %s)", self.label, self.js_stream, shown(self.url),
@@ -127,11 +129,15 @@ class NatsReceiverSpout(ReceiverSpout):
         log.info("%s resumes after stream sequence %d", self.label, self.seq)
 
     def next_batch(self):
+        """Emit the rows of up to max_frames messages, stopping once the batch holds
+        max_events events (the rest of a fetch waits for the next call, in order)."""
         if self.sub is None:
             self._subscribe()
-        msgs = self.loop.run(self._fetch(), self.fetch_wait + 30)
-        by_stream, last = {}, None
-        for msg in msgs:
+        if not self.held:
+            self.held.extend(self.loop.run(self._fetch(), self.fetch_wait + 30))
+        by_stream, last, taken = {}, None, 0
+        while self.held and taken < self.max_events:
+            msg = self.held.popleft()
             seq = msg.metadata.sequence.stream
             last = msg
             if seq <= self.seq:  # redelivered: emitted before
@@ -141,7 +147,7 @@ class NatsReceiverSpout(ReceiverSpout):
             if self.parallel > 1 and seq % self.parallel != self.index:
                 continue
             self.fetched += 1
-            self._take(msg.data, by_stream)
+            taken += self._take(msg.data, by_stream)
         for stream, (rows, runs) in by_stream.items():
             if rows:
                 self.emit(rows, stream, tuple(runs))
