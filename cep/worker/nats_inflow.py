@@ -10,7 +10,11 @@ A sender thread takes what is buffered, encodes it as event frames of up to `bat
 events (cep/protocol/frames.py, as the ZeroMQ inflow sends) and publishes them on
 `cep.in.<tenant>.<plan>.<stream>` (connectors/nats_transport.py), each with a `Nats-Msg-Id`
 of this inflow's start and the frame's number: a frame re-published after a failed
-confirmation keeps its id, so JetStream stores it once."""
+confirmation keeps its id, so JetStream stores it once.
+
+Not yet: when the server goes away in the middle of an offer, the offer fails after
+confirm_timeout (the receiver answers 503) while its events stay queued and are published
+once the server is back, so a client that sends them again has them twice."""
 import collections
 import logging
 import threading
