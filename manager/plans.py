@@ -274,7 +274,8 @@ class PlanService:
             _receiver_streams(compiled.xml)
         return {"tenant": tenant, "name": name,
                 **plan_status(self.topologies.status(tenant, name), self.table.status(tenant, name),
-                              imported, compiled.model.plan_dist("publisherParallelism"))}
+                              imported, compiled.model.plan_dist("publisherParallelism"),
+                              self.transport.get("transport", "zmq"))}
 
     def summary(self, tenant: int, name: str, state: Json | None = None) -> Json:
         """Name, topology, description, version, last change and state of a plan."""

@@ -60,3 +60,16 @@ def test_the_deployment_entry_tells_the_worker():
     assert spec_from_deployment(entry).transport == "zmq"
     spec = spec_from_deployment({**entry, "transport": "nats", "transportConnection": "bus"})
     assert (spec.transport, spec.transport_connection) == ("nats", "bus")
+
+
+def test_a_nats_plans_status_says_where_its_connections_are():
+    from manager.status import plan_status, status_text
+    registry = {"connections": [], "publishers": [], "receivers": []}
+    zmq = plan_status({"state": "ACTIVE"}, registry, ["S"], 1)
+    assert status_text(zmq).endswith("Outflow connections : 0/1 established")
+    nats = plan_status({"state": "ACTIVE"}, registry, ["S"], 1, "nats")
+    assert nats["transport"] == "nats"
+    assert status_text(nats).splitlines() == [
+        "Storm topology : ACTIVE",
+        "Inflow connections : through NATS JetStream (each worker's /status shows its inflow)",
+        "Outflow connections : through NATS JetStream"]
