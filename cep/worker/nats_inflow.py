@@ -12,9 +12,10 @@ events (cep/protocol/frames.py, as the ZeroMQ inflow sends) and publishes them o
 of this inflow's start and the frame's number: a frame re-published after a failed
 confirmation keeps its id, so JetStream stores it once.
 
-Not yet: when the server goes away in the middle of an offer, the offer fails after
-confirm_timeout (the receiver answers 503) while its events stay queued and are published
-once the server is back, so a client that sends them again has them twice."""
+When the confirmation does not come within confirm_timeout (the server went away in the
+middle of an offer), the offer fails (the receiver answers 503) and withdraws its events the
+sender has not taken yet, so a client that sends them again does not have them twice; only
+those already handed to the server (at most one round) may be stored too."""
 import collections
 import logging
 import threading
@@ -30,6 +31,7 @@ from receivers.wal.exceptions import WalError
 
 log = logging.getLogger(__name__)
 ROUND_FRAMES = 64  # frames published before their confirmations are awaited together
+_WITHDRAWN = object()  # a buffered event whose offer failed: not published
 
 
 class NatsInflowError(WalError):
@@ -53,7 +55,8 @@ class NatsInflow:
         self._buf = collections.deque()
         self._retry = []  # (msg id, frame, events) published without a confirmation
         self._frames = 0  # frames numbered so far (message ids)
-        self._offered = self._confirmed = 0  # events buffered / stored by JetStream, ever
+        self._offered = self._confirmed = 0  # events buffered / done (stored or withdrawn), ever
+        self._popped = 0  # events the sender took from the buffer, ever
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self.loop = self.nc = self.js = None
@@ -74,10 +77,12 @@ class NatsInflow:
             self.stats["refused"] += len(events)
             return len(events)
         deadline = time.monotonic() + wait
-        taken = 0
+        taken, chunks = 0, []  # (position, length) of this call's chunks in the buffer
         with self._cond:
             while True:
                 chunk = events[taken:taken + max(self.capacity - len(self._buf), 0)]
+                if chunk:
+                    chunks.append((self._offered, len(chunk)))
                 self._buf.extend(chunk)
                 taken += len(chunk)
                 self._offered += len(chunk)
@@ -91,14 +96,29 @@ class NatsInflow:
             while self._confirmed < end:
                 left = until - time.monotonic()
                 if left <= 0:
-                    raise NatsInflowError(f"NATS transport {shown(self.url)}: JetStream did not "
-                                          f"confirm {self.subject} within "
-                                          f"{self.confirm_timeout} s ({self.last_error})")
+                    withdrawn = self._withdraw(chunks)
+                    raise NatsInflowError(
+                        f"NATS transport {shown(self.url)}: JetStream did not confirm "
+                        f"{self.subject} within {self.confirm_timeout} s ({self.last_error}); "
+                        f"{withdrawn} of the {taken} events were withdrawn, "
+                        f"{taken - withdrawn} may be stored")
                 self._cond.wait(min(left, 0.05))
         refused = len(events) - taken
         if refused:
             self.stats["refused"] += refused
         return refused
+
+    def _withdraw(self, chunks) -> int:
+        """Mark this call's events the sender has not taken yet as withdrawn (it skips them,
+        counting them as done); returns how many (call with the lock held)."""
+        withdrawn = 0
+        for position, length in chunks:
+            for i in range(max(position - self._popped, 0), position + length - self._popped):
+                if self._buf[i] is not _WITHDRAWN:
+                    self._buf[i] = _WITHDRAWN
+                    withdrawn += 1
+        self.stats["withdrawn"] += withdrawn
+        return withdrawn
 
     @property
     def buffered(self) -> int:
@@ -125,6 +145,7 @@ class NatsInflow:
                 "sent": self.stats["sent"], "frames": self.stats["frames"],
                 "refused": self.stats["refused"], "reconnects": self.stats["reconnects"],
                 "duplicates": self.stats["duplicates"], "unencodable": self.stats["unencodable"],
+                "withdrawn": self.stats["withdrawn"],
                 "last_error": self.last_error}
 
     # -- sender thread --
@@ -166,19 +187,26 @@ class NatsInflow:
         with self._cond:
             if not self._retry and not self._buf:
                 self._cond.wait(0.05)
-            frames = self._retry
+            frames, skipped = self._retry, 0
             self._retry = []
             while self._buf and len(frames) < ROUND_FRAMES:
                 n = min(len(self._buf), self.batch_size)
                 events = [self._buf.popleft() for _ in range(n)]
-                self._frames += 1
-                frames.append((f"{self.id_prefix}{self._frames}", None, events))
+                self._popped += n
+                kept = [e for e in events if e is not _WITHDRAWN]
+                skipped += n - len(kept)
+                if kept:
+                    self._frames += 1
+                    frames.append((f"{self.id_prefix}{self._frames}", None, kept))
+            if skipped:  # withdrawn events: done without publishing
+                self._confirmed += skipped
+                self._cond.notify_all()
         if not frames:
             return False
         frames = [(mid, frame if frame is not None else self._encode(events), events)
                   for mid, frame, events in frames]
         try:
-            dups = self.loop.run(self._publish(frames), self.confirm_timeout + 5)
+            dups = self._publish_round(frames)
         except Exception as exc:  # noqa: BLE001 - the server or the connection failed
             self.last_error = f"publish: {type(exc).__name__}: {exc}"
             self.stats["reconnects"] += 1
@@ -196,6 +224,10 @@ class NatsInflow:
             self._confirmed += n
             self._cond.notify_all()
         return True
+
+    def _publish_round(self, frames) -> int:
+        """Publish (msg id, frame, events) items; how many JetStream called duplicates."""
+        return self.loop.run(self._publish(frames), self.confirm_timeout + 5)
 
     async def _publish(self, frames) -> int:
         import asyncio

@@ -148,3 +148,28 @@ def test_without_a_server_every_event_is_refused():
         assert conn.metrics()["refused"] == 2 and not conn.metrics()["connected"]
     finally:
         conn.stop()
+
+
+def test_an_unconfirmed_offer_withdraws_what_was_not_sent():
+    """The server stops answering in the middle of an offer: the offer fails after
+    confirm_timeout and withdraws its events the sender had not taken, so the client's retry
+    does not store them twice; later offers go on (a fake publisher, no server)."""
+    from cep.worker.nats_inflow import NatsInflowError
+    conn = NatsInflow("nats://127.0.0.1:1", T, P, "S", "w1", batch_size=10,
+                      confirm_timeout=0.3)
+    conn.connected = True  # as if connected; no sender thread: the test sends the rounds
+    with pytest.raises(NatsInflowError, match="25 of the 25 events were withdrawn"):
+        conn.offer([[i, ["a", i]] for i in range(25)])
+    published = []
+    conn._publish_round = lambda frames: published.extend(frames) or 0
+    conn._encode = lambda events: b"frame"
+    while conn._send_round():
+        pass
+    assert published == [] and conn._confirmed == 25 and conn.buffered == 0
+    done = threading.Thread(target=lambda: conn.offer([[99, ["b", 99]]]))
+    done.start()
+    while done.is_alive() and not conn._send_round():
+        pass
+    done.join(5)
+    assert [events for _, _, events in published] == [[[99, ["b", 99]]]]
+    assert conn.metrics()["withdrawn"] == 25
