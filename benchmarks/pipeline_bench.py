@@ -294,7 +294,13 @@ class FullSystem:
         while time.time() < deadline:
             st = self.manager.plans.status(-1234, self.plan_name)
             inflow = (st.get("inflow") or {}).get("bench", {})
-            if (st["state"] == "ACTIVE" and st["outflow"]["connected"] == 1
+            if self.manager.plans.transport.get("transport") == "nats":
+                plan = self.worker.status()["plans"].get(f"-1234/{self.plan_name}") or {}
+                inflow = plan.get("inflow") or {"required": 0, "connected": 0}
+                if (st["state"] == "ACTIVE" and inflow["required"] >= 1
+                        and inflow["connected"] == inflow["required"]):
+                    break  # JetStream: no registered connections; the worker's own view
+            elif (st["state"] == "ACTIVE" and st["outflow"]["connected"] == 1
                     and inflow.get("connected", 0) >= 1
                     and inflow.get("connected") == inflow.get("required", 1)):
                 break

@@ -48,6 +48,8 @@ class PlanService:
         # how the plans' publisher bolts authenticate to the workers' publisher ports:
         # "token" (the topology has the cluster secret, no CURVE), "curve" or "none"
         self.publisher_auth: str = "none"
+        # the inflow/outflow transport the workers use (topology.transport and its connection)
+        self.transport: dict[str, str] = {}
         self.compiler = compiler
         self.component_config: dict[str, Any] = {}  # extra config of every spout and publisher bolt
         self.policy = HostPolicy()  # what plans may reach (manager.policy); the server sets it
@@ -272,7 +274,8 @@ class PlanService:
             _receiver_streams(compiled.xml)
         return {"tenant": tenant, "name": name,
                 **plan_status(self.topologies.status(tenant, name), self.table.status(tenant, name),
-                              imported, compiled.model.plan_dist("publisherParallelism"))}
+                              imported, compiled.model.plan_dist("publisherParallelism"),
+                              self.transport.get("transport", "zmq"))}
 
     def summary(self, tenant: int, name: str, state: Json | None = None) -> Json:
         """Name, topology, description, version, last change and state of a plan."""
@@ -291,7 +294,7 @@ class PlanService:
             items = sorted(self.compiled.items())
             version = self.version
         plans = [dict(plan_view(t, c, self.versions.get((t, n))),
-                      publisherAuth=self.publisher_auth)
+                      publisherAuth=self.publisher_auth, **self.transport)
                  for (t, n), c in items if tenant is None or t == tenant]
         return {"version": version, "plans": plans}
 

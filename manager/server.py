@@ -55,7 +55,8 @@ class Manager:
         # no topology listens beyond loopback without CURVE (manager/listeners.py)
         self.plans.listener_check = lambda: check_listeners(
             host, spark, self.links.curve is not None)
-        self.plans.component_config = {"heartbeat_interval": s["registry.heartbeat_interval"],
+        self.plans.component_config = {**_transport(s),
+                                       "heartbeat_interval": s["registry.heartbeat_interval"],
                                        "table_rows": s["limits.table_rows"],
                                        "datasources": _datasources(),
                                        "scripts": {"python": s["scripts.python"],
@@ -73,6 +74,8 @@ class Manager:
             raise ConfigError(str(exc)) from None
         self.plans.quotas = self.topologies.quotas = self.quotas
         self.plans.validate_secs = s["limits.validate_secs"]
+        self.plans.transport = {"transport": s["topology.transport"].strip().lower(),
+                                "transportConnection": s["topology.nats_connection"]}
         self.plans.publisher_auth = ("curve" if self.links.curve is not None
                                      else "token" if self.links.secret else "none")
         self.group = self._group(s)  # leader lease and fencing when Redis is shared
@@ -194,3 +197,21 @@ def _datasources():
         return as_config(load_datasources())
     except PolicyViolation as exc:
         raise ConfigError(f"datasources: {exc}") from None
+
+
+def _transport(s):
+    """The topology components' transport settings: nothing for ZeroMQ; for NATS the
+    server's URL (the named connection's, resolved here: the plan text never holds it).
+    ConfigError for an unknown transport or connection."""
+    from cep.policy.exceptions import PolicyViolation
+    from connectors.connections import broker_connections
+    from connectors.nats_transport import check_kind, transport_url
+    try:
+        kind = check_kind(s["topology.transport"])
+        if kind == "zmq":
+            return {}
+        return {"transport": kind,
+                "nats_url": transport_url(s["topology.nats_connection"],
+                                          broker_connections(s["connections.brokers"]))}
+    except (ValueError, PolicyViolation) as exc:
+        raise ConfigError(f"topology.transport: {exc}") from None

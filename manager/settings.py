@@ -52,6 +52,14 @@ MANAGER = Schema("manager", [
             "drain time when a plan's topology is killed (CEP 4.0: 10 s)"),
     Setting("topology", "resubmit_interval", float, 10.0,
             "seconds before retrying a submit the cluster refused"),
+    Setting("topology", "transport", str, "zmq",
+            "how events go from the workers to a plan's receiver spouts and from its publisher "
+            "bolts to the workers: `zmq` (point-to-point ZeroMQ) or `nats` (NATS JetStream "
+            "subjects: a plan's accepted input survives a worker loss without the worker's "
+            "write-ahead log; connectors/nats_transport.py)"),
+    Setting("topology", "nats_connection", str, "",
+            "the `nats` transport's server: a name of connections.brokers (its URL and "
+            "credentials stay there); empty: nats://127.0.0.1:4222"),
     Setting("metrics", "sample_interval", float, 5.0,
             "seconds between samples of each topology's metrics (windows, /metrics); 0: off"),
     *POLICY_SETTINGS,  # files.roots, sinks.http_allow, sinks.redis_connections, limits.*

@@ -1,7 +1,9 @@
 """Build the plan topology from the XML query plan (what is logged is what runs).
 
 One receiver spout (`EventReceiverSpout`, receivers/spout.py), one Siddhi bolt per
-`event-processor` (cep/bolt.py), one publisher bolt (`EventPublisherBolt`, publishers/bolt.py).
+`event-processor` (cep/bolt.py), one publisher bolt (`EventPublisherBolt`, publishers/bolt.py);
+with `transport: nats` in `extra` (topology.transport) the spout and publisher bolt are the
+NATS JetStream ones (receivers/nats_spout.py, publishers/nats_bolt.py).
 Every component declares one stream per Siddhi stream with fields `_timestamp, attr...` and
 emits rows in that order, so a fields grouping on the partition attribute hashes that
 attribute's value (CEP 4.0 declared `_timestamp` first but emitted it last, hashing the
@@ -18,6 +20,9 @@ TICK_STREAM = "_tick"  # spout -> every Siddhi bolt (all grouping): timer output
 SPOUT_CLASS = "receivers.spout:ReceiverSpout"
 SIDDHI_BOLT_CLASS = "cep.bolt:SiddhiBolt"
 PUBLISHER_CLASS = "publishers.bolt:PublisherBolt"
+# topology.transport: nats (connectors/nats_transport.py): JetStream instead of ZeroMQ
+NATS_SPOUT_CLASS = "receivers.nats_spout:NatsReceiverSpout"
+NATS_PUBLISHER_CLASS = "publishers.nats_bolt:NatsPublisherBolt"
 
 
 def topology_name(plan, tenant):
@@ -67,7 +72,9 @@ def build_topology(xml, tenant, plan, registry_url, host, playback=False, extra=
     common = {"tenant": tenant, "plan": plan, "registry": registry_url, "host": host,
               **(extra or {})}
     topo = Topology(topology_name(plan, tenant), config={"tenant": tenant, "plan": plan})
-    topo.add_spout(RECEIVER_NAME, SPOUT_CLASS, qp.receiver_parallel,
+    nats = (extra or {}).get("transport") == "nats"
+    topo.add_spout(RECEIVER_NAME, NATS_SPOUT_CLASS if nats else SPOUT_CLASS,
+                   qp.receiver_parallel,
                    {**_fields(qp.imported), TICK_STREAM: [TIMESTAMP]},
                    {**common, "streams": {s.id: attribute_names(s.definition)
                                           for s in qp.imported}})
@@ -84,7 +91,8 @@ def build_topology(xml, tenant, plan, registry_url, host, playback=False, extra=
                        "window_definitions": p.window_definitions,
                        "inputs": [s.definition for s in p.inputs],
                        "outputs": [s.definition for s in p.outputs]})
-    topo.add_bolt(PUBLISHER_NAME, PUBLISHER_CLASS, _inputs(PUBLISHER_NAME, qp.exported, producers),
+    topo.add_bolt(PUBLISHER_NAME, NATS_PUBLISHER_CLASS if nats else PUBLISHER_CLASS,
+                  _inputs(PUBLISHER_NAME, qp.exported, producers),
                   qp.publisher_parallel, {},
                   {**common, "streams": {s.id: attribute_names(s.definition)
                                          for s in qp.exported}})

@@ -22,6 +22,8 @@ from receivers.wal.exceptions import WalClosedError, WalError
 log = logging.getLogger(__name__)
 POLL_MS = 100
 WAL_RETRY_S = 0.5  # while a stream's write-ahead log is over its caps, retry this often
+BURST_MESSAGES = 256  # messages read before their events are routed together
+BURST_EVENTS = 20000  # ... or this many events
 
 
 def parse_key(frame):
@@ -74,26 +76,59 @@ class ZmqReceiver:
         try:
             while not self._stop.is_set():
                 if poller.poll(POLL_MS):
-                    self._handle(self._sock.recv_multipart(copy=True))
+                    self._handle_burst()
         finally:  # a failure keeps the socket for the supervisor's restart
             if self._stop.is_set():  # the port is free when stop() returns
                 close_bound(self._sock)
 
-    def _handle(self, frames):
+    def _handle_burst(self):
+        """Take the messages already queued (up to BURST_MESSAGES, or BURST_EVENTS events),
+        then route the events of consecutive messages of one stream in one call: a
+        downstream that answers only once the events are durable (a write-ahead log with
+        fsync, the NATS transport's JetStream confirmation) serves every message that
+        arrived while it worked in its next round, instead of one message per round."""
+        runs, events = [], 0  # [key, pairs] of consecutive messages of one stream
+        for i in range(BURST_MESSAGES):
+            try:
+                frames = self._sock.recv_multipart(zmq.NOBLOCK if i else 0, copy=True)
+            except zmq.Again:
+                break
+            decoded = self._decode(frames)
+            if decoded is None:
+                continue
+            key, pairs = decoded
+            if runs and runs[-1][0] == key:
+                runs[-1][1].extend(pairs)
+            else:
+                runs.append([key, list(pairs)])
+            events += len(pairs)
+            if events >= BURST_EVENTS:
+                break
+        for key, pairs in runs:
+            self._guarded(self._ingest, key, pairs)
+
+    def _decode(self, frames):
+        """(key, pairs) of a message; None when it is dropped (counted and logged) or holds
+        no events."""
+        result = self._guarded(self._decode_one, frames)
+        return result if result and result[1] else None
+
+    def _decode_one(self, frames):
+        key = self._key(frames)
+        if self.mapper is not None and key == self.default_key:
+            return key, self.mapper.decode([frames[-1]]).pairs
+        return key, decode_pairs(frames[-1])
+
+    def _guarded(self, step, *args):
         try:
-            key = self._key(frames)
-            if self.mapper is not None and key == self.default_key:
-                pairs = self.mapper.decode([frames[-1]]).pairs
-                if pairs:
-                    self._ingest(key, pairs)
-                return
-            self._ingest(key, decode_pairs(frames[-1]))
+            return step(*args)
         except (ReceiverError, BadFrameError) as exc:
             self.bad_messages += 1
             log.warning("ZeroMQ receiver %s: message dropped: %s", self.url, exc)
         except Exception:  # a bug downstream must not kill the receiver thread
             self.bad_messages += 1
             log.exception("ZeroMQ receiver %s: message failed", self.url)
+        return None
 
     def _ingest(self, key, pairs):
         """Route a batch; while the stream's write-ahead log is over its caps (or cannot

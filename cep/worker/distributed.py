@@ -1,14 +1,25 @@
 """A plan served in distributed mode: imported streams go to receiver spouts (one connection
 each, chosen by the registry), and a publisher service registered with the registry takes the
-exported streams from the publisher bolts and writes them to the sinks."""
+exported streams from the publisher bolts and writes them to the sinks.
+
+With the manager's `topology.transport: nats` (the plan's deployment entry says so) both go
+through NATS JetStream instead (connectors/nats_transport.py): each imported stream is a
+NatsInflow publishing to the plan's inflow subject, and a NatsPublisherService reads the
+plan's outflow subject; neither registers with the registry."""
 import logging
 
+from cep.policy.exceptions import PolicyViolation
+from cep.worker.config import host_policy
+from cep.worker.exceptions import PlanDeployError
 from cep.worker.inflow import SpoutConnection
 from cep.worker.logged_inflow import LoggedSpoutConnection
+from cep.worker.nats_inflow import NatsInflow
 from cep.worker.plumbing import build_sink_set, start_sources, stop_all, stream_key
 from cep.worker.supervisor import adopt
 from cep.protocol.registry_client import Heartbeat
 from cep.security import curve
+from connectors.nats_transport import transport_url
+from publishers.nats_service import NatsPublisherService
 from publishers.service import PublisherService
 
 log = logging.getLogger(__name__)
@@ -30,11 +41,16 @@ class DistributedPlan:
         roles = cfg["worker.roles"]
         self.inflows = {}
         self.service = self.heartbeat = None
+        self.nats_url = self._nats_url() if spec.transport == "nats" else None
         try:
             if "receiver" in roles:
                 for s in spec.imported:
                     self.inflows[s.stream] = self._inflow(s.stream)
-            if "publisher" in roles and spec.exported:
+            if "publisher" in roles and spec.exported and self.nats_url:
+                self.service = adopt(threads, NatsPublisherService(
+                    build_sink_set(cfg, spec, memory), self.nats_url, spec.tenant, spec.name),
+                    f"publisher {self.port_key}")
+            elif "publisher" in roles and spec.exported:
                 port = ports.get(self.port_key) if ports else 0
                 # without CURVE, the cluster secret gives the plan's bolts a token of their own
                 token = (curve.plan_token(secret, spec.tenant, spec.name)
@@ -49,6 +65,14 @@ class DistributedPlan:
             self._close_logs()  # opened logs are locked: a later version must open them
             raise
         self.sources = []
+
+    def _nats_url(self):
+        """The NATS transport's server (the manager names the connection; this worker's
+        connections.brokers holds its URL); PlanDeployError when it is not configured here."""
+        try:
+            return transport_url(self.spec.transport_connection, host_policy(self.cfg).brokers)
+        except PolicyViolation as exc:
+            raise PlanDeployError(f"plan {self.spec.name}: {exc}") from None
 
     def _close_logs(self):
         for conn in self.inflows.values():
@@ -66,6 +90,13 @@ class DistributedPlan:
 
     def _inflow(self, stream):
         c, cls, logged = self.cfg, SpoutConnection, {}
+        if self.nats_url:  # JetStream keeps what it confirmed: no write-ahead log needed
+            return adopt(self.threads, NatsInflow(
+                self.nats_url, self.spec.tenant, self.spec.name, stream,
+                self.identity.worker_id, capacity=c["transport.buffer_events"],
+                batch_size=c["transport.batch_size"],
+                reconnect_interval=c["transport.reconnect_interval"]),
+                f"inflow {self.port_key}/{stream}")
         if self.wal is not None:  # accepted events are logged first
             cls, t, p = LoggedSpoutConnection, self.spec.tenant, self.spec.name
             wal = self.wal.open(t, p, stream)
@@ -87,6 +118,7 @@ class DistributedPlan:
                                      inflow.offer, getattr(inflow, "progress", None))
         if self.service is not None:
             self.service.start()
+        if self.service is not None and self.nats_url is None:
             self.heartbeat = adopt(self.threads, Heartbeat(
                 self.registry, self.cfg["transport.heartbeat_interval"], kind="publisher",
                 tenant=self.spec.tenant, plan=self.spec.name, host=self.identity.host,

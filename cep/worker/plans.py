@@ -30,6 +30,10 @@ class PlanSpec:
     # the manager's word on how this plan's publisher bolts authenticate ("token": PLAIN with
     # the plan's token, derived from the cluster secret; "curve"; "none")
     publisher_auth: str = "none"
+    # the manager's topology.transport ("zmq" or "nats") and, for nats, the name of the
+    # server's connection in connections.brokers ("": nats://127.0.0.1:4222)
+    transport: str = "zmq"
+    transport_connection: str = ""
 
     @property
     def key(self):
@@ -50,7 +54,9 @@ def spec_from_deployment(entry):
         raise DeploymentFormatError(f"deployment entry {str(entry)[:200]}: "
                                     f"{type(exc).__name__}: {exc}") from None
     return PlanSpec(tenant, name, version, imported, exported,
-                    publisher_auth=str(entry.get("publisherAuth") or "none"))
+                    publisher_auth=str(entry.get("publisherAuth") or "none"),
+                    transport=str(entry.get("transport") or "zmq").lower(),
+                    transport_connection=str(entry.get("transportConnection") or ""))
 
 
 def _stream_from_entry(s, specs_key, where):

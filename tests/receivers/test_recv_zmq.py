@@ -76,3 +76,35 @@ def test_a_send_with_a_timeout_raises_when_no_receiver_takes_it(key):
     waited = time.monotonic() - started
     print(f"gave up after {sent} sends and {waited:.2f} s")
     assert sent < 50 and waited > 0.15  # it did wait for the send timeout (200 ms), then gave up
+
+
+def test_messages_queued_while_the_downstream_works_go_on_in_one_call(stock_def, key):
+    """A downstream that answers only when the events are durable (JetStream's confirmation,
+    a log with fsync) serves every message that arrived meanwhile in its next call, in
+    order, instead of one message per call."""
+    import threading
+
+    from receivers.router import IngestRouter
+    calls, gate = [], threading.Event()
+
+    def deliver(events, wait=0.0):
+        calls.append([ts for ts, _ in events])
+        gate.wait(5)  # the first call holds the receiver while 20 more messages queue
+        return 0
+    router = IngestRouter()
+    router.register(key, stock_def, deliver)
+    r = ZmqReceiver(router).start()
+    client = ZmqEventClient(r.url)
+    try:
+        client.send(key, [[0, ["A", 1.0, 1, 1, True]]])
+        assert wait_for(lambda: len(calls) == 1)
+        for i in range(1, 21):
+            client.send(key, [[i, ["A", 1.0, 1, 1, True]]])
+        time.sleep(0.3)  # the 20 messages are in the receiver's socket
+        gate.set()
+        assert wait_for(lambda: sum(len(c) for c in calls) == 21)
+        assert [ts for c in calls for ts in c] == list(range(21))
+        assert len(calls) < 21  # messages went on together
+    finally:
+        client.close()
+        r.stop()
