@@ -36,7 +36,7 @@ from connectors.nats_wire import PONG, open_subscription, parse_messages, \
     publish_frames, wait_pong
 from connectors.options import alias, flag, integer, number, required
 from connectors.pump import Fetched, decode_batch
-from connectors.wire_reader import WireReader
+from connectors.wire_reader import WireReader, take, topic_of
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -90,7 +90,7 @@ class NatsSource(WireReader):
         self.seq = int(saved) if saved is not None else 0
         self.skipped = 0
         self.loop = self.nc = self.sub = None
-        self._core = collections.deque()  # core NATS: (subject, payload) off the socket
+        self._queue = collections.deque()  # core NATS: runs (subject, [payload, ...])
         self._sock = self._reader = None
         self._stop, self._arrived = threading.Event(), threading.Event()
         self.connects = 0
@@ -124,8 +124,9 @@ class NatsSource(WireReader):
         self.connects += 1
         return sock, first
 
-    def _parse(self, buf, frames):
-        return parse_messages(buf, self._core, frames)
+    @staticmethod
+    def _parse(buf, runs, frames):
+        return parse_messages(buf, runs, frames)
 
     def _control(self, sock, frames):
         for line in frames:
@@ -170,15 +171,14 @@ class NatsSource(WireReader):
         return Fetched(events, bad, last, pairs)
 
     def _fetch_core(self, timeout):
-        if not self._core:
+        if not self._queue:
             self._arrived.clear()
-            if not self._core and not self._arrived.wait(timeout):  # the reader sets it
+            if not self._queue and not self._arrived.wait(timeout):  # the reader sets it
                 return None
-        queue = self._core
-        items = [queue.popleft() for _ in range(min(len(queue), self.batch))]
+        payloads, runs = take(self._queue, self.batch)
         events, pairs, bad = decode_batch(
-            self, [p for _, p in items],
-            lambda i: f"subject {items[i][0].decode('utf-8', 'replace')}")
+            self, payloads,
+            lambda i: f"subject {topic_of(runs, i).decode('utf-8', 'replace')}")
         return Fetched(events, bad, None, pairs)
 
     def ack(self, token):

@@ -83,23 +83,29 @@ def open_subscription(host: str, port: int, tls: bool, subject, user=None, passw
 
 
 def parse_messages(buf, out, control=None) -> int:
-    """Append (subject bytes, payload bytes) of every complete MSG frame in `buf` to `out`;
-    other lines (PING, PONG, +OK, -ERR, INFO) go to `control` when given. Returns how many
-    bytes were consumed (an incomplete frame at the end stays for the next read)."""
+    """Append the MSG frames complete in `buf` to `out` as runs: `(subject bytes, [payload
+    bytes, ...])` for consecutive frames of one subject (a source's queue then holds a few
+    runs a read); other lines (PING, PONG, +OK, -ERR, INFO) go to `control` when given.
+    Returns how many bytes were consumed (an incomplete frame at the end stays for the next
+    read)."""
     with memoryview(buf) as view:
         pos, n = 0, len(buf)
-        append, find = out.append, buf.find
+        find, rfind, starts = buf.find, buf.rfind, buf.startswith
+        head = payloads = None  # head: b"MSG <subject> " of the current run
         while pos < n:
             eol = find(b"\r\n", pos)
             if eol < 0:
                 return pos
-            if buf[pos:pos + 4] == b"MSG ":
-                head = bytes(view[pos + 4:eol]).split(b" ")
+            if starts(b"MSG ", pos):
                 start = eol + 2
-                end = start + int(head[-1])
+                end = start + int(buf[rfind(b" ", pos, eol) + 1:eol])
                 if end + 2 > n:
                     return pos
-                append((head[0], bytes(view[start:end])))
+                if head is None or not starts(head, pos):  # another subject: a new run
+                    subject = bytes(view[pos + 4:find(b" ", pos + 4, eol)])
+                    head, payloads = b"MSG " + subject + b" ", []
+                    out.append((subject, payloads))
+                payloads.append(bytes(view[start:end]))
                 pos = end + 2
             else:
                 if control is not None:

@@ -25,7 +25,14 @@ def test_frames_are_cut_out_of_reads_split_at_any_byte():
         del buf[:parse_messages(buf, out, control)]
         buf += data[cut:]
         assert parse_messages(buf, out, control) == len(buf)
-        assert out == [(b"s.t", p) for p in payloads] and control == [b"INFO {}", b"PING"]
+        assert [(t, p) for t, run in out for p in run] == [(b"s.t", p) for p in payloads]
+        assert control == [b"INFO {}", b"PING"]
+    # consecutive frames of one subject are one run
+    out = []
+    frames = (publish_frames("s.t", [b"1", b"2"]) + publish_frames("s.tt", [b"3"])
+              + publish_frames("s.t", [b"4"])).replace(b"PUB ", b"MSG ").replace(b"s.t ", b"s.t 1 ")
+    parse_messages(bytearray(frames.replace(b"s.tt ", b"s.tt 1 ")), out)
+    assert out == [(b"s.t", [b"1", b"2"]), (b"s.tt", [b"3"]), (b"s.t", [b"4"])]
 
 
 def test_socket_sink_and_source_talk_with_nats_py(nats_server, router, taken):
