@@ -34,10 +34,12 @@ def _read_line(sock, buf: bytearray) -> bytes:
 
 
 def open_subscription(host: str, port: int, tls: bool, subject, user=None, password=None,
-                      name: str = "cep", queue: str = None, timeout: float = 15.0):
+                      name: str = "cep", queue: str = None, timeout: float = 15.0,
+                      headers: bool = False):
     """(socket, bytes already read) of a connection subscribed to `subject` (sid 1; None:
     no subscription, a publisher), after the server answered the PING that follows CONNECT
-    and SUB (so both were accepted)."""
+    and SUB (so both were accepted). `headers`: the connection sends HPUB and takes HMSG,
+    and a request nobody answers gets a 503 status at once (no_responders)."""
     sock = socket.create_connection((host, port), timeout=timeout)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
@@ -49,7 +51,7 @@ def open_subscription(host: str, port: int, tls: bool, subject, user=None, passw
         if tls or info.get("tls_required"):
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
         options = {"verbose": False, "pedantic": False, "lang": "python", "version": "cep",
-                   "protocol": 1, "headers": False, "no_responders": False, "name": name,
+                   "protocol": 1, "headers": headers, "no_responders": headers, "name": name,
                    "tls_required": bool(tls or info.get("tls_required"))}
         if user and password is not None:
             options.update(user=user, **{"pass": password})
@@ -106,6 +108,59 @@ def parse_messages(buf, out, control=None) -> int:
                     head, payloads = b"MSG " + subject + b" ", []
                     out.append((subject, payloads))
                 payloads.append(bytes(view[start:end]))
+                pos = end + 2
+            else:
+                if control is not None:
+                    control.append(bytes(view[pos:eol]))
+                pos = eol + 2
+        return pos
+
+
+def request_frames(subject: str, payloads, reply: str, first: int, ids=None) -> bytes:
+    """PUB frames of every payload, payload i asking for its answer on `<reply>.<first + i>`;
+    with `ids`, HPUB frames carrying payload i's `Nats-Msg-Id: ids[i]` header (JetStream's
+    duplicate detection). One write for a batch."""
+    head, to = b"PUB " + subject.encode() + b" ", reply.encode()
+    if ids is None:
+        return b"".join([b"%s%s.%d %d\r\n%s\r\n" % (head, to, first + i, len(p), p)
+                         for i, p in enumerate(payloads)])
+    out = []
+    head = b"H" + head
+    for i, p in enumerate(payloads):
+        value = ids[i].encode()
+        if b"\r" in value or b"\n" in value:
+            raise ValueError(f"a message id holds a line break: {ids[i]!r}")
+        hdr = b"NATS/1.0\r\nNats-Msg-Id: %s\r\n\r\n" % value
+        out.append(b"%s%s.%d %d %d\r\n%s%s\r\n"
+                   % (head, to, first + i, len(hdr), len(hdr) + len(p), hdr, p))
+    return b"".join(out)
+
+
+def parse_replies(buf, out, control=None) -> int:
+    """Append `(subject bytes, status bytes, payload bytes)` of every complete MSG or HMSG
+    frame in `buf` to `out`: the status is that of an HMSG's header block (`b"503"` when
+    nobody answered a request), else `b""`; other lines go to `control` when given. Returns
+    how many bytes were consumed."""
+    with memoryview(buf) as view:
+        pos, n = 0, len(buf)
+        find, starts = buf.find, buf.startswith
+        while pos < n:
+            eol = find(b"\r\n", pos)
+            if eol < 0:
+                return pos
+            if starts(b"MSG ", pos) or starts(b"HMSG ", pos):
+                head = bytes(view[pos:eol]).split(b" ")
+                start = eol + 2
+                end = start + int(head[-1])
+                if end + 2 > n:
+                    return pos
+                status = b""
+                if head[0] == b"HMSG":
+                    split = start + int(head[-2])
+                    first_line = bytes(view[start:find(b"\r\n", start, split)])
+                    status = first_line[9:12] if first_line.startswith(b"NATS/1.0 ") else b""
+                    start = split
+                out.append((head[1], status, bytes(view[start:end])))
                 pos = end + 2
             else:
                 if control is not None:

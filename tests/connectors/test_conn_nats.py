@@ -10,7 +10,7 @@ import pytest
 
 from cep.policy import HostPolicy
 from cep.protocol.frames import Identity
-from publishers.exceptions import SinkConfigError
+from publishers.exceptions import SinkConfigError, SinkWriteError
 from publishers.sinks import build_sink
 from receivers.exceptions import SourceConfigError
 from receivers.sources import build_source
@@ -127,6 +127,29 @@ def test_sink_publishes_and_jetstream_drops_replayed_results(nats_server):
         assert got[0] == {"stream": "Out", "timestamp": 1, "data": [1, 1.0]}
         assert sink.duplicates == 3 and sink.written == 4
     finally:
+        sink.close()
+
+
+def test_jetstream_sink_fails_a_batch_no_stream_takes_and_connects_again(nats_server):
+    # no stream for the subject and none created: JetStream cannot confirm, the batch fails
+    lost = build_sink({"type": "nats", "options": {"url": nats_server.url, "subject": "t4.none",
+                                                  "create.stream": "false", "timeout": "5"}},
+                      "Out")
+    sink = build_sink({"type": "nats", "options": {"url": nats_server.url,
+                                                  "subject": "t4.again"}}, "Out")
+    try:
+        with pytest.raises(SinkWriteError, match="refused 2 of 2 messages: no JetStream stream"):
+            lost.write_batch([(1, [1, 1.0]), (2, [2, 2.0])])
+        assert lost.written == 0
+        sink.write_batch([(1, [1, 1.0])])
+        sink._sock.close()  # the connection breaks: that batch fails, the next connects again
+        with pytest.raises(SinkWriteError):
+            sink.write_batch([(2, [2, 2.0])])
+        sink.write_batch([(3, [3, 3.0])])
+        got = run(_read_all(nats_server.url, sink.js_stream))
+        assert [m["data"][0] for m in got] == [1, 3] and sink.written == 2
+    finally:
+        lost.close()
         sink.close()
 
 
