@@ -17,10 +17,10 @@ runs on these machines). Each is started by the script on a free loopback port.
              the clock starts on a connection of its own (an outside publisher: the sink's
              own speed is the sink stage; encoding in the source's process took the GIL and
              CPU the source needed); --feeder sink: the connector's sink on a thread, as
-             before); events/s from the first event the router took until it took them all
-             (decode, validation, counting: the worker's ingest path without a log); the time
-             from the source's start to its first event (a Kafka consumer's group join) is
-             printed beside it
+             before); events/s from the source's start (Kafka: from the first event the
+             router took) until the router took them all (decode, validation, counting: the
+             worker's ingest path without a log); the time from the source's start to its
+             first event (a Kafka consumer's group join) is printed beside it
   broker     MQTT QoS 0 and NATS core: the same raw publisher and a reader that only
              counts the bytes the broker forwards: what the broker itself passes on this
              machine at that moment, the ceiling of the source stage
@@ -316,9 +316,9 @@ def run_source(broker, n, size, tag, folder, feeder_kind="raw"):
     pump.stop()
     if not broker.stored and feeder_kind == "raw":
         raw.close()
-    # from the first event taken: a Kafka consumer's group join (seconds with the mock
-    # cluster) is a start-up cost, not the source's rate
-    elapsed = end - (counter.first or t0)
+    # Kafka: from the first event taken (a consumer's group join, seconds with the mock
+    # cluster, is a start-up cost, not the source's rate); the others from the start
+    elapsed = end - ((counter.first or t0) if broker.owner is not None else t0)
     startup = (f"first event after {(counter.first or end) - t0:.2f} s, "
                f"{cpu / max(1, counter.n) * 1e6:.2f} us CPU an event in this process")
     if counter.n < n:

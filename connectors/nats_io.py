@@ -22,11 +22,11 @@ JetStream drops the copy within the stream's duplicate window (2 minutes by defa
 the output stream holds each result once even across a worker restart. `jetstream='false'`
 publishes plain NATS messages: a batch's PUB frames in one socket write followed by a PING,
 done when the server's PONG says it processed them (connectors/nats_wire.py)."""
-import asyncio
 import collections
 import logging
 import re
 import secrets
+import socket
 import threading
 import time
 from typing import Optional
@@ -34,7 +34,6 @@ from typing import Optional
 import msgspec
 
 import nats
-import nats.errors
 import nats.js.errors
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 
@@ -42,7 +41,7 @@ from connectors.aio import LoopThread
 from connectors.connections import parts, shown
 from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
 from connectors.nats_wire import PONG, NatsWireError, open_subscription, parse_messages, \
-    parse_replies, publish_frames, request_frames, wait_pong
+    parse_replies, publish_frames, request_frames, stream_sequence, wait_pong
 from connectors.options import alias, flag, integer, number, required
 from connectors.pump import Fetched, decode_batch
 from connectors.wire_reader import WireReader, take, topic_of
@@ -98,9 +97,10 @@ class NatsSource(WireReader):
         saved = position.load()
         self.seq = int(saved) if saved is not None else 0
         self.skipped = 0
-        self.loop = self.nc = self.sub = None
         self._queue = collections.deque()  # core NATS: runs (subject, [payload, ...])
-        self._sock = self._reader = None
+        self._sock = self._reader = None  # JetStream and core NATS: connectors/nats_wire.py
+        self._buf = bytearray()
+        self._inbox, self._next = f"_INBOX.{secrets.token_hex(11)}", 0
         self._stop, self._arrived = threading.Event(), threading.Event()
         self.connects = 0
 
@@ -108,12 +108,12 @@ class NatsSource(WireReader):
         if not self.jetstream:  # core NATS: MSG frames off a socket of its own
             self._open_raw()
             return
-        self.loop = LoopThread(f"nats {self.key}")
+        loop = LoopThread(f"nats {self.key}")
         try:
-            self.loop.run(self._open(), 30)
-        except BaseException:
-            self.loop.close()
-            raise
+            loop.run(self._open(), 30)
+        finally:
+            loop.close()
+        self._connect_js()
 
     # -- core NATS: connectors/nats_wire.py on a reader thread -----------------------------
     def _open_raw(self):
@@ -146,35 +146,95 @@ class NatsSource(WireReader):
                             line.decode("utf-8", "replace"))
 
     async def _open(self):
-        self.nc = await _connect(self.url, f"cep source {self.key}")
-        js = self.nc.jetstream()
-        if self.create:
-            await _ensure_stream(js, self.stream, self.subject)
-        config = ConsumerConfig(ack_policy=AckPolicy.ALL, ack_wait=self.ack_wait,
-                                max_ack_pending=max(4 * self.batch, 1000))
-        self.sub = await js.pull_subscribe(self.subject, durable=self.durable,
-                                           stream=self.stream, config=config)
+        """The stream (when `create.stream`) and the durable consumer exist (nats-py); the
+        messages are then pulled on a socket of the source's own."""
+        nc = await _connect(self.url, f"cep source {self.key}")
+        try:
+            js = nc.jetstream()
+            if self.create:
+                await _ensure_stream(js, self.stream, self.subject)
+            config = ConsumerConfig(ack_policy=AckPolicy.ALL, ack_wait=self.ack_wait,
+                                    max_ack_pending=max(4 * self.batch, 1000))
+            await js.pull_subscribe(self.subject, durable=self.durable, stream=self.stream,
+                                    config=config)
+        finally:
+            await nc.close()  # the durable consumer stays
+
+    def _connect_js(self):
+        scheme, hosts, user, password, _ = parts(self.url)
+        host, port = hosts[0]
+        self._sock, first = open_subscription(host, port or 4222, scheme == "tls",
+                                              f"{self._inbox}.*", user, password,
+                                              f"cep source {self.key}", headers=True)
+        self._buf = bytearray(first)
+        self.connects += 1
 
     def fetch(self, timeout):
         if not self.jetstream:
             return self._fetch_core(timeout)
-        return self.loop.run(self._fetch(timeout), timeout + 30)
-
-    async def _fetch(self, timeout):
         try:
-            msgs = await self.sub.fetch(self.batch, timeout=timeout)
-        except (nats.errors.TimeoutError, asyncio.TimeoutError):
-            return None
+            return self._fetch_js(timeout)
+        except (OSError, ValueError) as exc:  # NatsWireError too: connect again next fetch
+            if self._sock is not None:
+                self._sock.close()
+            self._sock = None
+            raise ConnectionError(f"nats source {shown(self.url)}: {exc}") from None
+
+    def _pull(self, timeout):
+        """One pull request for up to `batch.size` messages, expiring after `timeout`:
+        the (acknowledgement subject, payload) of the messages it brought."""
+        if self._sock is None:
+            self._connect_js()
+        sock, buf, k = self._sock, self._buf, self._next
+        self._next += 1
+        request = b'{"batch":%d,"expires":%d}' % (self.batch, int(timeout * 1e9))
+        mine = b"%s.%d" % (self._inbox.encode(), k)
+        sock.sendall(b"PUB $JS.API.CONSUMER.MSG.NEXT.%s.%s %s %d\r\n%s\r\n"
+                     % (self.stream.encode(), self.durable.encode(), mine, len(request),
+                        request))
+        msgs, done, deadline = [], False, time.monotonic() + timeout + 5
+        while not done and len(msgs) < self.batch:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            sock.settimeout(left)
+            try:
+                data = sock.recv(262144)
+            except socket.timeout:
+                break
+            if not data:
+                raise NatsWireError("the server closed the connection")
+            buf += data
+            replies, control = [], []
+            del buf[:parse_replies(buf, replies, control)]
+            for line in control:
+                if line == b"PING":
+                    sock.sendall(PONG)
+                elif line.startswith(b"-ERR"):
+                    raise NatsWireError(f"the server refused: "
+                                        f"{line[5:].decode('utf-8', 'replace')}")
+            for subject, reply, status, payload in replies:
+                if not status:
+                    msgs.append((reply, payload))
+                elif subject == mine and status in (b"404", b"408"):
+                    done = True  # no (more) messages before the request expired
+                elif subject == mine and status != b"100":  # 409 and the like
+                    raise NatsWireError(f"the pull request was refused: status "
+                                        f"{status.decode()} {payload[:80]!r}")
+        return msgs
+
+    def _fetch_js(self, timeout):
+        msgs = self._pull(timeout)
         if not msgs:
             return None
         last, kept = None, []
-        for msg in msgs:
-            seq = msg.metadata.sequence.stream
-            last = (msg, seq) if last is None or seq >= last[1] else last
+        for reply, data in msgs:
+            seq = stream_sequence(reply)
+            last = (reply, seq) if last is None or seq >= last[1] else last
             if seq <= self.seq:  # handed on before a restart; JetStream redelivered it
                 self.skipped += 1
                 continue
-            kept.append((seq, msg.data))
+            kept.append((seq, data))
         events, pairs, bad = decode_batch(self, [d for _, d in kept],
                                           lambda i: f"stream sequence {kept[i][0]}")
         return Fetched(events, bad, last, pairs)
@@ -191,30 +251,30 @@ class NatsSource(WireReader):
         return Fetched(events, bad, None, pairs)
 
     def ack(self, token):
+        """Acknowledge the batch up to its last message (the consumer acknowledges all),
+        after saving its stream sequence."""
         if token is None:
             return
-        msg, seq = token
+        reply, seq = token
         if seq > self.seq:
             self.position.save(seq)
             self.seq = seq
-        self.loop.run(msg.ack(), 30)
-
-    def close(self):
-        if not self.jetstream:
-            self._stop.set()
+        try:
+            self._sock.sendall(b"PUB %s 4\r\n+ACK\r\n" % reply)
+        except (OSError, AttributeError) as exc:  # JetStream sends the batch again after
+            # ack.wait; the saved sequence skips it
+            log.warning("nats source %s: acknowledgement not sent: %s", self.key, exc)
             if self._sock is not None:
                 self._sock.close()
-            if self._reader is not None:
-                self._reader.join(5)
-            return
-        if self.loop is None:
-            return
-        try:
-            if self.nc is not None:
-                self.loop.run(self.nc.close(), 10)  # unacknowledged messages stay in JetStream
-        except Exception:  # noqa: BLE001 - closing must go on
-            log.debug("nats source %s: close failed", self.key, exc_info=True)
-        self.loop.close()
+            self._sock = None
+
+    def close(self):
+        self._stop.set()
+        if self._sock is not None:  # unacknowledged messages stay in JetStream
+            self._sock.close()
+            self._sock = None
+        if self._reader is not None:
+            self._reader.join(5)
 
     def describe(self):
         return {"type": "nats", "url": shown(self.url), "subject": self.subject,
@@ -379,7 +439,7 @@ class NatsSink(Sink):
                 elif line.startswith(b"-ERR"):
                     raise NatsWireError(f"the server refused: "
                                         f"{line[5:].decode('utf-8', 'replace')}")
-            for subject, status, payload in replies:
+            for subject, _, status, payload in replies:
                 i = int(subject[subject.rfind(b".") + 1:]) - first
                 if 0 <= i < n and answers[i] is None:  # else: a late answer of a failed batch
                     answers[i] = (status, payload)

@@ -137,10 +137,12 @@ def request_frames(subject: str, payloads, reply: str, first: int, ids=None) -> 
 
 
 def parse_replies(buf, out, control=None) -> int:
-    """Append `(subject bytes, status bytes, payload bytes)` of every complete MSG or HMSG
-    frame in `buf` to `out`: the status is that of an HMSG's header block (`b"503"` when
-    nobody answered a request), else `b""`; other lines go to `control` when given. Returns
-    how many bytes were consumed."""
+    """Append `(subject, reply, status, payload)` (bytes each) of every complete MSG or HMSG
+    frame in `buf` to `out`: `reply` is the frame's reply subject (a JetStream message's
+    acknowledgement subject) or `b""`; `status` that of an HMSG's header block (`b"503"` when
+    nobody answered a request, `b"408"` when a pull request expired), else `b""`; the
+    payload leaves the headers out. Other lines go to `control` when given. Returns how many
+    bytes were consumed."""
     with memoryview(buf) as view:
         pos, n = 0, len(buf)
         find, starts = buf.find, buf.startswith
@@ -160,13 +162,23 @@ def parse_replies(buf, out, control=None) -> int:
                     first_line = bytes(view[start:find(b"\r\n", start, split)])
                     status = first_line[9:12] if first_line.startswith(b"NATS/1.0 ") else b""
                     start = split
-                out.append((head[1], status, bytes(view[start:end])))
+                    head.pop()
+                reply = head[3] if len(head) == 5 else b""
+                out.append((head[1], reply, status, bytes(view[start:end])))
                 pos = end + 2
             else:
                 if control is not None:
                     control.append(bytes(view[pos:eol]))
                 pos = eol + 2
         return pos
+
+
+def stream_sequence(reply: bytes) -> int:
+    """The stream sequence in a JetStream message's acknowledgement subject
+    (`$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>...`, or the form with a domain and
+    an account hash after `$JS.ACK`)."""
+    tokens = reply.split(b".")
+    return int(tokens[5] if len(tokens) == 9 else tokens[7])
 
 
 def publish_frames(subject: str, payloads) -> bytes:

@@ -8,7 +8,8 @@ import nats
 import pytest
 
 from connectors.mapping import encode_events
-from connectors.nats_wire import parse_messages, parse_replies, publish_frames, request_frames
+from connectors.nats_wire import parse_messages, parse_replies, publish_frames, request_frames, \
+    stream_sequence
 from publishers.exceptions import SinkWriteError
 from publishers.sinks import build_sink
 from receivers.sources import build_source
@@ -50,8 +51,15 @@ def test_requests_carry_reply_subjects_and_ids_and_replies_are_cut_out_anywhere(
         del buf[:parse_replies(buf, out, control)]
         buf += data[cut:]
         assert parse_replies(buf, out, control) == len(buf)
-        assert out == [(b"_INBOX.q.5", b"", ack), (b"_INBOX.q.6", b"503", b"")]
+        assert out == [(b"_INBOX.q.5", b"", b"", ack), (b"_INBOX.q.6", b"", b"503", b"")]
         assert control == [b"PING"]
+    # a JetStream message with its acknowledgement subject, sent with a message id header
+    ack_to, hdr = b"$JS.ACK.S.d.1.42.7.1700000000000000000.0", b"NATS/1.0\r\nNats-Msg-Id: x\r\n\r\n"
+    frame = b"HMSG s.t 1 %s %d %d\r\n%sev\r\n" % (ack_to, len(hdr), len(hdr) + 2, hdr)
+    out = []
+    assert parse_replies(bytearray(frame), out) == len(frame)
+    assert out == [(b"s.t", ack_to, b"", b"ev")] and stream_sequence(ack_to) == 42
+    assert stream_sequence(b"$JS.ACK.dom.acc.S.d.1.43.7.1700000000000000000.0.tok") == 43
 
 
 def test_socket_sink_and_source_talk_with_nats_py(nats_server, router, taken):
