@@ -101,6 +101,7 @@ class NatsSource(WireReader):
         self._sock = self._reader = None  # JetStream and core NATS: connectors/nats_wire.py
         self._buf = bytearray()
         self._inbox, self._next = f"_INBOX.{secrets.token_hex(11)}", 0
+        self._ahead = None  # the reply subject of a pull request sent ahead
         self._stop, self._arrived = threading.Event(), threading.Event()
         self.connects = 0
 
@@ -180,18 +181,28 @@ class NatsSource(WireReader):
             self._sock = None
             raise ConnectionError(f"nats source {shown(self.url)}: {exc}") from None
 
-    def _pull(self, timeout):
-        """One pull request for up to `batch.size` messages, expiring after `timeout`:
-        the (acknowledgement subject, payload) of the messages it brought."""
-        if self._sock is None:
-            self._connect_js()
-        sock, buf, k = self._sock, self._buf, self._next
+    def _request(self, timeout):
+        """Send a pull request for up to `batch.size` messages, expiring after `timeout`;
+        its reply subject."""
+        k = self._next
         self._next += 1
         request = b'{"batch":%d,"expires":%d}' % (self.batch, int(timeout * 1e9))
         mine = b"%s.%d" % (self._inbox.encode(), k)
-        sock.sendall(b"PUB $JS.API.CONSUMER.MSG.NEXT.%s.%s %s %d\r\n%s\r\n"
-                     % (self.stream.encode(), self.durable.encode(), mine, len(request),
-                        request))
+        self._sock.sendall(b"PUB $JS.API.CONSUMER.MSG.NEXT.%s.%s %s %d\r\n%s\r\n"
+                           % (self.stream.encode(), self.durable.encode(), mine,
+                              len(request), request))
+        return mine
+
+    def _pull(self, timeout):
+        """The (acknowledgement subject, payload) of the messages of one pull request (sent
+        now, or ahead by the previous fetch when that one brought a full batch: JetStream
+        reads the next batch while the worker takes this one; what it sent stays
+        unacknowledged until its own batch is taken)."""
+        if self._sock is None:
+            self._connect_js()
+            self._ahead = None
+        mine, self._ahead = self._ahead or self._request(timeout), None
+        sock, buf = self._sock, self._buf
         msgs, done, deadline = [], False, time.monotonic() + timeout + 5
         while not done and len(msgs) < self.batch:
             left = deadline - time.monotonic()
@@ -221,6 +232,8 @@ class NatsSource(WireReader):
                 elif subject == mine and status != b"100":  # 409 and the like
                     raise NatsWireError(f"the pull request was refused: status "
                                         f"{status.decode()} {payload[:80]!r}")
+        if len(msgs) >= self.batch:  # more may be waiting: ask for them now
+            self._ahead = self._request(timeout)
         return msgs
 
     def _fetch_js(self, timeout):

@@ -96,6 +96,27 @@ def test_a_restarted_source_resumes_after_its_saved_sequence(nats_server, tmp_pa
         again.stop()
 
 
+def test_messages_sent_toward_a_stopped_sources_pull_request_come_again(nats_server, tmp_path,
+                                                                      router, taken):
+    # a full batch makes the source ask for the next one ahead; it stops with that request
+    # open, and what JetStream sends toward it is delivered again after ack.wait
+    subject = "t2b.in"
+    run(_publish(nats_server.url, subject,
+                 [json.dumps({"data": [i, 2.0]}).encode() for i in range(20)], stream="T2B"))
+    options = {"subject": subject, "stream": "T2B", "batch.size": "10", "ack.wait": "1"}
+    pump = source(nats_server.url, tmp_path, router, **options).start()
+    assert wait_for(lambda: len(taken.ids()) == 20)
+    pump.stop()
+    run(_publish(nats_server.url, subject,
+                 [json.dumps({"data": [i, 2.0]}).encode() for i in range(20, 30)]))
+    again = source(nats_server.url, tmp_path, router, **options).start()
+    try:
+        assert wait_for(lambda: len(taken.ids()) == 30)
+        assert taken.ids() == list(range(30))
+    finally:
+        again.stop()
+
+
 def test_unacknowledged_events_stay_at_the_broker_while_the_worker_refuses(
         nats_server, tmp_path, router, taken):
     subject = "t3.in"
