@@ -1,23 +1,26 @@
-"""`@source(type='nats')` and `@sink(type='nats')`: NATS with JetStream (nats-py).
+"""`@source(type='nats')` and `@sink(type='nats')`: NATS with JetStream. nats-py creates
+streams and durable consumers; messages go over sockets of the connector's own
+(connectors/nats_wire.py), since nats-py's per-message Python (a Msg, a future or task and a
+parse each: 12 to 60 us a message here) capped every path far below 100K messages/s.
 
 Source (JetStream, the default): a durable pull consumer (`durable`, default one per plan
 stream) on `subject` of JetStream stream `stream` (created for the subject when missing and
 `create.stream` is true). Messages are acknowledged (ack-all: the last of a batch covers the
 batch) only after the worker took their events; the stream sequence of the last message
 handed on is saved first (connectors/position.py), so a restarted source skips messages it
-handed on before even when JetStream redelivers them. `jetstream='false'`: a plain NATS
-subscription (at most once: what arrives while the worker is down is lost), read off a socket
-of its own (connectors/nats_wire.py: nats-py's per-message path limited it), reconnected
-after a broken connection.
+handed on before even when JetStream redelivers them. Messages are pulled (a request for
+`batch.size` messages, and the next one sent as soon as a batch came full) and the batch's
+acknowledgement is one publish. `jetstream='false'`: a plain NATS subscription (at most
+once: what arrives while the worker is down is lost), reconnected after a broken
+connection.
 
 Sink (JetStream, the default): each event is a message on `subject`; a batch is written
-when JetStream confirmed every message of it. The batch goes out in one write on a socket
-of the sink's own (connectors/nats_wire.py: each message asks for its acknowledgement on a
-reply subject of its own; the acknowledgements are read back and decoded in one loop):
-nats-py's publish_async spent about 60 us of Python a message here (a future, a Msg and a
-JSON parse each). nats-py still creates the stream. With `delivery='exactly-once'` each
-message carries a `Nats-Msg-Id` made of the result's identity (publisher bolt, lane and
-number, or epoch and number), which a replay after a restore gives the same result again:
+when JetStream confirmed every message of it (at most `max.pending` unconfirmed at a time).
+The batch goes out in one write, each message asking for its acknowledgement on a reply
+subject of its own; the acknowledgements are read back and decoded in one loop. With
+`delivery='exactly-once'` each message carries a `Nats-Msg-Id` made of the result's
+identity (publisher bolt, lane and number, or epoch and number), which a replay after a
+restore gives the same result again:
 JetStream drops the copy within the stream's duplicate window (2 minutes by default), so
 the output stream holds each result once even across a worker restart. `jetstream='false'`
 publishes plain NATS messages: a batch's PUB frames in one socket write followed by a PING,
@@ -101,7 +104,7 @@ class NatsSource(WireReader):
         self._sock = self._reader = None  # JetStream and core NATS: connectors/nats_wire.py
         self._buf = bytearray()
         self._inbox, self._next = f"_INBOX.{secrets.token_hex(11)}", 0
-        self._ahead = None  # the reply subject of a pull request sent ahead
+        self._pending = None  # the open pull request: [reply subject, messages to come]
         self._stop, self._arrived = threading.Event(), threading.Event()
         self.connects = 0
 
@@ -182,36 +185,39 @@ class NatsSource(WireReader):
             raise ConnectionError(f"nats source {shown(self.url)}: {exc}") from None
 
     def _request(self, timeout):
-        """Send a pull request for up to `batch.size` messages, expiring after `timeout`;
-        its reply subject."""
+        """Send a pull request for up to `batch.size` messages, open for `timeout` s."""
         k = self._next
         self._next += 1
+        self._sock.settimeout(10.0)
         request = b'{"batch":%d,"expires":%d}' % (self.batch, int(timeout * 1e9))
         mine = b"%s.%d" % (self._inbox.encode(), k)
         self._sock.sendall(b"PUB $JS.API.CONSUMER.MSG.NEXT.%s.%s %s %d\r\n%s\r\n"
                            % (self.stream.encode(), self.durable.encode(), mine,
                               len(request), request))
-        return mine
+        self._pending = [mine, self.batch]  # reply subject, messages still to come
 
     def _pull(self, timeout):
-        """The (acknowledgement subject, payload) of the messages of one pull request (sent
-        now, or ahead by the previous fetch when that one brought a full batch: JetStream
-        reads the next batch while the worker takes this one; what it sent stays
-        unacknowledged until its own batch is taken)."""
+        """The (acknowledgement subject, payload) of the messages that arrived: waits up to
+        `timeout` for the first, then takes what else is already there (about `batch.size`
+        at most). One pull request
+        is open at a time; JetStream sends its messages as they come, until `batch.size`
+        (then the next request goes out at once, so JetStream reads on while the worker
+        takes this batch) or its expiry (a 408 status). What was sent toward a source that
+        stopped stays unacknowledged and comes again after ack.wait."""
         if self._sock is None:
             self._connect_js()
-            self._ahead = None
-        mine, self._ahead = self._ahead or self._request(timeout), None
-        sock, buf = self._sock, self._buf
-        msgs, done, deadline = [], False, time.monotonic() + timeout + 5
-        while not done and len(msgs) < self.batch:
+            self._pending = None
+        if self._pending is None:
+            self._request(timeout)
+        sock, buf, msgs = self._sock, self._buf, []
+        deadline = time.monotonic() + timeout
+        while len(msgs) < self.batch:
             left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            sock.settimeout(left)
+            # after the first messages (or at the deadline) only what is already there
+            sock.settimeout(0.0 if msgs or left <= 0 else left)
             try:
                 data = sock.recv(262144)
-            except socket.timeout:
+            except (socket.timeout, BlockingIOError):
                 break
             if not data:
                 raise NatsWireError("the server closed the connection")
@@ -227,13 +233,20 @@ class NatsSource(WireReader):
             for subject, reply, status, payload in replies:
                 if not status:
                     msgs.append((reply, payload))
-                elif subject == mine and status in (b"404", b"408"):
-                    done = True  # no (more) messages before the request expired
-                elif subject == mine and status != b"100":  # 409 and the like
-                    raise NatsWireError(f"the pull request was refused: status "
-                                        f"{status.decode()} {payload[:80]!r}")
-        if len(msgs) >= self.batch:  # more may be waiting: ask for them now
-            self._ahead = self._request(timeout)
+                    if self._pending is not None:
+                        self._pending[1] -= 1
+                        if self._pending[1] <= 0:  # complete: ask for the next batch now
+                            self._request(timeout)
+                elif self._pending is not None and subject == self._pending[0]:
+                    if status in (b"404", b"408"):  # expired: a new request next time
+                        self._pending = None
+                    elif status != b"100":  # 409 and the like
+                        self._pending = None
+                        raise NatsWireError(f"the pull request was refused: status "
+                                            f"{status.decode()} {payload[:80]!r}")
+            if self._pending is None and not msgs:
+                self._request(timeout)  # expired with nothing: wait on a new one
+        sock.settimeout(10.0)  # for the acknowledgement
         return msgs
 
     def _fetch_js(self, timeout):

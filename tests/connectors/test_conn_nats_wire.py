@@ -38,7 +38,8 @@ def test_frames_are_cut_out_of_reads_split_at_any_byte():
 
 def test_requests_carry_reply_subjects_and_ids_and_replies_are_cut_out_anywhere():
     frames = request_frames("a.b", [b"x", b"yy"], "_INBOX.q", 5, ["id-1", "id-2"])
-    assert frames.startswith(b"HPUB a.b _INBOX.q.5 31 32\r\nNATS/1.0\r\nNats-Msg-Id: id-1\r\n\r\nx\r\n")
+    assert frames.startswith(b"HPUB a.b _INBOX.q.5 31 32\r\n"
+                             b"NATS/1.0\r\nNats-Msg-Id: id-1\r\n\r\nx\r\n")
     assert request_frames("a.b", [b"x"], "_INBOX.q", 0) == b"PUB a.b _INBOX.q.0 1\r\nx\r\n"
     with pytest.raises(ValueError, match="line break"):
         request_frames("a.b", [b"x"], "_INBOX.q", 0, ["a\r\nb"])
