@@ -121,7 +121,8 @@ class RawFeeder:
 
     def __init__(self, broker, n, size, topic, tag):
         self.host, self.port = _host_port(broker.url)
-        payloads = [p for b in batches(n, size) for p in encode_events("Ticks", b)]
+        per = int(broker.sink.get("batch.events", "1"))  # --per-message
+        payloads = [p for b in batches(n, size) for p in encode_events("Ticks", b, per)]
         self.mqtt = broker.url.startswith("mqtt")
         if self.mqtt:
             self.data = publish_packets(topic, payloads)
@@ -130,7 +131,7 @@ class RawFeeder:
         else:
             self.data = publish_frames(topic, payloads)
             self.sock, _ = open_subscription(self.host, self.port, False, None, name="feeder")
-            self.forwarded = len(self.data) + 2 * n  # each MSG frame adds its sid " 1"
+            self.forwarded = len(self.data) + 2 * len(payloads)  # MSG frames add " 1"
         self.thread = threading.Thread(target=self._send, daemon=True)
 
     def _send(self):
