@@ -8,7 +8,10 @@ source resumes after what it handed on even when the commit was lost.
 
 Sink: an idempotent producer (`acks`, default all); each event is a record of `topic`, keyed
 by the value of attribute `key` when given; a batch is written once every record of it was
-delivered.
+delivered. librdkafka reports only the records that failed (`delivery.report.only.error`: no
+Python callback per delivered record) and fails a record it could not deliver within
+`timeout` (`message.timeout.ms`), so `flush` returning with no failure report means every
+record of the batch was acknowledged by the broker.
 
 The tests run librdkafka's built-in mock cluster (`test.mock.num.brokers`), not a Kafka
 broker: no Kafka broker runs on these machines."""
@@ -132,7 +135,13 @@ class KafkaSink(Sink):
         acks = str(self.options.get("acks", "all"))
         self.producer = Producer({**client_config(url), "acks": acks,
                                   "enable.idempotence": acks == "all",
-                                  "linger.ms": 5, "batch.num.messages": 10000})
+                                  "linger.ms": 5, "batch.num.messages": 10000,
+                                  # a record not acknowledged within `timeout` fails (and
+                                  # is reported) instead of waiting in librdkafka's queue
+                                  "message.timeout.ms": max(1, int(self.timeout * 1000)),
+                                  # the callback runs for failed records only
+                                  "delivery.report.only.error": True,
+                                  "on_delivery": self._delivered})
         self._failed = []
 
     def _delivered(self, err, msg):
@@ -142,19 +151,24 @@ class KafkaSink(Sink):
     def write_batch(self, events):
         self._failed = []
         payloads = sink_payloads(self, events, self.per_message)
-        produce, topic, delivered = self.producer.produce, self.topic, self._delivered
-        keyed = self.key_index is not None and self.key_index >= 0
-        for i, payload in enumerate(payloads):
-            key = None
-            if keyed:
-                row = events[min(i * self.per_message, len(events) - 1)][1]
-                if self.key_index < len(row):
-                    key = str(row[self.key_index]).encode()
-            try:
-                produce(topic, payload, key=key, on_delivery=delivered)
-            except BufferError:  # the local queue is full: let deliveries drain it
-                self._produce_when_room(payload, key)
-        left = self.producer.flush(self.timeout)
+        produce, topic = self.producer.produce, self.topic
+        if self.key_index is not None and self.key_index >= 0:
+            k, step = self.key_index, self.per_message
+            for i, payload in enumerate(payloads):
+                row = events[min(i * step, len(events) - 1)][1]
+                key = str(row[k]).encode() if k < len(row) else None
+                try:
+                    produce(topic, payload, key=key)
+                except BufferError:  # the local queue is full: let deliveries drain it
+                    self._produce_when_room(payload, key)
+        else:
+            for payload in payloads:
+                try:
+                    produce(topic, payload)
+                except BufferError:
+                    self._produce_when_room(payload, None)
+        # every record is delivered or failed (and reported) by its message timeout
+        left = self.producer.flush(self.timeout + 5)
         if left or self._failed:
             raise SinkWriteError(f"kafka sink {shown(self.url)} topic {self.topic}: "
                                  f"{left} records not delivered within {self.timeout} s, "
@@ -166,8 +180,7 @@ class KafkaSink(Sink):
         while True:
             self.producer.poll(0.1)
             try:
-                self.producer.produce(self.topic, payload, key=key,
-                                      on_delivery=self._delivered)
+                self.producer.produce(self.topic, payload, key=key)
                 return
             except BufferError:
                 continue

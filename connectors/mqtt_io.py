@@ -26,7 +26,7 @@ from connectors.mqtt_wire import DISCONNECT_PACKET, SUBACK, open_connection, \
     parse_publishes, publish_packets, subscribe_packet
 from connectors.options import alias, flag, integer, number, required
 from connectors.pump import Fetched, decode_batch
-from connectors.wire_reader import WireReader
+from connectors.wire_reader import WireReader, take, topic_of
 from publishers.base import Sink
 from publishers.exceptions import SinkWriteError
 
@@ -118,8 +118,9 @@ class MqttSource(WireReader):
         self.connects += 1
         return sock, b""
 
-    def _parse(self, buf, frames):
-        return parse_publishes(buf, self._queue, frames)
+    @staticmethod
+    def _parse(buf, runs, frames):
+        return parse_publishes(buf, runs, frames)
 
     def _control(self, sock, frames):
         for kind, body in frames:
@@ -131,11 +132,10 @@ class MqttSource(WireReader):
                     self._ready.set()
 
     def _fetch_raw(self, timeout):
-        queue = self._queue
-        items = [queue.popleft() for _ in range(min(len(queue), self.batch))]
+        payloads, runs = take(self._queue, self.batch)
         events, pairs, bad = decode_batch(
-            self, [p for _, p in items],
-            lambda i: f"topic {items[i][0].decode('utf-8', 'replace')}")
+            self, payloads,
+            lambda i: f"topic {topic_of(runs, i).decode('utf-8', 'replace')}")
         return Fetched(events, bad, None, pairs)
 
     def fetch(self, timeout):

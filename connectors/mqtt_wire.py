@@ -72,37 +72,46 @@ def subscribe_packet(topic: str, packet_id: int = 1) -> bytes:
 
 
 def parse_publishes(buf, out, others=None) -> int:
-    """Append (topic bytes, payload bytes) of every complete PUBLISH packet in `buf` to
-    `out`; other packets go to `others` as (type, body) when given. Returns how many bytes
-    were consumed (an incomplete packet at the end stays for the next read)."""
+    """Append the PUBLISH packets complete in `buf` to `out` as runs: `(topic bytes,
+    [payload bytes, ...])` for consecutive packets of one topic (a source's queue then holds
+    a few runs a read, not a tuple a message); other packets go to `others` as (type, body)
+    when given. Returns how many bytes were consumed (an incomplete packet at the end stays
+    for the next read)."""
     with memoryview(buf) as view:
         return _parse(buf, view, out, others)
 
 
 def _parse(buf, view, out, others):
     pos, n = 0, len(buf)
-    append = out.append
+    topic, payloads, tlen = None, None, -1
+    starts = buf.startswith
     while n - pos >= 2:
-        b0 = buf[pos]
-        i, length, shift = pos + 1, 0, 0
-        while True:
-            if i >= n:
-                return pos
-            d = buf[i]
-            i += 1
-            length |= (d & 0x7F) << shift
-            if d < 0x80:
-                break
-            shift += 7
+        b0, d = buf[pos], buf[pos + 1]
+        if d < 0x80:  # a remaining length of one byte: every small message
+            i, length = pos + 2, d
+        else:
+            i, length, shift = pos + 1, 0, 0
+            while True:
+                if i >= n:
+                    return pos
+                d = buf[i]
+                i += 1
+                length |= (d & 0x7F) << shift
+                if d < 0x80:
+                    break
+                shift += 7
         end = i + length
         if end > n:
             return pos
         if b0 >> 4 == PUBLISH:
-            start = i + 2 + ((buf[i] << 8) | buf[i + 1])
-            topic = bytes(view[i + 2:start])
+            size = (buf[i] << 8) | buf[i + 1]
+            start = i + 2 + size
+            if size != tlen or not starts(topic, i + 2):  # another topic: a new run
+                topic, tlen, payloads = bytes(view[i + 2:start]), size, []
+                out.append((topic, payloads))
             if b0 & 0x06:  # QoS 1 or 2: a packet id follows the topic
                 start += 2
-            append((topic, bytes(view[start:end])))
+            payloads.append(bytes(view[start:end]))
         elif others is not None:
             others.append((b0 >> 4, bytes(view[i:end])))
         pos = end

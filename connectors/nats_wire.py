@@ -34,10 +34,12 @@ def _read_line(sock, buf: bytearray) -> bytes:
 
 
 def open_subscription(host: str, port: int, tls: bool, subject, user=None, password=None,
-                      name: str = "cep", queue: str = None, timeout: float = 15.0):
+                      name: str = "cep", queue: str = None, timeout: float = 15.0,
+                      headers: bool = False):
     """(socket, bytes already read) of a connection subscribed to `subject` (sid 1; None:
     no subscription, a publisher), after the server answered the PING that follows CONNECT
-    and SUB (so both were accepted)."""
+    and SUB (so both were accepted). `headers`: the connection sends HPUB and takes HMSG,
+    and a request nobody answers gets a 503 status at once (no_responders)."""
     sock = socket.create_connection((host, port), timeout=timeout)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
@@ -49,7 +51,7 @@ def open_subscription(host: str, port: int, tls: bool, subject, user=None, passw
         if tls or info.get("tls_required"):
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
         options = {"verbose": False, "pedantic": False, "lang": "python", "version": "cep",
-                   "protocol": 1, "headers": False, "no_responders": False, "name": name,
+                   "protocol": 1, "headers": headers, "no_responders": headers, "name": name,
                    "tls_required": bool(tls or info.get("tls_required"))}
         if user and password is not None:
             options.update(user=user, **{"pass": password})
@@ -83,29 +85,100 @@ def open_subscription(host: str, port: int, tls: bool, subject, user=None, passw
 
 
 def parse_messages(buf, out, control=None) -> int:
-    """Append (subject bytes, payload bytes) of every complete MSG frame in `buf` to `out`;
-    other lines (PING, PONG, +OK, -ERR, INFO) go to `control` when given. Returns how many
-    bytes were consumed (an incomplete frame at the end stays for the next read)."""
+    """Append the MSG frames complete in `buf` to `out` as runs: `(subject bytes, [payload
+    bytes, ...])` for consecutive frames of one subject (a source's queue then holds a few
+    runs a read); other lines (PING, PONG, +OK, -ERR, INFO) go to `control` when given.
+    Returns how many bytes were consumed (an incomplete frame at the end stays for the next
+    read)."""
     with memoryview(buf) as view:
         pos, n = 0, len(buf)
-        append, find = out.append, buf.find
+        find, rfind, starts = buf.find, buf.rfind, buf.startswith
+        head = payloads = None  # head: b"MSG <subject> " of the current run
         while pos < n:
             eol = find(b"\r\n", pos)
             if eol < 0:
                 return pos
-            if buf[pos:pos + 4] == b"MSG ":
-                head = bytes(view[pos + 4:eol]).split(b" ")
+            if starts(b"MSG ", pos):
                 start = eol + 2
-                end = start + int(head[-1])
+                end = start + int(buf[rfind(b" ", pos, eol) + 1:eol])
                 if end + 2 > n:
                     return pos
-                append((head[0], bytes(view[start:end])))
+                if head is None or not starts(head, pos):  # another subject: a new run
+                    subject = bytes(view[pos + 4:find(b" ", pos + 4, eol)])
+                    head, payloads = b"MSG " + subject + b" ", []
+                    out.append((subject, payloads))
+                payloads.append(bytes(view[start:end]))
                 pos = end + 2
             else:
                 if control is not None:
                     control.append(bytes(view[pos:eol]))
                 pos = eol + 2
         return pos
+
+
+def request_frames(subject: str, payloads, reply: str, first: int, ids=None) -> bytes:
+    """PUB frames of every payload, payload i asking for its answer on `<reply>.<first + i>`;
+    with `ids`, HPUB frames carrying payload i's `Nats-Msg-Id: ids[i]` header (JetStream's
+    duplicate detection). One write for a batch."""
+    head, to = b"PUB " + subject.encode() + b" ", reply.encode()
+    if ids is None:
+        return b"".join([b"%s%s.%d %d\r\n%s\r\n" % (head, to, first + i, len(p), p)
+                         for i, p in enumerate(payloads)])
+    out = []
+    head = b"H" + head
+    for i, p in enumerate(payloads):
+        value = ids[i].encode()
+        if b"\r" in value or b"\n" in value:
+            raise ValueError(f"a message id holds a line break: {ids[i]!r}")
+        hdr = b"NATS/1.0\r\nNats-Msg-Id: %s\r\n\r\n" % value
+        out.append(b"%s%s.%d %d %d\r\n%s%s\r\n"
+                   % (head, to, first + i, len(hdr), len(hdr) + len(p), hdr, p))
+    return b"".join(out)
+
+
+def parse_replies(buf, out, control=None) -> int:
+    """Append `(subject, reply, status, payload)` (bytes each) of every complete MSG or HMSG
+    frame in `buf` to `out`: `reply` is the frame's reply subject (a JetStream message's
+    acknowledgement subject) or `b""`; `status` that of an HMSG's header block (`b"503"` when
+    nobody answered a request, `b"408"` when a pull request expired), else `b""`; the
+    payload leaves the headers out. Other lines go to `control` when given. Returns how many
+    bytes were consumed."""
+    with memoryview(buf) as view:
+        pos, n = 0, len(buf)
+        find, starts = buf.find, buf.startswith
+        while pos < n:
+            eol = find(b"\r\n", pos)
+            if eol < 0:
+                return pos
+            if starts(b"MSG ", pos) or starts(b"HMSG ", pos):
+                head = bytes(view[pos:eol]).split(b" ")
+                start = eol + 2
+                end = start + int(head[-1])
+                if end + 2 > n:
+                    return pos
+                status = b""
+                if head[0] == b"HMSG":
+                    split = start + int(head[-2])
+                    first_line = bytes(view[start:find(b"\r\n", start, split)])
+                    status = first_line[9:12] if first_line.startswith(b"NATS/1.0 ") else b""
+                    start = split
+                    head.pop()
+                reply = head[3] if len(head) == 5 else b""
+                out.append((head[1], reply, status, bytes(view[start:end])))
+                pos = end + 2
+            else:
+                if control is not None:
+                    control.append(bytes(view[pos:eol]))
+                pos = eol + 2
+        return pos
+
+
+def stream_sequence(reply: bytes) -> int:
+    """The stream sequence in a JetStream message's acknowledgement subject
+    (`$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>...`, or the form with a domain and
+    an account hash after `$JS.ACK`)."""
+    tokens = reply.split(b".")
+    return int(tokens[5] if len(tokens) == 9 else tokens[7])
 
 
 def publish_frames(subject: str, payloads) -> bytes:

@@ -3,12 +3,14 @@
 need 1 to 3 length bytes; against the real mosquitto broker, the socket sink's messages reach
 a paho subscriber and a paho publisher's reach the socket source; a batch of the common JSON
 shape becomes [ts, row] pairs, any other batch JSON events with the bad messages named."""
+import collections
 import time
 
 import paho.mqtt.client as mqtt
 
 from connectors.mapping import encode_events, json_batch_decoder
 from connectors.mqtt_wire import PUBLISH, parse_publishes, publish_packets, remaining_length
+from connectors.wire_reader import take, topic_of
 from publishers.sinks import build_sink
 from receivers.sources import build_source
 from tests.connectors.conftest import KEY, wait_for
@@ -26,9 +28,25 @@ def test_packets_are_cut_out_of_reads_split_at_any_byte():
         buf += data[cut:]
         used = parse_publishes(buf, out, others)
         assert used == len(buf)
-        assert out == [(b"a/b", p) for p in payloads] and others == [(13, b"")]
+        assert [(t, p) for t, run in out for p in run] == [(b"a/b", p) for p in payloads]
+        assert others == [(13, b"")]
+    # consecutive packets of one topic are one run
+    out = []
+    parse_publishes(bytearray(publish_packets("a/b", [b"1", b"2"]) + publish_packets("a/bc", [b"3"])
+                              + publish_packets("a/b", [b"4"])), out)
+    assert out == [(b"a/b", [b"1", b"2"]), (b"a/bc", [b"3"]), (b"a/b", [b"4"])]
     retained = publish_packets("t", [b"v"], retain=True)
     assert retained[0] == (PUBLISH << 4) | 1
+
+
+def test_a_fetch_takes_up_to_its_batch_size_across_runs_and_names_each_topic():
+    queue = collections.deque([(b"a", [b"1", b"2", b"3"]), (b"b", [b"4", b"5"]), (b"c", [b"6"])])
+    payloads, runs = take(queue, 4)
+    assert payloads == [b"1", b"2", b"3", b"4"] and runs == [(b"a", 3), (b"b", 1)]
+    assert [topic_of(runs, i) for i in range(4)] == [b"a", b"a", b"a", b"b"]
+    assert list(queue) == [(b"b", [b"5"]), (b"c", [b"6"])]  # the rest of a cut run stays first
+    assert take(queue, 10) == ([b"5", b"6"], [(b"b", 1), (b"c", 1)])
+    assert take(queue, 10) == ([], []) and not queue
 
 
 def test_the_socket_sink_and_source_talk_with_paho_through_mosquitto(mosquitto, router, taken):

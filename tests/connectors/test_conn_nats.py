@@ -10,7 +10,7 @@ import pytest
 
 from cep.policy import HostPolicy
 from cep.protocol.frames import Identity
-from publishers.exceptions import SinkConfigError
+from publishers.exceptions import SinkConfigError, SinkWriteError
 from publishers.sinks import build_sink
 from receivers.exceptions import SourceConfigError
 from receivers.sources import build_source
@@ -96,6 +96,27 @@ def test_a_restarted_source_resumes_after_its_saved_sequence(nats_server, tmp_pa
         again.stop()
 
 
+def test_messages_sent_toward_a_stopped_sources_pull_request_come_again(nats_server, tmp_path,
+                                                                      router, taken):
+    # a full batch makes the source ask for the next one ahead; it stops with that request
+    # open, and what JetStream sends toward it is delivered again after ack.wait
+    subject = "t2b.in"
+    run(_publish(nats_server.url, subject,
+                 [json.dumps({"data": [i, 2.0]}).encode() for i in range(20)], stream="T2B"))
+    options = {"subject": subject, "stream": "T2B", "batch.size": "10", "ack.wait": "1"}
+    pump = source(nats_server.url, tmp_path, router, **options).start()
+    assert wait_for(lambda: len(taken.ids()) == 20)
+    pump.stop()
+    run(_publish(nats_server.url, subject,
+                 [json.dumps({"data": [i, 2.0]}).encode() for i in range(20, 30)]))
+    again = source(nats_server.url, tmp_path, router, **options).start()
+    try:
+        assert wait_for(lambda: len(taken.ids()) == 30)
+        assert taken.ids() == list(range(30))
+    finally:
+        again.stop()
+
+
 def test_unacknowledged_events_stay_at_the_broker_while_the_worker_refuses(
         nats_server, tmp_path, router, taken):
     subject = "t3.in"
@@ -127,6 +148,29 @@ def test_sink_publishes_and_jetstream_drops_replayed_results(nats_server):
         assert got[0] == {"stream": "Out", "timestamp": 1, "data": [1, 1.0]}
         assert sink.duplicates == 3 and sink.written == 4
     finally:
+        sink.close()
+
+
+def test_jetstream_sink_fails_a_batch_no_stream_takes_and_connects_again(nats_server):
+    # no stream for the subject and none created: JetStream cannot confirm, the batch fails
+    lost = build_sink({"type": "nats", "options": {"url": nats_server.url, "subject": "t4.none",
+                                                  "create.stream": "false", "timeout": "5"}},
+                      "Out")
+    sink = build_sink({"type": "nats", "options": {"url": nats_server.url,
+                                                  "subject": "t4.again"}}, "Out")
+    try:
+        with pytest.raises(SinkWriteError, match="refused 2 of 2 messages: no JetStream stream"):
+            lost.write_batch([(1, [1, 1.0]), (2, [2, 2.0])])
+        assert lost.written == 0
+        sink.write_batch([(1, [1, 1.0])])
+        sink._sock.close()  # the connection breaks: that batch fails, the next connects again
+        with pytest.raises(SinkWriteError):
+            sink.write_batch([(2, [2, 2.0])])
+        sink.write_batch([(3, [3, 3.0])])
+        got = run(_read_all(nats_server.url, sink.js_stream))
+        assert [m["data"][0] for m in got] == [1, 3] and sink.written == 2
+    finally:
+        lost.close()
         sink.close()
 
 

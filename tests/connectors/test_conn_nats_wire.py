@@ -8,7 +8,8 @@ import nats
 import pytest
 
 from connectors.mapping import encode_events
-from connectors.nats_wire import parse_messages, publish_frames
+from connectors.nats_wire import parse_messages, parse_replies, publish_frames, request_frames, \
+    stream_sequence
 from publishers.exceptions import SinkWriteError
 from publishers.sinks import build_sink
 from receivers.sources import build_source
@@ -25,7 +26,41 @@ def test_frames_are_cut_out_of_reads_split_at_any_byte():
         del buf[:parse_messages(buf, out, control)]
         buf += data[cut:]
         assert parse_messages(buf, out, control) == len(buf)
-        assert out == [(b"s.t", p) for p in payloads] and control == [b"INFO {}", b"PING"]
+        assert [(t, p) for t, run in out for p in run] == [(b"s.t", p) for p in payloads]
+        assert control == [b"INFO {}", b"PING"]
+    # consecutive frames of one subject are one run
+    out = []
+    frames = (publish_frames("s.t", [b"1", b"2"]) + publish_frames("s.tt", [b"3"])
+              + publish_frames("s.t", [b"4"])).replace(b"PUB ", b"MSG ").replace(b"s.t ", b"s.t 1 ")
+    parse_messages(bytearray(frames.replace(b"s.tt ", b"s.tt 1 ")), out)
+    assert out == [(b"s.t", [b"1", b"2"]), (b"s.tt", [b"3"]), (b"s.t", [b"4"])]
+
+
+def test_requests_carry_reply_subjects_and_ids_and_replies_are_cut_out_anywhere():
+    frames = request_frames("a.b", [b"x", b"yy"], "_INBOX.q", 5, ["id-1", "id-2"])
+    assert frames.startswith(b"HPUB a.b _INBOX.q.5 31 32\r\n"
+                             b"NATS/1.0\r\nNats-Msg-Id: id-1\r\n\r\nx\r\n")
+    assert request_frames("a.b", [b"x"], "_INBOX.q", 0) == b"PUB a.b _INBOX.q.0 1\r\nx\r\n"
+    with pytest.raises(ValueError, match="line break"):
+        request_frames("a.b", [b"x"], "_INBOX.q", 0, ["a\r\nb"])
+    ack, status = b'{"stream":"S","seq":1}', b"NATS/1.0 503\r\n\r\n"
+    data = (b"MSG _INBOX.q.5 1 %d\r\n%s\r\nHMSG _INBOX.q.6 1 %d %d\r\n%s\r\nPING\r\n"
+            % (len(ack), ack, len(status), len(status), status))
+    for cut in range(len(data) + 1):
+        out, control = [], []
+        buf = bytearray(data[:cut])
+        del buf[:parse_replies(buf, out, control)]
+        buf += data[cut:]
+        assert parse_replies(buf, out, control) == len(buf)
+        assert out == [(b"_INBOX.q.5", b"", b"", ack), (b"_INBOX.q.6", b"", b"503", b"")]
+        assert control == [b"PING"]
+    # a JetStream message with its acknowledgement subject, sent with a message id header
+    ack_to, hdr = b"$JS.ACK.S.d.1.42.7.1700000000000000000.0", b"NATS/1.0\r\nNats-Msg-Id: x\r\n\r\n"
+    frame = b"HMSG s.t 1 %s %d %d\r\n%sev\r\n" % (ack_to, len(hdr), len(hdr) + 2, hdr)
+    out = []
+    assert parse_replies(bytearray(frame), out) == len(frame)
+    assert out == [(b"s.t", ack_to, b"", b"ev")] and stream_sequence(ack_to) == 42
+    assert stream_sequence(b"$JS.ACK.dom.acc.S.d.1.43.7.1700000000000000000.0.tok") == 43
 
 
 def test_socket_sink_and_source_talk_with_nats_py(nats_server, router, taken):
