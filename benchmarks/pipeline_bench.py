@@ -145,18 +145,18 @@ def link_compare(args):
 
 def run_publish(n):
     """Events/s from a stand-in publisher bolt through the publisher service to a file sink."""
-    from publishers.service import PublisherService
+    from publishers.service import PublisherService, numbered
     from publishers.sink_set import SinkSet
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "out.jsonl")
         sset = SinkSet.from_specs({"Out": [{"type": "file", "options": {"path": path}}]}, "b")
         svc = PublisherService(sset, "127.0.0.1").start()
-        push = zmq.Context.instance().socket(zmq.PUSH)
+        push = zmq.Context.instance().socket(zmq.DEALER)  # as a publisher bolt
         push.connect(f"tcp://127.0.0.1:{svc.port}")
-        frames = [encode_batch("Out", b) for b in batches(n)]
+        frames = [numbered(i + 1, encode_batch("Out", b)) for i, b in enumerate(batches(n))]
         t0 = time.perf_counter()
         for f in frames:
-            push.send(f)
+            push.send_multipart(f)
         while svc.events < n:
             time.sleep(0.001)
         elapsed = time.perf_counter() - t0

@@ -15,8 +15,15 @@ socket and hands the frames over in order.
   sends the queued frames there. Every liveness_check seconds it also asks the registry
   whether its publisher is still live (heartbeating): a worker that hangs with its TCP
   connection open is left too. ZMQ_IMMEDIATE keeps frames from queueing for a peer that is
-  not connected; only the few frames ZeroMQ already holds for a peer that dies (at most
-  `sndhwm` frames plus the kernel buffer) can be lost, as PUSH/PULL has no acknowledgement.
+  not connected.
+- **Acknowledged.** The socket is a DEALER: each frame goes out as `[number, frame]` and the
+  worker's publisher service (a ROUTER) answers `[number]` once its sinks have taken the
+  frame (cumulative: every frame up to that number). A frame stays in the bolt until then:
+  when the publisher is left, the frames it has not acknowledged go ahead of the queue to the
+  next one (counted in `resent`; a result the lost worker had written but not acknowledged
+  is written again there), and a checkpoint holds them beside the queued frames, so a result
+  of an event a checkpoint committed is at a worker's sinks, in flight to one, or in the
+  checkpoint. They count toward buffer_limit.
 - While no worker publisher exists, the bolt keeps asking every retry_interval; frames wait
   in the queue and, once it is full, `execute` waits (backpressure again).
 
@@ -57,6 +64,7 @@ from cep.protocol.exceptions import RegistryError
 from cep.protocol.registry_group import registry_client  # one registry or a manager group
 from cep.protocol.identity import machine_identity
 from cep.protocol.frames import COMMIT, START, encode_control, encode_output
+from publishers.service import numbered
 from topology.component import Bolt
 from topology.lineage import total
 
@@ -98,7 +106,9 @@ class PublisherBolt(Bolt):
         self.connected, self.failed_endpoint = False, None
         self.failed = {}  # endpoint -> when this bolt last failed to reach it
         self.pending = collections.deque()  # (frame, events) not yet taken by ZeroMQ
-        self.pending_events = self.sent = self.reconnects = 0
+        self.unacked = collections.deque()  # (number, frame, events) sent, not acknowledged
+        self.number = 0  # of the last frame sent (the worker acknowledges up to a number)
+        self.pending_events = self.sent = self.reconnects = self.resent = 0
         self.waited_s = 0.0  # time execute() spent waiting for room (backpressure)
         self.epoch, self.seqs = -1, {}  # output identity: epoch and per-stream sequence
         # (driver generation, stage attempt) on Spark: the worker refuses older attempts
@@ -143,10 +153,11 @@ class PublisherBolt(Bolt):
             self._cond.notify_all()
 
     def checkpoint_state(self):
-        """A checkpoint's part: the data frames queued and not yet taken by ZeroMQ;
+        """A checkpoint's part: the data frames sent and not acknowledged, then those queued;
         notices (0 events) are not re-sent after a restore."""
         with self._cond:
-            return {"pending": [[frame, n] for frame, n in self.pending if n],
+            sent = [[frame, n] for _, frame, n in self.unacked if n]
+            return {"pending": sent + [[frame, n] for frame, n in self.pending if n],
                     "lanes": [[key, stream, seq]
                               for (key, stream), seq in self.lane_seqs.items()]}
 
@@ -207,22 +218,26 @@ class PublisherBolt(Bolt):
         self._closed.set()
         with self._cond:
             self.pending.clear()
+            self.unacked.clear()
             self.pending_events = 0
             self._cond.notify_all()
 
     def custom_metrics(self):
         return {"connected": self.connected, "endpoint": self.endpoint, "sent": self.sent,
                 "epoch": self.epoch, "committed": self.completed,
-                "queued": self.pending_events, "reconnects": self.reconnects,
+                "queued": self.pending_events, "unacknowledged": len(self.unacked),
+                "resent": self.resent, "reconnects": self.reconnects,
                 "waited_s": round(self.waited_s, 3)}
 
     def cleanup(self):
         """Let queued frames go out (up to drain_timeout while connected), then release."""
         deadline = time.monotonic() + self.drain_timeout
-        while self.pending and self.connected and time.monotonic() < deadline:
+        while ((self.pending or self.unacked) and self.connected
+               and time.monotonic() < deadline):
             time.sleep(0.01)
-        if self.pending:
-            log.warning("%s closing with %d event(s) not sent", self.label, self.pending_events)
+        if self.pending or self.unacked:
+            log.warning("%s closing with %d event(s) not sent or not acknowledged", self.label,
+                        self.pending_events)
         self._closed.set()
         with self._cond:
             self._cond.notify_all()
@@ -249,7 +264,7 @@ class PublisherBolt(Bolt):
         except RegistryError as exc:
             log.info("%s no CEP publisher yet: %s", self.label, exc)
             return False
-        sock = zmq.Context.instance().socket(zmq.PUSH)
+        sock = zmq.Context.instance().socket(zmq.DEALER)
         sock.setsockopt(zmq.IMMEDIATE, 1)
         sock.setsockopt(zmq.SNDHWM, self.sndhwm)
         curve.client(sock, self.security.curve)
@@ -275,7 +290,10 @@ class PublisherBolt(Bolt):
         return ep
 
     def _watch(self):
-        """Apply monitor events; False (and disconnected) when the publisher is gone."""
+        """Apply monitor events and acknowledgements; False (and disconnected) when the
+        publisher is gone."""
+        if self.unacked:
+            self._take_acks()
         while self.monitor.poll(0):
             event = recv_monitor_message(self.monitor)["event"]
             if event == self.up_event and not self.connected:
@@ -314,28 +332,61 @@ class PublisherBolt(Bolt):
             log.info("%s connect report failed: %s", self.label, exc)
         log.info("%s connected to CEP publisher %s", self.label, self.endpoint)
 
-    def _send_next(self):
-        """Hand the oldest queued frame to ZeroMQ, or wait briefly for a frame or for room."""
+    def _take_acks(self):
+        """Drop the frames the publisher acknowledged (every one up to the number it sent)."""
+        top = None
+        while True:
+            try:
+                top = self.sock.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                break
+        if top is None or len(top) != 8:
+            return
+        upto = int.from_bytes(top, "little")
         with self._cond:
-            if not self.pending or not self.started:
+            unacked, freed = self.unacked, 0
+            while unacked and unacked[0][0] <= upto:
+                freed += unacked.popleft()[2]
+            if freed or not unacked:
+                self.pending_events -= freed
+                self._cond.notify_all()
+
+    def _send_next(self):
+        """Hand the oldest queued frame to ZeroMQ, or wait briefly for a frame or for room
+        (or, with frames not yet acknowledged, for an acknowledgement)."""
+        with self._cond:
+            ready = self.pending and self.started
+            if not ready and not self.unacked:
                 self._cond.wait(0.05)
-                if not self.pending or not self.started:
-                    return
-            frame, n = self.pending[0]
+                ready = self.pending and self.started
+            if ready:
+                frame, n = self.pending[0]
+        if not ready:
+            if self.unacked:
+                self.sock.poll(5, zmq.POLLIN)  # an acknowledgement is due
+            return
+        number = self.number + 1
         try:
-            self.sock.send(frame, zmq.NOBLOCK, copy=False)
+            self.sock.send_multipart(numbered(number, frame), zmq.NOBLOCK, copy=False)
         except zmq.Again:  # slow or not yet connected: keep the frame, wait for room
             self.sock.poll(50, zmq.POLLOUT)
             return
+        self.number = number
         with self._cond:
             self.pending.popleft()
-            self.pending_events -= n
+            self.unacked.append((number, frame, n))
             self.sent += n
             self._cond.notify_all()
 
     def _fail(self, why):
-        log.warning("%s %s; %d event(s) queued; looking up a publisher again", self.label, why,
-                    self.pending_events)
+        log.warning("%s %s; %d event(s) queued (%d frame(s) sent and not acknowledged, sent "
+                    "again to the next publisher); looking up a publisher again", self.label,
+                    why, self.pending_events, len(self.unacked))
+        with self._cond:  # what the publisher did not acknowledge goes first to the next one
+            self.resent += sum(n for _, _, n in self.unacked)
+            self.pending.extendleft(reversed([(frame, n) for _, frame, n in self.unacked]))
+            self.unacked.clear()
+            self._cond.notify_all()
         self.failed_endpoint = self.endpoint
         self.failed[self.endpoint] = time.monotonic()
         self.reconnects += 1

@@ -1,5 +1,8 @@
-"""The worker's CEP publisher service for one plan: a PULL socket that publisher bolts push
-event batches to (PROTOCOL.md section 2), handed to the plan's SinkSet.
+"""The worker's CEP publisher service for one plan: a ROUTER socket that publisher bolts send
+event batches to (PROTOCOL.md section 2), handed to the plan's SinkSet. A bolt sends
+`[number, frame]` (8-byte little-endian number); once the sinks have taken the frame the
+service answers `[number]`, which acknowledges every frame of that bolt up to it (the bolt
+keeps a frame until then and sends it to the next worker if this one goes away).
 
 The worker registers `host:port` with the manager's registry (kind `publisher`); frames that do
 not decode, have another format version or name a stream without sinks are dropped, counted and
@@ -19,8 +22,14 @@ log = logging.getLogger(__name__)
 POLL_MS = 100
 
 
+def numbered(number, frame):
+    """The message a publisher bolt sends: `[number, frame]`, the number 8 bytes little-endian
+    (what the service acknowledges)."""
+    return [int(number).to_bytes(8, "little"), frame]
+
+
 class PublisherService:
-    """Bind a PULL socket on `bind_host` and dispatch to `sink_set`; `port` is tried first
+    """Bind a ROUTER socket on `bind_host` and dispatch to `sink_set`; `port` is tried first
     (a restarted worker's previous port), else the OS picks a free one. `rcvhwm` bounds the
     frames queued for the sinks: when they are full, the publisher bolts wait (backpressure).
     `keys` (CURVE): only publisher bolts holding the cluster key may connect. Without CURVE,
@@ -32,7 +41,7 @@ class PublisherService:
         self.sink_set = sink_set
         ctx = context or zmq.Context.instance()
         curve.start_authenticator(ctx, keys)
-        self._sock = ctx.socket(zmq.PULL)
+        self._sock = ctx.socket(zmq.ROUTER)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.RCVHWM, rcvhwm)
         curve.server(self._sock, keys)
@@ -77,10 +86,25 @@ class PublisherService:
         try:
             while not self._stop.is_set():
                 if poller.poll(POLL_MS):
-                    self._handle(self._sock.recv(copy=True))
+                    self._receive(self._sock.recv_multipart(copy=True))
         finally:  # a failure keeps the socket for the supervisor's restart
             if self._stop.is_set():  # the port is free when stop() returns
                 close_bound(self._sock)
+
+    def _receive(self, parts):
+        """`[peer, number, frame]` from a bolt: handled, then acknowledged. A frame that does
+        not decode is acknowledged too (sending it again would not make it decode)."""
+        if len(parts) != 3 or len(parts[1]) != 8:
+            self.dropped_frames += 1
+            log.warning("publisher service %s: a message of %d part(s) dropped (expected a "
+                        "number and a frame)", self.sink_set.label, len(parts))
+            return
+        peer, number, frame = parts
+        self._handle(frame)
+        try:
+            self._sock.send_multipart([peer, number], zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass  # the bolt went away (or its pipe is full): a later acknowledgement covers it
 
     def _handle(self, frame):
         try:

@@ -82,10 +82,13 @@ def test_spout_registers_receives_and_unregisters(registry):
 
 
 def next_batch(pull):
-    """The next data frame's (stream, events), past the bolt's start/commit notices."""
+    """The next data frame's (stream, events), past the bolt's start/commit notices; each
+    frame acknowledged, as a worker's publisher service does."""
     while True:
         assert pull.poll(3000)
-        stream, events, _ = decode_output(pull.recv())
+        peer, number, frame = pull.recv_multipart()
+        pull.send_multipart([peer, number])
+        stream, events, _ = decode_output(frame)
         if stream is not None:
             return stream, events
 
@@ -93,7 +96,7 @@ def next_batch(pull):
 def test_publisher_bolt_sends_and_releases(registry):
     url = f"tcp://127.0.0.1:{registry.port}"
     topo = sample_topology(url)
-    pull = zmq.Context.instance().socket(zmq.PULL)
+    pull = zmq.Context.instance().socket(zmq.ROUTER)  # a worker's publisher port (next_batch)
     pull.setsockopt(zmq.LINGER, 0)
     port = pull.bind_to_random_port("tcp://127.0.0.1")
     client = RegistryClient(url)

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from cep.protocol.frames import decode_output, encode_batch
+from cep.protocol.frames import encode_batch
 from manager.server import Manager
 from manager.settings import load_manager_settings
 from tests.manager.manager_helpers import free_port, poll
 from tests.manager.test_manager_spark import (PLAN, apps, launcher, next_output,  # noqa: F401
-                                              stand_in_worker, wait_state)
+                                              stand_in_worker, take_output, wait_state)
 from topology.cluster import stop_cluster
 
 pytestmark = pytest.mark.slow
@@ -42,7 +42,7 @@ class Stream(threading.Thread):
             self.push.send(encode_batch("TradeStream", batch))
             self.sent += 50
             while self.pull.poll(0):
-                _, events, _ = decode_output(self.pull.recv())  # notices: no events
+                _, events, _ = take_output(self.pull)  # notices: no events
                 self.seen.update(e[1][2] - 1000 for e in events or ())
             time.sleep(0.1)
 

@@ -110,9 +110,10 @@ class StateRecorder(threading.Thread):
 
 
 def stand_in_worker(manager, tenant, plan):
-    """A CEP worker's two sides: a registered publisher PULL socket, a PUSH to the spout."""
+    """A CEP worker's two sides: a registered publisher ROUTER socket (next_output reads and
+    acknowledges its frames, as a worker's publisher service), a PUSH to the spout."""
     ctx = zmq.Context.instance()
-    pull = ctx.socket(zmq.PULL)
+    pull = ctx.socket(zmq.ROUTER)
     pull.setsockopt(zmq.LINGER, 0)
     if manager.plans.publisher_auth == "token":  # as a worker's publisher port: the plan's token
         curve.plain_server(pull, ctx, f"publisher/{tenant}/{plan}",
@@ -128,12 +129,20 @@ def stand_in_worker(manager, tenant, plan):
     return reg, pull, push, cid
 
 
+def take_output(pull):
+    """One frame from the stand-in publisher socket, acknowledged (as a worker's publisher
+    service does once its sinks took it), decoded: (stream or None, events, identity)."""
+    peer, number, frame = pull.recv_multipart()
+    pull.send_multipart([peer, number])
+    return decode_output(frame)
+
+
 def next_output(pull, timeout_ms=60000):
     """The next data frame from the publisher bolts as (stream, [[ts, [values]], ...]), past
     their start/commit notices (frames v4, issue 11); None when none came in time."""
     deadline = time.monotonic() + timeout_ms / 1000
     while pull.poll(max(0, int((deadline - time.monotonic()) * 1000))):
-        stream, events, _ = decode_output(pull.recv())
+        stream, events, _ = take_output(pull)
         if stream is not None:
             return stream, [[ts, list(values)] for ts, values in events]
     return None

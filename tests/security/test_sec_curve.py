@@ -18,7 +18,7 @@ from cep.protocol.registry_client import RegistryClient
 from manager.registry.service import RegistryService
 from publishers.base import Sink
 from publishers.bolt import PublisherBolt
-from publishers.service import PublisherService
+from publishers.service import PublisherService, numbered
 from publishers.sink_set import SinkSet
 from receivers.router import IngestRouter
 from receivers.spout import ReceiverSpout
@@ -49,15 +49,15 @@ def stranger():
     return curve.CurveKeys(public, secret)
 
 
-def plain_push(url):
-    sock = zmq.Context.instance().socket(zmq.PUSH)
+def plain_push(url, kind=zmq.PUSH):
+    sock = zmq.Context.instance().socket(kind)
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(url)
     return sock
 
 
-def stranger_push(url, stranger, server_key):
-    sock = zmq.Context.instance().socket(zmq.PUSH)
+def stranger_push(url, stranger, server_key, kind=zmq.PUSH):
+    sock = zmq.Context.instance().socket(kind)
     sock.setsockopt(zmq.LINGER, 0)
     curve.client(sock, stranger, server_key)
     sock.connect(url)
@@ -177,15 +177,20 @@ def test_forged_output_pushed_to_a_publisher_port_never_reaches_the_sink(keys, s
     sset.add(S, sink)
     svc = PublisherService(sset, "127.0.0.1", keys=keys).start()
     url = f"tcp://127.0.0.1:{svc.port}"
-    outsiders = [plain_push(url), stranger_push(url, stranger, keys.public)]
+    # DEALER sockets, as publisher bolts: only the handshake can keep them out
+    outsiders = [plain_push(url, zmq.DEALER),
+                 stranger_push(url, stranger, keys.public, zmq.DEALER)]
     for sock in outsiders:
-        sock.send(encode_batch(S, [[1, ["forged"]]]))
+        try:
+            sock.send_multipart(numbered(1, encode_batch(S, [[1, ["forged"]]])), zmq.NOBLOCK)
+        except zmq.Again:
+            pass  # a refused handshake leaves no peer to queue for
     time.sleep(QUIET_MS / 1000)
     assert sink.rows == [] and svc.frames == 0
-    member = zmq.Context.instance().socket(zmq.PUSH)
+    member = zmq.Context.instance().socket(zmq.DEALER)
     curve.client(member, keys)
     member.connect(url)
-    member.send(encode_batch(S, [[2, ["real"]]]))
+    member.send_multipart(numbered(1, encode_batch(S, [[2, ["real"]]])))
     assert wait(lambda: sink.rows == [("real",)])
     for sock in outsiders + [member]:
         sock.close(0)
@@ -198,7 +203,7 @@ def test_a_fake_publisher_endpoint_reads_nothing_a_bolt_sends(curve_registry, ke
     svc, url = curve_registry
     fakes = []
     for server_keys in (None, stranger):
-        sock = zmq.Context.instance().socket(zmq.PULL)
+        sock = zmq.Context.instance().socket(zmq.ROUTER)  # what a worker's publisher port is
         sock.setsockopt(zmq.LINGER, 0)
         curve.server(sock, server_keys)
         port = sock.bind_to_random_port("tcp://127.0.0.1")

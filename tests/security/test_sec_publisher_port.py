@@ -12,7 +12,7 @@ from cep.security import curve
 from manager.registry.client import RegistryClient
 from manager.registry.service import RegistryService
 from publishers.bolt import PublisherBolt
-from publishers.service import PublisherService
+from publishers.service import PublisherService, numbered
 from publishers.sink_set import SinkSet
 from topology.component import Batch, Collector, Context
 
@@ -42,14 +42,14 @@ def rows(path):
 
 
 def push(port, frame, password=None):
-    sock = zmq.Context.instance().socket(zmq.PUSH)
+    sock = zmq.Context.instance().socket(zmq.DEALER)  # as a publisher bolt
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.SNDTIMEO, 2000)
     if password:
         curve.plain_client(sock, password)
     sock.connect(f"tcp://127.0.0.1:{port}")
     try:
-        sock.send(frame)
+        sock.send_multipart(numbered(1, frame))
     except zmq.Again:
         pass
     time.sleep(0.5)

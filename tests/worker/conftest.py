@@ -12,6 +12,7 @@ from cep.security import curve
 from manager.registry.service import RegistryService
 from cep.protocol.frames import decode_batch, encode_batch
 from receivers.http_receiver import HttpServer
+from publishers.service import numbered
 
 TENANT = -1234
 
@@ -92,13 +93,14 @@ class FakeSpout:
 
 
 class FakePublisherBolt:
-    """A PUSH socket to the CEP publisher the registry picks (what publishers/bolt.py does):
+    """A DEALER socket to the CEP publisher the registry picks (what publishers/bolt.py does):
     with the cluster secret (the tests' workers have it) it presents the plan's token."""
 
     def __init__(self, registry, plan="StockAnalysis"):
         ep = registry.lookup("publisher", TENANT, plan)["endpoint"]
-        self.sock = zmq.Context.instance().socket(zmq.PUSH)
+        self.sock = zmq.Context.instance().socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 2000)
+        self.number = 0
         secret = os.environ.get("CEP_CLUSTER_SECRET")
         if secret:
             curve.plain_client(self.sock, curve.plan_token(secret, TENANT, plan))
@@ -107,7 +109,8 @@ class FakePublisherBolt:
         self.registry = registry
 
     def send(self, stream, events):
-        self.sock.send(encode_batch(stream, events))
+        self.number += 1
+        self.sock.send_multipart(numbered(self.number, encode_batch(stream, events)))
 
     def close(self):
         self.registry.release(self.conn)
