@@ -16,9 +16,7 @@ transport's server, from the manager's settings), publish_timeout (s, default 10
 import asyncio
 import logging
 
-import msgpack
-
-from cep.protocol.frames import FORMAT_LINEAGE, FORMAT_OUTPUT
+from cep.protocol.frames import output_identity_key
 from connectors.aio import LoopThread
 from connectors.connections import shown
 from connectors.nats_transport import MSG_ID, connect, ensure_stream, outflow_stream, \
@@ -31,23 +29,8 @@ ROUND_FRAMES = 32  # frames published before their confirmations are awaited tog
 
 def output_msg_id(frame: bytes):
     """The JetStream message id of an output frame (see the module doc); None for a notice
-    or a frame without an identity. Reads the frame's head and skips its events."""
-    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
-    unpacker.feed(frame)
-    size = unpacker.read_array_header()
-    version = unpacker.unpack()
-    if version not in (FORMAT_OUTPUT, FORMAT_LINEAGE):
-        return None
-    stream = unpacker.unpack()
-    unpacker.skip()  # the events
-    publisher, epoch, first = unpacker.unpack(), unpacker.unpack(), unpacker.unpack()
-    fields = 6
-    if version == FORMAT_LINEAGE:
-        unpacker.skip()  # the runs: epoch and first sequence number already identify the frame
-        fields = 7
-    fence = unpacker.unpack() if size > fields else None
-    where = f"{fence[0]}.{fence[1]}" if fence else "-"
-    return f"{publisher}:{where}:{stream}:{epoch}:{first}"
+    or a frame without an identity."""
+    return output_identity_key(frame)
 
 
 class NatsPublisherBolt(PublisherBolt):

@@ -205,6 +205,28 @@ def decode_output(frame: bytes) -> tuple[Optional[str], Any, Optional[Identity |
 _FIELDS = {FORMAT_OUTPUT: 6, FORMAT_CONTROL: 4, FORMAT_LINEAGE: 7}  # without the fence
 
 
+def output_identity_key(frame: bytes) -> Optional[str]:
+    """`publisher:generation.attempt:stream:epoch:first_seq` of an output frame (`-` for no
+    fence), or None for a notice: a key that names one frame of one stage attempt (the NATS
+    transport's message id). Reads the frame's head and skips its events."""
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+    unpacker.feed(frame)
+    size = unpacker.read_array_header()
+    version = unpacker.unpack()
+    if version not in (FORMAT_OUTPUT, FORMAT_LINEAGE):
+        return None
+    stream = unpacker.unpack()
+    unpacker.skip()  # the events
+    publisher, epoch, first = unpacker.unpack(), unpacker.unpack(), unpacker.unpack()
+    fields = 6
+    if version == FORMAT_LINEAGE:
+        unpacker.skip()  # the runs: epoch and first sequence number already identify the frame
+        fields = 7
+    fence = unpacker.unpack() if size > fields else None
+    where = f"{fence[0]}.{fence[1]}" if fence else "-"
+    return f"{publisher}:{where}:{stream}:{epoch}:{first}"
+
+
 def _checked(stream: Any, events: Any) -> tuple[str, Any]:
     if not isinstance(stream, str) or type(events) is not tuple:
         raise BadFrameError(f"event frame must carry a stream id string and an event list, "

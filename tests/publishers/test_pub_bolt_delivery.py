@@ -88,8 +88,11 @@ def test_a_restarted_bolt_replays_and_the_sinks_recognise_it(worker):
     assert m["streams"][S]["duplicates"] == 5 and m["duplicates"] == 5
     assert m["publishers"][f"{P}[{T}]:out:0"]["starts"] == 2
     assert m["publishers"][f"{P}[{T}]:out:0"]["restored"] == 1
-    eo = m["streams"][S]["sinks"][0]
-    assert (eo["committed"], eo["pending"], eo["discarded"]) == (2, 0, 5)
+    # the sink writes the committed rows, then counts them: wait for its counters too
+    def eo():
+        sink = svc.metrics()["streams"][S]["sinks"][0]
+        return sink["committed"], sink["pending"], sink["discarded"]
+    wait(lambda: eo() == (2, 0, 5), "the exactly-once sink's counters: 2 committed, 5 discarded")
     again.cleanup()
 
 
