@@ -7,6 +7,7 @@ security.auth off, alternating, medians of --runs runs. Also the cost of one log
 
     .venv/bin/python benchmarks/auth_bench.py --runs 5 --requests 2000
 """
+
 import argparse
 import http.client
 import statistics
@@ -28,10 +29,17 @@ from manager.testing import FakeLauncher  # noqa: E402
 
 
 def serve(auth, production=True):
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": tempfile.mkdtemp(prefix="auth-bench-"), "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-        "metrics.sample_interval": 0, "security.auth": auth}, env={})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": tempfile.mkdtemp(prefix="auth-bench-"),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+            "metrics.sample_interval": 0,
+            "security.auth": auth,
+        },
+        env={},
+    )
     manager = Manager(settings, launcher=FakeLauncher()).start()
     app = create_app({"MANAGER": manager})
     if production:
@@ -48,8 +56,10 @@ def rate(port, token, n, clients=1):
     if clients > 1:
         done = []
         start = time.perf_counter()
-        workers = [threading.Thread(target=lambda: done.append(rate(port, token, n)))
-                   for _ in range(clients)]
+        workers = [
+            threading.Thread(target=lambda: done.append(rate(port, token, n)))
+            for _ in range(clients)
+        ]
         for w in workers:
             w.start()
         for w in workers:
@@ -82,6 +92,7 @@ def main():
     args = parser.parse_args()
     import logging
     import os
+
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     os.environ.setdefault("CEP_ADMIN_PASSWORD", "bench-password")
     on, dev, off = serve(True), serve(True, production=False), serve(False)
@@ -92,11 +103,15 @@ def main():
     logins = [login_secs(on[0], os.environ["CEP_ADMIN_PASSWORD"]) for _ in range(args.runs)]
     med = {label: statistics.median(values) for label, values in rates.items()}
     for label, values in rates.items():
-        print(f"{label:22s} median {med[label]:8.0f} req/s  "
-              f"runs {' '.join(f'{v:.0f}' for v in values)}")
-    print(f"cheroot / werkzeug (auth on): {med['cheroot, auth on'] / med['werkzeug dev, auth on']:.3f}"
-          f"; auth on / off: {med['cheroot, auth on'] / med['cheroot, auth off']:.3f}; "
-          f"one login (scrypt): {statistics.median(logins) * 1000:.0f} ms median")
+        print(
+            f"{label:22s} median {med[label]:8.0f} req/s  "
+            f"runs {' '.join(f'{v:.0f}' for v in values)}"
+        )
+    print(
+        f"cheroot / werkzeug (auth on): {med['cheroot, auth on'] / med['werkzeug dev, auth on']:.3f}"
+        f"; auth on / off: {med['cheroot, auth on'] / med['cheroot, auth off']:.3f}; "
+        f"one login (scrypt): {statistics.median(logins) * 1000:.0f} ms median"
+    )
     for manager, server, _ in (on, dev, off):
         (server.stop if hasattr(server, "stop") else server.shutdown)()
         manager.stop()

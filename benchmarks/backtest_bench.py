@@ -12,6 +12,7 @@ session right after the backtest, the job without the task's work: read Parquet,
 by key, hand the Arrow batches to Python, count (Spark's own share). The dataset is generated once
 per (events, keys) under --cache-dir (default /var/tmp/sparkcep-bench, outside the repo; seeded random walk per key, timestamps 1 ms apart,
 row order shuffled in blocks so the job has to sort)."""
+
 import argparse
 import json
 import os
@@ -46,6 +47,7 @@ def dataset(events, keys, cache=CACHE):
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     path = os.path.join(cache, f"backtest-{events}-{keys}.parquet")
     if os.path.exists(path):
         return path
@@ -59,8 +61,14 @@ def dataset(events, keys, cache=CACHE):
     rng.shuffle(blocks)  # blocks out of order: the job must sort
     order = np.concatenate([np.arange(b, min(b + 50_000, events)) for b in blocks])
     names = np.array([f"K{k:05d}" for k in range(keys)], dtype=object)
-    table = pa.table({"timestamp": ts[order], "sym": pa.array(names[key[order]], pa.string()),
-                      "price": price[order], "qty": pa.array((key[order] % 7) + 1, pa.int32())})
+    table = pa.table(
+        {
+            "timestamp": ts[order],
+            "sym": pa.array(names[key[order]], pa.string()),
+            "price": price[order],
+            "qty": pa.array((key[order] % 7) + 1, pa.int32()),
+        }
+    )
     pq.write_table(table, path + ".tmp", row_group_size=1_000_000)
     os.rename(path + ".tmp", path)
     return path
@@ -68,6 +76,7 @@ def dataset(events, keys, cache=CACHE):
 
 def _count(batches):
     import pyarrow as pa
+
     yield pa.RecordBatch.from_pydict({"n": [sum(b.num_rows for b in batches)]})
 
 
@@ -76,13 +85,17 @@ def floor_seconds(spark, path):
     import cep
     from cep.backtest import job, planner
     from cep.backtest.inputs import InputSpec, check_input
+
     plan = cep.compile(PLAN)
-    checked = [check_input(InputSpec("Trades", path, "parquet"), plan.streams[0], "timestamp",
-                           None)]
+    checked = [
+        check_input(InputSpec("Trades", path, "parquet"), plan.streams[0], "timestamp", None)
+    ]
     job._size_splits(spark, checked)
     frame, key = job._events_frame(spark, checked, planner.plan_mode(plan, {"Trades"}))
-    parts = max(job.PARTS_PER_CORE * spark.sparkContext.defaultParallelism,
-                -(-checked[0].rows // job.ROWS_PER_TASK))
+    parts = max(
+        job.PARTS_PER_CORE * spark.sparkContext.defaultParallelism,
+        -(-checked[0].rows // job.ROWS_PER_TASK),
+    )
     started = time.monotonic()
     n = sum(r.n for r in frame.repartition(parts, key).mapInArrow(_count, "n long").collect())
     assert n == checked[0].rows
@@ -93,21 +106,38 @@ def one_run(path, executors, master, kernels=True):
     from cep.backtest.inputs import InputSpec
     from cep.backtest.job import run_backtest
     from cep.backtest.session import app_name, spark_session
+
     started = time.monotonic()
     load = os.getloadavg()[0]
-    spark = spark_session(app_name("BacktestBench", "-1234"),
-                          f"local[{executors}]" if master == "local" else master, executors)
+    spark = spark_session(
+        app_name("BacktestBench", "-1234"),
+        f"local[{executors}]" if master == "local" else master,
+        executors,
+    )
     session_s = time.monotonic() - started
     out = tempfile.mkdtemp(prefix="backtest-bench-")
     try:
-        s = run_backtest(PLAN, [InputSpec("Trades", path, "parquet")], os.path.join(out, "o"),
-                         spark=spark, kernels=kernels)
+        s = run_backtest(
+            PLAN,
+            [InputSpec("Trades", path, "parquet")],
+            os.path.join(out, "o"),
+            spark=spark,
+            kernels=kernels,
+        )
         floor = floor_seconds(spark, path)
-        return {"session_s": round(session_s, 2), "run_s": round(s.run_seconds, 2),
-                "events_per_s": round(s.rate), "floor_s": round(floor, 2),
-                "task_s": s.task_seconds, "events_in": s.events_in, "mode": s.mode,
-                "out": s.events_out, "tasks": s.tasks, "executors": s.executors,
-                "load": [round(load, 2), round(os.getloadavg()[0], 2)]}
+        return {
+            "session_s": round(session_s, 2),
+            "run_s": round(s.run_seconds, 2),
+            "events_per_s": round(s.rate),
+            "floor_s": round(floor, 2),
+            "task_s": s.task_seconds,
+            "events_in": s.events_in,
+            "mode": s.mode,
+            "out": s.events_out,
+            "tasks": s.tasks,
+            "executors": s.executors,
+            "load": [round(load, 2), round(os.getloadavg()[0], 2)],
+        }
     finally:
         spark.stop()
         shutil.rmtree(out, ignore_errors=True)
@@ -128,9 +158,15 @@ def main(argv=None):
     if args.generate_only:
         print(path)
         return
-    result = {"events": args.events, "keys": args.keys, "master": args.master,
-              "kernels": not args.no_kernels, "python": platform.python_version(),
-              "load_before": os.getloadavg(), "results": {}}
+    result = {
+        "events": args.events,
+        "keys": args.keys,
+        "master": args.master,
+        "kernels": not args.no_kernels,
+        "python": platform.python_version(),
+        "load_before": os.getloadavg(),
+        "results": {},
+    }
     for n in (int(x) for x in args.executors.split(",")):
         runs = []
         for _ in range(args.runs):
@@ -139,7 +175,9 @@ def main(argv=None):
         result["results"][n] = {
             "median_events_per_s": statistics.median(r["events_per_s"] for r in runs),
             "median_run_s": statistics.median(r["run_s"] for r in runs),
-            "median_floor_s": statistics.median(r["floor_s"] for r in runs), "runs": runs}
+            "median_floor_s": statistics.median(r["floor_s"] for r in runs),
+            "runs": runs,
+        }
     result["load_after"] = os.getloadavg()
     print(json.dumps(result, indent=2))
 

@@ -36,6 +36,7 @@ Medians of --runs.
     .venv/bin/python benchmarks/broker_bench.py --events 200000 --runs 3
     .venv/bin/python benchmarks/broker_bench.py --brokers mqtt --stages source,broker
 """
+
 import argparse
 import os
 import shutil
@@ -64,6 +65,7 @@ SINK_CPU = []  # the sink stage's CPU an event in this process (us), run by run
 
 def free_port():
     import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -71,6 +73,7 @@ def free_port():
 
 def wait_port(port, timeout=30):
     import socket
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -102,8 +105,13 @@ class Counter:
 
 def router_with(counter):
     r = IngestRouter()
-    r.register(KEY, StreamDefinition("Ticks", (Attribute("id", AttrType.LONG),
-                                                Attribute("price", AttrType.DOUBLE))), counter)
+    r.register(
+        KEY,
+        StreamDefinition(
+            "Ticks", (Attribute("id", AttrType.LONG), Attribute("price", AttrType.DOUBLE))
+        ),
+        counter,
+    )
     return r
 
 
@@ -137,7 +145,7 @@ class RawFeeder:
     def _send(self):
         view = memoryview(self.data)
         for i in range(0, len(view), 1 << 20):
-            self.sock.sendall(view[i:i + (1 << 20)])
+            self.sock.sendall(view[i : i + (1 << 20)])
 
     def start(self):
         self.thread.start()
@@ -208,37 +216,77 @@ def start_brokers(folder, which):
     out = []
     if {"nats-core", "nats-js"} & set(which):
         port = free_port()
-        proc = subprocess.Popen([nats_server_binary(), "-a", "127.0.0.1", "-p", str(port),
-                                 "-js", "-sd", folder], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [nats_server_binary(), "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", folder],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         wait_port(port)
         url = f"nats://127.0.0.1:{port}"
         if "nats-core" in which:
-            out.append(Broker("NATS core", url, {"subject": "b.core", "jetstream": "false"},
-                              {"subject": "b.core", "jetstream": "false"}, False, proc))
+            out.append(
+                Broker(
+                    "NATS core",
+                    url,
+                    {"subject": "b.core", "jetstream": "false"},
+                    {"subject": "b.core", "jetstream": "false"},
+                    False,
+                    proc,
+                )
+            )
             out[-1].pid = proc.pid
             proc = None
         if "nats-js" in which:
-            out.append(Broker("NATS JetStream", url, {"subject": "b.js"},
-                              {"subject": "b.js", "batch.size": "5000"}, True, proc))
+            out.append(
+                Broker(
+                    "NATS JetStream",
+                    url,
+                    {"subject": "b.js"},
+                    {"subject": "b.js", "batch.size": "5000"},
+                    True,
+                    proc,
+                )
+            )
     if "mqtt" in which and (shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto")):
         port = free_port()
         conf = os.path.join(folder, "mosquitto.conf")
         with open(conf, "w") as fh:
-            fh.write(f"listener {port} 127.0.0.1\nallow_anonymous true\n"
-                     f"max_queued_messages 0\nmax_inflight_messages 0\n")
-        proc = subprocess.Popen([shutil.which("mosquitto") or "/usr/sbin/mosquitto", "-c", conf],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            fh.write(
+                f"listener {port} 127.0.0.1\nallow_anonymous true\n"
+                f"max_queued_messages 0\nmax_inflight_messages 0\n"
+            )
+        proc = subprocess.Popen(
+            [shutil.which("mosquitto") or "/usr/sbin/mosquitto", "-c", conf],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         wait_port(port)
-        out.append(Broker("MQTT QoS 0", f"mqtt://127.0.0.1:{port}", {"topic": "b/q0", "qos": "0"},
-                          {"topic": "b/q0", "qos": "0", "batch.size": "5000"}, False, proc))
+        out.append(
+            Broker(
+                "MQTT QoS 0",
+                f"mqtt://127.0.0.1:{port}",
+                {"topic": "b/q0", "qos": "0"},
+                {"topic": "b/q0", "qos": "0", "batch.size": "5000"},
+                False,
+                proc,
+            )
+        )
     if "kafka" in which:
         from confluent_kafka import Producer
+
         owner = Producer({"test.mock.num.brokers": 1, "log_level": 3})
         brokers = owner.list_topics(timeout=10).brokers.values()
         url = "kafka://" + ",".join(f"{b.host}:{b.port}" for b in brokers)
-        out.append(Broker("Kafka (mock cluster)", url, {"topic": "b.k"},
-                          {"topic": "b.k", "batch.size": "5000"}, True, owner=owner))
+        out.append(
+            Broker(
+                "Kafka (mock cluster)",
+                url,
+                {"topic": "b.k"},
+                {"topic": "b.k", "batch.size": "5000"},
+                True,
+                owner=owner,
+            )
+        )
     return out
 
 
@@ -247,6 +295,7 @@ def kafka_prefill(broker, n, size, tag):
     partitions (see the module doc) by a plain producer (not timed)."""
     from confluent_kafka import Producer
     from connectors.kafka_io import client_config
+
     topic = _rename(broker.sink, tag)["topic"]
     producer = Producer({**client_config(broker.url), "linger.ms": 5})
     parts = len(producer.list_topics(topic, timeout=10).topics[topic].partitions)
@@ -261,9 +310,13 @@ def kafka_prefill(broker, n, size, tag):
 
 
 def run_sink(broker, n, size, tag):
-    sink = build_sink({"type": broker.url.split(":")[0] if broker.url.startswith("kafka")
-                       else _type(broker), "options": {"url": broker.url, **_rename(broker.sink, tag)}},
-                      "Ticks")
+    sink = build_sink(
+        {
+            "type": broker.url.split(":")[0] if broker.url.startswith("kafka") else _type(broker),
+            "options": {"url": broker.url, **_rename(broker.sink, tag)},
+        },
+        "Ticks",
+    )
     work = list(batches(n, size))
     t0, cpu0 = time.perf_counter(), time.process_time()
     for b in work:
@@ -301,8 +354,12 @@ def run_source(broker, n, size, tag, folder, feeder_kind="raw"):
         run_sink_quiet(broker, n, size, tag)
     elif feeder_kind == "raw":
         raw = RawFeeder(broker, n, size, opts.get("topic") or opts["subject"], tag)
-    pump = build_source({"type": _type(broker), "url": broker.url, **opts}, router_with(counter),
-                        KEY, state_dir=folder)
+    pump = build_source(
+        {"type": _type(broker), "url": broker.url, **opts},
+        router_with(counter),
+        KEY,
+        state_dir=folder,
+    )
     pump.start()
     t0 = time.perf_counter()
     cpu0 = time.process_time()
@@ -320,11 +377,23 @@ def run_source(broker, n, size, tag, folder, feeder_kind="raw"):
     # Kafka: from the first event taken (a consumer's group join, seconds with the mock
     # cluster, is a start-up cost, not the source's rate); the others from the start
     elapsed = end - ((counter.first or t0) if broker.owner is not None else t0)
-    startup = (f"first event after {(counter.first or end) - t0:.2f} s, "
-               f"{cpu / max(1, counter.n) * 1e6:.2f} us CPU an event in this process")
+    startup = (
+        f"first event after {(counter.first or end) - t0:.2f} s, "
+        f"{cpu / max(1, counter.n) * 1e6:.2f} us CPU an event in this process"
+    )
     if counter.n < n:
-        kept = {k: status.get(k) for k in ("accepted", "rejected", "bad_payloads",
-                                           "fetch_errors", "last_error", "offsets", "skipped")}
+        kept = {
+            k: status.get(k)
+            for k in (
+                "accepted",
+                "rejected",
+                "bad_payloads",
+                "fetch_errors",
+                "last_error",
+                "offsets",
+                "skipped",
+            )
+        }
         return counter.n / elapsed, f"only {counter.n} of {n} arrived (source: {kept})", startup
     return n / elapsed, "", startup
 
@@ -337,17 +406,24 @@ def run_pipeline(broker, n, size, tag, folder, rate):
     counter = Counter(latency=True)
     counter.want = n
     if broker.stored:  # create the topic or stream first: a consumer finds a new one late
-        warm = build_sink({"type": _type(broker), "options": {"url": broker.url,
-                                                             **_rename(broker.sink, tag)}},
-                          "Ticks")
+        warm = build_sink(
+            {"type": _type(broker), "options": {"url": broker.url, **_rename(broker.sink, tag)}},
+            "Ticks",
+        )
         warm.write_batch([(0, [-1, 0.0])])
         warm.close()
         counter.want = n + 1
-    pump = build_source({"type": _type(broker), "url": broker.url, **_rename(broker.source, tag, source=True)},
-                        router_with(counter), KEY, state_dir=folder)
+    pump = build_source(
+        {"type": _type(broker), "url": broker.url, **_rename(broker.source, tag, source=True)},
+        router_with(counter),
+        KEY,
+        state_dir=folder,
+    )
     pump.start()
-    sink = build_sink({"type": _type(broker), "options": {"url": broker.url,
-                                                          **_rename(broker.sink, tag)}}, "Ticks")
+    sink = build_sink(
+        {"type": _type(broker), "options": {"url": broker.url, **_rename(broker.sink, tag)}},
+        "Ticks",
+    )
     deadline = time.monotonic() + 60
     while broker.stored and counter.n < 1 and time.monotonic() < deadline:
         time.sleep(0.05)  # the consumer has joined its group and reads: start the clock
@@ -363,8 +439,12 @@ def run_pipeline(broker, n, size, tag, folder, rate):
     if not lat:
         return 0.0, None, None, "nothing arrived"
     note = "" if counter.n >= n else f"only {counter.n} of {n} arrived"
-    return (counter.n / elapsed, lat[len(lat) // 2], lat[min(len(lat) - 1, int(len(lat) * 0.99))],
-            note)
+    return (
+        counter.n / elapsed,
+        lat[len(lat) // 2],
+        lat[min(len(lat) - 1, int(len(lat) * 0.99))],
+        note,
+    )
 
 
 def main():
@@ -375,22 +455,35 @@ def main():
     ap.add_argument("--rate", type=int, default=10_000, help="events/s of the latency stage")
     ap.add_argument("--latency-events", type=int, default=50_000)
     ap.add_argument("--brokers", default="mqtt,nats-core,nats-js,kafka")
-    ap.add_argument("--stages", default="sink,source,broker,latency",
-                    help="which stages to run (broker: MQTT QoS 0 and NATS core only)")
-    ap.add_argument("--feeder", choices=("raw", "sink"), default="raw",
-                    help="the publisher of the MQTT QoS 0 and NATS core source stage")
-    ap.add_argument("--per-message", type=int, default=1,
-                    help="events per broker message (the sinks' batch.events): 1 is one "
-                         "message per event; more sends JSON arrays the sources read as batches")
+    ap.add_argument(
+        "--stages",
+        default="sink,source,broker,latency",
+        help="which stages to run (broker: MQTT QoS 0 and NATS core only)",
+    )
+    ap.add_argument(
+        "--feeder",
+        choices=("raw", "sink"),
+        default="raw",
+        help="the publisher of the MQTT QoS 0 and NATS core source stage",
+    )
+    ap.add_argument(
+        "--per-message",
+        type=int,
+        default=1,
+        help="events per broker message (the sinks' batch.events): 1 is one "
+        "message per event; more sends JSON arrays the sources read as batches",
+    )
     args = ap.parse_args()
     which = args.brokers.split(",")
     folder = tempfile.mkdtemp(prefix="broker-bench-")
     brokers = start_brokers(folder, which)
     for b in brokers:
         b.sink["batch.events"] = str(args.per_message)
-    print(f"{args.events} events of ~60 bytes, {args.per_message} per message, batches of "
-          f"{args.batch}, {args.runs} runs, "
-          f"medians; target {TARGET:,} events/s; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{args.events} events of ~60 bytes, {args.per_message} per message, batches of "
+        f"{args.batch}, {args.runs} runs, "
+        f"medians; target {TARGET:,} events/s; load average {os.getloadavg()[0]:.1f}"
+    )
     stages = set(args.stages.split(","))
     try:
         for broker in brokers:
@@ -400,19 +493,25 @@ def main():
                 if "sink" in stages:
                     sinks.append(run_sink(broker, args.events, args.batch, tag + "s"))
                 if "source" in stages:
-                    rate, note, startup = run_source(broker, args.events, args.batch,
-                                                     tag + "c", folder, args.feeder)
+                    rate, note, startup = run_source(
+                        broker, args.events, args.batch, tag + "c", folder, args.feeder
+                    )
                     sources.append(rate)
                     notes.add(note)
                     starts.append(startup)
                 if "broker" in stages and not broker.stored and args.per_message == 1:
                     rate, cpu_us = run_broker_alone(broker, args.events, args.batch, tag + "b")
                     alone.append(rate)
-                    starts.append(f"broker alone: {cpu_us:.2f} us of the broker's CPU a "
-                                  f"message (at most {1e6 / cpu_us:,.0f}/s on one core)")
+                    starts.append(
+                        f"broker alone: {cpu_us:.2f} us of the broker's CPU a "
+                        f"message (at most {1e6 / cpu_us:,.0f}/s on one core)"
+                    )
                 if "latency" in stages:
-                    pipes.append(run_pipeline(broker, args.latency_events, args.batch,
-                                              tag + "p", folder, args.rate))
+                    pipes.append(
+                        run_pipeline(
+                            broker, args.latency_events, args.batch, tag + "p", folder, args.rate
+                        )
+                    )
                     notes.add(pipes[-1][3])
             line = [f"{broker.name:22s}"]
             if sinks:
@@ -428,13 +527,21 @@ def main():
             if any(notes):
                 line.append("(" + "; ".join(sorted(x for x in notes if x)) + ")")
             if sinks:
-                starts.insert(0, f"sink {statistics.median(SINK_CPU[-len(sinks):]):.2f} us "
-                                 f"CPU an event in this process")
-            runs = [f"{name} runs: {', '.join(f'{r:,.0f}' for r in xs)}"
-                    for name, xs in (("sink", sinks), ("source", sources), ("broker", alone))
-                    if xs]
-            print("   ".join(line) + f"  [{'; '.join(runs + starts)}; load average "
-                  f"{os.getloadavg()[0]:.1f}]", flush=True)
+                starts.insert(
+                    0,
+                    f"sink {statistics.median(SINK_CPU[-len(sinks) :]):.2f} us "
+                    f"CPU an event in this process",
+                )
+            runs = [
+                f"{name} runs: {', '.join(f'{r:,.0f}' for r in xs)}"
+                for name, xs in (("sink", sinks), ("source", sources), ("broker", alone))
+                if xs
+            ]
+            print(
+                "   ".join(line) + f"  [{'; '.join(runs + starts)}; load average "
+                f"{os.getloadavg()[0]:.1f}]",
+                flush=True,
+            )
     finally:
         for b in brokers:
             b.stop()

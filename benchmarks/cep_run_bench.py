@@ -20,6 +20,7 @@ empty events file) beside it.
     .venv/bin/python benchmarks/cep_run_bench.py [--events 1000000] [--runs 3]
         [--only pass,filter] [--process]
 """
+
 import argparse
 import gc
 import os
@@ -43,10 +44,12 @@ START = 2_000_000
 WORKLOADS = [  # name, query, symbols
     ("pass-through", "from S select * insert into Out;", 100),
     ("filter", "from S[price > 500.0] select sym, price insert into Out;", 100),
-    ("length(10) sum", "from S#window.length(10) select sum(price) as s insert into Out;",
-     100),
-    ("group by sum, 10 groups", "from S select sym, sum(price) as s group by sym "
-     "insert into Out;", 10),
+    ("length(10) sum", "from S#window.length(10) select sum(price) as s insert into Out;", 100),
+    (
+        "group by sum, 10 groups",
+        "from S select sym, sum(price) as s group by sym insert into Out;",
+        10,
+    ),
 ]
 
 
@@ -59,8 +62,11 @@ def write_events(path: str, events) -> None:
     enc = msgspec.json.Encoder()
     with open(path, "wb") as f:
         for i in range(0, len(events), BATCH):
-            f.write(enc.encode_lines([{"stream": "S", "timestamp": t, "data": r}
-                                      for t, r in events[i:i + BATCH]]))
+            f.write(
+                enc.encode_lines(
+                    [{"stream": "S", "timestamp": t, "data": r} for t, r in events[i : i + BATCH]]
+                )
+            )
 
 
 def engine_once(plan_text: str, events) -> tuple:
@@ -69,7 +75,7 @@ def engine_once(plan_text: str, events) -> tuple:
     count = [0]
     rt.add_callback("Out", lambda evs: count.__setitem__(0, count[0] + len(evs)))
     send = rt.input_handler("S").send_batch
-    batches = [events[i:i + BATCH] for i in range(0, len(events), BATCH)]
+    batches = [events[i : i + BATCH] for i in range(0, len(events), BATCH)]
     gc.collect()
     c0, t0 = cpu(), time.perf_counter()
     for b in batches:
@@ -83,8 +89,8 @@ def engine_once(plan_text: str, events) -> tuple:
 def cep_run_once(plan_path: str, events_path: str, out_path: str) -> tuple:
     """(CPU s, wall s, output lines) of the `cep run` verb in this process."""
     from cep.cli.run import main
-    args = SimpleNamespace(plan=plan_path, events=events_path, playback=None,
-                           on_error="skip")
+
+    args = SimpleNamespace(plan=plan_path, events=events_path, playback=None, on_error="skip")
     gc.collect()
     with open(out_path, "w", encoding="utf-8") as out:
         c0, t0 = cpu(), time.perf_counter()
@@ -104,9 +110,12 @@ def process_once(plan_path: str, events_path: str, out_path: str) -> tuple:
     """(CPU s, wall s) of a `cep run` process (the child's rusage)."""
     r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     with open(out_path, "w") as out:
-        subprocess.run([sys.executable, "-m", "cep.cli.main", "run", plan_path, "--events",
-                        events_path], stdout=out, check=True,
-                       env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path[:1])))
+        subprocess.run(
+            [sys.executable, "-m", "cep.cli.main", "run", plan_path, "--events", events_path],
+            stdout=out,
+            check=True,
+            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path[:1])),
+        )
     r1, w = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter() - t0
     return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), w
 
@@ -114,8 +123,7 @@ def process_once(plan_path: str, events_path: str, out_path: str) -> tuple:
 def median_of(fn, runs: int) -> tuple:
     fn()  # warm-up (code paths, allocator)
     results = [fn() for _ in range(runs)]
-    return tuple(statistics.median(r[i] for r in results) for i in range(len(results[0]))), \
-        results
+    return tuple(statistics.median(r[i] for r in results) for i in range(len(results[0]))), results
 
 
 def rate(n: int, seconds: float) -> str:
@@ -132,17 +140,25 @@ def main(argv=None) -> int:
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated parts of workload names")
-    ap.add_argument("--process", action="store_true",
-                    help="also time the pass-through as a separate `cep run` process")
+    ap.add_argument(
+        "--process",
+        action="store_true",
+        help="also time the pass-through as a separate `cep run` process",
+    )
     args = ap.parse_args(argv)
     wanted = [x for x in args.only.split(",") if x]
     chosen = [w for w in WORKLOADS if not wanted or any(x in w[0] for x in wanted)]
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, "
-          f"{os.cpu_count()} cores, Python {platform.python_version()}, msgspec "
-          f"{msgspec.__version__}, {args.events:,} events, medians of {args.runs} runs; "
-          f"load average {load()}", flush=True)
-    print("| workload | outputs | cep run CPU (to a file) | wall | cep run CPU (/dev/null) "
-          "| engine send_batch CPU | wall | cep run / engine |")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, msgspec "
+        f"{msgspec.__version__}, {args.events:,} events, medians of {args.runs} runs; "
+        f"load average {load()}",
+        flush=True,
+    )
+    print(
+        "| workload | outputs | cep run CPU (to a file) | wall | cep run CPU (/dev/null) "
+        "| engine send_batch CPU | wall | cep run / engine |"
+    )
     print("|---|---|---|---|---|---|---|---|", flush=True)
     with tempfile.TemporaryDirectory(prefix="cep_run_bench_") as tmp:
         for name, query, keys in chosen:
@@ -153,31 +169,39 @@ def main(argv=None) -> int:
             with open(plan_path, "w") as f:
                 f.write(HEAD + query + "\n")
             write_events(events_path, events)
-            (ec, ew, eouts), _ = median_of(lambda: engine_once(HEAD + query, events),
-                                           args.runs)
+            (ec, ew, eouts), _ = median_of(lambda: engine_once(HEAD + query, events), args.runs)
             events = None  # the decoded events leave memory before cep run reads the file
             gc.collect()
             (rc, rw, routs), _ = median_of(
-                lambda: cep_run_once(plan_path, events_path, out_path), args.runs)
+                lambda: cep_run_once(plan_path, events_path, out_path), args.runs
+            )
             (nc, _, _), _ = median_of(
-                lambda: cep_run_once(plan_path, events_path, os.devnull), args.runs)
+                lambda: cep_run_once(plan_path, events_path, os.devnull), args.runs
+            )
             if routs != eouts:
-                raise SystemExit(f"{name}: cep run printed {routs} lines, the engine "
-                                 f"emitted {eouts}")
+                raise SystemExit(
+                    f"{name}: cep run printed {routs} lines, the engine emitted {eouts}"
+                )
             n = args.events
-            print(f"| {name} | {eouts:,} | {rate(n, rc)} | {rate(n, rw)} | {rate(n, nc)} "
-                  f"| {rate(n, ec)} | {rate(n, ew)} | {ec / rc:.2f} |", flush=True)
+            print(
+                f"| {name} | {eouts:,} | {rate(n, rc)} | {rate(n, rw)} | {rate(n, nc)} "
+                f"| {rate(n, ec)} | {rate(n, ew)} | {ec / rc:.2f} |",
+                flush=True,
+            )
             if args.process and name == "pass-through":
                 empty = os.path.join(tmp, "empty.jsonl")
                 open(empty, "w").close()
-                (sc, sw), _ = median_of(lambda: process_once(plan_path, empty, out_path),
-                                        args.runs)
+                (sc, sw), _ = median_of(lambda: process_once(plan_path, empty, out_path), args.runs)
                 (pc, pw), _ = median_of(
-                    lambda: process_once(plan_path, events_path, out_path), args.runs)
-                print(f"# `cep run` process, pass-through: {pc:.2f} s CPU ({rate(n, pc)} "
-                      f"events/CPU-s), wall {pw:.2f} s; start-up on an empty file "
-                      f"{sc:.2f} s CPU, {sw:.2f} s wall; without it {rate(n, pc - sc)} "
-                      f"events/CPU-s", flush=True)
+                    lambda: process_once(plan_path, events_path, out_path), args.runs
+                )
+                print(
+                    f"# `cep run` process, pass-through: {pc:.2f} s CPU ({rate(n, pc)} "
+                    f"events/CPU-s), wall {pw:.2f} s; start-up on an empty file "
+                    f"{sc:.2f} s CPU, {sw:.2f} s wall; without it {rate(n, pc - sc)} "
+                    f"events/CPU-s",
+                    flush=True,
+                )
     print(f"# load average after: {load()}")
     return 0
 

@@ -14,6 +14,7 @@ events/s over --seconds with checkpoints off and every --interval s, alternating
     .venv/bin/python benchmarks/checkpoint_bench.py --events 20000 100000 --runs 5
     .venv/bin/python benchmarks/checkpoint_bench.py --links --interval 1 --runs 3
 """
+
 import argparse
 import json
 import os
@@ -28,11 +29,16 @@ from topology.checkpoint.store import FileStore, decode, encode, pack, seal  # n
 from topology.component import Batch, Collector, Context  # noqa: E402
 
 OUT = {"W": ["ts", "k", "total", "n"]}
-CONFIG = {"plan": "p", "tenant": -1, "group": "g", "playback": True,
-          "inputs": ["define stream S (k string, v int);"],
-          "outputs": ["define stream W (k string, total long, n long);"],
-          "queries": "from S#window.time(10 sec) select k, sum(v) as total, count() as n "
-                     "group by k insert into W;"}
+CONFIG = {
+    "plan": "p",
+    "tenant": -1,
+    "group": "g",
+    "playback": True,
+    "inputs": ["define stream S (k string, v int);"],
+    "outputs": ["define stream W (k string, total long, n long);"],
+    "queries": "from S#window.time(10 sec) select k, sum(v) as total, count() as n "
+    "group by k insert into W;",
+}
 
 
 def filled_bolt(n):
@@ -40,7 +46,7 @@ def filled_bolt(n):
     bolt.prepare(Context("bench", "cep", 0, 1, 0, OUT), Collector("cep", OUT))
     rows = [(1000 + i // 10, f"k{i % 50}", i % 10) for i in range(n)]
     for i in range(0, n, 1000):
-        bolt.execute(Batch(rows[i:i + 1000], "S"))
+        bolt.execute(Batch(rows[i : i + 1000], "S"))
         bolt.collector.take()
     return bolt
 
@@ -49,6 +55,7 @@ def measure(n, runs):
     """The task thread's part (checkpoint_state + pack: what the bolt waits for) and the
     writer thread's part (seal + atomic write with fsync), as the Participant splits them."""
     import tempfile
+
     bolt = filled_bolt(n)
     enc, dec, sync, write = [], [], [], []
     with tempfile.TemporaryDirectory() as root:
@@ -73,10 +80,16 @@ def measure(n, runs):
         finally:
             bolt.cleanup()
     ms = lambda xs: round(statistics.median(xs) * 1000, 1)  # noqa: E731
-    return {"window_events": n, "task_thread_ms": ms(sync), "writer_thread_ms": ms(write),
-            "encode_ms": ms(enc), "decode_ms": ms(dec), "blob_bytes": len(blob),
-            "engine_bytes": len(state["engine"]),
-            "load": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "window_events": n,
+        "task_thread_ms": ms(sync),
+        "writer_thread_ms": ms(write),
+        "encode_ms": ms(enc),
+        "decode_ms": ms(dec),
+        "blob_bytes": len(blob),
+        "engine_bytes": len(state["engine"]),
+        "load": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def links_rate(interval, seconds, root):
@@ -87,18 +100,32 @@ def links_rate(interval, seconds, root):
     from cep.protocol.frames import pack_message, unpack_message
     from topology.model import Topology
     from topology.task import TaskRunner
+
     t = Topology(f"links-{interval}-{time.monotonic_ns()}")
     t.add_spout("s", "topology.testing:CounterSpout", outputs=["n"], config={"batch_size": 1000})
-    t.add_bolt("pass", "topology.testing:SlowBolt", inputs={"s": "shuffle"}, parallelism=2,
-               outputs=["n"], config={"sleep_ms": 0})
+    t.add_bolt(
+        "pass",
+        "topology.testing:SlowBolt",
+        inputs={"s": "shuffle"},
+        parallelism=2,
+        outputs=["n"],
+        config={"sleep_ms": 0},
+    )
     t.add_bolt("count", "topology.testing:CountBolt", inputs={"pass": "shuffle"})
     ctx = zmq.Context()
     pub, pull = ctx.socket(zmq.PUB), ctx.socket(zmq.PULL)
-    driver = {"tasks": f"tcp://127.0.0.1:{pub.bind_to_random_port('tcp://127.0.0.1')}",
-              "reports": f"tcp://127.0.0.1:{pull.bind_to_random_port('tcp://127.0.0.1')}"}
-    options = {"host": "127.0.0.1", "queue_batches": 64, "socket_buffer": 262144,
-               "metrics_interval_s": 0.5, "idle_sleep_ms": 1.0,
-               "checkpoint": {"interval": interval, "dir": root, "name": t.name, "key": "k"}}
+    driver = {
+        "tasks": f"tcp://127.0.0.1:{pub.bind_to_random_port('tcp://127.0.0.1')}",
+        "reports": f"tcp://127.0.0.1:{pull.bind_to_random_port('tcp://127.0.0.1')}",
+    }
+    options = {
+        "host": "127.0.0.1",
+        "queue_batches": 64,
+        "socket_buffer": 262144,
+        "metrics_interval_s": 0.5,
+        "idle_sleep_ms": 1.0,
+        "checkpoint": {"interval": interval, "dir": root, "name": t.name, "key": "k"},
+    }
     runners = [TaskRunner(t, task, driver, options) for task in range(len(t.tasks()))]
     endpoints = [r.bind("127.0.0.1") for r in runners]
     threads = []
@@ -134,22 +161,34 @@ def links_rate(interval, seconds, root):
 
 def run_links(args):
     import tempfile
+
     rates = {"off": [], "on": []}
     complete = []
     with tempfile.TemporaryDirectory() as root:
         for i in range(args.runs):
-            for name in (("off", "on") if i % 2 == 0 else ("on", "off")):
+            for name in ("off", "on") if i % 2 == 0 else ("on", "off"):
                 rate, done = links_rate(args.interval if name == "on" else 0, args.seconds, root)
                 rates[name].append(rate)
                 if name == "on":
                     complete.append(done)
     off, on = (statistics.median(rates[k]) for k in ("off", "on"))
-    print(json.dumps({"stage": "links", "interval_s": args.interval, "seconds": args.seconds,
-                      "off_events_per_s": int(off), "on_events_per_s": int(on),
-                      "on_vs_off": round(on / off, 3), "checkpoints_completed": complete,
-                      "off_runs": [int(r) for r in rates["off"]],
-                      "on_runs": [int(r) for r in rates["on"]],
-                      "load": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+    print(
+        json.dumps(
+            {
+                "stage": "links",
+                "interval_s": args.interval,
+                "seconds": args.seconds,
+                "off_events_per_s": int(off),
+                "on_events_per_s": int(on),
+                "on_vs_off": round(on / off, 3),
+                "checkpoints_completed": complete,
+                "off_runs": [int(r) for r in rates["off"]],
+                "on_runs": [int(r) for r in rates["on"]],
+                "load": [round(x, 2) for x in os.getloadavg()],
+            }
+        ),
+        flush=True,
+    )
 
 
 def main(argv=None):

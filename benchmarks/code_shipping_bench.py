@@ -11,6 +11,7 @@ archive build (cold cache), later ones find them cached. The driver's timeline s
 submit: spark-submit to the Python driver, SparkContext, executors, preflight + tasks ready.
 Prints one JSON document with medians.
 """
+
 import argparse
 import json
 import os
@@ -47,8 +48,9 @@ def archive_figures(runs):
             out["code_cached_s"].append(timed(lambda: code_archive(cache))[0])
             out["env_cached_s"].append(timed(lambda: env_archive(cache))[0])
             out["code_bytes"], out["env_bytes"] = code.stat().st_size, env.stat().st_size
-    return {k: (round(statistics.median(v), 3) if isinstance(v, list) else v)
-            for k, v in out.items()}
+    return {
+        k: (round(statistics.median(v), 3) if isinstance(v, list) else v) for k, v in out.items()
+    }
 
 
 def topology(name):
@@ -60,25 +62,29 @@ def topology(name):
 
 def one_submit(settings, mode, index):
     started = time.time()
-    handle = submit(topology(f"Ship{mode}{index}[-1]"), settings.with_overrides(
-        {"topology.code": mode}))
+    handle = submit(
+        topology(f"Ship{mode}{index}[-1]"), settings.with_overrides({"topology.code": mode})
+    )
     try:
         handle.wait_for("ACTIVE", timeout=180)
         status = handle.status()
     finally:
         handle.kill(wait_secs=0, timeout=30)
     line = status["timeline"]
-    return {"active_s": round(line["tasks_ready"] - started, 2),
-            "to_driver_s": round(line["driver_started"] - started, 2),
-            "context_s": round(line["context_ready"] - line["driver_started"], 2),
-            "executors_s": round(line["executors_ready"] - line["context_ready"], 2),
-            "tasks_s": round(line["tasks_ready"] - line["executors_ready"], 2)}
+    return {
+        "active_s": round(line["tasks_ready"] - started, 2),
+        "to_driver_s": round(line["driver_started"] - started, 2),
+        "context_s": round(line["context_ready"] - line["driver_started"], 2),
+        "executors_s": round(line["executors_ready"] - line["context_ready"], 2),
+        "tasks_s": round(line["tasks_ready"] - line["executors_ready"], 2),
+    }
 
 
 def submit_figures(runs):
     with tempfile.TemporaryDirectory() as state:
-        settings = load_spark_settings(overrides={"spark.state_dir": state, "spark.slots": 4,
-                                                  "checkpoint.interval": 0.0})
+        settings = load_spark_settings(
+            overrides={"spark.state_dir": state, "spark.slots": 4, "checkpoint.interval": 0.0}
+        )
         ensure_cluster(settings)
         try:
             results = {"ship_first": one_submit(settings, "ship", 0), "path": [], "ship": []}
@@ -89,8 +95,9 @@ def submit_figures(runs):
             stop_cluster(settings)
     for mode in ("path", "ship"):
         runs_ = results[mode]
-        results[f"{mode}_median"] = {k: round(statistics.median(r[k] for r in runs_), 2)
-                                     for k in runs_[0]}
+        results[f"{mode}_median"] = {
+            k: round(statistics.median(r[k] for r in runs_), 2) for k in runs_[0]
+        }
     return results
 
 

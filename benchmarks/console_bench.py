@@ -16,6 +16,7 @@ server's time alone) and over real HTTP on loopback (werkzeug's threaded server,
 manager` runs it). A run's figure is the median of --requests requests after 3 warm-ups; the
 printed figure is the median of --runs runs.
 """
+
 import argparse
 import json
 import os
@@ -78,14 +79,35 @@ class FakeSparkMaster:
 
 
 def _master_state(apps):
-    return {"url": "spark://127.0.0.1:7077", "status": "ALIVE", "aliveworkers": 1,
-            "cores": 128, "coresused": 2 * apps, "memory": 65536, "memoryused": 1024 * apps,
-            "workers": [{"id": "worker-1", "host": "127.0.0.1", "state": "ALIVE", "cores": 128,
-                         "coresused": 2 * apps}],
-            "activeapps": [{"id": f"app-2026-{i:04d}", "name": f"Plan{i:03d}[{TENANT}]",
-                            "cores": 2, "state": "RUNNING", "starttime": 1_700_000_000_000}
-                           for i in range(apps)],
-            "completedapps": []}
+    return {
+        "url": "spark://127.0.0.1:7077",
+        "status": "ALIVE",
+        "aliveworkers": 1,
+        "cores": 128,
+        "coresused": 2 * apps,
+        "memory": 65536,
+        "memoryused": 1024 * apps,
+        "workers": [
+            {
+                "id": "worker-1",
+                "host": "127.0.0.1",
+                "state": "ALIVE",
+                "cores": 128,
+                "coresused": 2 * apps,
+            }
+        ],
+        "activeapps": [
+            {
+                "id": f"app-2026-{i:04d}",
+                "name": f"Plan{i:03d}[{TENANT}]",
+                "cores": 2,
+                "state": "RUNNING",
+                "starttime": 1_700_000_000_000,
+            }
+            for i in range(apps)
+        ],
+        "completedapps": [],
+    }
 
 
 class BenchLauncher:
@@ -94,9 +116,11 @@ class BenchLauncher:
     def __init__(self, master):
         from topology.cluster import ClusterInfo
         from topology.spark_settings import load_spark_settings
+
         self.info = ClusterInfo("spark://127.0.0.1:7077", master.url, (), 128, False)
-        self.settings = load_spark_settings(overrides={
-            "spark.master": "spark://127.0.0.1:7077", "spark.master_ui_url": master.url})
+        self.settings = load_spark_settings(
+            overrides={"spark.master": "spark://127.0.0.1:7077", "spark.master_ui_url": master.url}
+        )
         self.handles = {}
 
     def submit(self, topology):
@@ -119,17 +143,38 @@ class _Handle:
         self.parallelism = {cid: c.parallelism for cid, c in topology.components.items()}
 
     def status(self):
-        return {"name": self.name, "status": self.state, "reason": "",
-                "uptime_s": round(time.monotonic() - self.started, 1)}
+        return {
+            "name": self.name,
+            "status": self.state,
+            "reason": "",
+            "uptime_s": round(time.monotonic() - self.started, 1),
+        }
 
     def metrics(self):
         from topology.metrics import by_component
+
         n = int(1000 * (time.monotonic() - self.started))
-        instances = [{"component": cid, "index": i, "task": k * 10 + i, "emitted": n,
-                      "transferred": n, "executed": n, "failed": 0, "received": n, "acked": 0,
-                      "input_queue_depth": 0, "capacity": 0.1, "execute_latency_ms": 0.05,
-                      "sent_to": {}, "last_error": None, "uptime_s": n / 1000}
-                     for k, (cid, par) in enumerate(self.parallelism.items()) for i in range(par)]
+        instances = [
+            {
+                "component": cid,
+                "index": i,
+                "task": k * 10 + i,
+                "emitted": n,
+                "transferred": n,
+                "executed": n,
+                "failed": 0,
+                "received": n,
+                "acked": 0,
+                "input_queue_depth": 0,
+                "capacity": 0.1,
+                "execute_latency_ms": 0.05,
+                "sent_to": {},
+                "last_error": None,
+                "uptime_s": n / 1000,
+            }
+            for k, (cid, par) in enumerate(self.parallelism.items())
+            for i in range(par)
+        ]
         return {"status": self.status(), "components": by_component(instances)}
 
     def kill(self, wait_secs=None):
@@ -141,9 +186,16 @@ def start_manager(data_dir, master, plans):
     """A real manager (files store, registry on a free port) with `plans` deployed plans."""
     from manager.server import Manager
     from manager.settings import load_manager_settings
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(data_dir), "registry.port": 0, "registry.bind_host": "127.0.0.1",
-        "manager.advertised_host": "127.0.0.1"}, env={})
+
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(data_dir),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+        },
+        env={},
+    )
     m = Manager(settings, launcher=BenchLauncher(master)).start()
     for i in range(plans):
         m.plans.add(TENANT, PLAN.format(name=f"Plan{i:03d}", i=i, limit=100 + i))
@@ -161,27 +213,42 @@ def fake_workers(m, workers, plans):
     table = m.registry.table
     for w in range(workers):
         wid = f"worker-{w:02d}"
-        table.report_worker({"worker": wid, "host": f"10.0.0.{w + 1}",
-                             "url": f"http://10.0.0.{w + 1}:9090",
-                             "roles": ["receiver", "publisher"],
-                             "plans": [f"{TENANT}/Plan{i:03d}" for i in range(plans)
-                                       if i % workers == w],
-                             "machine": [f"10.0.0.{w + 1}"], "eventsIn": 1000 * w,
-                             "eventsOut": 500 * w, "memoryRssBytes": 200 << 20,
-                             "cpuPercent": 12.5})
+        table.report_worker(
+            {
+                "worker": wid,
+                "host": f"10.0.0.{w + 1}",
+                "url": f"http://10.0.0.{w + 1}:9090",
+                "roles": ["receiver", "publisher"],
+                "plans": [f"{TENANT}/Plan{i:03d}" for i in range(plans) if i % workers == w],
+                "machine": [f"10.0.0.{w + 1}"],
+                "eventsIn": 1000 * w,
+                "eventsOut": 500 * w,
+                "memoryRssBytes": 200 << 20,
+                "cpuPercent": 12.5,
+            }
+        )
     for i in range(plans):
         name, w = f"Plan{i:03d}", i % workers
         table.register("receiver", TENANT, name, "127.0.0.1", 20000 + i, streams=[f"Trades{i}"])
-        table.register("publisher", TENANT, name, f"10.0.0.{w + 1}", 30000 + i,
-                       worker=f"worker-{w:02d}")
-        table.connect("receiver", TENANT, name, f"tcp://127.0.0.1:{20000 + i}",
-                      client=f"worker-{w:02d}", stream=f"Trades{i}")
-        table.connect("publisher", TENANT, name, f"tcp://10.0.0.{w + 1}:{30000 + i}",
-                      client=f"bolt-{i}:0")
+        table.register(
+            "publisher", TENANT, name, f"10.0.0.{w + 1}", 30000 + i, worker=f"worker-{w:02d}"
+        )
+        table.connect(
+            "receiver",
+            TENANT,
+            name,
+            f"tcp://127.0.0.1:{20000 + i}",
+            client=f"worker-{w:02d}",
+            stream=f"Trades{i}",
+        )
+        table.connect(
+            "publisher", TENANT, name, f"tcp://10.0.0.{w + 1}:{30000 + i}", client=f"bolt-{i}:0"
+        )
 
 
 def serve(app):
     from receivers.http_receiver import HttpServer
+
     return HttpServer(app, "127.0.0.1", 0).start()
 
 
@@ -193,8 +260,10 @@ def sign_in(app, manager):
         return client, {}
     form = client.get("/console/login").get_data(as_text=True)
     csrf = re.search(r'name="csrf_token" value="([^"]+)"', form).group(1)
-    resp = client.post("/console/login", data={"csrf_token": csrf, "user": "admin",
-                                                "password": PASSWORD, "next": "/console/"})
+    resp = client.post(
+        "/console/login",
+        data={"csrf_token": csrf, "user": "admin", "password": PASSWORD, "next": "/console/"},
+    )
     assert resp.status_code == 302 and "/login" not in resp.headers["Location"], resp.status_code
     name = app.config["SESSION_COOKIE_NAME"]
     return client, {"Cookie": f"{name}={client.get_cookie(name).value}"}
@@ -219,15 +288,18 @@ def getter_client(client, path):
     def get():
         resp = client.get(path)
         assert resp.status_code == 200, (path, resp.status_code, resp.get_data()[:300])
+
     return get
 
 
 def getter_http(url, headers):
     def get():
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
-                                    timeout=30) as resp:
+        with urllib.request.urlopen(
+            urllib.request.Request(url, headers=headers), timeout=30
+        ) as resp:
             assert resp.status == 200
             resp.read()
+
     return get
 
 
@@ -235,7 +307,8 @@ def page_times(client, headers, server, paths, requests):
     out = {}
     for label, path in paths.items():
         out[f"{label}_client_ms"], out[f"{label}_http_ms"] = timed(
-            [getter_client(client, path), getter_http(server.url + path, headers)], requests)
+            [getter_client(client, path), getter_http(server.url + path, headers)], requests
+        )
     return out
 
 
@@ -251,6 +324,7 @@ def spark_polls(server, headers, master, threads=10, secs=5.0):
                 calls[0] += 1
             except Exception as exc:  # reported, not hidden
                 errors.append(repr(exc))
+
     time.sleep(1.5)  # let the cache of the page runs age out
     with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as resp:
         status = json.loads(resp.read())
@@ -267,18 +341,23 @@ def spark_polls(server, headers, master, threads=10, secs=5.0):
     elapsed = time.monotonic() - t0
     hits = master.hits[start:]
     gaps = [b - a for a, b in zip(hits, hits[1:])]
-    return {"spark_alive": bool(spark.get("alive")),  # the status really reads the master
-            "spark_apps_seen": len(spark.get("applications") or []),
-            "workers_seen": len(status.get("workers") or []),
-            "topologies_seen": len(status.get("topologies") or []),
-            "endpoints_seen": len(status.get("endpoints") or []),
-            "status_polls": calls[0], "master_requests": len(hits),
-            "master_req_per_s": len(hits) / elapsed,
-            "min_gap_s": min(gaps) if gaps else None, "poll_errors": errors[:3]}
+    return {
+        "spark_alive": bool(spark.get("alive")),  # the status really reads the master
+        "spark_apps_seen": len(spark.get("applications") or []),
+        "workers_seen": len(status.get("workers") or []),
+        "topologies_seen": len(status.get("topologies") or []),
+        "endpoints_seen": len(status.get("endpoints") or []),
+        "status_polls": calls[0],
+        "master_requests": len(hits),
+        "master_req_per_s": len(hits) / elapsed,
+        "min_gap_s": min(gaps) if gaps else None,
+        "poll_errors": errors[:3],
+    }
 
 
 def one_run(args):
     from manager.web import create_app
+
     master = FakeSparkMaster(apps=args.topologies)
     with tempfile.TemporaryDirectory() as tmp:
         m = start_manager(Path(tmp) / "plans200", master, args.plans)
@@ -288,9 +367,15 @@ def one_run(args):
         try:
             page = client.get(f"/console/tenants/{TENANT}/plans").get_data(True)
             out = {"plan_rows_seen": page.count('<tr data-plan="Plan')}
-            out.update(page_times(client, headers, server,
-                                  {"plans_page": f"/console/tenants/{TENANT}/plans"},
-                                  args.requests))
+            out.update(
+                page_times(
+                    client,
+                    headers,
+                    server,
+                    {"plans_page": f"/console/tenants/{TENANT}/plans"},
+                    args.requests,
+                )
+            )
         finally:
             server.stop()
             m.stop()
@@ -300,9 +385,15 @@ def one_run(args):
         server = serve(app)
         client, headers = sign_in(app, m)
         try:
-            out.update(page_times(client, headers, server, {"status_page": "/console/status",
-                                                            "status_api": "/api/v1/status"},
-                                  args.requests))
+            out.update(
+                page_times(
+                    client,
+                    headers,
+                    server,
+                    {"status_page": "/console/status", "status_api": "/api/v1/status"},
+                    args.requests,
+                )
+            )
             out.update(spark_polls(server, headers, master, args.threads, args.poll_secs))
         finally:
             server.stop()
@@ -322,41 +413,74 @@ def main(argv=None):
     p.add_argument("--poll-secs", type=float, default=5.0)
     args = p.parse_args(argv)
     import logging
+
     logging.disable(logging.WARNING)
     runs = []
     for r in range(args.runs):
         runs.append(one_run(args))
-        print(f"run {r + 1}: " + json.dumps({k: round(v, 3) if isinstance(v, float) else v
-                                               for k, v in runs[-1].items()}), flush=True)
+        print(
+            f"run {r + 1}: "
+            + json.dumps(
+                {k: round(v, 3) if isinstance(v, float) else v for k, v in runs[-1].items()}
+            ),
+            flush=True,
+        )
     report(args, runs)
 
 
 def report(args, runs):
-    keys = [k for k, v in runs[0].items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None]
-    seen = {"plan_rows_seen": args.plans, "workers_seen": args.workers,
-            "topologies_seen": args.topologies}
+    keys = [
+        k
+        for k, v in runs[0].items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None
+    ]
+    seen = {
+        "plan_rows_seen": args.plans,
+        "workers_seen": args.workers,
+        "topologies_seen": args.topologies,
+    }
     for k, want in seen.items():
         if any(r[k] != want for r in runs):
-            print(f"WARNING: {k} is {[r[k] for r in runs]}, not {want}: the page was timed "
-                  "without all of its data")
+            print(
+                f"WARNING: {k} is {[r[k] for r in runs]}, not {want}: the page was timed "
+                "without all of its data"
+            )
     if not all(r["spark_alive"] and r["spark_apps_seen"] == args.topologies for r in runs):
-        print("WARNING: GET /api/v1/status did not show the fake Spark master as alive with "
-              f"{args.topologies} applications: the master_req_per_s figure means nothing")
+        print(
+            "WARNING: GET /api/v1/status did not show the fake Spark master as alive with "
+            f"{args.topologies} applications: the master_req_per_s figure means nothing"
+        )
     med = {k: statistics.median(r[k] for r in runs if r.get(k) is not None) for k in keys}
-    targets = {"plans_page_client_ms": 150, "plans_page_http_ms": 150,
-               "status_page_client_ms": 300, "status_page_http_ms": 300,
-               "status_api_client_ms": 300, "status_api_http_ms": 300, "master_req_per_s": 1.0}
-    print(f"\nmedians of {len(runs)} runs ({args.requests} requests each; {args.plans} plans; "
-          f"{args.workers} workers, {args.topologies} topologies; {args.threads} pollers)")
+    targets = {
+        "plans_page_client_ms": 150,
+        "plans_page_http_ms": 150,
+        "status_page_client_ms": 300,
+        "status_page_http_ms": 300,
+        "status_api_client_ms": 300,
+        "status_api_http_ms": 300,
+        "master_req_per_s": 1.0,
+    }
+    print(
+        f"\nmedians of {len(runs)} runs ({args.requests} requests each; {args.plans} plans; "
+        f"{args.workers} workers, {args.topologies} topologies; {args.threads} pollers)"
+    )
     for k in keys:
         target = f"  (target <= {targets[k]})" if k in targets else ""
         ok = "" if k not in targets else ("  ok" if med[k] <= targets[k] else "  OVER")
         print(f"  {k:24s} {med[k]:10.3f}{target}{ok}")
-    print(json.dumps({"bench": "console", "runs": len(runs), "medians": med,
-                      "load_avg": os.getloadavg(), "python": platform.python_version(),
-                      "cpus": os.cpu_count(),
-                      "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}))
+    print(
+        json.dumps(
+            {
+                "bench": "console",
+                "runs": len(runs),
+                "medians": med,
+                "load_avg": os.getloadavg(),
+                "python": platform.python_version(),
+                "cpus": os.cpu_count(),
+                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ Each run builds a fresh runtime, warms it up on other events, then times the sen
     .venv/bin/python benchmarks/ext_functions_bench.py [--events 500000] [--runs 5]
         [--kit ../shared/siddhi-kit]
 """
+
 import argparse
 import gc
 import json
@@ -45,20 +46,25 @@ SYMS = ["IBM", "WSO2", "ORCL", "MSFT", "GOOG", "AAPL", "AMZN", "INTC", "CSCO", "
 
 def events(n, seed):
     r = random.Random(seed)
-    return [(1000 + i, (r.choice(SYMS), round(r.uniform(-100.0, 1000.0), 3),
-                        r.randint(1, 100000))) for i in range(n)]
+    return [
+        (1000 + i, (r.choice(SYMS), round(r.uniform(-100.0, 1000.0), 3), r.randint(1, 100000)))
+        for i in range(n)
+    ]
 
 
 def batches(evs):
-    return [evs[i:i + BATCH] for i in range(0, len(evs), BATCH)]
+    return [evs[i : i + BATCH] for i in range(0, len(evs), BATCH)]
 
 
 def as_columns(batch):
     ts = np.fromiter((t for t, _ in batch), np.int64, len(batch))
     sym = np.empty(len(batch), object)
     sym[:] = [row[0] for _, row in batch]
-    return {"sym": sym, "price": np.array([row[1] for _, row in batch], np.float64),
-            "vol": np.array([row[2] for _, row in batch], np.int64)}, ts
+    return {
+        "sym": sym,
+        "price": np.array([row[1] for _, row in batch], np.float64),
+        "vol": np.array([row[2] for _, row in batch], np.int64),
+    }, ts
 
 
 def run_rows(feed, warm):
@@ -106,8 +112,12 @@ def run_siddhi(kit, evs, runs, workdir):
     with open(data, "w") as f:
         for ts, row in evs:
             f.write(json.dumps({"stream": "S", "timestamp": ts, "data": list(row)}) + "\n")
-    out = subprocess.run([bench, plan, data, "--stream", "Out", "--runs", str(runs),
-                          "--batch", str(BATCH)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [bench, plan, data, "--stream", "Out", "--runs", str(runs), "--batch", str(BATCH)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     lines = [json.loads(x) for x in out.stdout.splitlines() if x.startswith("{")]
     summary = next(x for x in lines if x.get("summary"))
     return summary
@@ -136,8 +146,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=500000)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--kit", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..", "..", "shared", "siddhi-kit"))
+    ap.add_argument(
+        "--kit",
+        default=os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "siddhi-kit"
+        ),
+    )
     args = ap.parse_args(argv)
     kit = args.kit if os.path.exists(args.kit) else "/work/shared/siddhi-kit"
     evs = events(args.events, 7)
@@ -148,8 +162,10 @@ def main(argv=None):
     print(f"plan: {' '.join(PLAN.split()[6:])}")
     print(f"{len(evs)} events, batches of {BATCH}, {args.runs} runs, medians")
     results = {}
-    for name, fn in (("ours rows (send_batch)", run_rows),
-                     ("ours columnar (send_columns)", run_columnar)):
+    for name, fn in (
+        ("ours rows (send_batch)", run_rows),
+        ("ours columnar (send_columns)", run_columnar),
+    ):
         fn(feed[:20], warm)  # warm-up run
         runs = [fn(feed, warm) for _ in range(args.runs)]
         outs = {n for _, n in runs}
@@ -164,9 +180,11 @@ def main(argv=None):
         print(f"Siddhi kit not found at {kit}: no comparison")
         return 0
     siddhi = summary["median_events_per_cpu_s"]
-    print(f"{'Siddhi 3.2.15 (--batch 1000)':32s} {siddhi / 1e3:9.0f}K events per CPU second "
-          f"(median CPU {summary['median_cpu_s']:.3f} s, wall {summary['median_wall_s']:.3f} s, "
-          f"Java {summary['java']})")
+    print(
+        f"{'Siddhi 3.2.15 (--batch 1000)':32s} {siddhi / 1e3:9.0f}K events per CPU second "
+        f"(median CPU {summary['median_cpu_s']:.3f} s, wall {summary['median_wall_s']:.3f} s, "
+        f"Java {summary['java']})"
+    )
     for name, rate in results.items():
         ratio = rate / siddhi
         print(f"{name}: {ratio:.2f}x Siddhi ({'meets' if ratio >= 2 else 'below'} the 2x goal)")

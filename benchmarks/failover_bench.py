@@ -14,6 +14,7 @@ never does: running topologies are adopted).
 
     .venv/bin/python benchmarks/failover_bench.py --runs 10 [--ttl 10]
 """
+
 import argparse
 import os
 import shutil
@@ -43,9 +44,23 @@ def redis_server(workdir):
     if binary is None:
         sys.exit("redis-server is needed (apt-get install redis-server)")
     port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", workdir],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            workdir,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(0.5)
     return proc, f"redis://127.0.0.1:{port}/0"
 
@@ -63,8 +78,14 @@ def one_run(leader, follower, token, n):
         attempt += 1  # a new name each try: a try that timed out may still have been stored
         body = PLAN.format(name=f"Bench{n}x{attempt}")
         try:
-            code, _, answer = http("POST", f"{follower.url}/api/v1/tenants/-1234/plans", body,
-                                   token=token, content_type="text/plain", timeout=5)
+            code, _, answer = http(
+                "POST",
+                f"{follower.url}/api/v1/tenants/-1234/plans",
+                body,
+                token=token,
+                content_type="text/plain",
+                timeout=5,
+            )
         except OSError as exc:
             code, answer = None, exc
         if code == 201:
@@ -85,20 +106,24 @@ def main():
     redis_proc, url = redis_server(root)
     env = {"CEP_METRICS_SAMPLE_INTERVAL": "0", "CEP_TOPOLOGY_RESUBMIT_INTERVAL": "30"}
     master = f"spark://127.0.0.1:{free_port()}"  # nothing listens: no Spark in this figure
-    managers = [ManagerProc(n, root, url, "bench", args.ttl, spark_master=master, env=env)
-                for n in ("a", "b")]
+    managers = [
+        ManagerProc(n, root, url, "bench", args.ttl, spark_master=master, env=env)
+        for n in ("a", "b")
+    ]
     times = []
     try:
         for m in managers:
             m.start()
         token = login(managers[0].url, PASSWORD)
         for n in range(args.runs):
-            leader, follower = (managers if role(managers[0], token) == "leader"
-                                else managers[::-1])
+            leader, follower = managers if role(managers[0], token) == "leader" else managers[::-1]
             took = one_run(leader, follower, token, n)
             times.append(took)
-            print(f"run {n + 1}: leader {leader.name} killed -> {follower.name} accepted a "
-                  f"write after {took:.2f} s", flush=True)
+            print(
+                f"run {n + 1}: leader {leader.name} killed -> {follower.name} accepted a "
+                f"write after {took:.2f} s",
+                flush=True,
+            )
             leader.start()  # joins as the follower
             deadline = time.monotonic() + 30
             while role(leader, token) != "follower" and time.monotonic() < deadline:
@@ -110,9 +135,11 @@ def main():
         redis_proc.wait(timeout=10)
         shutil.rmtree(root, ignore_errors=True)
     times.sort()
-    print(f"lease_ttl {args.ttl:g} s, {len(times)} runs: min {times[0]:.2f} s, median "
-          f"{statistics.median(times):.2f} s, p90 {times[int(0.9 * (len(times) - 1))]:.2f} s, "
-          f"max {times[-1]:.2f} s (goal <= 15 s); load {os.getloadavg()[0]:.1f}")
+    print(
+        f"lease_ttl {args.ttl:g} s, {len(times)} runs: min {times[0]:.2f} s, median "
+        f"{statistics.median(times):.2f} s, p90 {times[int(0.9 * (len(times) - 1))]:.2f} s, "
+        f"max {times[-1]:.2f} s (goal <= 15 s); load {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":

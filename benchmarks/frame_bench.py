@@ -8,6 +8,7 @@ CPU time (process_time), so other load on the machine matters less than for wall
 of a commit before the codec moved to cep/protocol/frames.py) in the same process, interleaved, and reports
 new/old ratios.
 """
+
 import argparse
 import importlib.util
 import json
@@ -48,13 +49,16 @@ def baseline_operations(root, data):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module
+
     wire, topo = load("old_wire", "manager/registry/wire.py"), load("old_topo", "topology/wire.py")
     events, rows, batch, _, payload = data
     old_head = topo.header("S", "Bolt", 1.0, 0)
 
     def spout_decode(frame):
-        return wire.check_frame(msgpack.unpackb(frame, raw=False, use_list=False,
-                                                strict_map_key=False))
+        return wire.check_frame(
+            msgpack.unpackb(frame, raw=False, use_list=False, strict_map_key=False)
+        )
+
     return {
         "encode_batch": lambda: wire.encode_batch("S", events),
         "spout_decode_v1": lambda: spout_decode(batch),
@@ -90,8 +94,10 @@ def main(argv=None):
         if before:
             report[name]["baseline"] = round(statistics.median(before))
             report[name]["ratio"] = round(statistics.median(new) / statistics.median(before), 3)
-    print(f"# {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(
+        f"# {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
     print(json.dumps(report, indent=1))
 
 

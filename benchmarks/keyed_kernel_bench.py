@@ -13,6 +13,7 @@ columns are numpy already); the engine's is its `send_batch` calls, rows built b
 engine ran: --engine-keys N runs it over the first N keys only, for sizes where the engine
 takes minutes; its rate then is for those events: the engine pays per key run, so it varies
 with events per key). `uptime` load is printed with every run."""
+
 import argparse
 import gc
 import json
@@ -57,8 +58,14 @@ def kernel_runs(kernel, ts, starts, cols, runs):
         res = kernel.run(ts, starts, cols, int(ts.max()))
         cpu = time.process_time() - t0
         assert res is not None, "the kernel declined the batch"
-        out.append({"cpu_s": round(cpu, 3), "events_per_cpu_s": round(len(ts) / cpu),
-                    "out": len(res[0]), "uptime": load()})
+        out.append(
+            {
+                "cpu_s": round(cpu, 3),
+                "events_per_cpu_s": round(len(ts) / cpu),
+                "out": len(res[0]),
+                "uptime": load(),
+            }
+        )
         print(json.dumps({"kernel": kernel.output_stream, **out[-1]}), file=sys.stderr)
     return out, res
 
@@ -67,6 +74,7 @@ def engine_run(plan, stream, out_stream, ts, starts, cols):
     """The row engine fed key by key; -> (cpu seconds, [(key, ts, row)])."""
     import cep
     from cep.backtest.rewrite import split_partitions
+
     rt = cep.ExecutionPlanRuntime(split_partitions(plan), playback=True)
     got, key = [], [0]
     rt.add_callback(out_stream, lambda evs: got.extend((key[0], t, tuple(r)) for t, r in evs))
@@ -81,7 +89,7 @@ def engine_run(plan, stream, out_stream, ts, starts, cols):
         if k:
             rt.advance_time(end)
             rt.scheduler.restore_clock(None)
-        handler.send_batch(rows[bounds[k]:bounds[k + 1]])
+        handler.send_batch(rows[bounds[k] : bounds[k + 1]])
     rt.advance_time(end)
     cpu = time.process_time() - t0
     rt.shutdown()
@@ -91,6 +99,7 @@ def engine_run(plan, stream, out_stream, ts, starts, cols):
 
 def one_query(plan, index, ts, starts, cols, args):
     from cep.engine.columnar.keyed.lookup import kernel_for, plan_query
+
     kernel = kernel_for(plan, index)
     name = plan_query(plan, index)[0].output.target
     runs, res = kernel_runs(kernel, ts, starts, cols, args.runs)
@@ -98,18 +107,28 @@ def one_query(plan, index, ts, starts, cols, args):
     single = _only(plan, index)
     e_runs = []
     nk = min(args.engine_keys or len(starts) - 1, len(starts) - 1)
-    ets, estarts = ts[:starts[nk]], starts[:nk + 1]
-    ecols = {k: v[:starts[nk]] for k, v in cols.items()}
+    ets, estarts = ts[: starts[nk]], starts[: nk + 1]
+    ecols = {k: v[: starts[nk]] for k, v in cols.items()}
     for _ in range(args.engine_runs):
         cpu, got = engine_run(single, "Trades", name, ets, estarts, ecols)
-        e_runs.append({"cpu_s": round(cpu, 2), "events": len(ets),
-                       "events_per_cpu_s": round(len(ets) / cpu), "out": len(got),
-                       "uptime": load()})
+        e_runs.append(
+            {
+                "cpu_s": round(cpu, 2),
+                "events": len(ets),
+                "events_per_cpu_s": round(len(ets) / cpu),
+                "out": len(got),
+                "uptime": load(),
+            }
+        )
         print(json.dumps({"engine": name, **e_runs[-1]}), file=sys.stderr)
     e_rate = statistics.median(r["events_per_cpu_s"] for r in e_runs)
-    result = {"kernel_median_events_per_cpu_s": k_rate, "kernel_runs": runs,
-              "engine_median_events_per_cpu_s": e_rate, "engine_runs": e_runs,
-              "ratio": round(k_rate / e_rate, 1)}
+    result = {
+        "kernel_median_events_per_cpu_s": k_rate,
+        "kernel_runs": runs,
+        "engine_median_events_per_cpu_s": e_rate,
+        "engine_runs": e_runs,
+        "ratio": round(k_rate / e_rate, 1),
+    }
     if args.verify:
         n_out = int(np.searchsorted(res[2], nk))  # the kernel's rows of those keys
         mine = (res[0][:n_out], {k: v[:n_out] for k, v in res[1].items()}, res[2][:n_out])
@@ -124,8 +143,10 @@ def same(res, got, attrs):
     if len(got) != len(out_ts):
         return False
     cols = list(zip(*got)) if got else [(), (), ()]
-    if not (np.array_equal(np.array(cols[0]), key) and
-            np.array_equal(np.array(cols[1], np.int64), out_ts)):
+    if not (
+        np.array_equal(np.array(cols[0]), key)
+        and np.array_equal(np.array(cols[1], np.int64), out_ts)
+    ):
         return False
     rows = list(zip(*cols[2])) if got else [()] * len(attrs)
     for (name, _), want in zip(attrs, rows):
@@ -133,8 +154,10 @@ def same(res, got, attrs):
         if mine.dtype.kind == "f":
             a, b = mine.astype(np.float64), np.array(want, np.float64)
             nan = np.isnan(a)
-            if not (np.array_equal(nan, np.isnan(b)) and
-                    np.array_equal(a[~nan].view(np.int64), b[~nan].view(np.int64))):
+            if not (
+                np.array_equal(nan, np.isnan(b))
+                and np.array_equal(a[~nan].view(np.int64), b[~nan].view(np.int64))
+            ):
                 return False
         elif mine.tolist() != list(want):
             return False
@@ -144,9 +167,11 @@ def same(res, got, attrs):
 def _only(plan, index):
     """The plan with the partition holding only its index-th query."""
     import dataclasses
+
     part = plan.elements[0]
-    return dataclasses.replace(plan, elements=(dataclasses.replace(
-        part, queries=(part.queries[index],)),))
+    return dataclasses.replace(
+        plan, elements=(dataclasses.replace(part, queries=(part.queries[index],)),)
+    )
 
 
 def main(argv=None):
@@ -155,16 +180,27 @@ def main(argv=None):
     p.add_argument("--keys", type=int, default=10_000)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--engine-runs", type=int, default=1)
-    p.add_argument("--engine-keys", type=int, default=0,
-                   help="run the engine over the first N keys' events only (0: all keys); "
-                        "its figure is per its own events")
+    p.add_argument(
+        "--engine-keys",
+        type=int,
+        default=0,
+        help="run the engine over the first N keys' events only (0: all keys); "
+        "its figure is per its own events",
+    )
     p.add_argument("--no-verify", dest="verify", action="store_false")
     args = p.parse_args(argv)
     import cep
+
     plan = cep.compile(PLAN)
     ts, starts, cols = events(args.events, args.keys)
-    result = {"events": args.events, "keys": args.keys, "python": platform.python_version(),
-              "numpy": np.__version__, "uptime_before": load(), "queries": {}}
+    result = {
+        "events": args.events,
+        "keys": args.keys,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "uptime_before": load(),
+        "queries": {},
+    }
     for index in (0, 1):
         name, r = one_query(plan, index, ts, starts, cols, args)
         result["queries"][name] = r

@@ -17,6 +17,7 @@ app-per-plan stops early when our total RSS passes --max-rss-gb or the machine's
 memory falls below --min-available-gb (the machine is shared): the output says so.
 Then 10 unthrottled plans run at once for 10 s: events/s summed over their counting bolts.
 """
+
 import argparse
 import json
 import os
@@ -36,15 +37,24 @@ from topology.model import Topology  # noqa: E402
 from topology.shared_launch import list_pools  # noqa: E402
 from topology.spark_settings import load_spark_settings  # noqa: E402
 
-GB = 1024 ** 3
+GB = 1024**3
 
 
 def plan(name, rate):
     t = Topology(name)
-    t.add_spout("nums", "topology.testing:CounterSpout", outputs=["n"],
-                config={"batch_size": 100 if rate else 1000, "rate": rate})
-    t.add_bolt("pass", "topology.testing:CollectBolt", inputs={"nums": "shuffle"},
-               parallelism=2, outputs=["n"])
+    t.add_spout(
+        "nums",
+        "topology.testing:CounterSpout",
+        outputs=["n"],
+        config={"batch_size": 100 if rate else 1000, "rate": rate},
+    )
+    t.add_bolt(
+        "pass",
+        "topology.testing:CollectBolt",
+        inputs={"nums": "shuffle"},
+        parallelism=2,
+        outputs=["n"],
+    )
     t.add_bolt("count", "topology.testing:CountBolt", inputs={"pass": ["n"]})
     return t
 
@@ -55,7 +65,8 @@ def cluster_processes(settings, cluster):
     roots = list(cluster.pids)
     state = Path(settings["spark.state_dir"])
     for submit_file in list(state.glob("topologies/*/submit.json")) + list(
-            state.glob("pools/*/submit.json")):
+        state.glob("pools/*/submit.json")
+    ):
         info = json.loads(submit_file.read_text())
         if "pool" not in info:
             roots.append(info["pid"])
@@ -116,6 +127,7 @@ def status_all(settings, names):
 def kill_all(settings):
     """Kill every running plan, 16 at a time."""
     from concurrent.futures import ThreadPoolExecutor
+
     names = [s["name"] for s in list_topologies(settings)]
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(lambda n: get_topology(n, settings).kill(wait_secs=0, timeout=30), names))
@@ -129,6 +141,7 @@ def throughput(settings, count=10, seconds=10.0):
 
     def total():
         return sum(h.metrics()["components"]["count"]["executed"] for h in handles)
+
     time.sleep(3)
     first, t0 = total(), time.monotonic()
     time.sleep(seconds)
@@ -146,29 +159,47 @@ def measure_step(settings, cluster, step, deployed, base, prev):
     time.sleep(5)  # let the Python workers and JVMs settle
     rss, pss, nproc = memory(settings, cluster)
     list_s, each_s, listed = status_all(settings, deployed)
-    added, mb = step - prev[2], 2 ** 20
-    return {"plans": step, "processes": nproc, "rss": rss, "pss": pss,
-            "rss_total_mb": round(rss / mb), "pss_total_mb": round(pss / mb),
-            "rss_per_plan_mb": round((rss - base[0]) / step / mb),
-            "pss_per_plan_mb": round((pss - base[1]) / step / mb),
-            "rss_marginal_mb": round((rss - prev[0]) / added / mb),
-            "pss_marginal_mb": round((pss - prev[1]) / added / mb),
-            "deploy_wall_s": round(wall, 1), "deploy_median_s": round(statistics.median(times), 1),
-            "deploy_per_plan_s": round(wall / added, 2), "list_all_s": round(list_s, 3),
-            "status_each_s": round(each_s, 3), "listed": listed, "load": os.getloadavg()[0]}
+    added, mb = step - prev[2], 2**20
+    return {
+        "plans": step,
+        "processes": nproc,
+        "rss": rss,
+        "pss": pss,
+        "rss_total_mb": round(rss / mb),
+        "pss_total_mb": round(pss / mb),
+        "rss_per_plan_mb": round((rss - base[0]) / step / mb),
+        "pss_per_plan_mb": round((pss - base[1]) / step / mb),
+        "rss_marginal_mb": round((rss - prev[0]) / added / mb),
+        "pss_marginal_mb": round((pss - prev[1]) / added / mb),
+        "deploy_wall_s": round(wall, 1),
+        "deploy_median_s": round(statistics.median(times), 1),
+        "deploy_per_plan_s": round(wall / added, 2),
+        "list_all_s": round(list_s, 3),
+        "status_each_s": round(each_s, 3),
+        "listed": listed,
+        "load": os.getloadavg()[0],
+    }
 
 
 def run_mode(mode, args, root):
-    settings = load_spark_settings(overrides={
-        "spark.state_dir": str(root / mode), "spark.slots": 128, "spark.worker_memory": "20g",
-        "topology.packing": mode, "topology.pool_slots": 120, "checkpoint.interval": 0.0,
-        "topology.metrics_interval_s": 2.0, "topology.idle_sleep_ms": 20.0})
+    settings = load_spark_settings(
+        overrides={
+            "spark.state_dir": str(root / mode),
+            "spark.slots": 128,
+            "spark.worker_memory": "20g",
+            "topology.packing": mode,
+            "topology.pool_slots": 120,
+            "checkpoint.interval": 0.0,
+            "topology.metrics_interval_s": 2.0,
+            "topology.idle_sleep_ms": 20.0,
+        }
+    )
     cluster = ensure_cluster(settings)
     out = {"mode": mode, "steps": [], "stopped_early": None}
     try:
         time.sleep(2)
         base_rss, base_pss, _ = memory(settings, cluster)
-        out["idle_cluster_rss_mb"] = round(base_rss / 2 ** 20)
+        out["idle_cluster_rss_mb"] = round(base_rss / 2**20)
         deployed, prev = [], (base_rss, base_pss, 0)
         for step in args.steps:
             per_plan = (prev[0] - base_rss) / prev[2] if prev[2] else 0
@@ -176,21 +207,31 @@ def run_mode(mode, args, root):
             if stop:
                 out["stopped_early"] = f"before {step} plans: {stop}"
                 break
-            out["steps"].append(measure_step(settings, cluster, step, deployed, (base_rss, base_pss),
-                                             prev))
+            out["steps"].append(
+                measure_step(settings, cluster, step, deployed, (base_rss, base_pss), prev)
+            )
             print(json.dumps({"mode": mode, **out["steps"][-1]}), flush=True)
             prev = (out["steps"][-1]["rss"], out["steps"][-1]["pss"], step)
         kill_all(settings)
         time.sleep(3)
-        stop = _too_big(out["steps"][0]["rss_per_plan_mb"] * 10 * 2 ** 20 if out["steps"] else 0,
-                        args)
+        stop = _too_big(
+            out["steps"][0]["rss_per_plan_mb"] * 10 * 2**20 if out["steps"] else 0, args
+        )
         if stop:
             out["events_per_s_10_plans"] = None
             print(json.dumps({"mode": mode, "throughput_skipped": stop}), flush=True)
             return out
         out["events_per_s_10_plans"] = round(throughput(settings))
-        print(json.dumps({"mode": mode, "events_per_s_10_plans": out["events_per_s_10_plans"],
-                          "load": os.getloadavg()[0]}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "mode": mode,
+                    "events_per_s_10_plans": out["events_per_s_10_plans"],
+                    "load": os.getloadavg()[0],
+                }
+            ),
+            flush=True,
+        )
     except Exception as exc:  # noqa: BLE001 - report it, and run the other mode
         out["error"] = f"{type(exc).__name__}: {exc}"
         print(json.dumps({"mode": mode, "error": out["error"]}), flush=True)
@@ -206,11 +247,15 @@ def _too_big(rss, args):
     """Why the next step must not run: its estimated RSS, or the machine's free memory."""
     available = psutil.virtual_memory().available
     if rss > args.max_rss_gb * GB:
-        return (f"it would take about {rss / GB:.1f} GB RSS (limit --max-rss-gb "
-                f"{args.max_rss_gb}; the machine is shared)")
+        return (
+            f"it would take about {rss / GB:.1f} GB RSS (limit --max-rss-gb "
+            f"{args.max_rss_gb}; the machine is shared)"
+        )
     if available < args.min_available_gb * GB:
-        return (f"the machine has {available / GB:.1f} GB available "
-                f"(limit --min-available-gb {args.min_available_gb})")
+        return (
+            f"the machine has {available / GB:.1f} GB available "
+            f"(limit --min-available-gb {args.min_available_gb})"
+        )
     return None
 
 
@@ -218,6 +263,7 @@ def registry_bench(workers=100, endpoints=1000, lookups=5000):
     """Lookup latency over real ZeroMQ with `workers` workers and `endpoints` endpoints."""
     from cep.protocol.registry_client import RegistryClient
     from manager.registry.service import RegistryService
+
     service = RegistryService(port=0, bind_host="127.0.0.1")
     service.start()
     client = RegistryClient(f"tcp://127.0.0.1:{service.port}")
@@ -225,8 +271,15 @@ def registry_bench(workers=100, endpoints=1000, lookups=5000):
         plans = endpoints // 10
         for i in range(endpoints):
             kind = "receiver" if i % 2 == 0 else "publisher"
-            client.register(kind, -1234, f"Plan{i // 10}", "127.0.0.1", 20000 + i,
-                            streams=["S"], worker=f"w{i % workers}")
+            client.register(
+                kind,
+                -1234,
+                f"Plan{i // 10}",
+                "127.0.0.1",
+                20000 + i,
+                streams=["S"],
+                worker=f"w{i % workers}",
+            )
         for w in range(workers):
             client.worker_info(worker=f"w{w}", host="127.0.0.1")
         times = []
@@ -235,10 +288,15 @@ def registry_bench(workers=100, endpoints=1000, lookups=5000):
             client.lookup("receiver", -1234, f"Plan{n % plans}", stream="S")
             times.append((time.perf_counter() - started) * 1000)
         times.sort()
-        return {"workers": workers, "endpoints": len(service.table.endpoints),
-                "lookups": lookups, "p50_ms": round(times[len(times) // 2], 3),
-                "p99_ms": round(times[int(len(times) * 0.99)], 3),
-                "max_ms": round(times[-1], 3), "load": os.getloadavg()[0]}
+        return {
+            "workers": workers,
+            "endpoints": len(service.table.endpoints),
+            "lookups": lookups,
+            "p50_ms": round(times[len(times) // 2], 3),
+            "p99_ms": round(times[int(len(times) * 0.99)], 3),
+            "max_ms": round(times[-1], 3),
+            "load": os.getloadavg()[0],
+        }
     finally:
         client.close()
         service.stop()
@@ -255,8 +313,10 @@ def main(argv=None):
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     args.steps = [int(s) for s in args.steps.split(",")]
-    results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-               "registry": [registry_bench() for _ in range(args.registry_runs)]}
+    results = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "registry": [registry_bench() for _ in range(args.registry_runs)],
+    }
     print(json.dumps({"registry": results["registry"]}), flush=True)
     if not args.registry_only:
         with tempfile.TemporaryDirectory(prefix="many-plans-") as tmp:

@@ -14,6 +14,7 @@ CPU time, not wall time: the machine is shared, and the target is per core.
 
     .venv/bin/python benchmarks/mapping_bench.py --runs 5
 """
+
 import argparse
 import json
 import statistics
@@ -25,50 +26,79 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cep.mapping import MapSpec, Schema, input_mapper, output_mapper  # noqa: E402
 
-SCHEMA = Schema.of(("StockStream", [("symbol", "string"), ("price", "double"),
-                                    ("volume", "long"), ("exchange", "string")]))
+SCHEMA = Schema.of(
+    (
+        "StockStream",
+        [("symbol", "string"), ("price", "double"), ("volume", "long"), ("exchange", "string")],
+    )
+)
 
 
 def events(n):
-    return [(1700000000000 + k, (f"SYM{k % 500}", 10.0 + (k % 1000) / 8, 100 + k % 77,
-                                  "NYSE" if k % 2 else "NASDAQ")) for k in range(n)]
+    return [
+        (
+            1700000000000 + k,
+            (f"SYM{k % 500}", 10.0 + (k % 1000) / 8, 100 + k % 77, "NYSE" if k % 2 else "NASDAQ"),
+        )
+        for k in range(n)
+    ]
 
 
 def json_msgs(evs):
-    return [json.dumps({"stock": {"sym": r[0], "price": r[1], "volume": r[2]},
-                        "market": {"exchange": r[3]}}).encode() for _, r in evs]
+    return [
+        json.dumps(
+            {"stock": {"sym": r[0], "price": r[1], "volume": r[2]}, "market": {"exchange": r[3]}}
+        ).encode()
+        for _, r in evs
+    ]
 
 
 def xml_msgs(evs):
-    return [(f"<quote><stock><sym>{r[0]}</sym><price>{r[1]}</price><volume>{r[2]}</volume>"
-             f"</stock><market>{r[3]}</market></quote>").encode() for _, r in evs]
+    return [
+        (
+            f"<quote><stock><sym>{r[0]}</sym><price>{r[1]}</price><volume>{r[2]}</volume>"
+            f"</stock><market>{r[3]}</market></quote>"
+        ).encode()
+        for _, r in evs
+    ]
 
 
-JSON_CUSTOM = MapSpec("json", {}, (("symbol", "$.stock.sym"), ("price", "$.stock.price"),
-                                   ("volume", "$.stock.volume"),
-                                   ("exchange", "$.market.exchange")))
-XML_ATTRS = (("symbol", "stock/sym"), ("price", "stock/price"), ("volume", "stock/volume"),
-             ("exchange", "market"))
+JSON_CUSTOM = MapSpec(
+    "json",
+    {},
+    (
+        ("symbol", "$.stock.sym"),
+        ("price", "$.stock.price"),
+        ("volume", "$.stock.volume"),
+        ("exchange", "$.market.exchange"),
+    ),
+)
+XML_ATTRS = (
+    ("symbol", "stock/sym"),
+    ("price", "stock/price"),
+    ("volume", "stock/volume"),
+    ("exchange", "market"),
+)
 
 
 def cases(n, batch):
     evs = events(n)
     jm, xm = json_msgs(evs), xml_msgs(evs)
-    chunks = lambda msgs: [msgs[i:i + batch] for i in range(0, len(msgs), batch)]  # noqa
+    chunks = lambda msgs: [msgs[i : i + batch] for i in range(0, len(msgs), batch)]  # noqa
     arrays = [[b"[" + b",".join(c) + b"]"] for c in chunks(jm)]
     portfolios = [[b"<portfolio>" + b"".join(c) + b"</portfolio>"] for c in chunks(xm)]
     out = {}
     for kind in ("json", "xml", "text", "csv"):
         o = output_mapper(MapSpec(kind), SCHEMA)
-        out[kind] = [[m.encode() for m in o.encode(evs[i:i + batch])]
-                     for i in range(0, n, batch)]
+        out[kind] = [[m.encode() for m in o.encode(evs[i : i + batch])] for i in range(0, n, batch)]
     return {
         "json-custom": (input_mapper(JSON_CUSTOM, SCHEMA), chunks(jm)),
         "json-custom-array": (input_mapper(JSON_CUSTOM, SCHEMA), arrays),
         "xml-custom": (input_mapper(MapSpec("xml", {}, XML_ATTRS), SCHEMA), chunks(xm)),
-        "xml-custom-enclosing": (input_mapper(MapSpec("xml", {"enclosing.element":
-                                                              "/portfolio"}, XML_ATTRS),
-                                              SCHEMA), portfolios),
+        "xml-custom-enclosing": (
+            input_mapper(MapSpec("xml", {"enclosing.element": "/portfolio"}, XML_ATTRS), SCHEMA),
+            portfolios,
+        ),
         "json-default": (input_mapper(MapSpec("json"), SCHEMA), out["json"]),
         "xml-default": (input_mapper(MapSpec("xml"), SCHEMA), out["xml"]),
         "text-default": (input_mapper(MapSpec("text"), SCHEMA), out["text"]),
@@ -85,7 +115,7 @@ def run_input(mapper, batches):
 def run_output(mapper, evs, batch):
     t = time.process_time()
     for i in range(0, len(evs), batch):
-        mapper.encode(evs[i:i + batch])
+        mapper.encode(evs[i : i + batch])
     return len(evs), time.process_time() - t
 
 
@@ -96,8 +126,10 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     table, evs = cases(args.events, args.batch)
-    print(f"{args.events} events, batches of {args.batch}, median of {args.runs} runs "
-          f"(events/s of CPU time, one core)")
+    print(
+        f"{args.events} events, batches of {args.batch}, median of {args.runs} runs "
+        f"(events/s of CPU time, one core)"
+    )
     for name, (mapper, batches) in table.items():
         rates = []
         for _ in range(args.runs):
@@ -107,8 +139,7 @@ def main():
         print(f"  {name:22s} {statistics.median(rates):>12,.0f}")
     for kind in ("json", "xml", "text"):
         mapper = output_mapper(MapSpec(kind), SCHEMA)
-        rates = [n / s for n, s in (run_output(mapper, evs, args.batch)
-                                    for _ in range(args.runs))]
+        rates = [n / s for n, s in (run_output(mapper, evs, args.batch) for _ in range(args.runs))]
         print(f"  {kind + '-out':22s} {statistics.median(rates):>12,.0f}")
 
 

@@ -15,6 +15,7 @@ Each measurement runs in a fresh Python process:
 
 Bytes per key beyond the held events = (engine difference - events difference) / keys.
 The generic form is measured by switching the slot form off (slots.ENABLED = False)."""
+
 import argparse
 import gc
 import json
@@ -32,6 +33,7 @@ BATCH = 1000
 
 def _rss():
     import psutil
+
     gc.collect()
     return psutil.Process().memory_info().rss
 
@@ -49,6 +51,7 @@ def _events(keys, per_key):
 def measure_engine(keys, per_key, slot_form):
     import cep
     from cep.engine.partition import PartitionRuntime, slots
+
     slots.ENABLED = slot_form
     rt = cep.ExecutionPlanRuntime(cep.compile(PLAN))
     outputs = [0]
@@ -68,9 +71,14 @@ def measure_engine(keys, per_key, slot_form):
     cpu = time.process_time() - c0
     after = _rss()
     held = part.slots.key_count() if part.slots is not None else len(part.instances)
-    return {"delta": after - before, "keys": held, "outputs": outputs[0],
-            "form": "slots" if part.slots is not None else "cloned",
-            "cpu_s": round(cpu, 2), "wall_s": round(time.perf_counter() - t0, 2)}
+    return {
+        "delta": after - before,
+        "keys": held,
+        "outputs": outputs[0],
+        "form": "slots" if part.slots is not None else "cloned",
+        "cpu_s": round(cpu, 2),
+        "wall_s": round(time.perf_counter() - t0, 2),
+    }
 
 
 def measure_events(keys, per_key):
@@ -81,9 +89,13 @@ def measure_events(keys, per_key):
 
 
 def _child(args):
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(args)],
-                         capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONHASHSEED": "0"})
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps(args)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -101,11 +113,15 @@ def main():
             res = measure_engine(job["keys"], job["per_key"], job["what"] == "slots")
         print(json.dumps(res))
         return
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.uname().nodename}, "
-          f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, load average "
-          f"{'/'.join(f'{x:.1f}' for x in os.getloadavg())}; {a.per_key} events per key")
-    print("| keys | form | RSS delta MiB | events' own MiB | bytes/key beyond events | "
-          "CPU s to fill |")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.uname().nodename}, "
+        f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, load average "
+        f"{'/'.join(f'{x:.1f}' for x in os.getloadavg())}; {a.per_key} events per key"
+    )
+    print(
+        "| keys | form | RSS delta MiB | events' own MiB | bytes/key beyond events | "
+        "CPU s to fill |"
+    )
     print("|---|---|---|---|---|---|")
     for keys in [int(k) for k in a.keys.split(",")]:
         ev = _child({"what": "events", "keys": keys, "per_key": a.per_key})
@@ -113,8 +129,11 @@ def main():
             r = _child({"what": form, "keys": keys, "per_key": a.per_key})
             assert r["form"] == form and r["keys"] == keys, r
             beyond = (r["delta"] - ev["delta"]) / keys
-            print(f"| {keys:,} | {form} | {r['delta'] / 2**20:,.1f} | "
-                  f"{ev['delta'] / 2**20:,.1f} | {beyond:,.0f} | {r['cpu_s']} |", flush=True)
+            print(
+                f"| {keys:,} | {form} | {r['delta'] / 2**20:,.1f} | "
+                f"{ev['delta'] / 2**20:,.1f} | {beyond:,.0f} | {r['cpu_s']} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ this process's CPU time (the less noisy figure when the load average is high).
     .venv/bin/python benchmarks/multi_bench.py [--runs 5] [--only pattern,join] [--rss]
 (`--rss` alone runs only the memory curve.)
 """
+
 import argparse
 import gc
 import os
@@ -26,8 +27,10 @@ from cep.compiler import compile as compile_plan
 from cep.engine.runtime import ExecutionPlanRuntime
 
 BATCH = 1000
-PATTERN = ("from every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price * 1.05] "
-           "within 10 sec select e1.sym as sym, e1.price as p1, e2.price as p2 insert into Out;")
+PATTERN = (
+    "from every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price * 1.05] "
+    "within 10 sec select e1.sym as sym, e1.price as p1, e2.price as p2 insert into Out;"
+)
 STREAM_S = "@Plan:playback\ndefine stream S (sym string, price double);\n"
 
 
@@ -44,8 +47,9 @@ def ticks(n, keys, seed=1):
     """n events (ts, (sym, price)), 1 ms apart, uniform over `keys` symbols."""
     rnd = random.Random(seed)
     syms = [f"K{i}" for i in range(keys)]
-    return [(1_000_000 + i, (syms[rnd.randrange(keys)], 100.0 + rnd.random() * 100.0))
-            for i in range(n)]
+    return [
+        (1_000_000 + i, (syms[rnd.randrange(keys)], 100.0 + rnd.random() * 100.0)) for i in range(n)
+    ]
 
 
 def walk(n, keys, seed=2):
@@ -63,7 +67,7 @@ def walk(n, keys, seed=2):
 
 
 def batches(events):
-    return [events[i:i + BATCH] for i in range(0, len(events), BATCH)]
+    return [events[i : i + BATCH] for i in range(0, len(events), BATCH)]
 
 
 def through_runtime(text, feeds):
@@ -106,6 +110,7 @@ def w_pattern_processor(n):
         for b in evs:
             receiver.process(b)
         return elapsed(t0), count[0]
+
     return n, run
 
 
@@ -121,10 +126,12 @@ def w_join(n):
     rnd = random.Random(3)
     a = batches([(1_000_000 + i, (rnd.randrange(1000), float(i))) for i in range(n // 2)])
     b = batches([(1_000_000 + i, (rnd.randrange(1000), float(i))) for i in range(n // 2)])
-    text = ("@Plan:playback\ndefine stream A (k int, x double);\n"
-            "define stream B (k int, y double);\n"
-            "from A#window.length(1000) join B#window.length(1000) on A.k == B.k "
-            "select A.k as k, A.x as x, B.y as y insert into Out;")
+    text = (
+        "@Plan:playback\ndefine stream A (k int, x double);\n"
+        "define stream B (k int, y double);\n"
+        "from A#window.length(1000) join B#window.length(1000) on A.k == B.k "
+        "select A.k as k, A.x as x, B.y as y insert into Out;"
+    )
 
     def run():
         rt = ExecutionPlanRuntime(compile_plan(text))
@@ -137,14 +144,17 @@ def w_join(n):
             ha.send_batch(x)
             hb.send_batch(y)
         return elapsed(t0), count[0]
+
     return n, run
 
 
-TABLE_PLAN = ("@Plan:playback\ndefine stream Put (k int, v double);\n"
-              "define stream Ask (k int);\n"
-              "@IndexBy('k') define table T (k int, v double);\n"
-              "from Put insert into T;\n"
-              "from Ask join T on Ask.k == T.k select Ask.k as k, T.v as v insert into Out;")
+TABLE_PLAN = (
+    "@Plan:playback\ndefine stream Put (k int, v double);\n"
+    "define stream Ask (k int);\n"
+    "@IndexBy('k') define table T (k int, v double);\n"
+    "from Put insert into T;\n"
+    "from Ask join T on Ask.k == T.k select Ask.k as k, T.v as v insert into Out;"
+)
 
 
 def _table_runtime(keys):
@@ -170,6 +180,7 @@ def w_table(n):
         for b in asks:
             h.send_batch(b)
         return elapsed(t0), count[0]
+
     return n, run
 
 
@@ -186,6 +197,7 @@ def w_table_processor(n):
         for b in asks:
             receiver.process(b)
         return elapsed(t0), count[0]
+
     return n, run
 
 
@@ -211,37 +223,52 @@ def bench(name, runs):
         cpus.append(n / cpu)
     med, med_cpu = statistics.median(walls), statistics.median(cpus)
     flag = "ok " if max(med, med_cpu) >= target else "LOW"
-    print(f"{flag} {name:18s} median {med:>10,.0f} ev/s wall, {med_cpu:>10,.0f} ev/s CPU "
-          f"(target {target:,}; runs {', '.join(f'{r:,.0f}' for r in walls)}; "
-          f"{outs:,} outputs per run)", flush=True)
+    print(
+        f"{flag} {name:18s} median {med:>10,.0f} ev/s wall, {med_cpu:>10,.0f} ev/s CPU "
+        f"(target {target:,}; runs {', '.join(f'{r:,.0f}' for r in walls)}; "
+        f"{outs:,} outputs per run)",
+        flush=True,
+    )
 
 
 def rss_curve(total, step):
     """Partitioned pattern + sequence with `within` and @purge over ever-new keys (each key
     is active for 20 events, then idle): RSS must level off, not grow with the key count."""
-    text = (STREAM_S + "@purge(enable='true', interval='1 sec', idle.period='2 sec')\n"
-            "partition with (sym of S) begin\n" + PATTERN +
-            "\nfrom every e1=S, e2=S[price > e1.price] select e1.sym as sym insert into Out2;\n"
-            "end;")
+    text = (
+        STREAM_S + "@purge(enable='true', interval='1 sec', idle.period='2 sec')\n"
+        "partition with (sym of S) begin\n"
+        + PATTERN
+        + "\nfrom every e1=S, e2=S[price > e1.price] select e1.sym as sym insert into Out2;\n"
+        "end;"
+    )
     rt = ExecutionPlanRuntime(compile_plan(text))
     rt.add_callback("Out", lambda b: None)
     h = rt.input_handler("S")
     proc = psutil.Process()
     rnd = random.Random(9)
     part = next(p for k, p in rt.ctx.stateful.items() if k.startswith("partition"))
-    print(f"{'events':>12} {'RSS MiB':>9} {'live keys':>10} {'ev/s wall':>10} "
-          f"{'ev/s CPU':>10}  (rates of the last step)", flush=True)
+    print(
+        f"{'events':>12} {'RSS MiB':>9} {'live keys':>10} {'ev/s wall':>10} "
+        f"{'ev/s CPU':>10}  (rates of the last step)",
+        flush=True,
+    )
     done = 0
     while done < total:
         t0 = clock()
         for _ in range(step // BATCH):
-            h.send_batch([(1_000_000 + i, (f"K{i // 20}", 100.0 + rnd.random() * 100.0))
-                          for i in range(done, done + BATCH)])
+            h.send_batch(
+                [
+                    (1_000_000 + i, (f"K{i // 20}", 100.0 + rnd.random() * 100.0))
+                    for i in range(done, done + BATCH)
+                ]
+            )
             done += BATCH
         wall, cpu = elapsed(t0)
-        print(f"{done:>12,} {proc.memory_info().rss / 2**20:>9.1f} "
-              f"{len(part.last_seen):>10,} {step / wall:>10,.0f} {step / cpu:>10,.0f}",
-              flush=True)
+        print(
+            f"{done:>12,} {proc.memory_info().rss / 2**20:>9.1f} "
+            f"{len(part.last_seen):>10,} {step / wall:>10,.0f} {step / cpu:>10,.0f}",
+            flush=True,
+        )
 
 
 def main(argv=None):
@@ -251,9 +278,12 @@ def main(argv=None):
     ap.add_argument("--rss", action="store_true", help="print the RSS curve")
     ap.add_argument("--rss-events", type=int, default=10_000_000)
     args = ap.parse_args(argv)
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, "
-          f"{os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"load {os.getloadavg()[0]:.1f}", flush=True)
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     names = [x for x in args.only.split(",") if x] or ([] if args.rss else list(WORKLOADS))
     unknown = [x for x in names if x not in WORKLOADS]
     if unknown:

@@ -12,6 +12,7 @@ metrics answered in-process), so that only the manager's own work is timed:
 Each figure is the median of --requests calls in one run (after 3 warm-ups); the printed
 figure is the median of --runs runs.
 """
+
 import argparse
 import json
 import os
@@ -53,13 +54,15 @@ def fill_day(m, key):
 
 def one_run(tmp, master, args):
     from manager.web import create_app
+
     m = start_manager(Path(tmp), master, args.plans)
     try:
         client = create_app({"MANAGER": m, "TESTING": True}).test_client()
         auth = getattr(m, "auth", None)
         if auth is not None:  # an admin token on every request
-            client.environ_base["HTTP_AUTHORIZATION"] = \
+            client.environ_base["HTTP_AUTHORIZATION"] = (
                 f"Bearer {auth.create_token('admin', 'bench')[0]}"
+            )
         out = {"sample_all_ms": timed(m.sampler.sample_all, args.requests)}
         out["prometheus_ms"] = timed(lambda: client.get("/metrics"), args.requests)
         text = client.get("/metrics").get_data(as_text=True)
@@ -97,10 +100,19 @@ def main():
     print(f"\nmedians of {args.runs} runs ({args.requests} calls each; {args.plans} plans)")
     for k, v in medians.items():
         print(f"  {k:<24} {v:10.3f}")
-    print(json.dumps({"bench": "observability", "runs": args.runs, "medians": medians,
-                      "load_avg": os.getloadavg(), "python": platform.python_version(),
-                      "cpus": os.cpu_count(),
-                      "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}))
+    print(
+        json.dumps(
+            {
+                "bench": "observability",
+                "runs": args.runs,
+                "medians": medians,
+                "load_avg": os.getloadavg(),
+                "python": platform.python_version(),
+                "cpus": os.cpu_count(),
+                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ medians of --runs, with the waiting partials (pattern) or pending timers (window
 
 The events are keyed_kernel_bench.py's (backtest_bench.py's dataset: prices around 100,
 timestamps 1 ms apart, sorted by key). `uptime` load is printed with every run."""
+
 import argparse
 import gc
 import json
@@ -25,14 +26,16 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import cep  # noqa: E402
 from keyed_kernel_bench import events  # noqa: E402
 
-HEAD = ("@Plan:name('RestartBench')\ndefine stream Trades (sym string, price double, qty int);\n"
-        "define stream Out (sym string, a double, b double);\n")
+HEAD = (
+    "@Plan:name('RestartBench')\ndefine stream Trades (sym string, price double, qty int);\n"
+    "define stream Out (sym string, a double, b double);\n"
+)
 PLANS = {
     "pattern": "partition with (sym of Trades) begin from every e1=Trades -> "
-               "e2=Trades[price > e1.price * 1.05] within 10 sec select e1.sym as sym, "
-               "e1.price as a, e2.price as b insert into Out; end;",
+    "e2=Trades[price > e1.price * 1.05] within 10 sec select e1.sym as sym, "
+    "e1.price as a, e2.price as b insert into Out; end;",
     "window": "partition with (sym of Trades) begin from Trades#window.time(10 sec) "
-              "select sym, avg(price) as a, sum(price) as b insert into Out; end;",
+    "select sym, avg(price) as a, sum(price) as b insert into Out; end;",
 }
 
 
@@ -44,8 +47,9 @@ def one_run(plan, ts, starts, cols):
     rt = cep.ExecutionPlanRuntime(cep.parse(HEAD + PLANS[plan]), playback=True)
     out = [0]
     rt.add_callback("Out", lambda evs: out.__setitem__(0, out[0] + len(evs)))
-    rows = list(zip(ts.tolist(), zip(cols["sym"].tolist(), cols["price"].tolist(),
-                                     cols["qty"].tolist())))
+    rows = list(
+        zip(ts.tolist(), zip(cols["sym"].tolist(), cols["price"].tolist(), cols["qty"].tolist()))
+    )
     handler, end, bounds = rt.input_handler("Trades"), int(ts.max()), starts.tolist()
     tenth = max(1, (len(bounds) - 1) // 10)
     gc.collect()
@@ -56,7 +60,7 @@ def one_run(plan, ts, starts, cols):
         if k:
             rt.advance_time(end)
             rt.scheduler.restore_clock(None)
-        handler.send_batch(rows[bounds[k]:bounds[k + 1]])
+        handler.send_batch(rows[bounds[k] : bounds[k + 1]])
         if (k + 1) % tenth == 0:
             now = time.process_time()
             laps.append(round(now - lap, 3))
@@ -64,15 +68,23 @@ def one_run(plan, ts, starts, cols):
     rt.advance_time(end)
     cpu = time.process_time() - t0
     state = {"pending_timers": rt.scheduler.pending()}
-    kernels = [p.fast.merged[0] for k, p in rt.ctx.stateful.items()
-               if k.startswith("partition") and getattr(p, "fast", None) is not None
-               and p.fast.merged]
+    kernels = [
+        p.fast.merged[0]
+        for k, p in rt.ctx.stateful.items()
+        if k.startswith("partition") and getattr(p, "fast", None) is not None and p.fast.merged
+    ]
     if kernels:
         state["waiting_partials"] = kernels[0].pending_count()
     rt.shutdown()
     gc.unfreeze()
-    return {"cpu_s": round(cpu, 3), "events_per_cpu_s": round(len(ts) / cpu), "out": out[0],
-            "tenths_cpu_s": laps, **state, "uptime": load()}
+    return {
+        "cpu_s": round(cpu, 3),
+        "events_per_cpu_s": round(len(ts) / cpu),
+        "out": out[0],
+        "tenths_cpu_s": laps,
+        **state,
+        "uptime": load(),
+    }
 
 
 def main(argv=None):
@@ -88,9 +100,18 @@ def main(argv=None):
         runs.append(one_run(args.plan, ts, starts, cols))
         print(json.dumps(runs[-1]), file=sys.stderr)
     cpu = statistics.median(r["cpu_s"] for r in runs)
-    print(json.dumps({"plan": args.plan, "events": args.events, "keys": args.keys,
-                      "median_cpu_s": cpu, "median_events_per_cpu_s": round(args.events / cpu),
-                      "out": runs[-1]["out"]}))
+    print(
+        json.dumps(
+            {
+                "plan": args.plan,
+                "events": args.events,
+                "keys": args.keys,
+                "median_cpu_s": cpu,
+                "median_events_per_cpu_s": round(args.events / cpu),
+                "out": runs[-1]["out"],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

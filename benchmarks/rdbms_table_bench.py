@@ -12,6 +12,7 @@ steadier figure on a shared machine). The target for the cached join is >= 100,0
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/rdbms_table_bench.py [--runs 5] [--events 200000]
 """
+
 import argparse
 import os
 import platform
@@ -38,11 +39,15 @@ insert into Out;
 
 
 def variants(keys):
-    cached = (f"@from(eventtable='rdbms', table.name='{{table}}', cache='LRU', "
-              f"cache.size='{max(keys, 1)}')\n")
-    return {"in-memory @IndexBy": "",
-            "SQLite, LRU cache": cached,
-            "SQLite, no cache": "@from(eventtable='rdbms', table.name='{table}')\n"}
+    cached = (
+        f"@from(eventtable='rdbms', table.name='{{table}}', cache='LRU', "
+        f"cache.size='{max(keys, 1)}')\n"
+    )
+    return {
+        "in-memory @IndexBy": "",
+        "SQLite, LRU cache": cached,
+        "SQLite, no cache": "@from(eventtable='rdbms', table.name='{table}')\n",
+    }
 
 
 _tables = iter(range(1_000_000))
@@ -56,10 +61,13 @@ def run_once(ann, keys, events):
     rnd = random.Random(3)
     syms = [f"S{i}" for i in range(keys)]
     rt.input_handler("Fill").send_batch(
-        [(1, (s, 5.0 + rnd.random() * 100, rnd.choice(("tech", "fin")))) for s in syms])
+        [(1, (s, 5.0 + rnd.random() * 100, rnd.choice(("tech", "fin")))) for s in syms]
+    )
     q = rt.input_handler("Q")
-    batches = [[(2 + i + j, (syms[rnd.randrange(keys)], j % 50))
-                for j in range(min(BATCH, events - i))] for i in range(0, events, BATCH)]
+    batches = [
+        [(2 + i + j, (syms[rnd.randrange(keys)], j % 50)) for j in range(min(BATCH, events - i))]
+        for i in range(0, events, BATCH)
+    ]
     t0, c0 = time.perf_counter(), time.process_time()
     for b in batches:
         q.send_batch(b)
@@ -73,12 +81,18 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--keys", type=int, default=1000)
-    ap.add_argument("--uncached-events", type=int, default=20_000,
-                    help="events for the uncached variant (one SQLite query each)")
+    ap.add_argument(
+        "--uncached-events",
+        type=int,
+        default=20_000,
+        help="events for the uncached variant (one SQLite query each)",
+    )
     args = ap.parse_args()
-    print(f"python {sys.version.split()[0]}, {platform.machine()}, {os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.1f}; {args.keys} table rows, batches of {BATCH}, "
-          f"median of {args.runs} runs after a warm-up")
+    print(
+        f"python {sys.version.split()[0]}, {platform.machine()}, {os.cpu_count()} cores, "
+        f"load {os.getloadavg()[0]:.1f}; {args.keys} table rows, batches of {BATCH}, "
+        f"median of {args.runs} runs after a warm-up"
+    )
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "datasources.yaml")
         with open(path, "w") as f:
@@ -89,10 +103,12 @@ def main():
             run_once(ann, args.keys, min(n, 5000))  # warm-up
             runs = [run_once(ann, args.keys, n) for _ in range(args.runs)]
             outs = {r[2] for r in runs}
-            print(f"{name:22s} {n:>8,d} events: "
-                  f"{statistics.median(r[0] for r in runs):>10,.0f} ev/s wall, "
-                  f"{statistics.median(r[1] for r in runs):>10,.0f} ev/s CPU "
-                  f"({', '.join(str(o) for o in sorted(outs))} joined rows)")
+            print(
+                f"{name:22s} {n:>8,d} events: "
+                f"{statistics.median(r[0] for r in runs):>10,.0f} ev/s wall, "
+                f"{statistics.median(r[1] for r in runs):>10,.0f} ev/s CPU "
+                f"({', '.join(str(o) for o in sorted(outs))} joined rows)"
+            )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ again, -> the sink caught up with everything sent up to the kill (the replay is 
 the workers' write-ahead logs events in flight at the kill are lost and this never happens,
 reported as null).
 """
+
 import json
 import os
 import signal
@@ -26,11 +27,15 @@ def _handle(system):
     return system.manager.plans.topologies.deployments[(-1234, PLAN_NAME)].handle
 
 
-TARGETS = {"siddhi": ":SiddhiBolt", "spout": ":ReceiverSpout", "publisher": ":PublisherBolt",
-           # the executor JVM hosting the first Siddhi bolt task (its Python workers die too)
-           "executor": ":SiddhiBolt",
-           # the embedded Spark master and worker (the executors end with their worker)
-           "cluster": None}
+TARGETS = {
+    "siddhi": ":SiddhiBolt",
+    "spout": ":ReceiverSpout",
+    "publisher": ":PublisherBolt",
+    # the executor JVM hosting the first Siddhi bolt task (its Python workers die too)
+    "executor": ":SiddhiBolt",
+    # the embedded Spark master and worker (the executors end with their worker)
+    "cluster": None,
+}
 
 
 def _task_pid(handle, target="siddhi"):
@@ -43,6 +48,7 @@ def _task_pid(handle, target="siddhi"):
 def _executor_pid(task_pid):
     """The executor JVM above a task's Python worker (worker -> pyspark daemon -> JVM)."""
     import psutil
+
     proc = psutil.Process(task_pid)
     while proc is not None and "java" not in proc.name():
         proc = proc.parent()
@@ -55,6 +61,7 @@ def _kill_targets(system, handle, target):
     """The pids a run kills: one task's Python worker, its executor JVM, or the cluster."""
     if target == "cluster":
         from topology.spark_settings import state_dir
+
         info = json.loads((state_dir(system.launcher.settings) / "cluster.json").read_text())
         return list(info["pids"])
     pid = _task_pid(handle, target)
@@ -81,6 +88,7 @@ def measure_recovery(system, rate=5000, timeout=120, target="siddhi"):
     task restored), events at the sink again (flowing), the sink holding everything sent up
     to the kill (replay done)."""
     from receivers.zmq_receiver import ZmqEventClient
+
     handle = _handle(system)
     client = ZmqEventClient(system.worker.zmq_url, keys=system.keys)
     sent, stop = [0], threading.Event()
@@ -91,8 +99,10 @@ def measure_recovery(system, rate=5000, timeout=120, target="siddhi"):
             due = int((time.perf_counter() - t0) * rate)
             if due > sent[0]:
                 now = int(time.time() * 1000)
-                client.send((TENANT, PLAN_NAME, STREAM),
-                            [[now, ["IBM", 1.0, i]] for i in range(sent[0], due)])
+                client.send(
+                    (TENANT, PLAN_NAME, STREAM),
+                    [[now, ["IBM", 1.0, i]] for i in range(sent[0], due)],
+                )
                 sent[0] = due
             time.sleep(0.002)
 
@@ -112,14 +122,24 @@ def measure_recovery(system, rate=5000, timeout=120, target="siddhi"):
         if target == "cluster":  # a new application: follow the plan's status, not the handle
             detected = _wait(lambda: _plan_status(system)["state"] != "ACTIVE", timeout)
             restarted = None
-            active = _wait(lambda: _handle(system) is not handle
-                           and _plan_status(system)["state"] == "ACTIVE", timeout)
+            active = _wait(
+                lambda: _handle(system) is not handle and _plan_status(system)["state"] == "ACTIVE",
+                timeout,
+            )
         else:
-            detected = _wait(lambda: handle.status()["status"] != "ACTIVE"
-                             or handle.status()["restarts"] > restarts, timeout)
+            detected = _wait(
+                lambda: (
+                    handle.status()["status"] != "ACTIVE" or handle.status()["restarts"] > restarts
+                ),
+                timeout,
+            )
             restarted = _wait(lambda: handle.status()["restarts"] > restarts, timeout)
-            active = _wait(lambda: (lambda s: s["status"] == "ACTIVE"
-                                    and s["restarts"] > restarts)(handle.status()), timeout)
+            active = _wait(
+                lambda: (lambda s: s["status"] == "ACTIVE" and s["restarts"] > restarts)(
+                    handle.status()
+                ),
+                timeout,
+            )
         count_at_active = system.count
         flowing = _wait(lambda: system.count > count_at_active, timeout, 0.005)
         caught = _wait(lambda: system.count - base_count >= sent_at_kill - base_sent, 60)
@@ -132,15 +152,22 @@ def measure_recovery(system, rate=5000, timeout=120, target="siddhi"):
 
     def since(t):
         return round(t - killed, 2) if t else None
+
     seen = (status.get("timeline") or {}).get("failure_seen")
-    return {"target": target,
-            "kill_to_failure_seen_s": round(seen - killed_wall, 2)
-            if seen and seen > killed_wall else None,
-            "kill_to_detected_s": since(detected), "kill_to_restarted_s": since(restarted),
-            "kill_to_active_s": since(active),
-            "kill_to_flowing_s": since(flowing), "kill_to_caught_up_s": since(caught),
-            "restored_from": status["checkpoints"].get("restored_from"),
-            "sent_before_kill": sent_at_kill, "received": system.count - base_count}
+    return {
+        "target": target,
+        "kill_to_failure_seen_s": round(seen - killed_wall, 2)
+        if seen and seen > killed_wall
+        else None,
+        "kill_to_detected_s": since(detected),
+        "kill_to_restarted_s": since(restarted),
+        "kill_to_active_s": since(active),
+        "kill_to_flowing_s": since(flowing),
+        "kill_to_caught_up_s": since(caught),
+        "restored_from": status["checkpoints"].get("restored_from"),
+        "sent_before_kill": sent_at_kill,
+        "received": system.count - base_count,
+    }
 
 
 def main(argv=None):
@@ -148,25 +175,39 @@ def main(argv=None):
     import statistics
     import sys
     import tempfile
+
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from benchmarks.pipeline_bench import FullSystem
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--rate", type=int, default=5000)
     ap.add_argument("--checkpoint-interval", type=float, default=5.0)
-    ap.add_argument("--target", choices=sorted(TARGETS), default="siddhi",
-                    help="what is killed: the first task of a component (siddhi, spout, "
-                         "publisher), the executor JVM of the first Siddhi task, or the "
-                         "embedded Spark master and worker (cluster)")
-    ap.add_argument("--no-cds", action="store_true",
-                    help="start the JVMs without class-data sharing (spark.cds_dir off), to "
-                         "compare")
+    ap.add_argument(
+        "--target",
+        choices=sorted(TARGETS),
+        default="siddhi",
+        help="what is killed: the first task of a component (siddhi, spout, "
+        "publisher), the executor JVM of the first Siddhi task, or the "
+        "embedded Spark master and worker (cluster)",
+    )
+    ap.add_argument(
+        "--no-cds",
+        action="store_true",
+        help="start the JVMs without class-data sharing (spark.cds_dir off), to compare",
+    )
     args = ap.parse_args(argv)
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load "
-          f"{[round(x, 2) for x in os.getloadavg()]}", flush=True)
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load "
+        f"{[round(x, 2) for x in os.getloadavg()]}",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory() as root:
-        system = FullSystem(root, checkpoint_interval=args.checkpoint_interval,
-                            spark={"spark.cds_dir": "off"} if args.no_cds else None)
+        system = FullSystem(
+            root,
+            checkpoint_interval=args.checkpoint_interval,
+            spark={"spark.cds_dir": "off"} if args.no_cds else None,
+        )
         try:
             runs = []
             for _ in range(args.runs):
@@ -175,10 +216,20 @@ def main(argv=None):
         finally:
             system.close()
     keys = [k for k in runs[0] if k.startswith("kill_to_")]
-    print(json.dumps({"medians": {k: statistics.median(r[k] for r in runs if r[k] is not None)
-                                  for k in keys if any(r[k] is not None for r in runs)},
-                      "runs": len(runs),
-                      "load": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+    print(
+        json.dumps(
+            {
+                "medians": {
+                    k: statistics.median(r[k] for r in runs if r[k] is not None)
+                    for k in keys
+                    if any(r[k] is not None for r in runs)
+                },
+                "runs": len(runs),
+                "load": [round(x, 2) for x in os.getloadavg()],
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

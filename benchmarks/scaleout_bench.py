@@ -21,6 +21,7 @@ Needs root (namespaces, cgroups). Run it when the machine is quiet:
     nice .venv/bin/python benchmarks/scaleout_bench.py --machines 1,2,3 --share 0.25
     nice .venv/bin/python benchmarks/scaleout_bench.py --hop-only
 """
+
 import argparse
 import json
 import os
@@ -59,8 +60,10 @@ ROOMS = 256
 def _frames(count, size=1000):
     """`count` frames of `size` events, rooms spread evenly, temps below 1 (no alarm)."""
     now = int(time.time() * 1000)
-    return [[[now, [(f * size + i) % ROOMS, ((f * size + i) % 97) / 100.0]]
-             for i in range(size)] for f in range(count)]
+    return [
+        [[now, [(f * size + i) % ROOMS, ((f * size + i) % 97) / 100.0]] for i in range(size)]
+        for f in range(count)
+    ]
 
 
 class Pusher(threading.Thread):
@@ -69,11 +72,13 @@ class Pusher(threading.Thread):
     def __init__(self, url, keys):
         super().__init__(daemon=True)
         from receivers.zmq_receiver import ZmqEventClient
+
         self.client = ZmqEventClient(url, keys=keys, sndhwm=4, send_timeout_ms=500)
         self.frames, self.halt = _frames(64), threading.Event()
 
     def run(self):
         import zmq
+
         i = 0
         while not self.halt.is_set():
             try:
@@ -87,10 +92,12 @@ class Pusher(threading.Thread):
 def _work_executed(rig):
     """Events the work group's instances have executed so far (the topology's metrics)."""
     from topology.launcher import get_topology
+
     handle = get_topology(f"Scale[{T}]", rig.launcher.settings)
     comps = handle.metrics()["components"]
-    work = [c for name, c in comps.items()
-            if name not in ("EventReceiverSpout", "EventPublisherBolt")]
+    work = [
+        c for name, c in comps.items() if name not in ("EventReceiverSpout", "EventPublisherBolt")
+    ]
     return sum(c["executed"] for c in work)
 
 
@@ -106,22 +113,32 @@ def _throttled(rig):
 def run_machines(n, share, seconds, windows, warmup, root):
     """Throughput (events/s) of the plan with parallel n on n machines."""
     from manager.rig import Rig, wait_for
+
     (Path(root) / f"m{n}").mkdir()
     rig = Rig(Path(root) / f"m{n}", machines=n, cpu_share=share)
     try:
-        rig.up().start_system(worker={"receivers.zmq_host": rig.host, "receivers.zmq_port": 0,
-                                      "transport.batch_size": 1000})
+        rig.up().start_system(
+            worker={
+                "receivers.zmq_host": rig.host,
+                "receivers.zmq_port": 0,
+                "transport.batch_size": 1000,
+            }
+        )
         rig.manager.plans.add(T, PLAN.format(n=n))
 
         def ready():
             st = rig.manager.plans.status(T, "Scale")
             inflow = (st.get("inflow") or {}).get("host", {})
             return st["state"] == "ACTIVE" and inflow.get("connected") == 1 and st
+
         wait_for(ready, 600, f"Scale ACTIVE on {n} machine(s)")
-        placement = wait_for(lambda: (lambda p: p if sum(map(len, p.values())) == n + 2
-                                      else None)(rig.manager.plans.status(T, "Scale")
-                                                 .get("placement") or {}),
-                             120, "every instance's address reported")
+        placement = wait_for(
+            lambda: (lambda p: p if sum(map(len, p.values())) == n + 2 else None)(
+                rig.manager.plans.status(T, "Scale").get("placement") or {}
+            ),
+            120,
+            "every instance's address reported",
+        )
         pusher = Pusher(rig.worker.zmq_url, rig.manager.links.curve)
         pusher.start()
         time.sleep(warmup)
@@ -135,12 +152,18 @@ def run_machines(n, share, seconds, windows, warmup, root):
         counters = rig.worker.router.counters().get(f"{T}/Scale/Temps", {})
         pusher.halt.set()
         pusher.join(10)
-        return {"machines": n, "parallel": n, "cpu_share_each": share,
-                "median_events_per_s": int(statistics.median(rates)),
-                "windows": [int(r) for r in rates], "window_s": seconds,
-                "throttled_s_per_machine": throttled,
-                "worker_accepted": counters.get("accepted"),
-                "placement": placement, "load": [round(x, 2) for x in os.getloadavg()]}
+        return {
+            "machines": n,
+            "parallel": n,
+            "cpu_share_each": share,
+            "median_events_per_s": int(statistics.median(rates)),
+            "windows": [int(r) for r in rates],
+            "window_s": seconds,
+            "throttled_s_per_machine": throttled,
+            "worker_accepted": counters.get("accepted"),
+            "placement": placement,
+            "load": [round(x, 2) for x in os.getloadavg()],
+        }
     finally:
         rig.down()
 
@@ -174,14 +197,22 @@ print(json.dumps({"p50_us": out[len(out) // 2], "p99_us": out[int(len(out) * 0.9
 
 def _ping(server_ns, server_addr, client_ns, n):
     """One run of n round trips from client_ns to an echo server in server_ns."""
+
     def cmd(ns, *args):
         return (["ip", "netns", "exec", ns] if ns else []) + [sys.executable, *args]
-    server = subprocess.Popen(cmd(server_ns, "-c", ECHO, server_addr, "5799"),
-                              stdout=subprocess.PIPE, text=True)
+
+    server = subprocess.Popen(
+        cmd(server_ns, "-c", ECHO, server_addr, "5799"), stdout=subprocess.PIPE, text=True
+    )
     try:
         assert server.stdout.readline().strip() == "ready"
-        out = subprocess.run(cmd(client_ns, "-c", PING, f"tcp://{server_addr}:5799", str(n)),
-                             capture_output=True, text=True, check=True, timeout=300)
+        out = subprocess.run(
+            cmd(client_ns, "-c", PING, f"tcp://{server_addr}:5799", str(n)),
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=300,
+        )
         return json.loads(out.stdout)
     finally:
         server.wait(10)
@@ -190,18 +221,27 @@ def _ping(server_ns, server_addr, client_ns, n):
 def run_hop(runs, n, root):
     """Round trips between two machines (namespaces on the rig's bridge) and on loopback."""
     from manager.rig import Rig
+
     rig = Rig(Path(root) / "hop", machines=2).network_up()
     try:
         a, b = rig.machines
         out = {}
-        for label, args in (("namespace-to-namespace", (a.ns, a.address, b.ns)),
-                            ("local (loopback)", (None, "127.0.0.1", None))):
+        for label, args in (
+            ("namespace-to-namespace", (a.ns, a.address, b.ns)),
+            ("local (loopback)", (None, "127.0.0.1", None)),
+        ):
             res = [_ping(*args, n) for _ in range(runs)]
-            out[label] = {"rtt_p50_us": round(statistics.median(r["p50_us"] for r in res), 1),
-                          "rtt_p99_us": round(statistics.median(r["p99_us"] for r in res), 1),
-                          "runs_p99_us": [round(r["p99_us"], 1) for r in res]}
-        return {"hop": out, "round_trips_per_run": n, "runs": runs,
-                "load": [round(x, 2) for x in os.getloadavg()]}
+            out[label] = {
+                "rtt_p50_us": round(statistics.median(r["p50_us"] for r in res), 1),
+                "rtt_p99_us": round(statistics.median(r["p99_us"] for r in res), 1),
+                "runs_p99_us": [round(r["p99_us"], 1) for r in res],
+            }
+        return {
+            "hop": out,
+            "round_trips_per_run": n,
+            "runs": runs,
+            "load": [round(x, 2) for x in os.getloadavg()],
+        }
     finally:
         for machine in rig.machines:
             machine.down()
@@ -221,31 +261,56 @@ def main(argv=None):
     args = p.parse_args(argv)
     from manager.rig import why_not_possible
     import secrets  # the manager and the CEP worker share a cluster secret, as in production
+
     os.environ.setdefault("CEP_CLUSTER_SECRET", secrets.token_urlsafe(32))
     os.environ.setdefault("CEP_ADMIN_PASSWORD", secrets.token_urlsafe(16))
     reason = why_not_possible()
     if reason:
         sys.exit(f"scaleout_bench: cannot build the rig here: {reason}")
-    print(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                      "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-                                 f"{platform.python_version()}",
-                      "load": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+    print(
+        json.dumps(
+            {
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+                f"{platform.python_version()}",
+                "load": [round(x, 2) for x in os.getloadavg()],
+            }
+        ),
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="scaleout") as root:
         results = []
         if not args.hop_only:
             for n in [int(x) for x in args.machines.split(",")]:
-                results.append(run_machines(n, args.share, args.seconds, args.windows,
-                                            args.warmup, root))
+                results.append(
+                    run_machines(n, args.share, args.seconds, args.windows, args.warmup, root)
+                )
                 print(json.dumps(results[-1]), flush=True)
             base = max(1, results[0]["median_events_per_s"]) / results[0]["machines"]
             for r in results:
-                r["speedup_vs_1"] = round(r["median_events_per_s"] / max(1, results[0]
-                                          ["median_events_per_s"]), 2)
-                r["per_machine_vs_1"] = round(r["median_events_per_s"] / r["machines"] / base,
-                                              2)
-            print(json.dumps({"summary": [{k: r[k] for k in ("machines", "median_events_per_s",
-                                                             "speedup_vs_1", "per_machine_vs_1")}
-                                          for r in results]}), flush=True)
+                r["speedup_vs_1"] = round(
+                    r["median_events_per_s"] / max(1, results[0]["median_events_per_s"]), 2
+                )
+                r["per_machine_vs_1"] = round(r["median_events_per_s"] / r["machines"] / base, 2)
+            print(
+                json.dumps(
+                    {
+                        "summary": [
+                            {
+                                k: r[k]
+                                for k in (
+                                    "machines",
+                                    "median_events_per_s",
+                                    "speedup_vs_1",
+                                    "per_machine_vs_1",
+                                )
+                            }
+                            for r in results
+                        ]
+                    }
+                ),
+                flush=True,
+            )
         print(json.dumps(run_hop(args.hop_runs, args.hop_trips, root)), flush=True)
 
 

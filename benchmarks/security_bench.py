@@ -9,6 +9,7 @@
 
     .venv/bin/python benchmarks/security_bench.py --runs 5
 """
+
 import argparse
 import http.client
 import json
@@ -25,14 +26,21 @@ from receivers.http_receiver import HttpServer, create_app  # noqa: E402
 from receivers.limits import ReceiverLimits, json_depth  # noqa: E402
 from receivers.router import IngestRouter  # noqa: E402
 
-STOCK = StreamDefinition("S", (Attribute("symbol", AttrType.STRING),
-                               Attribute("price", AttrType.DOUBLE),
-                               Attribute("volume", AttrType.LONG)))
+STOCK = StreamDefinition(
+    "S",
+    (
+        Attribute("symbol", AttrType.STRING),
+        Attribute("price", AttrType.DOUBLE),
+        Attribute("volume", AttrType.LONG),
+    ),
+)
 
 
 def events(n):
-    return [{"timestamp": 1_700_000_000_000 + i, "data": [f"S{i % 100}", 100.0 + i % 7, i]}
-            for i in range(n)]
+    return [
+        {"timestamp": 1_700_000_000_000 + i, "data": [f"S{i % 100}", 100.0 + i % 7, i]}
+        for i in range(n)
+    ]
 
 
 def timed(fn, repeat):
@@ -48,8 +56,11 @@ def bench_depth(runs):
         body = json.dumps(events(n)).encode()
         depth = [timed(lambda: json_depth(body, 32), repeat) for _ in range(runs)]
         parse = [timed(lambda: json.loads(body), repeat) for _ in range(runs)]
-        out[label] = {"bytes": len(body), "depth_ms": round(statistics.median(depth) * 1e3, 3),
-                      "parse_ms": round(statistics.median(parse) * 1e3, 3)}
+        out[label] = {
+            "bytes": len(body),
+            "depth_ms": round(statistics.median(depth) * 1e3, 3),
+            "parse_ms": round(statistics.median(parse) * 1e3, 3),
+        }
     return out
 
 
@@ -74,8 +85,9 @@ def receiver_rate(limits, headers, n_requests=300):
 
 def bench_receiver(runs):
     import receivers.http_receiver as receiver
+
     guarded = ReceiverLimits(ingest_keys={-1234: "k" * 32})
-    open_ = ReceiverLimits(max_events=10 ** 9)
+    open_ = ReceiverLimits(max_events=10**9)
     check_depth = receiver.check_depth
     on, off = [], []
     for _ in range(runs):  # interleaved, so both see the same machine load
@@ -85,8 +97,10 @@ def bench_receiver(runs):
             off.append(receiver_rate(open_, {}))
         finally:
             receiver.check_depth = check_depth
-    return {"hardened_ev_s": round(statistics.median(on)),
-            "without_ev_s": round(statistics.median(off))}
+    return {
+        "hardened_ev_s": round(statistics.median(on)),
+        "without_ev_s": round(statistics.median(off)),
+    }
 
 
 def bench_json(runs):
@@ -95,17 +109,25 @@ def bench_json(runs):
 
     def previous():  # the encoder before the NaN-safe one, verbatim but for the encoder's name
         head = '{"stream": ' + old("S") + ', "timestamp": '
-        return "".join([
-            f'{head}{ts if type(ts) is int else old(ts)}, "data": '
-            f'{old(row if type(row) is list else list(row))}}}\n' for ts, row in rows])
+        return "".join(
+            [
+                f'{head}{ts if type(ts) is int else old(ts)}, "data": '
+                f"{old(row if type(row) is list else list(row))}}}\n"
+                for ts, row in rows
+            ]
+        )
+
     now = [timed(lambda: base.batch_json_lines("S", rows), 200) for _ in range(runs)]
     before = [timed(previous, 200) for _ in range(runs)]
-    return {"nan_safe_us_per_batch": round(statistics.median(now) * 1e6, 1),
-            "previous_us_per_batch": round(statistics.median(before) * 1e6, 1)}
+    return {
+        "nan_safe_us_per_batch": round(statistics.median(now) * 1e6, 1),
+        "previous_us_per_batch": round(statistics.median(before) * 1e6, 1),
+    }
 
 
 def main(argv=None):
     import logging
+
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)

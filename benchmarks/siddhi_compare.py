@@ -39,6 +39,7 @@ threads included) and per wall-clock second, the pre-validated path
     .venv/bin/python benchmarks/siddhi_compare.py [--runs 5] [--only filter,join] [--no-validated]
         [--columnar] [--scale 1] [--no-siddhi] [--kit DIR] [--no-cep-run]
 """
+
 import argparse
 import gc
 import json
@@ -60,12 +61,18 @@ import cep  # noqa: E402
 
 BATCH = 1000
 HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
-PATTERN = ("from every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price * 1.05] "
-           "within 10 sec select e1.sym as sym, e1.price as p1, e2.price as p2 insert into Out;")
-JOIN_HEAD = ("@Plan:playback\ndefine stream A (sym string, x double);\n"
-             "define stream B (sym string, y double);\n")
-JOIN = ("from A#window.length(1000) join B#window.length(1000) on A.sym == B.sym "
-        "select A.sym as sym, A.x as x, B.y as y insert into Out;")
+PATTERN = (
+    "from every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price * 1.05] "
+    "within 10 sec select e1.sym as sym, e1.price as p1, e2.price as p2 insert into Out;"
+)
+JOIN_HEAD = (
+    "@Plan:playback\ndefine stream A (sym string, x double);\n"
+    "define stream B (sym string, y double);\n"
+)
+JOIN = (
+    "from A#window.length(1000) join B#window.length(1000) on A.sym == B.sym "
+    "select A.sym as sym, A.x as x, B.y as y insert into Out;"
+)
 # A partition over 2,000 keys as a new user writes one: a sliding average and a three-step
 # rising pattern per key, and a filter outside the partition.
 KEYED_PLAN = HEAD + (
@@ -74,7 +81,8 @@ KEYED_PLAN = HEAD + (
     "  from every e1=S -> e2=S[price > e1.price] -> e3=S[price > e2.price] within 2 sec\n"
     "  select e1.sym as sym, e1.price as p1, e2.price as p2, e3.price as p3 insert into Rise;\n"
     "end;\n"
-    "from S[vol > 990] select sym, price, vol insert into Big;\n")
+    "from S[vol > 990] select sym, price, vol insert into Big;\n"
+)
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # ../shared/siddhi-kit beside the checkout (or beside the folder of worktrees)
 KIT_PLACES = [os.path.join(_REPO, *[".."] * up, "shared", "siddhi-kit") for up in (1, 2)]
@@ -86,8 +94,7 @@ class Workload:
     the kit) in events per CPU second, and whether its output order follows partition keys
     within a batch (outputs then compared as multisets per stream)."""
 
-    def __init__(self, name, plan, feed, warm, ref, outputs=("Out",), keyed=False,
-                 one_event=False):
+    def __init__(self, name, plan, feed, warm, ref, outputs=("Out",), keyed=False, one_event=False):
         self.name, self.plan, self.feed, self.warm = name, plan, feed, warm
         self.ref, self.outputs, self.keyed, self.one_event = ref, outputs, keyed, one_event
 
@@ -110,8 +117,10 @@ def stock(n, keys, seed, start=1_000_000, lo=0.0, span=1000.0):
     """n events (ts, (sym, price, vol)) 1 ms apart, uniform over `keys` symbols."""
     rnd = random.Random(seed)
     syms = symbols(keys)
-    return [(start + i, (syms[rnd.randrange(keys)], lo + rnd.random() * span,
-                         rnd.randint(1, 1000))) for i in range(n)]
+    return [
+        (start + i, (syms[rnd.randrange(keys)], lo + rnd.random() * span, rnd.randint(1, 1000)))
+        for i in range(n)
+    ]
 
 
 def pairs(n, keys, seed, start=1_000_000):
@@ -122,7 +131,7 @@ def pairs(n, keys, seed, start=1_000_000):
 
 
 def chunks(events, stream="S"):
-    return [(stream, events[i:i + BATCH]) for i in range(0, len(events), BATCH)]
+    return [(stream, events[i : i + BATCH]) for i in range(0, len(events), BATCH)]
 
 
 def join_feed(n, keys, seed, start):
@@ -142,33 +151,77 @@ def workloads(scale):
     pat = dict(lo=100.0, span=100.0)
     agg = "from S#window.{w} select {s} insert into Out;"
     return [
-        Workload("filter + projection", HEAD + "from S[price > 500.0] select sym, price "
-                 "insert into Out;", chunks(stock(n, 100, 1, tail)),
-                 chunks(stock(5000, 100, 2)), 5.6e6),
-        Workload("time(1 min) avg/sum/count group by", HEAD + agg.format(
-            w="time(1 min)", s="sym, avg(price) as ap, sum(price) as sp, count() as c "
-            "group by sym"), chunks(stock(n, 100, 1, tail)), chunks(stock(70_000, 100, 2)),
-            2.1e6),
-        Workload("length(10000) sum", HEAD + agg.format(w="length(10000)",
-                                                         s="sum(price) as s"),
-                 chunks(stock(n, 100, 1, tail)), chunks(stock(20_000, 100, 2)), 6.0e6),
-        Workload("length(10) sum", HEAD + agg.format(w="length(10)", s="sum(price) as s"),
-                 chunks(stock(n, 100, 1, tail)), chunks(stock(5000, 100, 2)), 7.3e6),
-        Workload("partitioned pattern, 100 keys", HEAD + f"partition with (sym of S) begin "
-                 f"{PATTERN} end;", chunks(stock(n, 100, 1, tail, **pat)),
-                 chunks(stock(20_000, 100, 2, **pat)), 0.28e6, keyed=True),
-        Workload("group by sum, 10 groups", HEAD + "from S select sym, sum(price) as s "
-                 "group by sym insert into Out;", chunks(stock(n, 10, 1, tail)),
-                 chunks(stock(5000, 10, 2)), 6.1e6),
-        Workload("pattern (no partition)", HEAD + PATTERN,  # Siddhi: ~5K events/s
-                 chunks(stock(max(BATCH, int(20_000 * scale)), 100, 1, tail, **pat)),
-                 chunks(stock(20_000, 100, 2, **pat)), 5e3),
-        Workload("join length(1000) x length(1000)", JOIN_HEAD + JOIN,
-                 join_feed(small // 4, 100, 1, tail), join_feed(4000, 100, 3, 1_000_000),
-                 27e3, one_event=True),
-        Workload("partition 2,000 keys: length(5) avg + 3-step pattern, filter outside",
-                 KEYED_PLAN, chunks(stock(mid, 2000, 1, tail)), chunks(stock(20_000, 2000, 2)),
-                 77.5e3, outputs=("Avg", "Rise", "Big"), keyed=True),
+        Workload(
+            "filter + projection",
+            HEAD + "from S[price > 500.0] select sym, price insert into Out;",
+            chunks(stock(n, 100, 1, tail)),
+            chunks(stock(5000, 100, 2)),
+            5.6e6,
+        ),
+        Workload(
+            "time(1 min) avg/sum/count group by",
+            HEAD
+            + agg.format(
+                w="time(1 min)",
+                s="sym, avg(price) as ap, sum(price) as sp, count() as c group by sym",
+            ),
+            chunks(stock(n, 100, 1, tail)),
+            chunks(stock(70_000, 100, 2)),
+            2.1e6,
+        ),
+        Workload(
+            "length(10000) sum",
+            HEAD + agg.format(w="length(10000)", s="sum(price) as s"),
+            chunks(stock(n, 100, 1, tail)),
+            chunks(stock(20_000, 100, 2)),
+            6.0e6,
+        ),
+        Workload(
+            "length(10) sum",
+            HEAD + agg.format(w="length(10)", s="sum(price) as s"),
+            chunks(stock(n, 100, 1, tail)),
+            chunks(stock(5000, 100, 2)),
+            7.3e6,
+        ),
+        Workload(
+            "partitioned pattern, 100 keys",
+            HEAD + f"partition with (sym of S) begin {PATTERN} end;",
+            chunks(stock(n, 100, 1, tail, **pat)),
+            chunks(stock(20_000, 100, 2, **pat)),
+            0.28e6,
+            keyed=True,
+        ),
+        Workload(
+            "group by sum, 10 groups",
+            HEAD + "from S select sym, sum(price) as s group by sym insert into Out;",
+            chunks(stock(n, 10, 1, tail)),
+            chunks(stock(5000, 10, 2)),
+            6.1e6,
+        ),
+        Workload(
+            "pattern (no partition)",
+            HEAD + PATTERN,  # Siddhi: ~5K events/s
+            chunks(stock(max(BATCH, int(20_000 * scale)), 100, 1, tail, **pat)),
+            chunks(stock(20_000, 100, 2, **pat)),
+            5e3,
+        ),
+        Workload(
+            "join length(1000) x length(1000)",
+            JOIN_HEAD + JOIN,
+            join_feed(small // 4, 100, 1, tail),
+            join_feed(4000, 100, 3, 1_000_000),
+            27e3,
+            one_event=True,
+        ),
+        Workload(
+            "partition 2,000 keys: length(5) avg + 3-step pattern, filter outside",
+            KEYED_PLAN,
+            chunks(stock(mid, 2000, 1, tail)),
+            chunks(stock(20_000, 2000, 2)),
+            77.5e3,
+            outputs=("Avg", "Rise", "Big"),
+            keyed=True,
+        ),
     ]
 
 
@@ -203,8 +256,14 @@ def run_once(w, validated, collect=None):
     return w.events / wall, w.events / max(cpu, 1e-9), count[0]
 
 
-_NP = {"string": object, "double": np.float64, "float": np.float32, "long": np.int64,
-       "int": np.int32, "bool": bool}
+_NP = {
+    "string": object,
+    "double": np.float64,
+    "float": np.float32,
+    "long": np.int64,
+    "int": np.int32,
+    "bool": bool,
+}
 
 
 def columns(schema, batch):
@@ -247,19 +306,26 @@ def measure(w, runs, validated, columnar=False):
     one = (lambda: run_columnar(w)) if columnar else (lambda: run_once(w, validated))
     one()  # warm-up run (code paths, allocator)
     results = [one() for _ in range(runs)]
-    return (statistics.median(r[0] for r in results),
-            statistics.median(r[1] for r in results), results[0][2],
-            [r[1] for r in results])
+    return (
+        statistics.median(r[0] for r in results),
+        statistics.median(r[1] for r in results),
+        results[0][2],
+        [r[1] for r in results],
+    )
 
 
 # -- the live Siddhi kit ------------------------------------------------------------------
 def find_kit(path=None):
     """The kit's folder when its tools and a `java` are there, else None."""
     java = os.environ.get("SIDDHI_JAVA") or shutil.which("java")
-    for kit in [path or os.environ.get("SIDDHI_KIT")] if (path or os.environ.get(
-            "SIDDHI_KIT")) else KIT_PLACES:
-        if java and all(os.access(os.path.join(kit, t), os.X_OK)
-                        for t in ("siddhi-run", "siddhi-bench")):
+    for kit in (
+        [path or os.environ.get("SIDDHI_KIT")]
+        if (path or os.environ.get("SIDDHI_KIT"))
+        else KIT_PLACES
+    ):
+        if java and all(
+            os.access(os.path.join(kit, t), os.X_OK) for t in ("siddhi-run", "siddhi-bench")
+        ):
             return os.path.abspath(kit)
     return None
 
@@ -276,8 +342,13 @@ def write_events(w, folder, copies=1, name="events.jsonl"):
     with open(events, "w") as f:
         for c in range(copies):
             for sid, b in w.feed:
-                f.write("".join(json.dumps({"stream": sid, "timestamp": t + c * span,
-                                            "data": list(r)}) + "\n" for t, r in b))
+                f.write(
+                    "".join(
+                        json.dumps({"stream": sid, "timestamp": t + c * span, "data": list(r)})
+                        + "\n"
+                        for t, r in b
+                    )
+                )
     return plan, events
 
 
@@ -290,8 +361,12 @@ def copies_for(w, seconds=0.5, most=5, cap=2_000_000):
 
 def siddhi_outputs(kit, plan, events, streams):
     """{stream: [(timestamp, data list), ...]} that Siddhi emits (one event a call)."""
-    out = subprocess.run([os.path.join(kit, "siddhi-run"), plan, events, "--streams",
-                          ",".join(streams)], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [os.path.join(kit, "siddhi-run"), plan, events, "--streams", ",".join(streams)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     got = {s: [] for s in streams}
     for line in out.splitlines():
         if line.startswith("{"):
@@ -302,9 +377,23 @@ def siddhi_outputs(kit, plan, events, streams):
 
 def siddhi_bench(kit, plan, events, streams, batch, runs, warmup):
     """The kit's summary line for one send mode: median events per CPU s and outputs."""
-    done = subprocess.run([os.path.join(kit, "siddhi-bench"), plan, events, "--stream",
-                           ",".join(streams), "--batch", str(batch), "--runs", str(runs),
-                           "--warmup", str(warmup)], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            os.path.join(kit, "siddhi-bench"),
+            plan,
+            events,
+            "--stream",
+            ",".join(streams),
+            "--batch",
+            str(batch),
+            "--runs",
+            str(runs),
+            "--warmup",
+            str(warmup),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise SystemExit(f"siddhi-bench failed ({done.returncode}): {done.stderr[-800:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -330,6 +419,7 @@ def cep_run(w, events, runs):
     """(median events per CPU s of `cep run`'s runner over the events file, in this
     process, output to memory; {stream: [(ts, data)]} it printed)."""
     from cep.engine.offline import run_bytes
+
     plan = cep.compile(w.plan)
     with open(events, "rb") as f:
         data = f.read()
@@ -396,35 +486,48 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated parts of workload names")
     ap.add_argument("--scale", type=float, default=1.0, help="event counts times this")
-    ap.add_argument("--no-validated", action="store_true",
-                    help="skip the pre-validated figures")
-    ap.add_argument("--columnar", action="store_true",
-                    help="also time the public columnar path (send_columns)")
-    ap.add_argument("--no-freeze", action="store_true",
-                    help="leave the generated events to the garbage collector's scans")
-    ap.add_argument("--no-siddhi", action="store_true",
-                    help="do not run the kit; compare with the reference figures")
+    ap.add_argument("--no-validated", action="store_true", help="skip the pre-validated figures")
+    ap.add_argument(
+        "--columnar", action="store_true", help="also time the public columnar path (send_columns)"
+    )
+    ap.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="leave the generated events to the garbage collector's scans",
+    )
+    ap.add_argument(
+        "--no-siddhi",
+        action="store_true",
+        help="do not run the kit; compare with the reference figures",
+    )
     ap.add_argument("--kit", default=None, help="the Siddhi kit's folder")
     ap.add_argument("--siddhi-warmup", type=int, default=5)
-    ap.add_argument("--no-cep-run", action="store_true",
-                    help="skip `cep run` over the events file (and the kit)")
+    ap.add_argument(
+        "--no-cep-run",
+        action="store_true",
+        help="skip `cep run` over the events file (and the kit)",
+    )
     args = ap.parse_args(argv)
     wanted = [x for x in args.only.split(",") if x]
-    chosen = [w for w in workloads(args.scale)
-              if not wanted or any(x in w.name for x in wanted)]
+    chosen = [w for w in workloads(args.scale) if not wanted or any(x in w.name for x in wanted)]
     kit = None if args.no_siddhi else find_kit(args.kit)
     if not args.no_freeze:  # the harness's own events (up to 1M) are not the engine's state
         gc.collect()
         gc.freeze()
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, "
-          f"{os.cpu_count()} cores, Python {platform.python_version()}, medians of "
-          f"{args.runs} runs, batches of {BATCH}; Siddhi: "
-          f"{'live, kit ' + kit if kit else 'reference figures (no kit)'}; load average "
-          f"{'/'.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    print("| workload | Siddhi batch (CPU) | Siddhi one-event (CPU) | same outputs "
-          "| ours, checked rows: CPU (runs) | wall | rows / Siddhi (mode) "
-          "| pre-validated CPU | columnar CPU | columnar / Siddhi | cep run CPU "
-          "| cep run / Siddhi | events | outputs |")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, medians of "
+        f"{args.runs} runs, batches of {BATCH}; Siddhi: "
+        f"{'live, kit ' + kit if kit else 'reference figures (no kit)'}; load average "
+        f"{'/'.join(f'{x:.2f}' for x in os.getloadavg())}",
+        flush=True,
+    )
+    print(
+        "| workload | Siddhi batch (CPU) | Siddhi one-event (CPU) | same outputs "
+        "| ours, checked rows: CPU (runs) | wall | rows / Siddhi (mode) "
+        "| pre-validated CPU | columnar CPU | columnar / Siddhi | cep run CPU "
+        "| cep run / Siddhi | events | outputs |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
     for w in chosen:
         wall, cpu, outs, all_runs = measure(w, args.runs, False)
@@ -436,8 +539,9 @@ def main(argv=None):
         base, mode, same = reference(w, got)
         run_rate = run_ratio = ""
         if got is not None:
-            run_rate = fmt(got["run"]) if got["run_diff"] is None else \
-                f"output differs: {got['run_diff']}"
+            run_rate = (
+                fmt(got["run"]) if got["run_diff"] is None else f"output differs: {got['run_diff']}"
+            )
             run_ratio = f"{got['run'] / base:.2f}" if same and got["run_diff"] is None else ""
         live_ = got if got is not None and "batch" in got else None
         if live_ is None:
@@ -449,10 +553,13 @@ def main(argv=None):
             sm = "yes" if same else f"NO: {live_['diff']}"
         r = f"{cpu / base:.2f} ({mode})" if same else "- (outputs differ)"
         rc = f"{col[1] / base:.2f}" if same and col[1] else ""
-        print(f"| {w.name} | {sb} | {so} | {sm} | {fmt(cpu)} "
-              f"({'/'.join(fmt(x) for x in all_runs)}) | {fmt(wall)} | {r} | {pre} "
-              f"| {fmt(col[1])} | {rc} | {run_rate} | {run_ratio} | {w.events:,} "
-              f"| {outs:,} |", flush=True)
+        print(
+            f"| {w.name} | {sb} | {so} | {sm} | {fmt(cpu)} "
+            f"({'/'.join(fmt(x) for x in all_runs)}) | {fmt(wall)} | {r} | {pre} "
+            f"| {fmt(col[1])} | {rc} | {run_rate} | {run_ratio} | {w.events:,} "
+            f"| {outs:,} |",
+            flush=True,
+        )
     print(f"# load average after: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -13,6 +13,7 @@ run, alternating the modes in every round.
     .venv/bin/python benchmarks/sink_bench.py --stage latency --rate 20000 --interval 1
 Redis modes run when redis-server is on PATH (a private one on a free port) or --redis-url.
 """
+
 import argparse
 import os
 import shutil
@@ -28,10 +29,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from cep.protocol.frames import Control, Identity  # noqa: E402
 from publishers.sink_set import SinkSet  # noqa: E402
 
-MODES = [("file", "at-most-once", {}), ("file", "at-least-once", {}),
-         ("file", "at-least-once", {"dedup": "false"}), ("file", "exactly-once", {})]
-REDIS_MODES = [("redis", "at-most-once", {}), ("redis", "at-least-once", {}),
-               ("redis", "exactly-once", {})]
+MODES = [
+    ("file", "at-most-once", {}),
+    ("file", "at-least-once", {}),
+    ("file", "at-least-once", {"dedup": "false"}),
+    ("file", "exactly-once", {}),
+]
+REDIS_MODES = [
+    ("redis", "at-most-once", {}),
+    ("redis", "at-least-once", {}),
+    ("redis", "exactly-once", {}),
+]
 PUB = "SinkBench[-1234]:outS:0"
 
 
@@ -105,10 +113,25 @@ def start_redis(folder):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([path, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", folder],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            path,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            folder,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     import redis
+
     client = redis.Redis(port=port)
     for _ in range(100):
         try:
@@ -141,23 +164,34 @@ def main():
             for run in range(args.runs):
                 for m in modes:
                     sset = sink_set(*m, folder, url, f"t{run}")
-                    rates[label(*m)].append(throughput(sset, args.events, args.batch,
-                                                       args.commit_every))
+                    rates[label(*m)].append(
+                        throughput(sset, args.events, args.batch, args.commit_every)
+                    )
                     sset.close()
             base = statistics.median(rates[label(*MODES[0])])
             for name, values in rates.items():
                 med = statistics.median(values)
-                print(f"throughput  {name:34s} {med:>11,.0f} ev/s  ({med / base:.2f} of file "
-                      f"at-most-once; runs {', '.join(f'{v:,.0f}' for v in values)})")
+                print(
+                    f"throughput  {name:34s} {med:>11,.0f} ev/s  ({med / base:.2f} of file "
+                    f"at-most-once; runs {', '.join(f'{v:,.0f}' for v in values)})"
+                )
         if args.stage in ("all", "latency"):
             for m in modes:
                 sset = sink_set(*m, folder, url, "lat")
-                p50, p99 = latency(sset, args.rate, args.seconds, args.interval,
-                                   max(1, args.rate // 1000), m[1] == "exactly-once")
+                p50, p99 = latency(
+                    sset,
+                    args.rate,
+                    args.seconds,
+                    args.interval,
+                    max(1, args.rate // 1000),
+                    m[1] == "exactly-once",
+                )
                 sset.close()
-                print(f"latency     {label(*m):34s} p50 {p50 * 1000:8.2f} ms  p99 "
-                      f"{p99 * 1000:8.2f} ms  at {args.rate:,} ev/s, checkpoints every "
-                      f"{args.interval} s")
+                print(
+                    f"latency     {label(*m):34s} p50 {p50 * 1000:8.2f} ms  p99 "
+                    f"{p99 * 1000:8.2f} ms  at {args.rate:,} ev/s, checkpoints every "
+                    f"{args.interval} s"
+                )
     finally:
         if proc is not None:
             proc.terminate()

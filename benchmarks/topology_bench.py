@@ -9,6 +9,7 @@ Scenarios (spout -> pass-through bolt -> counting bolt, 1,000-event batches):
   rate-100k     100,000 events/s, shuffle grouping (latency at a steady rate)
 Each run submits a fresh topology (so submit_to_active_s is measured every time) and kills it.
 """
+
 import argparse
 import json
 import platform
@@ -24,10 +25,12 @@ from topology.spark_settings import load_spark_settings
 
 
 def scenarios(events):
-    return {"max-shuffle": dict(events=events, grouping="shuffle"),
-            "max-fields": dict(events=events, grouping="fields"),
-            "max-fields-x2": dict(events=events, grouping="fields", parallelism=2),
-            "rate-100k": dict(events=min(events, 1_500_000), grouping="shuffle", rate=100_000)}
+    return {
+        "max-shuffle": dict(events=events, grouping="shuffle"),
+        "max-fields": dict(events=events, grouping="fields"),
+        "max-fields-x2": dict(events=events, grouping="fields", parallelism=2),
+        "rate-100k": dict(events=min(events, 1_500_000), grouping="shuffle", rate=100_000),
+    }
 
 
 def median_of(runs, key, sub=None):
@@ -54,12 +57,15 @@ def main(argv=None):
 
 
 def run_scenarios(args, settings):
-    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-              "machine": f"{psutil.cpu_count()} cores, "
-                         f"{round(psutil.virtual_memory().total / 2**30)} GiB, "
-                         f"{platform.system()} {platform.release()}, Python "
-                         f"{platform.python_version()}",
-              "load_avg_start": [round(x, 1) for x in psutil.getloadavg()], "scenarios": {}}
+    report = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{psutil.cpu_count()} cores, "
+        f"{round(psutil.virtual_memory().total / 2**30)} GiB, "
+        f"{platform.system()} {platform.release()}, Python "
+        f"{platform.python_version()}",
+        "load_avg_start": [round(x, 1) for x in psutil.getloadavg()],
+        "scenarios": {},
+    }
     for name, params in scenarios(args.events).items():
         if args.only and name not in args.only:
             continue
@@ -67,11 +73,13 @@ def run_scenarios(args, settings):
         for run in runs:
             print(name, json.dumps(run), file=sys.stderr, flush=True)
         report["scenarios"][name] = {
-            "runs": len(runs), "exact": all(r["events_sent"] == r["events_received"] for r in runs),
+            "runs": len(runs),
+            "exact": all(r["events_sent"] == r["events_received"] for r in runs),
             "events_per_s": median_of(runs, "events_per_s"),
             "latency_p50_ms": median_of(runs, "latency_ms", "p50"),
             "latency_p99_ms": median_of(runs, "latency_ms", "p99"),
-            "submit_to_active_s": median_of(runs, "submit_to_active_s")}
+            "submit_to_active_s": median_of(runs, "submit_to_active_s"),
+        }
     report["load_avg_end"] = [round(x, 1) for x in psutil.getloadavg()]
     return report
 

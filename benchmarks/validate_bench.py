@@ -12,6 +12,7 @@ Prints the median and the slowest of --runs requests each, in seconds.
 
     .venv/bin/python benchmarks/validate_bench.py --runs 5
 """
+
 import argparse
 import http.client
 import json
@@ -36,17 +37,23 @@ S = "define stream S (a int, b double);\n"
 def filters(queries, terms, name="Big"):
     expr = " or ".join(f"a > {i}" for i in range(terms))
     return f"@Plan:name('{name}')\n{S}" + "".join(
-        f"from S[{expr}] select a insert into O{i};\n" for i in range(queries))
+        f"from S[{expr}] select a insert into O{i};\n" for i in range(queries)
+    )
 
 
 def plans():
     many = f"@Plan:name('Many')\n{S}" + "".join(
-        f"from S[a > {i}] select a insert into O{i};\n" for i in range(20000))
+        f"from S[a > {i}] select a insert into O{i};\n" for i in range(20000)
+    )
     at_limit = filters(500, 170)
     while len(at_limit.encode()) > 1024 * 1024:
         at_limit = filters(500, 170 - 10)
-    return {"sample": (ROOT / "conf/samples/StockAnalysis.siddhiql").read_text(),
-            "20k-queries": many, "1MiB-500-queries": at_limit, "60KB-valid": filters(20, 250)}
+    return {
+        "sample": (ROOT / "conf/samples/StockAnalysis.siddhiql").read_text(),
+        "20k-queries": many,
+        "1MiB-500-queries": at_limit,
+        "60KB-valid": filters(20, 250),
+    }
 
 
 def main():
@@ -55,10 +62,19 @@ def main():
     args = ap.parse_args()
     os.environ.setdefault("CEP_ADMIN_PASSWORD", "bench-password")
     from manager.testing import FakeLauncher
-    manager = Manager(load_manager_settings(overrides={
-        "manager.data_dir": tempfile.mkdtemp(prefix="validate-bench-"), "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "metrics.sample_interval": 0}, env={}),
-        launcher=FakeLauncher()).start()
+
+    manager = Manager(
+        load_manager_settings(
+            overrides={
+                "manager.data_dir": tempfile.mkdtemp(prefix="validate-bench-"),
+                "registry.port": 0,
+                "registry.bind_host": "127.0.0.1",
+                "metrics.sample_interval": 0,
+            },
+            env={},
+        ),
+        launcher=FakeLauncher(),
+    ).start()
     server = ProductionServer(create_app({"MANAGER": manager}), "127.0.0.1", 0).start()
     token = manager.auth.create_token("admin", "bench")[0]
     try:
@@ -67,14 +83,20 @@ def main():
             for _ in range(args.runs):
                 conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
                 started = time.perf_counter()
-                conn.request("POST", "/api/v1/validate", text.encode(), {
-                    "Authorization": f"Bearer {token}", "Content-Type": "text/plain"})
+                conn.request(
+                    "POST",
+                    "/api/v1/validate",
+                    text.encode(),
+                    {"Authorization": f"Bearer {token}", "Content-Type": "text/plain"},
+                )
                 answer = json.loads(conn.getresponse().read())
                 times.append(time.perf_counter() - started)
                 conn.close()
             first = (answer["errors"] or [{}])[0].get("message", "")[:90]
-            print(f"{label:18s} {len(text.encode()):>9,} bytes  median {statistics.median(times):6.3f} s"
-                  f"  slowest {max(times):6.3f} s  valid={answer['valid']}  {first}")
+            print(
+                f"{label:18s} {len(text.encode()):>9,} bytes  median {statistics.median(times):6.3f} s"
+                f"  slowest {max(times):6.3f} s  valid={answer['valid']}  {first}"
+            )
     finally:
         server.stop()
         manager.stop()

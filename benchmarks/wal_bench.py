@@ -12,6 +12,7 @@ HTTP receiver with the log on (durability os) vs off, alternating in the same ru
     .venv/bin/python benchmarks/wal_bench.py --runs 3
     .venv/bin/python benchmarks/wal_bench.py --stage append --events 2000000
 """
+
 import argparse
 import http.client
 import json
@@ -50,6 +51,7 @@ def run_append(mode, n, threads):
     def writer():
         for _ in range(per):
             wal.append(data)
+
     workers = [threading.Thread(target=writer) for _ in range(threads)]
     t0 = time.perf_counter()
     for t in workers:
@@ -68,9 +70,15 @@ class FakeManager:
     def __init__(self):
         from flask import Flask, jsonify
         from receivers.http_receiver import HttpServer
+
         app = Flask("bench-manager")
-        plan = {"tenant": TENANT, "name": PLAN, "version": 1, "imported": [
-            {"stream": STREAM, "attributes": ATTRS, "sources": []}], "exported": []}
+        plan = {
+            "tenant": TENANT,
+            "name": PLAN,
+            "version": 1,
+            "imported": [{"stream": STREAM, "attributes": ATTRS, "sources": []}],
+            "exported": [],
+        }
         app.get("/api/v1/deployments")(lambda: jsonify({"version": 1, "plans": [plan]}))
         self.server = HttpServer(app, "127.0.0.1", 0).start()
 
@@ -81,6 +89,7 @@ class Spout(threading.Thread):
     def __init__(self, registry_port):
         super().__init__(daemon=True)
         from cep.protocol.registry_client import RegistryClient
+
         self.sock = zmq.Context.instance().socket(zmq.PULL)
         self.sock.setsockopt(zmq.LINGER, 0)
         port = self.sock.bind_to_random_port("tcp://127.0.0.1")
@@ -97,24 +106,41 @@ class Spout(threading.Thread):
 def run_http(n, wal_on, reg, manager, root):
     from cep.worker.config import load_config
     from cep.worker.node import Worker
+
     spout = Spout(reg.port)
     spout.start()
-    cfg = load_config(path=os.path.join(root, "none.yaml"), env={}, overrides={
-        "worker.id": f"bench-{wal_on}", "worker.mode": "distributed",
-        "managers.urls": [manager.server.url], "managers.registries":
-            [f"tcp://127.0.0.1:{reg.port}"], "managers.poll_interval": 0.2,
-        "receivers.http_port": 0, "receivers.zmq_port": -1, "wal.enabled": wal_on,
-        "wal.durability": "os", "worker.state_dir": tempfile.mkdtemp(dir=root)})
+    cfg = load_config(
+        path=os.path.join(root, "none.yaml"),
+        env={},
+        overrides={
+            "worker.id": f"bench-{wal_on}",
+            "worker.mode": "distributed",
+            "managers.urls": [manager.server.url],
+            "managers.registries": [f"tcp://127.0.0.1:{reg.port}"],
+            "managers.poll_interval": 0.2,
+            "receivers.http_port": 0,
+            "receivers.zmq_port": -1,
+            "wal.enabled": wal_on,
+            "wal.durability": "os",
+            "worker.state_dir": tempfile.mkdtemp(dir=root),
+        },
+    )
     worker = Worker(cfg).start()
     try:
-        while not worker.status()["plans"].get(f"{TENANT}/{PLAN}", {}).get(
-                "inflow", {}).get("connected"):
+        while (
+            not worker.status()["plans"]
+            .get(f"{TENANT}/{PLAN}", {})
+            .get("inflow", {})
+            .get("connected")
+        ):
             time.sleep(0.05)
         body = json.dumps([{"timestamp": e[0], "data": e[1]} for e in batch(0)]).encode()
         per = n // 2 // 1000
         t0 = time.perf_counter()
-        clients = [threading.Thread(target=_post_loop, args=(worker.http.port, body, per))
-                   for _ in range(2)]
+        clients = [
+            threading.Thread(target=_post_loop, args=(worker.http.port, body, per))
+            for _ in range(2)
+        ]
         for c in clients:
             c.start()
         for c in clients:
@@ -133,8 +159,9 @@ def run_http(n, wal_on, reg, manager, root):
 def _post_loop(port, body, count):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     for _ in range(count):
-        conn.request("POST", f"/events/{TENANT}/{PLAN}/{STREAM}", body,
-                     {"Content-Type": "application/json"})
+        conn.request(
+            "POST", f"/events/{TENANT}/{PLAN}/{STREAM}", body, {"Content-Type": "application/json"}
+        )
         resp = conn.getresponse()
         resp.read()
         if resp.status != 200:
@@ -155,8 +182,10 @@ def main(argv=None):
         for threads in (1, 4):
             for mode in DURABILITY_MODES:
                 runs = [run_append(mode, a.events, threads) for _ in range(a.runs)]
-                print(f"append {mode:5} {threads} thread(s): median {statistics.median(runs):,.0f} "
-                      f"events/s  runs {[round(r) for r in runs]}")
+                print(
+                    f"append {mode:5} {threads} thread(s): median {statistics.median(runs):,.0f} "
+                    f"events/s  runs {[round(r) for r in runs]}"
+                )
     if a.stage in ("all", "http"):
         root = tempfile.mkdtemp(prefix="walbench-http-")
         reg = RegistryService(port=0, bind_host="127.0.0.1")
@@ -173,8 +202,10 @@ def main(argv=None):
             shutil.rmtree(root, ignore_errors=True)
         off, on = statistics.median(res[False]), statistics.median(res[True])
         print(f"http wal off: median {off:,.0f} events/s  runs {[round(r) for r in res[False]]}")
-        print(f"http wal on (os): median {on:,.0f} events/s  runs {[round(r) for r in res[True]]}"
-              f"  ratio {on / off:.2f}")
+        print(
+            f"http wal on (os): median {on:,.0f} events/s  runs {[round(r) for r in res[True]]}"
+            f"  ratio {on / off:.2f}"
+        )
 
 
 if __name__ == "__main__":

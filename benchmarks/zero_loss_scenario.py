@@ -11,6 +11,7 @@ the sink held every accepted id) and a summary; exits 1 if any run lost or dupli
 
     .venv/bin/python benchmarks/zero_loss_scenario.py --runs 20
 """
+
 import argparse
 import collections
 import json
@@ -53,31 +54,82 @@ class System:
         self.url = f"http://127.0.0.1:{self.http}"
         self.env = {**os.environ, "CEP_ADMIN_PASSWORD": "scenario-pass-1"}
         self.env.pop("CEP_TOKEN", None)
-        self._spawn("manager.log", [CEP, "manager", "--data-dir", f"{root}/manager",
-                                    "--http-port", str(self.http), "--registry-port",
-                                    str(self.registry), "--advertised-host", "127.0.0.1",
-                                    "--kill-on-exit"])
-        self._wait(lambda: urllib.request.urlopen(f"{self.url}/console/login", timeout=2), 60,
-                   "the manager")
-        token = subprocess.run([CEP, "login", "--manager", self.url, "--user", "admin",
-                                "--password-stdin", "--print-token"], input="scenario-pass-1\n",
-                               capture_output=True, text=True, env=self.env, check=True)
+        self._spawn(
+            "manager.log",
+            [
+                CEP,
+                "manager",
+                "--data-dir",
+                f"{root}/manager",
+                "--http-port",
+                str(self.http),
+                "--registry-port",
+                str(self.registry),
+                "--advertised-host",
+                "127.0.0.1",
+                "--kill-on-exit",
+            ],
+        )
+        self._wait(
+            lambda: urllib.request.urlopen(f"{self.url}/console/login", timeout=2),
+            60,
+            "the manager",
+        )
+        token = subprocess.run(
+            [
+                CEP,
+                "login",
+                "--manager",
+                self.url,
+                "--user",
+                "admin",
+                "--password-stdin",
+                "--print-token",
+            ],
+            input="scenario-pass-1\n",
+            capture_output=True,
+            text=True,
+            env=self.env,
+            check=True,
+        )
         self.env["CEP_TOKEN"] = token.stdout.strip()
         self.env["CEP_MANAGER_URL"] = self.url
         self.state = f"{root}/worker"
-        self._spawn("worker.log", [CEP, "worker", "--manager", self.url, "--registry",
-                                   f"tcp://127.0.0.1:{self.registry}", "--id", "w1",
-                                   "--advertised-host", "127.0.0.1", "--http-port",
-                                   str(self.worker_port), "--zmq-port", "-1",
-                                   "--cluster-secret-file",
-                                   f"{root}/manager/security/cluster-secret"],
-                    {"CEP_WORKER_STATE_DIR": self.state})
+        self._spawn(
+            "worker.log",
+            [
+                CEP,
+                "worker",
+                "--manager",
+                self.url,
+                "--registry",
+                f"tcp://127.0.0.1:{self.registry}",
+                "--id",
+                "w1",
+                "--advertised-host",
+                "127.0.0.1",
+                "--http-port",
+                str(self.worker_port),
+                "--zmq-port",
+                "-1",
+                "--cluster-secret-file",
+                f"{root}/manager/security/cluster-secret",
+            ],
+            {"CEP_WORKER_STATE_DIR": self.state},
+        )
         self.events = f"http://127.0.0.1:{self.worker_port}/events/-1234/HotRooms/Temps"
 
     def _spawn(self, log, argv, env=None):
         with open(os.path.join(self.root, log), "w") as out:
-            self.procs.append(subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
-                                               env={**self.env, **(env or {})}, cwd=ROOT))
+            self.procs.append(
+                subprocess.Popen(
+                    argv,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env={**self.env, **(env or {})},
+                    cwd=ROOT,
+                )
+            )
 
     @staticmethod
     def _wait(probe, timeout, what):
@@ -93,23 +145,33 @@ class System:
             time.sleep(0.5)
 
     def cep(self, *args):
-        return subprocess.run([CEP, *args], capture_output=True, text=True, env=self.env,
-                              cwd=ROOT, check=True).stdout
+        return subprocess.run(
+            [CEP, *args], capture_output=True, text=True, env=self.env, cwd=ROOT, check=True
+        ).stdout
 
     def deploy(self, sink_name):
         plan = os.path.join(self.root, "HotRooms.siddhiql")
         with open(plan, "w") as fh:
             fh.write(PLAN.format(path=sink_name))
-        shown = subprocess.run([CEP, "plan", "show", "HotRooms"], capture_output=True,
-                               env=self.env, cwd=ROOT)
-        self.cep("plan", "edit" if shown.returncode == 0 else "add",
-                 *(["HotRooms"] if shown.returncode == 0 else []), plan)
+        shown = subprocess.run(
+            [CEP, "plan", "show", "HotRooms"], capture_output=True, env=self.env, cwd=ROOT
+        )
+        self.cep(
+            "plan",
+            "edit" if shown.returncode == 0 else "add",
+            *(["HotRooms"] if shown.returncode == 0 else []),
+            plan,
+        )
 
         def active():
             st = json.loads(self.cep("plan", "status", "HotRooms", "--json"))
             inflow = st.get("inflow") or {}
-            return (st.get("state") == "ACTIVE" and st["outflow"].get("connected", 0) >= 1
-                    and any(w.get("connected") for w in inflow.values()))
+            return (
+                st.get("state") == "ACTIVE"
+                and st["outflow"].get("connected", 0) >= 1
+                and any(w.get("connected") for w in inflow.values())
+            )
+
         self._wait(active, 300, "the plan")
 
     def sink_file(self, name):
@@ -127,8 +189,11 @@ class System:
 
 def daemon_children():
     """pyspark.daemon children (the Python workers that run the tasks), in pid order."""
-    daemons = [p for p in psutil.process_iter(["cmdline"])
-               if "pyspark.daemon" in " ".join(p.info["cmdline"] or [])]
+    daemons = [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if "pyspark.daemon" in " ".join(p.info["cmdline"] or [])
+    ]
     pids = {p.pid for p in daemons}
     return sorted(p.pid for p in daemons if p.ppid() in pids)
 
@@ -162,8 +227,11 @@ def one_run(system, run, args, first_id):
     while time.monotonic() - start < args.duration:
         ids = list(range(next_id, next_id + args.batch))
         next_id += args.batch
-        req = urllib.request.Request(system.events, json.dumps([[i, 1.0] for i in ids]).encode(),
-                                     {"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            system.events,
+            json.dumps([[i, 1.0] for i in ids]).encode(),
+            {"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(req, timeout=10) as resp:
                 if json.loads(resp.read()).get("accepted") == len(ids):
@@ -186,10 +254,16 @@ def one_run(system, run, args, first_id):
     got = collections.Counter(ids)
     lost = len(want - set(got))
     dups = sum(c - 1 for c in got.values() if c > 1)
-    return {"run": run, "accepted": len(accepted), "distinct": len(got), "lost": lost,
-            "duplicates": dups, "extra": len(set(got) - want), "killed_pid": killed.get("pid"),
-            "sink_complete_after_send_end_s": None if complete is None
-            else round(complete - ended, 1)}, next_id
+    return {
+        "run": run,
+        "accepted": len(accepted),
+        "distinct": len(got),
+        "lost": lost,
+        "duplicates": dups,
+        "extra": len(set(got) - want),
+        "killed_pid": killed.get("pid"),
+        "sink_complete_after_send_end_s": None if complete is None else round(complete - ended, 1),
+    }, next_id
 
 
 def main(argv=None):
@@ -199,12 +273,15 @@ def main(argv=None):
     ap.add_argument("--kill-at", type=float, default=20.0)
     ap.add_argument("--batch", type=int, default=100)
     ap.add_argument("--every", type=float, default=0.05)
-    ap.add_argument("--settle", type=float, default=10.0,
-                    help="seconds without growth after which the sink counts as done")
+    ap.add_argument(
+        "--settle",
+        type=float,
+        default=10.0,
+        help="seconds without growth after which the sink counts as done",
+    )
     args = ap.parse_args(argv)
     root = tempfile.mkdtemp(prefix="zero-loss-")
-    subprocess.run([CEP, "topology", "cluster", "start"], cwd=ROOT, check=True,
-                   capture_output=True)
+    subprocess.run([CEP, "topology", "cluster", "start"], cwd=ROOT, check=True, capture_output=True)
     system = System(root)
     results, next_id = [], 0
     try:
@@ -215,13 +292,18 @@ def main(argv=None):
     finally:
         system.close()
     bad = [r for r in results if r["lost"] or r["duplicates"] or r["extra"]]
-    took = sorted(r["sink_complete_after_send_end_s"] for r in results
-                  if r["sink_complete_after_send_end_s"] is not None)
-    print(f"{len(results) - len(bad)} of {len(results)} runs lost nothing and wrote nothing "
-          f"twice; {sum(r['accepted'] for r in results)} events accepted in all; every "
-          f"accepted id at the sink a median {took[len(took) // 2] if took else '?'} s after "
-          f"the sending ended (logs in {root}; the topology's driver.log names each task "
-          f"killed)")
+    took = sorted(
+        r["sink_complete_after_send_end_s"]
+        for r in results
+        if r["sink_complete_after_send_end_s"] is not None
+    )
+    print(
+        f"{len(results) - len(bad)} of {len(results)} runs lost nothing and wrote nothing "
+        f"twice; {sum(r['accepted'] for r in results)} events accepted in all; every "
+        f"accepted id at the sink a median {took[len(took) // 2] if took else '?'} s after "
+        f"the sending ended (logs in {root}; the topology's driver.log names each task "
+        f"killed)"
+    )
     return 1 if bad else 0
 
 

@@ -21,6 +21,8 @@ cd "$ROOT"
 # Lint and type checks first (a second or two; CEP_LINT=0 skips them): CI fails on either.
 if [ "${CEP_LINT:-1}" != 0 ]; then
     "$VENV/bin/ruff" check . || { echo "[test] ruff found problems (see above)" >&2; exit 1; }
+    "$VENV/bin/ruff" format --check . \
+        || { echo "[test] ruff format would change the files above (run: .venv/bin/ruff format .)" >&2; exit 1; }
     "$VENV/bin/mypy" || { echo "[test] mypy found type errors (see above)" >&2; exit 1; }
     # the documentation site (var/site/, served by the manager at /docs/): --strict fails on a
     # broken link or anchor

@@ -17,6 +17,7 @@ per-lane counter kept in the checkpoint with the engine. Replayed input thus giv
 result the identity it had the first time, however the batches were cut. Output of the
 engine's timer thread leaves on the lane `timer|<component>:<index>`.
 """
+
 import gc
 import logging
 import threading
@@ -38,8 +39,13 @@ def group_plan_text(cfg):
         if sid not in seen:
             seen.add(sid)
             defs.append(text)
-    parts = [header, cfg.get("table_definitions") or "", *defs,
-             cfg.get("window_definitions") or "", cfg["queries"]]
+    parts = [
+        header,
+        cfg.get("table_definitions") or "",
+        *defs,
+        cfg.get("window_definitions") or "",
+        cfg["queries"],
+    ]
     return "\n".join(p for p in parts if p.strip()) + "\n"
 
 
@@ -54,13 +60,16 @@ class SiddhiBolt(Bolt):
         super().prepare(context, collector)
         import cep
         from cep.engine.runtime import ExecutionPlanRuntime
+
         self.label = f"[{self.config['tenant']}:{self.config['plan']}:{context.component_id}]"
         self.text = group_plan_text(self.config)
         if self.config.get("datasources"):  # database tables resolve as on the manager
             from cep.policy.datasources import use_config
+
             use_config(self.config["datasources"])
         if self.config.get("scripts"):  # the manager's scripts.* settings (script functions)
             from cep.engine import scripts
+
             scripts.configure(**self.config["scripts"])
         self.runtime = ExecutionPlanRuntime(cep.compile(self.text))
         for table in self.runtime.tables.values():  # limits.table_rows (cep/policy/settings.py)
@@ -85,6 +94,7 @@ class SiddhiBolt(Bolt):
                 return
             with self._lock:
                 self._out.append((sid, rows))
+
         return callback
 
     def execute(self, batch):
@@ -110,7 +120,7 @@ class SiddhiBolt(Bolt):
         try:
             for key, _, n in batch.lineage:
                 self._run_out = []
-                handler.send_batch([(r[0], r[1:]) for r in rows[at:at + n]])
+                handler.send_batch([(r[0], r[1:]) for r in rows[at : at + n]])
                 at += n
                 self._number(self._lane(key), self._run_out, out)
         finally:
@@ -150,8 +160,11 @@ class SiddhiBolt(Bolt):
         clock) and the output its timers produced that is not emitted yet."""
         with self._lock:
             pending = list(self._out)
-        return {"engine": self.runtime.snapshot(), "pending": pending,
-                "seqs": [[lane, sid, seq] for (lane, sid), seq in self.seqs.items()]}
+        return {
+            "engine": self.runtime.snapshot(),
+            "pending": pending,
+            "seqs": [[lane, sid, seq] for (lane, sid), seq in self.seqs.items()],
+        }
 
     def restore_state(self, state):
         """Back to a checkpoint after a failure (same plan: same query text)."""

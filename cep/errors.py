@@ -2,6 +2,7 @@
 
 Compile errors carry the span of the offending text (line and column of its start and end) and
 render a caret snippet, as Siddhi's editor users expect."""
+
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:

@@ -30,6 +30,7 @@ positioned errors, and `cep extensions` lists them. A namespace of Siddhi's stan
 extensions (str, math, time, ...) cannot be taken. Topologies ship an installed plug-in's
 distribution to the Spark executors with the rest of the environment.
 """
+
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, TypeVar, Union
 
@@ -86,6 +87,7 @@ def _arity(args: Union[int, Tuple[int, Optional[int]]]) -> Tuple[int, Optional[i
 @dataclass
 class Extension:
     """A namespace of user-defined functions, aggregators, windows and stream processors."""
+
     namespace: str
     description: str = ""
     functions: Dict[str, Dict[str, Any]] = field(default_factory=dict)
@@ -93,46 +95,70 @@ class Extension:
     windows: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     stream_processors: Dict[str, type] = field(default_factory=dict)
 
-    def function(self, name: str, returns: Union[str, AttrType, TypeRule],
-                 args: Union[int, Tuple[int, Optional[int]]] = (0, None), pure: bool = True,
-                 doc: str = "") -> Callable[[F], F]:
+    def function(
+        self,
+        name: str,
+        returns: Union[str, AttrType, TypeRule],
+        args: Union[int, Tuple[int, Optional[int]]] = (0, None),
+        pure: bool = True,
+        doc: str = "",
+    ) -> Callable[[F], F]:
         """Register `fn(*values)` as `namespace:name(...)`. `returns` is a type name, an
         AttrType or a rule `(arg types, call) -> AttrType` that may reject the arguments
         with `cep.plugin.reject(call, message, index)`; `args` an arity or (min, max)."""
         low, high = _arity(args)
 
         def register(fn: F) -> F:
-            self.functions[name] = {"fn": fn, "rule": _type_rule(returns, name), "min": low,
-                                    "max": high, "pure": pure, "doc": doc or fn.__doc__ or ""}
+            self.functions[name] = {
+                "fn": fn,
+                "rule": _type_rule(returns, name),
+                "min": low,
+                "max": high,
+                "pure": pure,
+                "doc": doc or fn.__doc__ or "",
+            }
             return fn
+
         return register
 
-    def aggregator(self, name: str, returns: Union[str, AttrType, TypeRule],
-                   doc: str = "") -> Callable[[C], C]:
+    def aggregator(
+        self, name: str, returns: Union[str, AttrType, TypeRule], doc: str = ""
+    ) -> Callable[[C], C]:
         """Register an `Aggregator` subclass as `namespace:name(value)` (one argument)."""
+
         def register(cls: C) -> C:
-            self.aggregators[name] = {"cls": cls, "rule": _type_rule(returns, name),
-                                      "doc": doc or cls.__doc__ or ""}
+            self.aggregators[name] = {
+                "cls": cls,
+                "rule": _type_rule(returns, name),
+                "doc": doc or cls.__doc__ or "",
+            }
             return cls
+
         return register
 
-    def window(self, name: str, params: Sequence[Param] = (),
-               doc: str = "") -> Callable[[C], C]:
+    def window(self, name: str, params: Sequence[Param] = (), doc: str = "") -> Callable[[C], C]:
         """Register a `Window` (WindowProcessor) subclass as `#window.namespace:name(...)`;
         `params` are `Param`s the compiler checks the call against."""
+
         def register(cls: C) -> C:
-            self.windows[name] = {"cls": cls, "params": tuple(params),
-                                  "doc": doc or cls.__doc__ or ""}
+            self.windows[name] = {
+                "cls": cls,
+                "params": tuple(params),
+                "doc": doc or cls.__doc__ or "",
+            }
             return cls
+
         return register
 
     def stream_processor(self, name: str) -> Callable[[C], C]:
         """Register a `StreamProcessor` subclass as `#namespace:name(...)`: it gives
         `signature(args, types, call)` (the attributes it appends), `parse(params)` and
         `process(batch)`."""
+
         def register(cls: C) -> C:
             self.stream_processors[name] = cls
             return cls
+
         return register
 
 
@@ -141,5 +167,15 @@ def reject(call: Any, message: str, index: Optional[int] = None) -> None:
     fail(call, message, index)
 
 
-__all__ = ["Aggregator", "Extension", "GROUP", "Param", "StreamProcessor",
-           "StreamProcessorParams", "Window", "WindowParameters", "reject", "AttrType"]
+__all__ = [
+    "Aggregator",
+    "Extension",
+    "GROUP",
+    "Param",
+    "StreamProcessor",
+    "StreamProcessorParams",
+    "Window",
+    "WindowParameters",
+    "reject",
+    "AttrType",
+]

@@ -1,5 +1,6 @@
 """An asyncio event loop on a thread of its own, for connectors whose client library is
 asyncio-only (nats-py, websockets): the worker's threads call `run(coro, timeout)`."""
+
 import asyncio
 import concurrent.futures
 import threading

@@ -1,5 +1,6 @@
 """Build a connector's source (a BrokerPump) or sink from its plan options, under the host
 policy's named connections; the one place receivers/sources.py and publishers/sinks.py ask."""
+
 import importlib
 
 from cep.policy import PolicyViolation
@@ -47,14 +48,17 @@ def _cls(kind, index):
     return getattr(importlib.import_module(module), names[index])
 
 
-def build_source(kind, options, router, key, connections=None, state_dir=None,
-                 mapper=None) -> BrokerPump:
+def build_source(
+    kind, options, router, key, connections=None, state_dir=None, mapper=None
+) -> BrokerPump:
     """A BrokerPump (start/stop/describe) of `@source(type=kind)` on stream `key`; `mapper`
     is its `@map` (a cep.mapping InputMapper, None: this system's JSON)."""
     where = f"@source(type='{kind}') on {key}"
     url = resolve_url("source", kind, options, connections, where)
-    what = next((options[k] for k in ("stream", "subject", "topic", "destination")
-                 if options.get(k)), "position")
+    what = next(
+        (options[k] for k in ("stream", "subject", "topic", "destination") if options.get(k)),
+        "position",
+    )
     position = PositionFile.for_source(state_dir, key, f"{kind}-{what}")
     try:
         source = _cls(kind, 0)(key, options, url, position)

@@ -6,6 +6,7 @@ The operator lists them in `connections.brokers` (manager.yaml and worker.yaml),
 `mail=smtp://relay:25`, `feed=wss://feeds.example.com/prices`. A plan names one with
 `connection='name'`; the URL and its secret never appear in the plan. Without a policy
 (library use, tests) a connector may give `url=` itself."""
+
 from urllib.parse import unquote, urlsplit
 
 from cep.policy.exceptions import PolicyViolation
@@ -17,8 +18,9 @@ def broker_connections(entries) -> dict:
     for entry in entries or ():
         name, sep, url = str(entry).partition("=")
         if not sep or not name.strip() or "://" not in url:
-            raise PolicyViolation(f"connections.brokers entry {_shown(str(entry))!r} must be "
-                                  f"name=scheme://host:port")
+            raise PolicyViolation(
+                f"connections.brokers entry {_shown(str(entry))!r} must be name=scheme://host:port"
+            )
         out[name.strip()] = url.strip()
     return out
 
@@ -31,31 +33,37 @@ def connection_url(kind: str, schemes: tuple, options: dict, connections) -> str
     if connections is None:
         url = options.get("url")
         if name is not None and url is None:
-            raise PolicyViolation(f"connection={name!r} needs the worker's connections "
-                                  f"(connections.brokers)")
+            raise PolicyViolation(
+                f"connection={name!r} needs the worker's connections (connections.brokers)"
+            )
         if not url:
-            raise PolicyViolation(f"a {kind} connector needs connection='name' "
-                                  f"(connections.brokers)")
+            raise PolicyViolation(
+                f"a {kind} connector needs connection='name' (connections.brokers)"
+            )
         return _check_scheme(kind, schemes, str(url))
     if name is None:
         if options.get("url") is not None:
-            raise PolicyViolation(f"a {kind} connector may not give url=...: it must name a "
-                                  f"configured connection with connection='name' "
-                                  f"(connections.brokers); other servers are refused")
-        raise PolicyViolation(f"a {kind} connector needs connection='name' "
-                              f"(connections.brokers)")
+            raise PolicyViolation(
+                f"a {kind} connector may not give url=...: it must name a "
+                f"configured connection with connection='name' "
+                f"(connections.brokers); other servers are refused"
+            )
+        raise PolicyViolation(f"a {kind} connector needs connection='name' (connections.brokers)")
     if name not in connections:
         known = ", ".join(sorted(connections)) or "none are configured"
-        raise PolicyViolation(f"connection={name!r} is not a configured broker connection "
-                              f"(connections.brokers: {known})")
+        raise PolicyViolation(
+            f"connection={name!r} is not a configured broker connection "
+            f"(connections.brokers: {known})"
+        )
     return _check_scheme(kind, schemes, connections[name])
 
 
 def _check_scheme(kind, schemes, url):
     scheme = url.split("://", 1)[0].lower()
     if scheme not in schemes:
-        raise PolicyViolation(f"a {kind} connector needs a {' or '.join(schemes)}:// "
-                              f"connection, not {scheme}://")
+        raise PolicyViolation(
+            f"a {kind} connector needs a {' or '.join(schemes)}:// connection, not {scheme}://"
+        )
     return url
 
 

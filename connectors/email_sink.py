@@ -3,6 +3,7 @@ connection names (`smtp://[user:password@]host:port`, or `smtps://` for TLS from
 `starttls='true'` upgrades a plain connection). `to` (comma-separated), `from` and `subject`
 (`{stream}` is replaced by the stream id); the body is the event as JSON. A batch is written
 over one SMTP session."""
+
 import smtplib
 from email.message import EmailMessage
 
@@ -15,6 +16,7 @@ from publishers.exceptions import SinkWriteError
 
 class EmailSink(Sink):
     """`@sink(type='email', connection='mail', to='ops@example.com', subject='{stream}')`."""
+
     type = "email"
 
     def __init__(self, stream, options, url):
@@ -50,8 +52,9 @@ class EmailSink(Sink):
                     session.send_message(msg)
                     self.written += 1
         except (smtplib.SMTPException, OSError) as exc:
-            raise SinkWriteError(f"email sink {shown(self.url)}: {type(exc).__name__}: "
-                                 f"{exc}") from None
+            raise SinkWriteError(
+                f"email sink {shown(self.url)}: {type(exc).__name__}: {exc}"
+            ) from None
 
     def describe(self):
         return {**super().describe(), "url": shown(self.url), "to": self.to}

@@ -15,6 +15,7 @@ record of the batch was acknowledged by the broker.
 
 The tests run librdkafka's built-in mock cluster (`test.mock.num.brokers`), not a Kafka
 broker: no Kafka broker runs on these machines."""
+
 import logging
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
@@ -33,16 +34,22 @@ def client_config(url: str) -> dict:
     """librdkafka settings of a kafka://[user:password@]host:port[,host:port] connection
     (with a user: SASL PLAIN)."""
     _, hosts, user, password, _ = parts(url)
-    config = {"bootstrap.servers": ",".join(f"{h}:{p or 9092}" for h, p in hosts),
-              "log_level": 4}
+    config = {"bootstrap.servers": ",".join(f"{h}:{p or 9092}" for h, p in hosts), "log_level": 4}
     if user:
-        config.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
-                       "sasl.username": user, "sasl.password": password or ""})
+        config.update(
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanisms": "PLAIN",
+                "sasl.username": user,
+                "sasl.password": password or "",
+            }
+        )
     return config
 
 
 class KafkaSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
+
     type = "kafka"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
     decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
@@ -61,14 +68,19 @@ class KafkaSource:
         self.skipped = 0
 
     def open(self):
-        self.consumer = Consumer({**client_config(self.url), "group.id": self.group,
-                                  "enable.auto.commit": False,
-                                  "auto.offset.reset": "earliest",
-                                  # fetch ahead up to 1M messages (64 MB, librdkafka's
-                                  # queued.max.messages.kbytes, bounds the memory): past
-                                  # 100,000 (the default) librdkafka pauses fetching for a
-                                  # second while a fast source drains its queue
-                                  "queued.min.messages": 1_000_000})
+        self.consumer = Consumer(
+            {
+                **client_config(self.url),
+                "group.id": self.group,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                # fetch ahead up to 1M messages (64 MB, librdkafka's
+                # queued.max.messages.kbytes, bounds the memory): past
+                # 100,000 (the default) librdkafka pauses fetching for a
+                # second while a fast source drains its queue
+                "queued.min.messages": 1_000_000,
+            }
+        )
         self.consumer.subscribe([self.topic], on_assign=self._on_assign)
 
     def _on_assign(self, consumer, partitions):
@@ -97,8 +109,10 @@ class KafkaSource:
                 continue
             kept.append(m)
         events, pairs, bad = decode_batch(
-            self, [m.value() or b"" for m in kept],
-            lambda i: f"partition {kept[i].partition()} offset {kept[i].offset()}")
+            self,
+            [m.value() or b"" for m in kept],
+            lambda i: f"partition {kept[i].partition()} offset {kept[i].offset()}",
+        )
         return Fetched(events, errors + bad, ends, pairs)
 
     def ack(self, token):
@@ -107,20 +121,28 @@ class KafkaSource:
         for partition, end in token.items():
             self.offsets[str(partition)] = max(end, self.offsets.get(str(partition), 0))
         self.position.save(self.offsets)
-        self.consumer.commit(offsets=[TopicPartition(self.topic, p, o) for p, o in token.items()],
-                             asynchronous=True)
+        self.consumer.commit(
+            offsets=[TopicPartition(self.topic, p, o) for p, o in token.items()], asynchronous=True
+        )
 
     def close(self):
         if self.consumer is not None:
             self.consumer.close()
 
     def describe(self):
-        return {"type": "kafka", "url": shown(self.url), "topic": self.topic,
-                "group_id": self.group, "offsets": dict(self.offsets), "skipped": self.skipped}
+        return {
+            "type": "kafka",
+            "url": shown(self.url),
+            "topic": self.topic,
+            "group_id": self.group,
+            "offsets": dict(self.offsets),
+            "skipped": self.skipped,
+        }
 
 
 class KafkaSink(Sink):
     """`@sink(type='kafka', connection='bus', topic='alerts', key='symbol')`."""
+
     type = "kafka"
 
     def __init__(self, stream, options, url, attributes=None):
@@ -128,20 +150,29 @@ class KafkaSink(Sink):
         where = f"@sink(type='kafka') on stream {stream}"
         self.url = url
         self.topic = required(self.options, "topic", where)
-        self.key_index = integer(self.options, "key", -1, where, -1) \
-            if str(self.options.get("key", "-1")).lstrip("-").isdigit() else None
+        self.key_index = (
+            integer(self.options, "key", -1, where, -1)
+            if str(self.options.get("key", "-1")).lstrip("-").isdigit()
+            else None
+        )
         self.timeout = number(self.options, "timeout", 10.0, where)
         self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
         acks = str(self.options.get("acks", "all"))
-        self.producer = Producer({**client_config(url), "acks": acks,
-                                  "enable.idempotence": acks == "all",
-                                  "linger.ms": 5, "batch.num.messages": 10000,
-                                  # a record not acknowledged within `timeout` fails (and
-                                  # is reported) instead of waiting in librdkafka's queue
-                                  "message.timeout.ms": max(1, int(self.timeout * 1000)),
-                                  # the callback runs for failed records only
-                                  "delivery.report.only.error": True,
-                                  "on_delivery": self._delivered})
+        self.producer = Producer(
+            {
+                **client_config(url),
+                "acks": acks,
+                "enable.idempotence": acks == "all",
+                "linger.ms": 5,
+                "batch.num.messages": 10000,
+                # a record not acknowledged within `timeout` fails (and
+                # is reported) instead of waiting in librdkafka's queue
+                "message.timeout.ms": max(1, int(self.timeout * 1000)),
+                # the callback runs for failed records only
+                "delivery.report.only.error": True,
+                "on_delivery": self._delivered,
+            }
+        )
         self._failed = []
 
     def _delivered(self, err, msg):
@@ -170,10 +201,12 @@ class KafkaSink(Sink):
         # every record is delivered or failed (and reported) by its message timeout
         left = self.producer.flush(self.timeout + 5)
         if left or self._failed:
-            raise SinkWriteError(f"kafka sink {shown(self.url)} topic {self.topic}: "
-                                 f"{left} records not delivered within {self.timeout} s, "
-                                 f"{len(self._failed)} failed"
-                                 f"{': ' + self._failed[0] if self._failed else ''}")
+            raise SinkWriteError(
+                f"kafka sink {shown(self.url)} topic {self.topic}: "
+                f"{left} records not delivered within {self.timeout} s, "
+                f"{len(self._failed)} failed"
+                f"{': ' + self._failed[0] if self._failed else ''}"
+            )
         self.written += len(events)
 
     def _produce_when_room(self, payload, key):

@@ -8,6 +8,7 @@ JSON array of such events (what the source side reads back as one batch).
 msgspec decodes and encodes (about ten times Python's json here); the events of the common
 shape (`{"timestamp": t, "data": [...]}`, no other stream named) go to the router as
 `[ts, row]` pairs, the validator's fast path."""
+
 from typing import Optional, Union
 
 import msgspec
@@ -23,6 +24,7 @@ _encode = msgspec.json.Encoder().encode
 class _Event(msgspec.Struct, forbid_unknown_fields=True):
     """The common shape `{"timestamp": int, "data": [...]}` (with `stream` at most), decoded
     without building a dict: what to_pairs accepts."""
+
     timestamp: int
     data: list
     stream: Optional[str] = None
@@ -60,6 +62,7 @@ def json_batch_decoder(stream: str):
     events come as `[ts, row]` pairs (`pairs` True, the validator's fast path), decoded in one
     loop without a dict per event; otherwise as JSON events (`pairs` False), each message as
     decode_payload reads it. `bad` holds (message index, reason) of messages left out."""
+
     def decode(payloads):
         pairs = []
         append = pairs.append
@@ -80,6 +83,7 @@ def json_batch_decoder(stream: str):
         except Exception:  # noqa: BLE001 - another shape, or a bad message: message by message
             return _decode_each(payloads)
         return pairs, True, []
+
     return decode
 
 
@@ -99,18 +103,22 @@ def _decode_each(payloads):
 def mapped_batch_decoder(mapper):
     """The batch decode of a source with a `@map` (a cep.mapping InputMapper): one mapper
     call per batch; `(ts, row)` pairs and (message index, reason) of what it could not read."""
+
     def decode(payloads):
         decoded = mapper.decode(payloads)
         return decoded.pairs, True, list(decoded.errors)
+
     return decode
 
 
 def mapped_decoder(mapper):
     """A source's decode with a `@map` (cep.mapping InputMapper): one message in, its
     `(ts, row)` pairs and the reasons for what the map could not read out."""
+
     def decode(payload):
         decoded = mapper.decode([payload])
         return decoded.pairs, [reason for _, reason in decoded.errors]
+
     return decode
 
 
@@ -132,8 +140,12 @@ def to_pairs(events: list, stream: str):
         if type(e) is not dict or len(e) > 3:
             return None
         ts, data = e.get("timestamp"), e.get("data")
-        if type(ts) is not int or type(data) is not list or e.get("stream", stream) != stream \
-                or len(e) != 2 + ("stream" in e):
+        if (
+            type(ts) is not int
+            or type(data) is not list
+            or e.get("stream", stream) != stream
+            or len(e) != 2 + ("stream" in e)
+        ):
             return None
         pairs.append([ts, data])
     return pairs
@@ -145,13 +157,16 @@ def encode_events(stream: str, events, per_message: int = 1) -> list:
     if per_message <= 1:
         head = b'{"stream":' + _encode(stream) + b',"timestamp":'
         try:
-            return [b'%s%d,"data":%s}' % (head, ts, _encode(row if type(row) is list
-                                                              else list(row)))
-                    if type(ts) is int else encode_event(stream, ts, row) for ts, row in events]
+            return [
+                b'%s%d,"data":%s}' % (head, ts, _encode(row if type(row) is list else list(row)))
+                if type(ts) is int
+                else encode_event(stream, ts, row)
+                for ts, row in events
+            ]
         except TypeError:  # a value msgspec cannot write: the error names it
             return [encode_event(stream, ts, row) for ts, row in events]
     items = [{"stream": stream, "timestamp": ts, "data": list(row)} for ts, row in events]
-    return [_encode(items[i:i + per_message]) for i in range(0, len(items), per_message)]
+    return [_encode(items[i : i + per_message]) for i in range(0, len(items), per_message)]
 
 
 def encode_event(stream: str, ts, row) -> bytes:

@@ -13,6 +13,7 @@ Sink: each event is a message on `topic` at `qos` (default 1), `retain` optional
 written when the broker confirmed every message of it (QoS 1 and 2). At QoS 0 a batch is one
 socket write of its PUBLISH packets (connectors/mqtt_wire.py); a broken connection is a
 write error and the next batch connects again."""
+
 import collections
 import logging
 import threading
@@ -22,8 +23,14 @@ import paho.mqtt.client as mqtt
 
 from connectors.connections import parts, shown
 from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
-from connectors.mqtt_wire import DISCONNECT_PACKET, SUBACK, open_connection, \
-    parse_publishes, publish_packets, subscribe_packet
+from connectors.mqtt_wire import (
+    DISCONNECT_PACKET,
+    SUBACK,
+    open_connection,
+    parse_publishes,
+    publish_packets,
+    subscribe_packet,
+)
 from connectors.options import alias, flag, integer, number, required
 from connectors.pump import Fetched, decode_batch
 from connectors.wire_reader import WireReader, take, topic_of
@@ -35,8 +42,12 @@ log = logging.getLogger(__name__)
 
 def _client(url, client_id, clean, manual_ack=False):
     scheme, hosts, user, password, _ = parts(url)
-    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
-                         clean_session=clean, manual_ack=manual_ack)
+    client = mqtt.Client(
+        mqtt.CallbackAPIVersion.VERSION2,
+        client_id=client_id,
+        clean_session=clean,
+        manual_ack=manual_ack,
+    )
     if user:
         client.username_pw_set(user, password)
     if scheme == "mqtts":
@@ -53,6 +64,7 @@ def _safe_id(text):
 
 class MqttSource(WireReader):
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
+
     type = "mqtt"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
     decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
@@ -63,8 +75,9 @@ class MqttSource(WireReader):
         options = alias(options, "qos", "quality.of.service")
         self.topic = required(options, "topic", where)
         self.qos = integer(options, "qos", 1, where, 0, 2)
-        self.client_id = _safe_id(str(options.get("client.id")
-                                      or f"cep-{key.tenant}-{key.plan}-{key.stream}"))
+        self.client_id = _safe_id(
+            str(options.get("client.id") or f"cep-{key.tenant}-{key.plan}-{key.stream}")
+        )
         self.clean = flag(options, "clean.session", self.qos == 0, where)
         self.batch = integer(options, "batch.size", 1000, where, 1, 100000)
         self._queue = collections.deque()
@@ -77,8 +90,9 @@ class MqttSource(WireReader):
         if self.qos == 0:  # nothing to acknowledge: read PUBLISH packets off the socket
             self._open_raw()
             return
-        self.client, host, port = _client(self.url, self.client_id, self.clean,
-                                          manual_ack=self.qos > 0)
+        self.client, host, port = _client(
+            self.url, self.client_id, self.clean, manual_ack=self.qos > 0
+        )
         self.client.on_connect = self._on_connect
         self.client.on_message = lambda c, u, msg: self._queue.append(msg)
         self.client.connect(host, port, keepalive=30)
@@ -99,9 +113,12 @@ class MqttSource(WireReader):
     def _open_raw(self):
         self._stop = threading.Event()
         self._sock, _ = self._connect_raw()
-        self._reader = threading.Thread(target=self._read_loop, daemon=True,
-                                        args=("mqtt", b"", self._parse, self._control),
-                                        name=f"mqtt source {self.key}")
+        self._reader = threading.Thread(
+            target=self._read_loop,
+            daemon=True,
+            args=("mqtt", b"", self._parse, self._control),
+            name=f"mqtt source {self.key}",
+        )
         self._reader.start()
         if not self._ready.wait(15):
             self.close()
@@ -110,9 +127,15 @@ class MqttSource(WireReader):
     def _connect_raw(self):
         scheme, hosts, user, password, _ = parts(self.url)
         host, port = hosts[0]
-        sock = open_connection(host, port or (8883 if scheme == "mqtts" else 1883),
-                               scheme == "mqtts", self.client_id, user, password,
-                               clean=self.clean)
+        sock = open_connection(
+            host,
+            port or (8883 if scheme == "mqtts" else 1883),
+            scheme == "mqtts",
+            self.client_id,
+            user,
+            password,
+            clean=self.clean,
+        )
         sock.sendall(subscribe_packet(self.topic))
         sock.settimeout(1.0)
         self.connects += 1
@@ -126,16 +149,19 @@ class MqttSource(WireReader):
         for kind, body in frames:
             if kind == SUBACK:
                 if body[2:3] == b"\x80":
-                    log.error("mqtt source %s: the broker refused the subscription to "
-                              "%r", self.key, self.topic)
+                    log.error(
+                        "mqtt source %s: the broker refused the subscription to %r",
+                        self.key,
+                        self.topic,
+                    )
                 else:
                     self._ready.set()
 
     def _fetch_raw(self, timeout):
         payloads, runs = take(self._queue, self.batch)
         events, pairs, bad = decode_batch(
-            self, payloads,
-            lambda i: f"topic {topic_of(runs, i).decode('utf-8', 'replace')}")
+            self, payloads, lambda i: f"topic {topic_of(runs, i).decode('utf-8', 'replace')}"
+        )
         return Fetched(events, bad, None, pairs)
 
     def fetch(self, timeout):
@@ -153,8 +179,9 @@ class MqttSource(WireReader):
         for _ in range(min(len(queue), self.batch)):  # everything there, up to batch.size
             msgs.append(queue.popleft())
         acks = [(m.mid, m.qos) for m in msgs if m.qos > 0]
-        events, pairs, bad = decode_batch(self, [m.payload for m in msgs],
-                                          lambda i: f"topic {msgs[i].topic}")
+        events, pairs, bad = decode_batch(
+            self, [m.payload for m in msgs], lambda i: f"topic {msgs[i].topic}"
+        )
         return Fetched(events, bad, acks, pairs)
 
     def ack(self, token):
@@ -179,28 +206,37 @@ class MqttSource(WireReader):
             self.client.loop_stop()
 
     def describe(self):
-        return {"type": "mqtt", "url": shown(self.url), "topic": self.topic, "qos": self.qos,
-                "client_id": self.client_id, "clean_session": self.clean,
-                "connects": self.connects}
+        return {
+            "type": "mqtt",
+            "url": shown(self.url),
+            "topic": self.topic,
+            "qos": self.qos,
+            "client_id": self.client_id,
+            "clean_session": self.clean,
+            "connects": self.connects,
+        }
 
 
 class MqttSink(Sink):
     """`@sink(type='mqtt', connection='plant', topic='alerts', qos='1')`."""
+
     type = "mqtt"
 
     def __init__(self, stream, options, url):
         super().__init__(stream, options)
         where = f"@sink(type='mqtt') on stream {stream}"
         self.url = url
-        self.options = alias(alias(self.options, "qos", "quality.of.service"), "retain",
-                             "message.retain")
+        self.options = alias(
+            alias(self.options, "qos", "quality.of.service"), "retain", "message.retain"
+        )
         self.topic = required(self.options, "topic", where)
         self.qos = integer(self.options, "qos", 1, where, 0, 2)
         self.retain = flag(self.options, "retain", False, where)
         self.timeout = number(self.options, "timeout", 10.0, where)
         self.per_message = integer(self.options, "batch.events", 1, where, 1, 100000)
-        self.client_id = _safe_id(str(self.options.get("client.id")
-                                      or f"cep-sink-{stream}-{id(self)}"))
+        self.client_id = _safe_id(
+            str(self.options.get("client.id") or f"cep-sink-{stream}-{id(self)}")
+        )
         self.client = self._sock = None
         if self.qos == 0:  # nothing to confirm: PUBLISH packets written straight to a socket
             self._sock = self._connect_raw()
@@ -212,14 +248,21 @@ class MqttSink(Sink):
     def _connect_raw(self):
         scheme, hosts, user, password, _ = parts(self.url)
         host, port = hosts[0]
-        sock = open_connection(host, port or (8883 if scheme == "mqtts" else 1883),
-                               scheme == "mqtts", self.client_id, user, password,
-                               timeout=self.timeout)
+        sock = open_connection(
+            host,
+            port or (8883 if scheme == "mqtts" else 1883),
+            scheme == "mqtts",
+            self.client_id,
+            user,
+            password,
+            timeout=self.timeout,
+        )
         return sock
 
     def _write_raw(self, events):
-        data = publish_packets(self.topic, sink_payloads(self, events, self.per_message),
-                               self.retain)
+        data = publish_packets(
+            self.topic, sink_payloads(self, events, self.per_message), self.retain
+        )
         try:
             if self._sock is None:
                 self._sock = self._connect_raw()
@@ -228,26 +271,30 @@ class MqttSink(Sink):
             if self._sock is not None:
                 self._sock.close()
             self._sock = None
-            raise SinkWriteError(f"mqtt sink {shown(self.url)} topic {self.topic}: "
-                                 f"{exc}") from None
+            raise SinkWriteError(f"mqtt sink {shown(self.url)} topic {self.topic}: {exc}") from None
         self.written += len(events)
 
     def write_batch(self, events):
         if self.qos == 0:
             self._write_raw(events)
             return
-        infos = [self.client.publish(self.topic, payload, qos=self.qos, retain=self.retain)
-                 for payload in sink_payloads(self, events, self.per_message)]
+        infos = [
+            self.client.publish(self.topic, payload, qos=self.qos, retain=self.retain)
+            for payload in sink_payloads(self, events, self.per_message)
+        ]
         deadline = time.monotonic() + self.timeout
         for info in infos if self.qos > 0 else infos[-1:]:
             try:
                 info.wait_for_publish(max(0.0, deadline - time.monotonic()))
             except (RuntimeError, ValueError) as exc:
-                raise SinkWriteError(f"mqtt sink {shown(self.url)} topic {self.topic}: "
-                                     f"{exc}") from None
+                raise SinkWriteError(
+                    f"mqtt sink {shown(self.url)} topic {self.topic}: {exc}"
+                ) from None
             if not info.is_published() and self.qos > 0:
-                raise SinkWriteError(f"mqtt sink {shown(self.url)} topic {self.topic}: not "
-                                     f"confirmed within {self.timeout} s (rc {info.rc})")
+                raise SinkWriteError(
+                    f"mqtt sink {shown(self.url)} topic {self.topic}: not "
+                    f"confirmed within {self.timeout} s (rc {info.rc})"
+                )
         self.written += len(events)
 
     def close(self):
@@ -263,5 +310,4 @@ class MqttSink(Sink):
             self.client.loop_stop()
 
     def describe(self):
-        return {**super().describe(), "url": shown(self.url), "topic": self.topic,
-                "qos": self.qos}
+        return {**super().describe(), "url": shown(self.url), "topic": self.topic, "qos": self.qos}

@@ -11,14 +11,19 @@ what it reads. QoS 1 and 2 (acknowledgements, redelivery, sessions) stay with pa
 Keep-alive is 0 (the broker never times the connection out for silence, so an idle sink or
 source needs no pings); TCP keep-alive finds a dead peer. `mqtts://` wraps the socket in TLS
 with the system's default certificate checks."""
+
 import socket
 import ssl
 import struct
 
 CONNECT, CONNACK, PUBLISH, SUBSCRIBE, SUBACK, DISCONNECT = 1, 2, 3, 8, 9, 14
-_CONNACK_CODES = {1: "unacceptable protocol version", 2: "client id rejected",
-                  3: "server unavailable", 4: "bad user name or password",
-                  5: "not authorized"}
+_CONNACK_CODES = {
+    1: "unacceptable protocol version",
+    2: "client id rejected",
+    3: "server unavailable",
+    4: "bad user name or password",
+    5: "not authorized",
+}
 
 
 class MqttWireError(ConnectionError):
@@ -107,7 +112,7 @@ def _parse(buf, view, out, others):
             size = (buf[i] << 8) | buf[i + 1]
             start = i + 2 + size
             if size != tlen or not starts(topic, i + 2):  # another topic: a new run
-                topic, tlen, payloads = bytes(view[i + 2:start]), size, []
+                topic, tlen, payloads = bytes(view[i + 2 : start]), size, []
                 out.append((topic, payloads))
             if b0 & 0x06:  # QoS 1 or 2: a packet id follows the topic
                 start += 2
@@ -118,8 +123,16 @@ def _parse(buf, view, out, others):
     return pos
 
 
-def open_connection(host: str, port: int, tls: bool, client_id: str, user=None,
-                    password=None, timeout: float = 15.0, clean: bool = True) -> socket.socket:
+def open_connection(
+    host: str,
+    port: int,
+    tls: bool,
+    client_id: str,
+    user=None,
+    password=None,
+    timeout: float = 15.0,
+    clean: bool = True,
+) -> socket.socket:
     """A connected socket after a CONNACK that accepted `client_id`."""
     sock = socket.create_connection((host, port), timeout=timeout)
     try:
@@ -132,8 +145,9 @@ def open_connection(host: str, port: int, tls: bool, client_id: str, user=None,
         if reply[0] >> 4 != CONNACK:
             raise MqttWireError(f"expected CONNACK, got packet type {reply[0] >> 4}")
         if reply[3] != 0:
-            raise MqttWireError(f"connection refused: "
-                                f"{_CONNACK_CODES.get(reply[3], f'code {reply[3]}')}")
+            raise MqttWireError(
+                f"connection refused: {_CONNACK_CODES.get(reply[3], f'code {reply[3]}')}"
+            )
         return sock
     except BaseException:
         sock.close()

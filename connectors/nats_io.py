@@ -25,6 +25,7 @@ JetStream drops the copy within the stream's duplicate window (2 minutes by defa
 the output stream holds each result once even across a worker restart. `jetstream='false'`
 publishes plain NATS messages: a batch's PUB frames in one socket write followed by a PING,
 done when the server's PONG says it processed them (connectors/nats_wire.py)."""
+
 import collections
 import logging
 import re
@@ -43,8 +44,17 @@ from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from connectors.aio import LoopThread
 from connectors.connections import parts, shown
 from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
-from connectors.nats_wire import PONG, NatsWireError, open_subscription, parse_messages, \
-    parse_replies, publish_frames, request_frames, stream_sequence, wait_pong
+from connectors.nats_wire import (
+    PONG,
+    NatsWireError,
+    open_subscription,
+    parse_messages,
+    parse_replies,
+    publish_frames,
+    request_frames,
+    stream_sequence,
+    wait_pong,
+)
 from connectors.options import alias, flag, integer, number, required
 from connectors.pump import Fetched, decode_batch
 from connectors.wire_reader import WireReader, take, topic_of
@@ -65,9 +75,14 @@ def _name(text):
 
 
 async def _connect(url, name):
-    return await nats.connect(servers=[url], name=name, connect_timeout=5,
-                              max_reconnect_attempts=-1, reconnect_time_wait=0.5,
-                              allow_reconnect=True)
+    return await nats.connect(
+        servers=[url],
+        name=name,
+        connect_timeout=5,
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=0.5,
+        allow_reconnect=True,
+    )
 
 
 async def _ensure_stream(js, stream, subject):
@@ -80,6 +95,7 @@ async def _ensure_stream(js, stream, subject):
 
 class NatsSource(WireReader):
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
+
     type = "nats"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
     decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
@@ -91,8 +107,9 @@ class NatsSource(WireReader):
         self.subject = required(options, "subject", where, "destination")
         self.jetstream = flag(options, "jetstream", True, where)
         self.stream = str(options.get("stream") or default_stream(self.subject))
-        self.durable = _name(str(options.get("durable")
-                                 or f"cep_{key.tenant}_{key.plan}_{key.stream}"))
+        self.durable = _name(
+            str(options.get("durable") or f"cep_{key.tenant}_{key.plan}_{key.stream}")
+        )
         self.batch = integer(options, "batch.size", 1000, where, 1, 100000)
         self.ack_wait = number(options, "ack.wait", 30.0, where)
         self.create = flag(options, "create.stream", True, where)
@@ -123,16 +140,26 @@ class NatsSource(WireReader):
     def _open_raw(self):
         self._stop = threading.Event()
         self._sock, first = self._connect_raw()
-        self._reader = threading.Thread(target=self._read_loop, daemon=True,
-                                        args=("nats", first, self._parse, self._control),
-                                        name=f"nats source {self.key}")
+        self._reader = threading.Thread(
+            target=self._read_loop,
+            daemon=True,
+            args=("nats", first, self._parse, self._control),
+            name=f"nats source {self.key}",
+        )
         self._reader.start()
 
     def _connect_raw(self):
         scheme, hosts, user, password, _ = parts(self.url)
         host, port = hosts[0]
-        sock, first = open_subscription(host, port or 4222, scheme == "tls", self.subject,
-                                        user, password, f"cep source {self.key}")
+        sock, first = open_subscription(
+            host,
+            port or 4222,
+            scheme == "tls",
+            self.subject,
+            user,
+            password,
+            f"cep source {self.key}",
+        )
         sock.settimeout(1.0)
         self.connects += 1
         return sock, first
@@ -146,8 +173,9 @@ class NatsSource(WireReader):
             if line == b"PING":
                 sock.sendall(PONG)
             elif line.startswith(b"-ERR"):
-                log.warning("nats source %s: the server says %s", self.key,
-                            line.decode("utf-8", "replace"))
+                log.warning(
+                    "nats source %s: the server says %s", self.key, line.decode("utf-8", "replace")
+                )
 
     async def _open(self):
         """The stream (when `create.stream`) and the durable consumer exist (nats-py); the
@@ -157,19 +185,30 @@ class NatsSource(WireReader):
             js = nc.jetstream()
             if self.create:
                 await _ensure_stream(js, self.stream, self.subject)
-            config = ConsumerConfig(ack_policy=AckPolicy.ALL, ack_wait=self.ack_wait,
-                                    max_ack_pending=max(4 * self.batch, 1000))
-            await js.pull_subscribe(self.subject, durable=self.durable, stream=self.stream,
-                                    config=config)
+            config = ConsumerConfig(
+                ack_policy=AckPolicy.ALL,
+                ack_wait=self.ack_wait,
+                max_ack_pending=max(4 * self.batch, 1000),
+            )
+            await js.pull_subscribe(
+                self.subject, durable=self.durable, stream=self.stream, config=config
+            )
         finally:
             await nc.close()  # the durable consumer stays
 
     def _connect_js(self):
         scheme, hosts, user, password, _ = parts(self.url)
         host, port = hosts[0]
-        self._sock, first = open_subscription(host, port or 4222, scheme == "tls",
-                                              f"{self._inbox}.*", user, password,
-                                              f"cep source {self.key}", headers=True)
+        self._sock, first = open_subscription(
+            host,
+            port or 4222,
+            scheme == "tls",
+            f"{self._inbox}.*",
+            user,
+            password,
+            f"cep source {self.key}",
+            headers=True,
+        )
         self._buf = bytearray(first)
         self.connects += 1
 
@@ -191,9 +230,10 @@ class NatsSource(WireReader):
         self._sock.settimeout(10.0)
         request = b'{"batch":%d,"expires":%d}' % (self.batch, int(timeout * 1e9))
         mine = b"%s.%d" % (self._inbox.encode(), k)
-        self._sock.sendall(b"PUB $JS.API.CONSUMER.MSG.NEXT.%s.%s %s %d\r\n%s\r\n"
-                           % (self.stream.encode(), self.durable.encode(), mine,
-                              len(request), request))
+        self._sock.sendall(
+            b"PUB $JS.API.CONSUMER.MSG.NEXT.%s.%s %s %d\r\n%s\r\n"
+            % (self.stream.encode(), self.durable.encode(), mine, len(request), request)
+        )
         self._pending = [mine, self.batch]  # reply subject, messages still to come
 
     def _pull(self, timeout):
@@ -223,13 +263,14 @@ class NatsSource(WireReader):
                 raise NatsWireError("the server closed the connection")
             buf += data
             replies, control = [], []
-            del buf[:parse_replies(buf, replies, control)]
+            del buf[: parse_replies(buf, replies, control)]
             for line in control:
                 if line == b"PING":
                     sock.sendall(PONG)
                 elif line.startswith(b"-ERR"):
-                    raise NatsWireError(f"the server refused: "
-                                        f"{line[5:].decode('utf-8', 'replace')}")
+                    raise NatsWireError(
+                        f"the server refused: {line[5:].decode('utf-8', 'replace')}"
+                    )
             for subject, reply, status, payload in replies:
                 if not status:
                     msgs.append((reply, payload))
@@ -242,8 +283,10 @@ class NatsSource(WireReader):
                         self._pending = None
                     elif status != b"100":  # 409 and the like
                         self._pending = None
-                        raise NatsWireError(f"the pull request was refused: status "
-                                            f"{status.decode()} {payload[:80]!r}")
+                        raise NatsWireError(
+                            f"the pull request was refused: status "
+                            f"{status.decode()} {payload[:80]!r}"
+                        )
             if self._pending is None and not msgs:
                 self._request(timeout)  # expired with nothing: wait on a new one
         sock.settimeout(10.0)  # for the acknowledgement
@@ -261,8 +304,9 @@ class NatsSource(WireReader):
                 self.skipped += 1
                 continue
             kept.append((seq, data))
-        events, pairs, bad = decode_batch(self, [d for _, d in kept],
-                                          lambda i: f"stream sequence {kept[i][0]}")
+        events, pairs, bad = decode_batch(
+            self, [d for _, d in kept], lambda i: f"stream sequence {kept[i][0]}"
+        )
         return Fetched(events, bad, last, pairs)
 
     def _fetch_core(self, timeout):
@@ -272,8 +316,8 @@ class NatsSource(WireReader):
                 return None
         payloads, runs = take(self._queue, self.batch)
         events, pairs, bad = decode_batch(
-            self, payloads,
-            lambda i: f"subject {topic_of(runs, i).decode('utf-8', 'replace')}")
+            self, payloads, lambda i: f"subject {topic_of(runs, i).decode('utf-8', 'replace')}"
+        )
         return Fetched(events, bad, None, pairs)
 
     def ack(self, token):
@@ -303,15 +347,22 @@ class NatsSource(WireReader):
             self._reader.join(5)
 
     def describe(self):
-        return {"type": "nats", "url": shown(self.url), "subject": self.subject,
-                "jetstream": self.jetstream, "stream": self.stream if self.jetstream else None,
-                "durable": self.durable if self.jetstream else None, "position": self.seq,
-                "skipped": self.skipped}
+        return {
+            "type": "nats",
+            "url": shown(self.url),
+            "subject": self.subject,
+            "jetstream": self.jetstream,
+            "stream": self.stream if self.jetstream else None,
+            "durable": self.durable if self.jetstream else None,
+            "position": self.seq,
+            "skipped": self.skipped,
+        }
 
 
 class _PubAck(msgspec.Struct):
     """JetStream's answer to a publish: the stream and sequence that hold the message
     (`duplicate` when it was dropped as a copy), or an error."""
+
     stream: str = ""
     seq: int = 0
     duplicate: bool = False
@@ -325,13 +376,17 @@ def message_ids(stream, ident, n):
     """The JetStream message id of each of the `n` results of a batch with identity `ident`
     (cep/protocol/frames.Identity): the same result replayed gets the same id."""
     if ident.runs is not None:
-        return [f"{stream}:{ident.publisher}:{lane}:{first + k}"
-                for lane, first, count in ident.runs for k in range(count)]
+        return [
+            f"{stream}:{ident.publisher}:{lane}:{first + k}"
+            for lane, first, count in ident.runs
+            for k in range(count)
+        ]
     return [f"{stream}:{ident.publisher}:e{ident.epoch}:{ident.first_seq + k}" for k in range(n)]
 
 
 class NatsSink(Sink):
     """`@sink(type='nats', connection='events', subject='alerts')`; see the module doc."""
+
     type = "nats"
 
     def __init__(self, stream, options, url):
@@ -373,8 +428,15 @@ class NatsSink(Sink):
                 scheme, hosts, user, password, _ = parts(self.url)
                 host, port = hosts[0]
                 self._sock, first = open_subscription(
-                    host, port or 4222, scheme == "tls", None, user, password,
-                    f"cep sink {self.stream}", timeout=self.timeout)
+                    host,
+                    port or 4222,
+                    scheme == "tls",
+                    None,
+                    user,
+                    password,
+                    f"cep sink {self.stream}",
+                    timeout=self.timeout,
+                )
                 self._buf = bytearray(first)
             self._sock.sendall(data + b"PING\r\n")
             wait_pong(self._sock, self._buf)
@@ -382,8 +444,9 @@ class NatsSink(Sink):
             if self._sock is not None:
                 self._sock.close()
             self._sock = None
-            raise SinkWriteError(f"nats sink {shown(self.url)} subject {self.subject}: "
-                                 f"{type(exc).__name__}: {exc}") from None
+            raise SinkWriteError(
+                f"nats sink {shown(self.url)} subject {self.subject}: {type(exc).__name__}: {exc}"
+            ) from None
         self.written += len(events)
 
     def stage(self, events, ident):
@@ -391,8 +454,10 @@ class NatsSink(Sink):
         (a replay sends the same ids), so nothing waits for the checkpoint."""
         if self.per_message > 1 or getattr(self.mapper, "groups", False):
             # a replay may cut its batches elsewhere: ids per event
-            raise SinkWriteError(f"nats sink {self.subject}: delivery='exactly-once' needs "
-                                 f"one event per message (batch.events='1', and no @map that groups events)")
+            raise SinkWriteError(
+                f"nats sink {self.subject}: delivery='exactly-once' needs "
+                f"one event per message (batch.events='1', and no @map that groups events)"
+            )
         self._send(events, message_ids(self.stream, ident, len(events)))
 
     def commit(self, checkpoint):
@@ -409,19 +474,22 @@ class NatsSink(Sink):
         try:
             dups, step = 0, self.max_pending  # at most max.pending unconfirmed at a time
             for k in range(0, len(payloads), step):
-                dups += self._publish(payloads[k:k + step],
-                                      ids[k:k + step] if ids is not None else None)
+                dups += self._publish(
+                    payloads[k : k + step], ids[k : k + step] if ids is not None else None
+                )
         except SinkWriteError:
             raise
         except (OSError, ValueError, TimeoutError) as exc:  # NatsWireError too
             if self._sock is not None:  # connect again for the next batch
                 self._sock.close()
             self._sock = None
-            raise SinkWriteError(f"nats sink {shown(self.url)} subject {self.subject}: "
-                                 f"{type(exc).__name__}: {exc}") from None
+            raise SinkWriteError(
+                f"nats sink {shown(self.url)} subject {self.subject}: {type(exc).__name__}: {exc}"
+            ) from None
         except Exception as exc:  # noqa: BLE001 - nats-py creating the stream
-            raise SinkWriteError(f"nats sink {shown(self.url)} subject {self.subject}: "
-                                 f"{type(exc).__name__}: {exc}") from None
+            raise SinkWriteError(
+                f"nats sink {shown(self.url)} subject {self.subject}: {type(exc).__name__}: {exc}"
+            ) from None
         self.duplicates += dups
         self.written += len(events) - dups  # ids (and so copies) only at one event a message
 
@@ -433,8 +501,16 @@ class NatsSink(Sink):
         scheme, hosts, user, password, _ = parts(self.url)
         host, port = hosts[0]
         self._sock, first = open_subscription(
-            host, port or 4222, scheme == "tls", f"{self._inbox}.*", user, password,
-            f"cep sink {self.stream}", timeout=self.timeout, headers=True)
+            host,
+            port or 4222,
+            scheme == "tls",
+            f"{self._inbox}.*",
+            user,
+            password,
+            f"cep sink {self.stream}",
+            timeout=self.timeout,
+            headers=True,
+        )
         self._buf = bytearray(first)
 
     def _publish(self, payloads, ids):
@@ -450,31 +526,36 @@ class NatsSink(Sink):
         while missing:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"{missing} of {n} messages not confirmed by JetStream "
-                                   f"within {self.timeout} s")
+                raise TimeoutError(
+                    f"{missing} of {n} messages not confirmed by JetStream within {self.timeout} s"
+                )
             sock.settimeout(left)
             data = sock.recv(262144)
             if not data:
                 raise NatsWireError("the server closed the connection")
             buf += data
             replies, control = [], []
-            del buf[:parse_replies(buf, replies, control)]
+            del buf[: parse_replies(buf, replies, control)]
             for line in control:
                 if line == b"PING":
                     sock.sendall(PONG)
                 elif line.startswith(b"-ERR"):
-                    raise NatsWireError(f"the server refused: "
-                                        f"{line[5:].decode('utf-8', 'replace')}")
+                    raise NatsWireError(
+                        f"the server refused: {line[5:].decode('utf-8', 'replace')}"
+                    )
             for subject, _, status, payload in replies:
-                i = int(subject[subject.rfind(b".") + 1:]) - first
+                i = int(subject[subject.rfind(b".") + 1 :]) - first
                 if 0 <= i < n and answers[i] is None:  # else: a late answer of a failed batch
                     answers[i] = (status, payload)
                     missing -= 1
         dups, refused = 0, []
         for status, payload in answers:
             if status:
-                refused.append("no JetStream stream takes the subject (status 503)"
-                               if status == b"503" else f"status {status.decode()}")
+                refused.append(
+                    "no JetStream stream takes the subject (status 503)"
+                    if status == b"503"
+                    else f"status {status.decode()}"
+                )
                 continue
             ack = _decode_ack(payload)
             if ack.error is not None:
@@ -482,9 +563,11 @@ class NatsSink(Sink):
             elif ack.duplicate:
                 dups += 1
         if refused:
-            raise SinkWriteError(f"nats sink {shown(self.url)} subject {self.subject}: "
-                                 f"JetStream refused {len(refused)} of {n} messages: "
-                                 f"{refused[0]}")
+            raise SinkWriteError(
+                f"nats sink {shown(self.url)} subject {self.subject}: "
+                f"JetStream refused {len(refused)} of {n} messages: "
+                f"{refused[0]}"
+            )
         return dups
 
     def dropped_duplicates(self):
@@ -504,5 +587,10 @@ class NatsSink(Sink):
         self.loop.close()
 
     def describe(self):
-        return {**super().describe(), "url": shown(self.url), "subject": self.subject,
-                "jetstream": self.jetstream, "duplicates": self.duplicates}
+        return {
+            **super().describe(),
+            "url": shown(self.url),
+            "subject": self.subject,
+            "jetstream": self.jetstream,
+            "duplicates": self.duplicates,
+        }

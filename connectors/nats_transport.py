@@ -16,6 +16,7 @@ worker) go through JetStream instead of point-to-point ZeroMQ:
 
 The server is a named connection of `connections.brokers` (its URL and credentials stay in
 the operator's settings, never in a plan); none named: `nats://127.0.0.1:4222`, loopback."""
+
 import re
 from typing import Mapping, Optional
 
@@ -77,13 +78,17 @@ def transport_url(connection: Optional[str], brokers: Optional[Mapping[str, str]
     brokers = brokers or {}
     if connection not in brokers:
         known = ", ".join(sorted(brokers)) or "none are configured"
-        raise PolicyViolation(f"the NATS transport's connection {connection!r} is not a "
-                              f"configured broker connection (connections.brokers: {known})")
+        raise PolicyViolation(
+            f"the NATS transport's connection {connection!r} is not a "
+            f"configured broker connection (connections.brokers: {known})"
+        )
     url = brokers[connection]
     scheme = url.split("://", 1)[0].lower()
     if scheme not in SCHEMES:
-        raise PolicyViolation(f"the NATS transport needs a nats:// or tls:// connection; "
-                              f"{connection!r} is {scheme}://")
+        raise PolicyViolation(
+            f"the NATS transport needs a nats:// or tls:// connection; "
+            f"{connection!r} is {scheme}://"
+        )
     return url
 
 
@@ -91,9 +96,15 @@ async def connect(url: str, name: str):
     """A nats-py connection that reconnects for ever (the transport outlives a server
     restart)."""
     import nats
-    return await nats.connect(servers=[url], name=name, connect_timeout=5,
-                              max_reconnect_attempts=-1, reconnect_time_wait=0.5,
-                              allow_reconnect=True)
+
+    return await nats.connect(
+        servers=[url],
+        name=name,
+        connect_timeout=5,
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=0.5,
+        allow_reconnect=True,
+    )
 
 
 async def ensure_stream(js, name: str, subjects: list) -> None:
@@ -101,9 +112,16 @@ async def ensure_stream(js, name: str, subjects: list) -> None:
     (messages kept MAX_AGE_S; message ids deduplicated within DUPLICATE_WINDOW_S)."""
     import nats.js.errors
     from nats.js.api import StorageType, StreamConfig
+
     try:
         await js.stream_info(name)
     except nats.js.errors.NotFoundError:
-        await js.add_stream(StreamConfig(name=name, subjects=subjects, max_age=MAX_AGE_S,
-                                         storage=StorageType.FILE,
-                                         duplicate_window=DUPLICATE_WINDOW_S))
+        await js.add_stream(
+            StreamConfig(
+                name=name,
+                subjects=subjects,
+                max_age=MAX_AGE_S,
+                storage=StorageType.FILE,
+                duplicate_window=DUPLICATE_WINDOW_S,
+            )
+        )

@@ -9,6 +9,7 @@ consumers) stays with nats-py.
 The connection asks for no headers and no verbose +OK replies, so the server sends MSG (not
 HMSG). TLS when the URL is `tls://` or the server's INFO requires it; a user and password, or
 a token (a user without a password), from the connection URL."""
+
 import json
 import socket
 import ssl
@@ -25,7 +26,7 @@ def _read_line(sock, buf: bytearray) -> bytes:
         eol = buf.find(b"\r\n")
         if eol >= 0:
             line = bytes(buf[:eol])
-            del buf[:eol + 2]
+            del buf[: eol + 2]
             return line
         data = sock.recv(65536)
         if not data:
@@ -33,9 +34,18 @@ def _read_line(sock, buf: bytearray) -> bytes:
         buf += data
 
 
-def open_subscription(host: str, port: int, tls: bool, subject, user=None, password=None,
-                      name: str = "cep", queue: str = None, timeout: float = 15.0,
-                      headers: bool = False):
+def open_subscription(
+    host: str,
+    port: int,
+    tls: bool,
+    subject,
+    user=None,
+    password=None,
+    name: str = "cep",
+    queue: str = None,
+    timeout: float = 15.0,
+    headers: bool = False,
+):
     """(socket, bytes already read) of a connection subscribed to `subject` (sid 1; None:
     no subscription, a publisher), after the server answered the PING that follows CONNECT
     and SUB (so both were accepted). `headers`: the connection sends HPUB and takes HMSG,
@@ -50,9 +60,17 @@ def open_subscription(host: str, port: int, tls: bool, subject, user=None, passw
         info = json.loads(line[5:])
         if tls or info.get("tls_required"):
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
-        options = {"verbose": False, "pedantic": False, "lang": "python", "version": "cep",
-                   "protocol": 1, "headers": headers, "no_responders": headers, "name": name,
-                   "tls_required": bool(tls or info.get("tls_required"))}
+        options = {
+            "verbose": False,
+            "pedantic": False,
+            "lang": "python",
+            "version": "cep",
+            "protocol": 1,
+            "headers": headers,
+            "no_responders": headers,
+            "name": name,
+            "tls_required": bool(tls or info.get("tls_required")),
+        }
         if user and password is not None:
             options.update(user=user, **{"pass": password})
         elif user:
@@ -74,8 +92,8 @@ def open_subscription(host: str, port: int, tls: bool, subject, user=None, passw
                     if not data:
                         raise NatsWireError("the server closed the connection")
                     buf += data
-                pending += buf[:size + 2]
-                del buf[:size + 2]
+                pending += buf[: size + 2]
+                del buf[: size + 2]
             # INFO, +OK, PING before the PONG: nothing to keep (a PING is answered below)
             elif line == b"PING":
                 sock.sendall(PONG)
@@ -100,11 +118,11 @@ def parse_messages(buf, out, control=None) -> int:
                 return pos
             if starts(b"MSG ", pos):
                 start = eol + 2
-                end = start + int(buf[rfind(b" ", pos, eol) + 1:eol])
+                end = start + int(buf[rfind(b" ", pos, eol) + 1 : eol])
                 if end + 2 > n:
                     return pos
                 if head is None or not starts(head, pos):  # another subject: a new run
-                    subject = bytes(view[pos + 4:find(b" ", pos + 4, eol)])
+                    subject = bytes(view[pos + 4 : find(b" ", pos + 4, eol)])
                     head, payloads = b"MSG " + subject + b" ", []
                     out.append((subject, payloads))
                 payloads.append(bytes(view[start:end]))
@@ -122,8 +140,12 @@ def request_frames(subject: str, payloads, reply: str, first: int, ids=None) -> 
     duplicate detection). One write for a batch."""
     head, to = b"PUB " + subject.encode() + b" ", reply.encode()
     if ids is None:
-        return b"".join([b"%s%s.%d %d\r\n%s\r\n" % (head, to, first + i, len(p), p)
-                         for i, p in enumerate(payloads)])
+        return b"".join(
+            [
+                b"%s%s.%d %d\r\n%s\r\n" % (head, to, first + i, len(p), p)
+                for i, p in enumerate(payloads)
+            ]
+        )
     out = []
     head = b"H" + head
     for i, p in enumerate(payloads):
@@ -131,8 +153,10 @@ def request_frames(subject: str, payloads, reply: str, first: int, ids=None) -> 
         if b"\r" in value or b"\n" in value:
             raise ValueError(f"a message id holds a line break: {ids[i]!r}")
         hdr = b"NATS/1.0\r\nNats-Msg-Id: %s\r\n\r\n" % value
-        out.append(b"%s%s.%d %d %d\r\n%s%s\r\n"
-                   % (head, to, first + i, len(hdr), len(hdr) + len(p), hdr, p))
+        out.append(
+            b"%s%s.%d %d %d\r\n%s%s\r\n"
+            % (head, to, first + i, len(hdr), len(hdr) + len(p), hdr, p)
+        )
     return b"".join(out)
 
 
@@ -159,7 +183,7 @@ def parse_replies(buf, out, control=None) -> int:
                 status = b""
                 if head[0] == b"HMSG":
                     split = start + int(head[-2])
-                    first_line = bytes(view[start:find(b"\r\n", start, split)])
+                    first_line = bytes(view[start : find(b"\r\n", start, split)])
                     status = first_line[9:12] if first_line.startswith(b"NATS/1.0 ") else b""
                     start = split
                     head.pop()

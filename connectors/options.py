@@ -40,8 +40,10 @@ def integer(options, name, default, where, low=None, high=None):
     except (TypeError, ValueError):
         raise ValueError(f"{where}: {name}={raw!r} is not an integer") from None
     if (low is not None and value < low) or (high is not None and value > high):
-        raise ValueError(f"{where}: {name}={value} is out of range "
-                         f"{low if low is not None else ''}..{high if high is not None else ''}")
+        raise ValueError(
+            f"{where}: {name}={value} is out of range "
+            f"{low if low is not None else ''}..{high if high is not None else ''}"
+        )
     return value
 
 

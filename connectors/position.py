@@ -3,6 +3,7 @@ a small JSON file under the worker's state folder. It is written (atomically: a 
 file renamed over the old one) after the ingest router took a batch and before the broker
 is acknowledged, so a restarted source skips what it handed on before, even when the broker
 redelivers it."""
+
 import json
 import os
 import re

@@ -7,12 +7,12 @@ when the worker has one) or rejected by validation (logged and counted, as the H
 does): an event the worker did not take stays unacknowledged at the broker. Events the
 stream's full buffer refused are offered again (back-pressure: the source reads no further);
 a full write-ahead log holds the batch the same way."""
+
 import logging
 import threading
 from dataclasses import dataclass, field
 
-from connectors.mapping import json_batch_decoder, mapped_batch_decoder, mapped_decoder, \
-    to_pairs
+from connectors.mapping import json_batch_decoder, mapped_batch_decoder, mapped_decoder, to_pairs
 from receivers.exceptions import UnknownStreamError
 from receivers.validation import StreamKey
 from receivers.wal.exceptions import WalClosedError, WalError
@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 class Fetched:
     """What one fetch brought: JSON events, reasons for payloads that held none, and what
     to acknowledge once they are taken."""
+
     events: list
     bad: list = field(default_factory=list)
     token: object = None
@@ -47,14 +48,16 @@ class BrokerPump:
         self.mapper = mapper
         if mapper is not None:
             source.decode = mapped_decoder(mapper)
-        source.decode_many = (mapped_batch_decoder(mapper) if mapper is not None
-                              else json_batch_decoder(self.key.stream))
+        source.decode_many = (
+            mapped_batch_decoder(mapper)
+            if mapper is not None
+            else json_batch_decoder(self.key.stream)
+        )
         self.fetch_timeout = fetch_timeout
         self.accepted = self.rejected = self.bad_payloads = self.fetch_errors = 0
         self.last_error = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"source {self.key}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"source {self.key}", daemon=True)
 
     def start(self):
         self.source.open()
@@ -75,8 +78,12 @@ class BrokerPump:
                 self.fetch_errors += 1
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 if self.fetch_errors % 20 == 1:
-                    log.warning("source %s: %s fetch failed: %s", self.key, self.source.type,
-                                self.last_error)
+                    log.warning(
+                        "source %s: %s fetch failed: %s",
+                        self.key,
+                        self.source.type,
+                        self.last_error,
+                    )
                 self._stop.wait(1.0)
                 continue
             if fetched is None:
@@ -84,8 +91,13 @@ class BrokerPump:
             for reason in fetched.bad:
                 self.bad_payloads += 1
                 if self.bad_payloads % 100 == 1:
-                    log.warning("source %s: a %s message is not an event (%d so far): %s",
-                                self.key, self.source.type, self.bad_payloads, reason)
+                    log.warning(
+                        "source %s: a %s message is not an event (%d so far): %s",
+                        self.key,
+                        self.source.type,
+                        self.bad_payloads,
+                        reason,
+                    )
             if fetched.events and not self._ingest(fetched.events, fetched.pairs):
                 return  # stopping: the batch stays unacknowledged, the broker keeps it
             self.source.ack(fetched.token)
@@ -93,8 +105,9 @@ class BrokerPump:
     def _ingest(self, events, are_pairs=False):
         """True once every event was taken or rejected; False when stopping first."""
         pending = events
-        pairs = events if are_pairs or self.mapper is not None \
-            else to_pairs(events, self.key.stream)
+        pairs = (
+            events if are_pairs or self.mapper is not None else to_pairs(events, self.key.stream)
+        )
         if pairs is not None:  # the common shape: the validator's fast path
             pending = pairs
         ingest = self.router.ingest_json if pairs is None else self.router.ingest_pairs
@@ -110,8 +123,12 @@ class BrokerPump:
             self.accepted += result.accepted
             self.rejected += result.rejected
             if result.errors and self.rejected == result.rejected:
-                log.warning("source %s: rejected %d events, first: %s", self.key,
-                            result.rejected, result.errors[0][1])
+                log.warning(
+                    "source %s: rejected %d events, first: %s",
+                    self.key,
+                    result.rejected,
+                    result.errors[0][1],
+                )
             pending = [pending[i] for i in result.refused_indices] if result.refused else []
             if pending:
                 self._stop.wait(0.05)
@@ -119,7 +136,13 @@ class BrokerPump:
 
     def describe(self):
         mapping = {"map": self.mapper.describe()} if self.mapper is not None else {}
-        return {**self.source.describe(), **mapping, "stream": str(self.key),
-                "accepted": self.accepted,
-                "rejected": self.rejected, "bad_payloads": self.bad_payloads,
-                "fetch_errors": self.fetch_errors, "last_error": self.last_error}
+        return {
+            **self.source.describe(),
+            **mapping,
+            "stream": str(self.key),
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "bad_payloads": self.bad_payloads,
+            "fetch_errors": self.fetch_errors,
+            "last_error": self.last_error,
+        }

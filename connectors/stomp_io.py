@@ -7,6 +7,7 @@ a message the worker did not take is delivered again (a queue keeps it; a topic 
 a durable subscription: `subscription='name'` with a `client.id`). Sink: each event is a
 message (persistent by default); a batch is written when the broker's RECEIPT for its last
 message came (STOMP frames of one connection are handled in order)."""
+
 import collections
 import logging
 import threading
@@ -34,14 +35,17 @@ def destination(options, where):
     kind = str(options.get("destination.type") or "").lower()
     if kind in ("queue", "topic"):
         return f"/{kind}/{name}"
-    raise ValueError(f"{where}: destination={name!r} must start with /queue/ or /topic/, or "
-                     f"come with destination.type='queue' or 'topic'")
+    raise ValueError(
+        f"{where}: destination={name!r} must start with /queue/ or /topic/, or "
+        f"come with destination.type='queue' or 'topic'"
+    )
 
 
 def _connection(url, client_id=None):
     scheme, hosts, user, password, _ = parts(url)
-    conn = stomp.Connection12([(h, p or 61613) for h, p in hosts], heartbeats=(0, 0),
-                              reconnect_attempts_max=-1)
+    conn = stomp.Connection12(
+        [(h, p or 61613) for h, p in hosts], heartbeats=(0, 0), reconnect_attempts_max=-1
+    )
     if scheme == "stomp+ssl":
         conn.set_ssl(for_hosts=[(h, p or 61613) for h, p in hosts])
     headers = {"client-id": client_id} if client_id else {}
@@ -70,6 +74,7 @@ class _Listener(stomp.ConnectionListener):
 
 class StompSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
+
     type = "jms"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
     decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
@@ -80,7 +85,8 @@ class StompSource:
         self.destination = destination(options, where)
         self.subscription = options.get("subscription")
         self.client_id = options.get("client.id") or (
-            f"cep-{key.tenant}-{key.plan}-{key.stream}" if self.subscription else None)
+            f"cep-{key.tenant}-{key.plan}-{key.stream}" if self.subscription else None
+        )
         self.batch = integer(options, "batch.size", 1000, where, 1, 100000)
         self.listener = _Listener()
         self.conn = None
@@ -94,12 +100,18 @@ class StompSource:
         if self.subscription:
             extra["activemq.subscriptionName"] = str(self.subscription)
         receipt = uuid.uuid4().hex  # a topic drops what is sent before the subscription
-        self.conn.subscribe(self.destination, id=self.sub_id, ack="client-individual",
-                            headers={**extra, "receipt": receipt})
+        self.conn.subscribe(
+            self.destination,
+            id=self.sub_id,
+            ack="client-individual",
+            headers={**extra, "receipt": receipt},
+        )
         with self.listener.cond:
             if not self.listener.cond.wait_for(lambda: receipt in self.listener.receipts, 15):
-                raise ConnectionError(f"jms source {shown(self.url)}: no receipt for the "
-                                      f"subscription to {self.destination} within 15 s")
+                raise ConnectionError(
+                    f"jms source {shown(self.url)}: no receipt for the "
+                    f"subscription to {self.destination} within 15 s"
+                )
 
     def fetch(self, timeout):
         queue = self.listener.messages
@@ -110,8 +122,10 @@ class StompSource:
         frames = [queue.popleft() for _ in range(min(len(queue), self.batch))]
         acks = [f.headers.get("ack") or f.headers.get("message-id") for f in frames]
         events, pairs, bad = decode_batch(
-            self, [f.body for f in frames],
-            lambda i: f"message {frames[i].headers.get('message-id')}")
+            self,
+            [f.body for f in frames],
+            lambda i: f"message {frames[i].headers.get('message-id')}",
+        )
         return Fetched(events, bad, acks, pairs)
 
     def ack(self, token):
@@ -123,12 +137,18 @@ class StompSource:
             self.conn.disconnect()
 
     def describe(self):
-        return {"type": "jms", "url": shown(self.url), "destination": self.destination,
-                "subscription": self.subscription, "errors": list(self.listener.errors[-3:])}
+        return {
+            "type": "jms",
+            "url": shown(self.url),
+            "destination": self.destination,
+            "subscription": self.subscription,
+            "errors": list(self.listener.errors[-3:]),
+        }
 
 
 class StompSink(Sink):
     """`@sink(type='jms', connection='amq', destination='/queue/alerts')`."""
+
     type = "jms"
 
     def __init__(self, stream, options, url):
@@ -156,13 +176,15 @@ class StompSink(Sink):
                 extra = {**headers, "receipt": receipt} if i == last else headers
                 self.conn.send(self.destination, payload, headers=extra)
         except stomp.exception.StompException as exc:
-            raise SinkWriteError(f"jms sink {shown(self.url)} {self.destination}: {exc}") \
-                from None
+            raise SinkWriteError(f"jms sink {shown(self.url)} {self.destination}: {exc}") from None
         with self.listener.cond:
-            if not self.listener.cond.wait_for(lambda: receipt in self.listener.receipts,
-                                               self.timeout):
-                raise SinkWriteError(f"jms sink {shown(self.url)} {self.destination}: no "
-                                     f"receipt within {self.timeout} s")
+            if not self.listener.cond.wait_for(
+                lambda: receipt in self.listener.receipts, self.timeout
+            ):
+                raise SinkWriteError(
+                    f"jms sink {shown(self.url)} {self.destination}: no "
+                    f"receipt within {self.timeout} s"
+                )
             self.listener.receipts.discard(receipt)
         self.written += len(events)
 

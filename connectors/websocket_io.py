@@ -4,6 +4,7 @@ included), as CEP 4.0's websocket adapters are. Source: every text or binary mes
 payload of events; the connection is opened again after a loss (WebSocket has no
 acknowledgement: what the server sends while the source is away is lost, at most once).
 Sink: each event is a text message."""
+
 import asyncio
 import collections
 import logging
@@ -24,6 +25,7 @@ log = logging.getLogger(__name__)
 
 class WebSocketSource:
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
+
     type = "websocket"
     decode = staticmethod(decode_payload)  # set by the pump: the @map or this JSON
     decode_many = staticmethod(json_batch_decoder(""))  # set by the pump: per batch
@@ -46,6 +48,7 @@ class WebSocketSource:
             self._connected = asyncio.Event()
             self._task = asyncio.ensure_future(self._receive())
             await asyncio.wait_for(self._connected.wait(), 15)
+
         try:
             self.loop.run(begin(), 20)
         except BaseException:
@@ -84,12 +87,14 @@ class WebSocketSource:
         if self.loop is None:
             return
         if self._task is not None:
+
             async def cancel():
                 self._task.cancel()
                 try:
                     await self._task
                 except BaseException:  # noqa: BLE001 - the cancellation itself
                     pass
+
             try:
                 self.loop.run(cancel(), 5)
             except Exception:  # noqa: BLE001 - closing goes on
@@ -97,12 +102,17 @@ class WebSocketSource:
         self.loop.close()
 
     def describe(self):
-        return {"type": "websocket", "url": shown(self.url), "connects": self.connects,
-                "last_error": self.last_error}
+        return {
+            "type": "websocket",
+            "url": shown(self.url),
+            "connects": self.connects,
+            "last_error": self.last_error,
+        }
 
 
 class WebSocketSink(Sink):
     """`@sink(type='websocket', connection='feed')`."""
+
     type = "websocket"
 
     def __init__(self, stream, options, url):
@@ -126,8 +136,9 @@ class WebSocketSink(Sink):
             self.loop.run(self._send(messages), self.timeout + 5)
         except (Exception, TimeoutError) as exc:  # noqa: BLE001 - any client error
             self.ws = None
-            raise SinkWriteError(f"websocket sink {shown(self.url)}: {type(exc).__name__}: "
-                                 f"{exc}") from None
+            raise SinkWriteError(
+                f"websocket sink {shown(self.url)}: {type(exc).__name__}: {exc}"
+            ) from None
         self.written += len(events)
 
     def close(self):

@@ -6,6 +6,7 @@ error it logs, waits a second and connects again, until the source stops.
 The parsers queue runs, `(topic or subject, [payload, ...])` for consecutive messages of one
 topic, and `take` hands the pump up to `batch.size` payloads of them: a queue operation per
 run, not per message."""
+
 import logging
 import socket
 import threading
@@ -56,9 +57,13 @@ class WireReader:
     def _connect_raw(self) -> "tuple[socket.socket, bytes]":
         raise NotImplementedError
 
-    def _read_loop(self, kind: str, first: bytes,
-                   parse: Callable[[bytearray, list, list], int],
-                   control: Callable[[socket.socket, list], None]) -> None:
+    def _read_loop(
+        self,
+        kind: str,
+        first: bytes,
+        parse: Callable[[bytearray, list, list], int],
+        control: Callable[[socket.socket, list], None],
+    ) -> None:
         """`parse(buf, runs, frames) -> bytes used` appends the messages to `runs` (queued
         on `_queue`) and collects control frames in `frames`; `control(sock, frames)` answers
         them (then they are cleared)."""
@@ -84,7 +89,7 @@ class WireReader:
                 continue
             buf += data
             runs = []
-            del buf[:parse(buf, runs, frames)]
+            del buf[: parse(buf, runs, frames)]
             if runs:  # one queue operation a read (the pump takes from the other end)
                 self._queue.extend(runs)
                 self._arrived.set()

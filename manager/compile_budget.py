@@ -7,6 +7,7 @@ forkserver, so it starts in milliseconds) that is killed when it has not finishe
 budget, the child's verdict stands: its positioned errors come back as they are, and a plan
 it found valid is compiled again in the manager (within about the same time). Smaller plans
 are compiled directly: they take well under the budget."""
+
 import logging
 import multiprocessing
 import time
@@ -29,6 +30,7 @@ def _context():
 
 def _check(text, conn):
     from manager.compiler import compile_plan
+
     try:
         compile_plan(text)
         conn.send(None)
@@ -56,14 +58,24 @@ def check_in_budget(text, seconds, small_bytes=SMALL_BYTES):
             raise PlanRejectedError(
                 f"the plan ({len(text)} characters) did not compile within {seconds:g} s "
                 f"(limits.validate_secs): split it into smaller plans, or ask the operator to "
-                f"raise the limit", [{"error": "PlanLimitError", "line": 1, "column": 1,
-                                      "endLine": 1, "endColumn": 2,
-                                      "message": "compile time budget exceeded"}])
+                f"raise the limit",
+                [
+                    {
+                        "error": "PlanLimitError",
+                        "line": 1,
+                        "column": 1,
+                        "endLine": 1,
+                        "endColumn": 2,
+                        "message": "compile time budget exceeded",
+                    }
+                ],
+            )
         try:
             verdict = parent.recv()
         except EOFError:
-            raise PlanRejectedError("the plan could not be compiled (the checking process "
-                                    "died)") from None
+            raise PlanRejectedError(
+                "the plan could not be compiled (the checking process died)"
+            ) from None
     finally:
         if proc.is_alive():
             proc.kill()

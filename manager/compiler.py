@@ -1,5 +1,6 @@
 """Compile and check a plan for distributed mode: SiddhiQL errors and distribution errors come
 back as PlanRejectedError with positions (line, column, endLine, endColumn)."""
+
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,7 @@ from manager.queryplan import query_plan_xml
 @dataclass(frozen=True)
 class CompiledPlan:
     """A plan that passed every check: its name, model, XML query plan and text."""
+
     name: str
     model: ExecutionPlan
     xml: str
@@ -21,6 +23,7 @@ class CompiledPlan:
 
 def default_compiler(text):
     import cep
+
     if not hasattr(cep, "compile"):
         raise PlanRejectedError("the SiddhiQL compiler (cep.compile) is not available")
     return cep.compile(text)
@@ -59,11 +62,17 @@ def _check_name(model):
     name = model.name
     if not name:
         where = {"line": 1, "column": 1, "endLine": 1, "endColumn": 1}
-        raise PlanRejectedError("@Plan:name('...') is mandatory", [
-            {"error": "AnnotationError", "message": "@Plan:name('...') is mandatory", **where}])
+        raise PlanRejectedError(
+            "@Plan:name('...') is mandatory",
+            [{"error": "AnnotationError", "message": "@Plan:name('...') is mandatory", **where}],
+        )
     if not re.match(r"^[A-Za-z0-9_.\-]+$", name):
-        message = (f"Execution plan name '{name}' contains whitespaces or characters other "
-                   f"than letters, digits, '_', '.', '-'")
+        message = (
+            f"Execution plan name '{name}' contains whitespaces or characters other "
+            f"than letters, digits, '_', '.', '-'"
+        )
         span = model.plan_annotation("name").span
         where = span.to_dict() if span.line else {}
-        raise PlanRejectedError(message, [{"error": "AnnotationError", "message": message, **where}])
+        raise PlanRejectedError(
+            message, [{"error": "AnnotationError", "message": message, **where}]
+        )

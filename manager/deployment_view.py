@@ -2,6 +2,7 @@
 managers, the Spark master (cached snapshot), topologies, workers (their worker-info
 messages), registry endpoints with live connection counts, and per plan which worker feeds
 which spout and which publisher bolt sends to which worker."""
+
 import time
 
 
@@ -9,16 +10,25 @@ def workers(table):
     """Workers heard from within two liveness windows, `stale` after one."""
     out = []
     for age, info in table.worker_infos():
-        out.append({"id": info["worker"], "host": info.get("host", ""),
-                    "roles": info.get("roles", []), "heartbeatAgeSec": round(age, 1),
-                    "stale": age > table.liveness, "plans": info.get("plans", []),
-                    "eventsInPerSec": info.get("eventsInPerSec", 0.0),
-                    "eventsOutPerSec": info.get("eventsOutPerSec", 0.0),
-                    "cpuPercent": info.get("cpuPercent", 0.0),
-                    "memoryRssBytes": info.get("memoryRssBytes", 0), "url": info.get("url", ""),
-                    "eventsIn": info.get("eventsIn", 0), "eventsOut": info.get("eventsOut", 0),
-                    "duplicates": info.get("duplicates", 0),  # replayed results
-                    "threads": info.get("threads", [])})  # supervised threads
+        out.append(
+            {
+                "id": info["worker"],
+                "host": info.get("host", ""),
+                "roles": info.get("roles", []),
+                "heartbeatAgeSec": round(age, 1),
+                "stale": age > table.liveness,
+                "plans": info.get("plans", []),
+                "eventsInPerSec": info.get("eventsInPerSec", 0.0),
+                "eventsOutPerSec": info.get("eventsOutPerSec", 0.0),
+                "cpuPercent": info.get("cpuPercent", 0.0),
+                "memoryRssBytes": info.get("memoryRssBytes", 0),
+                "url": info.get("url", ""),
+                "eventsIn": info.get("eventsIn", 0),
+                "eventsOut": info.get("eventsOut", 0),
+                "duplicates": info.get("duplicates", 0),  # replayed results
+                "threads": info.get("threads", []),
+            }
+        )  # supervised threads
     return sorted(out, key=lambda w: w["id"])
 
 
@@ -26,12 +36,23 @@ def endpoints(table):
     """Every registered endpoint with its live connection count; stale ones flagged."""
     out = []
     for ep, stale in table.snapshot():
-        out.append({"kind": ep["kind"], "tenant": ep["tenant"], "plan": ep["plan"],
-                    "stream": ",".join(ep["streams"]), "streams": ep["streams"],
-                    "worker": ep["worker"], "component": ep["component"],
-                    "host": ep["host"], "port": ep["port"], "endpoint": ep["endpoint"],
-                    "connections": ep["connections"], "heartbeatAgeSec": ep["age"],
-                    "stale": stale})
+        out.append(
+            {
+                "kind": ep["kind"],
+                "tenant": ep["tenant"],
+                "plan": ep["plan"],
+                "stream": ",".join(ep["streams"]),
+                "streams": ep["streams"],
+                "worker": ep["worker"],
+                "component": ep["component"],
+                "host": ep["host"],
+                "port": ep["port"],
+                "endpoint": ep["endpoint"],
+                "connections": ep["connections"],
+                "heartbeatAgeSec": ep["age"],
+                "stale": stale,
+            }
+        )
     return sorted(out, key=lambda e: (e["tenant"], e["plan"], e["kind"], e["endpoint"]))
 
 
@@ -40,16 +61,26 @@ def topologies(plans):
     out = []
     for tenant, name in sorted(plans.compiled):
         st = plans.topologies.status(tenant, name)
-        out.append({"tenant": tenant, "plan": name, "topology": st.get("topology"),
-                    "state": st["state"], "since": st.get("since"), "reason": st["reason"],
-                    "applicationId": st.get("applicationId"),
-                    "application": st.get("application"), "packing": st.get("packing"),
-                    "executors": st.get("executors"), "restarts": st.get("restarts", 0)})
+        out.append(
+            {
+                "tenant": tenant,
+                "plan": name,
+                "topology": st.get("topology"),
+                "state": st["state"],
+                "since": st.get("since"),
+                "reason": st["reason"],
+                "applicationId": st.get("applicationId"),
+                "application": st.get("application"),
+                "packing": st.get("packing"),
+                "executors": st.get("executors"),
+                "restarts": st.get("restarts", 0),
+            }
+        )
     return out
 
 
 def _hostport(address):
-    return address[len("tcp://"):] if address.startswith("tcp://") else address
+    return address[len("tcp://") :] if address.startswith("tcp://") else address
 
 
 def flows(plans, table):
@@ -59,14 +90,28 @@ def flows(plans, table):
         st = table.status(tenant, name)
         workers_of = {p["endpoint"]: p["worker"] for p in st["publishers"]}
         live = [c for c in st["connections"] if c.get("live", True)]
-        inflow = [{"worker": c["client"], "stream": c["stream"], "spout": _hostport(c["endpoint"])}
-                  for c in live if c["kind"] == "receiver"]
-        outflow = [{"bolt": c["client"], "worker": workers_of.get(c["endpoint"], ""),
-                    "publisher": _hostport(c["endpoint"])}
-                   for c in live if c["kind"] == "publisher"]
-        out.append({"tenant": tenant, "plan": name,
-                    "inflow": sorted(inflow, key=lambda f: (f["worker"], f["stream"])),
-                    "outflow": sorted(outflow, key=lambda f: f["bolt"])})
+        inflow = [
+            {"worker": c["client"], "stream": c["stream"], "spout": _hostport(c["endpoint"])}
+            for c in live
+            if c["kind"] == "receiver"
+        ]
+        outflow = [
+            {
+                "bolt": c["client"],
+                "worker": workers_of.get(c["endpoint"], ""),
+                "publisher": _hostport(c["endpoint"]),
+            }
+            for c in live
+            if c["kind"] == "publisher"
+        ]
+        out.append(
+            {
+                "tenant": tenant,
+                "plan": name,
+                "inflow": sorted(inflow, key=lambda f: (f["worker"], f["stream"])),
+                "outflow": sorted(outflow, key=lambda f: f["bolt"]),
+            }
+        )
     return out
 
 
@@ -74,10 +119,18 @@ def managers(manager, url):
     """Every manager of the group (role, lease holder, lease age, fencing token);
     a manager without a group is the only one, role `leader`."""
     sampler = manager.sampler
-    me = {"url": url, "host": manager.host, "role": manager.role,
-          "registry": manager.registry_url, "self": True,
-          "metricsSampler": {"samples": sampler.samples, "lastError": sampler.last_error,
-                             "running": sampler.running}}
+    me = {
+        "url": url,
+        "host": manager.host,
+        "role": manager.role,
+        "registry": manager.registry_url,
+        "self": True,
+        "metricsSampler": {
+            "samples": sampler.samples,
+            "lastError": sampler.last_error,
+            "running": sampler.running,
+        },
+    }
     group = getattr(manager, "group", None)
     if group is None:
         return [me]
@@ -87,9 +140,16 @@ def managers(manager, url):
     for member in group.members():
         if member["id"] == group.id:
             continue
-        out.append({"id": member["id"], "url": member.get("url"), "role": member.get("role"),
-                    "registry": member.get("registry"), "self": False,
-                    "lastSeenSec": round(max(0.0, time.time() - float(member["seen"])), 1)})
+        out.append(
+            {
+                "id": member["id"],
+                "url": member.get("url"),
+                "role": member.get("role"),
+                "registry": member.get("registry"),
+                "self": False,
+                "lastSeenSec": round(max(0.0, time.time() - float(member["seen"])), 1),
+            }
+        )
     for m in out:  # the lease as seen from this manager, on every row
         m["leaseHolder"], m["leaseAgeSec"] = lease["leaseHolder"], lease["leaseAgeSec"]
         m["fencingToken"] = lease["fencingToken"]
@@ -99,6 +159,11 @@ def managers(manager, url):
 def deployment_status(manager, url):
     """The /api/v1/status document."""
     table = manager.registry.table
-    return {"managers": managers(manager, url), "spark": manager.spark.snapshot(),
-            "topologies": topologies(manager.plans), "workers": workers(table),
-            "endpoints": endpoints(table), "flows": flows(manager.plans, table)}
+    return {
+        "managers": managers(manager, url),
+        "spark": manager.spark.snapshot(),
+        "topologies": topologies(manager.plans),
+        "workers": workers(table),
+        "endpoints": endpoints(table),
+        "flows": flows(manager.plans, table),
+    }

@@ -20,26 +20,31 @@ class StoreError(ManagerError):
 
 class BadTenantError(ManagerError):
     """A tenant id is not an ASCII integer in the 32-bit signed range."""
+
     status = 400
 
 
 class BadPlanNameError(ManagerError):
     """A plan name is not 1-100 letters, digits, '_', '.' or '-', or is '.' or '..'."""
+
     status = 400
 
 
 class PlanNotFoundError(ManagerError):
     """No plan of that name exists for the tenant."""
+
     status = 404
 
 
 class PlanExistsError(ManagerError):
     """A plan of that name already exists for the tenant (use edit)."""
+
     status = 409
 
 
 class PlanRejectedError(ManagerError):
     """A plan failed to compile or to pass the distributed-mode checks; carries the errors."""
+
     status = 400
 
     def __init__(self, message, errors=()):
@@ -57,6 +62,7 @@ class PlanRejectedError(ManagerError):
 
 class QueryPlanError(ManagerError):
     """The XML query plan cannot be built or does not validate against its schema."""
+
     status = 400
 
     def __init__(self, message, span=None):
@@ -89,6 +95,7 @@ from cep.protocol.exceptions import RegistryError, RegistryUnavailableError  # n
 class FencedWriteError(StoreError):
     """A write to the shared store was refused: this manager's fencing token is not the newest
     (another manager took the leader lease), or it holds no lease at all."""
+
     status = 409
 
 

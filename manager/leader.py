@@ -9,6 +9,7 @@ deploy threads (the topologies keep running) and follows.
 
 Roles: `leader`, `follower` (`stopped` after stop()); a manager without a group (file store,
 or `ha.enabled` false) is `leader`, as it always was."""
+
 import logging
 import threading
 import time
@@ -111,8 +112,9 @@ class ManagerGroup:
                 self._renew(started)
             else:
                 self._try_acquire(started)
-            self.lease.publish_member({"url": self.url, "registry": self.registry,
-                                       "role": self.role})
+            self.lease.publish_member(
+                {"url": self.url, "registry": self.registry, "role": self.role}
+            )
             self._members = self.lease.members()
             self.last_error = None
         except redis.RedisError as exc:
@@ -159,8 +161,11 @@ class ManagerGroup:
         read in the last round (no Redis call: the registry thread asks for it)."""
         entries = self._members
         now = time.time()
-        return [{"id": k, **v} for k, v in sorted(entries.items())
-                if now - float(v.get("seen") or 0) <= 3 * self.ttl]
+        return [
+            {"id": k, **v}
+            for k, v in sorted(entries.items())
+            if now - float(v.get("seen") or 0) <= 3 * self.ttl
+        ]
 
     def leader_url(self):
         """The REST URL of the lease holder, or None."""
@@ -179,8 +184,7 @@ class ManagerGroup:
 
     def registries(self):
         """Registry addresses of the live members, this manager's first."""
-        others = [m["registry"] for m in self.members()
-                  if m["id"] != self.id and m.get("registry")]
+        others = [m["registry"] for m in self.members() if m["id"] != self.id and m.get("registry")]
         return [self.registry] + [r for r in others if r != self.registry]
 
     def describe(self):
@@ -192,9 +196,16 @@ class ManagerGroup:
         age = None
         if holder is not None:  # the lease was last set or renewed TTL - remaining ago
             age = round(max(0.0, self.ttl - holder["ttlMs"] / 1000.0), 2)
-        return {"id": self.id, "role": self.role, "leaseTtlSec": self.ttl,
-                "leaseHolder": holder["id"] if holder else None,
-                "leaseAgeSec": age, "fencingToken": holder["token"] if holder else None,
-                "newestToken": newest, "ownToken": self.lease.token,
-                "leaderSince": self.acquired_at if self.role == "leader" else None,
-                "takeovers": self.takeovers, "lastError": self.last_error}
+        return {
+            "id": self.id,
+            "role": self.role,
+            "leaseTtlSec": self.ttl,
+            "leaseHolder": holder["id"] if holder else None,
+            "leaseAgeSec": age,
+            "fencingToken": holder["token"] if holder else None,
+            "newestToken": newest,
+            "ownToken": self.lease.token,
+            "leaderSince": self.acquired_at if self.role == "leader" else None,
+            "takeovers": self.takeovers,
+            "lastError": self.last_error,
+        }

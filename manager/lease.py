@@ -13,6 +13,7 @@ Managers sharing a `store.redis_url` form a group. Keys (prefix `store.redis_pre
 
 A manager restarted with the same id (the same data dir) takes its own lease back at once,
 with a new token, instead of waiting for the lease of its previous process to expire."""
+
 import json
 import time
 
@@ -62,8 +63,9 @@ return out
 def connect(url):
     """A Redis client with short timeouts (a dead Redis must not stall the election)."""
     try:
-        return redis.Redis.from_url(url, decode_responses=True, socket_timeout=2,
-                                    socket_connect_timeout=2)
+        return redis.Redis.from_url(
+            url, decode_responses=True, socket_timeout=2, socket_connect_timeout=2
+        )
     except ValueError as exc:
         raise StoreError(f"bad store.redis_url {url!r}: {exc}") from None
 

@@ -7,6 +7,7 @@ CURVE may stay off. Anywhere else (a real cluster, or a component or Spark host 
 loopback) they are reachable from the network: the manager then deploys only with
 `security.curve` on, and otherwise fails the deployment with InsecureTopologyError, whose
 text names the settings to change (SECURITY.md, "ZeroMQ links")."""
+
 from manager.exceptions import InsecureTopologyError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -23,8 +24,10 @@ def component_host(explicit, spark_settings):
 
 
 def embedded_loopback(spark_settings):
-    return (spark_settings.get("spark.master", "embedded") == "embedded"
-            and spark_settings.get("spark.host", "127.0.0.1") in LOOPBACK)
+    return (
+        spark_settings.get("spark.master", "embedded") == "embedded"
+        and spark_settings.get("spark.host", "127.0.0.1") in LOOPBACK
+    )
 
 
 def check_listeners(host, spark_settings, curve_on):
@@ -36,11 +39,14 @@ def check_listeners(host, spark_settings, curve_on):
     if host not in LOOPBACK:
         beyond.append(f"receiver spouts on {host or 'each executor address'}")
     if not embedded_loopback(spark_settings):
-        beyond.append(f"task links on the executors of {spark_settings.get('spark.master')} "
-                      f"(spark.host {spark_settings.get('spark.host')})")
+        beyond.append(
+            f"task links on the executors of {spark_settings.get('spark.master')} "
+            f"(spark.host {spark_settings.get('spark.host')})"
+        )
     if beyond:
         raise InsecureTopologyError(
             "not deployed: security.curve is off and the topology would accept connections "
             f"beyond loopback ({'; '.join(beyond)}): anyone on the network could push events "
             "into it. Turn security.curve on (cep manager --curve), or run it on the embedded "
-            "cluster with spark.host and topology.component_host on 127.0.0.1")
+            "cluster with spark.host and topology.component_host on 127.0.0.1"
+        )

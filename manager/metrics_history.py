@@ -7,6 +7,7 @@ component to another). Task restarts reset the topology's counters to 0; the his
 value before the reset as an offset, so its counters only grow. Samples are kept in three
 tiers: every sample for 10 minutes, one a minute for 3 hours, one per 10 minutes for a day
 (about 400 samples per topology whatever the uptime)."""
+
 import collections
 import threading
 import time
@@ -111,10 +112,16 @@ class MetricsHistory:
         out = {}
         for comp, c in components.items():
             prev_busy = series.latest.get(("b", comp), (0.0, 0.0))
-            executed_delta = max(0, c.get("executed", 0) + series.offset[("c", comp, "executed")]
-                                 - series.latest.get(("c", comp, "executed"), 0))
-            out[comp] = (prev_busy[0] + c.get("capacity", 0.0) * span,
-                         prev_busy[1] + c.get("execute_latency_ms", 0.0) * executed_delta)
+            executed_delta = max(
+                0,
+                c.get("executed", 0)
+                + series.offset[("c", comp, "executed")]
+                - series.latest.get(("c", comp, "executed"), 0),
+            )
+            out[comp] = (
+                prev_busy[0] + c.get("capacity", 0.0) * span,
+                prev_busy[1] + c.get("execute_latency_ms", 0.0) * executed_delta,
+            )
         return out
 
     def forget(self, key):
@@ -140,7 +147,7 @@ class MetricsHistory:
             if s is None or s.last_t is None:
                 return None
             now, latest = s.last_t, s.latest
-            t0, base = (s.at(now - length) if length is not None else (None, {}))
+            t0, base = s.at(now - length) if length is not None else (None, {})
             if t0 is None:
                 t0 = min(tier[0][0] for tier in s.tiers if tier)
             errors = [e for e in s.errors if length is None or e["time"] >= now - length]
@@ -166,19 +173,32 @@ def _window_view(latest, base, span, gauges, errors):
         c["capacity"] = round(min(busy / span, 1.0), 4) if span else 0.0
         c["executeLatencyMs"] = round(lat / c["executed"], 4) if c.get("executed") else 0.0
         c["errors"] = sum(1 for e in errors if e["component"] == comp)
-    return {"components": comps, "edges": edges, "recentErrors": list(reversed(errors)),
-            "spanSec": round(span, 1)}
+    return {
+        "components": comps,
+        "edges": edges,
+        "recentErrors": list(reversed(errors)),
+        "spanSec": round(span, 1),
+    }
 
 
 def _gauges(components):
-    return {comp: {"instances": len(c["instances"]), "capacity": c.get("capacity", 0.0),
-                   "latency": c.get("execute_latency_ms", 0.0),
-                   "queue": c.get("input_queue_depth", 0),
-                   "per_instance": {i["index"]: {"capacity": i.get("capacity", 0.0),
-                                                 "latency": i.get("execute_latency_ms", 0.0),
-                                                 "queue": i.get("input_queue_depth", 0)}
-                                    for i in c["instances"]}}
-            for comp, c in components.items()}
+    return {
+        comp: {
+            "instances": len(c["instances"]),
+            "capacity": c.get("capacity", 0.0),
+            "latency": c.get("execute_latency_ms", 0.0),
+            "queue": c.get("input_queue_depth", 0),
+            "per_instance": {
+                i["index"]: {
+                    "capacity": i.get("capacity", 0.0),
+                    "latency": i.get("execute_latency_ms", 0.0),
+                    "queue": i.get("input_queue_depth", 0),
+                }
+                for i in c["instances"]
+            },
+        }
+        for comp, c in components.items()
+    }
 
 
 def _note_errors(series, components):
@@ -192,5 +212,11 @@ def _note_errors(series, components):
                 continue
             series.error_seen[where] = err["time"]
             message = f"{err.get('where', '')}: {err['error']}".lstrip(": ")
-            series.errors.append({"time": err["time"], "component": comp,
-                                  "instance": inst["index"], "message": message})
+            series.errors.append(
+                {
+                    "time": err["time"],
+                    "component": comp,
+                    "instance": inst["index"],
+                    "message": message,
+                }
+            )

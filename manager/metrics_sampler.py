@@ -1,5 +1,6 @@
 """Sample every running plan topology's metrics into the MetricsHistory (and the Prometheus
 execute-latency histogram) every `metrics.sample_interval` seconds, on one daemon thread."""
+
 import logging
 import threading
 

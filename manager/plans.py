@@ -4,6 +4,7 @@ add validates and compiles (a rejected plan changes nothing), stores, then deplo
 the running topology and submits the new one (a changed @Plan:name kills the old topology
 too); remove kills it and drops its endpoints. A version counter grows on every change so
 workers can poll /api/v1/deployments cheaply."""
+
 import hashlib
 import itertools
 import logging
@@ -34,15 +35,24 @@ Json = dict[str, Any]
 class PlanService:
     """Plans of every tenant: the store, compiled plans, topologies and status."""
 
-    def __init__(self, store: Any, topologies: Any, registry_table: Any, registry_url: str,
-                 host: str | None = None, compiler: Any = None) -> None:
+    def __init__(
+        self,
+        store: Any,
+        topologies: Any,
+        registry_table: Any,
+        registry_url: str,
+        host: str | None = None,
+        compiler: Any = None,
+    ) -> None:
         """`host`: what spouts advertise (None: each executor's own address)."""
         self.store = store
         self.topologies = topologies
         self.table = registry_table
         self.registry_url = registry_url
         self.host = host
-        self.listener_check: Callable[[], None] | None = None  # raises InsecureTopologyError (manager/listeners.py)
+        self.listener_check: Callable[[], None] | None = (
+            None  # raises InsecureTopologyError (manager/listeners.py)
+        )
         self.quotas = Quotas()  # per-tenant quotas (manager/quotas.py); the server sets them
         self.validate_secs = 0.0  # compile time budget (manager/compile_budget.py); 0: none
         # how the plans' publisher bolts authenticate to the workers' publisher ports:
@@ -55,12 +65,16 @@ class PlanService:
         self.policy = HostPolicy()  # what plans may reach (manager.policy); the server sets it
         self.compiled: dict[Key, CompiledPlan] = {}  # (tenant, name) -> CompiledPlan
         self.versions: dict[Key, int] = {}  # (tenant, name) -> int
-        self.changed: dict[Key, float] = {}  # (tenant, name) -> time of the last add/edit/load (epoch seconds)
+        self.changed: dict[
+            Key, float
+        ] = {}  # (tenant, name) -> time of the last add/edit/load (epoch seconds)
         self._counter = itertools.count(1)
         self.version = 0
         self._lock = threading.RLock()
         self.read_only = False  # a follower of a manager group: it never writes
-        self._texts: dict[Key, str] = {}  # (tenant, name) -> the stored text compiled (a follower's refresh)
+        self._texts: dict[
+            Key, str
+        ] = {}  # (tenant, name) -> the stored text compiled (a follower's refresh)
 
     # -- lifecycle --
     def load_all(self, deploy: bool = True) -> None:
@@ -144,8 +158,12 @@ class PlanService:
         """Persist the deployment version and each plan's version (called under the lock)."""
         if self.read_only:
             return
-        self.store.save_versions({"version": self.version, "plans": {
-            f"{t}/{n}": v for (t, n), v in self.versions.items()}})
+        self.store.save_versions(
+            {
+                "version": self.version,
+                "plans": {f"{t}/{n}": v for (t, n), v in self.versions.items()},
+            }
+        )
 
     def _deploy(self, tenant: int, compiled: CompiledPlan, adopt: bool = False) -> None:
         log.debug("Query plan of %s:\n%s", topology_name(compiled.name, tenant), compiled.xml)
@@ -154,10 +172,24 @@ class PlanService:
         def factory() -> Any:
             if self.listener_check is not None:
                 self.listener_check()
-            return build_topology(compiled.xml, tenant, compiled.name, self.registry_url,
-                                  self.host, playback=playback, extra=self.component_config)
-        self.topologies.deploy(tenant, compiled.name, factory, topology_name(compiled.name, tenant),
-                               plan_hash=plan_hash(compiled.xml), adopt=adopt)
+            return build_topology(
+                compiled.xml,
+                tenant,
+                compiled.name,
+                self.registry_url,
+                self.host,
+                playback=playback,
+                extra=self.component_config,
+            )
+
+        self.topologies.deploy(
+            tenant,
+            compiled.name,
+            factory,
+            topology_name(compiled.name, tenant),
+            plan_hash=plan_hash(compiled.xml),
+            adopt=adopt,
+        )
 
     def _compile(self, tenant: int, text: str) -> CompiledPlan:
         """Compile and check against the host policy (with the tenant's quotas on plan size
@@ -185,8 +217,10 @@ class PlanService:
         compiled = self._compile(tenant, text)
         with self._lock:
             if (tenant, compiled.name) in self.compiled or self.store.exists(tenant, compiled.name):
-                raise PlanExistsError(f"execution plan {compiled.name!r} already exists for "
-                                      f"tenant {tenant}; edit it instead")
+                raise PlanExistsError(
+                    f"execution plan {compiled.name!r} already exists for "
+                    f"tenant {tenant}; edit it instead"
+                )
             self.quotas.check_plans(tenant, sum(1 for t, _ in self.compiled if t == tenant))
             self.store.save(tenant, compiled.name, text)
             self.compiled[(tenant, compiled.name)] = compiled
@@ -210,8 +244,10 @@ class PlanService:
             self._get(tenant, name)
             renamed = compiled.name != name
             if renamed and (tenant, compiled.name) in self.compiled:
-                raise PlanExistsError(f"cannot rename {name!r} to {compiled.name!r}: that plan "
-                                      f"already exists for tenant {tenant}")
+                raise PlanExistsError(
+                    f"cannot rename {name!r} to {compiled.name!r}: that plan "
+                    f"already exists for tenant {tenant}"
+                )
             self.store.save(tenant, compiled.name, text)
             if renamed:
                 self.store.delete(tenant, name)
@@ -246,8 +282,13 @@ class PlanService:
         out = []
         for n in names:
             status = self.status(tenant, n)
-            out.append({**self.summary(tenant, n, status), "status": status,
-                        "statusText": status_text(status)})
+            out.append(
+                {
+                    **self.summary(tenant, n, status),
+                    "status": status,
+                    "statusText": status_text(status),
+                }
+            )
         return out
 
     def show(self, tenant: int | str, name: str) -> Json:
@@ -270,32 +311,51 @@ class PlanService:
         """The plan's deployment status: its topology's state and its connections."""
         tenant = parse_tenant(tenant)
         compiled = self._get(tenant, name)
-        imported = [s.id for s in compiled.model.streams if cep_stream(s, "Import")] or \
-            _receiver_streams(compiled.xml)
-        return {"tenant": tenant, "name": name,
-                **plan_status(self.topologies.status(tenant, name), self.table.status(tenant, name),
-                              imported, compiled.model.plan_dist("publisherParallelism"),
-                              self.transport.get("transport", "zmq"))}
+        imported = [
+            s.id for s in compiled.model.streams if cep_stream(s, "Import")
+        ] or _receiver_streams(compiled.xml)
+        return {
+            "tenant": tenant,
+            "name": name,
+            **plan_status(
+                self.topologies.status(tenant, name),
+                self.table.status(tenant, name),
+                imported,
+                compiled.model.plan_dist("publisherParallelism"),
+                self.transport.get("transport", "zmq"),
+            ),
+        }
 
     def summary(self, tenant: int, name: str, state: Json | None = None) -> Json:
         """Name, topology, description, version, last change and state of a plan."""
         compiled = self._get(tenant, name)
         state = state or self.topologies.status(tenant, name)
         changed = self.changed.get((tenant, name))
-        return {"tenant": tenant, "name": name, "topology": topology_name(name, tenant),
-                "description": compiled.model.description or "",
-                "version": self.versions.get((tenant, name)),
-                "lastChange": _iso(changed) if changed else None,
-                "state": state["state"], "reason": state["reason"]}
+        return {
+            "tenant": tenant,
+            "name": name,
+            "topology": topology_name(name, tenant),
+            "description": compiled.model.description or "",
+            "version": self.versions.get((tenant, name)),
+            "lastChange": _iso(changed) if changed else None,
+            "state": state["state"],
+            "reason": state["reason"],
+        }
 
     def deployments(self, tenant: int | None = None) -> Json:
         """The worker's view (PROTOCOL.md section 3) and the global version."""
         with self._lock:
             items = sorted(self.compiled.items())
             version = self.version
-        plans = [dict(plan_view(t, c, self.versions.get((t, n))),
-                      publisherAuth=self.publisher_auth, **self.transport)
-                 for (t, n), c in items if tenant is None or t == tenant]
+        plans = [
+            dict(
+                plan_view(t, c, self.versions.get((t, n))),
+                publisherAuth=self.publisher_auth,
+                **self.transport,
+            )
+            for (t, n), c in items
+            if tenant is None or t == tenant
+        ]
         return {"version": version, "plans": plans}
 
 
@@ -306,10 +366,14 @@ def plan_hash(xml: str) -> str:
 
 def _iso(epoch: float) -> str:
     """ISO-8601 UTC with milliseconds, e.g. 2026-11-25T08:15:00.123Z."""
-    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds") \
+    return (
+        datetime.fromtimestamp(epoch, timezone.utc)
+        .isoformat(timespec="milliseconds")
         .replace("+00:00", "Z")
+    )
 
 
 def _receiver_streams(xml: str) -> list[str]:
     from manager.queryplan.reader import read_query_plan
+
     return [s.id for s in read_query_plan(xml).imported]

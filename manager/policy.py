@@ -4,20 +4,25 @@
 default to <data_dir>/tenants/<id>/files). `check_compiled(compiled, tenant, policy)` and
 `check_size(text, policy)` turn policy errors into PlanRejectedError with positions (400 on
 the REST API). `check_plan_name(name)` is the rule for plan names in URLs and in @Plan:name."""
+
 import re
 
 from cep.policy import HostPolicy, PlanPolicyError, check_plan, check_plan_size
 from manager.exceptions import BadPlanNameError, PlanRejectedError
 
 NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,99}")
-NAME_RULE = ("1 to 100 letters, digits, '_', '.' or '-', starting with a letter (no "
-             "whitespace; a name like '-rf' would read as a command-line flag)")
+NAME_RULE = (
+    "1 to 100 letters, digits, '_', '.' or '-', starting with a letter (no "
+    "whitespace; a name like '-rf' would read as a command-line flag)"
+)
 
 
 def manager_policy(settings):
     from manager.settings import data_dir
+
     policy = HostPolicy.from_settings(settings, data_dir(settings)).with_reserved(
-        settings["http.port"], settings["registry.port"])
+        settings["http.port"], settings["registry.port"]
+    )
     policy.apply_script_limits()  # plans tried in the console follow the script settings
     return policy
 
@@ -54,8 +59,9 @@ def check_compiled(compiled, tenant, policy):
     if problem:
         span = compiled.model.plan_annotation("name").span
         where = span.to_dict() if span.line else {}
-        raise PlanRejectedError(problem, [{"error": "AnnotationError", "message": problem,
-                                           **where}])
+        raise PlanRejectedError(
+            problem, [{"error": "AnnotationError", "message": problem, **where}]
+        )
     try:
         check_plan(compiled.model, policy, tenant)
     except PlanPolicyError as exc:

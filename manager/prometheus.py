@@ -7,6 +7,7 @@ fed by the sampler (one observation per instance and sample: that interval's mea
 time); connections per plan and per registry endpoint; topology states and workers.
 Each manager has its own CollectorRegistry, so tests and several managers in one process do
 not clash with each other or with the process-wide default registry."""
+
 from prometheus_client import CollectorRegistry, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
@@ -15,7 +16,7 @@ from manager.queryplan.builder import RECEIVER_NAME
 INSTANCE = ["tenant", "plan", "component", "instance"]
 # one decade per two buckets, 0.1 ms to 5 s: a batch's execute() is usually 0.1-10 ms; every
 # bucket is a series per instance, so 200 plans' scrape stays in the low megabytes
-LATENCY_BUCKETS = (.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5)
+LATENCY_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5)
 
 
 def _counter(name, doc, labels=INSTANCE):
@@ -38,16 +39,25 @@ class ManagerCollector:
         yield from self._registry()
 
     def _components(self):
-        fams = {"in": _counter("cep_component_events_in", "events into the instance (executed "
-                               "by a bolt, taken in from workers by a receiver spout)"),
-                "out": _counter("cep_component_events_out", "events emitted by the instance"),
-                "errors": _counter("cep_component_errors", "events that failed in the instance"),
-                "queue": _gauge("cep_component_queue_depth", "events sent to the instance and "
-                                "not yet received by it"),
-                "capacity": _gauge("cep_component_capacity", "busy fraction of the instance "
-                                   "over the last interval (Storm's capacity)")}
+        fams = {
+            "in": _counter(
+                "cep_component_events_in",
+                "events into the instance (executed "
+                "by a bolt, taken in from workers by a receiver spout)",
+            ),
+            "out": _counter("cep_component_events_out", "events emitted by the instance"),
+            "errors": _counter("cep_component_errors", "events that failed in the instance"),
+            "queue": _gauge(
+                "cep_component_queue_depth",
+                "events sent to the instance and not yet received by it",
+            ),
+            "capacity": _gauge(
+                "cep_component_capacity",
+                "busy fraction of the instance over the last interval (Storm's capacity)",
+            ),
+        }
         history = self.manager.history
-        for (tenant, plan) in history.keys():
+        for tenant, plan in history.keys():
             latest, gauges = history.latest((tenant, plan))
             if latest is None:
                 continue
@@ -71,13 +81,21 @@ class ManagerCollector:
         return fams.values()
 
     def _plans(self):
-        state = _gauge("cep_topology_state", "1 for the state the plan's topology is in",
-                       ["tenant", "plan", "state"])
-        inflow = _gauge("cep_plan_inflow_connections", "a worker's live connections to the "
-                        "plan's receiver spouts (one per imported stream)",
-                        ["tenant", "plan", "worker"])
-        outflow = _gauge("cep_plan_outflow_connections", "publisher bolt instances with a live "
-                         "connection to a worker", ["tenant", "plan"])
+        state = _gauge(
+            "cep_topology_state",
+            "1 for the state the plan's topology is in",
+            ["tenant", "plan", "state"],
+        )
+        inflow = _gauge(
+            "cep_plan_inflow_connections",
+            "a worker's live connections to the plan's receiver spouts (one per imported stream)",
+            ["tenant", "plan", "worker"],
+        )
+        outflow = _gauge(
+            "cep_plan_outflow_connections",
+            "publisher bolt instances with a live connection to a worker",
+            ["tenant", "plan"],
+        )
         plans = self.manager.plans
         for tenant, name in sorted(plans.compiled):
             try:
@@ -92,13 +110,17 @@ class ManagerCollector:
 
     def _registry(self):
         table = self.manager.registry.table
-        conns = _gauge("cep_registry_endpoint_connections", "live connections to a registered "
-                       "endpoint", ["kind", "tenant", "plan", "endpoint"])
+        conns = _gauge(
+            "cep_registry_endpoint_connections",
+            "live connections to a registered endpoint",
+            ["kind", "tenant", "plan", "endpoint"],
+        )
         eps = _gauge("cep_registry_endpoints", "registered endpoints", ["kind", "stale"])
         counts = {}
         for ep, stale in table.snapshot():
-            conns.add_metric([ep["kind"], str(ep["tenant"]), ep["plan"], ep["endpoint"]],
-                             ep["connections"])
+            conns.add_metric(
+                [ep["kind"], str(ep["tenant"]), ep["plan"], ep["endpoint"]], ep["connections"]
+            )
             key = (ep["kind"], "true" if stale else "false")
             counts[key] = counts.get(key, 0) + 1
         for (kind, stale), n in sorted(counts.items()):
@@ -116,9 +138,13 @@ class ManagerMetrics:
 
     def __init__(self, manager):
         self.registry = CollectorRegistry(auto_describe=False)
-        self.latency = Histogram("cep_component_execute_latency_seconds",
-                                 "mean execute() time of an instance per metrics interval",
-                                 INSTANCE, buckets=LATENCY_BUCKETS, registry=self.registry)
+        self.latency = Histogram(
+            "cep_component_execute_latency_seconds",
+            "mean execute() time of an instance per metrics interval",
+            INSTANCE,
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self.registry.register(ManagerCollector(manager))
         self.manager = manager
         self.series = {}  # topology key -> label tuples observed (removed with the plan)

@@ -3,6 +3,7 @@
 A topology error's text may name the manager's state files (ClusterStartError says "see
 <state dir>/master.log"); status reasons are served to any user of the tenant, so absolute paths
 are cut out of them (URLs such as spark://host:7077 and counts such as 1/2 are left alone)."""
+
 import re
 
 _PATH = re.compile(r"(?<![\w:/.~-])/(?:[\w.@+-]+/)*[\w.@+-]+")

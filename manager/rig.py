@@ -11,6 +11,7 @@ Needs root (ip netns, unshare -m, ip link); ``why_not_possible()`` says why it c
 A harness for the tests (tests/machines/) and benchmarks (benchmarks/scaleout_bench.py),
 kept in the package so that benchmarks need nothing from tests/; tests/machines/rig.py adds
 the pytest check ``require_rig()``."""
+
 import os
 import shutil
 import signal
@@ -69,8 +70,13 @@ class Machine:
         self.root.mkdir(parents=True, exist_ok=True)
         return self
 
-    def start_worker(self, master_url: str, log_path: Path, cores: int = WORKER_CORES,
-                     java_opts: tuple[str, ...] = ()):
+    def start_worker(
+        self,
+        master_url: str,
+        log_path: Path,
+        cores: int = WORKER_CORES,
+        java_opts: tuple[str, ...] = (),
+    ):
         """The Spark worker; its scratch space is the machine's own tmpfs, its work folder
         (the executors' logs) under the rig's folder, so a failed test leaves them;
         `java_opts` (-Dspark.worker.timeout=...) as the master's. With a CPU share
@@ -82,7 +88,7 @@ class Machine:
 mount -t tmpfs tmpfs {self.root}
 exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \\
   SPARK_HOME={SPARK_HOME} SPARK_LOCAL_IP={self.address} SPARK_DAEMON_MEMORY=192m \\
-  SPARK_LOCAL_DIRS={self.root} SPARK_WORKER_OPTS="{' '.join(java_opts)}" \\
+  SPARK_LOCAL_DIRS={self.root} SPARK_WORKER_OPTS="{" ".join(java_opts)}" \\
   {SPARK_HOME}/bin/spark-class org.apache.spark.deploy.worker.Worker {master_url} \\
   --host {self.address} --cores {cores} --memory 2g --webui-port 0 \\
   --work-dir {work}
@@ -124,18 +130,44 @@ exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \
         ipt = ["ip", "netns", "exec", self.ns, "iptables-legacy", "-w"]
         if ms:
             self.delayer = subprocess.Popen(
-                ["ip", "netns", "exec", self.ns, sys.executable, "-m", "topology.netdelay",
-                 str(ms)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                cwd=Path(__file__).resolve().parents[1])
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    self.ns,
+                    sys.executable,
+                    "-m",
+                    "topology.netdelay",
+                    str(ms),
+                ],
+                stdout=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                cwd=Path(__file__).resolve().parents[1],
+            )
             if self.delayer.stdout.readline().strip() != b"ready":
                 raise RuntimeError(f"the packet delayer of {self.ns} did not start")
             for chain, *match in rules:
-                subprocess.run([*ipt, "-A", chain, *match, "-j", "NFQUEUE", "--queue-num", "0",
-                                "--queue-bypass"], check=True, capture_output=True)
+                subprocess.run(
+                    [
+                        *ipt,
+                        "-A",
+                        chain,
+                        *match,
+                        "-j",
+                        "NFQUEUE",
+                        "--queue-num",
+                        "0",
+                        "--queue-bypass",
+                    ],
+                    check=True,
+                    capture_output=True,
+                )
             return
         for chain, *match in rules:
-            subprocess.run([*ipt, "-D", chain, *match, "-j", "NFQUEUE", "--queue-num", "0",
-                            "--queue-bypass"], capture_output=True)
+            subprocess.run(
+                [*ipt, "-D", chain, *match, "-j", "NFQUEUE", "--queue-num", "0", "--queue-bypass"],
+                capture_output=True,
+            )
         if self.delayer is not None:
             self.delayer.terminate()
             self.delayer.wait(10)
@@ -160,8 +192,13 @@ exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \
 class Rig:
     """The bridge, the machines, the master; ``system()`` adds the manager and CEP worker."""
 
-    def __init__(self, root: Path, machines: int = MACHINES, java_opts: tuple[str, ...] = (),
-                 cpu_share: float | None = None):
+    def __init__(
+        self,
+        root: Path,
+        machines: int = MACHINES,
+        java_opts: tuple[str, ...] = (),
+        cpu_share: float | None = None,
+    ):
         """`java_opts`: Spark settings of the master and the workers (-Dspark.worker.timeout=10:
         a worker is declared dead after 10 s without a heartbeat; it sends one every 1/4);
         `cpu_share`: each machine gets that share of one CPU (Machine.limit_cpu)."""
@@ -194,20 +231,32 @@ class Rig:
     def up(self) -> "Rig":
         self.network_up()
         port, ui_port = free_port(self.host), free_port(self.host)
-        self.master = _spark_class(self.root / "master.log", list(self.java_opts),
-                                   "org.apache.spark.deploy.master.Master", "--host", self.host,
-                                   "--port", str(port), "--webui-port", str(ui_port))
+        self.master = _spark_class(
+            self.root / "master.log",
+            list(self.java_opts),
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            self.host,
+            "--port",
+            str(port),
+            "--webui-port",
+            str(ui_port),
+        )
         self.master_url, self.ui = f"spark://{self.host}:{port}", f"http://{self.host}:{ui_port}"
         wait_for(lambda: master_state(self.ui), 60, "the Spark master answers")
         for machine in self.machines:
             self.start_worker(machine)
-        wait_for(lambda: self.alive_workers() == len(self.machines), 90,
-                 f"{len(self.machines)} Spark workers registered (logs in {self.root})")
+        wait_for(
+            lambda: self.alive_workers() == len(self.machines),
+            90,
+            f"{len(self.machines)} Spark workers registered (logs in {self.root})",
+        )
         return self
 
     def start_worker(self, machine: Machine):
-        machine.start_worker(self.master_url, self.root / f"worker-{machine.index}.log",
-                             java_opts=self.java_opts)
+        machine.start_worker(
+            self.master_url, self.root / f"worker-{machine.index}.log", java_opts=self.java_opts
+        )
 
     def alive_workers(self) -> int:
         state = master_state(self.ui) or {}
@@ -229,35 +278,69 @@ class Rig:
         from manager.server import Manager
         from manager.settings import load_manager_settings
         from manager.web import create_app
-        self.launcher = SparkLauncher({
-            "spark.master": self.master_url, "spark.master_ui_url": self.ui,
-            "spark.host": self.host, "spark.state_dir": str(self.root / "state"),
-            "topology.code": "ship", "topology.executor_python": sys.executable,
-            "topology.workers": len(self.machines), "topology.kill_wait_secs": 1.0,
-            "topology.metrics_interval_s": 0.5, "topology.max_restarts": 1000,
-            "checkpoint.interval": 1.0, **(spark or {})})
+
+        self.launcher = SparkLauncher(
+            {
+                "spark.master": self.master_url,
+                "spark.master_ui_url": self.ui,
+                "spark.host": self.host,
+                "spark.state_dir": str(self.root / "state"),
+                "topology.code": "ship",
+                "topology.executor_python": sys.executable,
+                "topology.workers": len(self.machines),
+                "topology.kill_wait_secs": 1.0,
+                "topology.metrics_interval_s": 0.5,
+                "topology.max_restarts": 1000,
+                "checkpoint.interval": 1.0,
+                **(spark or {}),
+            }
+        )
         data = self.root / "manager"
-        self.manager = Manager(load_manager_settings(overrides={
-            "manager.data_dir": str(data), "registry.port": 0, "registry.bind_host": self.host,
-            "manager.advertised_host": self.host, "registry.heartbeat_interval": 1.0,
-            "topology.kill_wait_secs": 1.0, "topology.resubmit_interval": 2.0,
-            "security.curve": True}, env={}), launcher=self.launcher).start()
+        self.manager = Manager(
+            load_manager_settings(
+                overrides={
+                    "manager.data_dir": str(data),
+                    "registry.port": 0,
+                    "registry.bind_host": self.host,
+                    "manager.advertised_host": self.host,
+                    "registry.heartbeat_interval": 1.0,
+                    "topology.kill_wait_secs": 1.0,
+                    "topology.resubmit_interval": 2.0,
+                    "security.curve": True,
+                },
+                env={},
+            ),
+            launcher=self.launcher,
+        ).start()
         # on the bridge address: CEP workers on the rig's machines reach the manager there
-        self.server = make_server(self.host, 0, create_app({"MANAGER": self.manager}),
-                                  threaded=True)
+        self.server = make_server(
+            self.host, 0, create_app({"MANAGER": self.manager}), threaded=True
+        )
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        cfg = load_config(path=data / "none.yaml", env={}, overrides={
-            "worker.id": "host", "worker.mode": "distributed", "worker.advertised_host": self.host,
-            "managers.urls": [self.manager_url],
-            "managers.poll_interval": 0.2, "managers.timeout": 1.0,
-            "receivers.http_host": self.host, "receivers.http_port": 0,
-            "receivers.zmq_port": -1, "transport.reconnect_interval": 0.1,
-            "transport.heartbeat_interval": 0.2, "worker.state_dir": str(self.root / "worker"),
-            # self-undeploy after 10 s without a manager, as an operator would set it (0.2 s x
-            # the default 6 retries is 1.2 s: a manager slowed by a loaded host would trip it)
-            "managers.max_retries": 50,
-            "security.curve": True, "security.curve_dir": str(data / "security" / "curve"),
-            **(worker or {})})
+        cfg = load_config(
+            path=data / "none.yaml",
+            env={},
+            overrides={
+                "worker.id": "host",
+                "worker.mode": "distributed",
+                "worker.advertised_host": self.host,
+                "managers.urls": [self.manager_url],
+                "managers.poll_interval": 0.2,
+                "managers.timeout": 1.0,
+                "receivers.http_host": self.host,
+                "receivers.http_port": 0,
+                "receivers.zmq_port": -1,
+                "transport.reconnect_interval": 0.1,
+                "transport.heartbeat_interval": 0.2,
+                "worker.state_dir": str(self.root / "worker"),
+                # self-undeploy after 10 s without a manager, as an operator would set it (0.2 s x
+                # the default 6 retries is 1.2 s: a manager slowed by a loaded host would trip it)
+                "managers.max_retries": 50,
+                "security.curve": True,
+                "security.curve_dir": str(data / "security" / "curve"),
+                **(worker or {}),
+            },
+        )
         self.worker = Worker(cfg).start()
         return self
 
@@ -272,8 +355,9 @@ class Rig:
     def add_cep_machine(self) -> Machine:
         """One more machine on the bridge, without a Spark worker: for a CEP worker process
         (start_cep_worker) that dies with the machine (Machine.kill_all)."""
-        machine = Machine(self._tag, len(self.machines) + len(self.cep_machines),
-                          self._prefix, self.bridge).up(self.host)
+        machine = Machine(
+            self._tag, len(self.machines) + len(self.cep_machines), self._prefix, self.bridge
+        ).up(self.host)
         self.cep_machines.append(machine)
         return machine
 
@@ -283,13 +367,17 @@ class Rig:
         the manager's keys and $CEP_CLUSTER_SECRET, keeps its state (write-ahead logs, file
         sinks) under <rig root>/<worker_id>. Returns its HTTP URL once it answers."""
         import urllib.request
+
         checkout = Path(__file__).resolve().parents[1]
         curve_dir = self.root / "manager" / "security" / "curve"
-        settings = {"CEP_MANAGERS_POLL_INTERVAL": "0.2", "CEP_MANAGERS_TIMEOUT": "1.0",
-                    "CEP_TRANSPORT_RECONNECT_INTERVAL": "0.1",
-                    "CEP_TRANSPORT_HEARTBEAT_INTERVAL": "0.2",
-                    "CEP_WORKER_STATE_DIR": str(self.root / worker_id),
-                    "PYTHONPATH": str(checkout)}
+        settings = {
+            "CEP_MANAGERS_POLL_INTERVAL": "0.2",
+            "CEP_MANAGERS_TIMEOUT": "1.0",
+            "CEP_TRANSPORT_RECONNECT_INTERVAL": "0.1",
+            "CEP_TRANSPORT_HEARTBEAT_INTERVAL": "0.2",
+            "CEP_WORKER_STATE_DIR": str(self.root / worker_id),
+            "PYTHONPATH": str(checkout),
+        }
         env = " ".join(f"{k}={v}" for k, v in settings.items())
         script = f"""cd {checkout}
 exec env {env} {sys.executable} -m cep.cli.main --log-level INFO worker \
@@ -305,11 +393,16 @@ exec env {env} {sys.executable} -m cep.cli.main --log-level INFO worker \
                     return resp.status == 200
             except OSError:
                 return machine.proc.poll() is None and None
-        wait_for(lambda: answers() or machine.proc.poll() is not None, 60,
-                 f"CEP worker {worker_id} answers (log {self.root / f'{worker_id}.log'})")
+
+        wait_for(
+            lambda: answers() or machine.proc.poll() is not None,
+            60,
+            f"CEP worker {worker_id} answers (log {self.root / f'{worker_id}.log'})",
+        )
         if machine.proc.poll() is not None:
-            raise AssertionError(f"CEP worker {worker_id} exited: see "
-                                 f"{self.root / f'{worker_id}.log'}")
+            raise AssertionError(
+                f"CEP worker {worker_id} exited: see {self.root / f'{worker_id}.log'}"
+            )
         return url
 
     def down(self):
@@ -320,9 +413,11 @@ exec env {env} {sys.executable} -m cep.cli.main --log-level INFO worker \
                 self.manager.stop(kill_topologies=True)
             if self.launcher is not None:
                 from topology.launcher import get_topology, list_topologies
+
                 for status in list_topologies(self.launcher.settings):
-                    get_topology(status["name"], self.launcher.settings).kill(wait_secs=0,
-                                                                                 timeout=20)
+                    get_topology(status["name"], self.launcher.settings).kill(
+                        wait_secs=0, timeout=20
+                    )
             if self.server is not None:
                 self.server.shutdown()
         finally:

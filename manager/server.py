@@ -1,4 +1,5 @@
 """The manager process's parts wired together: store, registry, topology manager, plans."""
+
 import logging
 
 from cep.security import curve
@@ -34,39 +35,55 @@ class Manager:
         self.auth = AuthService(s, data_dir(s))  # users, tokens, cluster secret
         self.auth.bootstrap()
         # ZeroMQ links: CURVE keys, else the cluster secret on registry requests
-        self.links = curve.LinkSecurity(curve.manager_keys(s, data_dir(s)),
-                                        self.auth.cluster_secret if s["security.auth"] else None)
-        self.registry = RegistryService(s["registry.port"], s["registry.bind_host"],
-                                        s["registry.liveness"], s["registry.heartbeat_interval"],
-                                        plan_exists=lambda t, p: self.plans.exists(t, p),
-                                        security=self.links)
+        self.links = curve.LinkSecurity(
+            curve.manager_keys(s, data_dir(s)),
+            self.auth.cluster_secret if s["security.auth"] else None,
+        )
+        self.registry = RegistryService(
+            s["registry.port"],
+            s["registry.bind_host"],
+            s["registry.liveness"],
+            s["registry.heartbeat_interval"],
+            plan_exists=lambda t, p: self.plans.exists(t, p),
+            security=self.links,
+        )
         self.launcher = launcher or SparkLauncher(spark_overrides(s))
         self.launcher.security = self.links  # every topology it submits gets the links
-        self.topologies = TopologyManager(self.launcher, self.registry.table,
-                                          s["topology.kill_wait_secs"],
-                                          s["topology.resubmit_interval"])
+        self.topologies = TopologyManager(
+            self.launcher,
+            self.registry.table,
+            s["topology.kill_wait_secs"],
+            s["topology.resubmit_interval"],
+        )
         # topologies FAILED because their master was lost come back by themselves
         self.topologies.recovery = MasterRecovery(self.topologies, master_probe(self.launcher))
         self.host = s["manager.advertised_host"] or default_host()
         spark = getattr(self.launcher, "settings", None) or {}  # a test's fake launcher: none
         host = component_host(s["topology.component_host"], spark)
-        self.plans = PlanService(self.store, self.topologies, self.registry.table, None,
-                                 host, compiler)
+        self.plans = PlanService(
+            self.store, self.topologies, self.registry.table, None, host, compiler
+        )
         # no topology listens beyond loopback without CURVE (manager/listeners.py)
         self.plans.listener_check = lambda: check_listeners(
-            host, spark, self.links.curve is not None)
-        self.plans.component_config = {**_transport(s),
-                                       "heartbeat_interval": s["registry.heartbeat_interval"],
-                                       "table_rows": s["limits.table_rows"],
-                                       "datasources": _datasources(),
-                                       "scripts": {"python": s["scripts.python"],
-                                                   "timeout_ms": s["scripts.call_millis"],
-                                                   "memory_bytes": s["scripts.heap_mib"] << 20}}
+            host, spark, self.links.curve is not None
+        )
+        self.plans.component_config = {
+            **_transport(s),
+            "heartbeat_interval": s["registry.heartbeat_interval"],
+            "table_rows": s["limits.table_rows"],
+            "datasources": _datasources(),
+            "scripts": {
+                "python": s["scripts.python"],
+                "timeout_ms": s["scripts.call_millis"],
+                "memory_bytes": s["scripts.heap_mib"] << 20,
+            },
+        }
         self.spark = SparkStatus(locator(self.launcher))
         self.history = MetricsHistory()
         self.metrics = ManagerMetrics(self)
-        self.sampler = MetricsSampler(self.topologies, self.history,
-                                      s["metrics.sample_interval"], self.metrics.observe)
+        self.sampler = MetricsSampler(
+            self.topologies, self.history, s["metrics.sample_interval"], self.metrics.observe
+        )
         self.plans.policy = manager_policy(s)
         try:
             self.quotas = Quotas.from_settings(s)  # per tenant (manager/quotas.py)
@@ -74,10 +91,13 @@ class Manager:
             raise ConfigError(str(exc)) from None
         self.plans.quotas = self.topologies.quotas = self.quotas
         self.plans.validate_secs = s["limits.validate_secs"]
-        self.plans.transport = {"transport": s["topology.transport"].strip().lower(),
-                                "transportConnection": s["topology.nats_connection"]}
-        self.plans.publisher_auth = ("curve" if self.links.curve is not None
-                                     else "token" if self.links.secret else "none")
+        self.plans.transport = {
+            "transport": s["topology.transport"].strip().lower(),
+            "transportConnection": s["topology.nats_connection"],
+        }
+        self.plans.publisher_auth = (
+            "curve" if self.links.curve is not None else "token" if self.links.secret else "none"
+        )
         self.group = self._group(s)  # leader lease and fencing when Redis is shared
         self.started = False
 
@@ -86,9 +106,16 @@ class Manager:
         if not (s["store.redis_url"] and s["ha.enabled"]):
             return None
         from manager.leader import ManagerGroup, manager_id
-        group = ManagerGroup(s["store.redis_url"], s["store.redis_prefix"],
-                             s["manager.id"] or manager_id(data_dir(s)), s["ha.lease_ttl"],
-                             self._promote, self._demote, self._follow)
+
+        group = ManagerGroup(
+            s["store.redis_url"],
+            s["store.redis_prefix"],
+            s["manager.id"] or manager_id(data_dir(s)),
+            s["ha.lease_ttl"],
+            self._promote,
+            self._demote,
+            self._follow,
+        )
         self.store.fence = group.writer  # every plan write checks the fencing token
         group.on_lead = self._lead
         self.plans.read_only = True  # until the lease is ours
@@ -111,6 +138,7 @@ class Manager:
     def set_url(self, url):
         """The REST URL other managers send clients to (known once the HTTP server bound)."""
         from urllib.parse import urlsplit
+
         self.plans.policy = self.plans.policy.with_reserved(urlsplit(url).port)
         if self.group is not None:
             self.group.url = self.settings["manager.advertised_url"] or url
@@ -118,6 +146,7 @@ class Manager:
     def _promote(self, token):
         """The lease is ours: deploy every plan, adopting the topologies that run already."""
         from manager.topology_recovery import MasterRecovery, master_probe
+
         self.topologies.forget_observed()
         self.topologies.recovery = MasterRecovery(self.topologies, master_probe(self.launcher))
         self.plans.read_only = False
@@ -159,13 +188,16 @@ class Manager:
         if self.settings["metrics.sample_interval"] > 0:
             self.sampler.start()
         self.started = True
-        log.info("Manager started: registry %s, %d plan(s)", self.registry_url,
-                 len(self.plans.compiled))
+        log.info(
+            "Manager started: registry %s, %d plan(s)", self.registry_url, len(self.plans.compiled)
+        )
         if self.links.curve is None and self.settings["registry.bind_host"] not in LOOPBACK:
-            log.warning("security.curve is off: the registry (bound to %s), the event links and "
-                        "the task links are plain TCP; anyone on the network can read events "
-                        "and push to spouts and publisher ports (see SECURITY.md)",
-                        self.settings["registry.bind_host"])
+            log.warning(
+                "security.curve is off: the registry (bound to %s), the event links and "
+                "the task links are plain TCP; anyone on the network can read events "
+                "and push to spouts and publisher ports (see SECURITY.md)",
+                self.settings["registry.bind_host"],
+            )
         return self
 
     def stop(self, kill_topologies=False):
@@ -181,11 +213,17 @@ class Manager:
         self.started = False
 
     def info(self):
-        return {"registry": self.registry_url, "registryPort": self.registry.port,
-                "host": self.host, "store": "redis" if self.settings["store.redis_url"] else "files",
-                "plans": len(self.plans.compiled), "version": self.plans.version,
-                "role": self.role, "leader": self.leader_url(),
-                "registries": self.group.registries() if self.group else [self.registry_url]}
+        return {
+            "registry": self.registry_url,
+            "registryPort": self.registry.port,
+            "host": self.host,
+            "store": "redis" if self.settings["store.redis_url"] else "files",
+            "plans": len(self.plans.compiled),
+            "version": self.plans.version,
+            "role": self.role,
+            "leader": self.leader_url(),
+            "registries": self.group.registries() if self.group else [self.registry_url],
+        }
 
 
 def _datasources():
@@ -193,6 +231,7 @@ def _datasources():
     database tables resolve there as here; a malformed file stops the manager's start."""
     from cep.policy.datasources import as_config, load_datasources
     from cep.policy.exceptions import PolicyViolation
+
     try:
         return as_config(load_datasources())
     except PolicyViolation as exc:
@@ -206,12 +245,16 @@ def _transport(s):
     from cep.policy.exceptions import PolicyViolation
     from connectors.connections import broker_connections
     from connectors.nats_transport import check_kind, transport_url
+
     try:
         kind = check_kind(s["topology.transport"])
         if kind == "zmq":
             return {}
-        return {"transport": kind,
-                "nats_url": transport_url(s["topology.nats_connection"],
-                                          broker_connections(s["connections.brokers"]))}
+        return {
+            "transport": kind,
+            "nats_url": transport_url(
+                s["topology.nats_connection"], broker_connections(s["connections.brokers"])
+            ),
+        }
     except (ValueError, PolicyViolation) as exc:
         raise ConfigError(f"topology.transport: {exc}") from None

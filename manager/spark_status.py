@@ -1,6 +1,7 @@
 """The Spark master as the status page shows it: a snapshot of the master's `/json` taken at
 most once per `min_interval` (1 s) whatever the number of callers; concurrent callers wait
 for the one fetch in flight and share its answer."""
+
 import threading
 import time
 
@@ -10,15 +11,33 @@ from topology.cluster import master_state
 def snapshot_from(master_url, ui_url, state):
     """The /api/v1/status `spark` section from the master's /json (None: not answering)."""
     if state is None:
-        return {"master": master_url, "alive": False, "uiUrl": ui_url, "slotsUsed": 0,
-                "slotsTotal": 0, "applications": []}
-    apps = [{"id": a.get("id"), "name": a.get("name"), "state": a.get("state"),
-             "cores": a.get("cores", 0), "uiUrl": ui_url}
-            for a in state.get("activeapps", [])]
-    return {"master": master_url, "alive": state.get("status", "ALIVE") == "ALIVE",
-            "uiUrl": ui_url, "slotsUsed": state.get("coresused", 0),
-            "slotsTotal": state.get("cores", 0), "applications": apps,
-            "workers": state.get("aliveworkers", len(state.get("workers", [])))}
+        return {
+            "master": master_url,
+            "alive": False,
+            "uiUrl": ui_url,
+            "slotsUsed": 0,
+            "slotsTotal": 0,
+            "applications": [],
+        }
+    apps = [
+        {
+            "id": a.get("id"),
+            "name": a.get("name"),
+            "state": a.get("state"),
+            "cores": a.get("cores", 0),
+            "uiUrl": ui_url,
+        }
+        for a in state.get("activeapps", [])
+    ]
+    return {
+        "master": master_url,
+        "alive": state.get("status", "ALIVE") == "ALIVE",
+        "uiUrl": ui_url,
+        "slotsUsed": state.get("coresused", 0),
+        "slotsTotal": state.get("cores", 0),
+        "applications": apps,
+        "workers": state.get("aliveworkers", len(state.get("workers", []))),
+    }
 
 
 def locator(launcher):
@@ -27,9 +46,11 @@ def locator(launcher):
     if hasattr(launcher, "locate"):
         return launcher.locate
     if hasattr(launcher, "cluster"):
+
         def locate():
             info = launcher.cluster()
             return info.master_url, info.ui_url
+
         return locate
     return lambda: None
 

@@ -13,8 +13,7 @@ def _established(k, n):
     return {"connected": k, "required": n, "text": f"{k}/{n} established"}
 
 
-def plan_status(topology_status, registry_status, imported, publisher_parallel,
-                transport="zmq"):
+def plan_status(topology_status, registry_status, imported, publisher_parallel, transport="zmq"):
     """The status dict served by /api/v1 and printed by `cep plan status`."""
     streams_by_worker = {}
     live = [c for c in registry_status["connections"] if c.get("live", True)]
@@ -25,20 +24,31 @@ def plan_status(topology_status, registry_status, imported, publisher_parallel,
         streams_by_worker.setdefault(ep["worker"], set())
     inflow = {w: _established(len(s), len(imported)) for w, s in sorted(streams_by_worker.items())}
     out_k = len({c["client"] for c in live if c["kind"] == "publisher"})
-    return {**topology_status, "inflow": inflow,
-            "outflow": _established(out_k, publisher_parallel),
-            "receivers": len(registry_status["receivers"]),
-            "publishers": len(registry_status["publishers"]), "transport": transport}
+    return {
+        **topology_status,
+        "inflow": inflow,
+        "outflow": _established(out_k, publisher_parallel),
+        "receivers": len(registry_status["receivers"]),
+        "publishers": len(registry_status["publishers"]),
+        "transport": transport,
+    }
 
 
 def status_text(status):
     """CEP 4.0's three-part status text, keyed by worker id."""
-    lines = [f"Storm topology : {status['state']}"
-             + (f" ({status['reason']})" if status.get("reason") else "")]
+    lines = [
+        f"Storm topology : {status['state']}"
+        + (f" ({status['reason']})" if status.get("reason") else "")
+    ]
     if status.get("transport") == "nats":
-        return "\n".join(lines + ["Inflow connections : through NATS JetStream (each worker's "
-                                   "/status shows its inflow)",
-                                   "Outflow connections : through NATS JetStream"])
+        return "\n".join(
+            lines
+            + [
+                "Inflow connections : through NATS JetStream (each worker's "
+                "/status shows its inflow)",
+                "Outflow connections : through NATS JetStream",
+            ]
+        )
     if not status["inflow"]:
         lines.append("Inflow connections : no receivers found")
     else:
@@ -47,6 +57,8 @@ def status_text(status):
             both = s["connected"] == s["required"]
             lines.append(f"\t{worker} : {'all established' if both else s['text']}")
     o = status["outflow"]
-    lines.append("Outflow connections : " + ("all established" if o["connected"] == o["required"]
-                                              else o["text"]))
+    lines.append(
+        "Outflow connections : "
+        + ("all established" if o["connected"] == o["required"] else o["text"])
+    )
     return "\n".join(lines)

@@ -7,6 +7,7 @@ nothing from tests/):
 - ``FakeLauncher``/``FakeHandle``: a topology launcher that records submits and kills, for fast
   tests of the manager without Spark (the real launcher is tested with Spark).
 """
+
 import json
 import os
 import signal
@@ -23,6 +24,7 @@ CEP = [sys.executable, "-m", "cep.cli.main"]
 
 def free_port():
     import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -31,13 +33,20 @@ def free_port():
 def http(method, url, body=None, token=None, content_type="application/json", timeout=10):
     """(status, headers, parsed JSON or text) without following redirects."""
     data = body.encode() if isinstance(body, str) else body
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": content_type,
-                                          **({"Authorization": f"Bearer {token}"} if token else {})})
+    req = urllib.request.Request(
+        url,
+        data=data,
+        method=method,
+        headers={
+            "Content-Type": content_type,
+            **({"Authorization": f"Bearer {token}"} if token else {}),
+        },
+    )
 
     class NoRedirect(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args, **kwargs):
             return None
+
     opener = urllib.request.build_opener(NoRedirect)
     try:
         with opener.open(req, timeout=timeout) as resp:
@@ -53,28 +62,49 @@ def http(method, url, body=None, token=None, content_type="application/json", ti
 class ManagerProc:
     """One `cep manager` process of a group; start() again after a kill: same ports, data."""
 
-    def __init__(self, name, root, redis_url, prefix, ttl=3.0, spark_master="embedded",
-                 env=None):
+    def __init__(self, name, root, redis_url, prefix, ttl=3.0, spark_master="embedded", env=None):
         self.name, self.data = name, os.path.join(str(root), name)
         self.http_port, self.registry_port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.http_port}"
-        self.args = [*CEP, "manager", "--data-dir", self.data, "--http-host", "127.0.0.1",
-                     "--http-port", str(self.http_port), "--registry-port",
-                     str(self.registry_port), "--redis-url", redis_url, "--lease-ttl", str(ttl),
-                     "--advertised-host", "127.0.0.1", "--spark-master", spark_master]
-        self.env = {**os.environ, "CEP_STORE_REDIS_PREFIX": prefix,
-                    "CEP_REGISTRY_BIND_HOST": "127.0.0.1", **(env or {})}
+        self.args = [
+            *CEP,
+            "manager",
+            "--data-dir",
+            self.data,
+            "--http-host",
+            "127.0.0.1",
+            "--http-port",
+            str(self.http_port),
+            "--registry-port",
+            str(self.registry_port),
+            "--redis-url",
+            redis_url,
+            "--lease-ttl",
+            str(ttl),
+            "--advertised-host",
+            "127.0.0.1",
+            "--spark-master",
+            spark_master,
+        ]
+        self.env = {
+            **os.environ,
+            "CEP_STORE_REDIS_PREFIX": prefix,
+            "CEP_REGISTRY_BIND_HOST": "127.0.0.1",
+            **(env or {}),
+        }
         self.proc = None
         self.log = os.path.join(str(root), f"{name}.log")
 
     def start(self, timeout=120):
         with open(self.log, "a") as log:
-            self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=log,
-                                         text=True, env=self.env)
+            self.proc = subprocess.Popen(
+                self.args, stdout=subprocess.PIPE, stderr=log, text=True, env=self.env
+            )
         line = self.proc.stdout.readline()
         if not line.startswith("CEP manager: REST"):
-            raise RuntimeError(f"manager {self.name} did not start: {line!r}; log "
-                               f"{open(self.log).read()[-3000:]}")
+            raise RuntimeError(
+                f"manager {self.name} did not start: {line!r}; log {open(self.log).read()[-3000:]}"
+            )
         return self
 
     def signal(self, sig):
@@ -116,8 +146,11 @@ def login(url, password, timeout=60):
     deadline = time.monotonic() + timeout
     while True:
         try:
-            status, _, body = http("POST", url + "/api/v1/login", json.dumps(
-                {"user": "admin", "password": password, "label": "ha-tests"}))
+            status, _, body = http(
+                "POST",
+                url + "/api/v1/login",
+                json.dumps({"user": "admin", "password": password, "label": "ha-tests"}),
+            )
             if status in (200, 201):
                 return body["token"]
         except OSError as exc:

@@ -8,6 +8,7 @@ Every component declares one stream per Siddhi stream with fields `_timestamp, a
 emits rows in that order, so a fields grouping on the partition attribute hashes that
 attribute's value (CEP 4.0 declared `_timestamp` first but emitted it last, hashing the
 wrong column)."""
+
 import logging
 
 from manager.queryplan.builder import PUBLISHER_NAME, RECEIVER_NAME
@@ -32,7 +33,7 @@ def topology_name(plan, tenant):
 
 def attribute_names(definition):
     """Attribute names of `define stream Id ( a type, b type );`."""
-    inner = definition[definition.index("(") + 1:definition.rindex(")")]
+    inner = definition[definition.index("(") + 1 : definition.rindex(")")]
     return [part.split()[0] for part in inner.split(",") if part.strip()]
 
 
@@ -59,9 +60,13 @@ def _inputs(consumer, streams, producers):
             if producer == consumer:
                 continue
             grouping = Grouping.by_fields(s.partition) if s.partition else Grouping.shuffle()
-            log.debug("Connecting storm components [Consumer:%s, Stream:%s, Publisher:%s, "
-                      "Grouping:%s]", consumer, s.id, producer,
-                      "FieldGrouping" if s.partition else "ShuffleGrouping")
+            log.debug(
+                "Connecting storm components [Consumer:%s, Stream:%s, Publisher:%s, Grouping:%s]",
+                consumer,
+                s.id,
+                producer,
+                "FieldGrouping" if s.partition else "ShuffleGrouping",
+            )
             inputs[(producer, s.id)] = grouping
     return inputs
 
@@ -69,31 +74,57 @@ def _inputs(consumer, streams, producers):
 def build_topology(xml, tenant, plan, registry_url, host, playback=False, extra=None):
     """The Topology of one plan from its XML query plan text."""
     qp = read_query_plan(xml)
-    common = {"tenant": tenant, "plan": plan, "registry": registry_url, "host": host,
-              **(extra or {})}
+    common = {
+        "tenant": tenant,
+        "plan": plan,
+        "registry": registry_url,
+        "host": host,
+        **(extra or {}),
+    }
     topo = Topology(topology_name(plan, tenant), config={"tenant": tenant, "plan": plan})
     nats = (extra or {}).get("transport") == "nats"
-    topo.add_spout(RECEIVER_NAME, NATS_SPOUT_CLASS if nats else SPOUT_CLASS,
-                   qp.receiver_parallel,
-                   {**_fields(qp.imported), TICK_STREAM: [TIMESTAMP]},
-                   {**common, "streams": {s.id: attribute_names(s.definition)
-                                          for s in qp.imported}})
+    topo.add_spout(
+        RECEIVER_NAME,
+        NATS_SPOUT_CLASS if nats else SPOUT_CLASS,
+        qp.receiver_parallel,
+        {**_fields(qp.imported), TICK_STREAM: [TIMESTAMP]},
+        {**common, "streams": {s.id: attribute_names(s.definition) for s in qp.imported}},
+    )
     producers = _producers(qp)
     for p in qp.processors:
-        inputs = {**_inputs(p.name, p.inputs, producers),
-                  (RECEIVER_NAME, TICK_STREAM): Grouping.all()}
-        topo.add_bolt(p.name, SIDDHI_BOLT_CLASS, inputs,
-                      p.parallel, _fields(p.outputs),
-                      {"tenant": tenant, "plan": plan, "group": p.name, "playback": playback,
-                       **{k: v for k, v in (extra or {}).items()
-                          if k in ("table_rows", "datasources", "scripts")},
-                       "table_definitions": p.table_definitions, "queries": p.queries,
-                       "window_definitions": p.window_definitions,
-                       "inputs": [s.definition for s in p.inputs],
-                       "outputs": [s.definition for s in p.outputs]})
-    topo.add_bolt(PUBLISHER_NAME, NATS_PUBLISHER_CLASS if nats else PUBLISHER_CLASS,
-                  _inputs(PUBLISHER_NAME, qp.exported, producers),
-                  qp.publisher_parallel, {},
-                  {**common, "streams": {s.id: attribute_names(s.definition)
-                                         for s in qp.exported}})
+        inputs = {
+            **_inputs(p.name, p.inputs, producers),
+            (RECEIVER_NAME, TICK_STREAM): Grouping.all(),
+        }
+        topo.add_bolt(
+            p.name,
+            SIDDHI_BOLT_CLASS,
+            inputs,
+            p.parallel,
+            _fields(p.outputs),
+            {
+                "tenant": tenant,
+                "plan": plan,
+                "group": p.name,
+                "playback": playback,
+                **{
+                    k: v
+                    for k, v in (extra or {}).items()
+                    if k in ("table_rows", "datasources", "scripts")
+                },
+                "table_definitions": p.table_definitions,
+                "queries": p.queries,
+                "window_definitions": p.window_definitions,
+                "inputs": [s.definition for s in p.inputs],
+                "outputs": [s.definition for s in p.outputs],
+            },
+        )
+    topo.add_bolt(
+        PUBLISHER_NAME,
+        NATS_PUBLISHER_CLASS if nats else PUBLISHER_CLASS,
+        _inputs(PUBLISHER_NAME, qp.exported, producers),
+        qp.publisher_parallel,
+        {},
+        {**common, "streams": {s.id: attribute_names(s.definition) for s in qp.exported}},
+    )
     return topo.validate(check_classes=False)

@@ -5,6 +5,7 @@ same name is being killed), DEPLOYING, WAITING_FOR_SLOTS, ACTIVE, INACTIVE, KILL
 (with the reason). Each deploy runs on its own thread and submits without waiting for slots,
 so a plan waiting for slots never blocks another; a newer deploy of the same topology
 supersedes an older one. The state is recomputed from the running topology on every call."""
+
 import json
 import logging
 import threading
@@ -24,6 +25,7 @@ ENDED = ("KILLED", "FAILED")
 @dataclass
 class Deployment:
     """One deploy of one topology: its phase until submitted, then its handle."""
+
     tenant: int
     plan: str
     name: str
@@ -63,13 +65,22 @@ class TopologyManager:
         self.quotas = None  # manager/quotas.Quotas: a tenant's topologies within its slots
         self.quota_poll = 1.0  # seconds between checks while a topology waits for quota
 
-    def deploy(self, tenant, plan, topology_factory, name, plan_hash=None, adopt=False,
-               after_master_loss=None):
+    def deploy(
+        self,
+        tenant,
+        plan,
+        topology_factory,
+        name,
+        plan_hash=None,
+        adopt=False,
+        after_master_loss=None,
+    ):
         """Kill any running topology `name` and submit a new one built by topology_factory().
         With `adopt` (a manager starting), a topology `name` still running from the same
         query plan (`plan_hash`, kept in its run dir) is taken over instead."""
-        dep = Deployment(tenant, plan, name, factory=topology_factory,
-                         after_master_loss=after_master_loss)
+        dep = Deployment(
+            tenant, plan, name, factory=topology_factory, after_master_loss=after_master_loss
+        )
         dep.plan_hash, dep.adopt = plan_hash, adopt
         if self.recovery is not None and not self.recovery._thread.is_alive():
             self.recovery.start()
@@ -78,8 +89,9 @@ class TopologyManager:
             if old is not None:
                 old.cancelled.set()
             self.deployments[(tenant, plan)] = dep
-        dep.thread = threading.Thread(target=self._run, args=(dep, topology_factory, old),
-                                      daemon=True, name=f"deploy {name}")
+        dep.thread = threading.Thread(
+            target=self._run, args=(dep, topology_factory, old), daemon=True, name=f"deploy {name}"
+        )
         dep.thread.start()
         return dep
 
@@ -128,10 +140,16 @@ class TopologyManager:
     def _slots_used(self, dep):
         """Slots of the tenant's other topologies that run or are being submitted."""
         with self._lock:
-            others = [d for d in self.deployments.values()
-                      if d.tenant == dep.tenant and d is not dep and not d.cancelled.is_set()]
-        return sum(d.slots for d in others
-                   if d.phase not in ("FAILED", "KILLED", "WAITING_FOR_QUOTA", "CLEANING"))
+            others = [
+                d
+                for d in self.deployments.values()
+                if d.tenant == dep.tenant and d is not dep and not d.cancelled.is_set()
+            ]
+        return sum(
+            d.slots
+            for d in others
+            if d.phase not in ("FAILED", "KILLED", "WAITING_FOR_QUOTA", "CLEANING")
+        )
 
     def _clean(self, dep, previous):
         """CLEANING: kill the running topology of the same name (a previous deploy or run)."""
@@ -179,8 +197,10 @@ class TopologyManager:
                 raise
             except TopologyError as exc:
                 if dep.after_master_loss:  # the cluster is still away: say so
-                    dep.set("WAITING_FOR_MASTER", f"{dep.after_master_loss}; resubmitting "
-                                                  f"when it answers: {exc}")
+                    dep.set(
+                        "WAITING_FOR_MASTER",
+                        f"{dep.after_master_loss}; resubmitting when it answers: {exc}",
+                    )
                 dep.reason = f"submit failed, retrying in {self.resubmit:g} s: {exc}"
                 log.warning("Topology %s: %s", dep.name, dep.reason)
                 dep.cancelled.wait(self.resubmit)
@@ -202,17 +222,26 @@ class TopologyManager:
         st = dep.handle.status()
         state = st.get("status", "UNKNOWN")
         if master_lost(st):  # MasterRecovery resubmits it once the master answers
-            return {**out, "state": "WAITING_FOR_MASTER", "applicationId": st.get("app_id"),
-                    "reason": f"{st.get('reason')}; resubmitting when the master answers"}
-        return {**out, "state": "DEPLOYING" if state == "SUBMITTED" else state,
-                "reason": st.get("reason", ""), "applicationId": st.get("app_id"),
-                "executors": st.get("workers"), "restarts": st.get("restarts", 0),
-                # the Spark application it runs in (its own, or a shared one)
-                "application": st.get("application") or dep.name,
-                "packing": st.get("packing", "app-per-plan"),
-                # the machine (address) each instance runs on: {address: ["comp[i]", ...]}
-                "placement": st.get("placement") or {},
-                "checkpoints": st.get("checkpoints")}  # last id/time, duration, size
+            return {
+                **out,
+                "state": "WAITING_FOR_MASTER",
+                "applicationId": st.get("app_id"),
+                "reason": f"{st.get('reason')}; resubmitting when the master answers",
+            }
+        return {
+            **out,
+            "state": "DEPLOYING" if state == "SUBMITTED" else state,
+            "reason": st.get("reason", ""),
+            "applicationId": st.get("app_id"),
+            "executors": st.get("workers"),
+            "restarts": st.get("restarts", 0),
+            # the Spark application it runs in (its own, or a shared one)
+            "application": st.get("application") or dep.name,
+            "packing": st.get("packing", "app-per-plan"),
+            # the machine (address) each instance runs on: {address: ["comp[i]", ...]}
+            "placement": st.get("placement") or {},
+            "checkpoints": st.get("checkpoints"),
+        }  # last id/time, duration, size
 
     def undeploy(self, tenant, plan):
         """Kill the plan's topology (waiting for it) and drop its endpoints."""
@@ -233,19 +262,25 @@ class TopologyManager:
         """Attach to the running topology of each plan in `plans` ({(tenant, plan): compiled});
         plans gone from it are dropped from the view."""
         from manager.topology_builder import topology_name
+
         with self._lock:
             for key in [k for k, d in self.deployments.items() if d.observed and k not in plans]:
                 del self.deployments[key]
-        for (tenant, plan) in list(plans):
+        for tenant, plan in list(plans):
             dep = self.deployments.get((tenant, plan))
-            if dep is not None and (not dep.observed or (
-                    dep.handle is not None and dep.handle.status()["status"] not in ENDED)):
+            if dep is not None and (
+                not dep.observed
+                or (dep.handle is not None and dep.handle.status()["status"] not in ENDED)
+            ):
                 continue
             name = topology_name(plan, tenant)
             handle = self.launcher.find(name)
             new = Deployment(tenant, plan, name, observed=True, handle=handle)
-            new.phase, new.reason = ("SUBMITTED", "") if handle is not None else \
-                ("UNKNOWN", "no running topology found; the leader deploys it")
+            new.phase, new.reason = (
+                ("SUBMITTED", "")
+                if handle is not None
+                else ("UNKNOWN", "no running topology found; the leader deploys it")
+            )
             with self._lock:
                 self.deployments[(tenant, plan)] = new
 
@@ -260,7 +295,7 @@ class TopologyManager:
         """Stop deploy threads (and kill the topologies when `kill`)."""
         if self.recovery is not None:
             self.recovery.stop()
-        for (tenant, plan) in list(self.deployments):
+        for tenant, plan in list(self.deployments):
             if kill:
                 self.undeploy(tenant, plan)
             else:

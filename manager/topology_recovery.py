@@ -8,6 +8,7 @@ master answers (the embedded cluster is started again by the submit when it is d
 first try at once, then with a backoff between tries (`backoff`, doubling up to
 `max_backoff`). A FAILED topology for any
 other reason stays FAILED: its reason is the plan's, not the cluster's."""
+
 import logging
 import threading
 import time
@@ -20,7 +21,8 @@ MASTER_LOST = ("the Spark master (", "the Spark application was stopped")
 def master_lost(status):
     """True when a topology status is FAILED because its Spark master or application went."""
     return status.get("status") == "FAILED" and str(status.get("reason", "")).startswith(
-        MASTER_LOST)
+        MASTER_LOST
+    )
 
 
 class MasterRecovery:
@@ -67,23 +69,36 @@ class MasterRecovery:
 
     def _resubmit(self, dep):
         tries = dep.master_retries + 1
-        log.warning("Topology %s failed because %s; resubmitting it (try %d)", dep.name,
-                    dep.lost_reason, tries)
-        new = self.topologies.deploy(dep.tenant, dep.plan, dep.factory, dep.name,
-                                     plan_hash=dep.plan_hash, after_master_loss=dep.lost_reason)
+        log.warning(
+            "Topology %s failed because %s; resubmitting it (try %d)",
+            dep.name,
+            dep.lost_reason,
+            tries,
+        )
+        new = self.topologies.deploy(
+            dep.tenant,
+            dep.plan,
+            dep.factory,
+            dep.name,
+            plan_hash=dep.plan_hash,
+            after_master_loss=dep.lost_reason,
+        )
         new.master_retries = tries
-        dep.retry_at = time.monotonic() + min(self.backoff * 2 ** tries, self.max_backoff)
+        dep.retry_at = time.monotonic() + min(self.backoff * 2**tries, self.max_backoff)
         self.recovered += 1
 
 
 def master_probe(launcher):
     """() -> bool for MasterRecovery: an external master answers its web UI; the embedded
     cluster counts as available (a submit starts it again when it is down)."""
+
     def alive():
         settings = getattr(launcher, "settings", None)
         if settings is None or settings["spark.master"] == "embedded":
             return True
         from topology.cluster import master_state
+
         located = launcher.locate()
         return located is not None and master_state(located[1], timeout=1.0) is not None
+
     return alive

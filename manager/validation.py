@@ -1,6 +1,7 @@
 """Validate a plan as `plan add` would, changing nothing: the compiler's positioned errors and
 the distributed-mode / query-plan checks (and the host policy when the plan service has one),
 as the editor's `POST /api/v1/validate` answers them."""
+
 import re
 
 from manager.compiler import compile_plan

@@ -7,6 +7,7 @@ JavaScript's JSON.stringify does; the batch without such values takes the fast p
 
 A sink with a `@map(...)` (cep.mapping) has an output `mapper`, set by build_sink: its
 `render_lines` and `messages` then give the mapped text instead."""
+
 import json
 import math
 
@@ -49,9 +50,13 @@ def batch_json_lines(stream, events):
 
 
 def _json_lines(head, events):
-    return "".join([
-        f'{head}{ts if type(ts) is int else _dumps(ts)}, "data": '
-        f'{_dumps(row if type(row) is list else list(row))}}}\n' for ts, row in events])
+    return "".join(
+        [
+            f'{head}{ts if type(ts) is int else _dumps(ts)}, "data": '
+            f"{_dumps(row if type(row) is list else list(row))}}}\n"
+            for ts, row in events
+        ]
+    )
 
 
 def message_text(message) -> str:
@@ -74,6 +79,7 @@ def dumps_events(stream, events):
 
 class Sink:
     """Writes batches of one stream's events somewhere; subclasses set `type`."""
+
     type = "abstract"
     delivery = "at-least-once"  # publishers/delivery.py; set by build_sink
     dedup = True
@@ -113,15 +119,21 @@ class Sink:
         return self.dedup_dropped
 
     def describe(self):
-        return {"type": self.type, "stream": self.stream, "written": self.written,
-                "delivery": self.delivery, "dedup_dropped": self.dropped_duplicates()}
+        return {
+            "type": self.type,
+            "stream": self.stream,
+            "written": self.written,
+            "delivery": self.delivery,
+            "dedup_dropped": self.dropped_duplicates(),
+        }
 
     # option helpers
     def option(self, name, default=None, required=False):
         value = self.options.get(name, default)
         if required and value in (None, ""):
-            raise SinkConfigError(f"@sink(type='{self.type}') on stream {self.stream} "
-                                  f"needs {name}=...")
+            raise SinkConfigError(
+                f"@sink(type='{self.type}') on stream {self.stream} needs {name}=..."
+            )
         return value
 
     def int_option(self, name, default):
@@ -129,13 +141,16 @@ class Sink:
         try:
             return None if raw is None else int(raw)
         except (TypeError, ValueError):
-            raise SinkConfigError(f"@sink(type='{self.type}') on stream {self.stream}: "
-                                  f"{name}={raw!r} is not an integer") from None
+            raise SinkConfigError(
+                f"@sink(type='{self.type}') on stream {self.stream}: "
+                f"{name}={raw!r} is not an integer"
+            ) from None
 
     def float_option(self, name, default):
         raw = self.options.get(name, default)
         try:
             return float(raw)
         except (TypeError, ValueError):
-            raise SinkConfigError(f"@sink(type='{self.type}') on stream {self.stream}: "
-                                  f"{name}={raw!r} is not a number") from None
+            raise SinkConfigError(
+                f"@sink(type='{self.type}') on stream {self.stream}: {name}={raw!r} is not a number"
+            ) from None

@@ -50,6 +50,7 @@ buffer_limit (events queued in the bolt, default 100000), sndhwm (frames, defaul
 drain_timeout (s cleanup waits for queued frames to go out, default 5), liveness_check (s
 between registry checks of the connected publisher, default 5; 0 = off).
 """
+
 import collections
 import gc
 import logging
@@ -87,15 +88,21 @@ class PublisherBolt(Bolt):
         # without CURVE the cluster secret gives this plan a token (PLAIN) for the workers'
         # publisher ports; with CURVE or a token a TCP connection is not yet a link: only a
         # handshake with the cluster key or the token
-        self.token = (curve.plan_token(self.security.secret, self.tenant, self.plan)
-                      if self.security.curve is None and self.security.secret else None)
-        self.up_event = (zmq.EVENT_HANDSHAKE_SUCCEEDED
-                         if self.security.curve is not None or self.token
-                         else zmq.EVENT_CONNECTED)
+        self.token = (
+            curve.plan_token(self.security.secret, self.tenant, self.plan)
+            if self.security.curve is None and self.security.secret
+            else None
+        )
+        self.up_event = (
+            zmq.EVENT_HANDSHAKE_SUCCEEDED
+            if self.security.curve is not None or self.token
+            else zmq.EVENT_CONNECTED
+        )
         self.registry = registry_client(cfg["registry"], security=self.security)
         # liveness checks run on the sender thread: a registry outage may stall it 0.5 s
-        self.checker = registry_client(cfg["registry"], timeout=0.5, retries=0,
-                                      security=self.security)
+        self.checker = registry_client(
+            cfg["registry"], timeout=0.5, retries=0, security=self.security
+        )
         self.liveness_check = float(cfg.get("liveness_check", 5.0))
         self.retry_interval = float(cfg.get("retry_interval", 1.0))
         self.connect_timeout = float(cfg.get("connect_timeout", 3.0))
@@ -118,8 +125,9 @@ class PublisherBolt(Bolt):
         self.completed = 0  # the last checkpoint whose commit notice was queued
         self._cond = threading.Condition()
         self._closed = threading.Event()
-        self._sender = threading.Thread(target=self._run, daemon=True,
-                                        name=f"{self.client_id} sender")
+        self._sender = threading.Thread(
+            target=self._run, daemon=True, name=f"{self.client_id} sender"
+        )
         self._sender.start()
         gc.freeze()  # long-lived objects of the task process: not scanned per batch again
 
@@ -140,8 +148,9 @@ class PublisherBolt(Bolt):
                 first = lane_seqs.get((key, stream), 0)
                 lane_seqs[(key, stream)] = first + n
                 runs.append((key, first, n))
-        frame = encode_output(stream, [(r[0], r[1:]) for r in rows], self.client_id,
-                              self.epoch, seq, runs, self.fence)
+        frame = encode_output(
+            stream, [(r[0], r[1:]) for r in rows], self.client_id, self.epoch, seq, runs, self.fence
+        )
         with self._cond:
             if self.pending_events >= self.buffer_limit:
                 started = time.perf_counter()
@@ -157,15 +166,15 @@ class PublisherBolt(Bolt):
         notices (0 events) are not re-sent after a restore."""
         with self._cond:
             sent = [[frame, n] for _, frame, n in self.unacked if n]
-            return {"pending": sent + [[frame, n] for frame, n in self.pending if n],
-                    "lanes": [[key, stream, seq]
-                              for (key, stream), seq in self.lane_seqs.items()]}
+            return {
+                "pending": sent + [[frame, n] for frame, n in self.pending if n],
+                "lanes": [[key, stream, seq] for (key, stream), seq in self.lane_seqs.items()],
+            }
 
     def restore_state(self, state):
         """After a failure: send the frames that were queued at the checkpoint first (after
         the start notice, which goes before everything)."""
-        self.lane_seqs = {(key, stream): int(seq)
-                          for key, stream, seq in state.get("lanes", ())}
+        self.lane_seqs = {(key, stream): int(seq) for key, stream, seq in state.get("lanes", ())}
         frames = [(bytes(frame), int(n)) for frame, n in state.get("pending", ())]
         with self._cond:
             head = self.pending.popleft() if self.started and self.pending else None
@@ -223,21 +232,30 @@ class PublisherBolt(Bolt):
             self._cond.notify_all()
 
     def custom_metrics(self):
-        return {"connected": self.connected, "endpoint": self.endpoint, "sent": self.sent,
-                "epoch": self.epoch, "committed": self.completed,
-                "queued": self.pending_events, "unacknowledged": len(self.unacked),
-                "resent": self.resent, "reconnects": self.reconnects,
-                "waited_s": round(self.waited_s, 3)}
+        return {
+            "connected": self.connected,
+            "endpoint": self.endpoint,
+            "sent": self.sent,
+            "epoch": self.epoch,
+            "committed": self.completed,
+            "queued": self.pending_events,
+            "unacknowledged": len(self.unacked),
+            "resent": self.resent,
+            "reconnects": self.reconnects,
+            "waited_s": round(self.waited_s, 3),
+        }
 
     def cleanup(self):
         """Let queued frames go out (up to drain_timeout while connected), then release."""
         deadline = time.monotonic() + self.drain_timeout
-        while ((self.pending or self.unacked) and self.connected
-               and time.monotonic() < deadline):
+        while (self.pending or self.unacked) and self.connected and time.monotonic() < deadline:
             time.sleep(0.01)
         if self.pending or self.unacked:
-            log.warning("%s closing with %d event(s) not sent or not acknowledged", self.label,
-                        self.pending_events)
+            log.warning(
+                "%s closing with %d event(s) not sent or not acknowledged",
+                self.label,
+                self.pending_events,
+            )
         self._closed.set()
         with self._cond:
             self._cond.notify_all()
@@ -283,8 +301,9 @@ class PublisherBolt(Bolt):
         now = time.monotonic()
         self.failed = {e: t for e, t in self.failed.items() if now - t < AVOID_S}
         avoid = sorted(self.failed)
-        ep = self.registry.lookup("publisher", self.tenant, self.plan, machine=self.machine,
-                                  avoid=avoid)
+        ep = self.registry.lookup(
+            "publisher", self.tenant, self.plan, machine=self.machine, avoid=avoid
+        )
         if ep["endpoint"] in self.failed:  # a registry that does not know `avoid`
             ep = self.registry.lookup("publisher", self.tenant, self.plan)
         return ep
@@ -303,8 +322,9 @@ class PublisherBolt(Bolt):
                 return False
         now = time.monotonic()
         if not self.connected and now - self.since > self.connect_timeout:
-            self._fail(f"no connection to CEP publisher {self.endpoint} "
-                       f"within {self.connect_timeout} s")
+            self._fail(
+                f"no connection to CEP publisher {self.endpoint} within {self.connect_timeout} s"
+            )
             return False
         if self.connected and self.liveness_check > 0 and now >= self.next_check:
             self.next_check = now + self.liveness_check
@@ -326,8 +346,9 @@ class PublisherBolt(Bolt):
         self.failed.pop(self.endpoint, None)
         self.next_check = time.monotonic() + self.liveness_check
         try:
-            self.connection = self.registry.connect("publisher", self.tenant, self.plan,
-                                                    self.endpoint, client=self.client_id)
+            self.connection = self.registry.connect(
+                "publisher", self.tenant, self.plan, self.endpoint, client=self.client_id
+            )
         except RegistryError as exc:  # the data path works; the status catches up later
             log.info("%s connect report failed: %s", self.label, exc)
         log.info("%s connected to CEP publisher %s", self.label, self.endpoint)
@@ -379,9 +400,14 @@ class PublisherBolt(Bolt):
             self._cond.notify_all()
 
     def _fail(self, why):
-        log.warning("%s %s; %d event(s) queued (%d frame(s) sent and not acknowledged, sent "
-                    "again to the next publisher); looking up a publisher again", self.label,
-                    why, self.pending_events, len(self.unacked))
+        log.warning(
+            "%s %s; %d event(s) queued (%d frame(s) sent and not acknowledged, sent "
+            "again to the next publisher); looking up a publisher again",
+            self.label,
+            why,
+            self.pending_events,
+            len(self.unacked),
+        )
         with self._cond:  # what the publisher did not acknowledge goes first to the next one
             self.resent += sum(n for _, _, n in self.unacked)
             self.pending.extendleft(reversed([(frame, n) for _, frame, n in self.unacked]))

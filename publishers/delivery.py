@@ -11,6 +11,7 @@ the worker's `delivery.default` and `delivery.dedup` settings apply where a sink
   checkpoint that covers it completes (publishers/staged_file.py, staged_redis.py).
 - **at-most-once**: written as it arrives, no duplicate state, nothing waits.
 """
+
 import logging
 
 from publishers.exceptions import SinkConfigError
@@ -57,10 +58,11 @@ def sink_delivery(kind, options, default=AT_LEAST_ONCE, dedup=True, where=None):
 
 
 def exactly_once_refusal(kind, where):
-    return (f"{where}: delivery='exactly-once' needs a sink that can hold output until the "
-            f"checkpoint covering it completes ({' or '.join(TWO_PHASE_TYPES)}); a {kind} sink "
-            f"cannot, use 'at-least-once' (duplicates counted) or 'at-most-once'")
-
+    return (
+        f"{where}: delivery='exactly-once' needs a sink that can hold output until the "
+        f"checkpoint covering it completes ({' or '.join(TWO_PHASE_TYPES)}); a {kind} sink "
+        f"cannot, use 'at-least-once' (duplicates counted) or 'at-most-once'"
+    )
 
 
 def seen_before(last, ident, n):
@@ -121,9 +123,14 @@ class LaneMarks:
             del holes[0]
         self.gaps += b - a
         if self.report:
-            log.error("%s: results %d..%d of lane %s never reached this worker: lost on the way, "
-                      "or delivered to another worker (taken if they still come)",
-                      self.label, a, b - 1, _lane_name(key))
+            log.error(
+                "%s: results %d..%d of lane %s never reached this worker: lost on the way, "
+                "or delivered to another worker (taken if they still come)",
+                self.label,
+                a,
+                b - 1,
+                _lane_name(key),
+            )
 
     def _fill(self, key, a, b):
         kept = []
@@ -160,7 +167,7 @@ def fresh_events(marks, base, ident, events):
         ranges, dup = marks.take(base + (lane,), first, n)
         dups += dup
         for i, j in ranges:
-            out.extend(events[at + i:at + j])
+            out.extend(events[at + i : at + j])
         at += n
     return (events, 0) if not dups else (out, dups)
 

@@ -14,6 +14,7 @@ old one is taken. Frames without a fence (older senders) are taken as before.
 The generation orders the drivers of one topology (a resubmission starts a new one); it is
 wall-clock time, so drivers of one topology started on hosts whose clocks differ by more than
 the time between two starts could be ordered wrongly."""
+
 from typing import Optional
 
 from cep.protocol.frames import Fence
@@ -49,6 +50,8 @@ class Fences:
 
     def metrics(self) -> dict:
         """{"fenced_frames", "fenced_events", "fences": {topology: [generation, attempt]}}."""
-        return {"fenced_frames": sum(self.refused.values()),
-                "fenced_events": self.refused_events,
-                "fences": {t: list(f) for t, f in self.newest.items()}}
+        return {
+            "fenced_frames": sum(self.refused.values()),
+            "fenced_events": self.refused_events,
+            "fences": {t: list(f) for t, f in self.newest.items()},
+        }

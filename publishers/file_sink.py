@@ -4,6 +4,7 @@
 With `roots` (the host policy's file roots of the plan's tenant, cep.policy) the path must lie
 under one of them: it is checked when the sink is built and again when the file is opened,
 which refuses a final symlink (O_NOFOLLOW); a relative path is taken under the first root."""
+
 import os
 import threading
 
@@ -14,6 +15,7 @@ from publishers.exceptions import SinkConfigError, SinkWriteError
 
 class FileSink(Sink):
     """`@sink(type='file', path='/var/out/alerts.jsonl', append='true')`."""
+
     type = "file"
 
     def __init__(self, stream, options, roots=None):

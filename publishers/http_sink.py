@@ -7,6 +7,7 @@ built and every time it connects, and the connection goes to an address that pas
 (no second name lookup). NaN and infinities are sent as null (valid JSON). With a `@map` the
 body is the mapped message: one POST per batch when the map groups events (a JSON array, one
 `<events>` document), else one POST per event."""
+
 import http.client
 import socket
 from urllib.parse import urlsplit
@@ -15,13 +16,19 @@ from cep.policy import PolicyViolation
 from publishers.base import Sink, dumps_events, message_text
 from publishers.exceptions import SinkConfigError, SinkWriteError
 
-_CONTENT_TYPES = {"json": "application/json", "passthrough": "application/json",
-                  "keyvalue": "application/json", "xml": "application/xml",
-                  "text": "text/plain", "csv": "text/csv"}
+_CONTENT_TYPES = {
+    "json": "application/json",
+    "passthrough": "application/json",
+    "keyvalue": "application/json",
+    "xml": "application/xml",
+    "text": "text/plain",
+    "csv": "text/csv",
+}
 
 
 class HttpSink(Sink):
     """`@sink(type='http', publisher.url='http://host:port/path', timeout='5')`."""
+
     type = "http"
 
     def __init__(self, stream, options, allow=None):
@@ -29,8 +36,9 @@ class HttpSink(Sink):
         self.url = str(self.option("publisher.url") or self.option("url", required=True))
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise SinkConfigError(f"@sink(type='http') on stream {stream}: url {self.url!r} "
-                                  f"is not an http(s) URL")
+            raise SinkConfigError(
+                f"@sink(type='http') on stream {stream}: url {self.url!r} is not an http(s) URL"
+            )
         self._parts = parts
         self.allow = allow
         if allow is not None:
@@ -54,8 +62,7 @@ class HttpSink(Sink):
     def write_batch(self, events):
         messages = self.messages(events)
         if messages is None:
-            self._send(dumps_events(self.stream, events).encode(), len(events),
-                       "application/json")
+            self._send(dumps_events(self.stream, events).encode(), len(events), "application/json")
         else:
             ctype = _CONTENT_TYPES.get(self.mapper.type, "text/plain")
             for m in messages:
@@ -98,9 +105,11 @@ class HttpSink(Sink):
 
 def _pin(conn, address, https):
     """Make `conn` connect to `address` (checked) while keeping its Host header and TLS name."""
+
     def connect():
         conn.sock = socket.create_connection((address, conn.port), conn.timeout)
         conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if https:
             conn.sock = conn._context.wrap_socket(conn.sock, server_hostname=conn.host)
+
     conn.connect = connect

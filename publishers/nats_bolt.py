@@ -13,14 +13,20 @@ the replayed results must reach them). Start and commit notices carry no id.
 
 Config keys: those of publishers/bolt.py (the registry is not used), and nats_url (the
 transport's server, from the manager's settings), publish_timeout (s, default 10)."""
+
 import asyncio
 import logging
 
 from cep.protocol.frames import output_identity_key
 from connectors.aio import LoopThread
 from connectors.connections import shown
-from connectors.nats_transport import MSG_ID, connect, ensure_stream, outflow_stream, \
-    outflow_subject
+from connectors.nats_transport import (
+    MSG_ID,
+    connect,
+    ensure_stream,
+    outflow_stream,
+    outflow_subject,
+)
 from publishers.bolt import PublisherBolt
 
 log = logging.getLogger(__name__)
@@ -88,8 +94,13 @@ class NatsPublisherBolt(PublisherBolt):
         try:
             dups = self.loop.run(self._publish(items), self.publish_timeout + 5)
         except Exception as exc:  # noqa: BLE001 - the server or the connection failed
-            log.warning("%s NATS publish failed (%s: %s); %d event(s) queued, published again",
-                        self.label, type(exc).__name__, exc, self.pending_events)
+            log.warning(
+                "%s NATS publish failed (%s: %s); %d event(s) queued, published again",
+                self.label,
+                type(exc).__name__,
+                exc,
+                self.pending_events,
+            )
             self.reconnects += 1
             self.connected = bool(self.nc is not None and self.nc.is_connected)
             self._closed.wait(min(self.retry_interval, 0.5))
@@ -109,9 +120,14 @@ class NatsPublisherBolt(PublisherBolt):
         futures = []
         for frame, _ in items:
             mid = output_msg_id(frame)
-            futures.append(await self.js.publish_async(
-                self.subject, frame, headers={MSG_ID: mid} if mid else None,
-                wait_stall=self.publish_timeout))
+            futures.append(
+                await self.js.publish_async(
+                    self.subject,
+                    frame,
+                    headers={MSG_ID: mid} if mid else None,
+                    wait_stall=self.publish_timeout,
+                )
+            )
         acks = await asyncio.wait_for(asyncio.gather(*futures), self.publish_timeout)
         return sum(1 for a in acks if a.duplicate)
 

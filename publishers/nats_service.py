@@ -10,6 +10,7 @@ Workers serving the same plan share the durable consumer: JetStream hands each f
 of them. The start/commit protocol of exactly-once sinks wants one worker per publisher
 bolt's frames, so a plan with exactly-once sinks should have one worker with the publisher
 role under this transport."""
+
 import logging
 import threading
 
@@ -18,8 +19,13 @@ from nats.js.api import AckPolicy, ConsumerConfig
 
 from connectors.aio import LoopThread
 from connectors.connections import shown
-from connectors.nats_transport import connect, consumer_name, ensure_stream, outflow_stream, \
-    outflow_subject
+from connectors.nats_transport import (
+    connect,
+    consumer_name,
+    ensure_stream,
+    outflow_stream,
+    outflow_subject,
+)
 from publishers.service import PublisherService
 
 log = logging.getLogger(__name__)
@@ -40,13 +46,18 @@ class NatsPublisherService(PublisherService):
         self.connected, self.last_error = False, None
         self.loop = self.nc = self.sub = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"nats publisher {sink_set.label}")
+        self._thread = threading.Thread(
+            target=self._run, daemon=True, name=f"nats publisher {sink_set.label}"
+        )
 
     def start(self):
         self._thread.start()
-        log.info("publisher service %s reads %s on %s", self.sink_set.label, self.subject,
-                 shown(self.url))
+        log.info(
+            "publisher service %s reads %s on %s",
+            self.sink_set.label,
+            self.subject,
+            shown(self.url),
+        )
         return self
 
     def stop(self):
@@ -87,10 +98,12 @@ class NatsPublisherService(PublisherService):
         try:
             js = nc.jetstream()
             await ensure_stream(js, self.js_stream, [self.subject])
-            config = ConsumerConfig(ack_policy=AckPolicy.ALL, ack_wait=60.0,
-                                    max_ack_pending=max(8 * self.batch, 1000))
-            self.sub = await js.pull_subscribe(self.subject, durable=self.durable,
-                                               stream=self.js_stream, config=config)
+            config = ConsumerConfig(
+                ack_policy=AckPolicy.ALL, ack_wait=60.0, max_ack_pending=max(8 * self.batch, 1000)
+            )
+            self.sub = await js.pull_subscribe(
+                self.subject, durable=self.durable, stream=self.js_stream, config=config
+            )
         except BaseException:
             await nc.close()
             raise
@@ -114,5 +127,10 @@ class NatsPublisherService(PublisherService):
         self.loop.close()
 
     def metrics(self):
-        return {**super().metrics(), "transport": "nats", "subject": self.subject,
-                "connected": self.connected, "last_error": self.last_error}
+        return {
+            **super().metrics(),
+            "transport": "nats",
+            "subject": self.subject,
+            "connected": self.connected,
+            "last_error": self.last_error,
+        }

@@ -21,6 +21,7 @@ Failures:
   and logged at ERROR) and written, before anything newer, by the next batch or every
   `retry.interval` seconds. The SinkSet counts held events (`held`), not lost ones.
 """
+
 import logging
 import threading
 
@@ -38,6 +39,7 @@ _ROW_ERRORS = (IntegrityError, DataError)
 
 class RdbmsSink(Sink):
     """See the module doc; `tenant` (when given) must be allowed to use the datasource."""
+
     type = "rdbms"
 
     def __init__(self, stream, options, definition, tenant=None, datasources_path=None):
@@ -46,6 +48,7 @@ class RdbmsSink(Sink):
         if definition is None:
             raise SinkConfigError(f"{self.where}: needs the stream's definition")
         from cep.connectors import problems
+
         found = problems("sink", "rdbms", list(self.options))
         if found:
             raise SinkConfigError(f"{found[0]} (on stream {stream})")
@@ -55,6 +58,7 @@ class RdbmsSink(Sink):
             raise SinkConfigError(f"{self.where}: {exc}") from None
         from cep.engine.table.rdbms import engine_for
         from cep.policy.datasources import check_datasource
+
         try:
             ds = check_datasource(self.spec.datasource, tenant, datasources_path)
             self.engine = engine_for(ds)
@@ -62,8 +66,10 @@ class RdbmsSink(Sink):
             raise SinkConfigError(f"{self.where}: {exc}") from None
         dialect = self.engine.dialect.name
         if self.spec.mode == "upsert" and dialect not in ("postgresql", "sqlite"):
-            raise SinkConfigError(f"{self.where}: mode='upsert' needs PostgreSQL or SQLite "
-                                  f"(datasource '{self.spec.datasource}' is {dialect})")
+            raise SinkConfigError(
+                f"{self.where}: mode='upsert' needs PostgreSQL or SQLite "
+                f"(datasource '{self.spec.datasource}' is {dialect})"
+            )
         self.definition = definition
         self.names = [a.name for a in definition.attributes]
         self.sql = None  # the SQLAlchemy Table once opened
@@ -77,9 +83,12 @@ class RdbmsSink(Sink):
             self._open()
         except SQLAlchemyError as exc:  # unreachable now: opened again at the first write
             self.last_error = _short(exc)
-            log.warning("%s: datasource '%s' not reachable yet (%s); rows are held and "
-                        "written when it is", self.where, self.spec.datasource,
-                        self.last_error)
+            log.warning(
+                "%s: datasource '%s' not reachable yet (%s); rows are held and written when it is",
+                self.where,
+                self.spec.datasource,
+                self.last_error,
+            )
 
     # -- schema ---------------------------------------------------------------------------
     def _open(self):
@@ -92,22 +101,24 @@ class RdbmsSink(Sink):
             found = {c["name"].lower(): c["name"] for c in insp.get_columns(name)}
             missing = [n for n in self.names if n.lower() not in found]
             if missing:
-                raise SinkConfigError(f"{self.where}: the database table '{name}' has no "
-                                      f"column {', '.join(missing)} (it has "
-                                      f"{', '.join(found.values())})")
+                raise SinkConfigError(
+                    f"{self.where}: the database table '{name}' has no "
+                    f"column {', '.join(missing)} (it has "
+                    f"{', '.join(found.values())})"
+                )
             columns = [found[n.lower()] for n in self.names]
             if spec.mode == "upsert":
                 self._check_unique(insp, name, [found[k.lower()] for k in spec.keys])
         else:
             columns = list(self.names)
         from cep.engine.table.pushdown import sql_type
+
         cols = []
         for attr, col in zip(self.definition.attributes, columns):
             t = sql_type(attr.type)
             if t is String and attr.name in lengths:
                 t = String(lengths[attr.name])
-            cols.append(Column(col, t, primary_key=attr.name in spec.keys,
-                               autoincrement=False))
+            cols.append(Column(col, t, primary_key=attr.name in spec.keys, autoincrement=False))
         table = SqlTable(name, MetaData(), *cols)
         table.metadata.create_all(self.engine, checkfirst=True)
         self.columns = columns
@@ -118,13 +129,13 @@ class RdbmsSink(Sink):
         wanted = {k.lower() for k in keys}
         pk = insp.get_pk_constraint(name).get("constrained_columns") or []
         uniques = [u.get("column_names") or [] for u in insp.get_unique_constraints(name)]
-        uniques += [i.get("column_names") or [] for i in insp.get_indexes(name)
-                    if i.get("unique")]
+        uniques += [i.get("column_names") or [] for i in insp.get_indexes(name) if i.get("unique")]
         if not any({c.lower() for c in cols if c} == wanted for cols in [pk] + uniques):
             raise SinkConfigError(
                 f"{self.where}: mode='upsert' on.key='{','.join(self.spec.keys)}' needs a "
                 f"primary key or unique constraint on exactly those columns of the existing "
-                f"table '{name}'; it has none")
+                f"table '{name}'; it has none"
+            )
 
     def _statement(self, dialect):
         if self.spec.mode == "insert":
@@ -134,8 +145,10 @@ class RdbmsSink(Sink):
         elif dialect == "sqlite":
             from sqlalchemy.dialects.sqlite import insert
         else:
-            raise SinkConfigError(f"{self.where}: mode='upsert' needs PostgreSQL or SQLite "
-                                  f"(this datasource is {dialect})")
+            raise SinkConfigError(
+                f"{self.where}: mode='upsert' needs PostgreSQL or SQLite "
+                f"(this datasource is {dialect})"
+            )
         stmt = insert(self.sql)
         others = {c: stmt.excluded[c] for c in self.columns if c not in self.key_columns}
         if not others:
@@ -156,8 +169,10 @@ class RdbmsSink(Sink):
             self.held_batches += 1
             self._bound()
             self._start_retrier()
-            raise SinkHeldError(f"rdbms sink {self.spec.datasource}/{self.spec.table_name}: "
-                                f"{self.last_error}; {len(self.pending)} rows held")
+            raise SinkHeldError(
+                f"rdbms sink {self.spec.datasource}/{self.spec.table_name}: "
+                f"{self.last_error}; {len(self.pending)} rows held"
+            )
 
     def _flush(self):
         """Write every held row in one transaction (counted in `written`); False (rows
@@ -195,8 +210,12 @@ class RdbmsSink(Sink):
                     conn.execute(stmt, row)
             except _ROW_ERRORS as exc:
                 self.bad_rows += 1
-                log.warning("%s: the database refused a row (left out): %s; row %s",
-                            self.where, _short(exc), row)
+                log.warning(
+                    "%s: the database refused a row (left out): %s; row %s",
+                    self.where,
+                    _short(exc),
+                    row,
+                )
 
     def _last_per_key(self, rows):
         """One row per key (the last), at its first position: ON CONFLICT cannot update a row
@@ -211,14 +230,20 @@ class RdbmsSink(Sink):
         if over > 0:
             del self.pending[:over]
             self.lost += over
-            log.error("%s: %d held rows dropped (max.pending=%d reached while the database "
-                      "cannot be written: %s)", self.where, over, self.spec.max_pending,
-                      self.last_error)
+            log.error(
+                "%s: %d held rows dropped (max.pending=%d reached while the database "
+                "cannot be written: %s)",
+                self.where,
+                over,
+                self.spec.max_pending,
+                self.last_error,
+            )
 
     def _start_retrier(self):
         if self._retrier is None or not self._retrier.is_alive():
-            self._retrier = threading.Thread(target=self._retry, daemon=True,
-                                             name=f"rdbms sink retry {self.stream}")
+            self._retrier = threading.Thread(
+                target=self._retry, daemon=True, name=f"rdbms sink retry {self.stream}"
+            )
             self._retrier.start()
 
     def _retry(self):
@@ -237,15 +262,26 @@ class RdbmsSink(Sink):
         with self.lock:
             if self.pending and not self._flush():
                 self.lost += len(self.pending)
-                log.error("%s: closing with %d rows the database did not take: %s",
-                          self.where, len(self.pending), self.last_error)
+                log.error(
+                    "%s: closing with %d rows the database did not take: %s",
+                    self.where,
+                    len(self.pending),
+                    self.last_error,
+                )
                 self.pending = []
 
     def describe(self):
-        return {**super().describe(), "datasource": self.spec.datasource,
-                "table": self.spec.table_name, "mode": self.spec.mode,
-                "pending": len(self.pending), "bad_rows": self.bad_rows, "lost": self.lost,
-                "retries": self.retries, "last_error": self.last_error}
+        return {
+            **super().describe(),
+            "datasource": self.spec.datasource,
+            "table": self.spec.table_name,
+            "mode": self.spec.mode,
+            "pending": len(self.pending),
+            "bad_rows": self.bad_rows,
+            "lost": self.lost,
+            "retries": self.retries,
+            "last_error": self.last_error,
+        }
 
 
 def _short(exc):

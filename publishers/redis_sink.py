@@ -5,6 +5,7 @@ Entry fields: `timestamp` (epoch ms) and `data` (the row as a JSON array, NaN as
 name one with `connection='name'` (or give exactly its url); other servers are refused.
 With a `@map`, an entry is the mapped event: a key-value map's fields (values as text), any
 other map's message in the field `message`."""
+
 import re
 
 import redis
@@ -26,6 +27,7 @@ def _row_json(row):
 class RedisSink(Sink):
     """`@sink(type='redis', connection='main', key='alerts', maxlen='100000')`, or
     `url='redis://host:6379/0'` where no policy applies."""
+
     type = "redis"
 
     def __init__(self, stream, options, client=None, connections=None):
@@ -40,7 +42,8 @@ class RedisSink(Sink):
         self.key = str(self.option("key", stream))
         self.maxlen = self.int_option("maxlen", None)
         self.client = client or redis.Redis.from_url(
-            self.url, socket_timeout=self.float_option("timeout", 5.0))
+            self.url, socket_timeout=self.float_option("timeout", 5.0)
+        )
 
     def write_batch(self, events):
         pipe = self.client.pipeline(transaction=False)
@@ -54,8 +57,10 @@ class RedisSink(Sink):
 
     def _entries(self, events):
         if self.mapper is None:
-            return [{"stream": self.stream, "timestamp": ts, "data": _row_json(row)}
-                    for ts, row in events]
+            return [
+                {"stream": self.stream, "timestamp": ts, "data": _row_json(row)}
+                for ts, row in events
+            ]
         mapped = self.mapper.encode(events)
         if self.mapper.type == "keyvalue":
             return [{k: to_text(v) for k, v in m.items()} for m in mapped]
@@ -66,5 +71,9 @@ class RedisSink(Sink):
 
     def describe(self):
         shown = re.sub(r"//[^@/]*@", "//", self.url)  # no password in status pages
-        return {**super().describe(), "url": shown, "connection": self.options.get("connection"),
-                "key": self.key}
+        return {
+            **super().describe(),
+            "url": shown,
+            "connection": self.options.get("connection"),
+            "key": self.key,
+        }

@@ -7,6 +7,7 @@ keeps a frame until then and sends it to the next worker if this one goes away).
 The worker registers `host:port` with the manager's registry (kind `publisher`); frames that do
 not decode, have another format version or name a stream without sinks are dropped, counted and
 logged, and the socket keeps working."""
+
 import logging
 import threading
 
@@ -36,8 +37,17 @@ class PublisherService:
     `token` (the plan's token, curve.plan_token) makes the port a PLAIN server that admits
     only the bolts of this plan; `domain` names the plan for the ZAP handler."""
 
-    def __init__(self, sink_set, bind_host="0.0.0.0", port=0, context=None, rcvhwm=1000,
-                 keys=None, token=None, domain=None):
+    def __init__(
+        self,
+        sink_set,
+        bind_host="0.0.0.0",
+        port=0,
+        context=None,
+        rcvhwm=1000,
+        keys=None,
+        token=None,
+        domain=None,
+    ):
         self.sink_set = sink_set
         ctx = context or zmq.Context.instance()
         curve.start_authenticator(ctx, keys)
@@ -53,8 +63,9 @@ class PublisherService:
         self.dropped_frames = 0
         self.controls = 0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"publisher {sink_set.label}:{self.port}")
+        self._thread = threading.Thread(
+            target=self._run, daemon=True, name=f"publisher {sink_set.label}:{self.port}"
+        )
 
     def _bind(self, host, port):
         """Bind `port` when given and free, else a free port the OS picks."""
@@ -63,8 +74,12 @@ class PublisherService:
                 self._sock.bind(f"tcp://{host}:{port}")
                 return port
             except zmq.ZMQError as exc:
-                log.warning("publisher service %s: port %d unavailable (%s); using a free one",
-                            self.sink_set.label, port, exc)
+                log.warning(
+                    "publisher service %s: port %d unavailable (%s); using a free one",
+                    self.sink_set.label,
+                    port,
+                    exc,
+                )
         return self._sock.bind_to_random_port(f"tcp://{host}")
 
     def start(self):
@@ -96,8 +111,12 @@ class PublisherService:
         not decode is acknowledged too (sending it again would not make it decode)."""
         if len(parts) != 3 or len(parts[1]) != 8:
             self.dropped_frames += 1
-            log.warning("publisher service %s: a message of %d part(s) dropped (expected a "
-                        "number and a frame)", self.sink_set.label, len(parts))
+            log.warning(
+                "publisher service %s: a message of %d part(s) dropped (expected a "
+                "number and a frame)",
+                self.sink_set.label,
+                len(parts),
+            )
             return
         peer, number, frame = parts
         self._handle(frame)
@@ -123,8 +142,16 @@ class PublisherService:
 
     def metrics(self):
         dups = self.sink_set.duplicates()
-        return {"port": self.port, "frames": self.frames, "events": self.events,
-                "dropped_frames": self.dropped_frames, "duplicates": sum(dups.values()),
-                **self.sink_set.gaps(), **self.sink_set.fences.metrics(),
-                "controls": self.controls, "committed": self.sink_set.committed,
-                "publishers": dict(self.sink_set.publishers), "streams": self.sink_set.metrics()}
+        return {
+            "port": self.port,
+            "frames": self.frames,
+            "events": self.events,
+            "dropped_frames": self.dropped_frames,
+            "duplicates": sum(dups.values()),
+            **self.sink_set.gaps(),
+            **self.sink_set.fences.metrics(),
+            "controls": self.controls,
+            "committed": self.sink_set.committed,
+            "publishers": dict(self.sink_set.publishers),
+            "streams": self.sink_set.metrics(),
+        }

@@ -7,6 +7,7 @@ at-most-once sinks everything as it came, at-least-once sinks without the duplic
 them, `dedup: false`), exactly-once sinks stage them until `control(commit)`. Batches and
 notices from a stale stage attempt of their topology (a zombie after a partition) are refused
 first (publishers/fencing.py): counted in `fenced`, never written, staged or committed."""
+
 import logging
 import threading
 
@@ -33,8 +34,16 @@ class SinkSet:
         self.committed = None  # the last checkpoint a publisher bolt reported complete
 
     @classmethod
-    def from_specs(cls, specs_by_stream, label="", policy=None, tenant=None, default=None,
-                   delivery=AT_LEAST_ONCE, dedup=True):
+    def from_specs(
+        cls,
+        specs_by_stream,
+        label="",
+        policy=None,
+        tenant=None,
+        default=None,
+        delivery=AT_LEAST_ONCE,
+        dedup=True,
+    ):
         """Build from {stream: [spec, ...]}; an empty list means `default(stream)` (a spec the
         worker itself chose, not confined by `policy`), else the default log sink. The plan's
         specs are built under `policy` (cep.policy.HostPolicy) for `tenant` when given;
@@ -45,8 +54,15 @@ class SinkSet:
                 for spec in specs:
                     sset.add(stream, build_sink(spec, stream, policy, tenant, delivery, dedup))
                 if not specs:
-                    sset.add(stream, build_sink(default(stream) if default else DEFAULT_SPEC,
-                                                stream, delivery=delivery, dedup=dedup))
+                    sset.add(
+                        stream,
+                        build_sink(
+                            default(stream) if default else DEFAULT_SPEC,
+                            stream,
+                            delivery=delivery,
+                            dedup=dedup,
+                        ),
+                    )
         except PublisherError:
             sset.close()
             raise
@@ -54,8 +70,7 @@ class SinkSet:
 
     def add(self, stream, sink):
         self._sinks.setdefault(stream, []).append(sink)
-        self._counts.setdefault(stream, {"events": 0, "batches": 0, "failed": 0,
-                                         "duplicates": 0})
+        self._counts.setdefault(stream, {"events": 0, "batches": 0, "failed": 0, "duplicates": 0})
 
     @property
     def streams(self):
@@ -66,12 +81,15 @@ class SinkSet:
         frames.Identity) lets duplicates be found and exactly-once sinks stage the batch."""
         sinks = self._sinks.get(stream)
         if sinks is None:
-            raise UnknownOutputStreamError(f"{self.label}: no sink for stream {stream!r} "
-                                           f"(serving {', '.join(self._sinks) or 'nothing'})")
+            raise UnknownOutputStreamError(
+                f"{self.label}: no sink for stream {stream!r} "
+                f"(serving {', '.join(self._sinks) or 'nothing'})"
+            )
         counts = self._counts[stream]
         with self._lock:
-            if ident is not None and not self.fences.admit(ident.publisher, ident.fence,
-                                                           len(events)):
+            if ident is not None and not self.fences.admit(
+                ident.publisher, ident.fence, len(events)
+            ):
                 counts["fenced"] = counts.get("fenced", 0) + len(events)
                 self._stale(ident.publisher, ident.fence, f"{len(events)} events of {stream}")
                 return
@@ -105,8 +123,9 @@ class SinkSet:
             if not self.fences.admit(notice.publisher, notice.fence):
                 self._stale(notice.publisher, notice.fence, f"its {notice.kind} notice")
                 return
-            info = self.publishers.setdefault(notice.publisher,
-                                              {"restored": None, "starts": 0, "commits": 0})
+            info = self.publishers.setdefault(
+                notice.publisher, {"restored": None, "starts": 0, "commits": 0}
+            )
             info["fence"] = list(notice.fence) if notice.fence is not None else None
             if notice.kind == START:
                 info["starts"] += 1
@@ -123,10 +142,17 @@ class SinkSet:
     def _stale(self, publisher, fence, what):
         refused = self.fences.refused[publisher]
         if refused == 1 or refused % 1000 == 0:  # the first, then every thousandth
-            log.warning("%s: refused %s from %s: its stage attempt %s is older than the "
-                        "topology's newest %s (a stale task, e.g. on a machine cut off and "
-                        "back); %d frame(s) refused so far", self.label, what, publisher,
-                        list(fence), list(self.fences.newest[topology_of(publisher)]), refused)
+            log.warning(
+                "%s: refused %s from %s: its stage attempt %s is older than the "
+                "topology's newest %s (a stale task, e.g. on a machine cut off and "
+                "back); %d frame(s) refused so far",
+                self.label,
+                what,
+                publisher,
+                list(fence),
+                list(self.fences.newest[topology_of(publisher)]),
+                refused,
+            )
 
     def _control(self, sink, notice, counts):
         try:
@@ -136,8 +162,15 @@ class SinkSet:
                 sink.commit(notice.checkpoint)
         except Exception as exc:  # noqa: BLE001 - the next commit notice tries again
             counts["commit_errors"] = counts.get("commit_errors", 0) + 1
-            log.warning("%s: %s sink of %s: %s of %s failed: %s", self.label, sink.type,
-                        sink.stream, notice.kind, notice.checkpoint, exc)
+            log.warning(
+                "%s: %s sink of %s: %s of %s failed: %s",
+                self.label,
+                sink.type,
+                sink.stream,
+                notice.kind,
+                notice.checkpoint,
+                exc,
+            )
 
     def _write(self, sink, events, counts, ident=None):
         try:
@@ -147,19 +180,33 @@ class SinkSet:
             sink.write_batch(events)
         except SinkHeldError as exc:  # kept by the sink, written when it can
             counts["held"] = counts.get("held", 0) + len(events)
-            log.warning("%s: %s sink of %s holds %d events to write later: %s", self.label,
-                        sink.type, sink.stream, len(events), exc)
+            log.warning(
+                "%s: %s sink of %s holds %d events to write later: %s",
+                self.label,
+                sink.type,
+                sink.stream,
+                len(events),
+                exc,
+            )
         except PublisherError as exc:
             counts["failed"] += len(events)
-            log.warning("%s: %s sink of %s lost %d events: %s", self.label, sink.type,
-                        sink.stream, len(events), exc)
+            log.warning(
+                "%s: %s sink of %s lost %d events: %s",
+                self.label,
+                sink.type,
+                sink.stream,
+                len(events),
+                exc,
+            )
         except Exception:  # a sink bug must not stop the other sinks or the service
             counts["failed"] += len(events)
             log.exception("%s: %s sink of %s failed", self.label, sink.type, sink.stream)
 
     def metrics(self):
-        return {s: {**self._counts[s], "sinks": [k.describe() for k in sinks]}
-                for s, sinks in self._sinks.items()}
+        return {
+            s: {**self._counts[s], "sinks": [k.describe() for k in sinks]}
+            for s, sinks in self._sinks.items()
+        }
 
     def duplicates(self):
         """Duplicates seen per stream (results a replay sent again)."""
@@ -167,8 +214,11 @@ class SinkSet:
 
     def dropped_by_sink(self):
         """[(stream, sink type, index, duplicates deduplication kept from that sink)]."""
-        return [(stream, sink.type, i, sink.dropped_duplicates())
-                for stream, sinks in self._sinks.items() for i, sink in enumerate(sinks)]
+        return [
+            (stream, sink.type, i, sink.dropped_duplicates())
+            for stream, sinks in self._sinks.items()
+            for i, sink in enumerate(sinks)
+        ]
 
     def gaps(self):
         """Results that never reached this worker (gaps in a lane's numbers), and how many

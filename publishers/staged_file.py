@@ -19,6 +19,7 @@ none lost. Segments of an epoch that never completed stay staged until the publi
 restarts: its `start` notice names the restored checkpoint, staged output from that epoch on
 is discarded and the replay writes it again. Readers of `path` see committed rows only.
 """
+
 import json
 import logging
 import os
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 
 class StagedFileSink(FileSink):
     """`@sink(type='file', path='out.jsonl', delivery='exactly-once')`."""
+
     delivery = "exactly-once"
 
     def __init__(self, stream, options, roots=None):
@@ -53,8 +55,9 @@ class StagedFileSink(FileSink):
         try:
             self._recover()
         except (OSError, ValueError) as exc:
-            raise SinkWriteError(f"file sink {self.path}: cannot recover staged output: "
-                                 f"{exc}") from None
+            raise SinkWriteError(
+                f"file sink {self.path}: cannot recover staged output: {exc}"
+            ) from None
 
     # -- recovery --
     def _recover(self):
@@ -67,8 +70,11 @@ class StagedFileSink(FileSink):
         self.committed_marks = {p: tuple(m) for p, m in state.get("marks", {}).items()}
         self.committed_lanes = {(p, lane): int(last) for p, lane, last in state.get("lanes", ())}
         if state.get("intent"):
-            log.warning("file sink %s: finishing the commit of checkpoint %s a crash cut",
-                        self.path, state["intent"]["checkpoint"])
+            log.warning(
+                "file sink %s: finishing the commit of checkpoint %s a crash cut",
+                self.path,
+                state["intent"]["checkpoint"],
+            )
             self._finish(state["intent"])
         self.marks = dict(self.committed_marks)
         self.lanes.last = dict(self.committed_lanes)
@@ -78,7 +84,7 @@ class StagedFileSink(FileSink):
 
     def _load_segment(self, fname):
         try:
-            epoch, pub_hex, first = fname[:-len(".jsonl")].split("~")
+            epoch, pub_hex, first = fname[: -len(".jsonl")].split("~")
             epoch, pub, first = int(epoch), bytes.fromhex(pub_hex).decode(), int(first)
         except ValueError:
             log.warning("file sink %s: ignoring stray staging file %s", self.path, fname)
@@ -118,16 +124,15 @@ class StagedFileSink(FileSink):
         self.duplicates += dups
         if not fresh:
             return
-        seg = self._append_segment(ident.epoch, ident.publisher, ident.first_seq, fresh,
-                                   contiguous=False)
+        seg = self._append_segment(
+            ident.epoch, ident.publisher, ident.first_seq, fresh, contiguous=False
+        )
         lanes = {}
         for lane, first, n in ident.runs:
             lanes[lane] = first + n - 1
         try:
-            with open(os.path.join(self.staging, seg[2] + ".lanes"), "a",
-                      encoding="utf-8") as fh:
-                fh.write("".join(json.dumps([lane, last]) + "\n"
-                                 for lane, last in lanes.items()))
+            with open(os.path.join(self.staging, seg[2] + ".lanes"), "a", encoding="utf-8") as fh:
+                fh.write("".join(json.dumps([lane, last]) + "\n" for lane, last in lanes.items()))
         except OSError as exc:
             raise SinkWriteError(f"file sink {self.path}: staging failed: {exc}") from None
 
@@ -158,8 +163,7 @@ class StagedFileSink(FileSink):
         if fh is None:
             if len(self._open) >= 16:
                 self._close_segments()
-            fh = self._open[fname] = open(os.path.join(self.staging, fname), "a",
-                                          encoding="utf-8")
+            fh = self._open[fname] = open(os.path.join(self.staging, fname), "a", encoding="utf-8")
         return fh
 
     def _close_segments(self, names=None):
@@ -182,16 +186,21 @@ class StagedFileSink(FileSink):
         self._close_segments([seg[4] for seg in segments])
         try:
             if segments:
-                intent = {"checkpoint": checkpoint, "size": _size(self.out_path),
-                          "segments": segments}
+                intent = {
+                    "checkpoint": checkpoint,
+                    "size": _size(self.out_path),
+                    "segments": segments,
+                }
                 self._write_state(intent)
                 self._finish(intent)
             else:
                 self.committed = max(self.committed, checkpoint)
                 self._write_state(None)
         except OSError as exc:
-            raise SinkWriteError(f"file sink {self.path}: commit of checkpoint {checkpoint} "
-                                 f"failed (retried at the next one): {exc}") from None
+            raise SinkWriteError(
+                f"file sink {self.path}: commit of checkpoint {checkpoint} "
+                f"failed (retried at the next one): {exc}"
+            ) from None
         for key in keys:
             del self.staged[key]
         self.commits += 1
@@ -229,9 +238,12 @@ class StagedFileSink(FileSink):
             _remove(os.path.join(self.staging, fname + ".lanes"))
 
     def _write_state(self, intent):
-        state = {"committed": self.committed, "intent": intent,
-                 "marks": {p: list(m) for p, m in self.committed_marks.items()},
-                 "lanes": [[p, lane, last] for (p, lane), last in self.committed_lanes.items()]}
+        state = {
+            "committed": self.committed,
+            "intent": intent,
+            "marks": {p: list(m) for p, m in self.committed_marks.items()},
+            "lanes": [[p, lane, last] for (p, lane), last in self.committed_lanes.items()],
+        }
         tmp = self.state_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(state, fh)
@@ -260,8 +272,9 @@ class StagedFileSink(FileSink):
                 self._write_state(None)
             self.marks[publisher] = self.committed_marks.get(publisher, (-2, -1))
             self.lanes.forget(lambda k: k[0] == publisher)
-            self.lanes.last.update({k: v for k, v in self.committed_lanes.items()
-                                    if k[0] == publisher})
+            self.lanes.last.update(
+                {k: v for k, v in self.committed_lanes.items() if k[0] == publisher}
+            )
 
     def close(self):
         with self._lock:
@@ -272,9 +285,15 @@ class StagedFileSink(FileSink):
         return sum(seg[1] for segs in self.staged.values() for seg in segs)
 
     def describe(self):
-        return {**super().describe(), "delivery": self.delivery, "committed": self.committed,
-                "pending": self.pending_events(), "duplicates": self.duplicates,
-                "commits": self.commits, "discarded": self.discarded}
+        return {
+            **super().describe(),
+            "delivery": self.delivery,
+            "committed": self.committed,
+            "pending": self.pending_events(),
+            "duplicates": self.duplicates,
+            "commits": self.commits,
+            "discarded": self.discarded,
+        }
 
 
 def _size(path):

@@ -12,6 +12,7 @@ worker that dies mid-commit leaves either nothing done or everything done. Stage
 survives a worker restart (it is in Redis). Not for Redis Cluster (the script touches keys it
 does not declare).
 """
+
 import logging
 
 import redis
@@ -101,13 +102,17 @@ return dropped
 
 class StagedRedisSink(RedisSink):
     """`@sink(type='redis', connection='main', key='alerts', delivery='exactly-once')`."""
+
     delivery = "exactly-once"
 
     def __init__(self, stream, options, client=None, connections=None):
         super().__init__(stream, options, client=client, connections=connections)
         k = self.key
-        self.k_state, self.k_staged, self.k_smark = f"{k}:eo:state", f"{k}:eo:staged", \
-            f"{k}:eo:smark"
+        self.k_state, self.k_staged, self.k_smark = (
+            f"{k}:eo:state",
+            f"{k}:eo:staged",
+            f"{k}:eo:smark",
+        )
         self.k_slanes = f"{k}:eo:slanes"
         self.lanes = LaneMarks(f"redis {k}", report=False)
         self._commit_script = self.client.register_script(_COMMIT)
@@ -117,8 +122,9 @@ class StagedRedisSink(RedisSink):
         try:
             self._load()
         except redis.RedisError as exc:
-            raise SinkWriteError(f"redis sink {self.url} key {k}: cannot read the staged "
-                                 f"output: {exc}") from None
+            raise SinkWriteError(
+                f"redis sink {self.url} key {k}: cannot read the staged output: {exc}"
+            ) from None
 
     def _load(self):
         state = {_s(f): _s(v) for f, v in self.client.hgetall(self.k_state).items()}
@@ -168,8 +174,9 @@ class StagedRedisSink(RedisSink):
         try:
             pipe.execute()
         except redis.RedisError as exc:
-            raise SinkWriteError(f"redis sink {self.url} key {self.key}: staging failed: "
-                                 f"{exc}") from None
+            raise SinkWriteError(
+                f"redis sink {self.url} key {self.key}: staging failed: {exc}"
+            ) from None
         self._raise(ident.publisher, (ident.epoch, last))
 
     def _skip(self, ident, n):
@@ -187,24 +194,31 @@ class StagedRedisSink(RedisSink):
         pipe.rpush(lk, *[f"{ts}\t{_row_json(row)}" for ts, row in fresh])
         pipe.sadd(self.k_staged, lk)
         for lane, first, n in ident.runs:
-            pipe.hset(self.k_slanes, f"{ident.epoch}:{pub_hex}:{lane.encode().hex()}",
-                      self.lanes.last.get((ident.publisher, lane), first + n - 1))
+            pipe.hset(
+                self.k_slanes,
+                f"{ident.epoch}:{pub_hex}:{lane.encode().hex()}",
+                self.lanes.last.get((ident.publisher, lane), first + n - 1),
+            )
         try:
             pipe.execute()
         except redis.RedisError as exc:
             self.lanes.last = before  # not staged: a resend must not be taken as a duplicate
-            raise SinkWriteError(f"redis sink {self.url} key {self.key}: staging failed: "
-                                 f"{exc}") from None
+            raise SinkWriteError(
+                f"redis sink {self.url} key {self.key}: staging failed: {exc}"
+            ) from None
 
     def commit(self, checkpoint):
         """Checkpoint `checkpoint` is complete: move every staged epoch before it, atomically."""
         try:
             moved = self._commit_script(
                 keys=[self.key, self.k_state, self.k_staged, self.k_smark, self.k_slanes],
-                args=[checkpoint, self.stream, "" if self.maxlen is None else self.maxlen])
+                args=[checkpoint, self.stream, "" if self.maxlen is None else self.maxlen],
+            )
         except redis.RedisError as exc:
-            raise SinkWriteError(f"redis sink {self.url} key {self.key}: commit of checkpoint "
-                                 f"{checkpoint} failed (retried at the next one): {exc}") from None
+            raise SinkWriteError(
+                f"redis sink {self.url} key {self.key}: commit of checkpoint "
+                f"{checkpoint} failed (retried at the next one): {exc}"
+            ) from None
         self.committed = max(self.committed, checkpoint)
         self.written += int(moved)
         self.commits += 1
@@ -215,13 +229,17 @@ class StagedRedisSink(RedisSink):
         if restored is not None:
             self.commit(restored)
         try:
-            self.discarded += int(self._discard_script(
-                keys=[self.k_state, self.k_staged, self.k_smark, self.k_slanes],
-                args=[publisher.encode().hex(), "1" if restored is None else "0"]))
+            self.discarded += int(
+                self._discard_script(
+                    keys=[self.k_state, self.k_staged, self.k_smark, self.k_slanes],
+                    args=[publisher.encode().hex(), "1" if restored is None else "0"],
+                )
+            )
             self._load()
         except redis.RedisError as exc:
-            raise SinkWriteError(f"redis sink {self.url} key {self.key}: discarding staged "
-                                 f"output failed: {exc}") from None
+            raise SinkWriteError(
+                f"redis sink {self.url} key {self.key}: discarding staged output failed: {exc}"
+            ) from None
 
     def pending_events(self):
         try:
@@ -230,9 +248,15 @@ class StagedRedisSink(RedisSink):
             return None
 
     def describe(self):
-        return {**super().describe(), "delivery": self.delivery, "committed": self.committed,
-                "pending": self.pending_events(), "duplicates": self.duplicates, "commits": self.commits,
-                "discarded": self.discarded}
+        return {
+            **super().describe(),
+            "delivery": self.delivery,
+            "committed": self.committed,
+            "pending": self.pending_events(),
+            "duplicates": self.duplicates,
+            "commits": self.commits,
+            "discarded": self.discarded,
+        }
 
 
 def _s(value):
@@ -242,4 +266,3 @@ def _s(value):
 def _mark(text):
     epoch, seq = text.split(":")
     return int(epoch), int(seq)
-

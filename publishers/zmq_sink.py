@@ -2,6 +2,7 @@
 batch format of the manager's PROTOCOL.md section 2 (msgpack `[1, stream, [[ts, [v...]], ...]]`);
 with a `@map`, frame = the mapped message (UTF-8), one per batch or per event (see
 publishers.base.Sink.messages)."""
+
 import zmq
 
 from cep.protocol.frames import encode_batch
@@ -11,6 +12,7 @@ from publishers.exceptions import SinkConfigError, SinkWriteError
 
 class ZmqPubSink(Sink):
     """`@sink(type='zmq', url='tcp://*:5560', mode='bind'|'connect', topic='...')`."""
+
     type = "zmq"
 
     def __init__(self, stream, options, context=None):
@@ -18,8 +20,9 @@ class ZmqPubSink(Sink):
         self.url = str(self.option("url", required=True))
         mode = str(self.option("mode", "bind")).lower()
         if mode not in ("bind", "connect"):
-            raise SinkConfigError(f"@sink(type='zmq') on stream {stream}: mode={mode!r} "
-                                  f"must be bind or connect")
+            raise SinkConfigError(
+                f"@sink(type='zmq') on stream {stream}: mode={mode!r} must be bind or connect"
+            )
         self.topic = str(self.option("topic", stream)).encode()
         self._sock = (context or zmq.Context.instance()).socket(zmq.PUB)
         self._sock.setsockopt(zmq.LINGER, 0)
@@ -32,13 +35,17 @@ class ZmqPubSink(Sink):
                 self._sock.connect(self.url)
         except zmq.ZMQError as exc:
             self._sock.close(0)
-            raise SinkConfigError(f"@sink(type='zmq') on stream {stream}: cannot {mode} "
-                                  f"{self.url}: {exc}") from None
+            raise SinkConfigError(
+                f"@sink(type='zmq') on stream {stream}: cannot {mode} {self.url}: {exc}"
+            ) from None
 
     def write_batch(self, events):
         messages = self.messages(events)
-        frames = [encode_batch(self.stream, [[ts, list(row)] for ts, row in events])] \
-            if messages is None else [message_text(m).encode() for m in messages]
+        frames = (
+            [encode_batch(self.stream, [[ts, list(row)] for ts, row in events])]
+            if messages is None
+            else [message_text(m).encode() for m in messages]
+        )
         try:
             for frame in frames:
                 self._sock.send_multipart([self.topic, frame])

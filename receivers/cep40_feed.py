@@ -5,6 +5,7 @@ configuration XML (`<streamConfiguration type="csv">` holding `<file>`, `<stream
 Each CSV line is one event, its values in the stream's attribute order (meta, correlation,
 payload). The lines go to the worker's endpoint as CSV (`?map=csv`), so the worker reads the
 values with the stream's own attribute types, and reports per line what it rejected."""
+
 import json
 import time
 import urllib.error
@@ -57,8 +58,9 @@ def load_feed(path) -> CsvFeed:
     try:
         delay = int(root.findtext("delayBetweenEventsInMillis") or 0)
     except ValueError:
-        raise FeedFileError(f"{config}: <delayBetweenEventsInMillis> is not a whole "
-                            f"number") from None
+        raise FeedFileError(
+            f"{config}: <delayBetweenEventsInMillis> is not a whole number"
+        ) from None
     try:
         lines = [x for x in csv_path.read_text(encoding="utf-8").splitlines() if x.strip()]
     except OSError as exc:
@@ -74,8 +76,10 @@ def _find_config(csv_path):
             continue
         if (root.findtext("file") or "").strip() == csv_path.name:
             return candidate
-    raise FeedFileError(f"{csv_path}: no stream configuration XML beside it names it in "
-                        f"<file> (CEP 4.0 writes <name>_streamConfiguration.xml)")
+    raise FeedFileError(
+        f"{csv_path}: no stream configuration XML beside it names it in "
+        f"<file> (CEP 4.0 writes <name>_streamConfiguration.xml)"
+    )
 
 
 def _config_root(path):
@@ -84,8 +88,7 @@ def _config_root(path):
     except (OSError, etree.XMLSyntaxError) as exc:
         raise FeedFileError(f"{path}: not a readable XML file: {exc}") from None
     if etree.QName(root).localname != "streamConfiguration":
-        raise FeedFileError(f"{path}: the root element is <{root.tag}>, not "
-                            f"<streamConfiguration>")
+        raise FeedFileError(f"{path}: the root element is <{root.tag}>, not <streamConfiguration>")
     if (root.get("type") or "csv").lower() != "csv":
         raise FeedFileError(f"{path}: type={root.get('type')!r}: only csv feeds can be sent")
     return root
@@ -105,8 +108,7 @@ def pick_stream(base_url, tenant, plan, feed, timeout=5.0):
         with urllib.request.urlopen(f"{base_url.rstrip('/')}/events", timeout=timeout) as resp:
             keys = json.loads(resp.read()).get("streams", [])
     except (urllib.error.URLError, ValueError, OSError) as exc:
-        raise FeedFileError(f"cannot list the worker's streams ({exc}); give --stream") \
-            from None
+        raise FeedFileError(f"cannot list the worker's streams ({exc}); give --stream") from None
     mine = [k.split("/", 2)[2] for k in keys if k.startswith(f"{tenant}/{plan}/")]
     short = feed.stream_name.rsplit(".", 1)[-1].lower()
     same = [s for s in mine if s.lower() in (short, feed.stream_name.lower())]
@@ -114,8 +116,10 @@ def pick_stream(base_url, tenant, plan, feed, timeout=5.0):
         return same[0]
     if len(mine) == 1:
         return mine[0]
-    raise FeedFileError(f"plan {plan} has streams {', '.join(mine) or 'none'} on this worker; "
-                        f"which one takes {feed.stream_id}? give --stream")
+    raise FeedFileError(
+        f"plan {plan} has streams {', '.join(mine) or 'none'} on this worker; "
+        f"which one takes {feed.stream_id}? give --stream"
+    )
 
 
 def send_feed(base_url, tenant, plan, stream, feed, rate=None, batch=100, timeout=5.0):
@@ -128,10 +132,11 @@ def send_feed(base_url, tenant, plan, stream, feed, rate=None, batch=100, timeou
     reasons = []
     for i in range(0, len(feed.lines), batch):
         started = time.monotonic()
-        chunk = feed.lines[i:i + batch]
+        chunk = feed.lines[i : i + batch]
         body = "\n".join(chunk).encode()
-        req = urllib.request.Request(url, data=body, method="POST",
-                                     headers={"Content-Type": "text/csv"})
+        req = urllib.request.Request(
+            url, data=body, method="POST", headers={"Content-Type": "text/csv"}
+        )
         try:
             with urllib.request.urlopen(req, timeout=timeout) as resp:
                 reply = json.loads(resp.read() or b"{}")

@@ -19,6 +19,7 @@ accepted): counted in `unanswered`.
 Batches a worker refused for back-pressure (503 or 207 with `refused_indices`) are sent to
 the same worker again after its Retry-After; rejected events (invalid) are counted, never
 resent. A worker without a log (wal.enabled false) acknowledges on accepting."""
+
 import json
 import time
 import urllib.error
@@ -50,8 +51,16 @@ class SenderStats:
 class FailoverSender:
     """See the module doc. Not thread-safe: one sender per thread."""
 
-    def __init__(self, urls: list[str], tenant: int | str, plan: str, stream: str,
-                 timeout: float = 5.0, headers: dict | None = None, give_up_s: float = 120.0):
+    def __init__(
+        self,
+        urls: list[str],
+        tenant: int | str,
+        plan: str,
+        stream: str,
+        timeout: float = 5.0,
+        headers: dict | None = None,
+        give_up_s: float = 120.0,
+    ):
         if not urls:
             raise ValueError("FailoverSender needs at least one worker URL")
         path = "/".join(quote(str(x), safe="") for x in (tenant, plan, stream))
@@ -101,14 +110,17 @@ class FailoverSender:
             if reply is None:  # no answer: the worker (or its machine) is gone
                 self.stats.unanswered += len(events)
                 if time.monotonic() - started > self.give_up_s:
-                    raise ConnectionError(f"no CEP worker of {self.urls} answered for "
-                                          f"{self.give_up_s:.0f} s")
+                    raise ConnectionError(
+                        f"no CEP worker of {self.urls} answered for {self.give_up_s:.0f} s"
+                    )
                 self._failover()
                 continue
             status, body = reply
             if status in (401, 404, 413) or (status == 400 and "accepted" not in body):
-                raise ValueError(f"worker {self.urls[worker]} refused the batch: {status} "
-                                 f"{body.get('error') or body}")
+                raise ValueError(
+                    f"worker {self.urls[worker]} refused the batch: {status} "
+                    f"{body.get('error') or body}"
+                )
             taken = int(body.get("accepted", 0))
             accepted += taken
             self.stats.accepted += taken
@@ -131,8 +143,7 @@ class FailoverSender:
         if not wal:  # no write-ahead log: accepted is all the worker can promise
             self.stats.acknowledged += len(events)
             return
-        self.pending.append(_Pending(worker, wal["receiver_id"], int(wal["appended"]),
-                                     events))
+        self.pending.append(_Pending(worker, wal["receiver_id"], int(wal["appended"]), events))
 
     def _ack(self, worker, body):
         wal = body.get("wal")
@@ -172,16 +183,20 @@ class FailoverSender:
 
     def _post(self, worker, events):
         """(status, reply dict), or None when the worker did not answer."""
-        req = urllib.request.Request(self.urls[worker], json.dumps(events).encode(),
-                                     {"Content-Type": "application/json", **self.headers},
-                                     method="POST")
+        req = urllib.request.Request(
+            self.urls[worker],
+            json.dumps(events).encode(),
+            {"Content-Type": "application/json", **self.headers},
+            method="POST",
+        )
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 return resp.status, json.loads(resp.read() or b"{}")
         except urllib.error.HTTPError as exc:
             try:
-                return exc.code, json.loads(exc.read() or b"{}") | {"_retry": exc.headers.get(
-                    "Retry-After")}
+                return exc.code, json.loads(exc.read() or b"{}") | {
+                    "_retry": exc.headers.get("Retry-After")
+                }
             except ValueError:
                 return None if exc.code >= 502 else (exc.code, {"error": str(exc)})
         except (urllib.error.URLError, OSError, ValueError):

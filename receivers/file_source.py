@@ -6,6 +6,7 @@ Each line is one event in any form the HTTP receiver takes, typically
 IngestRouter from a thread. A line that is not JSON is rejected with its line number.
 With `roots` (the host policy's file roots of the tenant, cep.policy) the path must lie under
 one of them and is opened without following a final symlink."""
+
 import json
 import logging
 import threading
@@ -22,8 +23,7 @@ log = logging.getLogger(__name__)
 class FileSource:
     """Read a JSON-lines file from a byte offset; with `tail`, keep waiting for new lines."""
 
-    def __init__(self, path, batch_size=1000, tail=False, resume_state=None, roots=None,
-                 raw=False):
+    def __init__(self, path, batch_size=1000, tail=False, resume_state=None, roots=None, raw=False):
         """`raw`: give each line as bytes (for a source's @map) instead of decoded JSON."""
         self.path = str(path)
         self.raw = raw
@@ -32,8 +32,11 @@ class FileSource:
         self.bad_lines = []  # (line number, reason), most recent last, bounded
         self._offset, self._line = resume_state or (0, 0)
         try:
-            self._fh = (open(self.path, "rb") if roots is None
-                        else open_confined(self.path, tuple(roots), "r"))
+            self._fh = (
+                open(self.path, "rb")
+                if roots is None
+                else open_confined(self.path, tuple(roots), "r")
+            )
         except PolicyViolation as exc:
             raise SourceConfigError(f"file source: {exc}") from None
         except OSError as exc:

@@ -25,6 +25,7 @@ max_body_bytes (16 MiB) or with more than max_events (100,000) events is 413, JS
 deeper than max_json_depth (32) is 400, a tenant id that is not an ASCII 32-bit integer is
 400, and a tenant with an ingest key needs it (X-CEP-Ingest-Key or Authorization: Bearer),
 else 401. Every error is JSON. `HttpServer` runs any WSGI app on a thread."""
+
 import json
 import logging
 
@@ -53,12 +54,19 @@ def events_blueprint(router, limits=DEFAULT_LIMITS, ready=None, guard=None):
     def post_events(tenant, plan, stream):
         tenant_id = parse_tenant(tenant)
         if tenant_id is None:
-            return _error(400, "tenant id must be an integer of ASCII digits within the "
-                               "32-bit range", StreamKey("?", plan[:100], stream[:100]))
+            return _error(
+                400,
+                "tenant id must be an integer of ASCII digits within the 32-bit range",
+                StreamKey("?", plan[:100], stream[:100]),
+            )
         key = StreamKey(str(tenant_id), plan, stream)
         if not key_ok(limits, tenant_id, request.headers):
-            resp = _error(401, f"tenant {tenant_id} needs its ingest key (X-CEP-Ingest-Key "
-                               f"header or Authorization: Bearer)", key)
+            resp = _error(
+                401,
+                f"tenant {tenant_id} needs its ingest key (X-CEP-Ingest-Key "
+                f"header or Authorization: Bearer)",
+                key,
+            )
             resp[0].headers["WWW-Authenticate"] = 'Bearer realm="cep-ingest"'
             return resp
         try:
@@ -75,9 +83,13 @@ def events_blueprint(router, limits=DEFAULT_LIMITS, ready=None, guard=None):
             result = router.ingest_json(key, events)
         except UnknownStreamError as exc:
             if ready is not None and not ready():
-                return paused(StreamPausedError(
-                    "this worker has just started and is still syncing its plans; retry",
-                    "starting"), key)
+                return paused(
+                    StreamPausedError(
+                        "this worker has just started and is still syncing its plans; retry",
+                        "starting",
+                    ),
+                    key,
+                )
             return _error(404, str(exc), key)
         except WalError as exc:  # the write-ahead log is full or failing: nothing accepted
             return backpressure(exc, key)
@@ -115,8 +127,9 @@ def _request_mapper(router, key):
     kind = request.args.get("map")
     if kind is None:
         return router.mapper(key)
-    spec = MapSpec(normalize_type(kind), {k.lower(): v for k, v in request.args.items()
-                                          if k != "map"})
+    spec = MapSpec(
+        normalize_type(kind), {k.lower(): v for k, v in request.args.items() if k != "map"}
+    )
     if spec.type == "passthrough" and not spec.options:
         return None
     try:
@@ -131,10 +144,12 @@ def mapped_post(router, key, mapper, body):
     the map can read; else the events it read are ingested (207 when some were not)."""
     decoded = mapper.decode([body])
     if not decoded.pairs:
-        errors = [{"index": i, "reason": r} for i, r in decoded.errors] or \
-            [{"index": 0, "reason": "no event in the message"}]
-        return jsonify({"accepted": 0, "rejected": len(errors), "errors": errors,
-                        "stream": str(key)}), 400
+        errors = [{"index": i, "reason": r} for i, r in decoded.errors] or [
+            {"index": 0, "reason": "no event in the message"}
+        ]
+        return jsonify(
+            {"accepted": 0, "rejected": len(errors), "errors": errors, "stream": str(key)}
+        ), 400
     try:
         result = router.ingest_pairs(key, decoded.pairs)
     except WalError as exc:
@@ -148,6 +163,7 @@ def mapped_post(router, key, mapper, body):
 
 class TooManyEventsError(BadPayloadError):
     """More events in one request than receivers.max_events."""
+
     status = 413
 
 
@@ -158,11 +174,14 @@ def read_events(limits):
     try:
         events, bad_lines = parse_body(data)
     except (ValueError, RecursionError) as exc:
-        raise BadPayloadError(str(exc) if isinstance(exc, ValueError)
-                              else "JSON nests too deeply") from None
+        raise BadPayloadError(
+            str(exc) if isinstance(exc, ValueError) else "JSON nests too deeply"
+        ) from None
     if len(events) > limits.max_events:
-        raise TooManyEventsError(f"{len(events)} events in one request; at most "
-                                 f"{limits.max_events} (receivers.max_events)")
+        raise TooManyEventsError(
+            f"{len(events)} events in one request; at most "
+            f"{limits.max_events} (receivers.max_events)"
+        )
     return events, bad_lines
 
 
@@ -206,18 +225,34 @@ def _error(status, message, key):
 def backpressure(exc, key):
     """503 with the reason: the events were not accepted; the sender should retry."""
     full = isinstance(exc, LogFullError)
-    resp = jsonify({"accepted": 0, "rejected": 0,
-                    "reason": "backpressure" if full else "log-unavailable", "retry": True,
-                    "error": str(exc) if full else "the stream's write-ahead log cannot write "
-                                                   "now; retry later", "stream": str(key)})
+    resp = jsonify(
+        {
+            "accepted": 0,
+            "rejected": 0,
+            "reason": "backpressure" if full else "log-unavailable",
+            "retry": True,
+            "error": str(exc)
+            if full
+            else "the stream's write-ahead log cannot write now; retry later",
+            "stream": str(key),
+        }
+    )
     resp.headers["Retry-After"] = "1"
     return resp, 503
 
 
 def paused(exc, key):
     """503 with the reason (e.g. `no-manager`): nothing accepted; the sender should retry."""
-    resp = jsonify({"accepted": 0, "rejected": 0, "reason": exc.reason, "retry": True,
-                    "error": str(exc), "stream": str(key)})
+    resp = jsonify(
+        {
+            "accepted": 0,
+            "rejected": 0,
+            "reason": exc.reason,
+            "retry": True,
+            "error": str(exc),
+            "stream": str(key),
+        }
+    )
     resp.headers["Retry-After"] = "1"
     return resp, 503
 
@@ -240,8 +275,9 @@ class HttpServer:
     production server (cep/protocol/http_server.py)."""
 
     def __init__(self, app, host="127.0.0.1", port=0, threads=16, timeout=30.0):
-        self._server = ProductionServer(app, host, port, threads=threads, timeout=timeout,
-                                        name="http")
+        self._server = ProductionServer(
+            app, host, port, threads=threads, timeout=timeout, name="http"
+        )
         self.host = host
         self.port = self._server.port
 

@@ -5,6 +5,7 @@ ids, and per-tenant ingest keys; plus JSON error replies for every 4xx/5xx.
 Python loop per byte: string contents are dropped (bytes.translate, then a regex only for
 strings that hold brackets), then each `replace(b"[]", b"")` pass removes exactly one level
 of the innermost brackets."""
+
 import hmac
 import logging
 import re
@@ -18,7 +19,7 @@ from receivers.exceptions import BadPayloadError
 log = logging.getLogger(__name__)
 MIB = 1024 * 1024
 TENANT_RE = re.compile(r"-?[0-9]{1,11}")
-TENANT_MIN, TENANT_MAX = -(2 ** 31), 2 ** 31 - 1
+TENANT_MIN, TENANT_MAX = -(2**31), 2**31 - 1
 _KEEP = b'[]{}"'
 _MAP = bytes.maketrans(b"{}", b"[]")
 _DELETE = bytes(c for c in range(256) if c not in _KEEP)
@@ -28,6 +29,7 @@ _STRING = re.compile(rb'"[^"]*"')
 @dataclass(frozen=True)
 class ReceiverLimits:
     """Caps of one HTTP receiver and its per-tenant ingest keys ({tenant id: key})."""
+
     max_body_bytes: int = 16 * MIB
     max_json_depth: int = 32
     max_events: int = 100_000
@@ -37,8 +39,12 @@ class ReceiverLimits:
     def from_config(cls, cfg):
         """From the worker settings receivers.max_body_bytes, max_json_depth, max_events,
         ingest_keys (`tenant=key` entries)."""
-        return cls(cfg["receivers.max_body_bytes"], cfg["receivers.max_json_depth"],
-                   cfg["receivers.max_events"], parse_ingest_keys(cfg["receivers.ingest_keys"]))
+        return cls(
+            cfg["receivers.max_body_bytes"],
+            cfg["receivers.max_json_depth"],
+            cfg["receivers.max_events"],
+            parse_ingest_keys(cfg["receivers.ingest_keys"]),
+        )
 
 
 def parse_ingest_keys(entries):
@@ -47,8 +53,10 @@ def parse_ingest_keys(entries):
     for entry in entries or ():
         tenant, sep, key = str(entry).partition("=")
         if not sep or not key or parse_tenant(tenant.strip()) is None:
-            raise ValueError(f"receivers.ingest_keys: entry for {tenant.strip()!r} must be "
-                             f"tenant=key with an integer tenant id and a non-empty key")
+            raise ValueError(
+                f"receivers.ingest_keys: entry for {tenant.strip()!r} must be "
+                f"tenant=key with an integer tenant id and a non-empty key"
+            )
         keys[parse_tenant(tenant.strip())] = key
     return keys
 
@@ -77,8 +85,9 @@ def key_ok(limits, tenant, headers):
     if expected is None:
         return True
     given = presented_key(headers)
-    return given is not None and hmac.compare_digest(given.encode("utf-8", "surrogateescape"),
-                                                     expected.encode("utf-8"))
+    return given is not None and hmac.compare_digest(
+        given.encode("utf-8", "surrogateescape"), expected.encode("utf-8")
+    )
 
 
 def json_depth(data, limit):
@@ -105,22 +114,28 @@ def json_depth(data, limit):
 
 def check_depth(data, limit):
     if json_depth(data, limit) > limit:
-        raise BadPayloadError(f"JSON nests deeper than {limit} levels "
-                              f"(receivers.max_json_depth)")
+        raise BadPayloadError(f"JSON nests deeper than {limit} levels (receivers.max_json_depth)")
 
 
 def install_error_handlers(app, limits):
     """Every 4xx/5xx of `app` as JSON `{"error", "message"}`, never an HTML page or a trace."""
+
     @app.errorhandler(HTTPException)
     def http_error(exc):
         message = exc.description
         if exc.code == 413:
-            message = (f"request body is larger than {limits.max_body_bytes} bytes "
-                       f"(receivers.max_body_bytes); send fewer events per request")
+            message = (
+                f"request body is larger than {limits.max_body_bytes} bytes "
+                f"(receivers.max_body_bytes); send fewer events per request"
+            )
         return jsonify({"error": type(exc).__name__, "message": message}), exc.code
 
     @app.errorhandler(Exception)
     def unexpected(exc):
         log.exception("unexpected error in the HTTP receiver")
-        return jsonify({"error": "InternalError",
-                        "message": "internal error; the worker's log has the details"}), 500
+        return jsonify(
+            {
+                "error": "InternalError",
+                "message": "internal error; the worker's log has the details",
+            }
+        ), 500

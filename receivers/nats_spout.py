@@ -21,6 +21,7 @@ Config keys: those of receivers/spout.py that do not concern ZeroMQ or the regis
 (tenant, plan, streams, max_frames, max_events, tick_ms), and nats_url (the transport's
 server, from the manager's settings), fetch_wait_ms (longest wait for messages when none are
 ready, default 20)."""
+
 import collections
 import logging
 import time
@@ -31,8 +32,13 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from connectors.aio import LoopThread
 from connectors.connections import shown
-from connectors.nats_transport import connect, consumer_name, ensure_stream, inflow_filter, \
-    inflow_stream
+from connectors.nats_transport import (
+    connect,
+    consumer_name,
+    ensure_stream,
+    inflow_filter,
+    inflow_stream,
+)
 from receivers.spout import TICK_STREAM, ReceiverSpout
 from topology.component import Spout
 
@@ -69,8 +75,13 @@ class NatsReceiverSpout(ReceiverSpout):
         self.held = collections.deque()  # fetched messages not emitted yet (max_events)
         self.sub = self.nc = None
         self.loop = LoopThread(f"nats spout {self.label}")
-        log.info("%s reads %s on %s (consumer %s)", self.label, self.js_stream, shown(self.url),
-                 self.durable)
+        log.info(
+            "%s reads %s on %s (consumer %s)",
+            self.label,
+            self.js_stream,
+            shown(self.url),
+            self.durable,
+        )
 
     # -- checkpoint hooks --
     def checkpoint_restored(self, cid, restarted=False):
@@ -119,11 +130,18 @@ class NatsReceiverSpout(ReceiverSpout):
             await js.delete_consumer(self.js_stream, self.durable)
         except nats.js.errors.NotFoundError:
             pass
-        await js.add_consumer(self.js_stream, ConsumerConfig(
-            durable_name=self.durable, filter_subject=inflow_filter(self.tenant, self.plan),
-            ack_policy=AckPolicy.ALL, ack_wait=ACK_WAIT_S, max_ack_pending=1_000_000,
-            deliver_policy=(DeliverPolicy.BY_START_SEQUENCE if start else DeliverPolicy.ALL),
-            opt_start_seq=start + 1 if start else None))
+        await js.add_consumer(
+            self.js_stream,
+            ConsumerConfig(
+                durable_name=self.durable,
+                filter_subject=inflow_filter(self.tenant, self.plan),
+                ack_policy=AckPolicy.ALL,
+                ack_wait=ACK_WAIT_S,
+                max_ack_pending=1_000_000,
+                deliver_policy=(DeliverPolicy.BY_START_SEQUENCE if start else DeliverPolicy.ALL),
+                opt_start_seq=start + 1 if start else None,
+            ),
+        )
         self.seq = start or 0
         self.sub = await js.pull_subscribe_bind(self.durable, self.js_stream)
         log.info("%s resumes after stream sequence %d", self.label, self.seq)
@@ -176,8 +194,14 @@ class NatsReceiverSpout(ReceiverSpout):
         self.loop.run(covered[-1].ack(), 30)  # ack-all: covers every earlier message
 
     def custom_metrics(self):
-        return {"transport": "nats", "position": self.seq, "messages": self.fetched,
-                "skipped": self.skipped, "unacked": len(self.unacked), "dropped": self.dropped}
+        return {
+            "transport": "nats",
+            "position": self.seq,
+            "messages": self.fetched,
+            "skipped": self.skipped,
+            "unacked": len(self.unacked),
+            "dropped": self.dropped,
+        }
 
     def close(self):
         try:

@@ -20,6 +20,7 @@ Version 2 frames (cep/protocol/frames.py) carry (receiver id, first offset, work
 
 Requests go over HTTP to the worker (cep/worker/wal_api.py) with the cluster secret when
 the spout has one."""
+
 import json
 import logging
 import threading
@@ -92,9 +93,14 @@ class ReceiverOffsets:
         since = self._gap_since.setdefault(rid, time.monotonic())
         if time.monotonic() - since < self.gap_timeout_s:
             return False
-        log.error("%s: the worker of %s did not replay its log from the start within %.0f s; "
-                  "taking its frames from offset %s on", self.label, rid, self.gap_timeout_s,
-                  "the next frame's")
+        log.error(
+            "%s: the worker of %s did not replay its log from the start within %.0f s; "
+            "taking its frames from offset %s on",
+            self.label,
+            rid,
+            self.gap_timeout_s,
+            "the next frame's",
+        )
         self._gap_since.pop(rid, None)
         return True
 
@@ -103,8 +109,9 @@ class ReceiverOffsets:
         if now - self._asked.get(rid, -1e9) < self.retry_s or rid not in self.control:
             return
         self._asked[rid] = now
-        threading.Thread(target=self.replay_from_start, args=(rid,), daemon=True,
-                         name=f"replay {rid}").start()
+        threading.Thread(
+            target=self.replay_from_start, args=(rid,), daemon=True, name=f"replay {rid}"
+        ).start()
 
     def replay_from_start(self, rid):
         """Ask the worker of `rid` to re-send its whole log (what no checkpoint committed);
@@ -124,8 +131,13 @@ class ReceiverOffsets:
             behind = self._start_seen.pop(rid, -1) > self.last[rid]
         if behind:
             self.replay_one(rid, self.last[rid])
-        log.info("%s: no checkpoint to restore; %s replays its log from offset %s (%s "
-                 "events)", self.label, rid, answer.get("first"), answer.get("events"))
+        log.info(
+            "%s: no checkpoint to restore; %s replays its log from offset %s (%s events)",
+            self.label,
+            rid,
+            answer.get("first"),
+            answer.get("events"),
+        )
         return answer
 
     def _give_up(self, rid, expect, first):
@@ -134,8 +146,15 @@ class ReceiverOffsets:
         if time.monotonic() - since < self.gap_timeout_s:
             return False
         self.lost += first - expect
-        log.error("%s: offsets %d..%d of %s never came back (replay requests failed for %.0f "
-                  "s); counted lost", self.label, expect, first - 1, rid, self.gap_timeout_s)
+        log.error(
+            "%s: offsets %d..%d of %s never came back (replay requests failed for %.0f "
+            "s); counted lost",
+            self.label,
+            expect,
+            first - 1,
+            rid,
+            self.gap_timeout_s,
+        )
         return True
 
     def _skip_holes(self, rid, expect):
@@ -144,9 +163,14 @@ class ReceiverOffsets:
             for hole in list(holes):
                 if hole[0] <= expect < hole[1]:
                     self.lost += hole[1] - expect
-                    log.error("%s: offsets %d..%d of %s are not in the worker's log "
-                              "(committed or corrupt); skipped", self.label, expect, hole[1] - 1,
-                              rid)
+                    log.error(
+                        "%s: offsets %d..%d of %s are not in the worker's log "
+                        "(committed or corrupt); skipped",
+                        self.label,
+                        expect,
+                        hole[1] - 1,
+                        rid,
+                    )
                     expect = hole[1]
                 if hole[1] <= expect:
                     holes.remove(hole)
@@ -159,8 +183,9 @@ class ReceiverOffsets:
         if now - self._asked.get(rid, -1e9) < self.retry_s or rid not in self.control:
             return
         self._asked[rid] = now
-        threading.Thread(target=self.replay_one, args=(rid, after), daemon=True,
-                         name=f"replay {rid}").start()
+        threading.Thread(
+            target=self.replay_one, args=(rid, after), daemon=True, name=f"replay {rid}"
+        ).start()
 
     # -- requests to the workers --
     def replay_one(self, rid, after):
@@ -183,13 +208,16 @@ class ReceiverOffsets:
         thread (a checkpoint completion must not stall the spout on a slow worker; a newer
         commit replaces one not sent yet); `wait=True` returns {rid: answer or None}."""
         if wait:
-            return {rid: self._post(rid, "commit", {"receiver_id": rid, "offset": off})
-                    for rid, off in offsets.items()}
+            return {
+                rid: self._post(rid, "commit", {"receiver_id": rid, "offset": off})
+                for rid, off in offsets.items()
+            }
         with self._lock:
             self._to_commit.update(offsets)
             if self._committer is None or not self._committer.is_alive():
-                self._committer = threading.Thread(target=self._commit_pending, daemon=True,
-                                                   name=f"commit {self.label}")
+                self._committer = threading.Thread(
+                    target=self._commit_pending, daemon=True, name=f"commit {self.label}"
+                )
                 self._committer.start()
         return None
 
@@ -210,8 +238,12 @@ class ReceiverOffsets:
             return None
         _, tenant, plan, stream = parse_receiver_id(rid)
         path = "/".join(quote(x, safe="") for x in (tenant, plan, stream))
-        req = urllib.request.Request(f"{url}/wal/{path}/{op}", json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"}, method="POST")
+        req = urllib.request.Request(
+            f"{url}/wal/{path}/{op}",
+            json.dumps(body).encode(),
+            {"Content-Type": "application/json"},
+            method="POST",
+        )
         if self.secret:
             req.add_header(cluster_secret.HEADER, self.secret)
         try:
@@ -232,6 +264,10 @@ class ReceiverOffsets:
         self.from_start = True  # a log the checkpoint does not know is taken from its start
 
     def metrics(self):
-        return {"receivers": len(self.last), "duplicates": self.duplicates,
-                "gap_drops": self.gap_drops, "lost": self.lost,
-                "request_errors": self.request_errors}
+        return {
+            "receivers": len(self.last),
+            "duplicates": self.duplicates,
+            "gap_drops": self.gap_drops,
+            "lost": self.lost,
+            "request_errors": self.request_errors,
+        }

@@ -9,6 +9,7 @@ A stream whose events go through a write-ahead log also registers `progress() ->
 it, so a sender can keep its events until a checkpoint has committed them (the log's
 `committed` reaches the `appended` it was told) and send them to another worker if this one
 is lost before that."""
+
 import logging
 import threading
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class StreamCounters:
     """Per-stream counts: accepted, rejected by validation, refused downstream."""
+
     accepted: int = 0
     rejected: int = 0
     refused: int = 0
@@ -61,8 +63,9 @@ class IngestRouter:
     def unregister_plan(self, tenant, plan):
         """Stop serving every stream of one plan."""
         with self._lock:
-            self._routes = {k: v for k, v in self._routes.items()
-                            if (k.tenant, k.plan) != (tenant, plan)}
+            self._routes = {
+                k: v for k, v in self._routes.items() if (k.tenant, k.plan) != (tenant, plan)
+            }
 
     def keys(self):
         return sorted(self._routes)
@@ -119,6 +122,12 @@ class IngestRouter:
             c.rejected += len(errors)
             c.refused += refused
         if errors:
-            log.info("%s: rejected %d of %d events, first: #%s %s", key, len(errors),
-                     len(errors) + len(good), errors[0][0], errors[0][1])
+            log.info(
+                "%s: rejected %d of %d events, first: #%s %s",
+                key,
+                len(errors),
+                len(errors) + len(good),
+                errors[0][0],
+                errors[0][1],
+            )
         return result

@@ -8,6 +8,7 @@ feed, and by anyone who wants to push a recorded file into a live plan.
 Given several worker URLs (comma-separated), each stream is sent through a
 receivers.failover_sender.FailoverSender: events a worker accepted are kept until a
 checkpoint committed them, and sent to the next worker if that one is lost first."""
+
 import json
 import time
 import urllib.error
@@ -33,8 +34,9 @@ def load_events(path):
 def post_batch(url, events, timeout=5.0):
     """POST a JSON array of events; returns the receiver's reply as a dict."""
     body = json.dumps(events).encode()
-    req = urllib.request.Request(url, data=body, method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, data=body, method="POST", headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return json.loads(resp.read() or b"{}")
@@ -76,10 +78,12 @@ class Simulator:
 
     def _send_failover(self, stream, events):
         from receivers.failover_sender import FailoverSender
+
         sender = self.senders.get(stream)
         if sender is None:
-            sender = self.senders[stream] = FailoverSender(self.urls, self.tenant, self.plan,
-                                                           stream)
+            sender = self.senders[stream] = FailoverSender(
+                self.urls, self.tenant, self.plan, stream
+            )
         rejected = sender.stats.rejected
         self.sent += len(events)
         self.accepted += sender.send(events)
@@ -100,7 +104,7 @@ class Simulator:
                 if stop():
                     return self.sent, self.accepted
                 started = time.monotonic()
-                self.send_chunk(self.events[i:i + self.batch])
+                self.send_chunk(self.events[i : i + self.batch])
                 self.position = i + self.batch
                 time.sleep(max(0.0, pause - (time.monotonic() - started)))
             self.position = 0

@@ -15,6 +15,7 @@ the HTTP source's own listener maps each request body, the ZeroMQ source each pa
 the file source each line. Messages the map cannot read are counted per source (`describe()`
 shows them with the last reasons) and logged; the rest go on. Without a map the sources take
 this system's own JSON (and the ZeroMQ msgpack pairs) as before."""
+
 from urllib.parse import urlsplit
 
 from flask import Flask, jsonify, request
@@ -50,10 +51,17 @@ def build_source(options, router, key, policy=None, limits=None, mapping=None, s
     mapper = _mapper(mapping, router, key, kind)
     if kind in connector_source_types():
         from connectors.build import ConnectorConfigError, build_source as build_broker
+
         try:
-            return build_broker(kind, options, router, key,
-                                policy.brokers if policy is not None else None, state_dir,
-                                mapper)
+            return build_broker(
+                kind,
+                options,
+                router,
+                key,
+                policy.brokers if policy is not None else None,
+                state_dir,
+                mapper,
+            )
         except ConnectorConfigError as exc:
             raise SourceConfigError(str(exc)) from None
     if policy is not None:
@@ -71,10 +79,12 @@ def build_source(options, router, key, policy=None, limits=None, mapping=None, s
         path = _required(options, "path", key)
         tail = str(options.get("tail", "false")).lower() == "true"
         roots = policy.file_roots_for(key.tenant) if policy is not None else None
-        return FileSourceRunner(path, tail, router, key, _int(options, "batch.size", 1000, key),
-                                roots, mapper)
-    raise SourceConfigError(f"@source on {key}: unknown type {kind!r}; "
-                            f"known: {', '.join(SOURCE_TYPES)}")
+        return FileSourceRunner(
+            path, tail, router, key, _int(options, "batch.size", 1000, key), roots, mapper
+        )
+    raise SourceConfigError(
+        f"@source on {key}: unknown type {kind!r}; known: {', '.join(SOURCE_TYPES)}"
+    )
 
 
 def _mapper(mapping, router, key, kind):
@@ -102,8 +112,9 @@ class HttpSource:
         if mapper is not None and not port:  # the worker endpoint reads the stream's format
             router.set_mapper(key, mapper)
         if port:
-            self._server = HttpServer(_single_stream_app(router, key, limits or DEFAULT_LIMITS,
-                                                         mapper), self.host, port)
+            self._server = HttpServer(
+                _single_stream_app(router, key, limits or DEFAULT_LIMITS, mapper), self.host, port
+            )
 
     def start(self):
         if self._server:
@@ -121,9 +132,12 @@ class HttpSource:
                 pass
 
     def describe(self):
-        return {"type": "http", "stream": str(self.key),
-                "url": self._server.url if self._server else "worker endpoint",
-                **_mapping_state(self.mapper)}
+        return {
+            "type": "http",
+            "stream": str(self.key),
+            "url": self._server.url if self._server else "worker endpoint",
+            **_mapping_state(self.mapper),
+        }
 
 
 class ZmqSource:
@@ -138,17 +152,25 @@ class ZmqSource:
         self.receiver.stop()
 
     def describe(self):
-        return {"type": "zmq", "stream": str(self.receiver.default_key), "url": self.receiver.url,
-                "bad_messages": self.receiver.bad_messages,
-                **_mapping_state(self.receiver.mapper)}
+        return {
+            "type": "zmq",
+            "stream": str(self.receiver.default_key),
+            "url": self.receiver.url,
+            "bad_messages": self.receiver.bad_messages,
+            **_mapping_state(self.receiver.mapper),
+        }
 
 
 class FileSourceRunner:
     def __init__(self, path, tail, router, key, batch_size, roots=None, mapper=None):
         self.path = path
         self.mapper = mapper
-        self.pump = SourcePump(FileSource(path, batch_size, tail, roots=roots,
-                                          raw=mapper is not None), router, key, mapper=mapper)
+        self.pump = SourcePump(
+            FileSource(path, batch_size, tail, roots=roots, raw=mapper is not None),
+            router,
+            key,
+            mapper=mapper,
+        )
 
     def start(self):
         self.pump.start()
@@ -158,9 +180,14 @@ class FileSourceRunner:
         self.pump.stop()
 
     def describe(self):
-        return {"type": "file", "stream": str(self.pump.key), "path": self.path,
-                "sent": self.pump.sent, "bad_lines": len(self.pump.source.bad_lines),
-                **_mapping_state(self.mapper)}
+        return {
+            "type": "file",
+            "stream": str(self.pump.key),
+            "path": self.path,
+            "sent": self.pump.sent,
+            "bad_lines": len(self.pump.source.bad_lines),
+            **_mapping_state(self.mapper),
+        }
 
 
 def _mapping_state(mapper):
@@ -177,15 +204,21 @@ def _single_stream_app(router, key, limits, mapper=None):
     @app.post("/<path:path>")
     def post(path):
         if not key_ok(limits, parse_tenant(key.tenant), request.headers):
-            return jsonify({"error": "Unauthorized", "message": f"tenant {key.tenant} needs "
-                            f"its ingest key (X-CEP-Ingest-Key or Bearer)"}), 401
+            return jsonify(
+                {
+                    "error": "Unauthorized",
+                    "message": f"tenant {key.tenant} needs "
+                    f"its ingest key (X-CEP-Ingest-Key or Bearer)",
+                }
+            ), 401
         if mapper is not None:
             return mapped_post(router, key, mapper, request.get_data(cache=False))
         try:
             events, _ = read_events(limits)
         except BadPayloadError as exc:
-            return jsonify({"error": type(exc).__name__, "message": str(exc)}), \
-                getattr(exc, "status", 400)
+            return jsonify({"error": type(exc).__name__, "message": str(exc)}), getattr(
+                exc, "status", 400
+            )
         try:
             result = router.ingest_json(key, events)
         except WalError as exc:  # the stream's write-ahead log is full: 503, retry
@@ -206,8 +239,9 @@ def _http_address(options, key):
         except ValueError:
             port = None
         if parts.scheme != "http" or not parts.hostname or not port:
-            raise SourceConfigError(f"@source(type='http') on {key}: receiver.url={url!r} must "
-                                    f"be http://host:port/...")
+            raise SourceConfigError(
+                f"@source(type='http') on {key}: receiver.url={url!r} must be http://host:port/..."
+            )
         return parts.hostname, port
     return options.get("host"), _int(options, "port", 0, key)
 
@@ -222,5 +256,6 @@ def _int(options, name, default, key):
     try:
         return int(options.get(name, default))
     except (TypeError, ValueError):
-        raise SourceConfigError(f"@source on {key}: {name}={options.get(name)!r} "
-                                f"is not an integer") from None
+        raise SourceConfigError(
+            f"@source on {key}: {name}={options.get(name)!r} is not an integer"
+        ) from None

@@ -21,6 +21,7 @@ an identity that a replay with other batch boundaries cannot shift; `offsets()` 
 emitted per receiver id, `snapshot()`/`restore(state)` carry them through a checkpoint, and
 `request_replay(offsets)` / `commit(offsets)` ask the workers to re-send or trim their logs.
 """
+
 import gc
 import logging
 import time
@@ -70,12 +71,24 @@ class ReceiverSpout(Spout):
         self.registry = registry_client(cfg["registry"], security=security)
         self.wal_offsets = ReceiverOffsets(self.label, self.registry.security.secret)
         self.heartbeat = Heartbeat(
-            self.registry, float(cfg.get("heartbeat_interval", 5.0)), kind="receiver",
-            tenant=int(cfg["tenant"]), plan=cfg["plan"], host=self.host, port=self.port,
-            machine=machine_identity(self.host), streams=list(self.streams),
-            component=f"{context.topology_name}:{context.component_id}:{context.index}").start()
-        log.info("%s listening on tcp://%s:%s for %s", self.label, self.host, self.port,
-                 ", ".join(self.streams))
+            self.registry,
+            float(cfg.get("heartbeat_interval", 5.0)),
+            kind="receiver",
+            tenant=int(cfg["tenant"]),
+            plan=cfg["plan"],
+            host=self.host,
+            port=self.port,
+            machine=machine_identity(self.host),
+            streams=list(self.streams),
+            component=f"{context.topology_name}:{context.component_id}:{context.index}",
+        ).start()
+        log.info(
+            "%s listening on tcp://%s:%s for %s",
+            self.label,
+            self.host,
+            self.port,
+            ", ".join(self.streams),
+        )
         gc.freeze()  # the task process's long-lived objects: no more scanning them per batch
 
     def next_batch(self):
@@ -141,8 +154,7 @@ class ReceiverSpout(Spout):
                 self._drop(1, f"stream {stream!r}: event {ev!r} is not [ts, [values]]")
                 continue
             if len(row) != width:
-                self._drop(1, f"stream {stream!r}: wrong number of values "
-                              f"(expected {width - 1})")
+                self._drop(1, f"stream {stream!r}: wrong number of values (expected {width - 1})")
                 continue
             rows.append(row)
             append_run(runs, key, first + i, 1)

@@ -7,14 +7,15 @@ a reason naming the attribute; its neighbours in the batch are unaffected.
 The common case (events already `[ts, [values...]]` with exact types, as ZeroMQ senders produce)
 runs through one generated loop per definition; anything else takes the per-event slow path.
 """
+
 import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from cep.model import AttrType
 
-INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
-LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 MAX_REASONS = 100  # reasons kept per batch; the counts stay exact
 # accepted timestamps: epoch ms from 1970-01-01 to 9999-12-31T23:59:59.999Z; a
 # value outside (10^30 was one) used to pass here and kill the worker's forwarding thread
@@ -33,6 +34,7 @@ _FAST_CHECK = {
 
 class StreamKey(NamedTuple):
     """Where events go: tenant, execution plan name, stream id."""
+
     tenant: str
     plan: str
     stream: str
@@ -44,6 +46,7 @@ class StreamKey(NamedTuple):
 @dataclass
 class IngestResult:
     """What happened to a batch: counts, and (index, reason) for the first rejected events."""
+
     accepted: int = 0
     rejected: int = 0
     errors: list = field(default_factory=list)
@@ -70,11 +73,18 @@ class IngestResult:
         return cls(accepted, len(errors), list(errors[:MAX_REASONS]))
 
     def to_dict(self):
-        out = {"accepted": self.accepted, "rejected": self.rejected,
-               "errors": [{"index": i, "reason": r} for i, r in self.errors]}
+        out = {
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "errors": [{"index": i, "reason": r} for i, r in self.errors],
+        }
         if self.refused:
-            out.update(refused=self.refused, refused_indices=self.refused_indices,
-                       reason="backpressure", retry=True)
+            out.update(
+                refused=self.refused,
+                refused_indices=self.refused_indices,
+                reason="backpressure",
+                retry=True,
+            )
         if self.wal is not None:
             out["wal"] = self.wal
         return out
@@ -122,7 +132,9 @@ class EventValidator:
             return None, self._row_from_names(raw)
         stream = raw.get("stream")
         if stream is not None and stream != self.definition.id:
-            raise ValueError(f"event names stream {stream!r} but was sent to {self.definition.id!r}")
+            raise ValueError(
+                f"event names stream {stream!r} but was sent to {self.definition.id!r}"
+            )
         data = raw["data"]
         if isinstance(data, dict):
             data = self._row_from_names(data)
@@ -131,8 +143,10 @@ class EventValidator:
     def _row_from_names(self, mapping):
         unknown = [k for k in mapping if k not in self._index and k not in ("timestamp", "stream")]
         if unknown:
-            raise ValueError(f"unknown attribute {unknown[0]!r}; stream {self.definition.id} has "
-                             f"({', '.join(self.names)})")
+            raise ValueError(
+                f"unknown attribute {unknown[0]!r}; stream {self.definition.id} has "
+                f"({', '.join(self.names)})"
+            )
         return [mapping.get(n) for n in self.names]
 
     def _slow_pair(self, pair, now):
@@ -143,13 +157,17 @@ class EventValidator:
 
     def _coerce(self, ts, row, now):
         if not isinstance(row, (list, tuple)):
-            raise ValueError(f"event data must be an array of {len(self.names)} values, "
-                             f"got {_kind(row)}")
+            raise ValueError(
+                f"event data must be an array of {len(self.names)} values, got {_kind(row)}"
+            )
         if len(row) != len(self.names):
-            raise ValueError(f"stream {self.definition.id} has {len(self.names)} attributes "
-                             f"({', '.join(self.names)}), event has {len(row)} values")
+            raise ValueError(
+                f"stream {self.definition.id} has {len(self.names)} attributes "
+                f"({', '.join(self.names)}), event has {len(row)} values"
+            )
         return _coerce_ts(ts, now), tuple(
-            _coerce_value(v, t, n) for v, t, n in zip(row, self.types, self.names))
+            _coerce_value(v, t, n) for v, t, n in zip(row, self.types, self.names)
+        )
 
 
 def _coerce_ts(ts, now):
@@ -162,8 +180,10 @@ def _coerce_ts(ts, now):
     if ts < 0:
         raise ValueError(f"timestamp must not be negative, got {ts!r}")
     if not TS_MIN <= ts <= TS_MAX:
-        raise ValueError(f"timestamp {_short(ts)} is outside {TS_MIN}..{TS_MAX} "
-                         f"(epoch milliseconds, years 1970-9999)")
+        raise ValueError(
+            f"timestamp {_short(ts)} is outside {TS_MIN}..{TS_MAX} "
+            f"(epoch milliseconds, years 1970-9999)"
+        )
     return int(ts)
 
 
@@ -191,12 +211,14 @@ def _check_object(v, name, depth=0):
     """An object attribute's value must travel as msgpack: encodable strings, 64-bit ints."""
     if isinstance(v, str):
         if not v.isascii() and not _utf8(v):
-            raise ValueError(f"attribute {name!r} (object): a string that is not valid "
-                             f"UTF-8 (lone surrogate)")
+            raise ValueError(
+                f"attribute {name!r} (object): a string that is not valid UTF-8 (lone surrogate)"
+            )
     elif isinstance(v, int) and not isinstance(v, bool):
-        if not LONG_MIN <= v < 2 ** 64:
-            raise ValueError(f"attribute {name!r} (object): integer {_short(v)} does not fit "
-                             f"64 bits")
+        if not LONG_MIN <= v < 2**64:
+            raise ValueError(
+                f"attribute {name!r} (object): integer {_short(v)} does not fit 64 bits"
+            )
     elif isinstance(v, (list, tuple, dict)) and depth < 64:
         items = list(v.items()) if isinstance(v, dict) else [(None, x) for x in v]
         for k, x in items:
@@ -215,8 +237,9 @@ def _coerce_value(v, kind, name):
         if isinstance(v, str):
             if v.isascii() or _utf8(v):
                 return v
-            raise ValueError(f"attribute {name!r} (string): not valid UTF-8 (a lone "
-                             f"surrogate such as \\ud800)")
+            raise ValueError(
+                f"attribute {name!r} (string): not valid UTF-8 (a lone surrogate such as \\ud800)"
+            )
     elif kind is AttrType.BOOL:
         if isinstance(v, bool):
             return v
@@ -237,8 +260,11 @@ def _coerce_value(v, kind, name):
 
 def _generate_fast_loop(types):
     """Compile a loop over (ts, row) pairs that accepts exact-typed events without calls."""
-    checks = [_FAST_CHECK[t].format(i=i, imin=INT_MIN, imax=INT_MAX, lmin=LONG_MIN, lmax=LONG_MAX)
-              for i, t in enumerate(types) if t in _FAST_CHECK]
+    checks = [
+        _FAST_CHECK[t].format(i=i, imin=INT_MIN, imax=INT_MAX, lmin=LONG_MIN, lmax=LONG_MAX)
+        for i, t in enumerate(types)
+        if t in _FAST_CHECK
+    ]
     cond = " and ".join([f"len(r) == {len(types)}"] + [f"({c})" for c in checks])
     src = f"""
 def fast(pairs, now, slow):
@@ -263,8 +289,16 @@ def fast(pairs, now, slow):
 
 
 def _kind(v):
-    return {dict: "object", list: "array", tuple: "array", str: "string", bool: "bool",
-            int: "integer", float: "number", type(None): "null"}.get(type(v), type(v).__name__)
+    return {
+        dict: "object",
+        list: "array",
+        tuple: "array",
+        str: "string",
+        bool: "bool",
+        int: "integer",
+        float: "number",
+        type(None): "null",
+    }.get(type(v), type(v).__name__)
 
 
 def _short(v, limit=60):

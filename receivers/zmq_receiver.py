@@ -6,6 +6,7 @@ bound for one stream (a `@source(type='zmq')`) also takes single-frame `[payload
 PULL has no reply: rejected events and undecodable messages are counted and logged. While a
 stream's downstream buffer is full the receiver stops reading (up to `block_s` per batch), so
 ZeroMQ's high-water marks push back to the sender instead of events being refused."""
+
 import logging
 import threading
 
@@ -37,8 +38,16 @@ def parse_key(frame):
 class ZmqReceiver:
     """Bind a PULL socket at `url` (tcp://host:0 picks a port) and route batches to a router."""
 
-    def __init__(self, router, url="tcp://127.0.0.1:0", default_key=None, context=None,
-                 block_s=60.0, keys=None, mapper=None):
+    def __init__(
+        self,
+        router,
+        url="tcp://127.0.0.1:0",
+        default_key=None,
+        context=None,
+        block_s=60.0,
+        keys=None,
+        mapper=None,
+    ):
         """`mapper` (cep.mapping): the payload frame is one message in its format, for the
         default key's stream only."""
         self.router = router
@@ -141,8 +150,9 @@ class ZmqReceiver:
                 raise
             except WalError as exc:
                 if not self.wal_waits % 20:
-                    log.warning("ZeroMQ receiver %s: holding a frame for %s: %s", self.url,
-                                key, exc)
+                    log.warning(
+                        "ZeroMQ receiver %s: holding a frame for %s: %s", self.url, key, exc
+                    )
                 self.wal_waits += 1
                 if self._stop.wait(WAL_RETRY_S):
                     raise
@@ -158,8 +168,9 @@ class ZmqReceiver:
 class ZmqEventClient:
     """A PUSH client for the receiver: `send(key, pairs)`; used by tests, tools and benchmarks."""
 
-    def __init__(self, url, context=None, sndhwm=10000, keys=None, server_key=None,
-                 send_timeout_ms=None):
+    def __init__(
+        self, url, context=None, sndhwm=10000, keys=None, server_key=None, send_timeout_ms=None
+    ):
         """`send_timeout_ms`: how long a send may wait for room (the receiver's back-pressure,
         or no connection at all, e.g. a CURVE handshake the receiver refused) before it raises
         zmq.Again; None waits as long as it takes."""
@@ -184,7 +195,7 @@ class ZmqEventClient:
 def _bind(sock, url):
     """Bind, turning port 0 into a random free port; returns the bound URL."""
     if url.startswith("tcp://") and url.rsplit(":", 1)[-1] in ("0", "*"):
-        host = url[len("tcp://"):].rsplit(":", 1)[0]
+        host = url[len("tcp://") :].rsplit(":", 1)[0]
         port = sock.bind_to_random_port(f"tcp://{host}")
         return f"tcp://{host}:{port}"
     sock.bind(url)

@@ -1,5 +1,6 @@
 """Credentials for tests of a manager with authentication on (issue 10): an admin API token
 for a Flask test client, a real-process manager's token, and the shared cluster secret."""
+
 import os
 
 ADMIN_PASSWORD = "test-admin-password"  # set as CEP_ADMIN_PASSWORD by tests/conftest.py
@@ -29,6 +30,7 @@ def worker_open(url, timeout=5):
     """urlopen a worker's guarded endpoint (/status, /metrics) with the cluster secret, as
     the manager and the tools do (cep/worker/access.py)."""
     import urllib.request
+
     secret = os.environ.get("CEP_CLUSTER_SECRET")
     headers = {"X-CEP-Cluster-Secret": secret} if secret else {}
     return urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout)

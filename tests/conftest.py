@@ -1,5 +1,6 @@
 """Project-wide test helpers: where a real dependency is missing, skip with the reason, except
 in CI (CI=true), where a missing real dependency is a failure."""
+
 import os
 import shutil
 import socket
@@ -18,6 +19,7 @@ def _auth_environment():
     operator sets them up (CEP_ADMIN_PASSWORD, CEP_CLUSTER_SECRET). Authentication stays on."""
     import secrets
     from tests.auth_helpers import ADMIN_PASSWORD
+
     saved = {k: os.environ.get(k) for k in ("CEP_ADMIN_PASSWORD", "CEP_CLUSTER_SECRET")}
     os.environ["CEP_ADMIN_PASSWORD"] = ADMIN_PASSWORD
     os.environ["CEP_CLUSTER_SECRET"] = secrets.token_urlsafe(32)
@@ -34,6 +36,7 @@ def pytest_xdist_make_scheduler(config, log):
     """`--dist loadfile` starts the files that take longest first (tests/schedule.py)."""
     if config.getvalue("dist") == "loadfile":
         from tests.schedule import make_scheduler
+
         return make_scheduler(config, log)
     return None
 
@@ -65,11 +68,26 @@ def free_port():
 def redis_url(redis_server_binary, tmp_path_factory):
     """A redis-server of our own, on a free port, with no persistence; stopped after the session."""
     import redis
+
     port = free_port()
     workdir = tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen([redis_server_binary, "--port", str(port), "--bind", "127.0.0.1",
-                             "--save", "", "--appendonly", "no", "--dir", str(workdir)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            redis_server_binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"redis://127.0.0.1:{port}/0"
     client = redis.Redis.from_url(url)
     deadline = time.monotonic() + 10
@@ -92,6 +110,7 @@ def redis_url(redis_server_binary, tmp_path_factory):
 def redis_db(redis_url):
     """The session's redis-server, flushed before the test."""
     import redis
+
     client = redis.Redis.from_url(redis_url)
     client.flushdb()
     client.close()
@@ -112,11 +131,14 @@ def _resources():
     """(listening TCP ports of this process, live non-daemon threads but the main one)."""
     import threading
     import psutil
+
     proc = psutil.Process()
-    ports = frozenset(c.laddr.port for c in proc.net_connections("tcp")
-                      if c.status == psutil.CONN_LISTEN)
-    threads = frozenset(t for t in threading.enumerate()
-                        if not t.daemon and t is not threading.main_thread())
+    ports = frozenset(
+        c.laddr.port for c in proc.net_connections("tcp") if c.status == psutil.CONN_LISTEN
+    )
+    threads = frozenset(
+        t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()
+    )
     return ports, threads
 
 
@@ -156,10 +178,13 @@ def pytest_runtest_teardown(item, nextitem):
         time.sleep(0.05)
         ports, threads = _left_behind()
     if ports or threads:
-        message = (f"{module.__name__} left behind listening ports {ports} and non-daemon "
-                   f"threads {[t.name for t in threads]} (stop what the tests start)")
+        message = (
+            f"{module.__name__} left behind listening ports {ports} and non-daemon "
+            f"threads {[t.name for t in threads]} (stop what the tests start)"
+        )
         if os.environ.get("CEP_TEST_LEAKS", "").lower() == "error":
             pytest.fail(message, pytrace=False)
         import warnings
+
         warnings.warn(pytest.PytestWarning(message))
     return result

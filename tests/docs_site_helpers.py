@@ -1,4 +1,5 @@
 """The documentation site for tests: `mkdocs build --strict` (mkdocs.yml) into a folder."""
+
 import os
 import subprocess
 import sys
@@ -21,9 +22,14 @@ def build_docs_site(out: Path) -> Path:
     except ImportError:
         message = "mkdocs-material is not installed (pip install -e .[docs]; bin/test.sh does)"
         pytest.fail(message) if IN_CI else pytest.skip(message)
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
-                           "-d", str(out)], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -42,6 +48,7 @@ def page_tables(page: Path) -> list[tuple[str, str, list[list[Any]]]]:
     """The rows of every table of a built page, by heading: (h2 id, h3 id or "", rows), each
     row its <td> elements (lxml), in the page's order."""
     import lxml.html
+
     article = lxml.html.parse(str(page)).getroot().xpath("//article")[0]
     out: list[tuple[str, str, list[list[Any]]]] = []
     h2 = h3 = ""

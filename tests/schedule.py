@@ -16,6 +16,7 @@ waits behind another on one worker while a second worker is free.
 Rebuild the list from a full run's `--durations=0` output:
     python -m tests.schedule LOG > tests/file_durations.txt
 """
+
 from __future__ import annotations
 
 import collections
@@ -65,12 +66,17 @@ def make_scheduler(config, log, durations: dict[str, float] | None = None):
             # A worker given its next file while the last test of a long one is still to run
             # gets the shortest file: the choice of the next long file waits until the worker
             # is nearly free, so it goes to whichever worker frees up first.
-            running = [scope for scope, tests in self.assigned_work.get(node, {}).items()
-                       if not all(tests.values())]
+            running = [
+                scope
+                for scope, tests in self.assigned_work.get(node, {}).items()
+                if not all(tests.values())
+            ]
             busy = any(self.durations.get(scope, 0.0) > BUSY_S for scope in running)
             if busy:  # a file not listed may be a new long one: a listed quick one first
-                scope = min(self.workqueue, key=lambda name: (
-                    self.durations.get(name, BUSY_S), len(self.workqueue[name])))
+                scope = min(
+                    self.workqueue,
+                    key=lambda name: (self.durations.get(name, BUSY_S), len(self.workqueue[name])),
+                )
             else:
                 scope = max(self.workqueue, key=self._weight)
             self.workqueue.move_to_end(scope, last=False)
@@ -131,6 +137,7 @@ def simulate(tests: dict[str, float], workers: int, scheduler=None):
     import heapq
     from xdist.remote import Producer
     from xdist.scheduler import LoadFileScheduling
+
     config, quiet = _Config(workers), Producer("simulate", enabled=False)
     sched = (scheduler or LoadFileScheduling)(config, quiet)
     ids = list(tests)
@@ -168,13 +175,17 @@ if __name__ == "__main__":
         for workers in (2, 3, 4):
             old, _ = simulate(tests, workers)
             new, _ = simulate(tests, workers, lambda config, log: make_scheduler(config, log))
-            print(f"{workers} workers: xdist loadfile {old / 60:5.1f} min, longest file "
-                  f"first {new / 60:5.1f} min")
+            print(
+                f"{workers} workers: xdist loadfile {old / 60:5.1f} min, longest file "
+                f"first {new / 60:5.1f} min"
+            )
         sys.exit(0)
     totals = durations_from_log(text)
-    print("# seconds per test file (setup + call + teardown) from a full run of bin/test.sh "
-          "with --durations=0;\n# tests/schedule.py starts the longest first. Rebuild: "
-          "python -m tests.schedule LOG > tests/file_durations.txt")
+    print(
+        "# seconds per test file (setup + call + teardown) from a full run of bin/test.sh "
+        "with --durations=0;\n# tests/schedule.py starts the longest first. Rebuild: "
+        "python -m tests.schedule LOG > tests/file_durations.txt"
+    )
     for name, seconds in sorted(totals.items(), key=lambda kv: -kv[1]):
         if seconds >= 1.0:
             print(f"{seconds:8.1f} {name}")

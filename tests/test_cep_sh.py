@@ -3,6 +3,7 @@ usage and starts nothing, an unknown option is refused (exit 2). The whole syste
 embedded Spark cluster, a manager, a worker, the sample plan): it comes up with the plan ACTIVE, and when the
 manager process dies it starts it again, instead of tearing the worker and Spark down; the
 restarted manager adopts the running topology. SIGTERM stops everything."""
+
 import os
 import re
 import signal
@@ -21,8 +22,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def run_cep_sh(*args, tmp_path):
     env = {**os.environ, "CEP_RUN_DIR": str(tmp_path / "run")}
-    return subprocess.run(["bash", str(ROOT / "bin" / "cep.sh"), *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["bash", str(ROOT / "bin" / "cep.sh"), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])
@@ -45,8 +52,13 @@ def test_unknown_options_print_usage_and_exit_2(args, tmp_path):
 
 @pytest.mark.slow  # the script installs the project into .venv first when it is not there yet
 def test_worker_script_help_prints_the_worker_options(tmp_path):
-    done = subprocess.run(["bash", str(ROOT / "bin" / "cep-worker.sh"), "--help"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["bash", str(ROOT / "bin" / "cep-worker.sh"), "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "usage: cep worker" in done.stdout and "--manager" in done.stdout
 
@@ -68,22 +80,40 @@ def test_cep_sh_restarts_a_crashed_manager_and_a_sigterm_stops_everything(tmp_pa
     """A kill -9 of the manager: the script starts it again and the system stays up; then
     `kill -TERM` to the script stops everything it started, the new manager's work too."""
     mark = os.urandom(8).hex()
-    ports = {"CEP_HTTP_PORT": free_port(), "CEP_REGISTRY_PORT": free_port(),
-             "CEP_WORKER_HTTP_PORT": free_port()}
-    env = {**os.environ, **{k: str(v) for k, v in ports.items()}, "CEP_SH_TEST_MARK": mark,
-           "CEP_RUN_DIR": str(tmp_path / "run"), "CEP_SPARK_STATE_DIR": str(tmp_path / "spark"),
-           "CEP_ADMIN_PASSWORD": "cep-sh-test-pass"}
+    ports = {
+        "CEP_HTTP_PORT": free_port(),
+        "CEP_REGISTRY_PORT": free_port(),
+        "CEP_WORKER_HTTP_PORT": free_port(),
+    }
+    env = {
+        **os.environ,
+        **{k: str(v) for k, v in ports.items()},
+        "CEP_SH_TEST_MARK": mark,
+        "CEP_RUN_DIR": str(tmp_path / "run"),
+        "CEP_SPARK_STATE_DIR": str(tmp_path / "spark"),
+        "CEP_ADMIN_PASSWORD": "cep-sh-test-pass",
+    }
     env.pop("CEP_CLUSTER_SECRET", None)  # the manager makes its own, as for a user
     env.pop("CEP_TOKEN", None)
     log = open(tmp_path / "cep.log", "w")
-    proc = subprocess.Popen(["bash", str(ROOT / "bin" / "cep.sh")], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", str(ROOT / "bin" / "cep.sh")],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     text = lambda: (tmp_path / "cep.log").read_text(errors="replace")  # noqa: E731
     url = f"http://127.0.0.1:{ports['CEP_HTTP_PORT']}"
     try:
         # generous: on a loaded machine the cluster, the manager and the plan take minutes
-        wait_for(lambda: "the local system is up" in text() or proc.poll() is not None, 600,
-                 "bin/cep.sh to bring the system up", tmp_path / "cep.log")
+        wait_for(
+            lambda: "the local system is up" in text() or proc.poll() is not None,
+            600,
+            "bin/cep.sh to bring the system up",
+            tmp_path / "cep.log",
+        )
         assert proc.poll() is None, text()[-3000:]
 
         def manager_pid():
@@ -92,13 +122,21 @@ def test_cep_sh_restarts_a_crashed_manager_and_a_sigterm_stops_everything(tmp_pa
                 if "cep manager" in cmd and str(tmp_path / "run") in cmd:
                     return p.pid
             return None
+
         first = manager_pid()
         assert first is not None
         os.kill(first, signal.SIGKILL)
-        wait_for(lambda: re.search(r"the manager exited \(status 137\); starting it again",
-                                   text()), 30, "the restart notice")
-        wait_for(lambda: manager_pid() not in (None, first), 60, "a new manager process",
-                 tmp_path / "cep.log")
+        wait_for(
+            lambda: re.search(r"the manager exited \(status 137\); starting it again", text()),
+            30,
+            "the restart notice",
+        )
+        wait_for(
+            lambda: manager_pid() not in (None, first),
+            60,
+            "a new manager process",
+            tmp_path / "cep.log",
+        )
 
         def login_page():
             try:
@@ -106,22 +144,44 @@ def test_cep_sh_restarts_a_crashed_manager_and_a_sigterm_stops_everything(tmp_pa
                     return resp.status == 200
             except OSError:
                 return False
+
         wait_for(login_page, 120, "the restarted manager to answer", tmp_path / "cep.log")
         cep = str(ROOT / ".venv" / "bin" / "cep")
-        token = subprocess.run([cep, "login", "--manager", url, "--user", "admin",
-                                "--password-stdin", "--print-token"], env=env, text=True,
-                               input="cep-sh-test-pass\n", capture_output=True, check=True)
+        token = subprocess.run(
+            [
+                cep,
+                "login",
+                "--manager",
+                url,
+                "--user",
+                "admin",
+                "--password-stdin",
+                "--print-token",
+            ],
+            env=env,
+            text=True,
+            input="cep-sh-test-pass\n",
+            capture_output=True,
+            check=True,
+        )
         env["CEP_TOKEN"] = token.stdout.strip()
 
         def active():
             try:
-                out = subprocess.run([cep, "plan", "status", "StockAnalysis", "--manager", url],
-                                     env=env, text=True, capture_output=True, timeout=60)
+                out = subprocess.run(
+                    [cep, "plan", "status", "StockAnalysis", "--manager", url],
+                    env=env,
+                    text=True,
+                    capture_output=True,
+                    timeout=60,
+                )
             except subprocess.TimeoutExpired:
                 return False  # the manager is busy: ask again
             return "ACTIVE" in out.stdout and "all established" in out.stdout
-        wait_for(active, 240, "StockAnalysis ACTIVE under the restarted manager",
-                 tmp_path / "cep.log")
+
+        wait_for(
+            active, 240, "StockAnalysis ACTIVE under the restarted manager", tmp_path / "cep.log"
+        )
         assert proc.poll() is None  # the script, the worker and Spark stayed up
         proc.send_signal(signal.SIGTERM)
         try:  # generous, as for Ctrl-C below
@@ -177,36 +237,64 @@ def test_a_ctrl_c_without_a_terminal_stops_everything_cep_sh_started(tmp_path):
     manager, worker, feed, Spark master and worker, the topology's driver and executors is
     left."""
     mark = os.urandom(8).hex()
-    ports = {"CEP_HTTP_PORT": free_port(), "CEP_REGISTRY_PORT": free_port(),
-             "CEP_WORKER_HTTP_PORT": free_port()}
-    env = {**os.environ, **{k: str(v) for k, v in ports.items()}, "CEP_SH_TEST_MARK": mark,
-           "CEP_RUN_DIR": str(tmp_path / "run"), "CEP_SPARK_STATE_DIR": str(tmp_path / "spark"),
-           "CEP_ADMIN_PASSWORD": "cep-sh-test-pass"}
+    ports = {
+        "CEP_HTTP_PORT": free_port(),
+        "CEP_REGISTRY_PORT": free_port(),
+        "CEP_WORKER_HTTP_PORT": free_port(),
+    }
+    env = {
+        **os.environ,
+        **{k: str(v) for k, v in ports.items()},
+        "CEP_SH_TEST_MARK": mark,
+        "CEP_RUN_DIR": str(tmp_path / "run"),
+        "CEP_SPARK_STATE_DIR": str(tmp_path / "spark"),
+        "CEP_ADMIN_PASSWORD": "cep-sh-test-pass",
+    }
     env.pop("CEP_CLUSTER_SECRET", None)
     env.pop("CEP_TOKEN", None)
     log = open(tmp_path / "cep.log", "w")
     # An interactive shell starts it with SIGINT at its default; this test may itself run
     # with SIGINT ignored (a CI job started in the background), which the script would inherit
     # and could not trap: Ctrl-C would then reach only the children.
-    proc = subprocess.Popen(["bash", str(ROOT / "bin" / "cep.sh")], cwd=ROOT, env=env,
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, preexec_fn=_sigint_at_default)
+    proc = subprocess.Popen(
+        ["bash", str(ROOT / "bin" / "cep.sh")],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_sigint_at_default,
+    )
     text = lambda: (tmp_path / "cep.log").read_text(errors="replace")  # noqa: E731
     try:
         # generous: on a loaded machine the cluster, the manager and the plan take minutes
-        wait_for(lambda: "the local system is up" in text() or proc.poll() is not None, 600,
-                 "bin/cep.sh to bring the system up", tmp_path / "cep.log")
+        wait_for(
+            lambda: "the local system is up" in text() or proc.poll() is not None,
+            600,
+            "bin/cep.sh to bring the system up",
+            tmp_path / "cep.log",
+        )
         assert proc.poll() is None, text()[-3000:]
         running = " ".join(marked_processes(mark).values())
-        for part in ("cep manager", "cep worker", "cep feed", "deploy.master.Master",
-                     "deploy.worker.Worker", "SparkSubmit", "executor"):
+        for part in (
+            "cep manager",
+            "cep worker",
+            "cep feed",
+            "deploy.master.Master",
+            "deploy.worker.Worker",
+            "SparkSubmit",
+            "executor",
+        ):
             assert part.lower() in running.lower(), f"{part} not found among {running[:3000]}"
         os.killpg(proc.pid, signal.SIGINT)
         try:  # generous: stopping drains the topology and stops Spark, slowly on a loaded machine
             code = proc.wait(timeout=600)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"bin/cep.sh still running 600 s after Ctrl-C:\n{text()[-3000:]}\n"
-                        f"left: {marked_processes(mark)}")
+            pytest.fail(
+                f"bin/cep.sh still running 600 s after Ctrl-C:\n{text()[-3000:]}\n"
+                f"left: {marked_processes(mark)}"
+            )
         assert code == 130, text()[-3000:]
         wait_for(lambda: not marked_processes(mark), 60, "every process of bin/cep.sh to end")
     finally:

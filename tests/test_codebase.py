@@ -1,4 +1,5 @@
 """Checks over the source tree itself: habits a reader of the code depends on."""
+
 import os
 import re
 from pathlib import Path
@@ -6,18 +7,51 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # folders that are not ours to read: the virtualenv, git, build output, run data, vendored code
-SKIP_DIRS = {".venv", ".git", "__pycache__", "build", "dist", "var", "vendor", "spark-warehouse",
-             "metastore_db", "test-artifacts", ".pytest_cache", "site"}
-TEXT_SUFFIXES = {".py", ".md", ".sh", ".yaml", ".yml", ".cfg", ".toml", ".html", ".js", ".css",
-                 ".lark", ".xsd", ".txt", ".siddhiql", ".ini", ""}
+SKIP_DIRS = {
+    ".venv",
+    ".git",
+    "__pycache__",
+    "build",
+    "dist",
+    "var",
+    "vendor",
+    "spark-warehouse",
+    "metastore_db",
+    "test-artifacts",
+    ".pytest_cache",
+    "site",
+}
+TEXT_SUFFIXES = {
+    ".py",
+    ".md",
+    ".sh",
+    ".yaml",
+    ".yml",
+    ".cfg",
+    ".toml",
+    ".html",
+    ".js",
+    ".css",
+    ".lark",
+    ".xsd",
+    ".txt",
+    ".siddhiql",
+    ".ini",
+    "",
+}
 
 
 def source_files(*, skip_tests: bool = True):
     """Every text file of the project (not the tests when `skip_tests`), as paths under ROOT."""
     for folder, dirs, files in os.walk(ROOT):
         rel = Path(folder).relative_to(ROOT)
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")
-                         and not (skip_tests and rel == Path(".") and d == "tests"))
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in SKIP_DIRS
+            and not d.endswith(".egg-info")
+            and not (skip_tests and rel == Path(".") and d == "tests")
+        )
         for name in sorted(files):
             path = Path(folder) / name
             if path.suffix in TEXT_SUFFIXES and path.is_file() and not path.is_symlink():
@@ -56,7 +90,9 @@ def site_only_pages() -> set:
     """The pages the site build writes from the code (docs/_hooks/reference_pages.py names
     them): no file on disk, so `mkdocs build --strict` checks the links to them."""
     hook = (ROOT / "docs" / "_hooks" / "reference_pages.py").read_text()
-    return {(ROOT / "docs" / uri).resolve() for uri in re.findall(r'"(reference/[\w-]+\.md)"', hook)}
+    return {
+        (ROOT / "docs" / uri).resolve() for uri in re.findall(r'"(reference/[\w-]+\.md)"', hook)
+    }
 
 
 def github_anchor(heading: str) -> str:
@@ -66,8 +102,11 @@ def github_anchor(heading: str) -> str:
 
 
 def anchors(path: Path) -> set:
-    return {github_anchor(line.lstrip("#")) for line in path.read_text().splitlines()
-            if re.match(r"#{1,6} ", line)}
+    return {
+        github_anchor(line.lstrip("#"))
+        for line in path.read_text().splitlines()
+        if re.match(r"#{1,6} ", line)
+    }
 
 
 def test_markdown_links_resolve():
@@ -107,6 +146,7 @@ def test_readme_is_a_front_page():
 def imported_modules(path: Path):
     """Every module name an `import` or `from ... import` in the file names (any depth)."""
     import ast
+
     tree = ast.parse(path.read_text(), filename=str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -121,8 +161,11 @@ def test_benchmarks_and_packages_import_nothing_from_tests():
     found = []
     for path in source_files():
         if path.suffix == ".py":
-            found += [f"{path.relative_to(ROOT)}: {name}" for name in imported_modules(path)
-                      if name == "tests" or name.startswith("tests.")]
+            found += [
+                f"{path.relative_to(ROOT)}: {name}"
+                for name in imported_modules(path)
+                if name == "tests" or name.startswith("tests.")
+            ]
     assert not found, "imports from tests/:\n" + "\n".join(found)
 
 
@@ -144,6 +187,7 @@ def package_modules() -> dict:
 def _under_type_checking(tree) -> set:
     """ids of the nodes inside `if TYPE_CHECKING:` blocks (never imported at run time)."""
     import ast
+
     skipped = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
@@ -157,6 +201,7 @@ def _under_type_checking(tree) -> set:
 def import_graph(mods: dict) -> dict:
     """module -> the project modules it imports, at module level or inside functions."""
     import ast
+
     graph = {}
     for name, path in mods.items():
         tree = ast.parse(path.read_text(), filename=str(path))
@@ -171,11 +216,13 @@ def import_graph(mods: dict) -> dict:
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    head = package[:len(package) - (node.level - 1)]
+                    head = package[: len(package) - (node.level - 1)]
                     base = ".".join(head + ([node.module] if node.module else []))
                 # `from a.b import c`: the module a.b.c when there is one, else a.b
-                wanted = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in mods else base
-                          for alias in node.names]
+                wanted = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in mods else base
+                    for alias in node.names
+                ]
             else:
                 continue
             for target in wanted:
@@ -235,8 +282,11 @@ def test_no_import_cycles():
     graph = import_graph(package_modules())
     found = cycles(graph)
     detail = "\n".join(
-        " <-> ".join(c) + "\n" + "\n".join(f"    {m} imports {sorted(set(graph[m]) & set(c))}"
-                                          for m in c) for c in found)
+        " <-> ".join(c)
+        + "\n"
+        + "\n".join(f"    {m} imports {sorted(set(graph[m]) & set(c))}" for m in c)
+        for c in found
+    )
     assert not found, f"import cycles:\n{detail}"
 
 
@@ -259,7 +309,8 @@ TIMED = re.compile(
     r"time\.(monotonic|perf_counter|time)\(\)\s*-\s*\w+"  # a clock reading minus a start
     r"|\w*(elapsed|took|duration|seconds|spent|secs)\w*(\[[^\]]*\])?"  # a duration's name
     r"|\w+\[[\"'][^\"']*_s[\"']\]"  # a duration's key: x["ready_s"]
-    r")\s*<")
+    r")\s*<"
+)
 # a generous deadline of a waiting loop is no threshold: `assert time.monotonic() < deadline`
 DEADLINE = re.compile(r"assert\s+time\.(monotonic|perf_counter|time)\(\)\s*<\s*\w*deadline")
 
@@ -278,16 +329,20 @@ def test_tests_assert_no_wall_clock_upper_bounds():
 
 
 def test_the_timed_assertion_pattern():
-    for line in ("    assert time.monotonic() - started < 2.0",
-                 "    assert elapsed < 30, elapsed",
-                 "    assert took <= LIMIT + 5",
-                 "    assert timings['duration_s'] < 10",
-                 "    assert 0.15 < time.perf_counter() - t0 < 5"):
+    for line in (
+        "    assert time.monotonic() - started < 2.0",
+        "    assert elapsed < 30, elapsed",
+        "    assert took <= LIMIT + 5",
+        "    assert timings['duration_s'] < 10",
+        "    assert 0.15 < time.perf_counter() - t0 < 5",
+    ):
         assert TIMED.search(line), line
-    for line in ("    assert time.monotonic() < deadline, status",
-                 "    assert took >= 1.0, took",
-                 "    assert len(calls) <= int(elapsed) + 1",
-                 "    assert sent < 50 and waited > 0.15"):
+    for line in (
+        "    assert time.monotonic() < deadline, status",
+        "    assert took >= 1.0, took",
+        "    assert len(calls) <= int(elapsed) + 1",
+        "    assert sent < 50 and waited > 0.15",
+    ):
         assert not (TIMED.search(line) and not DEADLINE.search(line)), line
 
 
@@ -303,12 +358,17 @@ def layer(module: str) -> str:
 # the engine, topologies, and the manager on top; workers, receivers and publishers run
 # without a manager
 NEVER_IMPORTS = {
-    "cep.model": {"cep.compiler", "cep.engine", "topology", "manager", "cep.worker",
-                  "receivers", "publishers"},
-    "cep.compiler": {"cep.engine", "topology", "manager", "cep.worker", "receivers",
-                     "publishers"},
-    "cep.engine": {"cep.compiler", "topology", "manager", "cep.worker", "receivers",
-                   "publishers"},
+    "cep.model": {
+        "cep.compiler",
+        "cep.engine",
+        "topology",
+        "manager",
+        "cep.worker",
+        "receivers",
+        "publishers",
+    },
+    "cep.compiler": {"cep.engine", "topology", "manager", "cep.worker", "receivers", "publishers"},
+    "cep.engine": {"cep.compiler", "topology", "manager", "cep.worker", "receivers", "publishers"},
     "topology": {"manager", "cep.worker", "receivers", "publishers"},
     "cep.worker": {"manager"},
     "receivers": {"manager"},
@@ -318,10 +378,12 @@ NEVER_IMPORTS = {
 
 def test_no_upward_imports_between_layers():
     graph = import_graph(package_modules())
-    found = [f"{module} imports {target}"
-             for module, targets in sorted(graph.items())
-             for target in sorted(targets)
-             if layer(target) in NEVER_IMPORTS.get(layer(module), ())]
+    found = [
+        f"{module} imports {target}"
+        for module, targets in sorted(graph.items())
+        for target in sorted(targets)
+        if layer(target) in NEVER_IMPORTS.get(layer(module), ())
+    ]
     assert not found, "upward imports:\n" + "\n".join(found)
 
 

@@ -1,6 +1,7 @@
 """What every topology application is made of, whether it runs alone (launcher.py), in a
 shared application (shared_launch.py) or from a rendered command (submit_command.py): the
 driver script, its run directory's name, its private files and its Spark properties."""
+
 import os
 import re
 import zlib
@@ -33,17 +34,23 @@ def spark_conf(settings, executors, cores, shipping=None):
     host = settings["spark.host"]
     attempts = str(settings["topology.max_stage_attempts"])
     conf = {
-        "spark.executor.cores": str(cores), "spark.cores.max": str(cores * executors),
-        "spark.task.cpus": "1", "spark.executor.memory": settings["spark.executor_memory"],
+        "spark.executor.cores": str(cores),
+        "spark.cores.max": str(cores * executors),
+        "spark.task.cpus": "1",
+        "spark.executor.memory": settings["spark.executor_memory"],
         "spark.dynamicAllocation.enabled": "false",
         # we wait for the executors ourselves (reporting WAITING_FOR_SLOTS) before the stage
         "spark.scheduler.minRegisteredResourcesRatio": "1.0",
         "spark.scheduler.maxRegisteredResourcesWaitingTime": "1s",
         "spark.scheduler.barrier.maxConcurrentTasksCheck.interval": "1s",
         "spark.scheduler.barrier.maxConcurrentTasksCheck.maxFailures": "1000",
-        "spark.stage.maxConsecutiveAttempts": attempts, "spark.task.maxFailures": attempts,
-        "spark.locality.wait": "0s", "spark.driver.host": host, "spark.driver.bindAddress": host,
-        "spark.ui.port": "0", "spark.ui.showConsoleProgress": "false",
+        "spark.stage.maxConsecutiveAttempts": attempts,
+        "spark.task.maxFailures": attempts,
+        "spark.locality.wait": "0s",
+        "spark.driver.host": host,
+        "spark.driver.bindAddress": host,
+        "spark.ui.port": "0",
+        "spark.ui.showConsoleProgress": "false",
         **shipping.spark_conf(),
     }
     java = {"spark.driver.extraJavaOptions": java_options(settings, "driver")}

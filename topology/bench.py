@@ -5,6 +5,7 @@ spout emit ``events`` rows (as fast as possible, or ``rate`` rows/s), counts eve
 the end, then kills the topology. Latency is per event: now minus the time its spout
 emitted its batch, measured in the counting bolt.
 """
+
 import bisect
 import math
 import os
@@ -14,7 +15,7 @@ from topology.component import Bolt, Spout
 from topology.launcher import submit
 from topology.model import Topology
 
-BUCKETS = [round(0.05 * 1.1 ** i, 4) for i in range(120)]  # ms, 0.05 .. ~4,500
+BUCKETS = [round(0.05 * 1.1**i, 4) for i in range(120)]  # ms, 0.05 .. ~4,500
 
 
 class BenchSpout(Spout):
@@ -70,15 +71,19 @@ class SinkBolt(Bolt):
         return {"count": self.count, "last": self.last, "hist": self.hist}
 
 
-def bench_topology(events, grouping="shuffle", batch_size=1000, rate=0.0, name=None,
-                   parallelism=1):
+def bench_topology(events, grouping="shuffle", batch_size=1000, rate=0.0, name=None, parallelism=1):
     """The bench topology (fields grouping keys on the 'key' field)."""
     t = Topology(name or f"TopologyBench[{os.getpid()}]")
-    t.add_spout("spout", BenchSpout, outputs=["seq", "key"],
-                config={"events": events, "batch_size": batch_size, "rate": rate})
+    t.add_spout(
+        "spout",
+        BenchSpout,
+        outputs=["seq", "key"],
+        config={"events": events, "batch_size": batch_size, "rate": rate},
+    )
     group = ["key"] if grouping == "fields" else "shuffle"
-    t.add_bolt("pass", PassBolt, inputs={"spout": group}, outputs=["seq", "key"],
-               parallelism=parallelism)
+    t.add_bolt(
+        "pass", PassBolt, inputs={"spout": group}, outputs=["seq", "key"], parallelism=parallelism
+    )
     t.add_bolt("sink", SinkBolt, inputs={"pass": group}, parallelism=parallelism)
     return t
 
@@ -96,12 +101,21 @@ def percentile(hist, q):
     return float("inf")
 
 
-def run_bench(events=2_000_000, grouping="shuffle", batch_size=1000, rate=0.0, settings=None,
-              timeout=300.0, parallelism=1, start_timeout=120.0):
+def run_bench(
+    events=2_000_000,
+    grouping="shuffle",
+    batch_size=1000,
+    rate=0.0,
+    settings=None,
+    timeout=300.0,
+    parallelism=1,
+    start_timeout=120.0,
+):
     """Submit, measure, kill; returns the result dict (the CLI's --json object)."""
     started = time.monotonic()
-    handle = submit(bench_topology(events, grouping, batch_size, rate, parallelism=parallelism),
-                    settings)
+    handle = submit(
+        bench_topology(events, grouping, batch_size, rate, parallelism=parallelism), settings
+    )
     try:
         handle.wait_for("ACTIVE", timeout=start_timeout)
         submit_to_active = time.monotonic() - started
@@ -109,12 +123,17 @@ def run_bench(events=2_000_000, grouping="shuffle", batch_size=1000, rate=0.0, s
     finally:
         handle.kill(wait_secs=0)
     span = (sink["last"] or 0) - (spout["first"] or 0)
-    return {"events_sent": spout["sent"], "events_received": sink["count"],
-            "events_per_s": round(sink["count"] / span) if span > 0 else None,
-            "latency_ms": {"p50": percentile(sink["hist"], 0.5),
-                           "p99": percentile(sink["hist"], 0.99)},
-            "submit_to_active_s": round(submit_to_active, 2), "grouping": grouping,
-            "batch_size": batch_size, "rate": rate, "parallelism": parallelism}
+    return {
+        "events_sent": spout["sent"],
+        "events_received": sink["count"],
+        "events_per_s": round(sink["count"] / span) if span > 0 else None,
+        "latency_ms": {"p50": percentile(sink["hist"], 0.5), "p99": percentile(sink["hist"], 0.99)},
+        "submit_to_active_s": round(submit_to_active, 2),
+        "grouping": grouping,
+        "batch_size": batch_size,
+        "rate": rate,
+        "parallelism": parallelism,
+    }
 
 
 def _wait_done(handle, events, timeout):
@@ -140,5 +159,8 @@ def _merge_sinks(customs):
         for i, n in enumerate(custom.get("hist", ())):
             hist[i] += n
     lasts = [c["last"] for c in customs if c.get("last")]
-    return {"count": sum(c.get("count", 0) for c in customs), "hist": hist,
-            "last": max(lasts) if lasts else None}
+    return {
+        "count": sum(c.get("count", 0) for c in customs),
+        "hist": hist,
+        "last": max(lasts) if lasts else None,
+    }

@@ -5,6 +5,7 @@
 other processes with the same state_dir reuse them; another state_dir gets its own cluster
 on other (free) ports. ``stop_cluster`` stops the processes recorded there.
 """
+
 import fcntl
 import json
 import os
@@ -28,6 +29,7 @@ SPARK_HOME = os.path.dirname(pyspark.__file__)
 @dataclass
 class ClusterInfo:
     """Where a cluster is: master URL, master web UI URL, and our pids (embedded only)."""
+
     master_url: str
     ui_url: str
     pids: tuple = ()
@@ -56,9 +58,10 @@ def ensure_cluster(settings):
     master = settings["spark.master"]
     if master != "embedded":
         if not master.startswith("spark://"):
-            raise ClusterError(f"spark.master must be 'embedded' or spark://host:port, got "
-                               f"{master!r}")
-        host = master[len("spark://"):].split(":")[0]
+            raise ClusterError(
+                f"spark.master must be 'embedded' or spark://host:port, got {master!r}"
+            )
+        host = master[len("spark://") :].split(":")[0]
         return ClusterInfo(master, settings["spark.master_ui_url"] or f"http://{host}:8080")
     root = state_dir(settings)
     with _locked(root / "cluster.lock"):
@@ -98,13 +101,33 @@ def _start_cluster(settings, root):
     ui_port = settings["spark.master_ui_port"] or free_port(host)
     master_url, ui_url = f"spark://{host}:{port}", f"http://{host}:{ui_port}"
     (root / "work").mkdir(exist_ok=True)
-    master = _spark_class(root / "master.log", java_options(settings, "master"),
-                          "org.apache.spark.deploy.master.Master", "--host", host, "--port", str(port), "--webui-port", str(ui_port))
-    worker = _spark_class(root / "worker.log", java_options(settings, "worker"),
-                          "org.apache.spark.deploy.worker.Worker", master_url, "--host", host, "--cores", str(slots),
-                          "--memory", settings["spark.worker_memory"],
-                          "--webui-port", str(free_port(host)),
-                          "--work-dir", str(root / "work"))
+    master = _spark_class(
+        root / "master.log",
+        java_options(settings, "master"),
+        "org.apache.spark.deploy.master.Master",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--webui-port",
+        str(ui_port),
+    )
+    worker = _spark_class(
+        root / "worker.log",
+        java_options(settings, "worker"),
+        "org.apache.spark.deploy.worker.Worker",
+        master_url,
+        "--host",
+        host,
+        "--cores",
+        str(slots),
+        "--memory",
+        settings["spark.worker_memory"],
+        "--webui-port",
+        str(free_port(host)),
+        "--work-dir",
+        str(root / "work"),
+    )
     info = ClusterInfo(master_url, ui_url, (master.pid, worker.pid), slots, True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -115,22 +138,34 @@ def _start_cluster(settings, root):
             break
         time.sleep(0.3)
     _stop_pids(info.pids)
-    raise ClusterStartError(f"embedded Spark cluster did not start on {master_url} within 60 s; "
-                            f"see {root / 'master.log'} and {root / 'worker.log'}")
+    raise ClusterStartError(
+        f"embedded Spark cluster did not start on {master_url} within 60 s; "
+        f"see {root / 'master.log'} and {root / 'worker.log'}"
+    )
 
 
 def _spark_class(log_path, java_opts, main_class, *args):
-    env = dict(os.environ, SPARK_HOME=SPARK_HOME, SPARK_DAEMON_MEMORY="256m",
-               SPARK_DAEMON_JAVA_OPTS=" ".join(
-                   [os.environ.get("SPARK_DAEMON_JAVA_OPTS", ""), *java_opts]).strip(),
-               SPARK_LOCAL_IP=args[args.index("--host") + 1] if "--host" in args else "127.0.0.1",
-               # ended topologies' executor logs are removed after a week
-               SPARK_WORKER_OPTS="-Dspark.worker.cleanup.enabled=true "
-                                 "-Dspark.worker.cleanup.appDataTtl=604800")
+    env = dict(
+        os.environ,
+        SPARK_HOME=SPARK_HOME,
+        SPARK_DAEMON_MEMORY="256m",
+        SPARK_DAEMON_JAVA_OPTS=" ".join(
+            [os.environ.get("SPARK_DAEMON_JAVA_OPTS", ""), *java_opts]
+        ).strip(),
+        SPARK_LOCAL_IP=args[args.index("--host") + 1] if "--host" in args else "127.0.0.1",
+        # ended topologies' executor logs are removed after a week
+        SPARK_WORKER_OPTS="-Dspark.worker.cleanup.enabled=true "
+        "-Dspark.worker.cleanup.appDataTtl=604800",
+    )
     with open(log_path, "ab") as log:
-        return subprocess.Popen([os.path.join(SPARK_HOME, "bin", "spark-class"), main_class, *args],
-                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=env, start_new_session=True)
+        return subprocess.Popen(
+            [os.path.join(SPARK_HOME, "bin", "spark-class"), main_class, *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
 
 
 def stop_cluster(settings):

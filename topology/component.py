@@ -4,6 +4,7 @@ A component is built as ``cls(config)`` (its config dict from the topology), the
 ``open(context, collector)`` (spouts) or ``prepare(context, collector)`` (bolts). Rows are
 tuples in the declared field order of their stream; batches are lists of rows.
 """
+
 from dataclasses import dataclass, field
 
 from topology.exceptions import UnknownStreamError
@@ -13,6 +14,7 @@ from topology.grouping import DEFAULT_STREAM
 @dataclass(frozen=True)
 class Context:
     """Where an instance runs: topology name, component id, instance index, parallelism."""
+
     topology_name: str
     component_id: str
     index: int
@@ -28,6 +30,7 @@ class Context:
 class Batch:
     """Rows of one stream from one upstream task; ``origin_ts`` is when its spout emitted it;
     ``lineage`` the input lanes its rows came from (topology/lineage.py), or None."""
+
     __slots__ = ("stream", "source", "rows", "origin_ts", "lineage")
 
     def __init__(self, rows, stream=DEFAULT_STREAM, source="", origin_ts=0.0, lineage=None):
@@ -59,9 +62,12 @@ class Collector:
         """Emit a batch (a list of rows) on a declared output stream; `lineage` (runs
         covering the rows, topology/lineage.py) gives them identities a replay keeps."""
         if stream not in self.outputs:
-            raise UnknownStreamError(f"component {self.component_id!r} emitted on undeclared "
-                                     f"stream {stream!r} (declared: {sorted(self.outputs)})",
-                                     self.component_id, stream)
+            raise UnknownStreamError(
+                f"component {self.component_id!r} emitted on undeclared "
+                f"stream {stream!r} (declared: {sorted(self.outputs)})",
+                self.component_id,
+                stream,
+            )
         if rows:
             self.pending.append((stream, rows, lineage))
 

@@ -5,6 +5,7 @@ The driver answers ZeroMQ REQ/REP requests (msgpack dicts) on the endpoint it wr
 Every request carries the topology's control secret (``launch.json``, mode 0600, in a run
 directory of mode 0700): a local user who finds the port cannot stop another's topology.
 """
+
 import hmac
 import json
 import os
@@ -90,14 +91,17 @@ class TopologyHandle:
         sock = ctx.socket(zmq.REQ)
         sock.setsockopt(zmq.LINGER, 0)
         launch = _read(self.run_dir / "launch.json") or {}
-        curve.client(sock, curve.LinkSecurity.from_options(
-            launch.get("options", {}).get("security")).curve)
+        curve.client(
+            sock, curve.LinkSecurity.from_options(launch.get("options", {}).get("security")).curve
+        )
         try:
             sock.connect(info["control"])
             sock.send(pack_message({**message, "secret": launch.get("control_secret")}))
             if not sock.poll(int(timeout * 1000)):
-                raise ControlError(f"topology {self.name!r}: driver at {info['control']} did not "
-                                   f"answer {message.get('cmd')!r} within {timeout} s")
+                raise ControlError(
+                    f"topology {self.name!r}: driver at {info['control']} did not "
+                    f"answer {message.get('cmd')!r} within {timeout} s"
+                )
             return unpack_message(sock.recv())
         finally:
             sock.close()
@@ -113,8 +117,11 @@ class TopologyHandle:
                 return self.request({"cmd": "status"})
             except ControlError as exc:
                 return {"name": self.name, "status": "SUBMITTED", "reason": str(exc)}
-        return {"name": self.name, "status": "FAILED",
-                "reason": "the driver exited without a final status: " + self.log_tail()}
+        return {
+            "name": self.name,
+            "status": "FAILED",
+            "reason": "the driver exited without a final status: " + self.log_tail(),
+        }
 
     def log_tail(self, lines=5):
         """The last lines of the driver log that mention an error (for FAILED reasons)."""
@@ -179,9 +186,11 @@ class TopologyHandle:
             if status["status"] in wanted:
                 return status
             if status["status"] in ENDED or time.monotonic() >= deadline:
-                raise WaitTimeoutError(f"topology {self.name!r} is {status['status']} "
-                                       f"({status.get('reason', '')}), not {sorted(wanted)} "
-                                       f"after {timeout} s")
+                raise WaitTimeoutError(
+                    f"topology {self.name!r} is {status['status']} "
+                    f"({status.get('reason', '')}), not {sorted(wanted)} "
+                    f"after {timeout} s"
+                )
             time.sleep(interval)
 
     def __repr__(self):

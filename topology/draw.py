@@ -1,4 +1,5 @@
 """Draw a topology for the console: Mermaid flowchart text (and a dict for JSON)."""
+
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -17,8 +18,7 @@ def _label(text: object) -> str:
     return str(text).replace('"', "#quot;")
 
 
-def to_mermaid(topology: "Topology",
-               metrics: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+def to_mermaid(topology: "Topology", metrics: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     """A Mermaid ``flowchart LR``: spouts as stadiums, bolts as boxes, edges with groupings.
 
     With ``metrics`` (as from TopologyHandle.metrics()), nodes show executed/emitted counts

@@ -7,6 +7,7 @@ PULL socket receiving task reports. It waits for the executors before submitting
 (so Spark never refuses the barrier stage for lack of slots), reports WAITING_FOR_SLOTS
 while the master cannot give it cores, and on kill deactivates, drains, stops, exits.
 """
+
 import json
 import logging
 import math
@@ -51,8 +52,9 @@ class Driver:
         self.master_seen, self.master_lost_since = False, None
         self.checkpoints = Coordinator(launch["options"].get("checkpoint"), self.ntasks)
         self.master = CachedMaster(launch["master_ui_url"])  # <= 1 request/s
-        self.rate = RestartRate(launch.get("max_restarts", 10), launch.get("restart_window_s",
-                                                                            300.0))
+        self.rate = RestartRate(
+            launch.get("max_restarts", 10), launch.get("restart_window_s", 300.0)
+        )
         self.resubmits = 0  # jobs submitted again after Spark gave up on one
         self.rate_failed = False  # failed by the restart rate while the job still ran
         self.last_task_error = None  # the latest error a task reported (any attempt)
@@ -75,8 +77,15 @@ class Driver:
         self.endpoints = endpoints
         # orders this topology's drivers: with the stage attempt it fences stale tasks' output
         self.endpoints["generation"] = int(self.started * 1000)
-        self._write("driver.json", {"pid": os.getpid(), "control": endpoints["control"],
-                                    "name": self.topology.name, "started": self.started})
+        self._write(
+            "driver.json",
+            {
+                "pid": os.getpid(),
+                "control": endpoints["control"],
+                "name": self.topology.name,
+                "started": self.started,
+            },
+        )
 
     def _write(self, name, data):
         tmp = self.run_dir / f".{name}.tmp"
@@ -96,7 +105,9 @@ class Driver:
             if self.phase == "killing":
                 return
             self.timeline["executors_ready"] = time.time()
-            failed = check_executors(self.sc, self.launch["executors"], self.launch.get("preflight"))
+            failed = check_executors(
+                self.sc, self.launch["executors"], self.launch.get("preflight")
+            )
             if failed:  # a missing dependency: one clear reason, not a stage failing for ever
                 self.phase, self.reason = "failed", failed
             if self.phase != "waiting":  # failed, or killed meanwhile
@@ -115,6 +126,7 @@ class Driver:
     def _make_context(self):
         """This topology's own application (a shared application's topology borrows it)."""
         from pyspark import SparkContext
+
         sc = SparkContext()
         sc.setLogLevel("WARN")
         return sc
@@ -150,9 +162,13 @@ class Driver:
                     self.phase, self.reason = "failed", f"{_short(exc)} ({self.rate.reason()})"
                     raise
                 self.resubmits += 1
-                log.warning("topology %s: Spark gave up on the stage (%s); submitting it again "
-                            "(%d restarts in the window)", self.topology.name, _short(exc),
-                            self.rate.count())
+                log.warning(
+                    "topology %s: Spark gave up on the stage (%s); submitting it again "
+                    "(%d restarts in the window)",
+                    self.topology.name,
+                    _short(exc),
+                    self.rate.count(),
+                )
 
     @property
     def partitions(self):
@@ -161,6 +177,7 @@ class Driver:
 
     def _task_function(self):
         from topology.task import make_task_function
+
         return make_task_function(self.topology.to_dict(), self.endpoints, self.launch["options"])
 
     # --- control loop (the main thread) ----------------------------------------------
@@ -208,8 +225,10 @@ class Driver:
             if stopped:
                 self.reason = "the Spark application was stopped"
             elif ended:
-                self.reason = (f"the Spark master ({url}) is gone: the embedded cluster's "
-                               f"{ended[0]} process (pid {ended[1]}) ended")
+                self.reason = (
+                    f"the Spark master ({url}) is gone: the embedded cluster's "
+                    f"{ended[0]} process (pid {ended[1]}) ended"
+                )
             else:
                 self.reason = f"the Spark master ({url}) has not answered for {lost:.0f} s"
             self.job_done.set()
@@ -227,8 +246,17 @@ class Driver:
     def _publish(self):
         state = "stop" if self.kill_deadline == "stop" else self.desired
         abort = self.attempt if self.watch.failed(self.attempt) else None
-        self.pub.send(pack_message({"state": state, "seq": self.seq, "abort": abort,
-                                    "attempt": self.attempt, **self.checkpoints.control()}))
+        self.pub.send(
+            pack_message(
+                {
+                    "state": state,
+                    "seq": self.seq,
+                    "abort": abort,
+                    "attempt": self.attempt,
+                    **self.checkpoints.control(),
+                }
+            )
+        )
 
     def _task_died(self):
         """A task process of this attempt is gone: say so, and end the attempt's other tasks
@@ -251,11 +279,20 @@ class Driver:
             sc = self.sc._jsc.sc()
             sc.killExecutors(self.sc._jvm.PythonUtils.toSeq(list(ids)))
             sc.requestExecutors(len(ids))
-            log.warning("topology %s: executors %s on %s killed (not heard from)",
-                        self.topology.name, list(ids), host)
+            log.warning(
+                "topology %s: executors %s on %s killed (not heard from)",
+                self.topology.name,
+                list(ids),
+                host,
+            )
         except Exception as exc:  # noqa: BLE001 - Spark's own detection still follows
-            log.warning("topology %s: could not kill executors %s on %s: %s",
-                        self.topology.name, list(ids), host, exc)
+            log.warning(
+                "topology %s: could not kill executors %s on %s: %s",
+                self.topology.name,
+                list(ids),
+                host,
+                exc,
+            )
 
     def _read_reports(self):
         while True:
@@ -332,10 +369,16 @@ class Driver:
             self.rep.send(pack_message({"error": f"malformed control request: {exc}"}))
             return
         if not authorized(request, self.launch.get("control_secret")):
-            log.warning("topology %s: refused a control request (%r) without its secret",
-                        self.topology.name, request.get("cmd"))
-            self.rep.send(pack_message({"error": "refused: the request does not carry this "
-                                                 "topology's control secret"}))
+            log.warning(
+                "topology %s: refused a control request (%r) without its secret",
+                self.topology.name,
+                request.get("cmd"),
+            )
+            self.rep.send(
+                pack_message(
+                    {"error": "refused: the request does not carry this topology's control secret"}
+                )
+            )
             return
         self._answer(request)
 
@@ -348,8 +391,10 @@ class Driver:
         elif cmd == "kill" and self.kill_deadline is None:
             self._start_kill(request.get("wait", self.launch["kill_wait_secs"]))
         if cmd == "metrics":
-            reply = {"instances": add_queue_depths([dict(r) for r in self.reports.values()]),
-                     "status": self.status()}
+            reply = {
+                "instances": add_queue_depths([dict(r) for r in self.reports.values()]),
+                "status": self.status(),
+            }
         elif cmd in ("status", "activate", "deactivate", "kill"):
             reply = self.status()
         else:
@@ -372,8 +417,9 @@ class Driver:
                 self.sc.cancelJobGroup(self.job_group)
                 self.kill_wait_until = float("inf")
             return
-        if not (self._drained() or time.monotonic() >= self.kill_deadline
-                or self.phase != "running"):
+        if not (
+            self._drained() or time.monotonic() >= self.kill_deadline or self.phase != "running"
+        ):
             return
         self.phase, self.kill_deadline = "killing", "stop"
         self.kill_wait_until = time.monotonic() + self.launch["stop_timeout_s"]
@@ -397,15 +443,26 @@ class Driver:
     def status(self):
         """The status dict the launcher shows (Storm's states plus WAITING_FOR_SLOTS)."""
         status, reason = self._state()
-        return {"name": self.topology.name, "status": status, "reason": reason,
-                "app_id": self.app_id, "attempt": max(self.attempt, 0), "restarts": self.restarts,
-                "resubmits": self.resubmits, "restarts_in_window": self.rate.count(),
-                "tasks": self.ntasks, "workers": self.launch["executors"],
-                "ready": len(self.ready),
-                "uptime_s": round(time.time() - self.started, 1),
-                "active_since": self.active_since, "driver_pid": os.getpid(),
-                "placement": self.placement(), "timeline": self.timeline, "checkpoints": self.checkpoints.metrics(),
-                "ui": self.sc.uiWebUrl if self.sc is not None else None}
+        return {
+            "name": self.topology.name,
+            "status": status,
+            "reason": reason,
+            "app_id": self.app_id,
+            "attempt": max(self.attempt, 0),
+            "restarts": self.restarts,
+            "resubmits": self.resubmits,
+            "restarts_in_window": self.rate.count(),
+            "tasks": self.ntasks,
+            "workers": self.launch["executors"],
+            "ready": len(self.ready),
+            "uptime_s": round(time.time() - self.started, 1),
+            "active_since": self.active_since,
+            "driver_pid": os.getpid(),
+            "placement": self.placement(),
+            "timeline": self.timeline,
+            "checkpoints": self.checkpoints.metrics(),
+            "ui": self.sc.uiWebUrl if self.sc is not None else None,
+        }
 
     def placement(self):
         """{address: ["component[index]", ...]}: the machine each running instance is on
@@ -423,7 +480,8 @@ class Driver:
             return "FAILED", self.reason
         # too few tasks ready, or the attempt lost a task and the next one cannot start yet
         if self.phase in ("waiting", "running") and (
-                len(self.ready) < self.ntasks or self.watch.failed(self.attempt)):
+            len(self.ready) < self.ntasks or self.watch.failed(self.attempt)
+        ):
             waiting = self._waiting_reason()
             if waiting:
                 return "WAITING_FOR_SLOTS", waiting
@@ -431,8 +489,9 @@ class Driver:
             return "SUBMITTED", self.watch.reason(self.attempt)
         if self.phase == "running" and len(self.ready) == self.ntasks:
             return ("ACTIVE" if self.desired == "active" else "INACTIVE"), ""
-        return "SUBMITTED", (f"starting tasks {len(self.ready)}/{self.ntasks} "
-                             f"(attempt {max(self.attempt, 0)})")
+        return "SUBMITTED", (
+            f"starting tasks {len(self.ready)}/{self.ntasks} (attempt {max(self.attempt, 0)})"
+        )
 
     def _waiting_reason(self):
         """Why the master does not start this app (cores needed vs the cluster's), or None."""
@@ -449,21 +508,33 @@ class Driver:
         # (an application whose executors are still starting is granted fewer too, while the
         # cluster has the free cores to grant: that is starting, not waiting)
         granted, total, used = apps[0].get("cores"), state.get("cores"), state.get("coresused")
-        if (isinstance(granted, int) and granted < self.ntasks and isinstance(total, int)
-                and total - (used or 0) < self.ntasks - granted):
-            return partial_slots_reason(self.ntasks, granted, state.get("cores"),
-                                        state.get("coresused"))
+        if (
+            isinstance(granted, int)
+            and granted < self.ntasks
+            and isinstance(total, int)
+            and total - (used or 0) < self.ntasks - granted
+        ):
+            return partial_slots_reason(
+                self.ntasks, granted, state.get("cores"), state.get("coresused")
+            )
         return None
 
     def _finish(self):
         status, reason = ("KILLED", "") if self.phase in ("killing", "done") else self._state()
-        self._write("final.json", {"name": self.topology.name, "status": status,
-                                   "reason": reason, "app_id": self.app_id, "ended": time.time()})
+        self._write(
+            "final.json",
+            {
+                "name": self.topology.name,
+                "status": status,
+                "reason": reason,
+                "app_id": self.app_id,
+                "ended": time.time(),
+            },
+        )
         self._stop_context()
         curve.stop_authenticator(self.zctx)
         self.zctx.destroy(linger=0)
         return 0 if status == "KILLED" else 1
-
 
     def _stop_context(self):
         """Stop the application (a shared application's topology leaves it running)."""
@@ -479,16 +550,20 @@ def slots_reason(needed, total, used):
     free = max(total - (used or 0), 0)
     text = f"needs {needed} free slots (cores); the cluster has {total}, {free} free"
     if needed > total:
-        text += (f": more than the whole cluster, so it waits until workers with "
-                 f"{needed - total} more cores join (spark.slots) or its @dist parallel is lowered")
+        text += (
+            f": more than the whole cluster, so it waits until workers with "
+            f"{needed - total} more cores join (spark.slots) or its @dist parallel is lowered"
+        )
     return text
 
 
 def partial_slots_reason(needed, granted, total, used):
     """WAITING_FOR_SLOTS's reason for an application granted some of the cores it needs."""
     free = max(total - (used or 0), 0) if isinstance(total, int) else "?"
-    return (f"needs {needed} slots (cores), has {granted}: {needed - granted} more must free up "
-            f"or join; the cluster has {total if isinstance(total, int) else '?'}, {free} free")
+    return (
+        f"needs {needed} slots (cores), has {granted}: {needed - granted} more must free up "
+        f"or join; the cluster has {total if isinstance(total, int) else '?'}, {free} free"
+    )
 
 
 PYTHON_ERROR = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception)): (.*)$")
@@ -497,8 +572,11 @@ PYTHON_ERROR = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception)): (.*)$")
 def _short(exc, limit=800):
     """A one-line reason: the task's Python exception when there is one, else the first line."""
     lines = str(exc).strip().splitlines()
-    python = [m for m in map(PYTHON_ERROR.match, lines)
-              if m and not m.group(1).startswith(("org.", "py4j", "java."))]
+    python = [
+        m
+        for m in map(PYTHON_ERROR.match, lines)
+        if m and not m.group(1).startswith(("org.", "py4j", "java."))
+    ]
     if python:
         last = python[-1]
         return f"{last.group(1)}: {last.group(3)}"[:limit]
@@ -508,7 +586,9 @@ def _short(exc, limit=800):
 def main(run_dir):
     """Entry point: read spec.json and launch.json from run_dir, run until killed."""
     run_dir = Path(run_dir)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     topology = Topology.from_dict(json.loads((run_dir / "spec.json").read_text()))
     launch = json.loads((run_dir / "launch.json").read_text())
     driver = Driver(topology, launch, run_dir)

@@ -1,12 +1,31 @@
 """Errors of the topology package, all under one root: TopologyError."""
 
 __all__ = [
-    "TopologyError", "TopologyValidationError", "NoSpoutError", "DanglingInputError",
-    "UnknownStreamError", "UnknownFieldError", "BadParallelismError", "DuplicateComponentError",
-    "CycleError", "BadGroupingError", "ComponentClassError", "BadNameError", "RoutingError",
-    "SettingsError", "UnknownSettingError", "SettingValueError", "ConfigFileError",
-    "ClusterError", "ClusterStartError", "LaunchError", "TopologyExistsError", "ControlError",
-    "TopologyNotFoundError", "WaitTimeoutError", "PackagingError",
+    "TopologyError",
+    "TopologyValidationError",
+    "NoSpoutError",
+    "DanglingInputError",
+    "UnknownStreamError",
+    "UnknownFieldError",
+    "BadParallelismError",
+    "DuplicateComponentError",
+    "CycleError",
+    "BadGroupingError",
+    "ComponentClassError",
+    "BadNameError",
+    "RoutingError",
+    "SettingsError",
+    "UnknownSettingError",
+    "SettingValueError",
+    "ConfigFileError",
+    "ClusterError",
+    "ClusterStartError",
+    "LaunchError",
+    "TopologyExistsError",
+    "ControlError",
+    "TopologyNotFoundError",
+    "WaitTimeoutError",
+    "PackagingError",
 ]
 
 
@@ -69,7 +88,10 @@ class RoutingError(TopologyError):
 
 # the settings loader's errors moved with it to cep.protocol
 from cep.protocol.exceptions import (  # noqa: E402,F401
-    ConfigFileError, SettingValueError, SettingsError, UnknownSettingError,
+    ConfigFileError,
+    SettingValueError,
+    SettingsError,
+    UnknownSettingError,
 )
 
 

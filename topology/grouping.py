@@ -1,6 +1,7 @@
 """The vocabulary of a topology's streams: the default stream's name and the groupings that
 spread a stream's batches over a bolt's instances. The model, its validation, its drawing and
 the components all speak it."""
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ class Grouping:
     :ivar all: every instance gets every batch
     :ivar global: instance 0 gets every batch
     """
+
     kind: str
     fields: tuple[str, ...] = ()
 
@@ -51,16 +53,23 @@ class Grouping:
         elif isinstance(value, dict) and "kind" in value:
             grouping = cls(value["kind"], tuple(value.get("fields", ())))
         else:
-            raise BadGroupingError(f"bolt {component!r}: grouping {value!r} is not one of "
-                                   f"{', '.join(GROUPINGS)} or a list of field names",
-                                   component, value)
+            raise BadGroupingError(
+                f"bolt {component!r}: grouping {value!r} is not one of "
+                f"{', '.join(GROUPINGS)} or a list of field names",
+                component,
+                value,
+            )
         if grouping.kind not in GROUPINGS:
-            raise BadGroupingError(f"bolt {component!r}: unknown grouping {grouping.kind!r}",
-                                   component, grouping.kind)
+            raise BadGroupingError(
+                f"bolt {component!r}: unknown grouping {grouping.kind!r}", component, grouping.kind
+            )
         if (grouping.kind == FIELDS) != bool(grouping.fields):
-            raise BadGroupingError(f"bolt {component!r}: fields grouping needs field names, "
-                                   f"other groupings take none (got {grouping!r})",
-                                   component, grouping.fields)
+            raise BadGroupingError(
+                f"bolt {component!r}: fields grouping needs field names, "
+                f"other groupings take none (got {grouping!r})",
+                component,
+                grouping.fields,
+            )
         return grouping
 
     def to_dict(self) -> dict[str, Any]:

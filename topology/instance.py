@@ -5,6 +5,7 @@ Instance: ``poll_spout()`` / ``execute(batch)`` return the routed output as
 ``[(task id, stream, rows, lineage)]`` (lineage: topology/lineage.py, or None); errors are
 counted and logged, never raised, so one bad batch or row never stops its neighbours.
 """
+
 import logging
 import time
 
@@ -23,8 +24,17 @@ class Instance:
         spec = topology.components[component_id]
         self.spec = spec
         self.kind = spec.kind
-        self.context = Context(topology.name, component_id, index, spec.parallelism, task_id,
-                               spec.outputs, dict(topology.config), attempt, security)
+        self.context = Context(
+            topology.name,
+            component_id,
+            index,
+            spec.parallelism,
+            task_id,
+            spec.outputs,
+            dict(topology.config),
+            attempt,
+            security,
+        )
         self.collector = Collector(component_id, spec.outputs)
         self.routes = build_routes(topology, component_id)
         self.metrics = InstanceMetrics(component_id, index, task_id)
@@ -103,8 +113,9 @@ class Instance:
         for i, row in enumerate(batch.rows):
             lineage = None if batch.lineage is None else row_lineage(batch.lineage, i)
             try:
-                self.component.execute(Batch([row], batch.stream, batch.source, batch.origin_ts,
-                                             lineage))
+                self.component.execute(
+                    Batch([row], batch.stream, batch.source, batch.origin_ts, lineage)
+                )
                 pending.extend(self.collector.take())
                 good += 1
             except Exception as exc:  # noqa: BLE001
@@ -114,8 +125,15 @@ class Instance:
         return self._route(pending)
 
     def _row_failed(self, batch, row, exc):
-        log.warning("%s execute failed on row %r from %s/%s: %s: %s", self.label, row,
-                    batch.source, batch.stream, type(exc).__name__, exc)
+        log.warning(
+            "%s execute failed on row %r from %s/%s: %s: %s",
+            self.label,
+            row,
+            batch.source,
+            batch.stream,
+            type(exc).__name__,
+            exc,
+        )
         self.metrics.record_error(1, exc, f"execute {batch.source}/{batch.stream}")
 
     def _route(self, pending, batch_id=None):

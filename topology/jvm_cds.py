@@ -21,6 +21,7 @@ gets new archives. The archives live in ``spark.cds_dir`` (default: ``~/.cache/s
 shared by every state_dir of the machine; 60-70 MB a role); ``off`` turns sharing off.
 Executors use it only when they run on this machine (the embedded cluster).
 """
+
 import hashlib
 import os
 import shutil
@@ -143,10 +144,20 @@ def _start_dump(key: str, listing: Path, dumping: Path) -> None:
     text = listing.read_text(errors="replace")
     clean.write_text(text[: text.rfind("\n") + 1])  # a killed JVM may leave half a line
     part = listing.with_suffix(".part")
-    proc = subprocess.Popen([java_binary(), "-Xshare:dump", f"-XX:SharedClassListFile={clean}",
-                             f"-XX:SharedArchiveFile={part}", "-cp", spark_classpath()],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            java_binary(),
+            "-Xshare:dump",
+            f"-XX:SharedClassListFile={clean}",
+            f"-XX:SharedArchiveFile={part}",
+            "-cp",
+            spark_classpath(),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     _DUMPS[dumping] = proc
     dumping.write_text(str(proc.pid))
 
@@ -179,9 +190,19 @@ def usable(archive: Path) -> bool:
     archive would crash a JVM that maps it, a mismatched one only goes unused."""
     crash = archive.parent / f"{archive.name}.check-crash.log"  # the JVM's hs_err report
     try:
-        done = subprocess.run([java_binary(), "-Xshare:on", f"-XX:SharedArchiveFile={archive}",
-                               f"-XX:ErrorFile={crash}", "-cp", spark_classpath(), "-version"],
-                              capture_output=True, timeout=60)
+        done = subprocess.run(
+            [
+                java_binary(),
+                "-Xshare:on",
+                f"-XX:SharedArchiveFile={archive}",
+                f"-XX:ErrorFile={crash}",
+                "-cp",
+                spark_classpath(),
+                "-version",
+            ],
+            capture_output=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     finally:

@@ -16,6 +16,7 @@ its checkpoint). After a fields grouping split a run, the rows of a sub-run are 
 consecutive in that numbering; a receiver therefore uses a run's key and count only and
 numbers its input again. A batch without lineage (``None``) routes and counts as before.
 """
+
 import zlib
 
 SHUFFLE_BLOCK = 512  # a shuffle sends a lane's rows to one instance in blocks of this many
@@ -34,7 +35,7 @@ def runs_of(lineage, rows):
     """[(key, first_seq, rows of the run)] pairing each run with its rows."""
     out, at = [], 0
     for key, first, n in lineage:
-        out.append((key, first, rows[at:at + n]))
+        out.append((key, first, rows[at : at + n]))
         at += n
     return out
 
@@ -77,7 +78,7 @@ def split_shuffle(rows, lineage, n_tasks):
             take = min(n - offset, SHUFFLE_BLOCK - seq % SHUFFLE_BLOCK)
             task = shuffle_task(key, seq, n_tasks)
             part = parts.setdefault(task, ([], []))
-            part[0].extend(rows[at + offset:at + offset + take])
+            part[0].extend(rows[at + offset : at + offset + take])
             append_run(part[1], key, seq, take)
             offset += take
         at += n
@@ -95,8 +96,13 @@ def decode(value):
         return None
     runs = []
     for run in value:
-        if len(run) != 3 or not isinstance(run[0], str) or type(run[1]) is not int \
-                or type(run[2]) is not int or run[2] < 0:
+        if (
+            len(run) != 3
+            or not isinstance(run[0], str)
+            or type(run[1]) is not int
+            or type(run[2]) is not int
+            or run[2] < 0
+        ):
             raise ValueError(f"a lineage run must be [key, first seq, count], got {run!r}")
         runs.append((run[0], run[1], run[2]))
     return tuple(runs)

@@ -13,6 +13,7 @@ makes bolts with several inputs buffer the early inputs while they align, as on 
 a checkpoint completes when every instance acked. ``restore=True`` first restores every
 instance from the store's newest complete checkpoint.
 """
+
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from topology.metrics import add_queue_depths, by_component
 @dataclass
 class LocalResult:
     """What run_local returns: component objects per id, metrics, batches delivered."""
+
     components: dict
     metrics: dict
     batches: int
@@ -33,8 +35,16 @@ class LocalResult:
     restored_from: object = None
 
 
-def run_local(topology, max_batches=None, idle_rounds=1, timeout=60.0, store=None,
-              checkpoint_every=None, stagger=0, restore=False):
+def run_local(
+    topology,
+    max_batches=None,
+    idle_rounds=1,
+    timeout=60.0,
+    store=None,
+    checkpoint_every=None,
+    stagger=0,
+    restore=False,
+):
     """Run until every spout returned nothing ``idle_rounds`` times in a row (or limits hit)."""
     topology.validate()
     run = _LocalRun(topology, store)
@@ -50,9 +60,11 @@ def run_local(topology, max_batches=None, idle_rounds=1, timeout=60.0, store=Non
                 run.maybe_trigger(spout, rounds - position * stagger, checkpoint_every)
                 routed, origin = spout.poll_spout()
                 produced = produced or bool(routed)
-                delivered += run.deliver(spout, [(task, (stream, rows, lineage))
-                                                 for task, stream, rows, lineage in routed],
-                                         origin)
+                delivered += run.deliver(
+                    spout,
+                    [(task, (stream, rows, lineage)) for task, stream, rows, lineage in routed],
+                    origin,
+                )
             rounds += 1
             idle = 0 if produced else idle + 1
             if max_batches is not None and delivered >= max_batches:
@@ -69,12 +81,21 @@ class _LocalRun:
     def __init__(self, topology, store):
         self.store, self.completed, self.acks = store, [], {}
         self.next_id = store.next_id() if store is not None else 1
-        self.instances = {task: Instance(topology, cid, index, task)
-                          for task, (cid, index) in enumerate(topology.tasks())}
+        self.instances = {
+            task: Instance(topology, cid, index, task)
+            for task, (cid, index) in enumerate(topology.tasks())
+        }
         self.parts, self.produced = {}, []
         for task, inst in self.instances.items():
-            part = Participant(inst, topology, {}, lambda cid, t=task: self._forward(t, cid),
-                               self._ack, store=store, asynchronous=False)
+            part = Participant(
+                inst,
+                topology,
+                {},
+                lambda cid, t=task: self._forward(t, cid),
+                self._ack,
+                store=store,
+                asynchronous=False,
+            )
             part.process = lambda item, t=task: self._execute(t, item)
             self.parts[task] = part
 

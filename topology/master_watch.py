@@ -7,6 +7,7 @@ or that it did not answer (None), is kept for `ttl`.
 
     master = CachedMaster("http://127.0.0.1:8080"); master.state()  # master_state's dict|None
 """
+
 import threading
 import time
 

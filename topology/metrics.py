@@ -7,6 +7,7 @@ batch) over the last interval, ``backpressure_ms`` the total time spent waiting 
 downstream queues, ``input_queue_depth`` the events sent to an instance but not
 yet executed (computed by the driver from every upstream's per-task transfer counts).
 """
+
 import os
 import time
 
@@ -37,22 +38,34 @@ class InstanceMetrics:
 
     def record_error(self, rows, exc, where):
         self.failed += rows
-        self.last_error = {"time": time.time(), "where": where,
-                           "error": f"{type(exc).__name__}: {exc}"}
+        self.last_error = {
+            "time": time.time(),
+            "where": where,
+            "error": f"{type(exc).__name__}: {exc}",
+        }
 
     def snapshot(self):
         """A plain dict for the driver; resets the interval figures."""
         now = time.monotonic()
         span = max(now - self.interval_start, 1e-6)
-        data = {"component": self.component_id, "index": self.index, "task": self.task_id,
-                "emitted": self.emitted, "transferred": self.transferred,
-                "executed": self.executed, "failed": self.failed, "received": self.received,
-                "acked": self.acked, "capacity": round(self.busy / span, 4),
-                "execute_latency_ms": round(1000 * self.busy / self.calls, 4) if self.calls else 0.0,
-                "backpressure_ms": round(1000 * self.backpressure_s, 1),
-                "sent_to": {str(k): v for k, v in self.sent_to.items()},
-                "last_error": self.last_error, "pid": os.getpid(), "uptime_s":
-                round(time.time() - self.started, 1)}
+        data = {
+            "component": self.component_id,
+            "index": self.index,
+            "task": self.task_id,
+            "emitted": self.emitted,
+            "transferred": self.transferred,
+            "executed": self.executed,
+            "failed": self.failed,
+            "received": self.received,
+            "acked": self.acked,
+            "capacity": round(self.busy / span, 4),
+            "execute_latency_ms": round(1000 * self.busy / self.calls, 4) if self.calls else 0.0,
+            "backpressure_ms": round(1000 * self.backpressure_s, 1),
+            "sent_to": {str(k): v for k, v in self.sent_to.items()},
+            "last_error": self.last_error,
+            "pid": os.getpid(),
+            "uptime_s": round(time.time() - self.started, 1),
+        }
         self.busy, self.calls, self.interval_start = 0.0, 0, now
         return data
 
@@ -75,8 +88,10 @@ def by_component(instances):
     """{component: {"instances": [...], totals..., "capacity": max}} from instance dicts."""
     out = {}
     for inst in sorted(instances, key=lambda i: (i["component"], i["index"])):
-        comp = out.setdefault(inst["component"], {"instances": [], **{k: 0 for k in SUMMED},
-                                                  "capacity": 0.0, "execute_latency_ms": 0.0})
+        comp = out.setdefault(
+            inst["component"],
+            {"instances": [], **{k: 0 for k in SUMMED}, "capacity": 0.0, "execute_latency_ms": 0.0},
+        )
         comp["instances"].append(inst)
         for key in SUMMED:
             comp[key] += inst.get(key, 0)

@@ -10,6 +10,7 @@
 Component classes are given as classes or import paths ("package.module:Class"); Spark
 executors import them by path, so they must live in an importable module.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -19,12 +20,25 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from topology.exceptions import (
-    BadNameError, BadParallelismError, ComponentClassError,
-    DanglingInputError, DuplicateComponentError, UnknownFieldError, UnknownStreamError)
+    BadNameError,
+    BadParallelismError,
+    ComponentClassError,
+    DanglingInputError,
+    DuplicateComponentError,
+    UnknownFieldError,
+    UnknownStreamError,
+)
 
 # re-exported: the model's vocabulary (streams, groupings) lives in topology/grouping.py
 from topology.grouping import (  # noqa: F401
-    ALL, DEFAULT_STREAM, FIELDS, GLOBAL, GROUPINGS, SHUFFLE, Grouping)
+    ALL,
+    DEFAULT_STREAM,
+    FIELDS,
+    GLOBAL,
+    GROUPINGS,
+    SHUFFLE,
+    Grouping,
+)
 
 # what add_spout/add_bolt accept: field names of the default stream, or stream id -> field names
 OutputsSpec: TypeAlias = "Sequence[str] | Mapping[str, Sequence[str]]"
@@ -35,6 +49,7 @@ InputsSpec: TypeAlias = "Mapping[Any, Any] | Input | Sequence[Input]"
 @dataclass(frozen=True)
 class Input:
     """A bolt's subscription: (source component, stream) with a grouping."""
+
     source: str
     stream: str
     grouping: Grouping
@@ -46,6 +61,7 @@ class Input:
 @dataclass
 class ComponentSpec:
     """A spout or bolt: id, class, parallelism, declared output streams, inputs, config."""
+
     id: str
     kind: str
     class_path: str
@@ -62,10 +78,15 @@ class ComponentSpec:
         return self.cls
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "class": self.class_path,
-                "parallelism": self.parallelism,
-                "outputs": {s: list(f) for s, f in self.outputs.items()},
-                "inputs": [i.to_dict() for i in self.inputs], "config": self.config}
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "class": self.class_path,
+            "parallelism": self.parallelism,
+            "outputs": {s: list(f) for s, f in self.outputs.items()},
+            "inputs": [i.to_dict() for i in self.inputs],
+            "config": self.config,
+        }
 
 
 def class_path_of(cls: type | str, component: str) -> str:
@@ -75,8 +96,9 @@ def class_path_of(cls: type | str, component: str) -> str:
             raise ComponentClassError(f"component {component!r}: empty class path", component, cls)
         return cls
     if not isinstance(cls, type):
-        raise ComponentClassError(f"component {component!r}: {cls!r} is not a class or an "
-                                  f"import path", component, cls)
+        raise ComponentClassError(
+            f"component {component!r}: {cls!r} is not a class or an import path", component, cls
+        )
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
@@ -88,8 +110,9 @@ def import_class(path: str, component: str | None = None) -> Any:
         for part in attr.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError, ValueError) as exc:
-        raise ComponentClassError(f"component {component!r}: cannot import class {path!r}: {exc}",
-                                  component, path) from None
+        raise ComponentClassError(
+            f"component {component!r}: cannot import class {path!r}: {exc}", component, path
+        ) from None
     return obj
 
 
@@ -100,8 +123,11 @@ def _check_name(value: object, what: str) -> None:
 
 def _parallelism(value: object, component: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise BadParallelismError(f"component {component!r}: parallelism must be an integer "
-                                  f">= 1, got {value!r}", component, value)
+        raise BadParallelismError(
+            f"component {component!r}: parallelism must be an integer >= 1, got {value!r}",
+            component,
+            value,
+        )
     return value
 
 
@@ -111,14 +137,21 @@ def _outputs(outputs: OutputsSpec | None, component: str) -> dict[str, tuple[str
     if isinstance(outputs, (list, tuple)):
         outputs = {DEFAULT_STREAM: outputs}
     if not isinstance(outputs, dict):
-        raise UnknownStreamError(f"component {component!r}: outputs must map stream ids to "
-                                 f"field lists, got {outputs!r}", component, outputs)
+        raise UnknownStreamError(
+            f"component {component!r}: outputs must map stream ids to field lists, got {outputs!r}",
+            component,
+            outputs,
+        )
     result = {}
     for stream, fields in outputs.items():
         _check_name(stream, f"component {component!r}: stream id")
         if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
-            raise UnknownFieldError(f"component {component!r}: stream {stream!r} fields must be "
-                                    f"a list of names, got {fields!r}", component, fields)
+            raise UnknownFieldError(
+                f"component {component!r}: stream {stream!r} fields must be "
+                f"a list of names, got {fields!r}",
+                component,
+                fields,
+            )
         result[stream] = tuple(fields)
     return result
 
@@ -134,8 +167,12 @@ def _inputs(inputs: InputsSpec, component: str) -> list[Input]:
         return items
     if isinstance(inputs, (list, tuple)) and all(isinstance(i, Input) for i in inputs):
         return list(inputs)
-    raise DanglingInputError(f"bolt {component!r}: inputs must map source ids (or (source, "
-                             f"stream) pairs) to groupings, got {inputs!r}", component, inputs)
+    raise DanglingInputError(
+        f"bolt {component!r}: inputs must map source ids (or (source, "
+        f"stream) pairs) to groupings, got {inputs!r}",
+        component,
+        inputs,
+    )
 
 
 class Topology:
@@ -147,28 +184,60 @@ class Topology:
         self.config: dict[str, Any] = dict(config or {})
         self.components: dict[str, ComponentSpec] = {}
 
-    def add_spout(self, id: str, cls: type | str, parallelism: int = 1,
-                  outputs: OutputsSpec | None = None,
-                  config: Mapping[str, Any] | None = None) -> ComponentSpec:
+    def add_spout(
+        self,
+        id: str,
+        cls: type | str,
+        parallelism: int = 1,
+        outputs: OutputsSpec | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> ComponentSpec:
         """Declare a spout; ``outputs`` maps stream id -> field names (a list = default)."""
-        return self._add(ComponentSpec(id, "spout", class_path_of(cls, id),
-                                       _parallelism(parallelism, id), _outputs(outputs, id),
-                                       [], dict(config or {}), None if isinstance(cls, str) else cls))
+        return self._add(
+            ComponentSpec(
+                id,
+                "spout",
+                class_path_of(cls, id),
+                _parallelism(parallelism, id),
+                _outputs(outputs, id),
+                [],
+                dict(config or {}),
+                None if isinstance(cls, str) else cls,
+            )
+        )
 
-    def add_bolt(self, id: str, cls: type | str, inputs: InputsSpec, parallelism: int = 1,
-                 outputs: OutputsSpec | None = None,
-                 config: Mapping[str, Any] | None = None) -> ComponentSpec:
+    def add_bolt(
+        self,
+        id: str,
+        cls: type | str,
+        inputs: InputsSpec,
+        parallelism: int = 1,
+        outputs: OutputsSpec | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> ComponentSpec:
         """Declare a bolt; ``inputs`` maps source id or (source, stream) -> grouping."""
-        return self._add(ComponentSpec(id, "bolt", class_path_of(cls, id),
-                                       _parallelism(parallelism, id), _outputs(outputs, id),
-                                       _inputs(inputs, id), dict(config or {}),
-                                       None if isinstance(cls, str) else cls))
+        return self._add(
+            ComponentSpec(
+                id,
+                "bolt",
+                class_path_of(cls, id),
+                _parallelism(parallelism, id),
+                _outputs(outputs, id),
+                _inputs(inputs, id),
+                dict(config or {}),
+                None if isinstance(cls, str) else cls,
+            )
+        )
 
     def _add(self, spec: ComponentSpec) -> ComponentSpec:
         _check_name(spec.id, "component id")
         if spec.id in self.components:
-            raise DuplicateComponentError(f"component id {spec.id!r} is already declared "
-                                          f"(as a {self.components[spec.id].kind})", spec.id, spec.id)
+            raise DuplicateComponentError(
+                f"component id {spec.id!r} is already declared "
+                f"(as a {self.components[spec.id].kind})",
+                spec.id,
+                spec.id,
+            )
         self.components[spec.id] = spec
         return spec
 
@@ -186,6 +255,7 @@ class Topology:
         ``for_spark`` also rejects classes Spark executors cannot import by path.
         """
         from topology.validation import validate_topology
+
         validate_topology(self, check_classes, for_spark)
         return self
 
@@ -206,8 +276,11 @@ class Topology:
         return sum(c.parallelism for c in self.components.values())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "config": self.config,
-                "components": [c.to_dict() for c in self.components.values()]}
+        return {
+            "name": self.name,
+            "config": self.config,
+            "components": [c.to_dict() for c in self.components.values()],
+        }
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -220,10 +293,13 @@ class Topology:
             if c["kind"] == "spout":
                 topo.add_spout(c["id"], c["class"], c["parallelism"], c["outputs"], c.get("config"))
             else:
-                inputs = [Input(i["source"], i["stream"], Grouping.parse(i["grouping"], c["id"]))
-                          for i in c["inputs"]]
-                topo.add_bolt(c["id"], c["class"], inputs, c["parallelism"], c["outputs"],
-                              c.get("config"))
+                inputs = [
+                    Input(i["source"], i["stream"], Grouping.parse(i["grouping"], c["id"]))
+                    for i in c["inputs"]
+                ]
+                topo.add_bolt(
+                    c["id"], c["class"], inputs, c["parallelism"], c["outputs"], c.get("config")
+                )
         return topo
 
     @classmethod
@@ -232,6 +308,7 @@ class Topology:
 
     def to_mermaid(self) -> str:
         from topology.draw import to_mermaid
+
         return to_mermaid(self)
 
     def __repr__(self) -> str:

@@ -10,6 +10,7 @@ linux/netfilter/nfnetlink_queue.h), so it needs no C library.
     ip netns exec NS python -m topology.netdelay DELAY_MS
 
 It stops (accepting what it holds) on SIGTERM."""
+
 import collections
 import select
 import signal
@@ -38,8 +39,12 @@ def _attr(kind: int, payload: bytes) -> bytes:
 
 def _message(kind: int, flags: int, seq: int, family: int, attrs: bytes) -> bytes:
     body = struct.pack("=BBH", family, 0, socket.htons(QUEUE)) + attrs
-    return struct.pack("=IHHII", 16 + len(body), (NFNL_SUBSYS_QUEUE << 8) | kind,
-                       NLM_F_REQUEST | flags, seq, 0) + body
+    return (
+        struct.pack(
+            "=IHHII", 16 + len(body), (NFNL_SUBSYS_QUEUE << 8) | kind, NLM_F_REQUEST | flags, seq, 0
+        )
+        + body
+    )
 
 
 def _packet_ids(data: bytes):
@@ -55,7 +60,7 @@ def _packet_ids(data: bytes):
                 alen, atype = struct.unpack_from("=HH", data, pos)
                 if alen < 4:
                     break
-                if atype & 0x7fff == ATTR_PACKET_HDR:
+                if atype & 0x7FFF == ATTR_PACKET_HDR:
                     yield struct.unpack_from(">I", data, pos + 4)[0]
                     break
                 pos += (alen + 3) & ~3
@@ -71,10 +76,18 @@ def run(delay_s: float) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     sock.bind((0, 0))
     # bind queue 0 (family unspecified), copy only the metadata: the verdict needs the id
-    sock.send(_message(MSG_CONFIG, NLM_F_ACK, 1, 0,
-                       _attr(CFG_CMD, struct.pack("=BBH", CMD_BIND, 0, socket.htons(2)))))
-    sock.send(_message(MSG_CONFIG, NLM_F_ACK, 2, 0,
-                       _attr(CFG_PARAMS, struct.pack(">IB", 0, COPY_META))))
+    sock.send(
+        _message(
+            MSG_CONFIG,
+            NLM_F_ACK,
+            1,
+            0,
+            _attr(CFG_CMD, struct.pack("=BBH", CMD_BIND, 0, socket.htons(2))),
+        )
+    )
+    sock.send(
+        _message(MSG_CONFIG, NLM_F_ACK, 2, 0, _attr(CFG_PARAMS, struct.pack(">IB", 0, COPY_META)))
+    )
     held = collections.deque()  # (due, packet id) in arrival order
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
@@ -93,13 +106,23 @@ def run(delay_s: float) -> None:
         now = time.monotonic()
         while held and (held[0][0] <= now or stop):
             _, pid = held.popleft()
-            sock.send(_message(MSG_VERDICT, 0, seq, 0,
-                               _attr(ATTR_VERDICT_HDR, struct.pack(">II", NF_ACCEPT, pid))))
+            sock.send(
+                _message(
+                    MSG_VERDICT,
+                    0,
+                    seq,
+                    0,
+                    _attr(ATTR_VERDICT_HDR, struct.pack(">II", NF_ACCEPT, pid)),
+                )
+            )
             seq += 1
     while held:  # stopping: let everything held through
         _, pid = held.popleft()
-        sock.send(_message(MSG_VERDICT, 0, seq, 0,
-                           _attr(ATTR_VERDICT_HDR, struct.pack(">II", NF_ACCEPT, pid))))
+        sock.send(
+            _message(
+                MSG_VERDICT, 0, seq, 0, _attr(ATTR_VERDICT_HDR, struct.pack(">II", NF_ACCEPT, pid))
+            )
+        )
         seq += 1
 
 

@@ -1,6 +1,7 @@
 """Network namespaces for tests and benchmarks that play several machines on this one (the
 code-shipping node B, the multi-machine rig manager/rig.py): `ip` commands and a free
 private subnet."""
+
 import os
 import random
 import shutil
@@ -31,13 +32,15 @@ def why_not_possible(tools=("unshare", "ip", "java"), bridge=False):
     for tool in tools:
         if shutil.which(tool) is None:
             return f"{tool} is not installed"
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"], capture_output=True, text=True
+    )
     if probe.returncode:
         return f"unshare -m with a tmpfs mount failed: {probe.stderr.strip()}"
     name = f"cepprobe{os.getpid() % 100000}"
-    cmds = [["ip", "netns", "add", name]] + ([["ip", "link", "add", name, "type", "bridge"]]
-                                             if bridge else [])
+    cmds = [["ip", "netns", "add", name]] + (
+        [["ip", "link", "add", name, "type", "bridge"]] if bridge else []
+    )
     try:
         for cmd in cmds:
             probe = subprocess.run(cmd, capture_output=True, text=True)
@@ -55,6 +58,21 @@ def start_in_namespace(ns, script, log_path):
     (the script mounts what that machine must not see), output appended to `log_path`."""
     with open(log_path, "ab") as log:
         return subprocess.Popen(
-            ["ip", "netns", "exec", ns, "unshare", "-m", "--propagation", "private",
-             "sh", "-c", script], stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True)
+            [
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "unshare",
+                "-m",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                script,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )

@@ -17,6 +17,7 @@ manager's base interpreter path, then ``python3.X`` on PATH), links it into the 
 and runs it, so the environment works wherever Spark unpacks it. pyspark itself is not
 packed: every Spark worker has its own, of the cluster's version (``$SPARK_HOME/python``).
 """
+
 import hashlib
 import importlib.metadata as metadata
 import io
@@ -41,10 +42,19 @@ DATA_SUFFIXES = (".py", ".lark", ".xsd", ".yaml", ".json")
 # backtest's; the engine's columnar checks use it only when present); numpy and pandas
 # are the engine's columnar paths (cep/engine/columnar). The preflight check imports these.
 EXECUTOR_MODULES = {
-    "msgpack": "msgpack", "zmq": "pyzmq", "lark": "lark", "msgspec": "msgspec",
-    "yaml": "pyyaml", "psutil": "psutil", "redis": "redis", "lxml": "lxml",
-    "flask": "flask", "prometheus_client": "prometheus_client", "numpy": "numpy",
-    "pandas": "pandas", "py_mini_racer": "mini-racer",
+    "msgpack": "msgpack",
+    "zmq": "pyzmq",
+    "lark": "lark",
+    "msgspec": "msgspec",
+    "yaml": "pyyaml",
+    "psutil": "psutil",
+    "redis": "redis",
+    "lxml": "lxml",
+    "flask": "flask",
+    "prometheus_client": "prometheus_client",
+    "numpy": "numpy",
+    "pandas": "pandas",
+    "py_mini_racer": "mini-racer",
 }
 EXECUTOR_DISTRIBUTIONS = tuple(sorted(set(EXECUTOR_MODULES.values())))
 NOT_PACKED = {"pyspark", "py4j", "sparkcep", "pip", "setuptools", "wheel"}
@@ -57,8 +67,12 @@ def source_files(root=PROJECT_ROOT, packages=PACKAGES):
     out = []
     for package in packages:
         for path in (Path(root) / package).rglob("*"):
-            if (path.is_file() and path.suffix in DATA_SUFFIXES
-                    and "__pycache__" not in path.parts and not path.name.startswith(".")):
+            if (
+                path.is_file()
+                and path.suffix in DATA_SUFFIXES
+                and "__pycache__" not in path.parts
+                and not path.name.startswith(".")
+            ):
                 out.append((path.relative_to(root).as_posix(), path))
     return sorted(out)
 
@@ -84,16 +98,25 @@ def code_archive(cache_dir, root=PROJECT_ROOT, packages=PACKAGES):
 def _write_code_zip(path, files):
     """Sources, their .pyc, and an entry per directory (zipimport finds namespace packages,
     such as cep/engine without an __init__.py, by their directory entries)."""
-    dirs = sorted({parent.as_posix() + "/" for rel, _ in files
-                   for parent in Path(rel).parents if parent.parts})
+    dirs = sorted(
+        {
+            parent.as_posix() + "/"
+            for rel, _ in files
+            for parent in Path(rel).parents
+            if parent.parts
+        }
+    )
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
         for name in dirs:
             zf.writestr(zipfile.ZipInfo(name, FIXED_TIME), b"")
         for rel, src in files:
             zf.writestr(zipfile.ZipInfo(rel, FIXED_TIME), src.read_bytes(), zipfile.ZIP_DEFLATED)
             if rel.endswith(".py"):
-                zf.writestr(zipfile.ZipInfo(rel + "c", FIXED_TIME), _pyc_bytes(src, rel),
-                            zipfile.ZIP_DEFLATED)
+                zf.writestr(
+                    zipfile.ZipInfo(rel + "c", FIXED_TIME),
+                    _pyc_bytes(src, rel),
+                    zipfile.ZIP_DEFLATED,
+                )
 
 
 def _pyc_bytes(src, rel):
@@ -101,8 +124,13 @@ def _pyc_bytes(src, rel):
     tracebacks name the file by its path inside the zip."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "m.pyc"
-        py_compile.compile(str(src), cfile=str(out), dfile=rel, doraise=True,
-                           invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        py_compile.compile(
+            str(src),
+            cfile=str(out),
+            dfile=rel,
+            doraise=True,
+            invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+        )
         return out.read_bytes()
 
 
@@ -118,8 +146,10 @@ def dependency_closure(roots=EXECUTOR_DISTRIBUTIONS, exclude=NOT_PACKED):
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             if name in map(_canonical, roots):
-                raise PackagingError(f"{name} is not installed in {sys.prefix}: cannot pack "
-                                     f"the executors' environment") from None
+                raise PackagingError(
+                    f"{name} is not installed in {sys.prefix}: cannot pack "
+                    f"the executors' environment"
+                ) from None
             continue  # an optional dependency of some marker we do not meet
         seen[name] = dist
         for req in dist.requires or ():
@@ -141,6 +171,7 @@ def _requirement(text):
         return None
     try:
         from packaging.markers import Marker
+
         if marker.strip() and not Marker(marker.strip()).evaluate():
             return None
     except ImportError:
@@ -150,8 +181,12 @@ def _requirement(text):
 
 def env_key(dists):
     """The environment's cache key: Python version, platform, launcher and distributions."""
-    parts = [sys.implementation.cache_tag, sys.platform, os.uname().machine,
-             ENV_LAUNCHER_VERSION] + [f"{d.metadata['Name']}=={d.version}" for d in dists]
+    parts = [
+        sys.implementation.cache_tag,
+        sys.platform,
+        os.uname().machine,
+        ENV_LAUNCHER_VERSION,
+    ] + [f"{d.metadata['Name']}=={d.version}" for d in dists]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
 
 
@@ -159,6 +194,7 @@ def plugin_distributions():
     """The distributions of the installed SiddhiQL plug-ins (entry-point group
     sparkcep.extensions) that loaded: executors need them to run a plan that uses them."""
     from cep.catalog import plugins
+
     return plugins.distributions()
 
 
@@ -177,8 +213,12 @@ def _write_env_tar(path, dists):
     with tarfile.open(path, "w:gz", compresslevel=1) as tar:
         _add_text(tar, "bin/python", launcher_script(), 0o755)
         _add_text(tar, "bin/python3", launcher_script(), 0o755)
-        _add_text(tar, "sparkcep-env.txt", "".join(
-            f"{d.metadata['Name']}=={d.version}\n" for d in dists), 0o644)
+        _add_text(
+            tar,
+            "sparkcep-env.txt",
+            "".join(f"{d.metadata['Name']}=={d.version}\n" for d in dists),
+            0o644,
+        )
         for dist in dists:
             for rel in dist.files or ():
                 src = Path(dist.locate_file(rel))
@@ -248,4 +288,3 @@ def _prune(folder, keep):
     old = sorted(folder.glob("sparkcep-*"), key=lambda p: p.stat().st_mtime, reverse=True)[keep:]
     for path in old:
         path.unlink(missing_ok=True)
-

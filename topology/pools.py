@@ -11,6 +11,7 @@ not submitted to Spark (a barrier stage that cannot start at once would only be 
 it waits, WAITING_FOR_SLOTS with the reason, and starts by itself, first come first served,
 when another topology of the pool ends.
 """
+
 import math
 import re
 import threading
@@ -74,7 +75,7 @@ class SlotPool:
 
     def _earlier(self, topology):
         names = [w for w, _ in self.waiting]
-        return self.waiting[:names.index(topology) if topology in names else len(names)]
+        return self.waiting[: names.index(topology) if topology in names else len(names)]
 
     def release(self, topology):
         """Give back the slots of an ended topology (and forget it if it was waiting)."""
@@ -89,17 +90,22 @@ class SlotPool:
                 return None
             free = self.free
             ahead = [w for w, n in self._earlier(topology) if n <= self.total]
-        text = (f"needs {needed} free slots in {self.application}; it has {self.total}, "
-                f"{free} free")
+        text = f"needs {needed} free slots in {self.application}; it has {self.total}, {free} free"
         if needed > self.total:
-            return text + (": more than the whole application, so it waits until "
-                           "topology.pool_slots is raised or its @dist parallel lowered "
-                           "(or topology.instances_per_task raised)")
+            return text + (
+                ": more than the whole application, so it waits until "
+                "topology.pool_slots is raised or its @dist parallel lowered "
+                "(or topology.instances_per_task raised)"
+            )
         if ahead and needed <= free:
             return text + f"; {len(ahead)} topologies wait before it"
         return text + "; it starts when another topology of the application ends"
 
     def describe(self):
         with self._lock:
-            return {"total": self.total, "used": sum(self.used.values()),
-                    "topologies": len(self.used), "waiting": [w for w, _ in self.waiting]}
+            return {
+                "total": self.total,
+                "used": sum(self.used.values()),
+                "topologies": len(self.used),
+                "waiting": [w for w, _ in self.waiting],
+            }

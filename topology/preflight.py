@@ -9,6 +9,7 @@ names the missing modules, the executor and the fix.
 The check function is built by ``make_check`` as a closure, so cloudpickle sends it by value:
 it runs on an executor that has none of the project's code.
 """
+
 import logging
 
 log = logging.getLogger(__name__)
@@ -26,6 +27,7 @@ def make_check(modules, imported=IMPORTED):
         import importlib.util
         import socket
         import sys
+
         missing = []
         for name in modules:
             try:
@@ -36,6 +38,7 @@ def make_check(modules, imported=IMPORTED):
             except Exception as exc:  # noqa: BLE001 - any import failure is reported
                 missing.append([name, f"{type(exc).__name__}: {exc}"[:200]])
         yield {"host": socket.gethostname(), "python": sys.executable, "missing": missing}
+
     return check
 
 
@@ -46,11 +49,16 @@ def check_executors(sc, executors, preflight):
     tasks = max(1, int(executors))
     sc.setJobGroup("preflight", "dependency check", interruptOnCancel=True)
     try:
-        reports = sc.parallelize(range(tasks), tasks).mapPartitions(
-            make_check(preflight["modules"])).collect()
+        reports = (
+            sc.parallelize(range(tasks), tasks)
+            .mapPartitions(make_check(preflight["modules"]))
+            .collect()
+        )
     except Exception as exc:  # noqa: BLE001 - the executors could not run Python at all
-        return (f"the executors could not start the topology's Python ({first_line(exc)}): "
-                f"{preflight.get('fix', '')}").rstrip(": ")
+        return (
+            f"the executors could not start the topology's Python ({first_line(exc)}): "
+            f"{preflight.get('fix', '')}"
+        ).rstrip(": ")
     return missing_reason(reports, preflight.get("fix", ""))
 
 
@@ -62,8 +70,10 @@ def missing_reason(reports, fix):
     names = sorted({name for r in bad for name, _ in r["missing"]})
     first = bad[0]
     detail = "; ".join(error for _, error in first["missing"][:3])
-    reason = (f"missing Python modules on executor {first['host']} ({first['python']}): "
-              f"{', '.join(names)} ({detail})")
+    reason = (
+        f"missing Python modules on executor {first['host']} ({first['python']}): "
+        f"{', '.join(names)} ({detail})"
+    )
     log.error("preflight: %s", reason)
     return f"{reason}. Fix: {fix}" if fix else reason
 
@@ -71,6 +81,10 @@ def missing_reason(reports, fix):
 def first_line(exc, limit=300):
     """The Python error inside a Spark job failure, or its first line."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    python = [line for line in lines if line.split(":")[0].endswith(("Error", "Exception"))
-              and not line.startswith(("org.", "py4j", "java."))]
+    python = [
+        line
+        for line in lines
+        if line.split(":")[0].endswith(("Error", "Exception"))
+        and not line.startswith(("org.", "py4j", "java."))
+    ]
     return (python[-1] if python else (lines[0] if lines else type(exc).__name__))[:limit]

@@ -10,6 +10,7 @@ is submitted again, and when the rate is exceeded the topology is FAILED with `r
     rate = RestartRate(max_restarts=10, window_s=300)
     if not rate.record(): fail(rate.reason())
 """
+
 import collections
 import time
 
@@ -38,6 +39,8 @@ class RestartRate:
         return len(self._times)
 
     def reason(self):
-        return (f"restarted {len(self._times)} times within {self.window_s:g} s: more than the "
-                f"restart rate allows (topology.max_restarts={self.max_restarts} per "
-                f"topology.restart_window_s={self.window_s:g})")
+        return (
+            f"restarted {len(self._times)} times within {self.window_s:g} s: more than the "
+            f"restart rate allows (topology.max_restarts={self.max_restarts} per "
+            f"topology.restart_window_s={self.window_s:g})"
+        )

@@ -3,6 +3,7 @@
 Fields grouping uses a stable hash (crc32 of the msgpack encoding of the grouping values),
 identical in every process, unlike Python's salted ``hash``.
 """
+
 import operator
 import zlib
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ def stable_hash(values):
 @dataclass
 class Route:
     """One consumer subscription: target component, grouping kind, key getter, task ids."""
+
     target: str
     kind: str
     tasks: list
@@ -42,8 +44,10 @@ class Route:
         tasks = self.tasks
         if self.kind == SHUFFLE:
             if lineage is not None:
-                return [(tasks[i], part, runs)
-                        for i, part, runs in split_shuffle(rows, lineage, len(tasks))], []
+                return [
+                    (tasks[i], part, runs)
+                    for i, part, runs in split_shuffle(rows, lineage, len(tasks))
+                ], []
             task = tasks[self.next_index % len(tasks)]
             self.next_index += 1
             return [(task, rows, None)], []
@@ -60,7 +64,7 @@ class Route:
         """A fields grouping run by run: each part's lineage counts its rows per lane."""
         parts, bad, at = {}, [], 0
         for key, first, n in lineage:
-            run_parts, run_bad = self._split_fields(rows[at:at + n])
+            run_parts, run_bad = self._split_fields(rows[at : at + n])
             at += n
             bad.extend(run_bad)
             for task, part in run_parts:
@@ -79,8 +83,9 @@ class Route:
         key, n, tasks = self.key, len(self.tasks), self.tasks
         if n == 1:
             bad = _bad_rows(rows, key)
-            return ([(tasks[0], [r for r in rows if id(r) not in bad])] if bad else
-                    [(tasks[0], rows)]), list(bad.values())
+            return (
+                [(tasks[0], [r for r in rows if id(r) not in bad])] if bad else [(tasks[0], rows)]
+            ), list(bad.values())
         buckets = [[] for _ in range(n)]
         bad = []
         if self.memo is None or len(self.memo) > _MEMO_LIMIT:
@@ -141,5 +146,6 @@ def split_batch(routes, stream, rows, lineage=None):
 
 def describe_bad(component_id, stream, row, exc):
     """A RoutingError naming the component, stream and row."""
-    return RoutingError(f"component {component_id!r} stream {stream!r}: cannot route row "
-                        f"{row!r}: {exc}")
+    return RoutingError(
+        f"component {component_id!r} stream {stream!r}: cannot route row {row!r}: {exc}"
+    )

@@ -15,6 +15,7 @@ It creates one SparkContext (FAIR scheduler), binds one ZeroMQ REP socket on the
 
 The application ends by itself when its SparkContext stops (master gone, killed).
 """
+
 import json
 import logging
 import os
@@ -43,6 +44,7 @@ class PoolApp:
 
     def __init__(self, pool_dir):
         from pyspark import SparkContext
+
         self.dir = Path(pool_dir)
         self.launch = json.loads((self.dir / "launch.json").read_text())
         self.name = self.launch["name"]
@@ -66,8 +68,13 @@ class PoolApp:
         self.rep.setsockopt(zmq.LINGER, 0)
         curve.server(self.rep, keys)
         control = f"tcp://{host}:{self.rep.bind_to_random_port(f'tcp://{host}')}"
-        info = {"pid": os.getpid(), "control": control, "name": self.name,
-                "app_id": self.sc.applicationId, "started": self.started}
+        info = {
+            "pid": os.getpid(),
+            "control": control,
+            "name": self.name,
+            "app_id": self.sc.applicationId,
+            "started": self.started,
+        }
         tmp = self.dir / ".pool.json.tmp"
         tmp.write_text(json.dumps(info))
         tmp.replace(self.dir / "pool.json")
@@ -101,8 +108,9 @@ class PoolApp:
         ends (its topologies fail for the same reason), so the next submit starts a new one."""
         ended = ended_cluster_process(self.launch.get("cluster_pids"))
         if ended:  # the hosted topologies see it too, at their next check
-            log.error("shared application %s: the embedded cluster's %s (pid %d) ended",
-                      self.name, *ended)
+            log.error(
+                "shared application %s: the embedded cluster's %s (pid %d) ended", self.name, *ended
+            )
             return True
         if self.master.state() is not None or not self._master_seen:
             self._master_seen = self._master_seen or self.master.state() is not None
@@ -114,8 +122,9 @@ class PoolApp:
         # manager resubmits those: topology_recovery), rather than be killed by the pool
         if lost <= self.launch.get("master_lost_s", 30.0) + 10.0:
             return False
-        log.error("shared application %s: the Spark master has not answered for %.0f s",
-                  self.name, lost)
+        log.error(
+            "shared application %s: the Spark master has not answered for %.0f s", self.name, lost
+        )
         return True
 
     def _answer_raw(self, data):
@@ -123,10 +132,14 @@ class PoolApp:
             request = unpack_message(data)
             cmd = request.get("cmd") if isinstance(request, dict) else None
             if not authorized(request, self.launch.get("control_secret")):
-                log.warning("shared application %s: refused a request (%r) without its "
-                            "secret", self.name, cmd)
-                reply = {"error": "refused: the request does not carry this application's "
-                                  "control secret"}
+                log.warning(
+                    "shared application %s: refused a request (%r) without its secret",
+                    self.name,
+                    cmd,
+                )
+                reply = {
+                    "error": "refused: the request does not carry this application's control secret"
+                }
             else:
                 reply = self._answer(cmd, request)
         except Exception as exc:  # noqa: BLE001 - one bad request never ends the application
@@ -140,9 +153,12 @@ class PoolApp:
         if cmd == "list":
             with self._lock:
                 drivers = list(self.drivers.values())
-            return {"application": self.name, "app_id": self.sc.applicationId,
-                    "slots": self.slots.describe(),
-                    "topologies": {d.topology.name: d.status() for d in drivers}}
+            return {
+                "application": self.name,
+                "app_id": self.sc.applicationId,
+                "slots": self.slots.describe(),
+                "topologies": {d.topology.name: d.status() for d in drivers},
+            }
         if cmd == "cancel":
             driver = self.drivers.get(request.get("name"))
             if driver is not None:
@@ -170,16 +186,26 @@ class PoolApp:
         except (OSError, ValueError, KeyError, TypeError, TopologyError, zmq.ZMQError) as exc:
             reason = f"cannot start in {self.name}: {type(exc).__name__}: {exc}"
             log.error("topology %s %s", name, reason)
-            _write_json(run_dir / "final.json", {"name": name, "status": "FAILED",
-                                                 "reason": reason, "app_id": self.sc.applicationId,
-                                                 "application": self.name, "ended": time.time()})
+            _write_json(
+                run_dir / "final.json",
+                {
+                    "name": name,
+                    "status": "FAILED",
+                    "reason": reason,
+                    "app_id": self.sc.applicationId,
+                    "application": self.name,
+                    "ended": time.time(),
+                },
+            )
             return {"name": name, "status": "FAILED", "reason": reason}
         with self._lock:
             self.drivers[topology.name] = driver
-        threading.Thread(target=driver.spark_thread, daemon=True,
-                         name=f"job {topology.name}").start()
-        threading.Thread(target=self._serve_driver, args=(driver,), daemon=True,
-                         name=f"control {topology.name}").start()
+        threading.Thread(
+            target=driver.spark_thread, daemon=True, name=f"job {topology.name}"
+        ).start()
+        threading.Thread(
+            target=self._serve_driver, args=(driver,), daemon=True, name=f"control {topology.name}"
+        ).start()
         return driver.status()
 
     def _serve_driver(self, driver):
@@ -187,10 +213,17 @@ class PoolApp:
             driver.serve()
         except Exception as exc:  # noqa: BLE001 - this topology fails, the others run on
             log.exception("topology %s: its driver loop failed", driver.topology.name)
-            _write_json(driver.run_dir / "final.json", {
-                "name": driver.topology.name, "status": "FAILED", "application": self.name,
-                "reason": f"its driver loop failed: {type(exc).__name__}: {exc}",
-                "app_id": self.sc.applicationId, "ended": time.time()})
+            _write_json(
+                driver.run_dir / "final.json",
+                {
+                    "name": driver.topology.name,
+                    "status": "FAILED",
+                    "application": self.name,
+                    "reason": f"its driver loop failed: {type(exc).__name__}: {exc}",
+                    "app_id": self.sc.applicationId,
+                    "ended": time.time(),
+                },
+            )
             self.slots.release(driver.topology.name)
             self.ended(driver.topology.name)
 
@@ -212,18 +245,21 @@ class PoolApp:
         self.zctx.destroy(linger=0)
         return 0
 
-
     def _kill(self, driver):
         """Ask a hosted driver to kill its topology through its own control socket (its
         sockets belong to its thread)."""
         sock = self.zctx.socket(zmq.REQ)
         sock.setsockopt(zmq.LINGER, 0)
-        curve.client(sock, curve.LinkSecurity.from_options(
-            driver.launch["options"].get("security")).curve)
+        curve.client(
+            sock, curve.LinkSecurity.from_options(driver.launch["options"].get("security")).curve
+        )
         try:
             sock.connect(driver.endpoints["control"])
-            sock.send(pack_message({"cmd": "kill", "wait": 0.0,
-                                    "secret": driver.launch.get("control_secret")}))
+            sock.send(
+                pack_message(
+                    {"cmd": "kill", "wait": 0.0, "secret": driver.launch.get("control_secret")}
+                )
+            )
             sock.poll(2000)
         finally:
             sock.close()
@@ -237,7 +273,9 @@ def _write_json(path, data):
 
 def main(pool_dir):
     """Entry point of `sparkapp.py --pool <pool dir>`."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     app = PoolApp(pool_dir)
     return app.serve()
 

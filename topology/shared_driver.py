@@ -11,6 +11,7 @@ checkpoints, restart rate and kill) with three differences:
   is only submitted once the pool's ``SlotPool`` gave it its slots: until then it is
   WAITING_FOR_SLOTS with the pool's reason.
 """
+
 import time
 
 from topology.driver import Driver
@@ -39,21 +40,25 @@ class SharedDriver(Driver):
     def _wait_for_slots(self):
         """Wait for the pool's executor and for this topology's slots (or a kill)."""
         while self.phase == "waiting":
-            if self.app.executors_ready() and self.app.slots.request(self.topology.name,
-                                                                      self.partitions):
+            if self.app.executors_ready() and self.app.slots.request(
+                self.topology.name, self.partitions
+            ):
                 return
             time.sleep(0.2)
 
     def _task_function(self):
         # called on the job's thread: its jobs go to this topology's FAIR pool
         self.sc.setLocalProperty("spark.scheduler.pool", self.job_group)
-        return make_packed_task_function(self.topology.to_dict(), self.endpoints,
-                                         self.launch["options"], self.groups)
+        return make_packed_task_function(
+            self.topology.to_dict(), self.endpoints, self.launch["options"], self.groups
+        )
 
     def _waiting_reason(self):
         if not self.app.executors_ready():
-            return (f"{self.app.name} waits for its executor ({self.app.slots.total} cores) "
-                    f"from the Spark master")
+            return (
+                f"{self.app.name} waits for its executor ({self.app.slots.total} cores) "
+                f"from the Spark master"
+            )
         return self.app.slots.reason(self.topology.name, self.partitions)
 
     def _stop_context(self):
@@ -63,6 +68,10 @@ class SharedDriver(Driver):
 
     def status(self):
         out = super().status()
-        out.update(packing="shared", application=self.app.name, slots=self.partitions,
-                   instances_per_worker=max(len(g) for g in self.groups) if self.groups else 0)
+        out.update(
+            packing="shared",
+            application=self.app.name,
+            slots=self.partitions,
+            instances_per_worker=max(len(g) for g in self.groups) if self.groups else 0,
+        )
         return out

@@ -9,6 +9,7 @@ resort of a kill differs (cancel the topology's job group, never stop the applic
 its status comes from one cached ``list`` request per pool and half second, however many
 topologies a status page shows.
 """
+
 import json
 import os
 import subprocess
@@ -22,8 +23,14 @@ import zmq
 from cep.security import curve
 from cep.protocol.frames import pack_message, unpack_message
 from topology.cluster import SPARK_HOME, _locked
-from topology.control import (TopologyHandle, _read, new_control_secret, pid_alive,
-                              private_dir, run_dir_alive)
+from topology.control import (
+    TopologyHandle,
+    _read,
+    new_control_secret,
+    pid_alive,
+    private_dir,
+    run_dir_alive,
+)
 from topology.exceptions import ControlError, LaunchError
 from topology.pools import pool_name
 from topology.spark_settings import state_dir
@@ -34,6 +41,7 @@ STATUS_TTL_S = 0.5
 
 def pool_dir(settings, name):
     from topology.app_conf import run_dir_name
+
     return private_dir(state_dir(settings) / "pools" / run_dir_name(name))
 
 
@@ -62,8 +70,10 @@ class PoolClient:
             sock.connect(info["control"])
             sock.send(pack_message({**message, "secret": launch.get("control_secret")}))
             if not sock.poll(int(timeout * 1000)):
-                raise ControlError(f"shared application {self.name!r} did not answer "
-                                   f"{message.get('cmd')!r} within {timeout} s")
+                raise ControlError(
+                    f"shared application {self.name!r} did not answer "
+                    f"{message.get('cmd')!r} within {timeout} s"
+                )
             return unpack_message(sock.recv())
         finally:
             sock.close()
@@ -122,33 +132,67 @@ def pool_slots(settings, cluster):
 
 def _start(settings, cluster, name, directory, security):
     from topology.app_conf import SPARKAPP, _write_private, spark_conf
+
     slots = pool_slots(settings, cluster)
-    launch = {"name": name, "host": settings["spark.host"], "master_ui_url": cluster.ui_url,
-              "slots": slots, "master_lost_s": settings["topology.master_lost_s"],
-              "cluster_pids": list(cluster.pids) if cluster.embedded else [],
-              "control_secret": new_control_secret()}
+    launch = {
+        "name": name,
+        "host": settings["spark.host"],
+        "master_ui_url": cluster.ui_url,
+        "slots": slots,
+        "master_lost_s": settings["topology.master_lost_s"],
+        "cluster_pids": list(cluster.pids) if cluster.embedded else [],
+        "control_secret": new_control_secret(),
+    }
     if security is not None:
         launch["security"] = security.to_options()
     _write_private(directory / "launch.json", json.dumps(launch, indent=1))
     conf = dict(spark_conf(settings, 1, slots), **{"spark.scheduler.mode": "FAIR"})
-    cmd = [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--master", cluster.master_url,
-           "--deploy-mode", "client", "--name", name,
-           "--driver-memory", settings["spark.driver_memory"]]
+    cmd = [
+        os.path.join(SPARK_HOME, "bin", "spark-submit"),
+        "--master",
+        cluster.master_url,
+        "--deploy-mode",
+        "client",
+        "--name",
+        name,
+        "--driver-memory",
+        settings["spark.driver_memory"],
+    ]
     for key, value in conf.items():
         cmd += ["--conf", f"{key}={value}"]
     cmd += [str(SPARKAPP), "--pool", str(directory)]
     python = settings["spark.python"] or sys.executable
-    env = dict(os.environ, SPARK_HOME=SPARK_HOME, PYSPARK_PYTHON=python,
-               PYSPARK_DRIVER_PYTHON=python, SPARK_LOCAL_IP=settings["spark.host"])
+    env = dict(
+        os.environ,
+        SPARK_HOME=SPARK_HOME,
+        PYSPARK_PYTHON=python,
+        PYSPARK_DRIVER_PYTHON=python,
+        SPARK_LOCAL_IP=settings["spark.host"],
+    )
     with open(directory / "driver.log", "ab") as log:
         try:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise LaunchError(f"cannot run spark-submit for {name!r}: {exc}") from None
-    (directory / "submit.json").write_text(json.dumps(
-        {"pid": proc.pid, "submitted": time.time(), "name": name, "slots": slots,
-         "master": cluster.master_url, "master_ui": cluster.ui_url}))
+    (directory / "submit.json").write_text(
+        json.dumps(
+            {
+                "pid": proc.pid,
+                "submitted": time.time(),
+                "name": name,
+                "slots": slots,
+                "master": cluster.master_url,
+                "master_ui": cluster.ui_url,
+            }
+        )
+    )
     return proc
 
 
@@ -157,10 +201,19 @@ def submit_to_pool(topology, settings, cluster, run_dir, security=None):
     name = pool_name(topology.name, settings)
     client = ensure_pool(settings, cluster, name, security)
     submit = _read(client.dir / "submit.json")
-    (run_dir / "submit.json").write_text(json.dumps(
-        {"pid": submit["pid"], "submitted": time.time(), "name": topology.name,
-         "master": cluster.master_url, "master_ui": cluster.ui_url,
-         "pool": name, "pool_dir": str(client.dir)}))
+    (run_dir / "submit.json").write_text(
+        json.dumps(
+            {
+                "pid": submit["pid"],
+                "submitted": time.time(),
+                "name": topology.name,
+                "master": cluster.master_url,
+                "master_ui": cluster.ui_url,
+                "pool": name,
+                "pool_dir": str(client.dir),
+            }
+        )
+    )
     reply = client.request({"cmd": "deploy", "run_dir": str(run_dir)})
     if "error" in reply:
         (run_dir / "submit.json").unlink(missing_ok=True)
@@ -200,9 +253,13 @@ class SharedTopologyHandle(TopologyHandle):
             except ControlError as exc:
                 return {"name": self.name, "status": "SUBMITTED", "reason": str(exc)}
             return status or super().status()
-        return {"name": self.name, "status": "FAILED", "application": self.pool.name,
-                "reason": f"the shared application {self.pool.name} exited: "
-                          + TopologyHandle(self.pool.name, self.pool.dir).log_tail()}
+        return {
+            "name": self.name,
+            "status": "FAILED",
+            "application": self.pool.name,
+            "reason": f"the shared application {self.pool.name} exited: "
+            + TopologyHandle(self.pool.name, self.pool.dir).log_tail(),
+        }
 
     def _terminate(self):
         """Last resort of a kill: cancel this topology's job group, never the application."""

@@ -8,6 +8,7 @@ when the stage has one task, which saves Spark's one-second barrier sync). If on
 fails, the others of its worker stop and the task fails: Spark re-runs the stage, as it
 does for a single instance.
 """
+
 import json
 import logging
 import threading
@@ -36,6 +37,7 @@ def make_packed_task_function(spec, driver, options, groups):
 
     def run_partition(_rows):
         from pyspark import BarrierTaskContext
+
         ctx = BarrierTaskContext.get()
         topology = Topology.from_dict(spec)
         part = ctx.partitionId()
@@ -44,8 +46,11 @@ def make_packed_task_function(spec, driver, options, groups):
         try:
             local = [runner.bind(host) for runner in runners]
             gathered = _gather(ctx, local, len(groups))
-            endpoints = {task: endpoint for p, (eps, _) in enumerate(gathered)
-                         for task, endpoint in zip(groups[p], eps)}
+            endpoints = {
+                task: endpoint
+                for p, (eps, _) in enumerate(gathered)
+                for task, endpoint in zip(groups[p], eps)
+            }
             attempt = min(g[1] for g in gathered)
             for runner in runners:
                 runner.attempt = attempt
@@ -56,8 +61,9 @@ def make_packed_task_function(spec, driver, options, groups):
                 runner.close()
         stale = [r for r in runners if r.superseded is not None]
         if stale:  # the stage runs again elsewhere: this task's attempt is over
-            raise RuntimeError(stale_reason(stale[0].task_id, stale[0].attempt,
-                                            stale[0].superseded))
+            raise RuntimeError(
+                stale_reason(stale[0].task_id, stale[0].attempt, stale[0].superseded)
+            )
         return iter(())
 
     return run_partition
@@ -87,8 +93,10 @@ def run_threads(runners, name):
             for other in runners:
                 other.abort = True
 
-    threads = [threading.Thread(target=target, args=(r,), daemon=True,
-                                name=f"{name}:task-{r.task_id}") for r in runners]
+    threads = [
+        threading.Thread(target=target, args=(r,), daemon=True, name=f"{name}:task-{r.task_id}")
+        for r in runners
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -15,6 +15,7 @@ control requests through its run directory); only executors run on the cluster:
   from ``deploy/Dockerfile`` (Python, Java, Spark and the project's wheel with its
   dependencies), so nothing is shipped: ``spark.pyspark.python`` is the image's Python.
 """
+
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ STANDALONE_ONLY = ("spark.cores.max",)
 @dataclass
 class SubmitCommand:
     """argv of spark-submit and the environment variables it needs."""
+
     argv: list
     env: dict = field(default_factory=dict)
 
@@ -58,65 +60,109 @@ def cluster_kind(master):
         return "yarn"
     if master.startswith("k8s://"):
         return "kubernetes"
-    raise LaunchError(f"spark.master must be embedded, spark://host:port, yarn or "
-                      f"k8s://https://host:port, got {master!r}")
+    raise LaunchError(
+        f"spark.master must be embedded, spark://host:port, yarn or "
+        f"k8s://https://host:port, got {master!r}"
+    )
 
 
-def submit_command(settings, name, run_dir, executors, cores, master=None, image="",
-                   namespace="default", spark_submit="spark-submit", shipping=None):
+def submit_command(
+    settings,
+    name,
+    run_dir,
+    executors,
+    cores,
+    master=None,
+    image="",
+    namespace="default",
+    spark_submit="spark-submit",
+    shipping=None,
+):
     """The SubmitCommand of topology `name` (master: settings' spark.master unless given;
     image and namespace: Kubernetes only)."""
     from topology.app_conf import spark_conf
+
     master = master or settings["spark.master"]
     kind = cluster_kind(master)
     if kind == "kubernetes":
-        return _kubernetes(settings, name, run_dir, executors, cores, master, image,
-                           namespace, spark_submit)
+        return _kubernetes(
+            settings, name, run_dir, executors, cores, master, image, namespace, spark_submit
+        )
     shipping = shipping or resolve(settings.with_overrides({"spark.master": master}))
     conf = spark_conf(settings, executors, cores, shipping)
-    argv = [spark_submit, "--master", master, "--deploy-mode", "client", "--name", name,
-            "--driver-memory", settings["spark.driver_memory"]]
+    argv = [
+        spark_submit,
+        "--master",
+        master,
+        "--deploy-mode",
+        "client",
+        "--name",
+        name,
+        "--driver-memory",
+        settings["spark.driver_memory"],
+    ]
     env = {}
     if kind == "yarn":
-        for key in (*STANDALONE_ONLY, "spark.submit.pyFiles", "spark.archives",
-                    "spark.pyspark.python", "spark.pyspark.driver.python"):
+        for key in (
+            *STANDALONE_ONLY,
+            "spark.submit.pyFiles",
+            "spark.archives",
+            "spark.pyspark.python",
+            "spark.pyspark.driver.python",
+        ):
             conf.pop(key, None)
         conf["spark.executor.instances"] = str(executors)
         if shipping.code:
             argv += ["--py-files", shipping.code]
         if shipping.env:
             argv += ["--archives", f"{shipping.env}#{ENV_ALIAS}"]
-        env = {"PYSPARK_PYTHON": shipping.executor_python,
-               "PYSPARK_DRIVER_PYTHON": shipping.driver_python}
+        env = {
+            "PYSPARK_PYTHON": shipping.executor_python,
+            "PYSPARK_DRIVER_PYTHON": shipping.driver_python,
+        }
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
     return SubmitCommand(argv + [str(SPARKAPP), str(run_dir)], env)
 
 
-def _kubernetes(settings, name, run_dir, executors, cores, master, image, namespace,
-                spark_submit):
+def _kubernetes(settings, name, run_dir, executors, cores, master, image, namespace, spark_submit):
     if not image:
-        raise LaunchError("a Kubernetes submit needs the container image built from "
-                          "deploy/Dockerfile (image=...)")
+        raise LaunchError(
+            "a Kubernetes submit needs the container image built from deploy/Dockerfile (image=...)"
+        )
     from topology.app_conf import spark_conf
+
     extra = tuple(settings["spark.python_path"])  # paths inside the image, if any
-    shipping = Shipping("ship", settings["spark.python"] or sys.executable, IMAGE_PYTHON,
-                        python_path=extra)
+    shipping = Shipping(
+        "ship", settings["spark.python"] or sys.executable, IMAGE_PYTHON, python_path=extra
+    )
     conf = spark_conf(settings, executors, cores, shipping)
     for key in STANDALONE_ONLY:
         conf.pop(key, None)
-    conf.update({
-        "spark.executor.instances": str(executors),
-        "spark.kubernetes.container.image": image,
-        "spark.kubernetes.namespace": namespace,
-        "spark.kubernetes.executor.podNamePrefix": _pod_prefix(name),
-    })
-    argv = [spark_submit, "--master", master, "--deploy-mode", "client", "--name", name,
-            "--driver-memory", settings["spark.driver_memory"]]
+    conf.update(
+        {
+            "spark.executor.instances": str(executors),
+            "spark.kubernetes.container.image": image,
+            "spark.kubernetes.namespace": namespace,
+            "spark.kubernetes.executor.podNamePrefix": _pod_prefix(name),
+        }
+    )
+    argv = [
+        spark_submit,
+        "--master",
+        master,
+        "--deploy-mode",
+        "client",
+        "--name",
+        name,
+        "--driver-memory",
+        settings["spark.driver_memory"],
+    ]
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
-    return SubmitCommand(argv + [str(SPARKAPP), str(run_dir)],
-                         {"PYSPARK_DRIVER_PYTHON": shipping.driver_python})
+    return SubmitCommand(
+        argv + [str(SPARKAPP), str(run_dir)], {"PYSPARK_DRIVER_PYTHON": shipping.driver_python}
+    )
 
 
 def _pod_prefix(name):

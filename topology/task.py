@@ -6,6 +6,7 @@ it binds a PULL socket, exchanges endpoints with every other instance through
 marks bound every link, so a slow bolt blocks its upstreams: backpressure), then loops until
 the driver says stop.
 """
+
 import dataclasses
 import json
 import logging
@@ -32,6 +33,7 @@ def make_task_function(spec, driver, options):
 
     def run_partition(_rows):
         from pyspark import BarrierTaskContext
+
         ctx = BarrierTaskContext.get()
         topology = Topology.from_dict(spec)
         task_id = ctx.partitionId()
@@ -40,8 +42,9 @@ def make_task_function(spec, driver, options):
         runner.address = host  # the machine's address (status shows where each instance runs)
         try:
             endpoint = runner.bind(host)
-            gathered = [json.loads(m) for m in ctx.allGather(
-                json.dumps([endpoint, ctx.taskAttemptId()]))]
+            gathered = [
+                json.loads(m) for m in ctx.allGather(json.dumps([endpoint, ctx.taskAttemptId()]))
+            ]
             # the stage attempt: the smallest task attempt id of this attempt's tasks, the
             # same in every task and larger than any earlier attempt's
             runner.attempt = min(g[1] for g in gathered)
@@ -50,8 +53,10 @@ def make_task_function(spec, driver, options):
         finally:
             runner.close()
         if runner.aborted:  # another task of this attempt died: fail now, Spark re-runs it
-            raise RuntimeError(f"task {task_id}: stage attempt {runner.attempt} aborted: "
-                               f"another task's process died")
+            raise RuntimeError(
+                f"task {task_id}: stage attempt {runner.attempt} aborted: "
+                f"another task's process died"
+            )
         if runner.superseded is not None:
             raise RuntimeError(stale_reason(task_id, runner.attempt, runner.superseded))
         return iter(())
@@ -67,9 +72,11 @@ def superseded(mine, current):
 
 
 def stale_reason(task_id, mine, current):
-    return (f"task {task_id}: stage attempt {mine} is not the current attempt {current} "
-            f"(the stage runs again elsewhere, e.g. while this task's machine was cut off): "
-            f"stopping without publishing more")
+    return (
+        f"task {task_id}: stage attempt {mine} is not the current attempt {current} "
+        f"(the stage runs again elsewhere, e.g. while this task's machine was cut off): "
+        f"stopping without publishing more"
+    )
 
 
 class TaskRunner:
@@ -97,8 +104,13 @@ class TaskRunner:
         self.aborted = False  # the driver saw a task of this attempt die (task_watch.py)
         self.superseded = None  # the driver's newer attempt: this task is a stale one
         self.instance.active = False
-        self.ckpt = Participant(self.instance, topology, options.get("checkpoint"),
-                                self._forward_barrier, self._send_ack)
+        self.ckpt = Participant(
+            self.instance,
+            topology,
+            options.get("checkpoint"),
+            self._forward_barrier,
+            self._send_ack,
+        )
         self.ckpt.process = self._execute_item
         self.wanted, self.restore_pin = None, None
         self.address = options.get("host", "")  # set to the executor's own address when known
@@ -113,8 +125,9 @@ class TaskRunner:
     def attempt(self, value):
         """Also the component's context: publisher bolts fence their output with it."""
         self._attempt = value
-        self.instance.context = dataclasses.replace(self.instance.context, attempt=value,
-                                                    generation=self.generation)
+        self.instance.context = dataclasses.replace(
+            self.instance.context, attempt=value, generation=self.generation
+        )
 
     def _socket(self, kind, connect=None, hwm=None):
         sock = self.zctx.socket(kind)
@@ -140,16 +153,18 @@ class TaskRunner:
         """Connect a PUSH socket to every task this instance routes to."""
         targets = {t for routes in self.instance.routes.values() for r in routes for t in r.tasks}
         for task in sorted(targets):
-            self.pushes[task] = self._socket(zmq.PUSH, connect=endpoints[task],
-                                             hwm=self.options["queue_batches"])
+            self.pushes[task] = self._socket(
+                zmq.PUSH, connect=endpoints[task], hwm=self.options["queue_batches"]
+            )
 
     def run(self):
         """Open the component, report ready, loop until stop."""
         self.instance.open()
         self._restore()
         self._send_report("ready")
-        self._beat_thread = threading.Thread(target=self._heartbeat, daemon=True,
-                                             name=f"task {self.task_id} heartbeat")
+        self._beat_thread = threading.Thread(
+            target=self._heartbeat, daemon=True, name=f"task {self.task_id} heartbeat"
+        )
         self._beat_thread.start()
         interval = self.options["metrics_interval_s"]
         next_report = time.monotonic() + interval
@@ -169,8 +184,10 @@ class TaskRunner:
         deadline = time.monotonic() + 60
         while not (self.restore_pin and self.restore_pin[0] == self.attempt):
             if time.monotonic() > deadline:
-                raise RuntimeError(f"task {self.task_id}: no restore point from the driver "
-                                   f"for stage attempt {self.attempt} within 60 s")
+                raise RuntimeError(
+                    f"task {self.task_id}: no restore point from the driver "
+                    f"for stage attempt {self.attempt} within 60 s"
+                )
             self._send_report("restoring")
             self._read_control(200)
         pin = self.restore_pin  # [attempt, checkpoint id or None, a restart?]
@@ -218,8 +235,12 @@ class TaskRunner:
             return
         if lineage is not None and sum(run[2] for run in lineage) != len(rows):
             self.instance.metrics.record_error(
-                len(rows), BadFrameError(f"lineage counts {sum(r[2] for r in lineage)} rows, "
-                                         f"the payload has {len(rows)}"), f"decode from {source}")
+                len(rows),
+                BadFrameError(
+                    f"lineage counts {sum(r[2] for r in lineage)} rows, the payload has {len(rows)}"
+                ),
+                f"decode from {source}",
+            )
             return
         self._send(self.instance.execute(Batch(rows, stream, source, origin, lineage)), origin)
 
@@ -227,8 +248,12 @@ class TaskRunner:
         """Send routed parts; waits (backpressure) while a target's queue is full."""
         metrics = self.instance.metrics
         for task, stream, rows, lineage in routed:
-            parts = (frames.header(stream, self.instance.context.component_id, origin,
-                                   self.task_id, lineage), frames.encode_rows(rows))
+            parts = (
+                frames.header(
+                    stream, self.instance.context.component_id, origin, self.task_id, lineage
+                ),
+                frames.encode_rows(rows),
+            )
             if not self._push(task, parts):
                 return
             metrics.record_send(task, len(rows))
@@ -296,9 +321,16 @@ class TaskRunner:
 
     def _send_report(self, kind):
         data = self.instance.metrics.snapshot()
-        data.update(type=kind, attempt=self.attempt, seq=self.seq, host=HOST,
-                    executor=self.executor,
-                    address=self.address, active=self.instance.active, kind=self.instance.kind)
+        data.update(
+            type=kind,
+            attempt=self.attempt,
+            seq=self.seq,
+            host=HOST,
+            executor=self.executor,
+            address=self.address,
+            active=self.instance.active,
+            kind=self.instance.kind,
+        )
         custom = getattr(self.instance.component, "custom_metrics", None)
         if custom:
             try:
@@ -316,9 +348,15 @@ class TaskRunner:
         heard (the driver's topology.task_silence_s)."""
         sock = self._socket(zmq.PUSH, connect=self.reports_endpoint)
         ctx = self.instance.context
-        beat = frames.pack_message({"type": "heartbeat", "task": self.task_id,
-                                    "attempt": self.attempt, "component": ctx.component_id,
-                                    "index": ctx.index})
+        beat = frames.pack_message(
+            {
+                "type": "heartbeat",
+                "task": self.task_id,
+                "attempt": self.attempt,
+                "component": ctx.component_id,
+                "index": ctx.index,
+            }
+        )
         try:
             while not self._beating.wait(self.options["metrics_interval_s"]):
                 try:

@@ -16,6 +16,7 @@ after ``spark.worker.timeout`` (60 s by default); with spare executors
 (topology.spare_workers) the stage then runs again on the others at once. Should the silent
 task come back, its stage attempt is stale and its output fenced (publishers/fencing.py).
 """
+
 import socket
 import time
 
@@ -83,12 +84,21 @@ class TaskWatch:
             return silent
         for task, report in sorted(reports.items()):
             pid = report.get("pid")
-            if (report.get("attempt") != attempt or report.get("host") != self.host
-                    or not pid or report.get("type") == "stopped"):
+            if (
+                report.get("attempt") != attempt
+                or report.get("host") != self.host
+                or not pid
+                or report.get("type") == "stopped"
+            ):
                 continue
             if not alive(pid):
-                self.failure = {"attempt": attempt, "task": task, "pid": pid,
-                                "component": report.get("component"), "time": time.time()}
+                self.failure = {
+                    "attempt": attempt,
+                    "task": task,
+                    "pid": pid,
+                    "component": report.get("component"),
+                    "time": time.time(),
+                }
                 return self.failure
         return None
 
@@ -98,18 +108,31 @@ class TaskWatch:
             return None
         for task, report in sorted(reports.items()):
             last = self.heard.get(task)
-            if (report.get("attempt") != attempt or last is None
-                    or report.get("type") not in ("ready", "metrics")
-                    or now - last < self.silent_s):
+            if (
+                report.get("attempt") != attempt
+                or last is None
+                or report.get("type") not in ("ready", "metrics")
+                or now - last < self.silent_s
+            ):
                 continue
-            self.failure = {"attempt": attempt, "task": task, "pid": report.get("pid"),
-                            "component": report.get("component"), "time": time.time(),
-                            "silent_s": round(now - last, 1),
-                            "address": report.get("address") or report.get("host"),
-                            "executors": sorted({r.get("executor") for r in reports.values()
-                                                 if r.get("executor") is not None
-                                                 and r.get("address") == report.get("address")
-                                                 and r.get("attempt") == attempt})}
+            self.failure = {
+                "attempt": attempt,
+                "task": task,
+                "pid": report.get("pid"),
+                "component": report.get("component"),
+                "time": time.time(),
+                "silent_s": round(now - last, 1),
+                "address": report.get("address") or report.get("host"),
+                "executors": sorted(
+                    {
+                        r.get("executor")
+                        for r in reports.values()
+                        if r.get("executor") is not None
+                        and r.get("address") == report.get("address")
+                        and r.get("attempt") == attempt
+                    }
+                ),
+            }
             return self.failure
         return None
 
@@ -118,8 +141,12 @@ class TaskWatch:
         if f is None:
             return None
         if "silent_s" in f:
-            return (f"task {f['task']} ({f.get('component') or '?'} on {f['address']}) not "
-                    f"heard from for {f['silent_s']} s (its machine died or is cut off); "
-                    f"restarting the stage (attempt {attempt})")
-        return (f"task {f['task']} ({f.get('component') or '?'}, pid {f['pid']}) died; "
-                f"restarting the stage (attempt {attempt})")
+            return (
+                f"task {f['task']} ({f.get('component') or '?'} on {f['address']}) not "
+                f"heard from for {f['silent_s']} s (its machine died or is cut off); "
+                f"restarting the stage (attempt {attempt})"
+            )
+        return (
+            f"task {f['task']} ({f.get('component') or '?'}, pid {f['pid']}) died; "
+            f"restarting the stage (attempt {attempt})"
+        )

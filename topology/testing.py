@@ -11,6 +11,7 @@
 - ``BrokenSpout``: raises ``RuntimeError(config["message"])`` in open() (failure tests).
 - ``SlowBolt``: sleeps ``config["sleep_ms"]`` per batch (backpressure tests).
 """
+
 import json
 import os
 import time
@@ -25,14 +26,14 @@ class ListSpout(Spout):
     def open(self, context, collector):
         super().open(context, collector)
         rows = [tuple(r) for r in self.config.get("rows", [])]
-        self.rows = rows[context.index::context.parallelism]
+        self.rows = rows[context.index :: context.parallelism]
         self.size = int(self.config.get("batch_size", 100))
         self.pos = 0
 
     def next_batch(self):
         if self.pos >= len(self.rows):
             return None
-        batch = self.rows[self.pos:self.pos + self.size]
+        batch = self.rows[self.pos : self.pos + self.size]
         self.pos += self.size
         return batch
 

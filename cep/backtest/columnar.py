@@ -6,6 +6,7 @@ table and sorts it by (key, timestamp, input index, row number) on the key's dic
 numpy (sort_order; faster than Spark's sortWithinPartitions). `view(i)` gives input i's events
 as the keyed kernels take them (cep/engine/columnar/keyed): timestamps, key run starts, and
 attribute name -> numpy column, or None when a column has nulls (the engine runs then)."""
+
 from collections.abc import Mapping
 
 import numpy as np
@@ -112,8 +113,9 @@ def _check_strings(table, inputs):
                 column.validate(full=True)
             except pa.ArrowInvalid as exc:
                 i, j = (int(x) for x in name[1:].split("_"))
-                raise ValueError(f"attribute {j + 1} of input {inputs[i][0]} is not valid "
-                                 f"UTF-8: {exc}") from None
+                raise ValueError(
+                    f"attribute {j + 1} of input {inputs[i][0]} is not valid UTF-8: {exc}"
+                ) from None
 
 
 def sort_order(codes, ts, seq, streams=None):
@@ -122,7 +124,7 @@ def sort_order(codes, ts, seq, streams=None):
     faster than np.lexsort); else lexsort with the tie-breaks."""
     if len(ts):
         lo, span = int(ts.min()), int(ts.max()) - int(ts.min()) + 1
-        if span * (int(codes.max()) + 2) < 2 ** 62:
+        if span * (int(codes.max()) + 2) < 2**62:
             packed = (codes + 1).astype(np.int64) * span + (ts - lo)
             order = np.argsort(packed)
             packed = packed[order]

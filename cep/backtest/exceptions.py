@@ -1,4 +1,5 @@
 """The errors of `cep backtest`: each says what is wrong, where (file, column) and why."""
+
 from cep.errors import CepError
 
 

@@ -5,6 +5,7 @@ through pyarrow, without reading the data; JSON lines and CSV are read with pyar
 the stream's column types) and staged as Parquet for Spark. Every problem is an InputError
 naming the file and the column: a missing column, a type the attribute cannot hold, an int
 beyond 32 bits for an `int`, nulls (in the timestamp always; in attributes unless allowed)."""
+
 import os
 from dataclasses import dataclass
 
@@ -15,12 +16,24 @@ import pyarrow.dataset as ds
 from cep.backtest.exceptions import InputError, SpecError
 from cep.model.types import AttrType
 
-FORMATS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".json": "jsonl",
-           ".ndjson": "jsonl", ".csv": "csv"}
-ARROW_TYPES = {AttrType.STRING: pa.string(), AttrType.INT: pa.int32(), AttrType.LONG: pa.int64(),
-               AttrType.FLOAT: pa.float32(), AttrType.DOUBLE: pa.float64(),
-               AttrType.BOOL: pa.bool_(), AttrType.OBJECT: pa.string()}
-INT32 = (-2**31, 2**31 - 1)
+FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+}
+ARROW_TYPES = {
+    AttrType.STRING: pa.string(),
+    AttrType.INT: pa.int32(),
+    AttrType.LONG: pa.int64(),
+    AttrType.FLOAT: pa.float32(),
+    AttrType.DOUBLE: pa.float64(),
+    AttrType.BOOL: pa.bool_(),
+    AttrType.OBJECT: pa.string(),
+}
+INT32 = (-(2**31), 2**31 - 1)
 
 
 @dataclass
@@ -33,6 +46,7 @@ class InputSpec:
 @dataclass
 class CheckedInput:
     """A dataset fit for its stream: `parquet` is what Spark reads (the file, or its staging)."""
+
     stream: str
     path: str
     parquet: str
@@ -51,8 +65,10 @@ def parse_spec(text):
         return InputSpec(stream, path, "parquet")
     fmt = FORMATS.get(os.path.splitext(path)[1].lower())
     if fmt is None:
-        raise SpecError(f"--input {text!r}: unknown format of {path} (use .parquet, .jsonl or "
-                        ".csv, or a directory of Parquet files)")
+        raise SpecError(
+            f"--input {text!r}: unknown format of {path} (use .parquet, .jsonl or "
+            ".csv, or a directory of Parquet files)"
+        )
     return InputSpec(stream, path, fmt)
 
 
@@ -66,12 +82,20 @@ def check_input(spec, definition, ts_column, staging_dir, allow_nulls=False):
         table = _read_text(spec, definition, ts_column)
         parquet = os.path.join(staging_dir, f"{spec.stream}.parquet")
         import pyarrow.parquet as pq
+
         pq.write_table(table, parquet)
         dataset = ds.dataset(parquet, format="parquet")
     _check_schema(spec, dataset.schema, definition, ts_column)
     ts_range = _check_values(spec, dataset, definition, ts_column, allow_nulls)
-    return CheckedInput(spec.stream, spec.path, parquet, definition.attributes, ts_column,
-                        dataset.count_rows(), ts_range)
+    return CheckedInput(
+        spec.stream,
+        spec.path,
+        parquet,
+        definition.attributes,
+        ts_column,
+        dataset.count_rows(),
+        ts_range,
+    )
 
 
 def _open_parquet(path):
@@ -87,21 +111,31 @@ def _read_text(spec, definition, ts_column):
     try:
         if spec.fmt == "csv":
             import pyarrow.csv as pcsv
-            return pcsv.read_csv(spec.path, convert_options=pcsv.ConvertOptions(
-                column_types=types, strings_can_be_null=False))
+
+            return pcsv.read_csv(
+                spec.path,
+                convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False),
+            )
         import pyarrow.json as pjson
+
         present = _json_columns(spec.path)
         schema = pa.schema([(n, t) for n, t in types.items() if n in present])
-        return pjson.read_json(spec.path, parse_options=pjson.ParseOptions(
-            explicit_schema=schema, unexpected_field_behavior="ignore"))
+        return pjson.read_json(
+            spec.path,
+            parse_options=pjson.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior="ignore"
+            ),
+        )
     except pa.ArrowInvalid as exc:
-        raise InputError(f"{spec.path}: {_csv_column(spec, _short(exc))} (input of "
-                         f"{spec.stream})") from None
+        raise InputError(
+            f"{spec.path}: {_csv_column(spec, _short(exc))} (input of {spec.stream})"
+        ) from None
 
 
 def _csv_column(spec, message):
     """Arrow says `CSV column #2`: say the column's name from the header line too."""
     import re
+
     found = re.search(r"CSV column #(\d+)", message)
     if spec.fmt != "csv" or not found:
         return message
@@ -116,6 +150,7 @@ def _csv_column(spec, message):
 
 def _json_columns(path):
     import json
+
     with open(path, encoding="utf-8") as f:
         for line in f:
             if line.strip():
@@ -135,16 +170,21 @@ def _check_schema(spec, schema, definition, ts_column):
             f"{spec.path}: column{'s' if len(missing) > 1 else ''} "
             f"{', '.join(repr(m) for m in missing)} missing: stream {spec.stream} needs "
             f"{ts_column!r} and {', '.join(a.name for a in definition.attributes)}; the file "
-            f"has {', '.join(schema.names) or 'no columns'}")
+            f"has {', '.join(schema.names) or 'no columns'}"
+        )
     ts_type = schema.field(ts_column).type
     if not (pa.types.is_integer(ts_type) or pa.types.is_timestamp(ts_type)):
-        raise InputError(f"{spec.path}: column {ts_column!r} (the timestamp) has type {ts_type}; "
-                         "it must be an integer (epoch ms) or a timestamp")
+        raise InputError(
+            f"{spec.path}: column {ts_column!r} (the timestamp) has type {ts_type}; "
+            "it must be an integer (epoch ms) or a timestamp"
+        )
     for attr in definition.attributes:
         have = schema.field(attr.name).type
         if not _fits(have, attr.type):
-            raise InputError(f"{spec.path}: column {attr.name!r} has type {have}, but stream "
-                             f"{spec.stream} declares {attr.name} {attr.type}")
+            raise InputError(
+                f"{spec.path}: column {attr.name!r} has type {have}, but stream "
+                f"{spec.stream} declares {attr.name} {attr.type}"
+            )
 
 
 def _fits(arrow_type, attr_type):
@@ -174,14 +214,18 @@ def _check_values(spec, dataset, definition, ts_column, allow_nulls):
         nulls, low, high = _column_facts(dataset, name, needs_range)
         if nulls and (name == ts_column or not allow_nulls):
             what = "the timestamp" if name == ts_column else f"attribute {name}"
-            raise InputError(f"{spec.path}: column {name!r} ({what} of {spec.stream}) has "
-                             f"{nulls} null value{'s' if nulls > 1 else ''}")
+            raise InputError(
+                f"{spec.path}: column {name!r} ({what} of {spec.stream}) has "
+                f"{nulls} null value{'s' if nulls > 1 else ''}"
+            )
         if needs_range and low is not None and (low < INT32[0] or high > INT32[1]):
             if name == ts_column:
                 ts_range = (low, high)
                 continue
-            raise InputError(f"{spec.path}: column {name!r} holds {low if low < INT32[0] else high}"
-                             f", beyond the 32-bit range of {spec.stream}'s int {name}")
+            raise InputError(
+                f"{spec.path}: column {name!r} holds {low if low < INT32[0] else high}"
+                f", beyond the 32-bit range of {spec.stream}'s int {name}"
+            )
         if name == ts_column and low is not None:
             ts_range = (low, high)
     return ts_range
@@ -197,12 +241,18 @@ def _column_facts(dataset, name, needs_range):
         nulls = sum(f[0] for f in facts)
         ranged = [f for f in facts if f[1] is not None]
         if not needs_range or len(ranged) == len(facts):
-            return (nulls, min((f[1] for f in ranged), default=None),
-                    max((f[2] for f in ranged), default=None))
+            return (
+                nulls,
+                min((f[1] for f in ranged), default=None),
+                max((f[2] for f in ranged), default=None),
+            )
     column = dataset.to_table(columns=[name]).column(0)
     bounds = pc.min_max(column) if needs_range else None
-    return (column.null_count, bounds["min"].as_py() if bounds else None,
-            bounds["max"].as_py() if bounds else None)
+    return (
+        column.null_count,
+        bounds["min"].as_py() if bounds else None,
+        bounds["max"].as_py() if bounds else None,
+    )
 
 
 def _stats_facts(fragment, name, needs_range):

@@ -8,6 +8,7 @@ engine then runs the plan without the kernel-run queries, fed only the streams t
 each key's events back to back on a playback clock of its own (as task.py did for all). The
 stats row of events in carries the task's seconds per phase (gather = waiting for the shuffle's
 batches, sort, kernels, engine, write) for the benchmark's breakdown."""
+
 import time
 
 import numpy as np
@@ -32,6 +33,7 @@ def run_keyed(spec, batches, partition_id):
     import cep
     from cep.backtest.rewrite import split_partitions
     from cep.backtest.task_io import stats_batch
+
     phases = Phases()
     got = [b for b in batches if b.num_rows]
     phases.lap("gather")
@@ -52,6 +54,7 @@ def _run_kernels(spec, plan, part, partition_id, phases):
     from cep.backtest.outputs import ColumnWriter
     from cep.backtest.rewrite import kernel_queries
     from cep.model.definitions import Attribute, StreamDefinition
+
     if not spec.kernels:
         return [], []
     definitions = {s.id: s for s in plan.streams}
@@ -71,9 +74,15 @@ def _run_kernels(spec, plan, part, partition_id, phases):
             continue
         out_ts, out_cols, _ = result
         attrs = tuple(Attribute(n, t) for n, t in kernel.output_attributes)
-        writer = ColumnWriter(spec.tmp_dir, kernel.output_stream,
-                              StreamDefinition(kernel.output_stream, attrs), spec.fmt,
-                              partition_id, spec.bucket_ms, suffix=f"-k{j}")
+        writer = ColumnWriter(
+            spec.tmp_dir,
+            kernel.output_stream,
+            StreamDefinition(kernel.output_stream, attrs),
+            spec.fmt,
+            partition_id,
+            spec.bucket_ms,
+            suffix=f"-k{j}",
+        )
         writer.write_columns(np.asarray(out_ts, np.int64), out_cols)
         writer.close()
         phases.lap("write")
@@ -87,14 +96,27 @@ def _run_engine(spec, plan, taken, part, partition_id, phases):
     import cep
     from cep.backtest.outputs import OutputWriter
     from cep.backtest.rewrite import without_queries
+
     rest, read = without_queries(plan, taken)
     indices = [i for i, (sid, _) in enumerate(spec.inputs) if sid in read]
     if rest is None or not indices:
         return []
     rt = cep.ExecutionPlanRuntime(rest, playback=True)
-    writers = [(sid, OutputWriter(spec.tmp_dir, sid, rt.junctions[sid].definition, spec.fmt,
-                                  partition_id, spec.bucket_ms))
-               for sid in spec.outputs if sid in rt.junctions]
+    writers = [
+        (
+            sid,
+            OutputWriter(
+                spec.tmp_dir,
+                sid,
+                rt.junctions[sid].definition,
+                spec.fmt,
+                partition_id,
+                spec.bucket_ms,
+            ),
+        )
+        for sid in spec.outputs
+        if sid in rt.junctions
+    ]
     try:
         for sid, w in writers:
             rt.add_callback(sid, w.add)
@@ -115,14 +137,14 @@ def _feed_runs(spec, rt, handlers, table, codes, streams):
     keys fire (advance to the end) and the playback clock starts again, so a key's time
     windows and `within` see only its own timestamps, as in the timestamp-merged run."""
     from cep.backtest.task_io import send_rows
+
     ts = table.column("__ts").to_pylist()
     columns = {}
     for i in handlers:
         width = spec.inputs[i][1]
         columns[i] = [table.column(f"c{i}_{j}").to_pylist() for j in range(width)]
     starts = run_starts(codes).tolist()
-    cuts = (np.flatnonzero(streams[1:] != streams[:-1]) + 1).tolist() if streams is not None \
-        else []
+    cuts = (np.flatnonzero(streams[1:] != streams[:-1]) + 1).tolist() if streams is not None else []
     for a, b in zip(starts, starts[1:]):
         if a:
             rt.advance_time(spec.end_ts)

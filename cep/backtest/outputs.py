@@ -5,6 +5,7 @@ events; Parquet or CSV through pyarrow, JSON lines) and `part-<partition>-k<i>.<
 a ColumnWriter (a keyed kernel's numpy columns, written without rows); the driver renames the temporary directory (a sibling of the
 output directory, so the rename is atomic) only when the whole job succeeded, and removes it
 otherwise: a failed backtest leaves nothing in the output directory."""
+
 import json
 import math
 import os
@@ -20,6 +21,7 @@ from cep.model.types import AttrType
 
 try:  # JSON lines in one C call per chunk (json.dumps per row is the slow part of a jsonl job)
     import msgspec
+
     _ENCODE_LINES = msgspec.json.Encoder().encode_lines
 except ImportError:
     msgspec = None
@@ -91,9 +93,11 @@ class OutputWriter:
     def _open(self):
         if self.fmt == "parquet":
             import pyarrow.parquet as pq
+
             strings = [f.name for f in self.schema if pa.types.is_string(f.type)]
             return pq.ParquetWriter(self.path, self.schema, use_dictionary=strings)
         import pyarrow.csv as pcsv
+
         return pcsv.CSVWriter(self.path, self.schema)
 
     def _write_jsonl(self, ts, pairs):
@@ -107,8 +111,7 @@ class OutputWriter:
             if b"null" not in text or not _nonfinite(pairs):
                 self.file.write(text.decode())
                 return
-        self.file.writelines(json.dumps({k: _plain1(v) for k, v in r.items()}) + "\n"
-                             for r in rows)
+        self.file.writelines(json.dumps({k: _plain1(v) for k, v in r.items()}) + "\n" for r in rows)
 
     def _count(self, ts):
         self.count += len(ts)
@@ -132,8 +135,9 @@ class ColumnWriter(OutputWriter):
         arrays = [pa.array(ts, pa.int64())] + [_column(columns[a.name], a.type) for a in self.attrs]
         table = pa.Table.from_arrays(arrays, schema=self.schema)
         if self.fmt == "jsonl":
-            self._write_jsonl(arrays[0], [(None, r) for r in zip(*(a.to_pylist()
-                                                                    for a in arrays[1:]))])
+            self._write_jsonl(
+                arrays[0], [(None, r) for r in zip(*(a.to_pylist() for a in arrays[1:]))]
+            )
             return
         if self.writer is None:
             self.writer = self._open()

@@ -5,6 +5,7 @@ from the inputs, each input stream has at most one key attribute, and every quer
 partition is stateless (a filter/projection: no window, join, pattern, aggregation, table or
 rate limit). Otherwise the whole plan runs in one task and `reason` names the query that
 forces it (a `Plan` may still have several partitions keyed on the same attributes)."""
+
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from cep.model.queries import Partition, Query, RangePartitionKey
 @dataclass
 class ExecutionMode:
     """`keys`: input stream id -> key attribute (keyed mode); `reason` when single-task."""
+
     keyed: bool
     keys: dict = field(default_factory=dict)
     reason: str = ""
@@ -26,8 +28,9 @@ def plan_mode(plan, input_streams):
     """The ExecutionMode of `plan` fed by `input_streams` (ids)."""
     tables = {t.id for t in plan.tables}
     if plan.triggers:
-        return ExecutionMode(False, reason=f"trigger '{plan.triggers[0].id}' fires on the "
-                                           "whole plan's clock")
+        return ExecutionMode(
+            False, reason=f"trigger '{plan.triggers[0].id}' fires on the whole plan's clock"
+        )
     keys = {}
     for index, element in enumerate(plan.elements):
         if isinstance(element, Partition):
@@ -53,18 +56,21 @@ def _partition_problem(partition, index, input_streams, tables, keys):
         if not isinstance(key.expression, Variable):
             return f"partition {index + 1} keys {key.stream_id} by an expression, not an attribute"
         if key.stream_id not in input_streams:
-            return (f"partition {index + 1} is keyed on stream {key.stream_id}, which no input "
-                    "feeds (it is derived inside the plan)")
+            return (
+                f"partition {index + 1} is keyed on stream {key.stream_id}, which no input "
+                "feeds (it is derived inside the plan)"
+            )
         attr = key.expression.name
         if keys.setdefault(key.stream_id, attr) != attr:
-            return (f"stream {key.stream_id} is partitioned by both {keys[key.stream_id]} and "
-                    f"{attr}")
+            return f"stream {key.stream_id} is partitioned by both {keys[key.stream_id]} and {attr}"
     keyed = {k.stream_id for k in partition.keys}
     for q in partition.queries:
         for sid, inner in _read_streams(q.input):
             if not inner and sid not in keyed and _stateful(q, tables):
-                return (f"{query_label(q, index)} inside partition {index + 1} reads "
-                        f"{sid}, which the partition does not key")
+                return (
+                    f"{query_label(q, index)} inside partition {index + 1} reads "
+                    f"{sid}, which the partition does not key"
+                )
         if _uses_table(q, tables):
             return f"{query_label(q, index)} uses a table (shared by every key)"
     return None
@@ -84,8 +90,10 @@ def _stateful(query, tables):
         return True
     if query.rate is not None or query.selector.group_by or _uses_table(query, tables):
         return True
-    return any(isinstance(n, FunctionCall) and not n.namespace and is_aggregator(n.name)
-               for n in _walk(query.selector))
+    return any(
+        isinstance(n, FunctionCall) and not n.namespace and is_aggregator(n.name)
+        for n in _walk(query.selector)
+    )
 
 
 def _uses_table(query, tables):

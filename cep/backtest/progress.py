@@ -2,6 +2,7 @@
 
 Events are estimated from the completed tasks of the job's stages (tasks finish one key
 range each, and there are several per executor), polled from Spark's status tracker."""
+
 import sys
 import threading
 import time
@@ -51,7 +52,9 @@ class Progress:
         rate = events / elapsed if elapsed > 0 else 0.0
         eta = (self.total - events) / rate if rate > 0 else float("nan")
         bar = "#" * int(30 * fraction)
-        self.out.write(f"\r[{bar:<30}] {events:,}/{self.total:,} events  {rate:,.0f} ev/s  "
-                       f"ETA {eta:.0f} s   " if eta == eta else
-                       f"\r[{bar:<30}] {events:,}/{self.total:,} events  ETA ?   ")
+        self.out.write(
+            f"\r[{bar:<30}] {events:,}/{self.total:,} events  {rate:,.0f} ev/s  ETA {eta:.0f} s   "
+            if eta == eta
+            else f"\r[{bar:<30}] {events:,}/{self.total:,} events  ETA ?   "
+        )
         self.out.flush()

@@ -10,6 +10,7 @@ whole query chain per key. Anything else is left as written.
 `kernel_queries` finds the queries a keyed numpy kernel runs over the whole task at once, and
 `without_queries` the plan the engine still runs (the task then feeds it only the streams it
 reads)."""
+
 import dataclasses
 
 from cep.backtest.planner import _read_streams
@@ -55,8 +56,12 @@ def kernel_queries(plan, input_streams, exported):
     found = []
     for query, keys in _queries_with_keys(plan):
         out = query.output
-        if (not isinstance(out, InsertInto) or out.inner or out.target not in exported
-                or out.target in read):
+        if (
+            not isinstance(out, InsertInto)
+            or out.inner
+            or out.target not in exported
+            or out.target in read
+        ):
             continue
         kernel = keyed_kernel(query, definitions, keys)
         if kernel is not None and kernel.input_stream in input_streams:
@@ -91,8 +96,11 @@ def _queries_with_keys(plan):
     """(query, {stream id: partition key attribute}) of every query ({} outside partitions)."""
     for element in plan.elements:
         if isinstance(element, Partition):
-            keys = {k.stream_id: k.expression.name for k in element.keys
-                    if isinstance(getattr(k, "expression", None), Variable)}
+            keys = {
+                k.stream_id: k.expression.name
+                for k in element.keys
+                if isinstance(getattr(k, "expression", None), Variable)
+            }
             for q in element.queries:
                 yield q, keys
         elif isinstance(element, Query):

@@ -4,6 +4,7 @@
 conf/spark.yaml) and asks it for N one-core executors; `spark://host:port` names another
 cluster; no master means `local[N]` in this process's JVM (N = --executors, default the
 number of CPUs). The application is named `backtest:<Plan>[<tenant>]`."""
+
 import os
 import sys
 
@@ -17,6 +18,7 @@ def app_name(plan_name, tenant):
 def spark_session(name, master=None, executors=None, settings=None):
     """A new SparkSession for one backtest (stop it when done)."""
     from pyspark.sql import SparkSession
+
     executors = int(executors or os.cpu_count() or 1)
     code = _code_conf(master, settings)
     # pyspark takes the Python workers' interpreter from the environment, not the conf
@@ -40,20 +42,30 @@ def _cluster_url(master, settings):
         return master
     from topology.cluster import ensure_cluster
     from topology.spark_settings import load_spark_settings
+
     return ensure_cluster(settings or load_spark_settings()).master_url
 
 
 def _cluster_conf(executors, loopback):
     """Executors of one core each; on the embedded cluster everything binds to loopback, on
     another cluster the driver and executors bind their own addresses."""
-    conf = {"spark.executor.cores": "1", "spark.cores.max": str(executors),
-            "spark.executor.instances": str(executors), "spark.executor.memory": "2g",
-            "spark.scheduler.minRegisteredResourcesRatio": "1.0",
-            "spark.scheduler.maxRegisteredResourcesWaitingTime": "30s",
-            "spark.task.maxFailures": "2"}
+    conf = {
+        "spark.executor.cores": "1",
+        "spark.cores.max": str(executors),
+        "spark.executor.instances": str(executors),
+        "spark.executor.memory": "2g",
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime": "30s",
+        "spark.task.maxFailures": "2",
+    }
     if loopback:
-        conf.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
-                     "spark.executorEnv.SPARK_LOCAL_IP": "127.0.0.1"})
+        conf.update(
+            {
+                "spark.driver.host": "127.0.0.1",
+                "spark.driver.bindAddress": "127.0.0.1",
+                "spark.executorEnv.SPARK_LOCAL_IP": "127.0.0.1",
+            }
+        )
     return conf
 
 
@@ -64,11 +76,15 @@ def _code_conf(master, settings):
     topology/shipping.py does for topologies (`topology.code`, `topology.executor_python`)."""
     if _on_this_machine(master):
         python = sys.executable
-        return {"spark.pyspark.python": python, "spark.pyspark.driver.python": python,
-                "spark.executorEnv.PYTHONPATH": PROJECT_ROOT}
+        return {
+            "spark.pyspark.python": python,
+            "spark.pyspark.driver.python": python,
+            "spark.executorEnv.PYTHONPATH": PROJECT_ROOT,
+        }
     from topology.packaging import EXECUTOR_DISTRIBUTIONS, env_archive
     from topology.shipping import ENV_ALIAS, resolve
     from topology.spark_settings import load_spark_settings, state_dir
+
     settings = (settings or load_spark_settings()).with_overrides({"spark.master": master})
     conf = resolve(settings).spark_conf()
     if "spark.archives" in conf:
@@ -85,6 +101,10 @@ def _on_this_machine(master):
 
 
 def _common_conf():
-    return {"spark.ui.showConsoleProgress": "false", "spark.ui.enabled": "false",
-            "spark.sql.execution.arrow.maxRecordsPerBatch": "20000",
-            "spark.sql.shuffle.partitions": "8", "spark.python.worker.reuse": "true"}
+    return {
+        "spark.ui.showConsoleProgress": "false",
+        "spark.ui.enabled": "false",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "20000",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.python.worker.reuse": "true",
+    }

@@ -1,4 +1,5 @@
 """The backtest summary: events in, out per stream, time span, run time, output counts over time."""
+
 import json
 from dataclasses import asdict, dataclass, field
 
@@ -33,12 +34,14 @@ class Summary:
         return d
 
     def text(self):
-        lines = [f"backtest:{self.plan}[{self.tenant}] {self.mode}"
-                 + (f" ({self.reason})" if self.reason else ""),
-                 f"events in: {self.events_in:,} from {self.first_ts} to {self.last_ts} "
-                 f"(span {_span(self.first_ts, self.last_ts)})",
-                 f"run time: {self.run_seconds:.2f} s ({self.rate:,.0f} events/s, "
-                 f"{self.tasks} tasks, {self.executors} executors, {self.spark_master})"]
+        lines = [
+            f"backtest:{self.plan}[{self.tenant}] {self.mode}"
+            + (f" ({self.reason})" if self.reason else ""),
+            f"events in: {self.events_in:,} from {self.first_ts} to {self.last_ts} "
+            f"(span {_span(self.first_ts, self.last_ts)})",
+            f"run time: {self.run_seconds:.2f} s ({self.rate:,.0f} events/s, "
+            f"{self.tasks} tasks, {self.executors} executors, {self.spark_master})",
+        ]
         lines += [f"out {sid}: {n:,}" for sid, n in sorted(self.events_out.items())]
         lines.append(f"output: {self.output} ({self.format})")
         return "\n".join(lines)
@@ -54,16 +57,18 @@ def merge_stats(summary, stat_rows):
             for phase, sec in json.loads(hist or "{}").items():
                 summary.task_seconds[phase] = round(summary.task_seconds.get(phase, 0) + sec, 3)
             if first is not None:
-                summary.first_ts = first if summary.first_ts is None else min(summary.first_ts,
-                                                                              first)
+                summary.first_ts = (
+                    first if summary.first_ts is None else min(summary.first_ts, first)
+                )
                 summary.last_ts = last if summary.last_ts is None else max(summary.last_ts, last)
             continue
         summary.events_out[stream] = summary.events_out.get(stream, 0) + count
         per = buckets.setdefault(stream, {})
         for k, n in json.loads(hist or "{}").items():
             per[int(k)] = per.get(int(k), 0) + n
-    summary.out_over_time = {s: [[k * summary.bucket_ms, n] for k, n in sorted(b.items())]
-                             for s, b in buckets.items()}
+    summary.out_over_time = {
+        s: [[k * summary.bucket_ms, n] for k, n in sorted(b.items())] for s, b in buckets.items()
+    }
     return summary
 
 

@@ -9,6 +9,7 @@ runs of one stream go to its InputHandler with one `send_batch`; every exported 
 events go through an OutputWriter into `<tmp>/<Stream>/part-<partition>.<ext>`. A task yields
 one small batch of counts (events in, out per stream, first and last timestamps; the events-in
 row's `buckets` holds the task's seconds per phase)."""
+
 from dataclasses import dataclass
 
 import pyarrow.compute as pc
@@ -17,10 +18,10 @@ import pyarrow.compute as pc
 from cep.backtest.task_io import STAT_DDL, STAT_SCHEMA, send_rows, stats_batch  # noqa: F401
 
 
-
 @dataclass(frozen=True)
 class TaskSpec:
     """Everything a task needs, pickled into the closure (no driver objects)."""
+
     plan_text: str
     inputs: tuple  # (stream id, number of attributes) per input index
     outputs: tuple  # exported stream ids
@@ -38,14 +39,20 @@ def run_partition(spec, batches, partition_id):
     over `batches` (Arrow, sorted)."""
     if spec.keyed:
         from cep.backtest.keyed_task import run_keyed
+
         yield from run_keyed(spec, batches, partition_id)
         return
     import cep
     from cep.backtest.outputs import OutputWriter
+
     plan = cep.compile(spec.plan_text)
     rt = cep.ExecutionPlanRuntime(plan, playback=True)
-    writers = {sid: OutputWriter(spec.tmp_dir, sid, rt.junctions[sid].definition, spec.fmt,
-                                 partition_id, spec.bucket_ms) for sid in spec.outputs}
+    writers = {
+        sid: OutputWriter(
+            spec.tmp_dir, sid, rt.junctions[sid].definition, spec.fmt, partition_id, spec.bucket_ms
+        )
+        for sid in spec.outputs
+    }
     try:
         for sid, w in writers.items():
             rt.add_callback(sid, w.add)
@@ -57,7 +64,9 @@ def run_partition(spec, batches, partition_id):
             _feed(batch, spec, handlers)
             bounds = pc.min_max(batch.column("__ts"))
             count += batch.num_rows
-            first = min(bounds["min"].as_py(), first if first is not None else bounds["min"].as_py())
+            first = min(
+                bounds["min"].as_py(), first if first is not None else bounds["min"].as_py()
+            )
             last = max(bounds["max"].as_py(), last if last is not None else bounds["max"].as_py())
         if count:
             rt.advance_time(spec.end_ts)

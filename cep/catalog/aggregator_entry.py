@@ -1,6 +1,7 @@
 """What an aggregator entry is (built-in, extension or plug-in), and the globals its code
 snippets call: a module of its own so that the extension aggregators (cep.catalog.ext) and
 the plug-ins build entries without importing the built-in table that looks them up."""
+
 import math
 from collections import deque
 from dataclasses import dataclass

@@ -1,6 +1,7 @@
 """`kf:kalmanFilter`, Siddhi 3.2's Kalman-filter function extension: its catalog entry (type
 rule, arity 1, 2 or 4, exact argument types as the Java original checks them). Each call site
 of a query gets its own filter state, as each Java executor instance has."""
+
 from cep.catalog.functions import FunctionEntry
 from cep.catalog.rules import DOUBLE, LONG, fail
 from cep.engine.ext.kalman import KalmanFilter
@@ -15,8 +16,12 @@ def _rule(types, call):
     for i, t in enumerate(types):
         want = LONG if i == 3 else DOUBLE
         if t is not want:
-            fail(call, f"kf:kalmanFilter(): the {_ORDINAL[i]} argument must be of type "
-                       f"{want.value}, not {t.value}", i)
+            fail(
+                call,
+                f"kf:kalmanFilter(): the {_ORDINAL[i]} argument must be of type "
+                f"{want.value}, not {t.value}",
+                i,
+            )
     return DOUBLE
 
 
@@ -34,6 +39,13 @@ def _emit(sources, types, args):
     return f"{name}({', '.join(sources)})", {name: instance}
 
 
-KALMAN_FILTER = FunctionEntry("kalmanFilter", 1, 4, _rule, _emit,
-                              "kf:kalmanFilter(value[, noise.sd]) or (value, rate, noise.sd, "
-                              "timestamp): Kalman-filter estimate", pure=False)
+KALMAN_FILTER = FunctionEntry(
+    "kalmanFilter",
+    1,
+    4,
+    _rule,
+    _emit,
+    "kf:kalmanFilter(value[, noise.sd]) or (value, rate, noise.sd, "
+    "timestamp): Kalman-filter estimate",
+    pure=False,
+)

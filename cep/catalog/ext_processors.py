@@ -6,6 +6,7 @@ the catalog imports no engine code). The class gives `signature(args, types, cal
 the parameters (positioned errors) and returns the attributes it appends to each event, which
 the compiler adds to the query's scope and the engine to its rows. Plug-ins
 (cep.catalog.plugins) add entries to the same tables."""
+
 import importlib
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
@@ -39,36 +40,77 @@ def _sp(namespace, name, impl, doc):
 
 
 STREAM_PROCESSORS: Dict[Tuple[str, str], StreamProcessorEntry] = {
-    (e.namespace, e.name): e for e in (
-        _sp("reorder", "kslack", "reorder:KSlack",
+    (e.namespace, e.name): e
+    for e in (
+        _sp(
+            "reorder",
+            "kslack",
+            "reorder:KSlack",
             "reorder:kslack(timestamp long[, timeout long[, max.k long[, discard.late bool]]]): "
-            "K-slack reordering of an out-of-order stream"),
-        _sp("markov", "markovChain", "markov:MarkovChain",
+            "K-slack reordering of an out-of-order stream",
+        ),
+        _sp(
+            "markov",
+            "markovChain",
+            "markov:MarkovChain",
             "markov:markovChain(id, state, duration, alert.threshold, hold.limit|matrix.file"
-            "[, train]): appends lastState, transitionProbability, notify"),
-        _sp("timeseries", "regress", "timeseries:Regress",
-            "timeseries:regress([interval, batch, ci,] y, x...): appends stderr, beta0.."),
-        _sp("timeseries", "forecast", "timeseries:Forecast",
+            "[, train]): appends lastState, transitionProbability, notify",
+        ),
+        _sp(
+            "timeseries",
+            "regress",
+            "timeseries:Regress",
+            "timeseries:regress([interval, batch, ci,] y, x...): appends stderr, beta0..",
+        ),
+        _sp(
+            "timeseries",
+            "forecast",
+            "timeseries:Forecast",
             "timeseries:forecast([interval, batch, ci,] next.x, y, x): appends "
-            "forecastY, beta0, beta1"),
-        _sp("timeseries", "outlier", "timeseries:Outlier",
+            "forecastY, beta0, beta1",
+        ),
+        _sp(
+            "timeseries",
+            "outlier",
+            "timeseries:Outlier",
             "timeseries:outlier([interval, batch, ci,] range, y, x): appends outlier, "
-            "stderr, beta0, beta1"),
-        _sp("timeseries", "lengthTimeRegress", "timeseries:LengthTimeRegress",
-            "timeseries:lengthTimeRegress(time, length, [interval, ci,] y, x...)"),
-        _sp("timeseries", "lengthTimeForecast", "timeseries:LengthTimeForecast",
-            "timeseries:lengthTimeForecast(time, length, next.x, [interval, ci,] y, x)"),
-        _sp("timeseries", "lengthTimeOutlier", "timeseries:LengthTimeOutlier",
-            "timeseries:lengthTimeOutlier(time, length, range, [interval, ci,] y, x)"),
-        _sp("timeseries", "kalmanMinMax", "extrema:KalmanMinMax",
-            "timeseries:kalmanMinMax(value, Q, R, window, 'min'|'max'|'minmax')"),
-        _sp("timeseries", "kernelMinMax", "extrema:KernelMinMax",
-            "timeseries:kernelMinMax(value, bandwidth, window, 'min'|'max'|'minmax')"),
-    )}
+            "stderr, beta0, beta1",
+        ),
+        _sp(
+            "timeseries",
+            "lengthTimeRegress",
+            "timeseries:LengthTimeRegress",
+            "timeseries:lengthTimeRegress(time, length, [interval, ci,] y, x...)",
+        ),
+        _sp(
+            "timeseries",
+            "lengthTimeForecast",
+            "timeseries:LengthTimeForecast",
+            "timeseries:lengthTimeForecast(time, length, next.x, [interval, ci,] y, x)",
+        ),
+        _sp(
+            "timeseries",
+            "lengthTimeOutlier",
+            "timeseries:LengthTimeOutlier",
+            "timeseries:lengthTimeOutlier(time, length, range, [interval, ci,] y, x)",
+        ),
+        _sp(
+            "timeseries",
+            "kalmanMinMax",
+            "extrema:KalmanMinMax",
+            "timeseries:kalmanMinMax(value, Q, R, window, 'min'|'max'|'minmax')",
+        ),
+        _sp(
+            "timeseries",
+            "kernelMinMax",
+            "extrema:KernelMinMax",
+            "timeseries:kernelMinMax(value, bandwidth, window, 'min'|'max'|'minmax')",
+        ),
+    )
+}
 
 
-def lookup_stream_processor(namespace: Optional[str], name: str) \
-        -> Optional[StreamProcessorEntry]:
+def lookup_stream_processor(namespace: Optional[str], name: str) -> Optional[StreamProcessorEntry]:
     """The entry of `#namespace:name` (names match exactly, as Siddhi's extension loader)."""
     if not namespace:
         return None
@@ -108,4 +150,5 @@ def _load_functions():
     if not _loaded:
         _loaded = True
         from cep.catalog import ext_kf
+
         FUNCTIONS.setdefault(("kf", "kalmanFilter"), ext_kf.KALMAN_FILTER)

@@ -5,6 +5,7 @@ rule and its implementation.
 `emit(sources, types, args)` gives the Python source of a call over the argument sources, and
 the globals that source needs. The compiler types plans with the rules; the engine generates
 code with both."""
+
 import time
 import uuid
 from dataclasses import dataclass
@@ -34,9 +35,13 @@ def _target_type(name):
             fail(call, f"{name}() needs the target type as a string constant such as 'int'", 1)
         attr_type = TYPES.get(target.value.lower())
         if attr_type is None:
-            fail(call, f"{name}() to unknown type '{target.value}' (expected one of "
-                       f"{', '.join(TYPES)})", 1)
+            fail(
+                call,
+                f"{name}() to unknown type '{target.value}' (expected one of {', '.join(TYPES)})",
+                1,
+            )
         return attr_type
+
     return rule
 
 
@@ -44,8 +49,11 @@ def _if_then_else(types, call):
     if types[0] not in (BOOL, OBJECT):
         fail(call, f"ifThenElse() condition must be bool, not {types[0]}", 0)
     if types[1] != types[2]:
-        fail(call, f"ifThenElse() branches must have one type: then is {types[1]}, "
-                   f"else is {types[2]}", 2)
+        fail(
+            call,
+            f"ifThenElse() branches must have one type: then is {types[1]}, else is {types[2]}",
+            2,
+        )
     return types[1]
 
 
@@ -53,6 +61,7 @@ def _extremum(name):
     def rule(types, call):
         numeric(name, call, types)
         return same_type(name, call, types)
+
     return rule
 
 
@@ -154,25 +163,33 @@ def _siddhi32_extremum(largest, narrow):
             if (v > m) if largest else (v < m):
                 m = v
         return narrow(m)
+
     return extremum
 
 
 def _emit_extremum(name):
     """`_maximum_int(...)` and the like: Siddhi 3.2's executor by default; the plan's
     `@Plan:siddhi('fixed')` rebinds these names to `_maximum`/`_minimum` (BuildContext.env)."""
+
     def emit(srcs, types, args):
         rtype = types[0] if types[0] in _NARROW else AttrType.DOUBLE
         helper = f"_{name}_{rtype.value}"
-        return (f"{helper}({', '.join(srcs)})",
-                {helper: _siddhi32_extremum(name == "maximum", _NARROW[rtype])})
+        return (
+            f"{helper}({', '.join(srcs)})",
+            {helper: _siddhi32_extremum(name == "maximum", _NARROW[rtype])},
+        )
+
     return emit
 
 
 def fixed_mode_env() -> dict:
     """The helper names `@Plan:siddhi('fixed')` rebinds in generated code: maximum/minimum
     skip null arguments and compare the values themselves."""
-    return {f"_{name}_{t.value}": (_maximum if name == "maximum" else _minimum)
-            for name in ("maximum", "minimum") for t in _NARROW}
+    return {
+        f"_{name}_{t.value}": (_maximum if name == "maximum" else _minimum)
+        for name in ("maximum", "minimum")
+        for t in _NARROW
+    }
 
 
 def _wall_now(ts=None):
@@ -184,6 +201,7 @@ def _wall_now(ts=None):
 def _call(helper_name, helper):
     def emit(srcs, types, args):
         return f"{helper_name}({', '.join(srcs)})", {helper_name: helper}
+
     return emit
 
 
@@ -206,46 +224,116 @@ def _emit_if(srcs, types, args):
 
 def _instance_of(name, pytypes, attr_type):
     def check(x):
-        return x is not None and isinstance(x, pytypes) and not (
-            isinstance(x, bool) and bool not in pytypes)
+        return (
+            x is not None
+            and isinstance(x, pytypes)
+            and not (isinstance(x, bool) and bool not in pytypes)
+        )
 
     def emit(srcs, types, args):
         if types[0] != AttrType.OBJECT:  # the static type decides
             return (f"({srcs[0]} is not None)" if types[0] == attr_type else "False"), {}
         helper = f"_{name}"
         return f"{helper}({srcs[0]})", {helper: check}
-    return FunctionEntry(name, 1, 1, returns(BOOL), emit,
-                         f"{name}(value): true when the value is a {attr_type} (an object "
-                         f"attribute: by its value at run time), false for null")
+
+    return FunctionEntry(
+        name,
+        1,
+        1,
+        returns(BOOL),
+        emit,
+        f"{name}(value): true when the value is a {attr_type} (an object "
+        f"attribute: by its value at run time), false for null",
+    )
 
 
-FUNCTIONS = {e.name: e for e in (
-    FunctionEntry("coalesce", 1, None, lambda ts, c: same_type("coalesce", c, ts),
-                  _call("_coalesce", _coalesce), "first non-null argument"),
-    FunctionEntry("default", 2, 2, _default, _call("_coalesce", _coalesce),
-                  "default(attr, value if attr is null)"),
-    FunctionEntry("convert", 2, 2, _target_type("convert"), _emit_convert,
-                  "convert(value, 'type'): Java conversions, saturating from double to int"),
-    FunctionEntry("cast", 2, 2, _target_type("cast"), _emit_cast,
-                  "cast(value, 'type'): relabels the type, the value passes through"),
-    FunctionEntry("ifThenElse", 3, 3, _if_then_else, _emit_if, "ifThenElse(cond, then, else)"),
-    # not folded at build time (pure=False): the helper depends on the plan's siddhi mode
-    FunctionEntry("maximum", 1, None, _extremum("maximum"), _emit_extremum("maximum"),
-                  "largest argument", pure=False),
-    FunctionEntry("minimum", 1, None, _extremum("minimum"), _emit_extremum("minimum"),
-                  "smallest argument", pure=False),
-    FunctionEntry("UUID", 0, 0, returns(STRING),
-                  lambda s, t, a: ("_uuid()", {"_uuid": lambda: str(uuid.uuid4())}),
-                  "a random UUID string", pure=False),
-    FunctionEntry("currentTimeMillis", 0, 0, returns(LONG),
-                  lambda s, t, a: ("_now(ts)", {"_now": _wall_now}), "the runtime's clock",
-                  pure=False),
-    FunctionEntry("eventTimestamp", 0, 0, returns(LONG), lambda s, t, a: ("ts", {}),
-                  "the event's timestamp", pure=False),
-    _instance_of("instanceOfBoolean", (bool,), AttrType.BOOL),
-    _instance_of("instanceOfDouble", (float,), AttrType.DOUBLE),
-    _instance_of("instanceOfFloat", (float,), AttrType.FLOAT),
-    _instance_of("instanceOfInteger", (int,), AttrType.INT),
-    _instance_of("instanceOfLong", (int,), AttrType.LONG),
-    _instance_of("instanceOfString", (str,), AttrType.STRING),
-)}
+FUNCTIONS = {
+    e.name: e
+    for e in (
+        FunctionEntry(
+            "coalesce",
+            1,
+            None,
+            lambda ts, c: same_type("coalesce", c, ts),
+            _call("_coalesce", _coalesce),
+            "first non-null argument",
+        ),
+        FunctionEntry(
+            "default",
+            2,
+            2,
+            _default,
+            _call("_coalesce", _coalesce),
+            "default(attr, value if attr is null)",
+        ),
+        FunctionEntry(
+            "convert",
+            2,
+            2,
+            _target_type("convert"),
+            _emit_convert,
+            "convert(value, 'type'): Java conversions, saturating from double to int",
+        ),
+        FunctionEntry(
+            "cast",
+            2,
+            2,
+            _target_type("cast"),
+            _emit_cast,
+            "cast(value, 'type'): relabels the type, the value passes through",
+        ),
+        FunctionEntry("ifThenElse", 3, 3, _if_then_else, _emit_if, "ifThenElse(cond, then, else)"),
+        # not folded at build time (pure=False): the helper depends on the plan's siddhi mode
+        FunctionEntry(
+            "maximum",
+            1,
+            None,
+            _extremum("maximum"),
+            _emit_extremum("maximum"),
+            "largest argument",
+            pure=False,
+        ),
+        FunctionEntry(
+            "minimum",
+            1,
+            None,
+            _extremum("minimum"),
+            _emit_extremum("minimum"),
+            "smallest argument",
+            pure=False,
+        ),
+        FunctionEntry(
+            "UUID",
+            0,
+            0,
+            returns(STRING),
+            lambda s, t, a: ("_uuid()", {"_uuid": lambda: str(uuid.uuid4())}),
+            "a random UUID string",
+            pure=False,
+        ),
+        FunctionEntry(
+            "currentTimeMillis",
+            0,
+            0,
+            returns(LONG),
+            lambda s, t, a: ("_now(ts)", {"_now": _wall_now}),
+            "the runtime's clock",
+            pure=False,
+        ),
+        FunctionEntry(
+            "eventTimestamp",
+            0,
+            0,
+            returns(LONG),
+            lambda s, t, a: ("ts", {}),
+            "the event's timestamp",
+            pure=False,
+        ),
+        _instance_of("instanceOfBoolean", (bool,), AttrType.BOOL),
+        _instance_of("instanceOfDouble", (float,), AttrType.DOUBLE),
+        _instance_of("instanceOfFloat", (float,), AttrType.FLOAT),
+        _instance_of("instanceOfInteger", (int,), AttrType.INT),
+        _instance_of("instanceOfLong", (int,), AttrType.LONG),
+        _instance_of("instanceOfString", (str,), AttrType.STRING),
+    )
+}

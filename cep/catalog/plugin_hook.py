@@ -6,6 +6,7 @@ itself here when it is imported, which the compiler does. Plug-in aggregators an
 are kept in the tables below; functions and stream processors in cep.catalog.ext_processors.
 So the catalog never imports engine code, and the engine never imports the plug-in loader.
 """
+
 from typing import Callable, Dict, Optional, Tuple
 
 AGGREGATORS: Dict[Tuple[str, str], object] = {}  # (namespace, name) -> AggregatorEntry

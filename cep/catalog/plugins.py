@@ -7,6 +7,7 @@ Discovery is lazy: the first lookup of a namespace that no standard extension ow
 every plug-in once. A plug-in that fails to load, is not an Extension, takes a standard
 namespace or one another plug-in took is refused; `cep extensions` lists it with the
 reason, and plans that use its namespace get the usual positioned "unknown" error."""
+
 import importlib.metadata as metadata
 import logging
 import threading
@@ -20,9 +21,24 @@ from cep.catalog.windows import WindowEntry
 
 GROUP = "sparkcep.extensions"
 # namespaces of Siddhi's standard extensions and of CEP 4.0's own: never a plug-in's
-STANDARD_NAMESPACES = frozenset({
-    "str", "math", "regex", "time", "map", "reorder", "timeseries", "kf", "markov", "geo",
-    "pmml", "eval", "script", "window"})
+STANDARD_NAMESPACES = frozenset(
+    {
+        "str",
+        "math",
+        "regex",
+        "time",
+        "map",
+        "reorder",
+        "timeseries",
+        "kf",
+        "markov",
+        "geo",
+        "pmml",
+        "eval",
+        "script",
+        "window",
+    }
+)
 
 log = logging.getLogger("cep.plugins")
 
@@ -30,6 +46,7 @@ log = logging.getLogger("cep.plugins")
 @dataclass
 class Plugin:
     """One entry point of the group: what it registered, or why it was refused."""
+
     entry_point: str  # name = value
     distribution: str  # "name version", or "" when unknown
     location: str  # the folder the distribution is installed in ("" when unknown)
@@ -88,8 +105,7 @@ def locations() -> List[str]:
 
 def distributions() -> List[str]:
     """The distribution names of the loaded plug-ins."""
-    return sorted({p.distribution.split()[0] for p in plugins()
-                   if p.distribution and not p.error})
+    return sorted({p.distribution.split()[0] for p in plugins() if p.distribution and not p.error})
 
 
 def _forget():
@@ -97,8 +113,11 @@ def _forget():
     for p in _PLUGINS:
         for key in [k for k, e in ext_processors.FUNCTIONS.items() if k[0] == p.namespace]:
             del ext_processors.FUNCTIONS[key]
-        for key in [k for k, e in ext_processors.STREAM_PROCESSORS.items()
-                    if e.origin != "siddhi" and k[0] == p.namespace]:
+        for key in [
+            k
+            for k, e in ext_processors.STREAM_PROCESSORS.items()
+            if e.origin != "siddhi" and k[0] == p.namespace
+        ]:
             del ext_processors.STREAM_PROCESSORS[key]
     AGGREGATORS.clear()
     WINDOWS.clear()
@@ -125,13 +144,13 @@ def _load(ep) -> Plugin:
         log.error("plug-in %s refused: %s", plugin.entry_point, plugin.error)
         return plugin
     from cep.plugin import Extension
+
     if not isinstance(extension, Extension):
         plugin.error = f"{ep.value} is a {type(extension).__name__}, not a cep.plugin.Extension"
     elif not extension.namespace.isidentifier():
         plugin.error = f"namespace {extension.namespace!r} is not a name"
     elif extension.namespace in STANDARD_NAMESPACES:
-        plugin.error = (f"namespace '{extension.namespace}' belongs to Siddhi's standard "
-                        f"extensions")
+        plugin.error = f"namespace '{extension.namespace}' belongs to Siddhi's standard extensions"
     elif any(p.namespace == extension.namespace and not p.error for p in _PLUGINS):
         plugin.error = f"namespace '{extension.namespace}' is taken by another plug-in"
     if plugin.error:
@@ -155,7 +174,8 @@ def _register(ext, origin) -> Tuple[str, ...]:
         names.append(f"window #window.{ns}:{name}")
     for name, cls in ext.stream_processors.items():
         ext_processors.STREAM_PROCESSORS[(ns, name)] = ext_processors.StreamProcessorEntry(
-            ns, name, f"{cls.__module__}:{cls.__qualname__}", cls.__doc__ or "", origin)
+            ns, name, f"{cls.__module__}:{cls.__qualname__}", cls.__doc__ or "", origin
+        )
         names.append(f"stream processor #{ns}:{name}")
     return tuple(names)
 
@@ -167,8 +187,9 @@ def _function_entry(ns, name, spec) -> FunctionEntry:
     def emit(sources, types, args):
         return f"{key}({', '.join(sources)})", {key: fn}
 
-    return FunctionEntry(name, spec["min"], spec["max"], spec["rule"], emit, spec["doc"],
-                         pure=spec["pure"])
+    return FunctionEntry(
+        name, spec["min"], spec["max"], spec["rule"], emit, spec["doc"], pure=spec["pure"]
+    )
 
 
 def _aggregator_entry(ns, name, spec) -> AggregatorEntry:
@@ -181,13 +202,18 @@ def _aggregator_entry(ns, name, spec) -> AggregatorEntry:
         return [f"_pa = {S(0)}", f"if not _pa: _pa[0] = {key}()", f"_pa[0].add({v})"]
 
     return AggregatorEntry(
-        name, 1, 1, 1, spec["rule"],
+        name,
+        1,
+        1,
+        1,
+        spec["rule"],
         lambda t, removes: [{}],
         add,
         lambda S, v: [f"if {S(0)}: {S(0)}[0].remove({v})"],
         lambda S, t: f"({S(0)}[0].value() if {S(0)} else None)",
         lambda S: [f"{S(0)}.clear()"],
-        spec["doc"])
+        spec["doc"],
+    )
 
 
 plugin_hook.install(ensure_loaded)  # catalog lookups of unknown namespaces load plug-ins

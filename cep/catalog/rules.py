@@ -1,5 +1,6 @@
 """Type rules shared by the catalog's entries: Java's numeric promotion, arity and argument
 checks that raise positioned TypeMismatchErrors, and Siddhi's name matching."""
+
 from cep.errors import TypeMismatchError
 from cep.model import AttrType, Constant, NUMERIC_TYPES, TimeConstant
 
@@ -36,8 +37,12 @@ def numeric(name, call, types):
 def same_type(name, call, types):
     for i, t in enumerate(types[1:], 1):
         if t != types[0]:
-            fail(call, f"{name}() needs arguments of one type: argument 1 is {types[0]}, "
-                       f"argument {i + 1} is {t}", i)
+            fail(
+                call,
+                f"{name}() needs arguments of one type: argument 1 is {types[0]}, "
+                f"argument {i + 1} is {t}",
+                i,
+            )
     return types[0]
 
 
@@ -50,10 +55,15 @@ def check_arity(entry, call):
     n = len(call.args)
     low, high = entry.min_args, entry.max_args
     if n < low or (high is not None and n > high):
-        expected = str(low) if low == high else (f"{low} to {high}" if high is not None
-                                                  else f"at least {low}")
-        raise TypeMismatchError(f"{call.name}() takes {expected} argument"
-                                f"{'' if expected == '1' else 's'}, not {n}", call.span)
+        expected = (
+            str(low)
+            if low == high
+            else (f"{low} to {high}" if high is not None else f"at least {low}")
+        )
+        raise TypeMismatchError(
+            f"{call.name}() takes {expected} argument{'' if expected == '1' else 's'}, not {n}",
+            call.span,
+        )
 
 
 def lookup(table, name, namespace=None):

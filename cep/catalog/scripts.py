@@ -4,6 +4,7 @@ while the plan is typed (compiler) or built (engine).
 
 The table is a context variable, set around the compiler's checks and the engine's build of
 one plan, so plans never see each other's functions."""
+
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Callable, Dict, Optional
@@ -17,9 +18,9 @@ JAVASCRIPT = "javascript"
 PYTHON = "python"
 REFUSED = {
     "scala": "[Scala] script functions need a JVM, which this engine does not embed; write "
-             "the function in [JavaScript]",
+    "the function in [JavaScript]",
     "r": "[R] script functions need an R runtime, which this engine does not embed; write the "
-         "function in [JavaScript]",
+    "function in [JavaScript]",
 }
 
 _TABLE: ContextVar[Dict[str, FunctionEntry]] = ContextVar("cep_script_functions", default={})
@@ -34,16 +35,22 @@ def check_definitions(definitions) -> Dict[str, FunctionEntry]:
         if language in REFUSED:
             raise InvalidQueryError(f"function '{d.id}': {REFUSED[language]}", d.language_span)
         if language not in (JAVASCRIPT, PYTHON):
-            raise InvalidQueryError(f"function '{d.id}': unknown script language "
-                                    f"[{d.language}] (known: JavaScript, python)",
-                                    d.language_span)
+            raise InvalidQueryError(
+                f"function '{d.id}': unknown script language "
+                f"[{d.language}] (known: JavaScript, python)",
+                d.language_span,
+            )
         if d.id in table:
             raise DuplicateDefinitionError(f"function '{d.id}' is defined twice", d.span)
-        if rules.lookup(functions.FUNCTIONS, d.id) is not None or \
-                aggregators.lookup(d.id) is not None:
-            raise DuplicateDefinitionError(f"function '{d.id}' has the name of a built-in "
-                                           f"function or aggregator; choose another name",
-                                           d.span)
+        if (
+            rules.lookup(functions.FUNCTIONS, d.id) is not None
+            or aggregators.lookup(d.id) is not None
+        ):
+            raise DuplicateDefinitionError(
+                f"function '{d.id}' has the name of a built-in "
+                f"function or aggregator; choose another name",
+                d.span,
+            )
         table[d.id] = entry(d, None)
     return table
 
@@ -56,8 +63,15 @@ def entry(definition, implementation: Optional[Callable]) -> FunctionEntry:
     def emit(sources, types, args):
         return f"{name}({', '.join(sources)})", {name: implementation}
 
-    return FunctionEntry(definition.id, 0, None, rules.returns(definition.return_type), emit,
-                         f"script function [{definition.language}]", pure=False)
+    return FunctionEntry(
+        definition.id,
+        0,
+        None,
+        rules.returns(definition.return_type),
+        emit,
+        f"script function [{definition.language}]",
+        pure=False,
+    )
 
 
 @contextmanager

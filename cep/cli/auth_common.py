@@ -1,5 +1,6 @@
 """Shared bits of the `cep login|user|tenant|token` verbs: the --manager option and a JSON call
 to the manager with the stored token."""
+
 import json
 import os
 import sys
@@ -8,9 +9,12 @@ from cep.cli.plan import DEFAULT_MANAGER, CliError, request
 
 
 def manager_option(parser):
-    parser.add_argument("--manager", default=os.environ.get("CEP_MANAGER_URL", DEFAULT_MANAGER),
-                        help=f"manager URL, or several: URL1,URL2 (default {DEFAULT_MANAGER}) "
-                        f"[env: CEP_MANAGER_URL]")
+    parser.add_argument(
+        "--manager",
+        default=os.environ.get("CEP_MANAGER_URL", DEFAULT_MANAGER),
+        help=f"manager URL, or several: URL1,URL2 (default {DEFAULT_MANAGER}) "
+        f"[env: CEP_MANAGER_URL]",
+    )
     parser.add_argument("--json", action="store_true", help="print the manager's JSON")
 
 
@@ -35,4 +39,5 @@ def read_password(args, prompt="Password: "):
     if getattr(args, "password_stdin", False):
         return sys.stdin.readline().rstrip("\r\n")
     import getpass
+
     return getpass.getpass(prompt)

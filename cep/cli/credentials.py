@@ -1,6 +1,7 @@
 """Where `cep login` keeps API tokens: `$XDG_CONFIG_HOME/sparkcep/credentials.json` (else
 ~/.config/sparkcep/credentials.json), mode 0600, one token per manager URL. `CEP_TOKEN`
 overrides the file."""
+
 import json
 import os
 import tempfile

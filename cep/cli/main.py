@@ -4,6 +4,7 @@ Each verb is a module in this package (or a package named in VERB_MODULES) with 
 `subparser_hook(subparsers)` that adds its parser and sets `func`; the module's docstring is
 its help. Only this module calls sys.exit: library code raises.
 """
+
 import argparse
 import importlib
 import logging
@@ -32,8 +33,9 @@ VERB_MODULES = (
 def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The `cep` parser with every verb, or with the verbs of the modules in `only`."""
     parser = argparse.ArgumentParser(prog="cep", description=__doc__.splitlines()[0])
-    parser.add_argument("--log-level", default="WARNING",
-                        help="root log level (DEBUG, INFO, WARNING, ERROR)")
+    parser.add_argument(
+        "--log-level", default="WARNING", help="root log level (DEBUG, INFO, WARNING, ERROR)"
+    )
     subparsers = parser.add_subparsers(dest="verb", metavar="VERB")
     for name in VERB_MODULES if only is None else only:
         try:
@@ -68,8 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     module = verb_module(argv)
     parser = build_parser(None if module is None else [module])
     args = parser.parse_args(argv)
-    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -1,4 +1,5 @@
 """Manage execution plans on a CEP manager: add, edit, remove, list, show, status, query-plan."""
+
 import argparse
 import json
 import os
@@ -22,26 +23,34 @@ def _global_options(parser, inherited):
     """--manager, --tenant and --json; on an action (`inherited`) they default to the value
     given before the action, so `cep plan --manager URL list` and `cep plan list --manager URL`
     mean the same."""
+
     def default(value):
         return argparse.SUPPRESS if inherited else value
-    parser.add_argument("--manager", default=default(os.environ.get("CEP_MANAGER_URL",
-                                                                    DEFAULT_MANAGER)),
-                        help=f"manager URL, or several: URL1,URL2 (a manager group; the first that "
-                        f"answers, writes follow the leader) (default {DEFAULT_MANAGER}) "
-                        f"[env: CEP_MANAGER_URL]")
-    parser.add_argument("--tenant", type=int, default=default(SUPER_TENANT),
-                        help="tenant id (default -1234)")
-    parser.add_argument("--json", action="store_true", default=default(False),
-                        help="print the manager's JSON")
+
+    parser.add_argument(
+        "--manager",
+        default=default(os.environ.get("CEP_MANAGER_URL", DEFAULT_MANAGER)),
+        help=f"manager URL, or several: URL1,URL2 (a manager group; the first that "
+        f"answers, writes follow the leader) (default {DEFAULT_MANAGER}) "
+        f"[env: CEP_MANAGER_URL]",
+    )
+    parser.add_argument(
+        "--tenant", type=int, default=default(SUPER_TENANT), help="tenant id (default -1234)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", default=default(False), help="print the manager's JSON"
+    )
 
 
-ACTIONS = (("add", "add and deploy a plan from a .siddhiql file", ["file"]),
-           ("edit", "replace a plan (kills and redeploys its topology)", ["name", "file"]),
-           ("remove", "remove a plan and kill its topology", ["name"]),
-           ("list", "list the tenant's plans", []),
-           ("show", "print a plan's SiddhiQL", ["name"]),
-           ("status", "topology state, inflow and outflow connections", ["name"]),
-           ("query-plan", "print the XML query plan", ["name"]))
+ACTIONS = (
+    ("add", "add and deploy a plan from a .siddhiql file", ["file"]),
+    ("edit", "replace a plan (kills and redeploys its topology)", ["name", "file"]),
+    ("remove", "remove a plan and kill its topology", ["name"]),
+    ("list", "list the tenant's plans", []),
+    ("show", "print a plan's SiddhiQL", ["name"]),
+    ("status", "topology state, inflow and outflow connections", ["name"]),
+    ("query-plan", "print the XML query plan", ["name"]),
+)
 
 
 def subparser_hook(subparsers):
@@ -65,7 +74,8 @@ def request(base, method, path, body=None, raw=False, content_type="text/plain; 
     data = body.encode() if isinstance(body, str) else None
     headers = {"Content-Type": content_type}
     token = credentials.token_for(base) or next(
-        (t for t in map(credentials.token_for, urls) if t), None)
+        (t for t in map(credentials.token_for, urls) if t), None
+    )
     if token:
         headers["Authorization"] = f"Bearer {token}"
     unreachable = []
@@ -100,7 +110,9 @@ def _send(url, method, data, headers, base, hops=3):
                 continue
             text = _error_text(body, exc.code)
             if exc.code == 401:
-                text += f"\n(log in first: cep login --manager {base} --user NAME, or set CEP_TOKEN)"
+                text += (
+                    f"\n(log in first: cep login --manager {base} --user NAME, or set CEP_TOKEN)"
+                )
             raise CliError(text) from None
         except urllib.error.URLError as exc:
             raise _Unreachable(str(exc.reason)) from None

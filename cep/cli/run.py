@@ -5,6 +5,7 @@ Input lines are {"stream": "S", "timestamp": 1000, "data": [...]}; a line with o
 does not feed is printed as {"stream", "timestamp", "data", "expired"}. Bad input lines are
 reported on stderr with their line number (exit 1 with --on-error fail); a rejected plan
 exits 2 with the positioned error."""
+
 import io
 import json
 import sys
@@ -16,10 +17,18 @@ def subparser_hook(subparsers):
     p = subparsers.add_parser("run", help=__doc__.splitlines()[0], description=__doc__)
     p.add_argument("plan", help="execution plan file (SiddhiQL)")
     p.add_argument("--events", required=True, help="input events, one JSON object a line")
-    p.add_argument("--playback", action="store_true", default=None,
-                   help="event time from the timestamps (also set by @Plan:playback)")
-    p.add_argument("--on-error", choices=("skip", "fail"), default="skip",
-                   help="what a bad input line does: skip it (default) or stop with exit 1")
+    p.add_argument(
+        "--playback",
+        action="store_true",
+        default=None,
+        help="event time from the timestamps (also set by @Plan:playback)",
+    )
+    p.add_argument(
+        "--on-error",
+        choices=("skip", "fail"),
+        default="skip",
+        help="what a bad input line does: skip it (default) or stop with exit 1",
+    )
     p.set_defaults(func=main)
 
 
@@ -28,6 +37,7 @@ def main(args, stdout=None, stderr=None):
     import cep
     from cep.engine.offline import run, run_bytes
     from cep.model import AttrType
+
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         with open(args.plan, encoding="utf-8") as f:
@@ -64,8 +74,15 @@ def main(args, stdout=None, stderr=None):
             # output once the line is processed, as Siddhi's callbacks show it
             lines = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").readlines()
             try:
-                ok = run(plan, lines, emit, on_bad, playback=args.playback,
-                         on_error=args.on_error, after_line=flush)
+                ok = run(
+                    plan,
+                    lines,
+                    emit,
+                    on_bad,
+                    playback=args.playback,
+                    on_error=args.on_error,
+                    after_line=flush,
+                )
             finally:
                 flush()
         else:  # the output's UTF-8 bytes straight to the binary stream under `out`
@@ -73,8 +90,9 @@ def main(args, stdout=None, stderr=None):
             if raw is not None:
                 out.flush()
             write = raw.write if raw is not None else (lambda b: out.write(b.decode()))
-            ok = run_bytes(plan, data, write, on_bad, playback=args.playback,
-                           on_error=args.on_error)
+            ok = run_bytes(
+                plan, data, write, on_bad, playback=args.playback, on_error=args.on_error
+            )
     except CepError as exc:
         print(f"{args.plan}: {exc}", file=err)
         return 2

@@ -1,4 +1,5 @@
 """Manage the tenants of a CEP manager (super admin): add, list."""
+
 from cep.cli.auth_common import call, manager_option, run_action
 
 
@@ -22,4 +23,5 @@ def run(args):
         result = call(args, "GET", "/tenants")
         rows = [f"{'TENANT':<12} NAME"] + [f"{t['id']:<12} {t['name']}" for t in result["tenants"]]
         return result, "\n".join(rows)
+
     return run_action(args, action)

@@ -1,4 +1,5 @@
 """Manage API tokens (your own; a super admin's for anyone): create (shown once), list, revoke."""
+
 from cep.cli.auth_common import call, manager_option, run_action
 
 
@@ -30,8 +31,9 @@ def _create(args):
 def _list(args):
     result = call(args, "GET", "/tokens" + (f"?user={args.user}" if args.user else ""))
     rows = [f"{'ID':<14} {'USER':<20} {'CREATED':<22} LABEL"]
-    rows += [f"{t['id']:<14} {t['user']:<20} {t['created']:<22} {t['label']}"
-             for t in result["tokens"]]
+    rows += [
+        f"{t['id']:<14} {t['user']:<20} {t['created']:<22} {t['label']}" for t in result["tokens"]
+    ]
     return result, "\n".join(rows)
 
 

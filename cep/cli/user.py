@@ -1,4 +1,5 @@
 """Manage the users of a CEP manager (super admin): add, list, remove, passwd."""
+
 from cep.cli.auth_common import call, manager_option, read_password, run_action
 from manager.auth.roles import ROLES
 from manager.store.base import SUPER_TENANT
@@ -15,15 +16,23 @@ def subparser_hook(subparsers):
     verbs.add_parser("list", help="list users")
     remove = verbs.add_parser("remove", help="remove a user and revoke its tokens")
     remove.add_argument("name")
-    passwd = verbs.add_parser("passwd", help="change a user's password (your own: give the "
-                                             "current one too; it revokes your other tokens)")
+    passwd = verbs.add_parser(
+        "passwd",
+        help="change a user's password (your own: give the "
+        "current one too; it revokes your other tokens)",
+    )
     passwd.add_argument("name")
-    passwd.add_argument("--password-stdin", action="store_true",
-                        help="read it from stdin (with --current: the current password on the "
-                             "first line, the new one on the second)")
-    passwd.add_argument("--current", action="store_true",
-                        help="ask for the current password first (needed unless a super admin "
-                             "sets another user's)")
+    passwd.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read it from stdin (with --current: the current password on the "
+        "first line, the new one on the second)",
+    )
+    passwd.add_argument(
+        "--current",
+        action="store_true",
+        help="ask for the current password first (needed unless a super admin sets another user's)",
+    )
     for sp in (add, remove, passwd, verbs.choices["list"]):
         manager_option(sp)
     p.set_defaults(func=run)
@@ -34,8 +43,12 @@ def run(args):
 
 
 def _add(args):
-    body = {"name": args.name, "tenant": args.tenant, "role": args.role,
-            "password": read_password(args)}
+    body = {
+        "name": args.name,
+        "tenant": args.tenant,
+        "role": args.role,
+        "password": read_password(args),
+    }
     user = call(args, "POST", "/users", body)
     return user, f"Added user {user['name']} ({user['role']}, tenant {user['tenant']})"
 

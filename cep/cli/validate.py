@@ -1,16 +1,16 @@
 """Check a SiddhiQL execution plan: print "valid", or the positioned error (exit 2)."""
+
 import sys
 
 from cep.errors import SiddhiQLError
 
 
 def subparser_hook(subparsers):
-    parser = subparsers.add_parser("validate", help=__doc__.splitlines()[0],
-                                   description=__doc__)
-    parser.add_argument("plans", metavar="PLAN", nargs="+",
-                        help="plan file(s) ('-' reads stdin)")
-    parser.add_argument("--require-name", action="store_true",
-                        help="also require @Plan:name, as deploying does")
+    parser = subparsers.add_parser("validate", help=__doc__.splitlines()[0], description=__doc__)
+    parser.add_argument("plans", metavar="PLAN", nargs="+", help="plan file(s) ('-' reads stdin)")
+    parser.add_argument(
+        "--require-name", action="store_true", help="also require @Plan:name, as deploying does"
+    )
     parser.set_defaults(func=run)
 
 

@@ -3,6 +3,7 @@
     plan = cep.compiler.compile(text)   # raises a cep.errors.SiddhiQLError subclass
 
 `parse(text)` builds the model without validation (syntax errors only)."""
+
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -45,5 +46,9 @@ def _positioned(text: str, step: Callable[[], T]) -> T:
     except RecursionError:
         lines = text.splitlines() or [""]
         span = Span(1, 1, len(lines), len(lines[-1]) + 1, 0, len(text))
-        raise InvalidQueryError("the plan nests expressions too deeply to compile (hundreds of "
-                                "operators in one expression?)", span, text) from None
+        raise InvalidQueryError(
+            "the plan nests expressions too deeply to compile (hundreds of "
+            "operators in one expression?)",
+            span,
+            text,
+        ) from None

@@ -1,6 +1,7 @@
 """The rules for annotations: plan (`@Plan:*`/`@App:*`), stream (`@Import`, `@Export`,
 `@source`, `@sink`), table (`@IndexBy`, `@PrimaryKey`), query and partition (`@info`, `@name`,
 `@dist`, `@purge`). The engine ignores most of them; the manager relies on them."""
+
 import re
 
 from cep.compiler.literals import parse_time_string
@@ -12,8 +13,17 @@ from cep.model.sink_store import rdbms_sink_spec
 from cep.model.table_store import store_spec
 from cep.model.queries import SIDDHI_MODES
 
-PLAN_ANNOTATIONS = ("name", "description", "trace", "statistics", "playback", "dist", "async",
-                    "enablestatistics", "siddhi")
+PLAN_ANNOTATIONS = (
+    "name",
+    "description",
+    "trace",
+    "statistics",
+    "playback",
+    "dist",
+    "async",
+    "enablestatistics",
+    "siddhi",
+)
 _STREAM_REF = re.compile(r"^[a-zA-Z0-9_.]+:\d+\.\d+\.\d+$")
 _INT = re.compile(r"^\s*\d+\s*$")
 
@@ -21,8 +31,9 @@ _INT = re.compile(r"^\s*\d+\s*$")
 def require_plan_name(plan):
     """Deploying needs `@Plan:name('...')`: raise AnnotationError when it is missing."""
     if not plan.name:
-        raise AnnotationError("the plan has no name: add @Plan:name('MyPlan') at its top",
-                              None, plan.source)
+        raise AnnotationError(
+            "the plan has no name: add @Plan:name('MyPlan') at its top", None, plan.source
+        )
     return plan.name
 
 
@@ -47,8 +58,11 @@ def _check_plan_annotations(plan):
     for a in plan.annotations:
         key = a.name.lower()
         if key not in PLAN_ANNOTATIONS:
-            raise AnnotationError(f"unknown plan annotation @{a.namespace}:{a.name} (known: "
-                                  f"{', '.join(PLAN_ANNOTATIONS[:6])})", a.span)
+            raise AnnotationError(
+                f"unknown plan annotation @{a.namespace}:{a.name} (known: "
+                f"{', '.join(PLAN_ANNOTATIONS[:6])})",
+                a.span,
+            )
         if key in seen and key != "dist":
             raise AnnotationError(f"@{a.namespace}:{a.name} is given twice", a.span)
         seen[key] = a
@@ -56,13 +70,17 @@ def _check_plan_annotations(plan):
     if name is not None:
         value = name.value
         if not value or any(c.isspace() for c in value):
-            raise AnnotationError(f"plan name {value!r} must be non-empty and have no "
-                                  f"whitespace", name.span)
+            raise AnnotationError(
+                f"plan name {value!r} must be non-empty and have no whitespace", name.span
+            )
     mode = seen.get("siddhi")
     if mode is not None and plan.siddhi_mode not in SIDDHI_MODES:
-        raise AnnotationError(f"@{mode.namespace}:{mode.name}({mode.value!r}) is not a known "
-                              f"Siddhi compatibility mode: use '3.2' (exact Siddhi 3.2, the "
-                              f"default) or 'fixed' (Siddhi 3.2 bugs fixed)", mode.span)
+        raise AnnotationError(
+            f"@{mode.namespace}:{mode.name}({mode.value!r}) is not a known "
+            f"Siddhi compatibility mode: use '3.2' (exact Siddhi 3.2, the "
+            f"default) or 'fixed' (Siddhi 3.2 bugs fixed)",
+            mode.span,
+        )
     for a in plan.annotations:
         if a.name.lower() == "dist":
             for key, value in a.elements:
@@ -71,8 +89,9 @@ def _check_plan_annotations(plan):
 
 def _require_count(annotation, key, value):
     if value is None or not _INT.match(value):
-        raise AnnotationError(f"@{annotation.name}({key}=...) must be a whole number, not "
-                              f"{value!r}", annotation.span)
+        raise AnnotationError(
+            f"@{annotation.name}({key}=...) must be a whole number, not {value!r}", annotation.span
+        )
     return int(value)
 
 
@@ -82,24 +101,27 @@ def _check_stream_annotations(definition):
         lowered = a.name.lower()
         if lowered in ("import", "export") and not a.namespace:
             if lowered in refs:
-                raise AnnotationError(f"stream '{definition.id}' has two @{a.name} annotations",
-                                      a.span)
+                raise AnnotationError(
+                    f"stream '{definition.id}' has two @{a.name} annotations", a.span
+                )
             value = a.value or ""
             if not _STREAM_REF.match(value):
                 raise AnnotationError(
                     f"@{a.name}({value!r}) must name a stream as 'name:version', the name of "
-                    f"[a-zA-Z0-9_.] and the version d.d.d, e.g. 'StockStream:1.0.0'", a.span)
+                    f"[a-zA-Z0-9_.] and the version d.d.d, e.g. 'StockStream:1.0.0'",
+                    a.span,
+                )
             refs[lowered] = a
         elif lowered in ("source", "sink") and a.get("type") is None:
-            raise AnnotationError(f"@{a.name} on stream '{definition.id}' needs type='...'",
-                                  a.span)
+            raise AnnotationError(f"@{a.name} on stream '{definition.id}' needs type='...'", a.span)
         elif lowered in ("source", "sink"):
             _check_connector(definition, a, lowered)
             if lowered == "sink":
                 _check_sink_delivery(definition, a)
     if len(refs) == 2:
-        raise AnnotationError(f"stream '{definition.id}' cannot be both imported and exported",
-                              refs["export"].span)
+        raise AnnotationError(
+            f"stream '{definition.id}' cannot be both imported and exported", refs["export"].span
+        )
 
 
 def _check_connector(definition, a, direction):
@@ -116,11 +138,11 @@ def _check_connector(definition, a, direction):
     if mapping is None:
         return
     try:
-        check_map(MapSpec.from_annotation(mapping), definition,
-                  INPUT if direction == "source" else OUTPUT)
+        check_map(
+            MapSpec.from_annotation(mapping), definition, INPUT if direction == "source" else OUTPUT
+        )
     except MappingConfigError as exc:
-        raise AnnotationError(str(exc),
-                              mapping.span if mapping.span.line else a.span) from None
+        raise AnnotationError(str(exc), mapping.span if mapping.span.line else a.span) from None
 
 
 def _check_rdbms_sink(definition, a, mapping):
@@ -129,10 +151,15 @@ def _check_rdbms_sink(definition, a, mapping):
     where = f"@{a.name}(type='rdbms') on stream '{definition.id}'"
     spec = MapSpec.from_annotation(mapping) if mapping is not None else None
     if spec is not None and (spec.type != "passthrough" or spec.options or spec.custom):
-        raise AnnotationError(f"{where}: an rdbms sink writes one column per attribute; it "
-                              f"takes no @map", mapping.span if mapping.span.line else a.span)
-    options = {k.lower(): v for k, v in a.elements
-               if k is not None and k.lower() not in ("type", "delivery", "dedup")}
+        raise AnnotationError(
+            f"{where}: an rdbms sink writes one column per attribute; it takes no @map",
+            mapping.span if mapping.span.line else a.span,
+        )
+    options = {
+        k.lower(): v
+        for k, v in a.elements
+        if k is not None and k.lower() not in ("type", "delivery", "dedup")
+    }
     try:
         rdbms_sink_spec(options, definition)
     except ValueError as exc:
@@ -150,13 +177,20 @@ def _check_sink_delivery(definition, a):
     delivery = a.get("delivery")
     where = f"@{a.name}(type='{a.get('type')}') on stream '{definition.id}'"
     if delivery is not None and delivery.strip().lower() not in _DELIVERY:
-        raise AnnotationError(f"{where}: delivery={delivery!r} is not one of "
-                              f"{', '.join(_DELIVERY)}", a.span)
-    if delivery is not None and delivery.strip().lower() == "exactly-once" \
-            and str(a.get("type")).lower() not in _TWO_PHASE_SINKS:
-        raise AnnotationError(f"{where}: delivery='exactly-once' needs a sink that holds its "
-                              f"output until the checkpoint covering it completes (file or "
-                              f"redis) or drops replayed results by their identity (nats); use 'at-least-once' or 'at-most-once'", a.span)
+        raise AnnotationError(
+            f"{where}: delivery={delivery!r} is not one of {', '.join(_DELIVERY)}", a.span
+        )
+    if (
+        delivery is not None
+        and delivery.strip().lower() == "exactly-once"
+        and str(a.get("type")).lower() not in _TWO_PHASE_SINKS
+    ):
+        raise AnnotationError(
+            f"{where}: delivery='exactly-once' needs a sink that holds its "
+            f"output until the checkpoint covering it completes (file or "
+            f"redis) or drops replayed results by their identity (nats); use 'at-least-once' or 'at-most-once'",
+            a.span,
+        )
     dedup = a.get("dedup")
     if dedup is not None and dedup.strip().lower() not in ("true", "false"):
         raise AnnotationError(f"{where}: dedup={dedup!r} is not true or false", a.span)
@@ -172,12 +206,16 @@ def _check_table_annotations(table):
         if not values:
             raise AnnotationError(f"@{a.name} needs an attribute name", a.span)
         if lowered == "indexby" and len(values) > 1:
-            raise AnnotationError(f"@IndexBy takes one attribute, not {len(values)}: the "
-                                  f"in-memory table indexes a single attribute", a.span)
+            raise AnnotationError(
+                f"@IndexBy takes one attribute, not {len(values)}: the "
+                f"in-memory table indexes a single attribute",
+                a.span,
+            )
         for v in values:
             if table.index_of(v) < 0:
-                raise UnknownAttributeError(f"@{a.name}('{v}'): table '{table.id}' has no "
-                                            f"attribute '{v}'", a.span)
+                raise UnknownAttributeError(
+                    f"@{a.name}('{v}'): table '{table.id}' has no attribute '{v}'", a.span
+                )
 
 
 def _check_element(element, groups, names, in_partition):
@@ -192,8 +230,9 @@ def _check_element(element, groups, names, in_partition):
     if dist is None:
         return
     if in_partition:
-        raise AnnotationError("@dist is not allowed inside a partition: annotate the "
-                              "partition instead", dist.span)
+        raise AnnotationError(
+            "@dist is not allowed inside a partition: annotate the partition instead", dist.span
+        )
     _check_dist(dist, groups)
 
 
@@ -204,13 +243,16 @@ def _check_dist(dist, groups):
     if group is None:
         return
     if not group or any(c.isspace() for c in group):
-        raise AnnotationError(f"execGroup {group!r} must be non-empty and have no whitespace",
-                              dist.span)
+        raise AnnotationError(
+            f"execGroup {group!r} must be non-empty and have no whitespace", dist.span
+        )
     first = groups.setdefault(group, (parallel, dist))
     if first[0] != parallel:
         raise AnnotationError(
             f"execGroup '{group}' has parallel={first[0]} at line {first[1].span.line} but "
-            f"parallel={parallel} here: all members of a group share one parallelism", dist.span)
+            f"parallel={parallel} here: all members of a group share one parallelism",
+            dist.span,
+        )
 
 
 def _check_purge(partition):
@@ -219,10 +261,12 @@ def _check_purge(partition):
         return
     enable = (purge.get("enable") or "true").lower()
     if enable not in ("true", "false"):
-        raise AnnotationError(f"@purge(enable=...) must be 'true' or 'false', not {enable!r}",
-                              purge.span)
+        raise AnnotationError(
+            f"@purge(enable=...) must be 'true' or 'false', not {enable!r}", purge.span
+        )
     for key in ("interval", "idle.period"):
         value = purge.get(key)
         if value is not None and parse_time_string(value) is None:
-            raise AnnotationError(f"@purge({key}={value!r}) is not a time such as '1 min'",
-                                  purge.span)
+            raise AnnotationError(
+                f"@purge({key}={value!r}) is not a time such as '1 min'", purge.span
+            )

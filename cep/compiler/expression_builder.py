@@ -1,10 +1,24 @@
 """Parse-tree callbacks for expressions (a Transformer mixin): literals, operators, references."""
+
 from lark import Token, Transformer, v_args
 
 from cep.compiler import literals
 from cep.model import (
-    And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, InTable, IsNull, IsNullStream,
-    Negate, Not, Or, Span, TimeConstant, Variable,
+    And,
+    AttrType,
+    BinaryOp,
+    CompareOp,
+    Constant,
+    FunctionCall,
+    InTable,
+    IsNull,
+    IsNullStream,
+    Negate,
+    Not,
+    Or,
+    Span,
+    TimeConstant,
+    Variable,
 )
 
 
@@ -12,8 +26,9 @@ def meta_span(meta):
     """The Span of a parse-tree node from its lark meta."""
     if getattr(meta, "empty", True):
         return Span(0, 0, 0, 0)
-    return Span(meta.line, meta.column, meta.end_line, meta.end_column,
-                meta.start_pos, meta.end_pos)
+    return Span(
+        meta.line, meta.column, meta.end_line, meta.end_column, meta.start_pos, meta.end_pos
+    )
 
 
 def _binary(cls, op=None):
@@ -22,6 +37,7 @@ def _binary(cls, op=None):
         if op is None:
             return cls(left, right, meta_span(meta))
         return cls(op, left, right, meta_span(meta))
+
     return build
 
 
@@ -60,7 +76,11 @@ class ExpressionBuilder(Transformer):
         operand = children[0]
         span = meta_span(meta)
         if isinstance(operand, Constant) and operand.type in (
-                AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE):
+            AttrType.INT,
+            AttrType.LONG,
+            AttrType.FLOAT,
+            AttrType.DOUBLE,
+        ):
             return Constant(-operand.value, operand.type, span)
         if isinstance(operand, TimeConstant):
             return TimeConstant(-operand.millis, span)
@@ -76,8 +96,12 @@ class ExpressionBuilder(Transformer):
     # -- functions --
     def function_call(self, meta, children):
         namespace, name, args = children
-        return FunctionCall(str(name), tuple(args or ()),
-                            str(namespace) if namespace is not None else None, meta_span(meta))
+        return FunctionCall(
+            str(name),
+            tuple(args or ()),
+            str(namespace) if namespace is not None else None,
+            meta_span(meta),
+        )
 
     def args(self, meta, children):
         return tuple(children)
@@ -115,8 +139,7 @@ class ExpressionBuilder(Transformer):
         return Constant(literals.parse_int(children[0], self.text), AttrType.INT, meta_span(meta))
 
     def long_lit(self, meta, children):
-        return Constant(literals.parse_long(children[0], self.text), AttrType.LONG,
-                        meta_span(meta))
+        return Constant(literals.parse_long(children[0], self.text), AttrType.LONG, meta_span(meta))
 
     def float_lit(self, meta, children):
         return Constant(literals.parse_float(children[0]), AttrType.FLOAT, meta_span(meta))

@@ -2,20 +2,32 @@
 
 A plain stream is parsed as a one-state chain without alias; `state_input` decides whether the
 input is a single stream, a pattern (`->`) or a sequence (`,`)."""
+
 from lark import Transformer, v_args
 import dataclasses
 
 from cep.compiler.expression_builder import meta_span
 from cep.errors import InvalidQueryError, SiddhiQLSyntaxError
 from cep.model import (
-    AbsentState, CountState, EveryState, Filter, JoinInputStream, LogicalState, NextState,
-    SingleInputStream, StateInputStream, StreamFunction, StreamState, Window,
+    AbsentState,
+    CountState,
+    EveryState,
+    Filter,
+    JoinInputStream,
+    LogicalState,
+    NextState,
+    SingleInputStream,
+    StateInputStream,
+    StreamFunction,
+    StreamState,
+    Window,
 )
 
 
 @dataclasses.dataclass(frozen=True)
 class Group:
     """A parenthesised state chain and its `within`, until `every` or the input takes it."""
+
     chain: object
     within_millis: object
     span: object
@@ -73,12 +85,20 @@ class InputBuilder(Transformer):
     def join_input(self, meta, children):
         left, uni_left, join_type, right, uni_right, on, within = children
         if uni_left is not None and uni_right is not None:
-            raise SiddhiQLSyntaxError("only one side of a join can be unidirectional",
-                                      meta_span(meta), self.text)
+            raise SiddhiQLSyntaxError(
+                "only one side of a join can be unidirectional", meta_span(meta), self.text
+            )
         unidirectional = "left" if uni_left is not None else "right" if uni_right else None
         self._chain_kinds.clear()
-        return JoinInputStream(left, right, join_type, on, unidirectional,
-                               within.millis if within is not None else None, meta_span(meta))
+        return JoinInputStream(
+            left,
+            right,
+            join_type,
+            on,
+            unidirectional,
+            within.millis if within is not None else None,
+            meta_span(meta),
+        )
 
     # -- pattern and sequence states --
     def stateful(self, meta, children):
@@ -92,8 +112,9 @@ class InputBuilder(Transformer):
         stream, for_time = children
         self._note("absent", meta_span(meta))
         state = StreamState(stream, stream.span)
-        return AbsentState(state, for_time.millis if for_time is not None else None,
-                           meta_span(meta))
+        return AbsentState(
+            state, for_time.millis if for_time is not None else None, meta_span(meta)
+        )
 
     def count_exact(self, meta, children):
         n = int(str(children[0]))
@@ -112,8 +133,9 @@ class InputBuilder(Transformer):
         state, (low, high) = children
         span = meta_span(meta)
         if high is not None and high < low:
-            raise SiddhiQLSyntaxError(f"count <{low}:{high}>: the maximum is below the minimum",
-                                      span, self.text)
+            raise SiddhiQLSyntaxError(
+                f"count <{low}:{high}>: the maximum is below the minimum", span, self.text
+            )
         self._note("count", span)
         return CountState(state, low, high, span)
 
@@ -176,7 +198,10 @@ class InputBuilder(Transformer):
         if element.within_millis is not None:
             raise InvalidQueryError(
                 "'within' on a parenthesised part of a pattern is only supported after 'every' "
-                "or at the end of the whole pattern", element.span, self.text)
+                "or at the end of the whole pattern",
+                element.span,
+                self.text,
+            )
         return self._ungroup(element.chain)
 
     def state_input(self, meta, children):
@@ -185,22 +210,25 @@ class InputBuilder(Transformer):
         within_millis = within.millis if within is not None else None
         if isinstance(chain, Group) and chain.within_millis is not None:
             if within_millis is not None:
-                raise InvalidQueryError("a pattern has two 'within' clauses", meta_span(meta),
-                                        self.text)
+                raise InvalidQueryError(
+                    "a pattern has two 'within' clauses", meta_span(meta), self.text
+                )
             within_millis, chain = chain.within_millis, chain.chain
         if isinstance(chain, NextState) and isinstance(chain.then, Group):
             # `A -> (B and C) within T`: the within after the last group bounds the last
             # state, as a trailing within of the whole pattern does in Siddhi 3.2
             if within_millis is not None:
-                raise InvalidQueryError("a pattern has two 'within' clauses", meta_span(meta),
-                                        self.text)
+                raise InvalidQueryError(
+                    "a pattern has two 'within' clauses", meta_span(meta), self.text
+                )
             within_millis = chain.then.within_millis
             chain = NextState(chain.first, self._ungroup(chain.then.chain), chain.span)
         chain = self._ungroup(chain)
         if isinstance(chain, StreamState) and chain.stream.alias is None and not kinds:
             if within_millis is not None:
-                raise InvalidQueryError("'within' needs a pattern, a sequence or a join",
-                                        meta_span(meta), self.text)
+                raise InvalidQueryError(
+                    "'within' needs a pattern, a sequence or a join", meta_span(meta), self.text
+                )
             return chain.stream
         kind = self._state_kind(kinds, meta)
         if kind == "sequence":
@@ -215,28 +243,38 @@ class InputBuilder(Transformer):
             self._check_sequence_every(element.then, False)
         elif isinstance(element, EveryState):
             if not first:
-                raise SiddhiQLSyntaxError("in a sequence, 'every' is accepted only on the "
-                                          "first state", element.span, self.text)
+                raise SiddhiQLSyntaxError(
+                    "in a sequence, 'every' is accepted only on the first state",
+                    element.span,
+                    self.text,
+                )
             inner = element.inner
-            if not isinstance(inner, (StreamState, CountState)) or \
-                    self.text[element.span.start_pos:inner.span.start_pos].rstrip()[-1:] == "(":
+            if (
+                not isinstance(inner, (StreamState, CountState))
+                or self.text[element.span.start_pos : inner.span.start_pos].rstrip()[-1:] == "("
+            ):
                 for counted in _count_states(inner):
                     raise SiddhiQLSyntaxError(
                         "in a sequence, a counted state (+, *, ?, <n:m>) cannot be inside "
                         "'every (...)'; write 'every e1=A+, ...' without the parentheses",
-                        counted.span, self.text)
+                        counted.span,
+                        self.text,
+                    )
 
     def _state_kind(self, kinds, meta):
         if "pattern" in kinds and "sequence" in kinds:
-            raise SiddhiQLSyntaxError("a query cannot mix '->' (pattern) and ',' (sequence)",
-                                      kinds["sequence"], self.text)
+            raise SiddhiQLSyntaxError(
+                "a query cannot mix '->' (pattern) and ',' (sequence)", kinds["sequence"], self.text
+            )
         if "sequence" in kinds:
             return "sequence"
         if "sequence_count" in kinds:
             if "pattern" in kinds:
                 raise SiddhiQLSyntaxError(
                     "'+', '*' and '?' are for sequences; a pattern counts with <min:max>",
-                    kinds["sequence_count"], self.text)
+                    kinds["sequence_count"],
+                    self.text,
+                )
             return "sequence"
         return "pattern"
 

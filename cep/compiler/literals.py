@@ -1,4 +1,5 @@
 """Literal values: numbers with Java's ranges, quoted strings and names, time units."""
+
 import re
 import struct
 
@@ -25,8 +26,9 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0"
 
 def token_span(token):
     """The Span of a lark token."""
-    return Span(token.line, token.column, token.end_line, token.end_column,
-                token.start_pos, token.end_pos)
+    return Span(
+        token.line, token.column, token.end_line, token.end_column, token.start_pos, token.end_pos
+    )
 
 
 def float32(value):
@@ -40,7 +42,9 @@ def parse_int(token, text):
     if value > INT_MAX + 1:  # INT_MAX + 1 is allowed so that -2147483648 can be written
         raise SiddhiQLSyntaxError(
             f"int literal {token} is out of the int range; write {token}L for a long",
-            token_span(token), text)
+            token_span(token),
+            text,
+        )
     return value
 
 
@@ -48,8 +52,9 @@ def parse_long(token, text):
     """A long literal such as `100L`."""
     value = int(str(token)[:-1])
     if value > LONG_MAX + 1:
-        raise SiddhiQLSyntaxError(f"long literal {token} is out of the long range",
-                                  token_span(token), text)
+        raise SiddhiQLSyntaxError(
+            f"long literal {token} is out of the long range", token_span(token), text
+        )
     return value
 
 
@@ -96,11 +101,26 @@ def time_part_millis(amount_token, unit_token):
 
 
 _UNIT_WORDS = {
-    "millisec": "MILLISECONDS", "millisecond": "MILLISECONDS", "milliseconds": "MILLISECONDS",
-    "ms": "MILLISECONDS", "sec": "SECONDS", "second": "SECONDS", "seconds": "SECONDS",
-    "min": "MINUTES", "minute": "MINUTES", "minutes": "MINUTES", "hour": "HOURS",
-    "hours": "HOURS", "day": "DAYS", "days": "DAYS", "week": "WEEKS", "weeks": "WEEKS",
-    "month": "MONTHS", "months": "MONTHS", "year": "YEARS", "years": "YEARS",
+    "millisec": "MILLISECONDS",
+    "millisecond": "MILLISECONDS",
+    "milliseconds": "MILLISECONDS",
+    "ms": "MILLISECONDS",
+    "sec": "SECONDS",
+    "second": "SECONDS",
+    "seconds": "SECONDS",
+    "min": "MINUTES",
+    "minute": "MINUTES",
+    "minutes": "MINUTES",
+    "hour": "HOURS",
+    "hours": "HOURS",
+    "day": "DAYS",
+    "days": "DAYS",
+    "week": "WEEKS",
+    "weeks": "WEEKS",
+    "month": "MONTHS",
+    "months": "MONTHS",
+    "year": "YEARS",
+    "years": "YEARS",
 }
 _TIME_PART = re.compile(r"\s*(\d+)\s*([a-zA-Z]+)\s*")
 

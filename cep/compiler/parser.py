@@ -1,4 +1,5 @@
 """Text to parse tree: the cached LALR parser for siddhiql.lark; syntax errors with positions."""
+
 import functools
 import os
 import pkgutil
@@ -14,12 +15,33 @@ GRAMMAR_PATH = os.path.join(os.path.dirname(__file__), "siddhiql.lark")
 
 # how expected terminals read in messages (keywords read as their uppercase names)
 _PUNCTUATION = {
-    "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "COMMA": "','",
-    "SEMICOLON": "';'", "COLON": "':'", "DOT": "'.'", "HASH": "'#'", "AT": "'@'",
-    "EQUAL": "'='", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'",
-    "PERCENT": "'%'", "LESSTHAN": "'<'", "MORETHAN": "'>'", "QMARK": "'?'",
-    "NAME": "a name", "QUOTED_NAME": "a name", "STRING": "a string", "INT": "an int",
-    "LONG": "a long", "FLOAT": "a float", "DOUBLE": "a double", "$END": "end of plan",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "COMMA": "','",
+    "SEMICOLON": "';'",
+    "COLON": "':'",
+    "DOT": "'.'",
+    "HASH": "'#'",
+    "AT": "'@'",
+    "EQUAL": "'='",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "STAR": "'*'",
+    "SLASH": "'/'",
+    "PERCENT": "'%'",
+    "LESSTHAN": "'<'",
+    "MORETHAN": "'>'",
+    "QMARK": "'?'",
+    "NAME": "a name",
+    "QUOTED_NAME": "a name",
+    "STRING": "a string",
+    "INT": "an int",
+    "LONG": "a long",
+    "FLOAT": "a float",
+    "DOUBLE": "a double",
+    "$END": "end of plan",
 }
 # the keywords a statement starts with: seeing one where the grammar wanted more of the
 # previous statement usually means a missing ';'
@@ -32,8 +54,13 @@ def get_parser():
     # through the package's loader: the grammar is also read from a zip (code shipped to
     # Spark executors with spark.submit.pyFiles, topology/packaging.py)
     grammar = pkgutil.get_data(__package__, "siddhiql.lark").decode("utf-8")
-    return lark.Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
-                     maybe_placeholders=True)
+    return lark.Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
 
 
 def parse_tree(text):
@@ -79,8 +106,9 @@ def _acceptable(exc):
 def _token_span(token, text):
     if token.type == "$END" or token.line is None:
         return _end_span(text)
-    return Span(token.line, token.column, token.end_line, token.end_column,
-                token.start_pos, token.end_pos)
+    return Span(
+        token.line, token.column, token.end_line, token.end_column, token.start_pos, token.end_pos
+    )
 
 
 def _end_span(text):
@@ -111,24 +139,42 @@ def _hint(token, expected):
     return ""
 
 
-_CLAUSE_WORDS = {"select", "insert", "from", "group", "having", "output", "order", "limit",
-                 "delete", "update", "within", "on", "join", "define", "partition"}
+_CLAUSE_WORDS = {
+    "select",
+    "insert",
+    "from",
+    "group",
+    "having",
+    "output",
+    "order",
+    "limit",
+    "delete",
+    "update",
+    "within",
+    "on",
+    "join",
+    "define",
+    "partition",
+}
 
 
 def _keyword_as_name_hint(token, text):
     """A clause keyword right before the bad token was read as a name (`select a, insert`)."""
-    before = text[:token.start_pos].rstrip()
+    before = text[: token.start_pos].rstrip()
     word = re.search(r"([A-Za-z_]+)$", before)
     if word and word.group(1).lower() in _CLAUSE_WORDS:
-        return (f"'{word.group(1)}' was read as a name here: is something missing or extra "
-                f"before it, such as a trailing ','?")
+        return (
+            f"'{word.group(1)}' was read as a name here: is something missing or extra "
+            f"before it, such as a trailing ','?"
+        )
     return ""
 
 
 def _char_error(exc, text):
     char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
-    span = Span(exc.line, exc.column, exc.line, exc.column + 1,
-                exc.pos_in_stream, exc.pos_in_stream + 1)
+    span = Span(
+        exc.line, exc.column, exc.line, exc.column + 1, exc.pos_in_stream, exc.pos_in_stream + 1
+    )
     expected = set(exc.allowed or ())
     message = f"unexpected character '{char}'"
     if expected:

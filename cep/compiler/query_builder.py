@@ -1,4 +1,5 @@
 """Parse-tree callbacks for selectors, outputs, rate limits and partitions (a Transformer mixin)."""
+
 import dataclasses
 
 from lark import Transformer, v_args
@@ -8,9 +9,24 @@ from cep.compiler.expression_builder import meta_span
 from cep.compiler.input_checks import state_streams
 from cep.errors import SiddhiQLSyntaxError
 from cep.model import (
-    DeleteFrom, Expression, InsertInto, IsNull, IsNullStream, OrderByAttribute, OutputAttribute,
-    OutputRate, Partition, Query, RangeCondition, RangePartitionKey, Selector, StateInputStream,
-    UpdateOrInsert, UpdateTable, ValuePartitionKey, Variable,
+    DeleteFrom,
+    Expression,
+    InsertInto,
+    IsNull,
+    IsNullStream,
+    OrderByAttribute,
+    OutputAttribute,
+    OutputRate,
+    Partition,
+    Query,
+    RangeCondition,
+    RangePartitionKey,
+    Selector,
+    StateInputStream,
+    UpdateOrInsert,
+    UpdateTable,
+    ValuePartitionKey,
+    Variable,
 )
 
 
@@ -26,12 +42,16 @@ def _state_null_checks(selector, state_input):
                 return IsNullStream(v.name, None, expr.span)
         if not dataclasses.is_dataclass(expr):
             return expr
-        changes = {f.name: _fix_value(getattr(expr, f.name), fix)
-                   for f in dataclasses.fields(expr) if f.name != "span"}
+        changes = {
+            f.name: _fix_value(getattr(expr, f.name), fix)
+            for f in dataclasses.fields(expr)
+            if f.name != "span"
+        }
         return dataclasses.replace(expr, **changes)
 
-    attributes = tuple(dataclasses.replace(a, expression=fix(a.expression))
-                       for a in selector.attributes)
+    attributes = tuple(
+        dataclasses.replace(a, expression=fix(a.expression)) for a in selector.attributes
+    )
     having = fix(selector.having) if selector.having is not None else None
     return dataclasses.replace(selector, attributes=attributes, having=having)
 
@@ -54,8 +74,15 @@ class QueryBuilder(Transformer):
         select_all = select == "*"
         if isinstance(select, OutputAttribute):
             select = (select,)
-        return Selector(() if select_all else tuple(select), select_all, tuple(group_by or ()),
-                        having, tuple(order_by or ()), limit, meta_span(meta))
+        return Selector(
+            () if select_all else tuple(select),
+            select_all,
+            tuple(group_by or ()),
+            having,
+            tuple(order_by or ()),
+            limit,
+            meta_span(meta),
+        )
 
     def select_all(self, meta, children):
         return "*"
@@ -71,7 +98,8 @@ class QueryBuilder(Transformer):
         if isinstance(expression, Variable):
             return OutputAttribute(expression.name, expression, span)
         raise SiddhiQLSyntaxError(
-            "a computed select expression needs a name: add 'as <name>'", span, self.text)
+            "a computed select expression needs a name: add 'as <name>'", span, self.text
+        )
 
     def group_by(self, meta, children):
         return tuple(children)
@@ -98,8 +126,9 @@ class QueryBuilder(Transformer):
         mode, count = children
         n = int(str(count))
         if n <= 0:
-            raise SiddhiQLSyntaxError("'output every N events' needs N > 0",
-                                      literals.token_span(count), self.text)
+            raise SiddhiQLSyntaxError(
+                "'output every N events' needs N > 0", literals.token_span(count), self.text
+            )
         return OutputRate("events", n, mode or "all", meta_span(meta))
 
     def rate_time(self, meta, children):
@@ -111,8 +140,9 @@ class QueryBuilder(Transformer):
 
     def _period(self, period):
         if period.millis <= 0:
-            raise SiddhiQLSyntaxError("an output rate period must be positive", period.span,
-                                      self.text)
+            raise SiddhiQLSyntaxError(
+                "an output rate period must be positive", period.span, self.text
+            )
         return period.millis
 
     # -- outputs --
@@ -133,13 +163,15 @@ class QueryBuilder(Transformer):
 
     def update_table(self, meta, children):
         (target, _), event_type, assignments, on = children
-        return UpdateTable(str(target), on, tuple(assignments or ()), event_type or "current",
-                           meta_span(meta))
+        return UpdateTable(
+            str(target), on, tuple(assignments or ()), event_type or "current", meta_span(meta)
+        )
 
     def update_or_insert(self, meta, children):
         (target, _), event_type, assignments, on = children
-        return UpdateOrInsert(str(target), on, tuple(assignments or ()),
-                              event_type or "current", meta_span(meta))
+        return UpdateOrInsert(
+            str(target), on, tuple(assignments or ()), event_type or "current", meta_span(meta)
+        )
 
     def set_clause(self, meta, children):
         return tuple(children)
@@ -170,6 +202,6 @@ class QueryBuilder(Transformer):
 
     def partition(self, meta, children):
         keys = tuple(c for c in children if isinstance(c, (ValuePartitionKey, RangePartitionKey)))
-        items = [c for c in children[len(keys):] if c is not None]
+        items = [c for c in children[len(keys) :] if c is not None]
         queries = self.attach_annotations(items, inside_partition=True)
         return Partition(keys, tuple(queries), (), "", meta_span(meta))

@@ -1,13 +1,22 @@
 """Validation of one query: its selector (output types), and its output (insert, table ops)."""
+
 from cep.compiler.input_checks import input_scope
 from cep.compiler.scope import AttributeScope, CompositeScope, HavingScope
 from cep.compiler.types import expression_type, require_bool
 from cep.errors import (
-    DuplicateDefinitionError, InvalidQueryError, TypeMismatchError, UnknownAttributeError,
+    DuplicateDefinitionError,
+    InvalidQueryError,
+    TypeMismatchError,
+    UnknownAttributeError,
     UnknownStreamError,
 )
 from cep.model import (
-    Attribute, DeleteFrom, InsertInto, JoinInputStream, StateInputStream, StreamDefinition,
+    Attribute,
+    DeleteFrom,
+    InsertInto,
+    JoinInputStream,
+    StateInputStream,
+    StreamDefinition,
     TableDefinition,
 )
 
@@ -32,8 +41,9 @@ def selector_attributes(selector, scope, star_attributes, ctx):
     outputs, seen = [], set()
     for out in selector.attributes:
         if out.rename in seen:
-            raise DuplicateDefinitionError(f"output attribute '{out.rename}' is selected twice",
-                                           out.span)
+            raise DuplicateDefinitionError(
+                f"output attribute '{out.rename}' is selected twice", out.span
+            )
         seen.add(out.rename)
         found = expression_type(out.expression, scope, aggregates=True, tables=ctx.tables)
         outputs.append(Attribute(out.rename, found, out.span))
@@ -47,8 +57,14 @@ def _check_selector_rest(selector, scope, output_scope, having_scope, ctx):
     for variable in selector.group_by:
         expression_type(variable, scope)
     if selector.having is not None:
-        require_bool(selector.having, having_scope, "having", aggregates=True,
-                     tables=ctx.tables, aggregate_scope=scope)
+        require_bool(
+            selector.having,
+            having_scope,
+            "having",
+            aggregates=True,
+            tables=ctx.tables,
+            aggregate_scope=scope,
+        )
     for item in selector.order_by:
         expression_type(item.variable, output_scope)
 
@@ -61,8 +77,10 @@ def _check_output(query, outputs, output_scope, ctx):
     table = ctx.tables.get(output.target)
     if table is None:
         kind = "a stream" if ctx.is_stream(output.target) else "not defined"
-        raise UnknownStreamError(f"'{output.target}' is {kind}: delete, update and "
-                                 f"'insert overwrite' need a table", output.span)
+        raise UnknownStreamError(
+            f"'{output.target}' is {kind}: delete, update and 'insert overwrite' need a table",
+            output.span,
+        )
     table_scope = AttributeScope((table.id,), table.attributes, f"table '{table.id}'")
     condition_scope = CompositeScope((output_scope, table_scope))
     require_bool(output.on, condition_scope, "the 'on' condition", tables=ctx.tables)
@@ -81,26 +99,34 @@ def _check_assignments(output, table_scope, value_scope, ctx):
         column = table_scope.resolve(variable)
         found = expression_type(value, value_scope, tables=ctx.tables)
         if found != column and not _widens(found, column):
-            raise TypeMismatchError(f"cannot set {column} column '{variable.name}' to a "
-                                    f"{found}", value.span)
+            raise TypeMismatchError(
+                f"cannot set {column} column '{variable.name}' to a {found}", value.span
+            )
 
 
 def _check_update_columns(table, outputs):
     for out in outputs:
         index = table.index_of(out.name)
         if index < 0:
-            raise UnknownAttributeError(f"update of table '{table.id}': it has no column "
-                                        f"'{out.name}'", out.span)
+            raise UnknownAttributeError(
+                f"update of table '{table.id}': it has no column '{out.name}'", out.span
+            )
         column = table.attributes[index].type
         if out.type != column:
-            raise TypeMismatchError(f"update of table '{table.id}': column '{out.name}' is "
-                                    f"{column}, the query gives {out.type}", out.span)
+            raise TypeMismatchError(
+                f"update of table '{table.id}': column '{out.name}' is "
+                f"{column}, the query gives {out.type}",
+                out.span,
+            )
 
 
 def _widens(source, target):
     order = ("int", "long", "float", "double")
-    return (source.value in order and target.value in order
-            and order.index(source.value) <= order.index(target.value))
+    return (
+        source.value in order
+        and target.value in order
+        and order.index(source.value) <= order.index(target.value)
+    )
 
 
 def _check_insert(output, outputs, ctx):
@@ -124,9 +150,13 @@ def match_definition(definition, outputs, span, kind):
     if len(outputs) != len(definition.attributes):
         raise DuplicateDefinitionError(
             f"the query's output ({have}) does not match {kind} '{definition.id}' ({want}): "
-            f"{len(outputs)} attributes instead of {len(definition.attributes)}", span)
+            f"{len(outputs)} attributes instead of {len(definition.attributes)}",
+            span,
+        )
     for out, attr in zip(outputs, definition.attributes):
         if out.type != attr.type:
             raise TypeMismatchError(
                 f"the query's output ({have}) does not match {kind} '{definition.id}' "
-                f"({want}): '{out.name}' is {out.type}, '{attr.name}' is {attr.type}", span)
+                f"({want}): '{out.name}' is {out.type}, '{attr.name}' is {attr.type}",
+                span,
+            )

@@ -4,8 +4,8 @@ A scope answers `resolve(variable) -> AttrType` (raising a positioned error) and
 `has_reference(name)`. `AttributeScope` is one stream, table or output row; `CompositeScope`
 joins several (join sides, pattern states, a table in `cond in T`). The engine may use these
 with `cep.compiler.types.expression_type` to type expressions the same way."""
-from cep.errors import InvalidQueryError, UnknownAttributeError, UnknownStreamError, \
-    attribute_list
+
+from cep.errors import InvalidQueryError, UnknownAttributeError, UnknownStreamError, attribute_list
 
 
 class AttributeScope:
@@ -28,12 +28,16 @@ class AttributeScope:
         if variable.stream is not None and variable.stream not in self.refs:
             raise UnknownStreamError(
                 f"'{variable.stream}' is not a stream or alias of this query "
-                f"(it reads {self.label})", variable.span)
+                f"(it reads {self.label})",
+                variable.span,
+            )
         found = self.types.get(variable.name)
         if found is None:
             raise UnknownAttributeError(
                 f"attribute '{variable.name}' does not exist in {self.label} "
-                f"({attribute_list(self.types.items())})", variable.span)
+                f"({attribute_list(self.types.items())})",
+                variable.span,
+            )
         return found
 
 
@@ -62,12 +66,15 @@ class CompositeScope:
         if not holders:
             labels = " or ".join(s.label for s in self._leaves())
             raise UnknownAttributeError(
-                f"attribute '{variable.name}' does not exist in {labels}", variable.span)
+                f"attribute '{variable.name}' does not exist in {labels}", variable.span
+            )
         if self.strict and len(holders) > 1:
             names = " and ".join(s.label for s in holders)
             raise InvalidQueryError(
                 f"attribute '{variable.name}' is ambiguous: {names} both have it; qualify it "
-                f"as <stream>.{variable.name}", variable.span)
+                f"as <stream>.{variable.name}",
+                variable.span,
+            )
         return holders[0].lookup(variable.name)
 
     def _resolve_qualified(self, variable):
@@ -77,14 +84,18 @@ class CompositeScope:
             return by_alias[0].resolve(variable)
         if self.strict and len(holders) > 1:
             names = " and ".join(s.label for s in holders)
-            raise InvalidQueryError(f"'{variable.stream}' is ambiguous: it names {names}; use "
-                                    f"their aliases", variable.span)
+            raise InvalidQueryError(
+                f"'{variable.stream}' is ambiguous: it names {names}; use their aliases",
+                variable.span,
+            )
         if holders:
             return holders[0].resolve(variable)
         refs = ", ".join(r for s in self._leaves() for r in s.refs) or "none"
         raise UnknownStreamError(
             f"'{variable.stream}' is not a stream, alias or pattern state of this query "
-            f"(known: {refs})", variable.span)
+            f"(known: {refs})",
+            variable.span,
+        )
 
     def _leaves(self):
         for s in self.scopes:
@@ -120,7 +131,9 @@ class HavingScope:
         if variable.stream is None and self.inputs.lookup(variable.name) is None:
             raise UnknownAttributeError(
                 f"attribute '{variable.name}' does not exist in {self.output.label} or "
-                f"{self.inputs.label}", variable.span)
+                f"{self.inputs.label}",
+                variable.span,
+            )
         return self.inputs.resolve(variable)
 
     @property

@@ -2,6 +2,7 @@
 
 Expressions, inputs and queries are built by the mixins in expression_builder, input_builder and
 query_builder; this module assembles them into an ExecutionPlan with texts and spans."""
+
 import dataclasses
 
 from lark import v_args
@@ -14,8 +15,19 @@ from cep.compiler.query_builder import QueryBuilder
 from cep.compiler.reserved import check_names
 from cep.errors import AnnotationError, SiddhiQLError, SiddhiQLSyntaxError
 from cep.model import (
-    Annotation, Attribute, ExecutionPlan, FunctionDefinition, Partition, Query, Span,
-    StreamDefinition, TableDefinition, TriggerDefinition, TYPES, Window, WindowDefinition,
+    Annotation,
+    Attribute,
+    ExecutionPlan,
+    FunctionDefinition,
+    Partition,
+    Query,
+    Span,
+    StreamDefinition,
+    TableDefinition,
+    TriggerDefinition,
+    TYPES,
+    Window,
+    WindowDefinition,
 )
 
 # names the grammar of Siddhi 3 reserves although they can look like identifiers
@@ -53,7 +65,7 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
         return (key, value)
 
     def ann_key(self, meta, children):
-        return "".join(self.text[meta.start_pos:meta.end_pos].split())
+        return "".join(self.text[meta.start_pos : meta.end_pos].split())
 
     def ann_value(self, meta, children):
         token = children[0]
@@ -74,7 +86,9 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
         if str(token).lower() in RESERVED_NAMES:
             raise SiddhiQLSyntaxError(
                 f"'{token}' is a reserved keyword and cannot name {what} ({context})",
-                literals.token_span(token), self.text)
+                literals.token_span(token),
+                self.text,
+            )
         return str(token)
 
     def attr_def(self, meta, children):
@@ -83,7 +97,10 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
         if attr_type is None:
             raise SiddhiQLSyntaxError(
                 f"unknown attribute type '{type_name}' for '{name}' (expected one of "
-                f"{', '.join(TYPES)})", literals.token_span(type_name), self.text)
+                f"{', '.join(TYPES)})",
+                literals.token_span(type_name),
+                self.text,
+            )
         return Attribute(str(name), attr_type, meta_span(meta))
 
     def stream_def(self, meta, children):
@@ -101,24 +118,34 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
         if attr_type is None:
             raise SiddhiQLSyntaxError(
                 f"unknown return type '{type_name}' of function '{name}' (expected one of "
-                f"{', '.join(TYPES)})", literals.token_span(type_name), self.text)
-        return FunctionDefinition(name, str(language), attr_type, str(body)[1:-1],
-                                  span=meta_span(meta),
-                                  language_span=literals.token_span(language))
+                f"{', '.join(TYPES)})",
+                literals.token_span(type_name),
+                self.text,
+            )
+        return FunctionDefinition(
+            name,
+            str(language),
+            attr_type,
+            str(body)[1:-1],
+            span=meta_span(meta),
+            language_span=literals.token_span(language),
+        )
 
     def window_def(self, meta, children):
         name = self._definition_name(children[0], "window")
         *attrs, call, event_type = children[1:]
         window = Window(call.name, call.args, call.namespace, call.span)
-        return WindowDefinition(name, tuple(attrs), (), "", meta_span(meta), window,
-                                event_type or "all")
+        return WindowDefinition(
+            name, tuple(attrs), (), "", meta_span(meta), window, event_type or "all"
+        )
 
     def trigger_every(self, meta, children):
         name = self._definition_name(children[0], "trigger")
         period = children[1].millis
         if period <= 0:
-            raise SiddhiQLSyntaxError("a trigger period must be positive", children[1].span,
-                                      self.text)
+            raise SiddhiQLSyntaxError(
+                "a trigger period must be positive", children[1].span, self.text
+            )
         return TriggerDefinition(name, every_millis=period, span=meta_span(meta))
 
     def trigger_at(self, meta, children):
@@ -130,7 +157,9 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
             raise SiddhiQLSyntaxError(
                 f"trigger '{name}' at {value!r}: expected 'start' or a cron expression of 6 or "
                 f"7 fields (sec min hour day month weekday [year])",
-                literals.token_span(children[1]), self.text)
+                literals.token_span(children[1]),
+                self.text,
+            )
         return TriggerDefinition(name, cron=value, span=meta_span(meta))
 
     # -- the plan --
@@ -145,23 +174,37 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
             pending = []
         if pending:
             where = "in a partition" if inside_partition else "at the end of the plan"
-            raise AnnotationError(f"annotation @{pending[0].name} {where} is not followed by "
-                                  f"a definition or query", pending[0].span, self.text)
+            raise AnnotationError(
+                f"annotation @{pending[0].name} {where} is not followed by a definition or query",
+                pending[0].span,
+                self.text,
+            )
         return out
 
     def _with_annotations(self, element, annotations):
         span = element.span
         if annotations:
             first = annotations[0].span
-            span = Span(first.line, first.column, span.end_line, span.end_column,
-                        first.start_pos, span.end_pos)
-        return dataclasses.replace(element, annotations=tuple(annotations),
-                                   text=self.text[span.start_pos:span.end_pos], span=span)
+            span = Span(
+                first.line,
+                first.column,
+                span.end_line,
+                span.end_column,
+                first.start_pos,
+                span.end_pos,
+            )
+        return dataclasses.replace(
+            element,
+            annotations=tuple(annotations),
+            text=self.text[span.start_pos : span.end_pos],
+            span=span,
+        )
 
     def start(self, meta, children):
         items = [c for c in children if c is not None]
-        plan_annotations = [a for a in items if isinstance(a, Annotation)
-                            and _is_plan_annotation(a)]
+        plan_annotations = [
+            a for a in items if isinstance(a, Annotation) and _is_plan_annotation(a)
+        ]
         rest = [c for c in items if not (isinstance(c, Annotation) and _is_plan_annotation(c))]
         elements = self.attach_annotations(rest)
         self._check_order(elements)
@@ -173,7 +216,8 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
             functions=tuple(e for e in elements if isinstance(e, FunctionDefinition)),
             windows=tuple(e for e in elements if isinstance(e, WindowDefinition)),
             elements=tuple(e for e in elements if isinstance(e, (Query, Partition))),
-            source=self.text)
+            source=self.text,
+        )
 
     def _check_order(self, elements):
         seen_query = False
@@ -183,7 +227,9 @@ class PlanTransformer(ExpressionBuilder, InputBuilder, QueryBuilder):
             elif seen_query:
                 raise SiddhiQLSyntaxError(
                     "definitions must come before the first query: 'define' after a query",
-                    e.span, self.text)
+                    e.span,
+                    self.text,
+                )
 
 
 def to_model(tree, text):

@@ -6,15 +6,18 @@ raises a positioned error (TypeMismatchError, UnknownFunctionError, UnknownAttri
 TableDefinitions for `cond in Table`; `aggregates` allows sum(), avg(), ... (select and having),
 whose arguments are typed in `aggregate_scope` when given (having sees the output row, but its
 aggregators read the input)."""
+
 from cep.catalog import aggregators, ext, ext_processors, rules, scripts
 from cep.catalog import plugins  # noqa: F401  (installs the plug-in loader the catalog calls)
 from cep.compiler.scope import AttributeScope, CompositeScope
 from cep.errors import (
-    InvalidQueryError, TypeMismatchError, UnknownStreamError,
+    InvalidQueryError,
+    TypeMismatchError,
+    UnknownStreamError,
 )
 from cep.model import AttrType, NUMERIC_TYPES
 
-INT_MIN, INT_MAX = -2**31, 2**31 - 1
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 _OP_WORDS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "%": "take modulo of"}
 
 
@@ -27,8 +30,9 @@ def require_bool(expr, scope, what, aggregates=False, tables=None, aggregate_sco
     """Type `expr` and demand a bool (filters, having, on, partition ranges)."""
     found = expression_type(expr, scope, aggregates, tables, aggregate_scope)
     if found is not AttrType.BOOL:
-        raise TypeMismatchError(f"{what} must be a bool condition, but its type is {found}",
-                                getattr(expr, "span", None))
+        raise TypeMismatchError(
+            f"{what} must be a bool condition, but its type is {found}", getattr(expr, "span", None)
+        )
     return found
 
 
@@ -52,8 +56,10 @@ class _Typer:
 
     def _Constant(self, expr):
         if expr.type is AttrType.INT and not INT_MIN <= expr.value <= INT_MAX:
-            raise TypeMismatchError(f"int literal {expr.value} is out of the int range; write "
-                                    f"{expr.value}L for a long", expr.span)
+            raise TypeMismatchError(
+                f"int literal {expr.value} is out of the int range; write {expr.value}L for a long",
+                expr.span,
+            )
         return expr.type
 
     def _TimeConstant(self, expr):
@@ -67,7 +73,9 @@ class _Typer:
         if left not in NUMERIC_TYPES or right not in NUMERIC_TYPES:
             raise TypeMismatchError(
                 f"cannot {_OP_WORDS[expr.op]} {left} and {right}: '{expr.op}' needs numbers "
-                f"(SiddhiQL has no string '+')", expr.span)
+                f"(SiddhiQL has no string '+')",
+                expr.span,
+            )
         return rules.widest(left, right)
 
     def _CompareOp(self, expr):
@@ -77,16 +85,18 @@ class _Typer:
         if expr.op in ("==", "!=") and (left == right or AttrType.OBJECT in (left, right)):
             return AttrType.BOOL
         if left == right:
-            raise TypeMismatchError(f"{left} values cannot be compared with '{expr.op}' "
-                                    f"(only == and !=)", expr.span)
+            raise TypeMismatchError(
+                f"{left} values cannot be compared with '{expr.op}' (only == and !=)", expr.span
+            )
         raise TypeMismatchError(f"{left} cannot be compared with {right}", expr.span)
 
     def _logical(self, expr, word, operands):
         for operand in operands:
             found = self.type_of(operand)
             if found is not AttrType.BOOL:
-                raise TypeMismatchError(f"'{word}' needs bool operands, but one is {found}",
-                                        operand.span)
+                raise TypeMismatchError(
+                    f"'{word}' needs bool operands, but one is {found}", operand.span
+                )
         return AttrType.BOOL
 
     def _And(self, expr):
@@ -110,29 +120,33 @@ class _Typer:
 
     def _IsNullStream(self, expr):
         if not self.scope.has_reference(expr.stream):
-            raise UnknownStreamError(f"'{expr.stream}' is not a pattern state of this query",
-                                     expr.span)
+            raise UnknownStreamError(
+                f"'{expr.stream}' is not a pattern state of this query", expr.span
+            )
         return AttrType.BOOL
 
     def _InTable(self, expr):
         table = self.tables.get(expr.table)
         if table is None:
-            raise UnknownStreamError(f"'{expr.table}' in '... in {expr.table}' is not a "
-                                     f"defined table", expr.span)
+            raise UnknownStreamError(
+                f"'{expr.table}' in '... in {expr.table}' is not a defined table", expr.span
+            )
         table_scope = AttributeScope((table.id,), table.attributes, f"table '{table.id}'")
         inner = _Typer(CompositeScope((self.scope, table_scope)), False, self.tables)
         found = inner.type_of(expr.condition)
         if found is not AttrType.BOOL:
-            raise TypeMismatchError(f"the condition of 'in {expr.table}' must be bool, not "
-                                    f"{found}", expr.condition.span)
+            raise TypeMismatchError(
+                f"the condition of 'in {expr.table}' must be bool, not {found}", expr.condition.span
+            )
         return AttrType.BOOL
 
     def _FunctionCall(self, expr):
         aggregator = aggregators.lookup(expr.name, expr.namespace)
         if aggregator is not None:
             return self._aggregate(expr, aggregator)
-        function = ext.find_function(expr.name, expr.namespace) or \
-            ext_processors.lookup_function(expr.namespace, expr.name)
+        function = ext.find_function(expr.name, expr.namespace) or ext_processors.lookup_function(
+            expr.namespace, expr.name
+        )
         kind = "function"
         if function is None and not expr.namespace:
             function, kind = scripts.lookup(expr.name), "script"
@@ -149,8 +163,9 @@ class _Typer:
 
     def _aggregate(self, expr, entry):
         if not self.aggregates:
-            raise InvalidQueryError(f"aggregator {expr.name}() is only allowed in select and "
-                                    f"having", expr.span)
+            raise InvalidQueryError(
+                f"aggregator {expr.name}() is only allowed in select and having", expr.span
+            )
         inner = _Typer(self.aggregate_scope, False, self.tables)
         types = [inner.type_of(a) for a in expr.args]
         rules.check_arity(entry, expr)

@@ -2,6 +2,7 @@
 
 `validate(plan)` returns the plan with the inferred streams added (and each partition's inner
 streams), or raises the first positioned error."""
+
 import dataclasses
 
 from cep.catalog import scripts
@@ -12,7 +13,11 @@ from cep.compiler.scope import AttributeScope
 from cep.compiler.types import expression_type, require_bool
 from cep.errors import DuplicateDefinitionError, InvalidQueryError, UnknownStreamError
 from cep.model import (
-    Partition, RangePartitionKey, StreamDefinition, TableDefinition, TriggerDefinition,
+    Partition,
+    RangePartitionKey,
+    StreamDefinition,
+    TableDefinition,
+    TriggerDefinition,
     WindowDefinition,
 )
 
@@ -41,8 +46,10 @@ class PlanContext:
         elif isinstance(definition, TriggerDefinition):
             self.triggers[name] = definition
         elif isinstance(definition, WindowDefinition):
-            check_window(definition.window, AttributeScope(
-                (name,), definition.attributes, f"window '{name}'"))
+            check_window(
+                definition.window,
+                AttributeScope((name,), definition.attributes, f"window '{name}'"),
+            )
             self.windows[name] = self.streams[name] = definition
         else:
             self.streams[name] = definition
@@ -56,15 +63,21 @@ class PlanContext:
             found = (self.inner or {}).get(stream.stream_id)
             if found is None:
                 where = "in this partition" if self.inner is not None else "outside a partition"
-                raise UnknownStreamError(f"inner stream '#{stream.stream_id}' is not defined "
-                                         f"{where}", stream.span)
+                raise UnknownStreamError(
+                    f"inner stream '#{stream.stream_id}' is not defined {where}", stream.span
+                )
             return found
-        found = (self.streams.get(stream.stream_id) or self.triggers.get(stream.stream_id)
-                 or self.tables.get(stream.stream_id))
+        found = (
+            self.streams.get(stream.stream_id)
+            or self.triggers.get(stream.stream_id)
+            or self.tables.get(stream.stream_id)
+        )
         if found is None:
             raise UnknownStreamError(
                 f"stream '{stream.stream_id}' is not defined (define it, or insert into it "
-                f"from an earlier query)", stream.span)
+                f"from an earlier query)",
+                stream.span,
+            )
         return found
 
     def infer_stream(self, definition):
@@ -73,14 +86,14 @@ class PlanContext:
 
     def insert_inner(self, output, outputs):
         if self.inner is None:
-            raise InvalidQueryError(f"inner stream '#{output.target}' can only be used inside "
-                                    f"a partition", output.span)
+            raise InvalidQueryError(
+                f"inner stream '#{output.target}' can only be used inside a partition", output.span
+            )
         existing = self.inner.get(output.target)
         if existing is not None:
             match_definition(existing, outputs, output.span, "inner stream")
         else:
-            self.inner[output.target] = StreamDefinition(output.target, outputs,
-                                                         span=output.span)
+            self.inner[output.target] = StreamDefinition(output.target, outputs, span=output.span)
 
 
 def _check_attribute_names(definition):
@@ -88,7 +101,8 @@ def _check_attribute_names(definition):
     for a in getattr(definition, "attributes", ()):
         if a.name in seen:
             raise DuplicateDefinitionError(
-                f"attribute '{a.name}' is defined twice in '{definition.id}'", a.span)
+                f"attribute '{a.name}' is defined twice in '{definition.id}'", a.span
+            )
         seen.add(a.name)
 
 
@@ -109,8 +123,12 @@ def _validate(plan):
             check_query(element, ctx)
             elements.append(element)
     inferred = tuple(ctx.inferred)
-    return dataclasses.replace(plan, streams=plan.streams + inferred, elements=tuple(elements),
-                               inferred_streams=frozenset(d.id for d in inferred))
+    return dataclasses.replace(
+        plan,
+        streams=plan.streams + inferred,
+        elements=tuple(elements),
+        inferred_streams=frozenset(d.id for d in inferred),
+    )
 
 
 def _check_partition(partition, ctx):
@@ -118,18 +136,22 @@ def _check_partition(partition, ctx):
     for key in partition.keys:
         definition = ctx.streams.get(key.stream_id) or ctx.triggers.get(key.stream_id)
         if key.stream_id in ctx.windows:
-            raise InvalidQueryError(f"'{key.stream_id}' is a named window: a partition can "
-                                    f"key streams only", key.span)
+            raise InvalidQueryError(
+                f"'{key.stream_id}' is a named window: a partition can key streams only", key.span
+            )
         if definition is None:
             kind = "a table" if key.stream_id in ctx.tables else "not a defined stream"
-            raise UnknownStreamError(f"partition key stream '{key.stream_id}' is {kind}",
-                                     key.span)
+            raise UnknownStreamError(f"partition key stream '{key.stream_id}' is {kind}", key.span)
         if key.stream_id in seen:
-            raise DuplicateDefinitionError(f"stream '{key.stream_id}' is partitioned twice",
-                                           key.span)
+            raise DuplicateDefinitionError(
+                f"stream '{key.stream_id}' is partitioned twice", key.span
+            )
         seen.add(key.stream_id)
-        _check_key(key, AttributeScope((key.stream_id,), definition.attributes,
-                                       f"stream '{key.stream_id}'"), ctx)
+        _check_key(
+            key,
+            AttributeScope((key.stream_id,), definition.attributes, f"stream '{key.stream_id}'"),
+            ctx,
+        )
     ctx.inner = {}
     try:
         for query in partition.queries:

@@ -3,6 +3,7 @@
 `AggCode` produces the pieces (state load/store, reset, the per-event body for a CURRENT or an
 EXPIRED event, the batch-mode result) so that the plain selector and the window-fused selector
 (cep.engine.fused) assemble the same statements."""
+
 from collections import deque
 from math import copysign
 
@@ -44,8 +45,9 @@ def _indent(lines, n):
 class AggCode:
     """Statement pieces of an aggregating selector."""
 
-    def __init__(self, compiled, hv, aggs, keys, wanted, batch_mode, g, removes=True,
-                 drop_empty=False):
+    def __init__(
+        self, compiled, hv, aggs, keys, wanted, batch_mode, g, removes=True, drop_empty=False
+    ):
         self.compiled, self.hv, self.aggs, self.keys = compiled, hv, aggs, keys
         self.wanted, self.batch_mode, self.removes = set(wanted), batch_mode, removes
         self.grouped = bool(keys)
@@ -56,11 +58,13 @@ class AggCode:
         self.nslots = len(init_values)
         self.g = dict(g)
         self.init_fn = make_function(
-            "_init", f"def _init():\n    return {_init_source(init_values)}\n", self.g)
+            "_init", f"def _init():\n    return {_init_source(init_values)}\n", self.g
+        )
         self.g["_init"] = self.init_fn
         # one scalar slot per group (count, sum, ...): the dict holds the value itself
-        self.scalar = self.grouped and self.nslots == 1 and not isinstance(
-            init_values[0], (deque, dict))
+        self.scalar = (
+            self.grouped and self.nslots == 1 and not isinstance(init_values[0], (deque, dict))
+        )
         self.scalar_init = repr(init_values[0]) if self.scalar else None
         if self.scalar:
             self.S = lambda i: "st"
@@ -73,8 +77,9 @@ class AggCode:
         (a count() aggregator's, else a hidden one appended to `init_values`); None when
         groups are kept: no group by, no removals, or an aggregate that outlives the window
         (minForever/maxForever)."""
-        if not (drop_empty and self.grouped and self.removes and not self.batch_mode) or \
-                any(a.spec.name in FOREVER for a in self.aggs):
+        if not (drop_empty and self.grouped and self.removes and not self.batch_mode) or any(
+            a.spec.name in FOREVER for a in self.aggs
+        ):
             return None
         for a in self.aggs:
             if a.spec.name == "count":
@@ -87,13 +92,15 @@ class AggCode:
 
     def _share_sums(self):
         """sum(x) of a floating x reads avg(x)'s running sum instead of keeping its own."""
-        avgs = {a.arg.source: a for a in self.aggs
-                if a.spec.name == "avg" and a.arg is not None}
+        avgs = {a.arg.source: a for a in self.aggs if a.spec.name == "avg" and a.arg is not None}
         shared = set()
         for a in self.aggs:
             other = avgs.get(a.arg.source) if a.arg is not None else None
-            if a.spec.name == "sum" and other is not None and \
-                    a.type in (AttrType.DOUBLE, AttrType.FLOAT):
+            if (
+                a.spec.name == "sum"
+                and other is not None
+                and a.type in (AttrType.DOUBLE, AttrType.FLOAT)
+            ):
                 a.slots = [other.slots[0]]
                 shared.add(id(a))
         return shared
@@ -151,16 +158,18 @@ class AggCode:
     def result(self):
         if not self.batch_mode:
             return ["return out"]
-        return ["return list(_chosen.values())" if self.grouped else
-                "return [_last] if _last is not None else out"]
+        return [
+            "return list(_chosen.values())"
+            if self.grouped
+            else "return [_last] if _last is not None else out"
+        ]
 
     def reset(self):
         lines = []
         for a in self.aggs:
             lines += a.spec.reset(self._slots(a))
         if self.scalar:
-            return ["for _k in list(G):", "    st = G[_k]"] + _indent(lines, 4) + \
-                ["    G[_k] = st"]
+            return ["for _k in list(G):", "    st = G[_k]"] + _indent(lines, 4) + ["    G[_k] = st"]
         if self.grouped:
             return ["for st in G.values():"] + _indent(lines or ["pass"], 4)
         return lines or ["pass"]
@@ -174,8 +183,12 @@ class AggCode:
             if self.scalar:
                 L += [f"_key = {key}", f"st = _get(_key, {self.scalar_init})"]
             else:
-                L += [f"_key = {key}", "st = _get(_key)", "if st is None:",
-                      "    st = G[_key] = _init()"]
+                L += [
+                    f"_key = {key}",
+                    "st = _get(_key)",
+                    "if st is None:",
+                    "    st = G[_key] = _init()",
+                ]
         L += self.arg_lines
         if kind == 0:
             L += self.add
@@ -199,9 +212,11 @@ class AggCode:
                 return []
             inner, srcs = self._inline_values()
             return inner + [f"o = {_tuple(srcs)}"]
-        cond = None if kind is not None else {frozenset({0}): "k == 0",
-                                              frozenset({1}): "k == 1"}.get(
-            frozenset(self.wanted))
+        cond = (
+            None
+            if kind is not None
+            else {frozenset({0}): "k == 0", frozenset({1}): "k == 1"}.get(frozenset(self.wanted))
+        )
         values, srcs = self._inline_values()
         values.append(f"o = {_tuple(srcs)}")
         if cond and stateful:  # the row for every event, the output for the wanted kind
@@ -226,7 +241,6 @@ class AggCode:
         inner.append(" " * emit_ind + emit)
         return out + _indent(inner, ind)
 
-
     def _inline_values(self):
         """(assignments, projection sources): an aggregate value used once is inlined."""
         srcs = [c.source for c in self.compiled]
@@ -242,8 +256,9 @@ class AggCode:
         return lines, srcs
 
 
-def build_aggregating(compiled, hv, aggs, keys, wanted, batch_mode, g, removes=True,
-                      resets=True, drop_empty=False):
+def build_aggregating(
+    compiled, hv, aggs, keys, wanted, batch_mode, g, removes=True, resets=True, drop_empty=False
+):
     """-> (select(batch, state) -> out, init_state()). See the selector module docstring;
     drop_empty: forget a group's state when the window holds none of its events."""
     c = AggCode(compiled, hv, aggs, keys, wanted, batch_mode, g, removes, drop_empty)
@@ -264,8 +279,14 @@ def _merge_guards(lines):
     """Join consecutive one-line `if X: a` statements with the same guard into one."""
     out = []
     for line in lines:
-        if (out and line.startswith("if ") and ": " in line and "\n" not in line
-                and out[-1].startswith("if ") and not out[-1].endswith(":")):
+        if (
+            out
+            and line.startswith("if ")
+            and ": " in line
+            and "\n" not in line
+            and out[-1].startswith("if ")
+            and not out[-1].endswith(":")
+        ):
             guard, body = line.split(": ", 1)
             pguard, pbody = out[-1].split(": ", 1)
             if guard == pguard:

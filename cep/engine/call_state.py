@@ -5,6 +5,7 @@ A stateful call site is an object with `call_state = True` and `fresh()` (a new,
 of the same call) in the globals of the generated functions that call it. A processor's clone
 shares the compiled code; `fresh_call_state` rebinds the copy's functions (its own, and those
 of its `code`) to globals holding fresh call sites."""
+
 import copy
 import types
 from typing import Any
@@ -12,7 +13,8 @@ from typing import Any
 
 def _stateful(fn: Any) -> bool:
     return isinstance(fn, types.FunctionType) and any(
-        getattr(v, "call_state", False) for v in fn.__globals__.values())
+        getattr(v, "call_state", False) for v in fn.__globals__.values()
+    )
 
 
 def _functions(obj: Any) -> list[tuple[Any, str]]:
@@ -21,8 +23,9 @@ def _functions(obj: Any) -> list[tuple[Any, str]]:
     for holder in (obj, getattr(obj, "code", None)):
         if holder is None or not hasattr(holder, "__dict__"):
             continue
-        out.extend((holder, name) for name, v in vars(holder).items()
-                   if isinstance(v, types.FunctionType))
+        out.extend(
+            (holder, name) for name, v in vars(holder).items() if isinstance(v, types.FunctionType)
+        )
     return out
 
 

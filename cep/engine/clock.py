@@ -25,6 +25,7 @@ stream's later events) and find nothing left to do.
 
 Wall clock: a daemon thread fires due timers under the runtime's lock.
 """
+
 import heapq
 import itertools
 import threading
@@ -204,7 +205,9 @@ class Scheduler:
     def _fire_due(self, now):
         def failed():
             import logging
+
             logging.getLogger(__name__).exception("timer failed")
+
         self._step_fire(now, failed)
 
     def stop(self):

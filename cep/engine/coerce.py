@@ -7,6 +7,7 @@ Without msgspec, or when it refuses the batch, the next path checks whole column
 ranges) and passes the rows on untouched; only a batch with something to convert or reject
 takes the per-event path, which converts what it can (int to double, ...) and rejects the
 rest with an EventError naming the attribute."""
+
 from array import array
 from itertools import chain, repeat
 from typing import Annotated, Any, List, Optional, Tuple
@@ -22,24 +23,39 @@ except ImportError:  # the pure-Python column checks below do the same, 2.6x slo
 
 _NONE = type(None)
 _EXACT = {
-    AttrType.STRING: {str}, AttrType.INT: {int}, AttrType.LONG: {int},
-    AttrType.DOUBLE: {float}, AttrType.BOOL: {bool}, AttrType.FLOAT: None, AttrType.OBJECT: None,
+    AttrType.STRING: {str},
+    AttrType.INT: {int},
+    AttrType.LONG: {int},
+    AttrType.DOUBLE: {float},
+    AttrType.BOOL: {bool},
+    AttrType.FLOAT: None,
+    AttrType.OBJECT: None,
 }
-_RANGE = {AttrType.INT: (javamath.INT_MIN, javamath.INT_MAX),
-          AttrType.LONG: (javamath.LONG_MIN, javamath.LONG_MAX)}
+_RANGE = {
+    AttrType.INT: (javamath.INT_MIN, javamath.INT_MAX),
+    AttrType.LONG: (javamath.LONG_MIN, javamath.LONG_MAX),
+}
 if msgspec is not None:  # attribute types as msgspec types; FLOAT needs 32-bit rounding
     _MSGSPEC = {
-        AttrType.STRING: Optional[str], AttrType.DOUBLE: Optional[float],
-        AttrType.BOOL: Optional[bool], AttrType.OBJECT: Any, AttrType.FLOAT: None,
-        AttrType.INT: Optional[Annotated[int, msgspec.Meta(ge=javamath.INT_MIN,
-                                                           le=javamath.INT_MAX)]],
-        AttrType.LONG: Optional[Annotated[int, msgspec.Meta(ge=javamath.LONG_MIN,
-                                                            le=javamath.LONG_MAX)]]}
+        AttrType.STRING: Optional[str],
+        AttrType.DOUBLE: Optional[float],
+        AttrType.BOOL: Optional[bool],
+        AttrType.OBJECT: Any,
+        AttrType.FLOAT: None,
+        AttrType.INT: Optional[
+            Annotated[int, msgspec.Meta(ge=javamath.INT_MIN, le=javamath.INT_MAX)]
+        ],
+        AttrType.LONG: Optional[
+            Annotated[int, msgspec.Meta(ge=javamath.LONG_MIN, le=javamath.LONG_MAX)]
+        ],
+    }
     _MSGSPEC_ERRORS = (msgspec.ValidationError, TypeError, ValueError, OverflowError)
 # array type codes whose items are exactly 32 and 64 bits: building such an array from a
 # column is a one-pass range check at C speed (OverflowError when a value does not fit)
-_ARRAY = {AttrType.INT: next(c for c in "ilq" if array(c).itemsize == 4),
-          AttrType.LONG: next(c for c in "lqi" if array(c).itemsize == 8)}
+_ARRAY = {
+    AttrType.INT: next(c for c in "ilq" if array(c).itemsize == 4),
+    AttrType.LONG: next(c for c in "lqi" if array(c).itemsize == 8),
+}
 
 
 def _convert(value, t):
@@ -115,8 +131,7 @@ class RowCoercer:
             c = f"(type(row[{i}]) is {py.__name__} or row[{i}] is None)"
             if t in _RANGE:
                 lo, hi = _RANGE[t]
-                c = (f"((type(row[{i}]) is int and {lo} <= row[{i}] <= {hi}) "
-                     f"or row[{i}] is None)")
+                c = f"((type(row[{i}]) is int and {lo} <= row[{i}] <= {hi}) or row[{i}] is None)"
             conds.append(c)
         ns = {}
         exec(f"def quick(row):\n    return {' and '.join(conds)}\n", ns)
@@ -166,11 +181,10 @@ class RowCoercer:
             return None
         try:  # exact ints (checked above) fit a 32/64-bit C array exactly when in range
             for i, code in self._ranges:
-                array(code, values[i::self.n])
+                array(code, values[i :: self.n])
         except OverflowError:
             return None
-        return list(zip(repeat(stamp, n) if stamp is not None else flat[0::2], rows,
-                        repeat(0, n)))
+        return list(zip(repeat(stamp, n) if stamp is not None else flat[0::2], rows, repeat(0, n)))
 
     def _pair_sig(self, n):
         if len(self._pairs) != 2 * n:
@@ -195,22 +209,28 @@ class RowCoercer:
             if type(ts) is int and self.quick(row):
                 return ts, row, 0
         except (TypeError, ValueError):
-            raise EventError(f"stream '{sid}': an event must be a (timestamp, row) pair, "
-                             f"got {event!r}") from None
+            raise EventError(
+                f"stream '{sid}': an event must be a (timestamp, row) pair, got {event!r}"
+            ) from None
         if ts is None:
             ts = default_ts
         elif isinstance(ts, bool) or not isinstance(ts, int):
             if isinstance(ts, float) and ts.is_integer():
                 ts = int(ts)
             else:
-                raise EventError(f"stream '{sid}': timestamp must be an integer (epoch ms), "
-                                 f"got {ts!r}")
+                raise EventError(
+                    f"stream '{sid}': timestamp must be an integer (epoch ms), got {ts!r}"
+                )
         if not isinstance(row, (tuple, list)):
-            raise EventError(f"stream '{sid}': the data must be a list of {self.n} values, "
-                             f"got {type(row).__name__}")
+            raise EventError(
+                f"stream '{sid}': the data must be a list of {self.n} values, "
+                f"got {type(row).__name__}"
+            )
         if len(row) != self.n:
-            raise EventError(f"stream '{sid}' has {self.n} attributes "
-                             f"({', '.join(self.names)}), the event has {len(row)} values")
+            raise EventError(
+                f"stream '{sid}' has {self.n} attributes "
+                f"({', '.join(self.names)}), the event has {len(row)} values"
+            )
         out = []
         for name, t, v in zip(self.names, self.types, row):
             try:

@@ -3,6 +3,7 @@
 It holds the plan, the junctions, the tables, the scheduler and the playback flag, builds
 selectors and outputs so that every input kind shares them, and keeps the registry of stateful
 processors that `snapshot()`/`restore()` walk."""
+
 import math
 
 from cep.catalog import functions
@@ -39,9 +40,11 @@ class BuildContext:
         if j is None:
             if definition is None:
                 from cep.errors import UnknownStreamError
+
                 raise UnknownStreamError(f"stream '{stream_id}' is not defined")
             j = self.junctions[stream_id] = StreamJunction(
-                definition.__class__(stream_id, definition.attributes))
+                definition.__class__(stream_id, definition.attributes)
+            )
         return j
 
     # -- shared query parts --
@@ -50,9 +53,19 @@ class BuildContext:
             return {CURRENT, EXPIRED}
         return set(WANTED_KINDS[getattr(query.output, "event_type", "current") or "current"])
 
-    def build_selector(self, query, scope, input_definition, *, window=False,
-                       batch_window=False, pre_filter=None, fuse=None, owner=None,
-                       drop_empty=False):
+    def build_selector(
+        self,
+        query,
+        scope,
+        input_definition,
+        *,
+        window=False,
+        batch_window=False,
+        pre_filter=None,
+        fuse=None,
+        owner=None,
+        drop_empty=False,
+    ):
         """A QuerySelector for `query.selector` over rows that `scope` resolves.
 
         window: events may be EXPIRED (a window feeds it); batch_window: a batch window feeds
@@ -60,15 +73,25 @@ class BuildContext:
         without aggregates; fuse (a cep.engine.fused.FuseSpec): build the window-fused
         selector, whose timers name `owner`; drop_empty: forget emptied groups (only where
         every expired event is an earlier arrival of the same input)."""
-        code = compile_selector(query.selector, scope, input_definition,
-                                self.wanted_kinds(query), window=window,
-                                batch_window=batch_window, pre_filter=pre_filter,
-                                out_id=getattr(query.output, "target", "output"), env=self.env,
-                                fuse=fuse, drop_empty=drop_empty)
+        code = compile_selector(
+            query.selector,
+            scope,
+            input_definition,
+            self.wanted_kinds(query),
+            window=window,
+            batch_window=batch_window,
+            pre_filter=pre_filter,
+            out_id=getattr(query.output, "target", "output"),
+            env=self.env,
+            fuse=fuse,
+            drop_empty=drop_empty,
+        )
         if fuse is not None:
             from cep.engine.fused import FusedWindowSelector
-            sel = FusedWindowSelector(code, fuse, self.scheduler, owner,
-                                      rank=self.scheduler.new_rank())
+
+            sel = FusedWindowSelector(
+                code, fuse, self.scheduler, owner, rank=self.scheduler.new_rank()
+            )
         else:
             sel = QuerySelector(code, per_flush=batch_window)
         sel.query = query
@@ -82,8 +105,7 @@ class BuildContext:
             return end
         key = self._group_key(query, selector)
         aggregating = bool(selector is not None and selector.code.init_state() is not None)
-        windowed = any(type(h).__name__ == "Window"
-                       for h in getattr(query.input, "handlers", ()))
+        windowed = any(type(h).__name__ == "Window" for h in getattr(query.input, "handlers", ()))
         limiter = build_rate_limiter(query.rate, key, self.scheduler, windowed, aggregating)
         return link([limiter, end])
 

@@ -10,6 +10,7 @@
 The codegen never walks the tree per event. `Scope` resolves attribute references, so joins and
 patterns plug in their own row shapes.
 """
+
 import itertools
 import math
 import warnings
@@ -18,19 +19,37 @@ from dataclasses import dataclass, field
 from cep.catalog import aggregators, ext, ext_processors, rules, scripts
 from cep.engine import javamath
 from cep.errors import (
-    EngineError, TypeMismatchError, UnknownAttributeError, UnknownFunctionError,
-    UnknownStreamError, attribute_list,
+    EngineError,
+    TypeMismatchError,
+    UnknownAttributeError,
+    UnknownFunctionError,
+    UnknownStreamError,
+    attribute_list,
 )
 from cep.model import (
-    And, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, IsNull, Negate, Not, Or, TimeConstant,
+    And,
+    AttrType,
+    BinaryOp,
+    CompareOp,
+    Constant,
+    FunctionCall,
+    IsNull,
+    Negate,
+    Not,
+    Or,
+    TimeConstant,
 )
 from cep.model.expressions import Expression
 
 FALLBACK_ERRORS = (TypeError, ZeroDivisionError)
 HELPERS = {
-    "_f32": javamath.f32, "_idiv32": javamath.idiv32, "_idiv64": javamath.idiv64,
+    "_f32": javamath.f32,
+    "_idiv32": javamath.idiv32,
+    "_idiv64": javamath.idiv64,
     "_imod": javamath.imod,
-    "_ddiv": javamath.ddiv, "_dmod": javamath.dmod, "_i2f": javamath.int_to_f32,
+    "_ddiv": javamath.ddiv,
+    "_dmod": javamath.dmod,
+    "_i2f": javamath.int_to_f32,
     "_l2d": lambda x: None if x is None else float(x),
 }
 _INTEGRAL = (AttrType.INT, AttrType.LONG)
@@ -40,6 +59,7 @@ _tmp_ids = itertools.count()
 @dataclass(frozen=True)
 class SourceRef(Expression):
     """An engine-internal leaf: ready-made Python source of a known type (aggregate values)."""
+
     source: str
     type: AttrType
     nullable: bool = True
@@ -61,7 +81,6 @@ class Scope:
     tables = {}  # table id -> Table, for `cond in Table`; the query builders set it
     state_event = False  # a join or pattern input: `having` may read it (see the selector)
 
-
     def resolve(self, variable):
         """-> (python source, AttrType); raise UnknownAttributeError when unknown."""
         raise NotImplementedError
@@ -80,13 +99,16 @@ class SingleStreamScope(Scope):
         if variable.stream is not None and variable.stream not in self.references:
             raise UnknownAttributeError(
                 f"'{variable.stream}.{variable.name}': '{variable.stream}' is not the input "
-                f"stream '{self.definition.id}'", variable.span)
+                f"stream '{self.definition.id}'",
+                variable.span,
+            )
         i = self.definition.index_of(variable.name)
         if i < 0:
             raise UnknownAttributeError(
                 f"attribute '{variable.name}' does not exist in '{self.definition.id}' "
                 f"({attribute_list((a.name, a.type) for a in self.definition.attributes)})",
-                variable.span)
+                variable.span,
+            )
         return f"{self.row}[{i}]", self.definition.attributes[i].type
 
 
@@ -147,16 +169,18 @@ class _Gen:
             if a.nullable or b.nullable:
                 x = self._bind(a) if a.nullable else (a.source, a.source)
                 y = self._bind(b) if b.nullable else (b.source, b.source)
-                checks = " or ".join(f"{s[0]} is None" for s, c in ((x, a), (y, b))
-                                     if c.nullable)
+                checks = " or ".join(f"{s[0]} is None" for s, c in ((x, a), (y, b)) if c.nullable)
                 safe = f"(None if {checks} else {self._arith(f'({x[1]} {op} {y[1]})', t)})"
             else:
                 safe = self._arith(f"({a.source} {op} {b.source})", t)
             g.update(HELPERS)
             return Compiled(safe, fast, t, g, a.nullable or b.nullable)
-        helper = {("/", AttrType.INT): "_idiv32", ("/", AttrType.LONG): "_idiv64",
-                  ("%", AttrType.INT): "_imod", ("%", AttrType.LONG): "_imod"}.get(
-            (op, t), "_ddiv" if op == "/" else "_dmod")
+        helper = {
+            ("/", AttrType.INT): "_idiv32",
+            ("/", AttrType.LONG): "_idiv64",
+            ("%", AttrType.INT): "_imod",
+            ("%", AttrType.LONG): "_imod",
+        }.get((op, t), "_ddiv" if op == "/" else "_dmod")
         safe = f"{helper}({a.source}, {b.source})"
         if t == AttrType.FLOAT:
             safe = f"_f32({safe})"
@@ -170,8 +194,11 @@ class _Gen:
     def _promote(c, t):
         """Java's promotion of an int/long operand to `t`: to float, one rounding to 32 bits;
         a long to double (Python compares an int and a float exactly, Java rounds first)."""
-        if c.type not in _INTEGRAL or t not in (AttrType.FLOAT, AttrType.DOUBLE) or (
-                t == AttrType.DOUBLE and c.type == AttrType.INT):
+        if (
+            c.type not in _INTEGRAL
+            or t not in (AttrType.FLOAT, AttrType.DOUBLE)
+            or (t == AttrType.DOUBLE and c.type == AttrType.INT)
+        ):
             return c
         helper = "_i2f" if t == AttrType.FLOAT else "_l2d"
         if c.simple and not c.nullable and c.source.lstrip("-").isdigit():  # a literal
@@ -249,8 +276,9 @@ class _Gen:
     def _bool_operand(self, e, what, typed=False):
         c = self.gen(e)
         if not typed and c.type not in (AttrType.BOOL, AttrType.OBJECT):
-            raise TypeMismatchError(f"'{what}' needs a bool operand, not {c.type}",
-                                    getattr(e, "span", None))
+            raise TypeMismatchError(
+                f"'{what}' needs a bool operand, not {c.type}", getattr(e, "span", None)
+            )
         return c
 
     def _And(self, e):
@@ -279,8 +307,9 @@ class _Gen:
             raise TypeMismatchError(f"'-' needs a number, not {a.type}", e.span)
         inner = self._arith(f"(-{a.source})", a.type)
         safe = f"(None if {a.source} is None else {inner})" if a.nullable else inner
-        return Compiled(safe, self._arith(f"(-{a.fast})", a.type), a.type,
-                        {**a.globals, **HELPERS}, a.nullable)
+        return Compiled(
+            safe, self._arith(f"(-{a.fast})", a.type), a.type, {**a.globals, **HELPERS}, a.nullable
+        )
 
     def _IsNull(self, e):
         a = self.gen(e.operand)
@@ -298,8 +327,9 @@ class _Gen:
         # expression compiler knows no table code, so the table package may build on it
         table = self.scope.tables.get(e.table)
         if table is None:
-            raise UnknownStreamError(f"'in {e.table}': no table named '{e.table}' is defined",
-                                     e.span)
+            raise UnknownStreamError(
+                f"'in {e.table}': no table named '{e.table}' is defined", e.span
+            )
         return table.compile_in(e, self, self.scope)
 
     def _FunctionCall(self, e):
@@ -319,13 +349,16 @@ class _Gen:
     @staticmethod
     def _function_entry(e):
         """Resolve and check a call of an untyped (hand-made) model."""
-        entry = ext.find_function(e.name, e.namespace) or \
-            ext_processors.lookup_function(e.namespace, e.name) or \
-            (None if e.namespace else scripts.lookup(e.name))
+        entry = (
+            ext.find_function(e.name, e.namespace)
+            or ext_processors.lookup_function(e.namespace, e.name)
+            or (None if e.namespace else scripts.lookup(e.name))
+        )
         if entry is None:
             if aggregators.lookup(e.name, e.namespace) is not None:
                 raise TypeMismatchError(
-                    f"aggregator {e.name}() can only be used in a select clause", e.span)
+                    f"aggregator {e.name}() can only be used in a select clause", e.span
+                )
             raise ext.unknown_function_error(e.name, e.namespace, e.span)
         if e.namespace:
             ext.check_arity(entry, e, e.namespace)
@@ -340,8 +373,9 @@ def _typed_entry(e):
     if kind == "script":
         found = scripts.lookup(name)
         if found is None:
-            raise UnknownFunctionError(f"script function {name}() is not defined in this plan",
-                                       e.span)
+            raise UnknownFunctionError(
+                f"script function {name}() is not defined in this plan", e.span
+            )
         return found
     return ext.find_function(name, namespace) or ext_processors.lookup_function(namespace, name)
 
@@ -387,6 +421,7 @@ def _fold(c):
 
 # -- helpers that compose whole-batch functions --
 
+
 def make_function(name, source, globals_):
     """exec `source` (which defines `name`) with `globals_`; return the function."""
     ns = dict(globals_)
@@ -400,8 +435,9 @@ def compile_filter(expr, scope, env=None, resets=False):
     With `resets`, RESET events (row None) pass through untouched."""
     c = compile_expression(expr, scope)
     if c.type not in (AttrType.BOOL, AttrType.OBJECT):
-        raise TypeMismatchError(f"a filter must be a bool expression, not {c.type}",
-                                getattr(expr, "span", None))
+        raise TypeMismatchError(
+            f"a filter must be a bool expression, not {c.type}", getattr(expr, "span", None)
+        )
     g = {**c.globals, **(env or {}), "FALLBACK": FALLBACK_ERRORS}
     pre = "k == 2 or " if resets else ""
     src = (
@@ -431,4 +467,3 @@ def compile_projection(exprs, scope, env=None):
         f"        return [(ts, ({safe}), k) for ts, r, k in batch]\n"
     )
     return make_function("project", src, g), [c.type for c in cs]
-

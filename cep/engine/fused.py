@@ -6,6 +6,7 @@ followed by aggregates, one generated loop does both: each arriving event first 
 it pushes out (the EXPIRED body: subtract, and output only if the query wants expired rows),
 then adds itself (the CURRENT body). Semantics are exactly those of the two processors
 (cep.engine.windows.sliding + cep.engine.selector); the tests run both shapes."""
+
 import re
 from collections import deque
 from itertools import chain
@@ -38,9 +39,13 @@ def fusable_window(stream, selector):
     """The Window handler when `stream`'s handlers are filters then a length/time window and
     the selector aggregates; else None."""
     hs = stream.handlers
-    if not hs or not isinstance(hs[-1], Window) or hs[-1].namespace or \
-            hs[-1].name.lower() not in FUSABLE or \
-            not all(isinstance(h, Filter) for h in hs[:-1]):
+    if (
+        not hs
+        or not isinstance(hs[-1], Window)
+        or hs[-1].namespace
+        or hs[-1].name.lower() not in FUSABLE
+        or not all(isinstance(h, Filter) for h in hs[:-1])
+    ):
         return None
     if selector.order_by or selector.limit is not None:
         return None  # ordering and limits apply per arrival: the plain selector does that
@@ -59,29 +64,54 @@ def build_fused(c, spec):
     if spec.kind == "length" and LEAN and spec.param <= LEAN_MAX and lean_length(c):
         body = _lean_length(spec.param, c)
     elif spec.kind == "length" and spec.playback:  # the clock is only read when evicting
-        body = ["for e in batch:", "    ts, r, k = e", f"    if len(W) >= {spec.param}:",
-                "        if ts > now:", "            now = ts", "        else:",
-                "            ts = now"] + _indent(expired_body + ["ts, r, k = e"], 8) + \
-            ["    elif ts > now:", "        now = ts", "    _push(e)"] + _indent(current_body, 4)
+        body = (
+            [
+                "for e in batch:",
+                "    ts, r, k = e",
+                f"    if len(W) >= {spec.param}:",
+                "        if ts > now:",
+                "            now = ts",
+                "        else:",
+                "            ts = now",
+            ]
+            + _indent(expired_body + ["ts, r, k = e"], 8)
+            + ["    elif ts > now:", "        now = ts", "    _push(e)"]
+            + _indent(current_body, 4)
+        )
     elif spec.kind == "length":
-        body = ["for e in batch:", "    ts, r, k = e", f"    if len(W) >= {spec.param}:"] + \
-            _indent(["ts = now"] + expired_body + ["ts, r, k = e"], 8) + ["    _push(e)"] + \
-            _indent(current_body, 4)
+        body = (
+            ["for e in batch:", "    ts, r, k = e", f"    if len(W) >= {spec.param}:"]
+            + _indent(["ts = now"] + expired_body + ["ts, r, k = e"], 8)
+            + ["    _push(e)"]
+            + _indent(current_body, 4)
+        )
     elif spec.playback:
-        body = ["for e in batch:", "    ts, r, k = e"] + tick + \
-               [f"    lim = now - {spec.param}", "    if W and W[0][0] <= lim:",
+        body = (
+            ["for e in batch:", "    ts, r, k = e"]
+            + tick
+            + [
+                f"    lim = now - {spec.param}",
+                "    if W and W[0][0] <= lim:",
                 "        ts = now",
-                "        while W and W[0][0] <= lim:"] + _indent(expired_body, 12) + \
-               ["        ts, r, k = e", "    _push(e)"] + _indent(current_body, 4)
+                "        while W and W[0][0] <= lim:",
+            ]
+            + _indent(expired_body, 12)
+            + ["        ts, r, k = e", "    _push(e)"]
+            + _indent(current_body, 4)
+        )
     else:
-        body = ["ts = now", f"lim = now - {spec.param}", "while W and W[0][0] <= lim:"] + \
-            _indent(expired_body, 4) + \
-            ["for e in batch:", "    ts, r, k = e", "    _push(e)"] + _indent(current_body, 4)
+        body = (
+            ["ts = now", f"lim = now - {spec.param}", "while W and W[0][0] <= lim:"]
+            + _indent(expired_body, 4)
+            + ["for e in batch:", "    ts, r, k = e", "    _push(e)"]
+            + _indent(current_body, 4)
+        )
     fn = _assemble("select", "batch, S, W, now", c, head, body)
     expire = None
     if spec.kind == "time":
-        ebody = ["ts = now", f"lim = now - {spec.param}", "while W and W[0][0] <= lim:"] + \
-            _indent(expired_body, 4)
+        ebody = ["ts = now", f"lim = now - {spec.param}", "while W and W[0][0] <= lim:"] + _indent(
+            expired_body, 4
+        )
         expire = _assemble("expire", "S, W, now", c, head, ebody)
     return fn, expire
 
@@ -93,23 +123,32 @@ def lean_length(c):
     """Whether a length window's loop may skip the clock and the deque's pops: expired rows
     are not output (the clock only stamps them), and no statement can raise part-way (every
     output, aggregator argument and group key is an attribute or an aggregate)."""
-    sources = [x.source for x in c.compiled + c.keys] + \
-        [a.arg.source for a in c.aggs if a.arg is not None]
-    return EXPIRED not in c.wanted and c.hv is None and \
-        all(_PLAIN.fullmatch(x) for x in sources)
+    sources = [x.source for x in c.compiled + c.keys] + [
+        a.arg.source for a in c.aggs if a.arg is not None
+    ]
+    return EXPIRED not in c.wanted and c.hv is None and all(_PLAIN.fullmatch(x) for x in sources)
 
 
 def _lean_length(n, c):
     """The batch's first events fill the window; each later one pushes out the event n
     places before it (in the window, then in the batch): pairs by `zip`, no pop, no clock.
     The window (a deque with maxlen n) takes the whole batch at the end."""
-    return (["_free = max(0, %d - len(W))" % n,
-             "for e in (batch[:_free] if _free else ()):", "    ts, r, k = e"] +
-            _indent(c.body(0), 4) +
-            ["for e, _x in zip(batch[_free:] if _free else batch, _chain(W, batch)):",
-             "    r = _x[1]"] + _indent(c.body(1), 4) + ["    ts, r, k = e"] +
-            _indent(c.body(0), 4) +
-            ["W.extend(batch)", "while len(W) > %d:" % n, "    _pop()"])
+    return (
+        [
+            "_free = max(0, %d - len(W))" % n,
+            "for e in (batch[:_free] if _free else ()):",
+            "    ts, r, k = e",
+        ]
+        + _indent(c.body(0), 4)
+        + [
+            "for e, _x in zip(batch[_free:] if _free else batch, _chain(W, batch)):",
+            "    r = _x[1]",
+        ]
+        + _indent(c.body(1), 4)
+        + ["    ts, r, k = e"]
+        + _indent(c.body(0), 4)
+        + ["W.extend(batch)", "while len(W) > %d:" % n, "    _pop()"]
+    )
 
 
 def _assemble(name, params, c, head, body):
@@ -124,6 +163,7 @@ def _assemble(name, params, c, head, body):
 
 class FusedWindowSelector(Processor):
     """`#window.length(n)` or `#window.time(T)` and the selector, as one processor."""
+
     stateful = True
 
     def __init__(self, code, spec, scheduler, owner=None, kernel=None, rank=()):
@@ -158,6 +198,7 @@ class FusedWindowSelector(Processor):
             return
         if self.cwin is None:
             from cep.engine.columnar.window import ColumnarWindow
+
             self.cwin = ColumnarWindow.from_events(cols.definition, self.window)
             self.window = self._deque()
         res = self.kernel.run(self.state, self.cwin, cols, self._now())
@@ -171,6 +212,7 @@ class FusedWindowSelector(Processor):
             self._schedule(self._late(self.cwin.first_ts() + self.spec.param))
         if len(out):
             from cep.engine.columnar.stateless import emit
+
             emit(self, out)
 
     def process(self, batch):
@@ -200,6 +242,7 @@ class FusedWindowSelector(Processor):
             if self._timer_due == due:
                 self._timer_due = None
                 self.on_timer(now)
+
         self.scheduler.notify_at(due, fire, owner=self.owner, rank=self.rank)
 
     def on_timer(self, now):
@@ -230,5 +273,6 @@ class FusedWindowSelector(Processor):
             self._schedule(state["timer"])
 
     def clone(self):
-        return FusedWindowSelector(self.code, self.spec, self.scheduler, self.owner,
-                                   self.kernel, self.rank)
+        return FusedWindowSelector(
+            self.code, self.spec, self.scheduler, self.owner, self.kernel, self.rank
+        )

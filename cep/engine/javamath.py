@@ -1,5 +1,6 @@
 """Java arithmetic and conversions the generated code calls: 32-bit floats, truncating integer
 division, remainders with the dividend's sign, null on division by zero, Java number strings."""
+
 import math
 import re
 import struct
@@ -98,9 +99,72 @@ def dmod(a, b):
 
 # FloatingDecimal.insignificantDigitsNumber (Java 8-17): low-order digits an integral value
 # drops, by how far its binary exponent passes the significand
-_INSIGNIFICANT = (0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7,
-                  7, 7, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13,
-                  13, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19)
+_INSIGNIFICANT = (
+    0,
+    0,
+    0,
+    0,
+    1,
+    1,
+    1,
+    2,
+    2,
+    2,
+    3,
+    3,
+    3,
+    3,
+    4,
+    4,
+    4,
+    5,
+    5,
+    5,
+    6,
+    6,
+    6,
+    6,
+    7,
+    7,
+    7,
+    8,
+    8,
+    8,
+    9,
+    9,
+    9,
+    9,
+    10,
+    10,
+    10,
+    11,
+    11,
+    11,
+    12,
+    12,
+    12,
+    12,
+    13,
+    13,
+    13,
+    14,
+    14,
+    14,
+    15,
+    15,
+    15,
+    15,
+    16,
+    16,
+    16,
+    17,
+    17,
+    17,
+    18,
+    18,
+    18,
+    19,
+)
 
 
 def _java_integral_str(x, significant_bits):
@@ -115,8 +179,8 @@ def _java_integral_str(x, significant_bits):
     p2 = bin_exp - significant_bits - 1
     drop = _INSIGNIFICANT[p2] if 1 < p2 < len(_INSIGNIFICANT) else 0
     if drop:
-        n, residue = divmod(n, 10 ** drop)
-        n += residue >= 10 ** drop // 2
+        n, residue = divmod(n, 10**drop)
+        n += residue >= 10**drop // 2
     text = str(n)
     dec_exp, digits = len(text) + drop, text.rstrip("0")
     sign = "-" if x < 0 else ""

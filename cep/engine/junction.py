@@ -1,5 +1,6 @@
 """Stream junctions: fan each batch of a stream out to its subscribers, and input handlers
 that check events, keep the playback clock and split batches at timer boundaries."""
+
 import logging
 import operator
 import threading
@@ -59,8 +60,12 @@ class StreamJunction:
                 s.process(batch)
             except EventFailure as exc:  # that query drops the event(s); the rest go on
                 self.failed += len(batch)
-                log.error("stream '%s': an event failed in a query and was dropped "
-                          "(%d so far): %s", self.definition.id, self.failed, exc)
+                log.error(
+                    "stream '%s': an event failed in a query and was dropped (%d so far): %s",
+                    self.definition.id,
+                    self.failed,
+                    exc,
+                )
 
     def process_columns(self, cols: "Columns") -> None:
         """A columnar batch (cep.engine.columnar.Columns): subscribers with a columnar
@@ -80,7 +85,7 @@ class StreamJunction:
                 s.process(rows)
             else:  # in steps, as send_batch does (same output; see STEP)
                 for i in range(0, len(rows), STEP):
-                    s.process(rows[i:i + STEP])
+                    s.process(rows[i : i + STEP])
 
 
 def _whole(junction: StreamJunction, seen: tuple[StreamJunction, ...] = ()) -> bool:
@@ -100,13 +105,16 @@ def _whole(junction: StreamJunction, seen: tuple[StreamJunction, ...] = ()) -> b
             if js is None or any(j in seen or not _whole(j, seen + (junction,)) for j in js):
                 return False
             continue
-        if getattr(s, "process_columns", None) is None or \
-                getattr(s, "kernel", True) is None:
+        if getattr(s, "process_columns", None) is None or getattr(s, "kernel", True) is None:
             return False
         nxt = getattr(s, "next", None)
         j = getattr(nxt, "junction", None)
-        if j is None or type(nxt).__name__ != "InsertIntoStream" or j in seen or \
-                not _whole(j, seen + (junction,)):
+        if (
+            j is None
+            or type(nxt).__name__ != "InsertIntoStream"
+            or j in seen
+            or not _whole(j, seen + (junction,))
+        ):
             return False
     return True
 
@@ -116,8 +124,13 @@ class CallbackSink:
     `columnar=True` a cep.engine.columnar.Columns of each batch (whichever path made it), with
     `events=True` the engine's own `(timestamp, row, 0)` tuples (no copy into pairs)."""
 
-    def __init__(self, fn: Callable[[Any], object], columnar: bool = False,
-                 definition: Optional[StreamDefinition] = None, events: bool = False) -> None:
+    def __init__(
+        self,
+        fn: Callable[[Any], object],
+        columnar: bool = False,
+        definition: Optional[StreamDefinition] = None,
+        events: bool = False,
+    ) -> None:
         self.fn, self.columnar, self.definition = fn, columnar, definition
         self.events = events and not columnar
         if self.events:
@@ -126,6 +139,7 @@ class CallbackSink:
     def process(self, batch: list[Event]) -> None:
         if self.columnar:
             from cep.engine.columnar.columns import Columns
+
             if self.definition is None:
                 raise ValueError("a columnar callback needs its stream's definition")
             self.fn(Columns.from_events(self.definition, batch))
@@ -148,8 +162,9 @@ STEP = 500
 class InputHandler:
     """`send(row, timestamp=None)` and `send_batch([(ts, row), ...])` into one stream."""
 
-    def __init__(self, junction: StreamJunction, scheduler: "Scheduler",
-                 lock: threading.RLock) -> None:
+    def __init__(
+        self, junction: StreamJunction, scheduler: "Scheduler", lock: threading.RLock
+    ) -> None:
         self.junction, self.scheduler, self.lock = junction, scheduler, lock
         self.coercer = RowCoercer(junction.definition)
         self.stream_id = junction.stream_id
@@ -183,8 +198,9 @@ class InputHandler:
             self.junction.process([event])
             sch.advance(ts)
 
-    def send_batch(self, events: Iterable[tuple[Optional[int], Sequence[Any]]],
-                   validated: bool = False) -> list[BadEvent]:
+    def send_batch(
+        self, events: Iterable[tuple[Optional[int], Sequence[Any]]], validated: bool = False
+    ) -> list[BadEvent]:
         """Send a list of `(timestamp, row)` pairs in order. Bad events are left out and
         returned as `[(index, EventError), ...]`; the good ones are processed.
 
@@ -200,7 +216,7 @@ class InputHandler:
                 return self._send(events, validated, now)
             bad = []
             for i in range(0, len(events), STEP):
-                bad += [(i + j, e) for j, e in self._send(events[i:i + STEP], validated, now)]
+                bad += [(i + j, e) for j, e in self._send(events[i : i + STEP], validated, now)]
             return bad
 
     def send_events(self, events: list[Event]) -> None:
@@ -213,7 +229,7 @@ class InputHandler:
                     self._dispatch(events)
                 return
             for i in range(0, len(events), STEP):
-                self._dispatch(events[i:i + STEP])
+                self._dispatch(events[i : i + STEP])
 
     def send_columns(self, columns: Any, timestamps: Any = None) -> list[BadEvent]:
         """Send a columnar batch: `columns` maps each attribute name to a column (numpy
@@ -224,9 +240,11 @@ class InputHandler:
         batch as a whole does not fit (names, lengths, a column's dtype). The output is
         exactly that of `send_batch` with the same events."""
         from cep.engine.columnar.checks import coerce_columns
+
         with self.lock:
-            cols, bad = coerce_columns(self.junction.definition, columns, timestamps,
-                                       self.scheduler.now())
+            cols, bad = coerce_columns(
+                self.junction.definition, columns, timestamps, self.scheduler.now()
+            )
             n = len(cols)
             if n <= STEP or _whole(self.junction):
                 if n:

@@ -9,6 +9,7 @@ selectors treat the rows as coming out of a window), join sides (a join probing 
 `contents`, and W's emissions probe the other side) and patterns (CURRENT rows only).
 
 Its state (the window processor's and the contents) is one snapshot element, `window:W`."""
+
 from cep.engine.events import CURRENT, EXPIRED, RESET, WANTED_KINDS
 from cep.engine.expressions import SingleStreamScope
 from cep.engine.join.sides import Contents
@@ -53,9 +54,9 @@ class NamedWindowJunction(StreamJunction):
         self.window_definition = definition
         scope = SingleStreamScope(self.definition, [None])
         scope.tables = ctx.tables
-        self.window = build_window(definition.window, scope,
-                                   WindowEnv(ctx.scheduler, ctx.playback, None,
-                                             ctx.siddhi_fixed))
+        self.window = build_window(
+            definition.window, scope, WindowEnv(ctx.scheduler, ctx.playback, None, ctx.siddhi_fixed)
+        )
         self.window.next = _Emitted(self)
         self.is_batch = self.window.is_batch
         self.wanted = WANTED_KINDS[definition.output_event_type or "all"]

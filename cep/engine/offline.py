@@ -24,6 +24,7 @@ sets would fire after the other queries saw the later events), an input stream w
 `object` attribute (processing may raise for one event), `--on-error fail` (nothing after
 the first bad line may be processed), and events without a timestamp (each takes the clock
 at its own send)."""
+
 import gc
 import json
 import operator
@@ -74,18 +75,20 @@ def parse_line(text, lineno):
         raise ValueError(f"timestamp must be an integer (epoch ms), got {ts!r}")
     if "stream" not in obj:
         if ts is None:
-            raise ValueError("a line needs \"stream\" and \"data\", or only \"timestamp\"")
+            raise ValueError('a line needs "stream" and "data", or only "timestamp"')
         return ("clock", ts)
     data = obj.get("data")
     if not isinstance(data, list):
-        raise ValueError(f"\"data\" must be a list of attribute values, got {data!r}")
+        raise ValueError(f'"data" must be a list of attribute values, got {data!r}')
     return ("event", obj["stream"], ts, tuple(data))
 
 
 if msgspec is not None:
+
     class _Line(msgspec.Struct, gc=False):
         """The common line shapes; anything else (nulls, a missing field, bad types, NaN
         tokens, huge integers) makes the decoder raise and parse_line decides."""
+
         stream: Union[str, msgspec.UnsetType] = msgspec.UNSET
         timestamp: Union[int, msgspec.UnsetType] = msgspec.UNSET
         data: Union[Tuple, msgspec.UnsetType] = msgspec.UNSET
@@ -153,26 +156,49 @@ def _emitter(sid, emit):
     def callback(pairs):
         for ts, row in pairs:
             emit({"stream": sid, "timestamp": ts, "data": list(row), "expired": False})
+
     return callback
 
 
-def run_lines(plan, lines: Iterable[str], write: Callable[[str], object],
-              on_bad: Callable[[BadLine], object], playback: Optional[bool] = None,
-              on_error: str = "skip", batch: bool = True) -> bool:
+def run_lines(
+    plan,
+    lines: Iterable[str],
+    write: Callable[[str], object],
+    on_bad: Callable[[BadLine], object],
+    playback: Optional[bool] = None,
+    on_error: str = "skip",
+    batch: bool = True,
+) -> bool:
     """`run`, with the output as JSON text: `write(text)` gets the lines of each output
     batch at once (compact JSON; a batch holding a non-finite double, which JSON has no
     number for, is written by the json module as `NaN`/`Infinity`, as Siddhi's runner does).
     Each item of `lines` is one line (with or without its newline). `batch=False` sends every
     event on its own (the reference the batches must equal)."""
-    data = "".join(x if x.endswith("\n") else x + "\n" for x in lines).encode("utf-8",
-                                                                               "surrogatepass")
-    return run_bytes(plan, data, lambda b: write(b.decode("utf-8", "surrogatepass")), on_bad,
-                     playback, on_error, batch, newlines=False)
+    data = "".join(x if x.endswith("\n") else x + "\n" for x in lines).encode(
+        "utf-8", "surrogatepass"
+    )
+    return run_bytes(
+        plan,
+        data,
+        lambda b: write(b.decode("utf-8", "surrogatepass")),
+        on_bad,
+        playback,
+        on_error,
+        batch,
+        newlines=False,
+    )
 
 
-def run_bytes(plan, data: bytes, write: Callable[[bytes], object],
-              on_bad: Callable[[BadLine], object], playback: Optional[bool] = None,
-              on_error: str = "skip", batch: bool = True, newlines: bool = True) -> bool:
+def run_bytes(
+    plan,
+    data: bytes,
+    write: Callable[[bytes], object],
+    on_bad: Callable[[BadLine], object],
+    playback: Optional[bool] = None,
+    on_error: str = "skip",
+    batch: bool = True,
+    newlines: bool = True,
+) -> bool:
     """`run_lines` over the bytes of a JSON-lines file (what `cep run` reads): `write(bytes)`
     gets each output batch's UTF-8 JSON lines. Lines end as a text-mode file's do (`\\n`,
     `\\r\\n` or `\\r`; `newlines=False`: only `\\n`); a line that is not UTF-8 is a bad line.
@@ -195,8 +221,11 @@ def _encoder(sid, write, printed, types):
     NaN and infinities as null: a batch holding one goes through json (`NaN`, `Infinity`).
     The columns of doubles are summed to rule that out (a finite sum: none there); an
     infinite or NaN sum, a null or an object attribute look at the values."""
-    floats = [operator.itemgetter(i) for i, t in enumerate(types)
-              if t in (AttrType.DOUBLE, AttrType.FLOAT)]
+    floats = [
+        operator.itemgetter(i)
+        for i, t in enumerate(types)
+        if t in (AttrType.DOUBLE, AttrType.FLOAT)
+    ]
     anything = AttrType.OBJECT in types
 
     def finite(batch, text):
@@ -213,9 +242,13 @@ def _encoder(sid, write, printed, types):
         return b"null" not in text or not _nonfinite(batch)
 
     if msgspec is not None:  # {"stream": sid, ...}: the stream is the struct's tag
-        out = msgspec.defstruct(f"Out_{sid}", [("timestamp", int), ("data", tuple),
-                                               ("expired", bool, False)],
-                                tag_field="stream", tag=sid, gc=False)
+        out = msgspec.defstruct(
+            f"Out_{sid}",
+            [("timestamp", int), ("data", tuple), ("expired", bool, False)],
+            tag_field="stream",
+            tag=sid,
+            gc=False,
+        )
 
     def fn(batch):
         printed.add(sid)
@@ -227,10 +260,18 @@ def _encoder(sid, write, printed, types):
             if text is not None and (not (floats or anything) or finite(batch, text)):
                 write(text)
                 return
-        write("".join(json.dumps({"stream": sid, "timestamp": ts, "data": row,
-                                  "expired": False}, separators=(",", ":"),
-                                 default=str) + "\n"  # objects by their Java form
-                      for ts, row, _ in batch).encode())
+        write(
+            "".join(
+                json.dumps(
+                    {"stream": sid, "timestamp": ts, "data": row, "expired": False},
+                    separators=(",", ":"),
+                    default=str,
+                )
+                + "\n"  # objects by their Java form
+                for ts, row, _ in batch
+            ).encode()
+        )
+
     return fn
 
 
@@ -238,8 +279,7 @@ _ROW = operator.itemgetter(1)
 
 
 def _nonfinite(batch):
-    return any(type(v) is float and (v != v or v in (_INF, -_INF))
-               for e in batch for v in e[1])
+    return any(type(v) is float and (v != v or v in (_INF, -_INF)) for e in batch for v in e[1])
 
 
 _INF = float("inf")
@@ -257,6 +297,7 @@ def single_reader(junction, seen=None):
     insert-into outputs, itself included) is read by at most one query."""
     from cep.engine.junction import CallbackSink
     from cep.engine.output import InsertIntoStream
+
     seen = set() if seen is None else seen
     if id(junction) in seen:
         return True
@@ -321,9 +362,11 @@ def _pass(plan, data, write, on_bad, playback, on_error, ok, fed):
         printed, sinks, batch = set(), {}, set()
         for sid, j in rt.junctions.items():
             if sid not in known:
-                rt.add_callback(sid, _encoder(sid, write, printed,
-                                              [a.type for a in j.definition.attributes]),
-                                events=True)
+                rt.add_callback(
+                    sid,
+                    _encoder(sid, write, printed, [a.type for a in j.definition.attributes]),
+                    events=True,
+                )
                 sinks[sid] = j.subscribers[-1]
 
         def take(new):
@@ -336,6 +379,7 @@ def _pass(plan, data, write, on_bad, playback, on_error, ok, fed):
                 known.add(sid)
                 if ok and j is not None and single_reader(j):
                     batch.add(sid)
+
         take(known)
         segments = _decode_chunks(plan, data, ok)
         for first, start, end, runs in segments:
@@ -395,6 +439,7 @@ def _decode_chunks(plan, data, ok=True):
     a line with two objects makes it invalid, or gives more events than lines (`{..},{..}`),
     so such a chunk goes line by line."""
     from cep.engine.coerce import row_type
+
     if not ok or msgspec is None:
         yield 0, 0, len(data), None
         return
@@ -402,15 +447,23 @@ def _decode_chunks(plan, data, ok=True):
     for s in plan.streams:
         rt = row_type([a.type for a in s.attributes])
         if rt is not None:
-            kinds.append(msgspec.defstruct(f"Line_{s.id}", [("timestamp", int), ("data", rt)],
-                                           tag_field="stream", tag=s.id, gc=False))
+            kinds.append(
+                msgspec.defstruct(
+                    f"Line_{s.id}",
+                    [("timestamp", int), ("data", rt)],
+                    tag_field="stream",
+                    tag=s.id,
+                    gc=False,
+                )
+            )
     if not kinds:
         yield 0, 0, len(data), None
         return
     # with one kind, msgspec would take a line without "stream" as that kind: a second kind
     # that never decodes makes the tag required
-    never = msgspec.defstruct("Never", [("timestamp", msgspec.UnsetType)],
-                              tag_field="stream", tag="", gc=False)
+    never = msgspec.defstruct(
+        "Never", [("timestamp", msgspec.UnsetType)], tag_field="stream", tag="", gc=False
+    )
     by_kind = {k: k.__struct_config__.tag for k in kinds}
     decode = msgspec.json.Decoder(List[Union[tuple(kinds) + (never,)]]).decode
     start, first, size = 0, 0, len(data)
@@ -430,8 +483,10 @@ def _decode_chunks(plan, data, ok=True):
             if len(kinds) == 1:
                 runs = [(by_kind[kinds[0]], [(x.timestamp, x.data, 0) for x in items])]
             else:
-                runs = [(by_kind[k], [(x.timestamp, x.data, 0) for x in grp])
-                        for k, grp in groupby(items, type)]
+                runs = [
+                    (by_kind[k], [(x.timestamp, x.data, 0) for x in grp])
+                    for k, grp in groupby(items, type)
+                ]
             yield first, start, end, runs
             first += len(items)
         start = end
@@ -451,8 +506,13 @@ def _feed_all(rt, lines, on_bad, on_error, batch, first=0):
         except UnknownInputStreamError as exc:
             bad = [(i, exc) for i in range(len(pending))]
         except (TypeError, ValueError, ArithmeticError) as exc:
-            bad = [(0, f"processing the events of lines {numbers[0]}-{numbers[-1]} failed: "
-                       f"{type(exc).__name__}: {exc}")]
+            bad = [
+                (
+                    0,
+                    f"processing the events of lines {numbers[0]}-{numbers[-1]} failed: "
+                    f"{type(exc).__name__}: {exc}",
+                )
+            ]
         for i, exc in bad:
             on_bad(BadLine(numbers[i], str(exc)))
         pending.clear()

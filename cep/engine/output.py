@@ -1,5 +1,6 @@
 """Query outputs: insert into a stream (expired rows become ordinary current events there),
 and dispatch of table outputs to cep.engine.table."""
+
 from cep.engine.processor import Processor
 from cep.engine.table import build_table_output
 from cep.errors import EngineError

@@ -1,6 +1,7 @@
 """Builds the processor chain of a single-stream query:
 `junction -> [filter | window | stream function]* -> selector -> [rate limiter] -> output`.
 Leading filters with no window are fused into a stateless selector (one comprehension)."""
+
 from cep.catalog import windows as catalog_windows
 from cep.engine.expressions import SingleStreamScope, compile_filter
 from cep.engine.named_window import is_named_window
@@ -35,6 +36,7 @@ class LogProcessor(Processor):
 
     def process(self, batch):
         import logging
+
         logging.getLogger("cep.log").info("%s %s", self.prefix, batch)
         self.next.process(batch)
 
@@ -45,8 +47,11 @@ class LogProcessor(Processor):
 def input_definition(stream, ctx):
     """The definition of a query's input stream, or a clear error."""
     if ctx.plan.table(stream.stream_id) is not None:
-        raise InvalidQueryError(f"table '{stream.stream_id}' cannot be a query's input stream; "
-                                f"join it with a stream instead", stream.span)
+        raise InvalidQueryError(
+            f"table '{stream.stream_id}' cannot be a query's input stream; "
+            f"join it with a stream instead",
+            stream.span,
+        )
     j = ctx.junctions.get(stream.stream_id)
     if j is None:
         raise UnknownStreamError(f"stream '{stream.stream_id}' is not defined", stream.span)
@@ -60,13 +65,18 @@ def build_handlers(stream, scope, ctx, owner_ok=True, after_batch=False):
     procs, window, batch = [], False, after_batch
     for i, h in enumerate(stream.handlers):
         if isinstance(h, Filter):
-            procs.append(FilterProcessor(compile_filter(h.expression, scope, ctx.env,
-                                                        resets=batch)))
+            procs.append(
+                FilterProcessor(compile_filter(h.expression, scope, ctx.env, resets=batch))
+            )
         elif isinstance(h, Window):
-            owner = stream.stream_id if (i == 0 and owner_ok and not stream.inner
-                                         and ctx.timer_owners) else None
-            w = build_window(h, scope, WindowEnv(ctx.scheduler, ctx.playback, owner,
-                                                ctx.siddhi_fixed))
+            owner = (
+                stream.stream_id
+                if (i == 0 and owner_ok and not stream.inner and ctx.timer_owners)
+                else None
+            )
+            w = build_window(
+                h, scope, WindowEnv(ctx.scheduler, ctx.playback, owner, ctx.siddhi_fixed)
+            )
             procs.append(w)
             window, batch = True, w.is_batch
         elif isinstance(h, StreamFunction):
@@ -74,6 +84,7 @@ def build_handlers(stream, scope, ctx, owner_ok=True, after_batch=False):
                 procs.append(LogProcessor(stream.stream_id))
             elif h.namespace:
                 from cep.engine.ext.build import build_stream_processor
+
                 p, scope = build_stream_processor(h, scope, ctx, stream)
                 procs.append(p)
             else:
@@ -97,8 +108,11 @@ def build_single_query(query, ctx, name):
         # Siddhi 3.2's reader of a named window selects per chunk the window emits, as after
         # a batch window: with aggregates one row per chunk (the last), without, every row
         window = batch = True
-    elif handlers and all(isinstance(h, Filter) for h in handlers) and not has_aggregators(
-            query.selector):
+    elif (
+        handlers
+        and all(isinstance(h, Filter) for h in handlers)
+        and not has_aggregators(query.selector)
+    ):
         pre = handlers[0].expression
         for h in handlers[1:]:
             pre = And(pre, h.expression)
@@ -109,12 +123,18 @@ def build_single_query(query, ctx, name):
     fuse, owner = _fuse_spec(stream, query, scope, ctx) if not named else (None, None)
     if fuse is not None:
         procs = procs[:-1]  # the window's work moves into the fused selector
-        owner = stream.stream_id if (not procs and not stream.inner
-                                     and ctx.timer_owners) else None
-    selector = ctx.build_selector(query, scope, definition, window=window,
-                                  batch_window=batch, pre_filter=pre, fuse=fuse, owner=owner,
-                                  drop_empty=not named and _expires_arrivals(stream, procs,
-                                                                             fuse))
+        owner = stream.stream_id if (not procs and not stream.inner and ctx.timer_owners) else None
+    selector = ctx.build_selector(
+        query,
+        scope,
+        definition,
+        window=window,
+        batch_window=batch,
+        pre_filter=pre,
+        fuse=fuse,
+        owner=owner,
+        drop_empty=not named and _expires_arrivals(stream, procs, fuse),
+    )
     if not procs and not named:  # the selector heads the chain: it may take columnar batches
         _columnar(selector, query, scope, definition, pre, fuse, ctx.wanted_kinds(query))
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
@@ -133,6 +153,7 @@ def _fuse_spec(stream, query, scope, ctx):
     (None, None)."""
     from cep.engine.fused import FuseSpec, fusable_window
     from cep.engine.windows.base import WindowParams
+
     w = fusable_window(stream, query.selector)
     if w is None:
         return None, None
@@ -156,8 +177,12 @@ def _expires_arrivals(stream, procs, fuse):
     if fuse is not None:
         return True
     windows = [p for p in procs if isinstance(p, WindowProcessor)]
-    return (len(windows) == 1 and procs[-1] is windows[0] and windows[0].expires_arrivals
-            and all(isinstance(h, Filter) for h in stream.handlers[:-1]))
+    return (
+        len(windows) == 1
+        and procs[-1] is windows[0]
+        and windows[0].expires_arrivals
+        and all(isinstance(h, Filter) for h in stream.handlers[:-1])
+    )
 
 
 def _rest(p):

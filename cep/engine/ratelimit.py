@@ -5,6 +5,7 @@ Event-count limiters count every output event (current and expired alike). Time 
 every T on the scheduler: on event time in playback (the first period starts with the first
 event), on the wall clock otherwise. With group by, `first` and `last` work per group (the
 group key is read from the output attributes named in `group by`)."""
+
 from cep.engine.events import CURRENT, EXPIRED
 from cep.engine.processor import Processor
 
@@ -110,6 +111,7 @@ class TimeLimiter(RateLimiter):
         def fire(now):
             if self.s_next_tick == due:
                 self._run_ticks(now)
+
         return fire
 
     def _run_ticks(self, now):
@@ -209,8 +211,7 @@ class SnapshotEveryTime(TimeLimiter):
         super().__init__(value, key, scheduler)
 
     def clone(self):
-        c = SnapshotEveryTime(self.value, self.key, self.scheduler, self.windowed,
-                              self.aggregating)
+        c = SnapshotEveryTime(self.value, self.key, self.scheduler, self.windowed, self.aggregating)
         c.rank = self.rank
         return c
 

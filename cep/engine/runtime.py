@@ -1,5 +1,6 @@
 """ExecutionPlanRuntime: builds a compiled plan's junctions, tables and queries, and is the
 public API (input handlers, callbacks, time, snapshots)."""
+
 import threading
 from typing import Any, Callable, Optional, Union
 
@@ -18,7 +19,12 @@ from cep.engine.table import build_table
 from cep.engine.trigger import build_trigger
 from cep.errors import UnknownInputStreamError
 from cep.model import (
-    ExecutionPlan, JoinInputStream, Partition, Query, SingleInputStream, StateInputStream,
+    ExecutionPlan,
+    JoinInputStream,
+    Partition,
+    Query,
+    SingleInputStream,
+    StateInputStream,
 )
 from cep.model.definitions import StreamDefinition
 
@@ -41,8 +47,9 @@ class ExecutionPlanRuntime:
         for t in plan.triggers:
             self.junctions[t.id] = StreamJunction(StreamDefinition(t.id, t.attributes))
         self.tables: dict[str, Any] = {}
-        self.ctx = BuildContext(plan, self.junctions, self.tables, self.scheduler,
-                                self.playback, self.lock)
+        self.ctx = BuildContext(
+            plan, self.junctions, self.tables, self.scheduler, self.playback, self.lock
+        )
         self.ctx.timer_owners = True
         self._handlers: dict[str, InputHandler] = {}
         self.script_functions: dict[str, Any] = build_functions(plan) if plan.functions else {}
@@ -89,12 +96,18 @@ class ExecutionPlanRuntime:
             if j is None:
                 raise UnknownInputStreamError(
                     f"stream '{stream_id}' is not in the plan (streams: "
-                    f"{', '.join(sorted(self.junctions))})")
+                    f"{', '.join(sorted(self.junctions))})"
+                )
             h = self._handlers[stream_id] = InputHandler(j, self.scheduler, self.lock)
         return h
 
-    def add_callback(self, stream_id: str, fn: Callable[[Any], object],
-                     columnar: bool = False, events: bool = False) -> None:
+    def add_callback(
+        self,
+        stream_id: str,
+        fn: Callable[[Any], object],
+        columnar: bool = False,
+        events: bool = False,
+    ) -> None:
         """Call `fn([(timestamp, row), ...])` with every batch inserted into `stream_id`;
         with `columnar=True`, `fn(columns)` with a cep.engine.columnar.Columns per batch
         (`.timestamps`, `columns["attr"]`, `.null_mask("attr")`, `.to_rows()`); with

@@ -7,6 +7,7 @@ A call that throws, runs past its time cap or grows the heap past its cap raises
 (`ExecutionPlanRuntime.failed_events()`); the next events go on. After a heap cap breach
 the function's V8 context is made anew, so the next call starts clean (a timed-out call is
 terminated by V8 and leaves the context usable)."""
+
 import atexit
 import logging
 import textwrap
@@ -25,6 +26,7 @@ log = logging.getLogger("cep.scripts")
 @dataclass
 class ScriptLimits:
     """Caps of one script call and whether [python] functions may run (host settings)."""
+
     timeout_ms: float = 1000.0
     memory_bytes: int = 64 * 1024 * 1024
     python: bool = False
@@ -73,8 +75,9 @@ def _convert(value: Any, attr_type: AttrType, name: str):
                 raise TypeError(type(value).__name__)
             return float(value)
     except (TypeError, ValueError, OverflowError) as exc:
-        raise EventFailure(f"script function {name}() returned {value!r}, which is not "
-                           f"{attr_type.value} ({exc})") from None
+        raise EventFailure(
+            f"script function {name}() returned {value!r}, which is not {attr_type.value} ({exc})"
+        ) from None
     return value
 
 
@@ -100,34 +103,43 @@ class JavaScriptFunction:
     def _open(self):
         from py_mini_racer import MiniRacer
         from py_mini_racer import JSEvalException
+
         ctx = MiniRacer()
         try:
             ctx.eval(self._source, timeout=self.limits.timeout_ms)
         except JSEvalException as exc:
             ctx.close()
-            raise InvalidQueryError(f"function '{self.name}': the JavaScript body does not "
-                                    f"compile: {_first_line(exc)}",
-                                    self.definition.span) from None
+            raise InvalidQueryError(
+                f"function '{self.name}': the JavaScript body does not compile: {_first_line(exc)}",
+                self.definition.span,
+            ) from None
         self._ctx = ctx
 
     def __call__(self, *args):
         from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException
+
         with self._lock:
             try:
-                value = self._ctx.call("__cep_script", [_plain(a) for a in args],
-                                       timeout=self.limits.timeout_ms,
-                                       max_memory=self.limits.memory_bytes)
+                value = self._ctx.call(
+                    "__cep_script",
+                    [_plain(a) for a in args],
+                    timeout=self.limits.timeout_ms,
+                    max_memory=self.limits.memory_bytes,
+                )
             except (JSTimeoutException, JSOOMException) as exc:
-                what = ("ran longer than its cap of "
-                        f"{self.limits.timeout_ms:g} ms" if isinstance(exc, JSTimeoutException)
-                        else f"grew the heap past its cap of "
-                             f"{self.limits.memory_bytes // (1024 * 1024)} MiB")
+                what = (
+                    f"ran longer than its cap of {self.limits.timeout_ms:g} ms"
+                    if isinstance(exc, JSTimeoutException)
+                    else f"grew the heap past its cap of "
+                    f"{self.limits.memory_bytes // (1024 * 1024)} MiB"
+                )
                 if isinstance(exc, JSOOMException):
                     self._reopen()  # a heap at its cap: start the next call clean
                 raise EventFailure(f"script function {self.name}() {what}") from None
             except JSEvalException as exc:
-                raise EventFailure(f"script function {self.name}() threw: "
-                                   f"{_first_line(exc)}") from None
+                raise EventFailure(
+                    f"script function {self.name}() threw: {_first_line(exc)}"
+                ) from None
         return _convert(_from_js(value), self.definition.return_type, self.name)
 
     def _reopen(self):
@@ -169,17 +181,20 @@ class PythonFunction:
         try:
             exec(compile(source, f"<function {self.name}>", "exec"), scope)  # noqa: S102
         except SyntaxError as exc:
-            raise InvalidQueryError(f"function '{self.name}': the python body does not "
-                                    f"compile: {exc.msg} (body line {(exc.lineno or 2) - 1})",
-                                    definition.span) from None
+            raise InvalidQueryError(
+                f"function '{self.name}': the python body does not "
+                f"compile: {exc.msg} (body line {(exc.lineno or 2) - 1})",
+                definition.span,
+            ) from None
         self._fn = scope["__cep_script"]
 
     def __call__(self, *args):
         try:
             value = self._fn(list(args))
         except Exception as exc:  # a failing script fails its event, never the engine
-            raise EventFailure(f"script function {self.name}() raised "
-                               f"{type(exc).__name__}: {exc}") from None
+            raise EventFailure(
+                f"script function {self.name}() raised {type(exc).__name__}: {exc}"
+            ) from None
         return _convert(value, self.definition.return_type, self.name)
 
     def close(self):
@@ -198,7 +213,8 @@ def build_functions(plan, limits: ScriptLimits = None) -> Dict[str, Any]:
                     f"function '{d.id}': [python] script functions run host code and are "
                     f"off; an operator may enable them for trusted, single-tenant setups "
                     f"(setting scripts.python in conf/worker.yaml and conf/manager.yaml)",
-                    d.language_span)
+                    d.language_span,
+                )
             impl = PythonFunction(d)
         elif language == catalog_scripts.JAVASCRIPT:
             impl = JavaScriptFunction(d, limits)

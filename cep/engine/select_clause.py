@@ -3,6 +3,7 @@ items (`select *` expanded), whether it aggregates, and a bottom-up rewrite of e
 trees. The selector compiler, the fused window loops and the columnar kernels all read these;
 keeping them out of cep/engine/selector.py lets those modules build on each other in one
 direction."""
+
 import dataclasses
 
 from cep.catalog import aggregators as agg

@@ -11,6 +11,7 @@ Three shapes of generated code:
   first-appearance order).
 Events of kinds the output does not want update the aggregates and are then dropped, so rate
 limiters only count what is output (Siddhi 3's currentOn/expiredOn)."""
+
 import math
 from dataclasses import dataclass
 
@@ -18,9 +19,14 @@ from cep.catalog import aggregators as agg
 from cep.engine.aggregation_codegen import build_aggregating
 from cep.engine.events import CURRENT, EXPIRED
 from cep.engine.expressions import (
-    FALLBACK_ERRORS, Scope, SourceRef, compile_expression, make_function,
+    FALLBACK_ERRORS,
+    Scope,
+    SourceRef,
+    compile_expression,
+    make_function,
 )
 from cep.engine.processor import Processor
+
 # re-exported: callers import these from here too
 from cep.engine.select_clause import has_aggregators, output_items, rewrite  # noqa: F401
 from cep.errors import TypeMismatchError, UnknownAttributeError
@@ -39,7 +45,9 @@ class OutputScope(Scope):
             return f"o[{i}]", self.types[i]
         raise UnknownAttributeError(
             f"attribute '{variable.name}' does not exist in the output of the query "
-            f"'{self.out_id}' (it has {', '.join(self.names)})", variable.span)
+            f"'{self.out_id}' (it has {', '.join(self.names)})",
+            variable.span,
+        )
 
 
 @dataclass
@@ -59,8 +67,9 @@ class SelectorCode:
         self.batch_mode, self.order_by, self.limit = batch_mode, order_by, limit
 
     def output_definition(self, stream_id):
-        return StreamDefinition(stream_id, tuple(Attribute(n, t) for n, t in zip(self.names,
-                                                                                 self.types)))
+        return StreamDefinition(
+            stream_id, tuple(Attribute(n, t) for n, t in zip(self.names, self.types))
+        )
 
 
 class QuerySelector(Processor):
@@ -87,9 +96,11 @@ class QuerySelector(Processor):
 
     def _order_limit(self, out):
         for i, asc in reversed(self.code.order_by):
-            out.sort(key=lambda e: (e[1][i] is not None, e[1][i]) if asc else
-                     (e[1][i] is None, e[1][i]), reverse=not asc)
-        return out if self.code.limit is None else out[:self.code.limit]
+            out.sort(
+                key=lambda e: (e[1][i] is not None, e[1][i]) if asc else (e[1][i] is None, e[1][i]),
+                reverse=not asc,
+            )
+        return out if self.code.limit is None else out[: self.code.limit]
 
     def get_state(self):
         return self.state
@@ -106,7 +117,7 @@ def _arrival_chunks(batch):
     start = 0
     for i, e in enumerate(batch):
         if e[2] == CURRENT:
-            yield batch[start:i + 1]
+            yield batch[start : i + 1]
             start = i + 1
     if start < len(batch):
         yield batch[start:]
@@ -125,9 +136,22 @@ def _kind_condition(wanted):
     return "k != 2"
 
 
-def compile_selector(selector, scope, input_definition, wanted, *, window=False,
-                     batch_window=False, pre_filter=None, out_id="output", env=None,
-                     fuse=None, drop_empty=False, for_clause=None, prologue=()):
+def compile_selector(
+    selector,
+    scope,
+    input_definition,
+    wanted,
+    *,
+    window=False,
+    batch_window=False,
+    pre_filter=None,
+    out_id="output",
+    env=None,
+    fuse=None,
+    drop_empty=False,
+    for_clause=None,
+    prologue=(),
+):
     """Compile a model `Selector` into `SelectorCode`.
 
     wanted: the event kinds the output keeps; window: events may be EXPIRED/RESET;
@@ -144,26 +168,51 @@ def compile_selector(selector, scope, input_definition, wanted, *, window=False,
         if pf:
             p.g.update(pf.globals)
             p.g.update(env or {})
-        fn = _stateless(p.compiled, p.hv, pf,
-                        wanted if (window or CURRENT not in wanted) else None, p.g,
-                        identity=for_clause is None and _is_identity(
-                            selector, p.items, input_definition, scope),
-                        head=for_clause or "for ts, r, k in batch", prologue=prologue)
+        fn = _stateless(
+            p.compiled,
+            p.hv,
+            pf,
+            wanted if (window or CURRENT not in wanted) else None,
+            p.g,
+            identity=for_clause is None
+            and _is_identity(selector, p.items, input_definition, scope),
+            head=for_clause or "for ts, r, k in batch",
+            prologue=prologue,
+        )
         return SelectorCode(fn, lambda: None, p.names, p.types, False, order, selector.limit)
     if fuse is not None:
         from cep.engine.aggregation_codegen import AggCode
         from cep.engine.fused import build_fused
-        c = AggCode(p.compiled, p.hv, p.aggs, p.keys, wanted, False, p.g, removes=True,
-                    drop_empty=drop_empty)
+
+        c = AggCode(
+            p.compiled,
+            p.hv,
+            p.aggs,
+            p.keys,
+            wanted,
+            False,
+            p.g,
+            removes=True,
+            drop_empty=drop_empty,
+        )
         fn, expire = build_fused(c, fuse)
         code = SelectorCode(fn, c.init_state, p.names, p.types, False, order, selector.limit)
         code.expire = expire
         code.aggcode = c  # the columnar kernel (cep.engine.columnar.sliding) reads its plan
         return code
     batch_mode = batch_window and bool(p.aggs)
-    fn, init = build_aggregating(p.compiled, p.hv, p.aggs, p.keys, wanted, batch_mode, p.g,
-                                 removes=window, resets=batch_window,
-                                 drop_empty=drop_empty and not batch_window)
+    fn, init = build_aggregating(
+        p.compiled,
+        p.hv,
+        p.aggs,
+        p.keys,
+        wanted,
+        batch_mode,
+        p.g,
+        removes=window,
+        resets=batch_window,
+        drop_empty=drop_empty and not batch_window,
+    )
     return SelectorCode(fn, init, p.names, p.types, batch_mode, order, selector.limit)
 
 
@@ -189,14 +238,21 @@ class _Parts:
         if having is not None:
             inputs = scope if getattr(scope, "state_event", False) else None
             self.hv = compile_expression(
-                having, _HavingScope(OutputScope(self.names, self.types, out_id), inputs))
+                having, _HavingScope(OutputScope(self.names, self.types, out_id), inputs)
+            )
             if self.hv.type not in (AttrType.BOOL, AttrType.OBJECT):
-                raise TypeMismatchError(f"having must be a bool expression, not "
-                                        f"{self.hv.type}", getattr(selector.having, "span", None))
+                raise TypeMismatchError(
+                    f"having must be a bool expression, not {self.hv.type}",
+                    getattr(selector.having, "span", None),
+                )
         self.keys = [compile_expression(v, scope) for v in selector.group_by]
         self.g = {"FALLBACK": FALLBACK_ERRORS, "_sqrt": math.sqrt, **agg.AGG_GLOBALS}
-        for c in self.compiled + ([self.hv] if self.hv else []) + self.keys + \
-                [a.arg for a in self.aggs if a.arg]:
+        for c in (
+            self.compiled
+            + ([self.hv] if self.hv else [])
+            + self.keys
+            + [a.arg for a in self.aggs if a.arg]
+        ):
             self.g.update(c.globals)
         self.g.update(env or {})
 
@@ -215,23 +271,26 @@ class _HavingScope(Scope):
                 self.compile_is_null_stream = hook
 
     def resolve(self, variable):
-        if self.inputs is not None and (variable.stream is not None
-                                        or variable.name not in self.out.names):
+        if self.inputs is not None and (
+            variable.stream is not None or variable.name not in self.out.names
+        ):
             return self.inputs.resolve(variable)
         return self.out.resolve(variable)
 
 
 def _make_agg(node, scope, aggs):
     typed = node.entry is not None and node.entry[0] == "aggregator"  # resolved by the compiler
-    spec = agg.lookup(node.entry[2], node.entry[1]) if typed else \
-        agg.lookup(node.name, node.namespace)
+    spec = (
+        agg.lookup(node.entry[2], node.entry[1]) if typed else agg.lookup(node.name, node.namespace)
+    )
     spec = agg.bind(spec, node)
     if spec.nargs == 0:
         arg, t = None, None
     else:
         if len(node.args) != max(spec.min_args, 1):
-            raise TypeMismatchError(f"{node.name}() takes one argument, got {len(node.args)}",
-                                    node.span)
+            raise TypeMismatchError(
+                f"{node.name}() takes one argument, got {len(node.args)}", node.span
+            )
         arg = compile_expression(node.args[0], scope)
         t = arg.type
     rt = node.rtype if typed else agg.result_type_of(node, t, spec)
@@ -246,8 +305,10 @@ def _order_spec(selector, names):
     for o in selector.order_by:
         name = getattr(o.variable, "name", None)
         if name not in names:
-            raise UnknownAttributeError(f"order by '{name}': not an output attribute "
-                                        f"({', '.join(names)})", getattr(o.variable, "span", None))
+            raise UnknownAttributeError(
+                f"order by '{name}': not an output attribute ({', '.join(names)})",
+                getattr(o.variable, "span", None),
+            )
         order.append((names.index(name), o.ascending))
     return order
 
@@ -262,8 +323,9 @@ def _tuple(srcs):
     return "(" + ", ".join(srcs) + ("," if len(srcs) == 1 else "") + ")"
 
 
-def _stateless(compiled, hv, pf, wanted, g, identity=False, head="for ts, r, k in batch",
-               prologue=()):
+def _stateless(
+    compiled, hv, pf, wanted, g, identity=False, head="for ts, r, k in batch", prologue=()
+):
     conds = []
     # a stateful call (kf:kalmanFilter) sees every current and expired event, wanted or not,
     # as Siddhi's selector runs its attribute executors on both before dropping a kind
@@ -294,12 +356,9 @@ def _stateless(compiled, hv, pf, wanted, g, identity=False, head="for ts, r, k i
     if identity and hv is None and not conds and pf is None:
         return lambda batch, state: batch
     src = (
-        "def select(batch, S):\n" + "".join(f"    {x}\n" for x in prologue) +
-        "    try:\n"
+        "def select(batch, S):\n" + "".join(f"    {x}\n" for x in prologue) + "    try:\n"
         f"        return {comp('fast')}\n"
         "    except FALLBACK:\n"
         f"        return {comp('source')}\n"
     )
     return make_function("select", src, g)
-
-

@@ -6,14 +6,19 @@ time 0, before any event). Cron strings are Quartz-style (`sec min hour day-of-m
 day-of-week [year]`, with `*`, `?`, lists, ranges, steps and JAN../SUN.. names) or the 5-field
 Unix form (seconds 0); they are evaluated in UTC.
 """
+
 import calendar
 from datetime import datetime, timedelta, timezone
 
 from cep.errors import InvalidQueryError
 
 CURRENT = 0
-_MONTHS = {m: i for i, m in enumerate(
-    ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"], 1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"], 1
+    )
+}
 _DAYS = {d: i for i, d in enumerate(["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"], 1)}
 
 
@@ -26,8 +31,11 @@ class TriggerRuntime:
         self.emit = emit
         self.cron = Cron(definition.cron, definition.span) if definition.cron else None
         if definition.every_millis is not None and definition.every_millis <= 0:
-            raise InvalidQueryError(f"trigger {definition.id}: the period must be positive, "
-                                    f"got {definition.every_millis} ms", definition.span)
+            raise InvalidQueryError(
+                f"trigger {definition.id}: the period must be positive, "
+                f"got {definition.every_millis} ms",
+                definition.span,
+            )
         self.stopped = False
 
     def start(self):
@@ -98,9 +106,16 @@ class Cron:
             fields = ["0"] + fields
         if len(fields) not in (6, 7):
             raise InvalidQueryError(
-                f"cron expression '{text}' must have 5, 6 or 7 fields, has {len(fields)}", span)
-        specs = [(0, 59, {}), (0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, _MONTHS),
-                 (1, 7, _DAYS)]
+                f"cron expression '{text}' must have 5, 6 or 7 fields, has {len(fields)}", span
+            )
+        specs = [
+            (0, 59, {}),
+            (0, 59, {}),
+            (0, 23, {}),
+            (1, 31, {}),
+            (1, 12, _MONTHS),
+            (1, 7, _DAYS),
+        ]
         try:
             sets = [_field(f, lo, hi, names) for f, (lo, hi, names) in zip(fields, specs)]
         except ValueError as exc:

@@ -8,6 +8,7 @@ stream a `@sink(...)`, written right after the stream's annotations. Every recei
 or property that is not converted as it was is a report line (cep.importer.reader.Problem)
 naming the file and the element. The converted plans are compiled (the compiler's positioned
 errors are report lines too)."""
+
 from dataclasses import dataclass, field
 
 from cep.errors import SiddhiQLError
@@ -37,6 +38,7 @@ class ImportResult:
 
 def import_deployment(path) -> ImportResult:
     import cep.compiler
+
     dep = read_deployment(path)
     result = ImportResult(problems=list(dep.problems))
     used = set()
@@ -44,20 +46,25 @@ def import_deployment(path) -> ImportResult:
         try:
             plan = cep.compiler.parse(text)
         except SiddhiQLError as exc:
-            result.problems.append(Problem(file, f"line {exc.line}, column {exc.column}",
-                                           exc.message))
+            result.problems.append(
+                Problem(file, f"line {exc.line}, column {exc.column}", exc.message)
+            )
             continue
         inserts, counts = [], {"source": 0, "sink": 0}
         for definition in plan.streams:
             for ann_name, arts in (("Import", dep.receivers), ("Export", dep.publishers)):
-                ref = next((a.value for a in definition.annotations if a.matches(ann_name)),
-                           None)
+                ref = next((a.value for a in definition.annotations if a.matches(ann_name)), None)
                 if ref is None:
                     continue
                 if ref not in dep.streams:
-                    result.problems.append(Problem(file, f"@{ann_name}('{ref}')",
-                                                   "no eventstreams/ definition of this "
-                                                   "stream in the deployment", "warning"))
+                    result.problems.append(
+                        Problem(
+                            file,
+                            f"@{ann_name}('{ref}')",
+                            "no eventstreams/ definition of this stream in the deployment",
+                            "warning",
+                        )
+                    )
                 for art in arts:
                     if art.stream != ref:
                         continue
@@ -78,16 +85,24 @@ def import_deployment(path) -> ImportResult:
             cep.compiler.compile(text)
         except SiddhiQLError as exc:
             imported.valid = False
-            result.problems.append(Problem(file, f"line {exc.line}, column {exc.column}",
-                                           f"the converted plan does not compile: "
-                                           f"{exc.message}"))
+            result.problems.append(
+                Problem(
+                    file,
+                    f"line {exc.line}, column {exc.column}",
+                    f"the converted plan does not compile: {exc.message}",
+                )
+            )
         result.plans.append(imported)
     for art in dep.receivers + dep.publishers:
         if id(art) not in used:
             verb = "feeds" if art.kind == "receiver" else "reads"
-            result.problems.append(Problem(
-                art.file, f"event{art.kind.capitalize()} '{art.name}'",
-                f"{verb} stream {art.stream}, which no execution plan "
-                f"{'imports' if art.kind == 'receiver' else 'exports'}: not converted",
-                "warning"))
+            result.problems.append(
+                Problem(
+                    art.file,
+                    f"event{art.kind.capitalize()} '{art.name}'",
+                    f"{verb} stream {art.stream}, which no execution plan "
+                    f"{'imports' if art.kind == 'receiver' else 'exports'}: not converted",
+                    "warning",
+                )
+            )
     return result

@@ -8,6 +8,7 @@ operator's settings holds them) with a warning. Adapters it does not have (soap,
 cassandra, ui, wso2event, ...) are an error line naming the file and element; nothing is
 dropped without a report line. Mappings: json, xml, text, map (keyvalue) with their custom
 properties; wso2event becomes passThrough with a warning."""
+
 import re
 from dataclasses import dataclass, field
 
@@ -16,51 +17,116 @@ from cep.mapping import OUTPUT, INPUT, MappingConfigError, MapSpec, check_map
 from cep.importer.reader import Problem
 
 # CEP 4.0 adapter -> (our type, {CEP property: our option}, properties left out on purpose)
-SECRET = ("password", "username", "transport.jms.UserName", "transport.jms.Password",
-          "http.username", "http.password", "transport.mail.Password", "email.password")
-_JMS = {"java.naming.factory.initial": "factory.initial",
-        "java.naming.provider.url": "provider.url",
-        "transport.jms.DestinationType": "destination.type",
-        "transport.jms.Destination": "destination",
-        "transport.jms.ConnectionFactoryJNDIName": "connection.factory.jndi.name",
-        "transport.jms.SubscriptionDurable": "subscription.durable",
-        "transport.jms.DurableSubscriberName": "client.id"}
+SECRET = (
+    "password",
+    "username",
+    "transport.jms.UserName",
+    "transport.jms.Password",
+    "http.username",
+    "http.password",
+    "transport.mail.Password",
+    "email.password",
+)
+_JMS = {
+    "java.naming.factory.initial": "factory.initial",
+    "java.naming.provider.url": "provider.url",
+    "transport.jms.DestinationType": "destination.type",
+    "transport.jms.Destination": "destination",
+    "transport.jms.ConnectionFactoryJNDIName": "connection.factory.jndi.name",
+    "transport.jms.SubscriptionDurable": "subscription.durable",
+    "transport.jms.DurableSubscriberName": "client.id",
+}
 RECEIVERS = {
     "http": ("http", {}, ("transports", "basicAuthEnabled")),
     "file-tail": ("file", {"filepath": "path"}, ("delayInMillis", "startFromEnd")),
     "jms": ("jms", _JMS, ()),
-    "mqtt": ("mqtt", {"url": "url", "topic": "topic", "clientId": "client.id",
-                      "cleanSession": "clean.session", "keepAlive": "keep.alive"}, ()),
-    "kafka": ("kafka", {"topic": "topic.list", "group.id": "group.id",
-                        "optional.configuration": "optional.configuration"},
-              ("threads",)),
+    "mqtt": (
+        "mqtt",
+        {
+            "url": "url",
+            "topic": "topic",
+            "clientId": "client.id",
+            "cleanSession": "clean.session",
+            "keepAlive": "keep.alive",
+        },
+        (),
+    ),
+    "kafka": (
+        "kafka",
+        {
+            "topic": "topic.list",
+            "group.id": "group.id",
+            "optional.configuration": "optional.configuration",
+        },
+        ("threads",),
+    ),
     "websocket": ("websocket", {"websocket.server.url": "url"}, ()),
-    "email": ("email", {"transport.mail.Address": "username",
-                        "mail.pop3.host": "host", "mail.imap.host": "host",
-                        "transport.PollInterval": "polling.interval"}, ()),
+    "email": (
+        "email",
+        {
+            "transport.mail.Address": "username",
+            "mail.pop3.host": "host",
+            "mail.imap.host": "host",
+            "transport.PollInterval": "polling.interval",
+        },
+        (),
+    ),
 }
 PUBLISHERS = {
     "logger": ("log", {}, ("uniqueId",)),
     "http": ("http", {"http.url": "publisher.url"}, ("http.client.method",)),
     "jms": ("jms", _JMS, ()),
-    "mqtt": ("mqtt", {"url": "url", "topic": "topic", "qos": "quality.of.service",
-                      "clientId": "client.id", "cleanSession": "clean.session",
-                      "keepAlive": "keep.alive"}, ()),
-    "kafka": ("kafka", {"meta.broker.list": "bootstrap.servers", "topic": "topic",
-                        "optional.configuration": "optional.configuration"}, ()),
+    "mqtt": (
+        "mqtt",
+        {
+            "url": "url",
+            "topic": "topic",
+            "qos": "quality.of.service",
+            "clientId": "client.id",
+            "cleanSession": "clean.session",
+            "keepAlive": "keep.alive",
+        },
+        (),
+    ),
+    "kafka": (
+        "kafka",
+        {
+            "meta.broker.list": "bootstrap.servers",
+            "topic": "topic",
+            "optional.configuration": "optional.configuration",
+        },
+        (),
+    ),
     "websocket": ("websocket", {"websocket.server.url": "url"}, ()),
-    "email": ("email", {"email.address": "to", "email.subject": "subject",
-                        "email.type": "content.type"}, ()),
-    "rdbms": ("rdbms", {"datasource.name": "datasource", "table.name": "table.name",
-                        "execution.mode": "mode", "update.keys": "on.key"}, ()),
+    "email": (
+        "email",
+        {"email.address": "to", "email.subject": "subject", "email.type": "content.type"},
+        (),
+    ),
+    "rdbms": (
+        "rdbms",
+        {
+            "datasource.name": "datasource",
+            "table.name": "table.name",
+            "execution.mode": "mode",
+            "update.keys": "on.key",
+        },
+        (),
+    ),
 }
-MAP_TYPES = {"json": "json", "xml": "xml", "text": "text", "map": "keyvalue",
-             "wso2event": "passThrough"}
+MAP_TYPES = {
+    "json": "json",
+    "xml": "xml",
+    "text": "text",
+    "map": "keyvalue",
+    "wso2event": "passThrough",
+}
 
 
 @dataclass
 class Connector:
     """One converted receiver or publisher: connector type, options, map."""
+
     direction: str  # source | sink
     type: str
     options: dict
@@ -83,10 +149,14 @@ def convert(art, definition, problems) -> Connector:
     element = f"event{art.kind.capitalize()} '{art.name}'"
     entry = table.get(art.adapter)
     if entry is None:
-        problems.append(Problem(art.file, f"{element} <{'from' if direction == 'source' else 'to'}"
-                                          f" eventAdapterType='{art.adapter}'>",
-                                f"adapter '{art.adapter}' is not supported; supported: "
-                                f"{', '.join(sorted(table))}"))
+        problems.append(
+            Problem(
+                art.file,
+                f"{element} <{'from' if direction == 'source' else 'to'}"
+                f" eventAdapterType='{art.adapter}'>",
+                f"adapter '{art.adapter}' is not supported; supported: {', '.join(sorted(table))}",
+            )
+        )
         return None
     kind, renames, ignored = entry
     options = {}
@@ -94,13 +164,24 @@ def convert(art, definition, problems) -> Connector:
         if prop in renames:
             options[renames[prop]] = value
         elif prop in SECRET or prop.lower().endswith("password"):
-            problems.append(Problem(art.file, f"{element} property '{prop}'",
-                                    "credentials are not kept in plans: give the "
-                                    "connector connection='name' (operator settings)",
-                                    "warning"))
+            problems.append(
+                Problem(
+                    art.file,
+                    f"{element} property '{prop}'",
+                    "credentials are not kept in plans: give the "
+                    "connector connection='name' (operator settings)",
+                    "warning",
+                )
+            )
         elif prop not in ignored:
-            problems.append(Problem(art.file, f"{element} property '{prop}'",
-                                    f"no {kind} option for it: left out", "warning"))
+            problems.append(
+                Problem(
+                    art.file,
+                    f"{element} property '{prop}'",
+                    f"no {kind} option for it: left out",
+                    "warning",
+                )
+            )
     if kind == "file":
         options["tail"] = "true"
     if kind == "log" and art.properties.get("uniqueId"):
@@ -108,8 +189,14 @@ def convert(art, definition, problems) -> Connector:
     if kind == "rdbms" and options.get("mode"):
         options["mode"] = "upsert" if options["mode"].lower().startswith("update") else "insert"
     if kind == "http" and direction == "source":
-        problems.append(Problem(art.file, element, "HTTP receivers are served at the worker "
-                                "endpoint /events/<tenant>/<plan>/<stream>", "note"))
+        problems.append(
+            Problem(
+                art.file,
+                element,
+                "HTTP receivers are served at the worker endpoint /events/<tenant>/<plan>/<stream>",
+                "note",
+            )
+        )
     if kind == "rdbms":
         mapping = _rdbms_mapping(art, element, problems)
     else:
@@ -131,9 +218,14 @@ def _rdbms_mapping(art, element, problems):
     """An RDBMS publisher writes one column per attribute, named as the attribute: its
     default mapping is nothing to convert; a custom one (other column names) is an error."""
     if art.mapping.custom:
-        problems.append(Problem(art.file, f"{element} <mapping customMapping='enable'>",
-                                "custom column names are not supported: the rdbms sink "
-                                "writes one column per attribute, named as the attribute"))
+        problems.append(
+            Problem(
+                art.file,
+                f"{element} <mapping customMapping='enable'>",
+                "custom column names are not supported: the rdbms sink "
+                "writes one column per attribute, named as the attribute",
+            )
+        )
         return None
     return MapSpec("passthrough")
 
@@ -142,20 +234,34 @@ def _mapping(art, direction, element, problems):
     m = art.mapping
     kind = MAP_TYPES.get(m.type)
     if kind is None:
-        problems.append(Problem(art.file, f"{element} <mapping type='{m.type}'>",
-                                f"mapping '{m.type}' is not supported; supported: "
-                                f"{', '.join(MAP_TYPES)}"))
+        problems.append(
+            Problem(
+                art.file,
+                f"{element} <mapping type='{m.type}'>",
+                f"mapping '{m.type}' is not supported; supported: {', '.join(MAP_TYPES)}",
+            )
+        )
         return None
     if m.type == "wso2event":
-        problems.append(Problem(art.file, f"{element} <mapping type='wso2event'>",
-                                "read as passThrough (this system's event JSON)", "warning"))
+        problems.append(
+            Problem(
+                art.file,
+                f"{element} <mapping type='wso2event'>",
+                "read as passThrough (this system's event JSON)",
+                "warning",
+            )
+        )
         return MapSpec("passthrough")
     if not m.custom:
         return MapSpec(kind)
     if m.registry is not None:
-        problems.append(Problem(art.file, f"{element} <mapping><registry>",
-                                f"a registry resource ({m.registry}) cannot be read: put the "
-                                f"template inline"))
+        problems.append(
+            Problem(
+                art.file,
+                f"{element} <mapping><registry>",
+                f"a registry resource ({m.registry}) cannot be read: put the template inline",
+            )
+        )
         return None
     if direction == "sink":
         return _output_mapping(m, kind, art, element, problems)
@@ -167,8 +273,9 @@ def _output_mapping(m, kind, art, element, problems):
         payload = tuple((to.get("name"), frm.get("name")) for frm, to in m.properties)
         return MapSpec(kind, {}, (), payload)
     if m.inline is None:
-        problems.append(Problem(art.file, f"{element} <mapping>", "custom mapping without "
-                                "an <inline> template"))
+        problems.append(
+            Problem(art.file, f"{element} <mapping>", "custom mapping without an <inline> template")
+        )
         return None
     return MapSpec(kind, {}, (), ((None, m.inline.strip()),))
 
@@ -194,10 +301,15 @@ def _input_mapping(m, kind, art, element, problems):
             attrs.append((to.get("name"), frm.get(key) or frm.get(key.lower()) or ""))
     for frm, to in m.properties:
         if to.get("default") is not None:
-            problems.append(Problem(art.file, f"{element} property '{to.get('name')}'",
-                                    f"default value {to.get('default')!r} dropped: a missing "
-                                    f"value is null (fail.on.missing.attribute='false')",
-                                    "warning"))
+            problems.append(
+                Problem(
+                    art.file,
+                    f"{element} property '{to.get('name')}'",
+                    f"default value {to.get('default')!r} dropped: a missing "
+                    f"value is null (fail.on.missing.attribute='false')",
+                    "warning",
+                )
+            )
             options["fail.on.missing.attribute"] = "false"
     if kind == "xml":
         if m.parent_xpath:
@@ -211,11 +323,17 @@ def map_text(spec: MapSpec) -> str:
     parts = [f"type={_quote(_type_name(spec.type))}"]
     parts += [f"{k}={_quote(v)}" for k, v in spec.options.items()]
     if spec.attributes:
-        parts.append("@attributes(" + ", ".join(f"{k}={_quote(v)}" if k else _quote(v)
-                                                for k, v in spec.attributes) + ")")
+        parts.append(
+            "@attributes("
+            + ", ".join(f"{k}={_quote(v)}" if k else _quote(v) for k, v in spec.attributes)
+            + ")"
+        )
     if spec.payload:
-        parts.append("@payload(" + ", ".join(f"{k}={_quote(v)}" if k else _quote(v)
-                                             for k, v in spec.payload) + ")")
+        parts.append(
+            "@payload("
+            + ", ".join(f"{k}={_quote(v)}" if k else _quote(v) for k, v in spec.payload)
+            + ")"
+        )
     return f"@map({', '.join(parts)})"
 
 

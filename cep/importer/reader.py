@@ -4,6 +4,7 @@ plans, from a folder (`eventstreams/*.json`, `eventreceivers/*.xml`, `eventpubli
 artifacts). Files are recognised by content: a JSON object with `streamId` or `name` and
 `version`, an XML document whose root is `eventReceiver` or `eventPublisher`, a `.siddhiql`
 text. What cannot be read is a Problem naming the file (and the element)."""
+
 import json
 import os
 import zipfile
@@ -20,6 +21,7 @@ MAX_FILE = 16 * 1024 * 1024
 class Problem:
     """One report line: `file: element: message`; `level` 'error' (not converted),
     'warning' (converted, with a change) or 'note'."""
+
     file: str
     element: str
     message: str
@@ -46,6 +48,7 @@ class Stream:
 class Mapping:
     """A receiver's or publisher's `<mapping>`: type, custom or not, its properties (a list of
     (from attributes, to attributes) dicts), parentXpath, xpath definitions, inline text."""
+
     type: str
     custom: bool
     properties: list = field(default_factory=list)
@@ -58,6 +61,7 @@ class Mapping:
 @dataclass
 class Artifact:
     """An event receiver (`kind` 'receiver') or event publisher ('publisher')."""
+
     kind: str
     name: str
     adapter: str
@@ -76,8 +80,15 @@ class Deployment:
     problems: list = field(default_factory=list)
 
 
-_TYPES = {"string": "string", "int": "int", "long": "long", "float": "float",
-          "double": "double", "bool": "bool", "boolean": "bool"}
+_TYPES = {
+    "string": "string",
+    "int": "int",
+    "long": "long",
+    "float": "float",
+    "double": "double",
+    "bool": "bool",
+    "boolean": "bool",
+}
 
 
 def read_deployment(path) -> Deployment:
@@ -90,8 +101,14 @@ def read_deployment(path) -> Deployment:
                 if info.is_dir():
                     continue
                 if info.file_size > MAX_FILE:
-                    dep.problems.append(Problem(f"{path.name}!{info.filename}", "",
-                                                "larger than 16 MiB, skipped", "warning"))
+                    dep.problems.append(
+                        Problem(
+                            f"{path.name}!{info.filename}",
+                            "",
+                            "larger than 16 MiB, skipped",
+                            "warning",
+                        )
+                    )
                     continue
                 _classify(dep, f"{path.name}!{info.filename}", zf.read(info))
     elif path.is_dir():
@@ -101,8 +118,7 @@ def read_deployment(path) -> Deployment:
                 full = Path(root) / f
                 rel = str(full.relative_to(path))
                 if full.stat().st_size > MAX_FILE:
-                    dep.problems.append(Problem(rel, "", "larger than 16 MiB, skipped",
-                                                "warning"))
+                    dep.problems.append(Problem(rel, "", "larger than 16 MiB, skipped", "warning"))
                     continue
                 _classify(dep, rel, full.read_bytes())
     else:
@@ -131,13 +147,21 @@ def _stream(dep, name, data):
     sid = doc.get("streamId") or f"{doc.get('name')}:{doc.get('version', '1.0.0')}"
     sname, _, version = sid.partition(":")
     attrs = []
-    for section, prefix in (("metaData", "meta_"), ("correlationData", "correlation_"),
-                            ("payloadData", "")):
+    for section, prefix in (
+        ("metaData", "meta_"),
+        ("correlationData", "correlation_"),
+        ("payloadData", ""),
+    ):
         for a in doc.get(section) or ():
             kind = _TYPES.get(str(a.get("type", "")).lower())
             if kind is None:
-                dep.problems.append(Problem(name, f"{section}/{a.get('name')}",
-                                            f"unknown attribute type {a.get('type')!r}"))
+                dep.problems.append(
+                    Problem(
+                        name,
+                        f"{section}/{a.get('name')}",
+                        f"unknown attribute type {a.get('type')!r}",
+                    )
+                )
                 kind = "string"
             attrs.append((prefix + str(a.get("name")), kind))
     dep.streams[sid] = Stream(sname, version or "1.0.0", attrs, name)
@@ -151,8 +175,14 @@ def _xml(dep, name, data):
         return
     tag = etree.QName(root).localname
     if tag in _CEP3:
-        dep.problems.append(Problem(name, tag, "a CEP 3.x artifact (CEP 4.0 uses event "
-                                    "receivers and publishers): skipped", "warning"))
+        dep.problems.append(
+            Problem(
+                name,
+                tag,
+                "a CEP 3.x artifact (CEP 4.0 uses event receivers and publishers): skipped",
+                "warning",
+            )
+        )
         return
     if tag not in ("eventReceiver", "eventPublisher"):
         return
@@ -165,30 +195,47 @@ def _xml(dep, name, data):
         return
     props = {p.get("name"): (p.text or "").strip() for p in _children(adapter_el, "property")}
     sname, version = stream_el.get("streamName"), stream_el.get("version") or "1.0.0"
-    art = Artifact(kind, root.get("name") or Path(name).stem,
-                   str(adapter_el.get("eventAdapterType") or ""), props,
-                   _mapping(mapping_el), f"{sname}:{version}", name)
+    art = Artifact(
+        kind,
+        root.get("name") or Path(name).stem,
+        str(adapter_el.get("eventAdapterType") or ""),
+        props,
+        _mapping(mapping_el),
+        f"{sname}:{version}",
+        name,
+    )
     (dep.receivers if kind == "receiver" else dep.publishers).append(art)
 
 
-_CEP3 = ("eventBuilder", "eventFormatter", "inputEventAdaptorConfiguration",
-         "outputEventAdaptorConfiguration", "executionPlan")
+_CEP3 = (
+    "eventBuilder",
+    "eventFormatter",
+    "inputEventAdaptorConfiguration",
+    "outputEventAdaptorConfiguration",
+    "executionPlan",
+)
 
 
 def _mapping(el):
-    m = Mapping(str(el.get("type") or "").lower(), el.get("customMapping") == "enable",
-                parent_xpath=el.get("parentXpath") or el.get("parentSelectorXpath") or "")
+    m = Mapping(
+        str(el.get("type") or "").lower(),
+        el.get("customMapping") == "enable",
+        parent_xpath=el.get("parentXpath") or el.get("parentSelectorXpath") or "",
+    )
     for d in _children(el, "xpathDefinition"):
         m.namespaces[d.get("prefix")] = d.get("namespace")
     for p in _children(el, "property"):
         frm, to = _child(p, "from"), _child(p, "to")
-        m.properties.append((dict(frm.attrib) if frm is not None else {},
-                             dict(to.attrib) if to is not None else {}))
+        m.properties.append(
+            (dict(frm.attrib) if frm is not None else {}, dict(to.attrib) if to is not None else {})
+        )
     inline = _child(el, "inline")
     if inline is not None:  # a text template, or (XML mappings) the template's elements
         m.inline = (inline.text or "") + "".join(
-            etree.tostring(c, encoding="unicode", with_tail=True) for c in inline
-            if isinstance(c.tag, str))
+            etree.tostring(c, encoding="unicode", with_tail=True)
+            for c in inline
+            if isinstance(c.tag, str)
+        )
     registry = _child(el, "registry")
     if registry is not None:
         m.registry = (registry.text or "").strip()

@@ -20,6 +20,7 @@ keyvalue; keyvalue output gives dicts). A message a mapper cannot read is counte
 batch are decoded. `check_map(spec, definition, direction)` builds a mapper only to validate it
 (used by plan validation). Mappers are not thread-safe for decode state other than counters;
 give each source thread its own."""
+
 from cep.mapping.base import Decoded, InputMapper, OutputMapper
 from cep.mapping.csv_map import CsvInputMapper, CsvOutputMapper
 from cep.mapping.errors import MappingConfigError, PayloadError
@@ -49,8 +50,9 @@ def _classes(spec: MapSpec):
         kind = "keyvalue"
     found = MAP_TYPES.get(kind)
     if found is None:
-        raise MappingConfigError(f"@map(type='{spec.type}') is not a known map type; known: "
-                                 f"{', '.join(MAP_TYPE_NAMES)}")
+        raise MappingConfigError(
+            f"@map(type='{spec.type}') is not a known map type; known: {', '.join(MAP_TYPE_NAMES)}"
+        )
     return found
 
 
@@ -76,8 +78,9 @@ def input_mapper(spec: MapSpec, definition) -> InputMapper:
     cls = _classes(spec)[0]
     _reject_unknown(spec, INPUT)
     if spec.payload:
-        raise MappingConfigError(f"@map(type='{spec.type}') on a source takes @attributes, "
-                                 f"not @payload")
+        raise MappingConfigError(
+            f"@map(type='{spec.type}') on a source takes @attributes, not @payload"
+        )
     return cls(spec, Schema.of(definition))
 
 
@@ -87,8 +90,9 @@ def output_mapper(spec: MapSpec, definition) -> OutputMapper:
     cls = _classes(spec)[1]
     _reject_unknown(spec, OUTPUT)
     if spec.attributes:
-        raise MappingConfigError(f"@map(type='{spec.type}') on a sink takes @payload, "
-                                 f"not @attributes")
+        raise MappingConfigError(
+            f"@map(type='{spec.type}') on a sink takes @payload, not @attributes"
+        )
     return cls(spec, Schema.of(definition))
 
 
@@ -103,9 +107,25 @@ def _reject_unknown(spec, direction):
         known = known_options(spec, direction)
         raise MappingConfigError(
             f"@map(type='{spec.type}') on a {'source' if direction == INPUT else 'sink'} has "
-            f"no option {bad[0]!r}; its options: {', '.join(known) or 'none'}")
+            f"no option {bad[0]!r}; its options: {', '.join(known) or 'none'}"
+        )
 
 
-__all__ = ["MapSpec", "Schema", "Decoded", "InputMapper", "OutputMapper", "MappingConfigError",
-           "PayloadError", "MAP_TYPES", "MAP_TYPE_NAMES", "input_mapper", "output_mapper",
-           "check_map", "unknown_options", "known_options", "INPUT", "OUTPUT"]
+__all__ = [
+    "MapSpec",
+    "Schema",
+    "Decoded",
+    "InputMapper",
+    "OutputMapper",
+    "MappingConfigError",
+    "PayloadError",
+    "MAP_TYPES",
+    "MAP_TYPE_NAMES",
+    "input_mapper",
+    "output_mapper",
+    "check_map",
+    "unknown_options",
+    "known_options",
+    "INPUT",
+    "OUTPUT",
+]

@@ -7,6 +7,7 @@ last reasons kept (`recent_errors`) and logged (at most one line a second), and 
 batch goes on. `OutputMapper.encode(events)` gives one message per event,
 `encode_batch(events)` one message for the whole batch (a JSON array, one `<events>` document,
 lines joined by the text delimiter)."""
+
 import logging
 import re
 from itertools import repeat
@@ -25,6 +26,7 @@ MAX_REASONS = 100
 @dataclass
 class Decoded:
     """What one decode call gave: good (ts, row) pairs and (message index, reason) errors."""
+
     pairs: list = field(default_factory=list)
     errors: list = field(default_factory=list)
 
@@ -37,6 +39,7 @@ class InputMapper:
     """Messages -> (ts, row) pairs for one stream. Subclasses implement `_decode_one`
     (one message -> rows, PayloadError when unreadable) and may override `_decode` with a
     whole-batch fast path."""
+
     type = "?"
     options = ()  # the option keys this type takes (besides the common ones)
 
@@ -82,18 +85,29 @@ class InputMapper:
         now = time.monotonic()
         if now - self._last_log >= 1.0:
             self._last_log = now
-            log.warning("%s: %d of %d message(s) not read (%d so far); first: #%s %s",
-                        self.where, len(errors), total, self.errors, errors[0][0],
-                        errors[0][1])
+            log.warning(
+                "%s: %d of %d message(s) not read (%d so far); first: #%s %s",
+                self.where,
+                len(errors),
+                total,
+                self.errors,
+                errors[0][0],
+                errors[0][1],
+            )
 
     def describe(self) -> dict:
-        return {"type": self.spec.type, "events": self.events, "errors": self.errors,
-                "recent_errors": [{"index": i, "reason": r} for i, r in self.recent_errors]}
+        return {
+            "type": self.spec.type,
+            "events": self.events,
+            "errors": self.errors,
+            "recent_errors": [{"index": i, "reason": r} for i, r in self.recent_errors],
+        }
 
 
 class OutputMapper:
     """(ts, row) events -> messages for one stream. `groups`: a sink may send a batch as
     one `encode_batch` message (False: one `encode` message per event)."""
+
     type = "?"
     options = ()
     groups = True
@@ -132,8 +146,10 @@ def payload_template(spec: MapSpec, where: str):
     if not spec.payload:
         return None
     if len(spec.payload) != 1 or spec.payload[0][0] is not None:
-        raise MappingConfigError(f"{where}: @payload takes one template string, e.g. "
-                                 f"@payload('{{{{symbol}}}} at {{{{price}}}}')")
+        raise MappingConfigError(
+            f"{where}: @payload takes one template string, e.g. "
+            f"@payload('{{{{symbol}}}} at {{{{price}}}}')"
+        )
     return spec.payload[0][1]
 
 
@@ -146,16 +162,24 @@ def compile_template(template: str, schema: Schema, escape, where: str):
         name = m.group(1)
         idx = schema.index(name)
         if idx < 0:
-            raise MappingConfigError(f"{where}: @payload uses {{{{{name}}}}} but stream "
-                                     f"{schema.id} has ({', '.join(schema.names)})")
-        parts.append(template[pos:m.start()])
+            raise MappingConfigError(
+                f"{where}: @payload uses {{{{{name}}}}} but stream "
+                f"{schema.id} has ({', '.join(schema.names)})"
+            )
+        parts.append(template[pos : m.start()])
         refs.append(idx)
         pos = m.end()
     parts.append(template[pos:])
     pieces = []
     for i, lit in enumerate(parts):
-        pieces.append(lit.replace("\\", "\\\\").replace("{", "{{").replace("}", "}}")
-                      .replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r"))
+        pieces.append(
+            lit.replace("\\", "\\\\")
+            .replace("{", "{{")
+            .replace("}", "}}")
+            .replace('"', '\\"')
+            .replace("\n", "\\n")
+            .replace("\r", "\\r")
+        )
         if i < len(refs):
             pieces.append(f"{{_e(r[{refs[i]}])}}")
     body = "".join(pieces)

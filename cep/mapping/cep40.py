@@ -8,9 +8,9 @@ SECTIONS = (META, CORRELATION, PAYLOAD)
 def section_of(name: str):
     """(section, name inside it) of a stream attribute."""
     if name.startswith("meta_"):
-        return META, name[len("meta_"):]
+        return META, name[len("meta_") :]
     if name.startswith("correlation_"):
-        return CORRELATION, name[len("correlation_"):]
+        return CORRELATION, name[len("correlation_") :]
     return PAYLOAD, name
 
 

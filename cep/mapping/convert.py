@@ -1,6 +1,7 @@
 """Values read from text (XML, text, CSV, key-value) as the stream's attribute types, and
 values written as text. Whole columns convert in one `map` call; a column with a bad value
 falls back to value-by-value conversion so only the events holding it are rejected."""
+
 import json
 import math
 
@@ -45,12 +46,22 @@ def _obj(s):
     return s
 
 
-FROM_TEXT = {AttrType.STRING: _str, AttrType.INT: _int, AttrType.LONG: _int,
-             AttrType.FLOAT: _float, AttrType.DOUBLE: _float, AttrType.BOOL: _bool,
-             AttrType.OBJECT: _obj}
+FROM_TEXT = {
+    AttrType.STRING: _str,
+    AttrType.INT: _int,
+    AttrType.LONG: _int,
+    AttrType.FLOAT: _float,
+    AttrType.DOUBLE: _float,
+    AttrType.BOOL: _bool,
+    AttrType.OBJECT: _obj,
+}
 # a whole column of strings: the builtins run in C
-_FAST_COLUMN = {AttrType.INT: int, AttrType.LONG: int, AttrType.FLOAT: float,
-                AttrType.DOUBLE: float}
+_FAST_COLUMN = {
+    AttrType.INT: int,
+    AttrType.LONG: int,
+    AttrType.FLOAT: float,
+    AttrType.DOUBLE: float,
+}
 
 
 def convert_column(values: list, kind: AttrType, name: str, bad: dict) -> list:
@@ -97,8 +108,11 @@ def _text(v) -> str:
     if v is False:
         return "false"
     if type(v) is float:
-        return repr(v) if math.isfinite(v) else ("NaN" if v != v else
-                                                 ("Infinity" if v > 0 else "-Infinity"))
+        return (
+            repr(v)
+            if math.isfinite(v)
+            else ("NaN" if v != v else ("Infinity" if v > 0 else "-Infinity"))
+        )
     if isinstance(v, (dict, list, tuple)):
         return json.dumps(v, ensure_ascii=False, default=str)
     return str(v)

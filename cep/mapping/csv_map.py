@@ -8,6 +8,7 @@ is rejected; 'false': the missing values are null).
 
 Output: one line per event in the stream's order (`header='true'` puts the attribute names
 first in a batch); strings with the delimiter or quotes are quoted as the csv module does."""
+
 import csv
 import io
 
@@ -28,17 +29,26 @@ def _delimiter(spec, where):
 
 class CsvInputMapper(InputMapper):
     type = "csv"
-    options = ("delimiter", "header.present", "fail.on.unknown.attribute",
-               "fail.on.missing.attribute", "event.grouping.enabled")
+    options = (
+        "delimiter",
+        "header.present",
+        "fail.on.unknown.attribute",
+        "fail.on.missing.attribute",
+        "event.grouping.enabled",
+    )
 
     def __init__(self, spec: MapSpec, schema: Schema):
         super().__init__(spec, schema)
         self.delimiter = _delimiter(spec, self.where)
         self.header = spec.flag("header.present", False)
-        self.fail_missing = spec.flag("fail.on.unknown.attribute",
-                                      spec.flag("fail.on.missing.attribute", True))
-        self.columns = attribute_paths(spec, schema, self.where, self._col) if spec.custom \
+        self.fail_missing = spec.flag(
+            "fail.on.unknown.attribute", spec.flag("fail.on.missing.attribute", True)
+        )
+        self.columns = (
+            attribute_paths(spec, schema, self.where, self._col)
+            if spec.custom
             else list(range(len(schema.names)))
+        )
         self.width = max(self.columns) + 1 if self.columns else 0
 
     def _col(self, value):
@@ -47,8 +57,9 @@ class CsvInputMapper(InputMapper):
         except ValueError:
             col = -1
         if col < 0:
-            raise MappingConfigError(f"{self.where}: attribute mapping {value!r} must be a "
-                                     f"column position (0, 1, ...)")
+            raise MappingConfigError(
+                f"{self.where}: attribute mapping {value!r} must be a column position (0, 1, ...)"
+            )
         return col
 
     def _decode(self, payloads):
@@ -70,16 +81,19 @@ class CsvInputMapper(InputMapper):
         for k, rec in enumerate(records):
             if len(rec) < self.width:
                 if self.fail_missing:
-                    bad[k] = f"line has {len(rec)} column(s), the mapping reads column " \
-                             f"{self.width - 1}"
+                    bad[k] = (
+                        f"line has {len(rec)} column(s), the mapping reads column {self.width - 1}"
+                    )
                     continue
                 rec = rec + [None] * (self.width - len(rec))
             keep.append(k)
             records[k] = rec
         cols = [[records[k][c] for k in keep] for c in self.columns]
         conv_bad = {}
-        typed = [convert_column(col, t, n, conv_bad)
-                 for col, t, n in zip(cols, self.schema.types, self.schema.names)]
+        typed = [
+            convert_column(col, t, n, conv_bad)
+            for col, t, n in zip(cols, self.schema.types, self.schema.names)
+        ]
         rows = [r for j, r in enumerate(zip(*typed)) if j not in conv_bad]
         for j, reason in conv_bad.items():
             bad[keep[j]] = reason

@@ -12,6 +12,7 @@ Output, default: the CEP 4.0 object per event; a batch is a JSON array of them. 
 `@payload('{"quote": {"sym": "{{symbol}}", "price": {{price}}}}')`: values are written as
 JSON (strings escaped, without quotes: the template has them). `enclosing.element='name'`
 wraps a batch as `{"name": [...]}`."""
+
 import json
 import math
 
@@ -27,8 +28,14 @@ from cep.model.types import AttrType
 
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
-_EXACT = {AttrType.STRING: "str", AttrType.INT: "int", AttrType.LONG: "int",
-          AttrType.FLOAT: "float", AttrType.DOUBLE: "float", AttrType.BOOL: "bool"}
+_EXACT = {
+    AttrType.STRING: "str",
+    AttrType.INT: "int",
+    AttrType.LONG: "int",
+    AttrType.FLOAT: "float",
+    AttrType.DOUBLE: "float",
+    AttrType.BOOL: "bool",
+}
 
 
 def attribute_paths(spec: MapSpec, schema: Schema, where: str, parse) -> list:
@@ -36,24 +43,29 @@ def attribute_paths(spec: MapSpec, schema: Schema, where: str, parse) -> list:
     (`symbol='...'`, every attribute named once) or positional (one per attribute)."""
     keyed = [k for k, _ in spec.attributes if k is not None]
     if keyed and len(keyed) != len(spec.attributes):
-        raise MappingConfigError(f"{where}: @attributes mixes named and positional values; "
-                                 f"use one form")
+        raise MappingConfigError(
+            f"{where}: @attributes mixes named and positional values; use one form"
+        )
     if not keyed:
         if len(spec.attributes) != len(schema.names):
             raise MappingConfigError(
                 f"{where}: @attributes gives {len(spec.attributes)} positional values, stream "
-                f"{schema.id} has {len(schema.names)} attributes ({', '.join(schema.names)})")
+                f"{schema.id} has {len(schema.names)} attributes ({', '.join(schema.names)})"
+            )
         return [parse(v) for _, v in spec.attributes]
     by_name = {}
     for k, v in spec.attributes:
         if schema.index(k) < 0:
-            raise MappingConfigError(f"{where}: @attributes names {k!r}, which stream "
-                                     f"{schema.id} does not have ({', '.join(schema.names)})")
+            raise MappingConfigError(
+                f"{where}: @attributes names {k!r}, which stream "
+                f"{schema.id} does not have ({', '.join(schema.names)})"
+            )
         by_name[k] = parse(v)
     missing = [n for n in schema.names if n not in by_name]
     if missing:
-        raise MappingConfigError(f"{where}: @attributes does not say where "
-                                 f"{', '.join(missing)} come(s) from")
+        raise MappingConfigError(
+            f"{where}: @attributes does not say where {', '.join(missing)} come(s) from"
+        )
     return [by_name[n] for n in schema.names]
 
 
@@ -65,21 +77,25 @@ class JsonInputMapper(InputMapper):
         super().__init__(spec, schema)
         self.fail_missing = spec.flag("fail.on.missing.attribute", True)
         enclosing = spec.option("enclosing.element")
-        self.enclosing = JsonPath(enclosing, self.where) if enclosing and enclosing != "$" \
-            else None
+        self.enclosing = JsonPath(enclosing, self.where) if enclosing and enclosing != "$" else None
         if spec.custom:
-            self.paths = attribute_paths(spec, schema, self.where,
-                                         lambda v: JsonPath(v, self.where))
+            self.paths = attribute_paths(
+                spec, schema, self.where, lambda v: JsonPath(v, self.where)
+            )
             self.default = False
         else:  # CEP 4.0 sections, else Siddhi 4's flat event
-            self.paths = [JsonPath(f"$.event.{sec}[{inner!r}]") for sec, attrs
-                          in grouped(schema.names).items() for _, inner in attrs]
+            self.paths = [
+                JsonPath(f"$.event.{sec}[{inner!r}]")
+                for sec, attrs in grouped(schema.names).items()
+                for _, inner in attrs
+            ]
             order = [i for attrs in grouped(schema.names).values() for i, _ in attrs]
             self.paths = [p for _, p in sorted(zip(order, self.paths), key=lambda x: x[0])]
             self.flat = [JsonPath(f"$.event[{n!r}]") for n in schema.names]
             self.default = True
-        self._fast = _generate(self.paths, schema.types) if all(p.simple for p in self.paths) \
-            else None
+        self._fast = (
+            _generate(self.paths, schema.types) if all(p.simple for p in self.paths) else None
+        )
 
     def _decode(self, payloads):
         items, owner, errors = self._items(payloads)
@@ -118,8 +134,9 @@ class JsonInputMapper(InputMapper):
             if self.enclosing is not None:
                 found = self.enclosing.all(doc)
                 if not found:
-                    errors.append((i, f"no enclosing element {self.enclosing.text} in "
-                                      f"{short(doc)}"))
+                    errors.append(
+                        (i, f"no enclosing element {self.enclosing.text} in {short(doc)}")
+                    )
                     continue
                 doc = found[0] if len(found) == 1 else found
             if type(doc) is list:
@@ -133,9 +150,10 @@ class JsonInputMapper(InputMapper):
     def _row(self, obj):
         paths = self.paths
         if self.default and not (isinstance(obj, dict) and isinstance(obj.get("event"), dict)):
-            raise PayloadError(f"expected {{\"event\": {{...}}}}, got {short(obj)}")
-        if self.default and not any(k in obj["event"] for k in
-                                    ("payloadData", "metaData", "correlationData")):
+            raise PayloadError(f'expected {{"event": {{...}}}}, got {short(obj)}')
+        if self.default and not any(
+            k in obj["event"] for k in ("payloadData", "metaData", "correlationData")
+        ):
             paths = self.flat
         row = []
         for path, name, kind in zip(paths, self.schema.names, self.schema.types):
@@ -149,8 +167,9 @@ class JsonInputMapper(InputMapper):
                 try:
                     v = FROM_TEXT[kind](v)
                 except (TypeError, ValueError):
-                    raise PayloadError(f"attribute {name!r} ({kind}): cannot read "
-                                       f"{short(v)}") from None
+                    raise PayloadError(
+                        f"attribute {name!r} ({kind}): cannot read {short(v)}"
+                    ) from None
             row.append(v)
         return tuple(row)
 
@@ -191,12 +210,12 @@ def fast(items):
     append = rows.append
     for k, o in enumerate(items):
         try:
-            {', '.join(names)}{',' if len(names) == 1 else ''} = ({exprs})
+            {", ".join(names)}{"," if len(names) == 1 else ""} = ({exprs})
         except Exception:
             bad.append(k)
             continue
         if {cond}:
-            append(({', '.join(names)}{',' if len(names) == 1 else ''}))
+            append(({", ".join(names)}{"," if len(names) == 1 else ""}))
         else:
             bad.append(k)
     return rows, bad
@@ -257,7 +276,7 @@ def _default_json(schema: Schema):
     as a generated loop (sections without attributes are left out)."""
     sections = []
     for sec, attrs in grouped(schema.names).items():
-        fields = ",".join(f'{_encode(inner).decode()}:{{_v(r[{i}])}}' for i, inner in attrs)
+        fields = ",".join(f"{_encode(inner).decode()}:{{_v(r[{i}])}}" for i, inner in attrs)
         sections.append(f'"{sec}":{{{{{fields}}}}}')
     body = ",".join(sections).replace('"', '\\"')
     src = f'def fill(events):\n    return [f"{{{{\\"event\\":{{{{{body}}}}}}}}}" for _t, r in events]\n'
@@ -267,9 +286,17 @@ def _default_json(schema: Schema):
 
 
 def _check_json_template(fill, schema, where):
-    sample = tuple({AttrType.STRING: "s", AttrType.INT: 1, AttrType.LONG: 1,
-                    AttrType.FLOAT: 1.5, AttrType.DOUBLE: 1.5, AttrType.BOOL: True}
-                   .get(t) for t in schema.types)
+    sample = tuple(
+        {
+            AttrType.STRING: "s",
+            AttrType.INT: 1,
+            AttrType.LONG: 1,
+            AttrType.FLOAT: 1.5,
+            AttrType.DOUBLE: 1.5,
+            AttrType.BOOL: True,
+        }.get(t)
+        for t in schema.types
+    )
     try:
         json.loads(fill([(0, sample)])[0])
     except ValueError as exc:

@@ -6,11 +6,14 @@ generated expression `o["stock"]["sym"]`, evaluated for a whole batch inside one
 about 0.1 us an attribute, where a jsonpath-ng `find` costs tens of microseconds. Paths with
 wildcards, filters, slices or `..` are parsed and run by jsonpath-ng (the first match is the
 value), which is correct for them and slower."""
+
 import re
 
 from cep.mapping.errors import MappingConfigError
 
-_SEGMENT = re.compile(r"""\.([A-Za-z_$@][\w$@\-]*)|\[\s*(-?\d+)\s*\]|\[\s*'([^']*)'\s*\]|\[\s*"([^"]*)"\s*\]""")
+_SEGMENT = re.compile(
+    r"""\.([A-Za-z_$@][\w$@\-]*)|\[\s*(-?\d+)\s*\]|\[\s*'([^']*)'\s*\]|\[\s*"([^"]*)"\s*\]"""
+)
 
 
 class JsonPath:
@@ -27,10 +30,12 @@ class JsonPath:
         if self.steps is None:
             try:
                 from jsonpath_ng.ext import parse
+
                 self.expr = parse(src)
             except Exception as exc:  # jsonpath-ng raises its own lexer/parser errors
-                raise MappingConfigError(f"{where}: JSONPath {text!r} is not valid: "
-                                         f"{exc}") from None
+                raise MappingConfigError(
+                    f"{where}: JSONPath {text!r} is not valid: {exc}"
+                ) from None
 
     @property
     def simple(self) -> bool:

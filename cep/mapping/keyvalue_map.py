@@ -5,6 +5,7 @@ the keys are the attribute names; custom: `@attributes(symbol='sym', price='p')`
 of each attribute. String values are converted to the attribute types. Output: one dict per
 event; `@payload(sym='symbol', p='{{price}}')` names the key of each attribute (default: the
 attribute names)."""
+
 import msgspec
 
 from cep.mapping.base import InputMapper, OutputMapper, text_of
@@ -23,8 +24,9 @@ class KeyValueInputMapper(InputMapper):
     def __init__(self, spec: MapSpec, schema: Schema):
         super().__init__(spec, schema)
         self.fail_missing = spec.flag("fail.on.missing.attribute", True)
-        self.keys = attribute_paths(spec, schema, self.where, str) if spec.custom \
-            else list(schema.names)
+        self.keys = (
+            attribute_paths(spec, schema, self.where, str) if spec.custom else list(schema.names)
+        )
 
     def _decode_one(self, payload):
         if isinstance(payload, dict):
@@ -33,8 +35,7 @@ class KeyValueInputMapper(InputMapper):
             try:
                 obj = _decode(text_of(payload))
             except msgspec.DecodeError as exc:
-                raise PayloadError(f"not a key-value message (a flat JSON object): {exc}") \
-                    from None
+                raise PayloadError(f"not a key-value message (a flat JSON object): {exc}") from None
             if not isinstance(obj, dict):
                 raise PayloadError(f"expected a flat JSON object, got {short(obj)}")
         row = []
@@ -68,7 +69,8 @@ class KeyValueOutputMapper(OutputMapper):
                     raise MappingConfigError(
                         f"{where(self)}: @payload must map keys to attributes, e.g. "
                         f"@payload(sym='symbol'); {key}={value!r} does not name an attribute "
-                        f"of {schema.id} ({', '.join(schema.names)})")
+                        f"of {schema.id} ({', '.join(schema.names)})"
+                    )
                 pairs.append((key, schema.index(attr)))
         else:
             pairs = [(n, i) for i, n in enumerate(schema.names)]

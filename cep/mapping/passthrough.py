@@ -5,6 +5,7 @@ Input: `{"stream": "S", "timestamp": ms, "data": [v, ...]}` (or `"data": {"attr"
 are checked by the receiver's validator afterwards, as for the worker's own endpoint. Output:
 the same `{"stream", "timestamp", "data"}` objects (`cep run`'s JSON lines); a batch is a JSON
 array."""
+
 import msgspec
 
 from cep.mapping.base import Decoded, InputMapper, OutputMapper, now_ms
@@ -30,8 +31,14 @@ class PassThroughInputMapper(InputMapper):
         for i, p in enumerate(payloads):
             try:
                 doc = p if isinstance(p, (dict, list, tuple)) else _decode(p)
-                items = doc if isinstance(doc, list) and doc and isinstance(
-                    doc[0], (dict, list)) and not _is_pair(doc) else [doc]
+                items = (
+                    doc
+                    if isinstance(doc, list)
+                    and doc
+                    and isinstance(doc[0], (dict, list))
+                    and not _is_pair(doc)
+                    else [doc]
+                )
                 pairs.extend(self._pair(x, now) for x in items)
             except (PayloadError, msgspec.DecodeError, TypeError, ValueError) as exc:
                 errors.append((i, str(exc)))
@@ -52,8 +59,9 @@ class PassThroughInputMapper(InputMapper):
             if stream is not None and stream != self.schema.id:
                 raise PayloadError(f"event names stream {stream!r}, this is {self.schema.id!r}")
             ts = x.get("timestamp")
-            return (now if ts is None else ts), (self._named(data) if isinstance(data, dict)
-                                                 else tuple(data))
+            return (now if ts is None else ts), (
+                self._named(data) if isinstance(data, dict) else tuple(data)
+            )
         if _is_pair(x):
             return (now if x[0] is None else x[0]), tuple(x[1])
         if isinstance(x, (list, tuple)):
@@ -61,17 +69,22 @@ class PassThroughInputMapper(InputMapper):
         raise PayloadError(f"an event must be a JSON object or array, got {short(x)}")
 
     def _named(self, mapping):
-        unknown = [k for k in mapping if k not in self._index and k not in ("timestamp",
-                                                                              "stream")]
+        unknown = [k for k in mapping if k not in self._index and k not in ("timestamp", "stream")]
         if unknown:
-            raise PayloadError(f"unknown attribute {unknown[0]!r}; stream {self.schema.id} has "
-                               f"({', '.join(self.schema.names)})")
+            raise PayloadError(
+                f"unknown attribute {unknown[0]!r}; stream {self.schema.id} has "
+                f"({', '.join(self.schema.names)})"
+            )
         return tuple(mapping.get(n) for n in self.schema.names)
 
 
 def _is_pair(x):
-    return isinstance(x, (list, tuple)) and len(x) == 2 and (x[0] is None or type(x[0]) is int) \
+    return (
+        isinstance(x, (list, tuple))
+        and len(x) == 2
+        and (x[0] is None or type(x[0]) is int)
         and isinstance(x[1], (list, tuple))
+    )
 
 
 class PassThroughOutputMapper(OutputMapper):
@@ -90,4 +103,5 @@ def _text(obj):
         return _encode(obj).decode()
     except (TypeError, msgspec.EncodeError):
         import json
+
         return json.dumps(obj, default=str)

@@ -3,6 +3,7 @@
 A MapSpec travels from the compiler's annotation model (`MapSpec.from_annotation`) through the
 manager's deployment description (`to_dict` / `from_dict`, JSON) to the worker's sources and
 sinks. Option keys are lower-cased; attribute and payload keys keep their spelling."""
+
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -18,6 +19,7 @@ class MapSpec:
 
     `attributes` and `payload` are (key or None, value) pairs in source order: keyed
     (`symbol='$.sym'`) or positional (`'$.sym'`, in the stream's attribute order)."""
+
     type: str = PASS_THROUGH
     options: dict = field(default_factory=dict)
     attributes: tuple = ()
@@ -42,8 +44,12 @@ class MapSpec:
         kind = normalize_type(options.pop("type", PASS_THROUGH))
         attrs = find_annotation(annotation.annotations, "attributes")
         payload = find_annotation(annotation.annotations, "payload")
-        return cls(kind, options, tuple(attrs.elements) if attrs else (),
-                   tuple(payload.elements) if payload else ())
+        return cls(
+            kind,
+            options,
+            tuple(attrs.elements) if attrs else (),
+            tuple(payload.elements) if payload else (),
+        )
 
     @classmethod
     def from_dict(cls, d: Optional[dict]) -> "MapSpec":
@@ -52,13 +58,20 @@ class MapSpec:
             return cls()
         options = {str(k).lower(): v for k, v in (d.get("options") or {}).items()}
         kind = normalize_type(d.get("type") or options.pop("type", PASS_THROUGH))
-        return cls(kind, options, tuple(tuple(p) for p in d.get("attributes") or ()),
-                   tuple(tuple(p) for p in d.get("payload") or ()))
+        return cls(
+            kind,
+            options,
+            tuple(tuple(p) for p in d.get("attributes") or ()),
+            tuple(tuple(p) for p in d.get("payload") or ()),
+        )
 
     def to_dict(self) -> dict:
-        return {"type": self.type, "options": dict(self.options),
-                "attributes": [list(p) for p in self.attributes],
-                "payload": [list(p) for p in self.payload]}
+        return {
+            "type": self.type,
+            "options": dict(self.options),
+            "attributes": [list(p) for p in self.attributes],
+            "payload": [list(p) for p in self.payload],
+        }
 
 
 def normalize_type(kind) -> str:
@@ -69,6 +82,7 @@ def normalize_type(kind) -> str:
 @dataclass(frozen=True)
 class Schema:
     """The attribute names and types a mapper reads or writes (a stream definition's)."""
+
     id: str
     names: tuple
     types: tuple
@@ -80,11 +94,16 @@ class Schema:
             return definition
         if isinstance(definition, tuple) and len(definition) == 2:
             sid, attrs = definition
-            return cls(sid, tuple(n for n, _ in attrs),
-                       tuple(t if isinstance(t, AttrType) else TYPES[str(t).lower()]
-                             for _, t in attrs))
-        return cls(definition.id, tuple(a.name for a in definition.attributes),
-                   tuple(a.type for a in definition.attributes))
+            return cls(
+                sid,
+                tuple(n for n, _ in attrs),
+                tuple(t if isinstance(t, AttrType) else TYPES[str(t).lower()] for _, t in attrs),
+            )
+        return cls(
+            definition.id,
+            tuple(a.name for a in definition.attributes),
+            tuple(a.type for a in definition.attributes),
+        )
 
     def index(self, name: str) -> int:
         try:

@@ -10,6 +10,7 @@ written by sinks with `event.grouping.enabled='true'`). `fail.on.missing.attribu
 Output, default: the same `name:value` lines (CEP 4.0's text publisher). Custom:
 `@payload('{{symbol}} traded at {{price}}')`. With `event.grouping.enabled='true'` a batch is
 one message, its events joined by delimiter lines; else each event is its own message."""
+
 import re
 
 from cep.mapping.base import InputMapper, OutputMapper, compile_template, payload_template
@@ -26,8 +27,13 @@ _REF = re.compile(r"^\s*([A-Za-z_][\w]*)\s*\[\s*(\d+)\s*\]\s*$")
 
 class TextInputMapper(InputMapper):
     type = "text"
-    options = ("regex.*", "fail.on.missing.attribute", "event.grouping.enabled", "delimiter",
-               "new.line.character")
+    options = (
+        "regex.*",
+        "fail.on.missing.attribute",
+        "event.grouping.enabled",
+        "delimiter",
+        "new.line.character",
+    )
 
     def __init__(self, spec: MapSpec, schema: Schema):
         super().__init__(spec, schema)
@@ -40,34 +46,40 @@ class TextInputMapper(InputMapper):
         for key, value in spec.options.items():
             if key.startswith("regex."):
                 try:
-                    self.regexes[key[len("regex."):].upper()] = re.compile(str(value), re.S)
+                    self.regexes[key[len("regex.") :].upper()] = re.compile(str(value), re.S)
                 except re.error as exc:
-                    raise MappingConfigError(f"{self.where}: {key}={value!r} is not a valid "
-                                             f"regular expression: {exc}") from None
-        self.refs = attribute_paths(spec, schema, self.where, self._ref) if spec.custom \
-            else None
+                    raise MappingConfigError(
+                        f"{self.where}: {key}={value!r} is not a valid regular expression: {exc}"
+                    ) from None
+        self.refs = attribute_paths(spec, schema, self.where, self._ref) if spec.custom else None
         if not spec.custom:
             self._index = {n: i for i, n in enumerate(schema.names)}
 
     def _ref(self, value):
         m = _REF.match(str(value))
         if m is None:
-            raise MappingConfigError(f"{self.where}: attribute mapping {value!r} must be "
-                                     f"'NAME[group]', e.g. 'A[1]' for regex.A's first group")
+            raise MappingConfigError(
+                f"{self.where}: attribute mapping {value!r} must be "
+                f"'NAME[group]', e.g. 'A[1]' for regex.A's first group"
+            )
         name, group = m.group(1).upper(), int(m.group(2))
         rx = self.regexes.get(name)
         if rx is None:
-            raise MappingConfigError(f"{self.where}: {value!r} names regex.{name}, which is not "
-                                     f"given (regexes: {', '.join(sorted(self.regexes)) or 'none'})")
+            raise MappingConfigError(
+                f"{self.where}: {value!r} names regex.{name}, which is not "
+                f"given (regexes: {', '.join(sorted(self.regexes)) or 'none'})"
+            )
         if group > rx.groups:
-            raise MappingConfigError(f"{self.where}: {value!r}: regex.{name} has only "
-                                     f"{rx.groups} group(s)")
+            raise MappingConfigError(
+                f"{self.where}: {value!r}: regex.{name} has only {rx.groups} group(s)"
+            )
         return name, group
 
     def _decode_one(self, payload):
         text = text_of(payload).replace("\r", "")
-        chunks = [c for c in self._split.split(text) if c.strip()] \
-            if self.delimiter in text else [text]
+        chunks = (
+            [c for c in self._split.split(text) if c.strip()] if self.delimiter in text else [text]
+        )
         return [self._custom(c) if self.refs is not None else self._default(c) for c in chunks]
 
     def _default(self, text):
@@ -80,16 +92,21 @@ class TextInputMapper(InputMapper):
                 raise PayloadError(f"expected name:value, got {part.strip()[:60]!r}")
             i = self._index.get(name)
             if i is None:
-                raise PayloadError(f"{name!r} is not an attribute of stream {self.schema.id} "
-                                   f"({', '.join(self.schema.names)})")
+                raise PayloadError(
+                    f"{name!r} is not an attribute of stream {self.schema.id} "
+                    f"({', '.join(self.schema.names)})"
+                )
             value = value.strip()
             if value.endswith(","):
                 value = value[:-1].rstrip()
             if len(value) >= 2 and value[0] == value[-1] == '"':
                 value = value[1:-1]
             kind = self.schema.types[i]
-            row[i] = None if value == "null" and kind.value != "string" else \
-                convert_value(value, kind, name)
+            row[i] = (
+                None
+                if value == "null" and kind.value != "string"
+                else convert_value(value, kind, name)
+            )
             seen.add(i)
         if len(seen) < len(row) and self.fail_missing:
             missing = [n for i, n in enumerate(self.schema.names) if i not in seen]
@@ -106,9 +123,11 @@ class TextInputMapper(InputMapper):
             value = m.group(group) if m is not None else None
             if value is None:
                 if self.fail_missing:
-                    raise PayloadError(f"attribute {name!r}: regex.{rx} "
-                                       f"{'group ' + str(group) + ' ' if m else ''}does not "
-                                       f"match {text[:60]!r}")
+                    raise PayloadError(
+                        f"attribute {name!r}: regex.{rx} "
+                        f"{'group ' + str(group) + ' ' if m else ''}does not "
+                        f"match {text[:60]!r}"
+                    )
                 row.append(None)
                 continue
             row.append(convert_value(value, kind, name))

@@ -17,6 +17,7 @@ every event has exactly one value there; only containers that fail the check go 
 Output, default: the CEP 4.0 document, one `<events>` per message or per batch. Custom:
 `@payload('<quote><sym>{{symbol}}</sym></quote>')` with values XML-escaped; a batch is wrapped
 in `<events>` or in `enclosing.element='name'`."""
+
 import re
 from xml.sax.saxutils import escape as _xml_escape
 
@@ -41,8 +42,7 @@ def parse_namespaces(text, where):
     for part in filter(None, (x.strip() for x in str(text or "").split(","))):
         prefix, sep, uri = part.partition("=")
         if not sep or not prefix.strip() or not uri.strip():
-            raise MappingConfigError(f"{where}: namespaces={text!r}: expected "
-                                     f"'prefix=uri, ...'")
+            raise MappingConfigError(f"{where}: namespaces={text!r}: expected 'prefix=uri, ...'")
         out[prefix.strip()] = uri.strip()
     return out
 
@@ -66,8 +66,10 @@ class _Path:
         element = bool(_ELEMENT_END.search(rel)) and "(" not in rel
         self.leaf = f"{rel}/text()" if element else rel
         try:
-            self.col = {d: etree.XPath(f"{'*/' * d}{self.leaf}", namespaces=ns,
-                                       smart_strings=False) for d in (1, 2)}
+            self.col = {
+                d: etree.XPath(f"{'*/' * d}{self.leaf}", namespaces=ns, smart_strings=False)
+                for d in (1, 2)
+            }
         except etree.XPathError:  # not a location path (a function): event by event
             self.col = None
 
@@ -100,25 +102,32 @@ class XmlInputMapper(InputMapper):
         try:
             self.enclosing = etree.XPath(enclosing, namespaces=ns) if enclosing else None
         except etree.XPathError as exc:
-            raise MappingConfigError(f"{self.where}: enclosing.element={enclosing!r} is not "
-                                     f"a valid XPath: {exc}") from None
+            raise MappingConfigError(
+                f"{self.where}: enclosing.element={enclosing!r} is not a valid XPath: {exc}"
+            ) from None
         self.default = not spec.custom
         if self.default:
-            sections = {i: f"{sec}/{inner}" for sec, attrs in grouped(schema.names).items()
-                        for i, inner in attrs}
+            sections = {
+                i: f"{sec}/{inner}"
+                for sec, attrs in grouped(schema.names).items()
+                for i, inner in attrs
+            }
             self.paths = [_Path(sections[i], ns, self.where) for i in range(len(schema.names))]
             self.flat = [_Path(n, ns, self.where) for n in schema.names]
         else:
-            self.paths = attribute_paths(spec, schema, self.where,
-                                         lambda v: _Path(v, ns, self.where))
+            self.paths = attribute_paths(
+                spec, schema, self.where, lambda v: _Path(v, ns, self.where)
+            )
         # every event of a container has a value for every attribute: then columns of n
         # values each are one value per event, in order
         self.check = None
         if all(p.col is not None for p in self.paths):
             test = " and ".join(f"({p.leaf})" for p in self.paths)
             try:
-                self.check = {d: etree.XPath(f"count({'*/' * (d - 1)}*[{test}])", namespaces=ns)
-                              for d in (1, 2)}
+                self.check = {
+                    d: etree.XPath(f"count({'*/' * (d - 1)}*[{test}])", namespaces=ns)
+                    for d in (1, 2)
+                }
             except etree.XPathError:
                 self.check = None
 
@@ -138,8 +147,14 @@ class XmlInputMapper(InputMapper):
             if grouped == 0:
                 return [(wrapper, 1, n, whole)]
             if grouped == n:
-                return [(wrapper, 2, int(_COUNT_GRANDCHILDREN(wrapper)),
-                         lambda: _grandchildren(wrapper))]
+                return [
+                    (
+                        wrapper,
+                        2,
+                        int(_COUNT_GRANDCHILDREN(wrapper)),
+                        lambda: _grandchildren(wrapper),
+                    )
+                ]
             pairs = list(enumerate(wrapper.findall("*")))
         else:
             pairs = []
@@ -152,11 +167,19 @@ class XmlInputMapper(InputMapper):
         for i, root in pairs:
             if self.enclosing is not None:
                 found = self.enclosing(root)
-                found = [e for e in found if isinstance(e, etree._Element)] \
-                    if isinstance(found, list) else []
+                found = (
+                    [e for e in found if isinstance(e, etree._Element)]
+                    if isinstance(found, list)
+                    else []
+                )
                 if not found:
-                    errors.append((i, f"no enclosing element "
-                                      f"{self.spec.option('enclosing.element')} in the message"))
+                    errors.append(
+                        (
+                            i,
+                            f"no enclosing element "
+                            f"{self.spec.option('enclosing.element')} in the message",
+                        )
+                    )
                     continue
                 out.append(_children_of(found[0], i))
             elif self.default and etree.QName(root).localname == "events":
@@ -174,14 +197,20 @@ class XmlInputMapper(InputMapper):
 
     def _rows(self, container, depth, n, resolve, errors):
         columns = None
-        if container is not None and n > 1 and self.check is not None \
-                and self.check[depth](container) == n:
+        if (
+            container is not None
+            and n > 1
+            and self.check is not None
+            and self.check[depth](container) == n
+        ):
             columns = [p.col[depth](container) for p in self.paths]
         if columns is None or any(len(c) != n for c in columns):
             return self._slow(*resolve(), errors)
         bad = {}
-        typed = [convert_column(col, t, name, bad)
-                 for col, t, name in zip(columns, self.schema.types, self.schema.names)]
+        typed = [
+            convert_column(col, t, name, bad)
+            for col, t, name in zip(columns, self.schema.types, self.schema.names)
+        ]
         rows = list(zip(*typed))
         if bad:
             owners = resolve()[1]
@@ -201,8 +230,12 @@ class XmlInputMapper(InputMapper):
 
     def _row(self, event):
         paths = self.paths
-        if self.default and event.find("payloadData") is None and \
-                event.find("metaData") is None and event.find("correlationData") is None:
+        if (
+            self.default
+            and event.find("payloadData") is None
+            and event.find("metaData") is None
+            and event.find("correlationData") is None
+        ):
             paths = self.flat
         values = []
         for p, name, kind in zip(paths, self.schema.names, self.schema.types):
@@ -210,12 +243,15 @@ class XmlInputMapper(InputMapper):
                 values.append([p.value(event)])
             except KeyError:
                 if self.fail_missing:
-                    raise PayloadError(f"attribute {name!r}: nothing at {p.text} in "
-                                       f"<{event.tag}>") from None
+                    raise PayloadError(
+                        f"attribute {name!r}: nothing at {p.text} in <{event.tag}>"
+                    ) from None
                 values.append([None])
         bad = {}
-        row = tuple(convert_column(v, t, n, bad)[0]
-                    for v, t, n in zip(values, self.schema.types, self.schema.names))
+        row = tuple(
+            convert_column(v, t, n, bad)[0]
+            for v, t, n in zip(values, self.schema.types, self.schema.names)
+        )
         if bad:
             raise PayloadError(bad[0])
         return row
@@ -269,6 +305,7 @@ def _children_of(element, index):
     def resolve():
         kids = element.findall("*")
         return kids, [index] * len(kids)
+
     return element, 1, int(_COUNT_ROOTS(element)), resolve
 
 
@@ -279,6 +316,8 @@ def _grandchildren(wrapper):
         events.extend(kids)
         owners.extend([i] * len(kids))
     return events, owners
+
+
 _STRAY_TEXT = etree.XPath("boolean(text()[normalize-space()])")
 
 
@@ -295,10 +334,12 @@ class XmlOutputMapper(OutputMapper):
         super().__init__(spec, schema)
         template = payload_template(spec, self.where)
         self.enclosing = spec.option("enclosing.element")
-        if self.enclosing and not re.match(r"^[A-Za-z_][\w.\-]*(:[A-Za-z_][\w.\-]*)?$",
-                                           str(self.enclosing)):
-            raise MappingConfigError(f"{self.where}: enclosing.element={self.enclosing!r} "
-                                     f"must be an element name")
+        if self.enclosing and not re.match(
+            r"^[A-Za-z_][\w.\-]*(:[A-Za-z_][\w.\-]*)?$", str(self.enclosing)
+        ):
+            raise MappingConfigError(
+                f"{self.where}: enclosing.element={self.enclosing!r} must be an element name"
+            )
         self.custom = template is not None
         if self.custom:
             self._fill = compile_template(template, schema, _xml_value, self.where)
@@ -307,18 +348,25 @@ class XmlOutputMapper(OutputMapper):
                 try:
                     etree.fromstring(self._fill([(0, sample)])[0].encode())
                 except etree.XMLSyntaxError as exc:
-                    raise MappingConfigError(f"{self.where}: @payload does not give XML: "
-                                             f"{exc}") from None
+                    raise MappingConfigError(
+                        f"{self.where}: @payload does not give XML: {exc}"
+                    ) from None
         else:
             parts = []
             for sec, attrs in grouped(schema.names).items():
-                inner = "".join(f"<{n}>{{{{{{{i}}}}}}}</{n}>".replace("{{{", "{{").replace(
-                    "}}}", "}}") for i, n in attrs)
+                inner = "".join(
+                    f"<{n}>{{{{{{{i}}}}}}}</{n}>".replace("{{{", "{{").replace("}}}", "}}")
+                    for i, n in attrs
+                )
                 parts.append(f"<{sec}>{inner}</{sec}>")
-            template = "<event>" + "".join(
-                p.replace("{{", "\0").replace("}}", "\1") for p in parts) + "</event>"
-            template = re.sub("\0(\\d+)\1", lambda m: "{{" + schema.names[int(m.group(1))] + "}}",
-                              template)
+            template = (
+                "<event>"
+                + "".join(p.replace("{{", "\0").replace("}}", "\1") for p in parts)
+                + "</event>"
+            )
+            template = re.sub(
+                "\0(\\d+)\1", lambda m: "{{" + schema.names[int(m.group(1))] + "}}", template
+            )
             self._fill = compile_template(template, schema, _xml_value, self.where)
 
     def encode(self, events) -> list:

@@ -1,4 +1,5 @@
 """Annotations: `@name(key='value', 'value')`, `@Plan:name('X')`, nested annotations."""
+
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
@@ -11,6 +12,7 @@ class Annotation:
 
     `elements` are (key or None, value string) pairs in source order; `annotations` are nested
     annotations (Siddhi 4's `@sink(type='x', @map(type='json'))`)."""
+
     name: str
     namespace: Optional[str] = None
     elements: tuple[tuple[Optional[str], str], ...] = ()
@@ -39,8 +41,9 @@ class Annotation:
         return self.elements[0][1] if self.elements else None
 
 
-def find_annotation(annotations: Iterable[Annotation], name: str,
-                    namespace: Optional[str] = None) -> Optional[Annotation]:
+def find_annotation(
+    annotations: Iterable[Annotation], name: str, namespace: Optional[str] = None
+) -> Optional[Annotation]:
     """The first annotation named `name` (and `namespace`, when given), else None."""
     for a in annotations:
         if a.matches(name, namespace):

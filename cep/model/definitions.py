@@ -1,4 +1,5 @@
 """Definitions: streams, tables and triggers."""
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
@@ -20,6 +21,7 @@ class Attribute:
 @dataclass(frozen=True)
 class StreamDefinition:
     """`define stream Id (a type, ...)`; `text` is the statement's source (without the `;`)."""
+
     id: str
     attributes: tuple[Attribute, ...]
     annotations: tuple[Annotation, ...] = ()
@@ -49,6 +51,7 @@ class WindowDefinition(StreamDefinition):
     named window (Siddhi 3.2). Queries insert into it like a stream; its readers (queries,
     joins, patterns) share the one window and see what it emits, of `output_event_type`
     ('all', the default, 'current' or 'expired'); a join looks into its contents."""
+
     window: Optional["Window"] = None  # the window function and its parameters
     output_event_type: str = "all"
 
@@ -59,6 +62,7 @@ class TriggerDefinition:
 
     Exactly one of `at_start`, `every_millis` and `cron` is set. The trigger is a stream with one
     attribute `triggered_time long`."""
+
     id: str
     at_start: bool = False
     every_millis: Optional[int] = None
@@ -76,6 +80,7 @@ class TriggerDefinition:
 class FunctionDefinition:
     """`define function Id[language] return type { body }`: a script function, called as
     `Id(args)`; the body reads its arguments as `data[0]`, `data[1]`, ..."""
+
     id: str
     language: str  # as written: JavaScript, python, Scala, R
     return_type: AttrType

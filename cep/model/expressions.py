@@ -1,4 +1,5 @@
 """Expressions: constants, attribute references, operators and function calls."""
+
 from dataclasses import dataclass, field
 from typing import ClassVar, Optional, Union
 
@@ -16,11 +17,13 @@ class Expression:
     from these instead of deriving them again; a hand-made, unvalidated model has None in
     both and the engine derives them itself. They are not fields: equality, hashing and
     repr ignore them, and pickling keeps them."""
+
     rtype: ClassVar[Optional[AttrType]] = None
     entry: ClassVar[Optional[tuple[str, Optional[str], str]]] = None
 
-    def resolve(self, rtype: Optional[AttrType],
-                entry: Optional[tuple[str, Optional[str], str]] = None) -> None:
+    def resolve(
+        self, rtype: Optional[AttrType], entry: Optional[tuple[str, Optional[str], str]] = None
+    ) -> None:
         """Record the resolved type (and catalog key); the compiler calls this once."""
         object.__setattr__(self, "rtype", rtype)
         if entry is not None:
@@ -30,6 +33,7 @@ class Expression:
 @dataclass(frozen=True)
 class Constant(Expression):
     """A literal; `value` is a Python value of `type` (None for `null`, type OBJECT)."""
+
     value: object
     type: AttrType
     span: Span = field(default=NO_SPAN, compare=False)
@@ -38,6 +42,7 @@ class Constant(Expression):
 @dataclass(frozen=True)
 class TimeConstant(Expression):
     """A time literal such as `10 sec` or `1 min 30 sec`, in milliseconds (a long)."""
+
     millis: int
     span: Span = field(default=NO_SPAN, compare=False)
 
@@ -52,6 +57,7 @@ class Variable(Expression):
 
     `stream` is the stream id, alias or pattern state reference as written (None when bare);
     `inner` is True for `#Inner.attr` (partition inner streams)."""
+
     name: str
     stream: Optional[str] = None
     index: EventIndex = None
@@ -62,6 +68,7 @@ class Variable(Expression):
 @dataclass(frozen=True)
 class BinaryOp(Expression):
     """Arithmetic: op is one of + - * / %."""
+
     op: str
     left: Expression
     right: Expression
@@ -71,6 +78,7 @@ class BinaryOp(Expression):
 @dataclass(frozen=True)
 class CompareOp(Expression):
     """Comparison: op is one of == != < <= > >=."""
+
     op: str
     left: Expression
     right: Expression
@@ -100,6 +108,7 @@ class Not(Expression):
 @dataclass(frozen=True)
 class Negate(Expression):
     """Unary minus."""
+
     operand: Expression
     span: Span = field(default=NO_SPAN, compare=False)
 
@@ -107,6 +116,7 @@ class Negate(Expression):
 @dataclass(frozen=True)
 class IsNull(Expression):
     """`expr is null`."""
+
     operand: Expression
     span: Span = field(default=NO_SPAN, compare=False)
 
@@ -114,6 +124,7 @@ class IsNull(Expression):
 @dataclass(frozen=True)
 class IsNullStream(Expression):
     """`e1 is null` / `e1[0] is null` on a pattern state reference (no such event matched)."""
+
     stream: str
     index: EventIndex = None
     span: Span = field(default=NO_SPAN, compare=False)
@@ -122,6 +133,7 @@ class IsNullStream(Expression):
 @dataclass(frozen=True)
 class FunctionCall(Expression):
     """`name(args)` or `ns:name(args)`; aggregators (sum, avg, ...) are function calls too."""
+
     name: str
     args: tuple[Expression, ...] = ()
     namespace: Optional[str] = None
@@ -131,6 +143,7 @@ class FunctionCall(Expression):
 @dataclass(frozen=True)
 class InTable(Expression):
     """`condition in TableName`: true when some row of the table meets the condition."""
+
     condition: Expression
     table: str
     span: Span = field(default=NO_SPAN, compare=False)

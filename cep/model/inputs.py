@@ -1,4 +1,5 @@
 """Query inputs: single streams with handlers, joins, and pattern/sequence state machines."""
+
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -7,6 +8,7 @@ from cep.model.span import Span, NO_SPAN
 
 
 # --- stream handlers, applied in source order: S[filter]#window.x(...)#fn(...)[filter] ---
+
 
 @dataclass(frozen=True)
 class Filter:
@@ -17,6 +19,7 @@ class Filter:
 @dataclass(frozen=True)
 class Window:
     """`#window.name(params)` or `#window.ns:name(params)`; params are expressions."""
+
     name: str
     params: tuple[Expression, ...] = ()
     namespace: Optional[str] = None
@@ -26,6 +29,7 @@ class Window:
 @dataclass(frozen=True)
 class StreamFunction:
     """`#name(params)` or `#ns:name(params)`: a stream processor function (not a window)."""
+
     name: str
     params: tuple[Expression, ...] = ()
     namespace: Optional[str] = None
@@ -37,6 +41,7 @@ class SingleInputStream:
     """`[#]StreamId[handlers...] [as alias]`; `inner` for `#Inner` streams of a partition.
 
     In a pattern or sequence, `alias` is the state reference (`e1` in `e1=S[...]`)."""
+
     stream_id: str
     handlers: tuple[Union[Filter, Window, StreamFunction], ...] = ()  # in source order
     alias: Optional[str] = None
@@ -63,6 +68,7 @@ class JoinInputStream:
 
     join_type: 'inner' | 'left_outer' | 'right_outer' | 'full_outer';
     unidirectional: None | 'left' | 'right' (which side alone triggers output)."""
+
     left: SingleInputStream
     right: SingleInputStream
     join_type: str = "inner"
@@ -74,9 +80,11 @@ class JoinInputStream:
 
 # --- pattern (`->`) and sequence (`,`) state elements ---
 
+
 @dataclass(frozen=True)
 class StreamState:
     """One state: `e1=S[cond]` (the alias is `stream.alias`)."""
+
     stream: SingleInputStream
     span: Span = field(default=NO_SPAN, compare=False)
 
@@ -84,6 +92,7 @@ class StreamState:
 @dataclass(frozen=True)
 class NextState:
     """`first -> then` in a pattern, `first, then` in a sequence."""
+
     first: "StateElement"
     then: "StateElement"
     span: Span = field(default=NO_SPAN, compare=False)
@@ -92,6 +101,7 @@ class NextState:
 @dataclass(frozen=True)
 class EveryState:
     """`every state` or `every (chain) [within T]`: restart matching after each match start."""
+
     inner: "StateElement"
     within_millis: Optional[int] = None
     span: Span = field(default=NO_SPAN, compare=False)
@@ -100,6 +110,7 @@ class EveryState:
 @dataclass(frozen=True)
 class LogicalState:
     """`A and B` / `A or B` (a side may be an AbsentState, `not A and B`)."""
+
     op: str
     left: "StateElement"
     right: "StateElement"
@@ -109,6 +120,7 @@ class LogicalState:
 @dataclass(frozen=True)
 class CountState:
     """`e=S[c]<min:max>`; sequences' `+` is (1, None), `*` is (0, None), `?` is (0, 1)."""
+
     state: StreamState
     min_count: int
     max_count: Optional[int]  # None: unbounded
@@ -118,6 +130,7 @@ class CountState:
 @dataclass(frozen=True)
 class AbsentState:
     """`not S[cond] for T` (Siddhi 4+ non-occurrence); `for_millis` None inside `not A and B`."""
+
     state: StreamState
     for_millis: Optional[int] = None
     span: Span = field(default=NO_SPAN, compare=False)
@@ -129,6 +142,7 @@ StateElement = Union[StreamState, NextState, EveryState, LogicalState, CountStat
 @dataclass(frozen=True)
 class StateInputStream:
     """A pattern (`kind='pattern'`) or sequence (`kind='sequence'`) input."""
+
     kind: str
     state: StateElement
     within_millis: Optional[int] = None

@@ -1,10 +1,15 @@
 """Queries, partitions and the execution plan."""
+
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from cep.model.annotations import Annotation, find_annotation
 from cep.model.definitions import (
-    FunctionDefinition, StreamDefinition, TableDefinition, TriggerDefinition, WindowDefinition,
+    FunctionDefinition,
+    StreamDefinition,
+    TableDefinition,
+    TriggerDefinition,
+    WindowDefinition,
 )
 from cep.model.expressions import Expression, Variable
 from cep.model.inputs import InputStream
@@ -17,6 +22,7 @@ SIDDHI_MODES = (SIDDHI_EXACT, SIDDHI_FIXED)
 @dataclass(frozen=True)
 class OutputAttribute:
     """`expression as rename` in a select clause (rename defaults to the attribute's name)."""
+
     rename: str
     expression: Expression
     span: Span = field(default=NO_SPAN, compare=False)
@@ -31,6 +37,7 @@ class OrderByAttribute:
 @dataclass(frozen=True)
 class Selector:
     """`select ... [group by ...] [having ...] [order by ...] [limit N]`; `select *` sets select_all."""
+
     attributes: tuple[OutputAttribute, ...] = ()
     select_all: bool = False
     group_by: tuple[Variable, ...] = ()
@@ -42,9 +49,11 @@ class Selector:
 
 # --- outputs; event_type is 'current' | 'expired' | 'all' ---
 
+
 @dataclass(frozen=True)
 class InsertInto:
     """`insert [current|expired|all events] into [#]Stream` (also into a table)."""
+
     target: str
     event_type: str = "current"
     inner: bool = False
@@ -54,6 +63,7 @@ class InsertInto:
 @dataclass(frozen=True)
 class DeleteFrom:
     """`delete Table [for ... events] on cond`."""
+
     target: str
     on: Expression
     event_type: str = "current"
@@ -64,6 +74,7 @@ class DeleteFrom:
 class UpdateTable:
     """`update Table on cond` (Siddhi 3: selected attributes update same-named columns), or
     Siddhi 4's `update Table set T.a = expr, ... on cond` (`assignments` of (Variable, Expression))."""
+
     target: str
     on: Expression
     assignments: tuple[tuple[Variable, Expression], ...] = ()
@@ -74,6 +85,7 @@ class UpdateTable:
 @dataclass(frozen=True)
 class UpdateOrInsert:
     """`insert overwrite Table on cond` (Siddhi 3) / `update or insert into Table on cond` (4+)."""
+
     target: str
     on: Expression
     assignments: tuple[tuple[Variable, Expression], ...] = ()
@@ -88,6 +100,7 @@ OutputAction = Union[InsertInto, DeleteFrom, UpdateTable, UpdateOrInsert]
 class OutputRate:
     """`output [all|first|last] every N events` (kind 'events', value N), `... every T`
     (kind 'time', value ms) or `output snapshot every T` (kind 'snapshot', value ms)."""
+
     kind: str
     value: int
     mode: str = "all"  # 'all' | 'first' | 'last'
@@ -99,6 +112,7 @@ class Query:
     """One `from ... select ... insert into ...;` with its annotations and source text.
 
     `text` is the query's exact source (annotations included, no trailing `;`)."""
+
     input: InputStream
     selector: Selector
     output: OutputAction
@@ -120,6 +134,7 @@ class Query:
 @dataclass(frozen=True)
 class ValuePartitionKey:
     """`expression of Stream` (a plain attribute in the usual case)."""
+
     stream_id: str
     expression: Expression
     span: Span = field(default=NO_SPAN, compare=False)
@@ -135,6 +150,7 @@ class RangeCondition:
 @dataclass(frozen=True)
 class RangePartitionKey:
     """`cond as 'label' or cond as 'label' ... of Stream`."""
+
     stream_id: str
     ranges: tuple[RangeCondition, ...]
     span: Span = field(default=NO_SPAN, compare=False)
@@ -143,6 +159,7 @@ class RangePartitionKey:
 @dataclass(frozen=True)
 class Partition:
     """`partition with (keys) begin queries end`; `text` is its exact source."""
+
     keys: tuple[Union[ValuePartitionKey, RangePartitionKey], ...]
     queries: tuple[Query, ...]
     annotations: tuple[Annotation, ...] = ()
@@ -173,6 +190,7 @@ class ExecutionPlan:
     `insert into` targets that were not defined (their ids are in `inferred_streams`), so every
     stream the plan uses has a definition here. `elements` are the queries and partitions in
     source order."""
+
     annotations: tuple[Annotation, ...] = ()
     streams: tuple[StreamDefinition, ...] = ()
     tables: tuple[TableDefinition, ...] = ()

@@ -9,6 +9,7 @@ Option names follow Siddhi 4's rdbms store (`datasource`, `table.name`, `field.l
 CEP 4.0's RDBMS publisher (`datasource.name`, `execution.mode`='insert'|'update',
 `update.keys`; `primary.keys` is what `cep import` wrote before). A plan names a datasource
 of the operator's conf/datasources.yaml, never a URL or a password."""
+
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -20,8 +21,13 @@ MODES = ("insert", "upsert")
 DEFAULT_DATASOURCE = "default"
 DEFAULT_MAX_PENDING = 100_000
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_MODE_ALIASES = {"insert": "insert", "upsert": "upsert", "update": "upsert",
-                 "update_or_insert": "upsert", "update-or-insert": "upsert"}
+_MODE_ALIASES = {
+    "insert": "insert",
+    "upsert": "upsert",
+    "update": "upsert",
+    "update_or_insert": "upsert",
+    "update-or-insert": "upsert",
+}
 _CREDENTIALS = ("jdbc.url", "username", "password", "jdbc.driver.name", "url", "user")
 
 
@@ -30,7 +36,9 @@ class RdbmsSinkSpec:
     datasource: str
     table_name: str
     mode: str  # insert | upsert
-    keys: tuple[str, ...]  # attribute names: the conflict target of upsert, the primary key of a new table
+    keys: tuple[
+        str, ...
+    ]  # attribute names: the conflict target of upsert, the primary key of a new table
     field_lengths: tuple[tuple[str, int], ...]  # (attribute, VARCHAR length) of string columns
     max_pending: int  # rows held while the database cannot be written, oldest dropped beyond
     retry_interval: float  # seconds between attempts to write held rows
@@ -42,9 +50,11 @@ def rdbms_sink_spec(options: Mapping[str, Any], definition: StreamDefinition) ->
     opts = {str(k).lower(): ("" if v is None else str(v).strip()) for k, v in options.items()}
     for k in _CREDENTIALS:
         if k in opts:
-            raise ValueError(f"'{k}' is not taken from a plan: connection URLs and credentials "
-                             f"belong in the operator's datasources file "
-                             f"(conf/datasources.yaml); name one with datasource='...'")
+            raise ValueError(
+                f"'{k}' is not taken from a plan: connection URLs and credentials "
+                f"belong in the operator's datasources file "
+                f"(conf/datasources.yaml); name one with datasource='...'"
+            )
     names = [a.name for a in definition.attributes]
     datasource = opts.get("datasource") or opts.get("datasource.name") or DEFAULT_DATASOURCE
     table = opts.get("table.name") or ""
@@ -60,25 +70,32 @@ def rdbms_sink_spec(options: Mapping[str, Any], definition: StreamDefinition) ->
     keys = tuple(k.strip() for k in raw_keys.split(",") if k.strip())
     for k in keys:
         if k not in names:
-            raise ValueError(f"on.key names '{k}', which is not an attribute of stream "
-                             f"'{definition.id}' ({', '.join(names)})")
+            raise ValueError(
+                f"on.key names '{k}', which is not an attribute of stream "
+                f"'{definition.id}' ({', '.join(names)})"
+            )
     if len(set(keys)) != len(keys):
         raise ValueError(f"on.key='{raw_keys}' names an attribute twice")
     if mode == "upsert" and not keys:
-        raise ValueError("mode='upsert' needs on.key='attribute,...': the columns whose "
-                         "values identify a row to update")
+        raise ValueError(
+            "mode='upsert' needs on.key='attribute,...': the columns whose "
+            "values identify a row to update"
+        )
     lengths = []
     for part in filter(None, (p.strip() for p in opts.get("field.length", "").split(","))):
         name, _, n = part.partition(":")
         name, n = name.strip(), n.strip()
         if name not in names or not n.isdigit() or int(n) <= 0:
-            raise ValueError(f"field.length entry '{part}' is not attribute:length of a "
-                             f"string attribute of stream '{definition.id}'")
+            raise ValueError(
+                f"field.length entry '{part}' is not attribute:length of a "
+                f"string attribute of stream '{definition.id}'"
+            )
         lengths.append((name, int(n)))
     for attr in definition.attributes:
         if attr.type == AttrType.OBJECT:
-            raise ValueError(f"attribute '{attr.name}' is of type object, which a database "
-                             f"column cannot hold")
+            raise ValueError(
+                f"attribute '{attr.name}' is of type object, which a database column cannot hold"
+            )
     raw_pending = opts.get("max.pending") or str(DEFAULT_MAX_PENDING)
     if not raw_pending.isdigit() or int(raw_pending) <= 0:
         raise ValueError(f"max.pending='{raw_pending}' is not a positive whole number")

@@ -1,9 +1,11 @@
 """Attribute types of SiddhiQL."""
+
 from enum import Enum
 
 
 class AttrType(str, Enum):
     """A Siddhi attribute type; the value is its SiddhiQL spelling."""
+
     STRING = "string"
     INT = "int"
     LONG = "long"

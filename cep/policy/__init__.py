@@ -12,18 +12,33 @@ The manager checks a compiled plan with `check_plan` when it is added, edited or
 (positioned errors naming the annotation); the worker checks each sink and source again when
 it opens (`HostPolicy.file_roots_for`, `.http`, `.redis_url`). The compiler itself knows
 nothing of this: the checks read the model's annotations and spans."""
+
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 from cep.policy.exceptions import PlanLimitError, PlanPolicyError, PolicyError, PolicyViolation
 from cep.policy.files import confine, open_confined, tenant_roots
 from cep.policy.hosts import (
-    HttpAllowList, check_bind, redis_connections, redis_url, zmq_endpoint,
+    HttpAllowList,
+    check_bind,
+    redis_connections,
+    redis_url,
+    zmq_endpoint,
 )
 from cep.policy.settings import MIB, POLICY_SETTINGS
 
-__all__ = ["HostPolicy", "POLICY_SETTINGS", "PolicyError", "PolicyViolation", "PlanPolicyError",
-           "PlanLimitError", "confine", "open_confined", "check_plan", "check_plan_size"]
+__all__ = [
+    "HostPolicy",
+    "POLICY_SETTINGS",
+    "PolicyError",
+    "PolicyViolation",
+    "PlanPolicyError",
+    "PlanLimitError",
+    "confine",
+    "open_confined",
+    "check_plan",
+    "check_plan_size",
+]
 
 
 # the system's default ports: manager REST, registry, worker HTTP and ZeroMQ, Spark master
@@ -34,6 +49,7 @@ SYSTEM_PORTS = (7077, 8080, 8081, 8904, 9090, 9091, 9763)
 @dataclass(frozen=True)
 class HostPolicy:
     """The policy's values; build one with `from_settings`."""
+
     file_roots: tuple = ()  # templates, `{tenant}` replaced per tenant
     http_allow: tuple = ()
     redis: dict = field(default_factory=dict)  # name -> url
@@ -61,18 +77,27 @@ class HostPolicy:
     def from_settings(cls, settings, data_dir):
         """From loaded settings holding POLICY_SETTINGS; `data_dir` gives the default root."""
         roots = tuple(settings["files.roots"]) or (f"{data_dir}/tenants/{{tenant}}/files",)
-        return cls(roots, tuple(settings["sinks.http_allow"]),
-                   redis_connections(settings["sinks.redis_connections"]),
-                   tuple(settings["sinks.zmq_allow"]), tuple(settings["sinks.bind_hosts"]),
-                   settings["limits.plan_bytes"], settings["limits.queries"],
-                   settings["limits.window_length"],
-                   int(settings["limits.window_secs"] * 1000), settings["limits.table_rows"],
-                   settings["scripts.python"], settings["scripts.call_millis"],
-                   settings["scripts.heap_mib"], brokers=_broker_connections(settings))
+        return cls(
+            roots,
+            tuple(settings["sinks.http_allow"]),
+            redis_connections(settings["sinks.redis_connections"]),
+            tuple(settings["sinks.zmq_allow"]),
+            tuple(settings["sinks.bind_hosts"]),
+            settings["limits.plan_bytes"],
+            settings["limits.queries"],
+            settings["limits.window_length"],
+            int(settings["limits.window_secs"] * 1000),
+            settings["limits.table_rows"],
+            settings["scripts.python"],
+            settings["scripts.call_millis"],
+            settings["scripts.heap_mib"],
+            brokers=_broker_connections(settings),
+        )
 
     def apply_script_limits(self):
         """Make this process's script functions follow the policy (cep.engine.scripts)."""
         from cep.engine import scripts
+
         scripts.configure(self.script_millis, self.script_heap_mib * MIB, self.python_scripts)
 
     def file_roots_for(self, tenant):
@@ -123,15 +148,20 @@ class HostPolicy:
         if port == 0:
             return
         if port < 1024:
-            raise PolicyViolation(f"port {port} is privileged (below 1024); a plan's "
-                                  f"listener needs a port of 1024 or more")
+            raise PolicyViolation(
+                f"port {port} is privileged (below 1024); a plan's "
+                f"listener needs a port of 1024 or more"
+            )
         if port in self.reserved_ports:
-            raise PolicyViolation(f"port {port} is one the CEP system itself uses (the "
-                                  f"manager, the registry, a worker or Spark); choose another")
+            raise PolicyViolation(
+                f"port {port} is one the CEP system itself uses (the "
+                f"manager, the registry, a worker or Spark); choose another"
+            )
 
 
 def _broker_connections(settings):
     from connectors.connections import broker_connections
+
     try:
         entries = settings["connections.brokers"]
     except KeyError:  # settings of a schema without the key
@@ -146,10 +176,12 @@ def _bracket(host):
 def check_plan(plan, policy, tenant, resolve=True):
     """Raise PlanPolicyError (positioned) when `plan` breaks `policy` for `tenant`."""
     from cep.policy.plan_check import check_plan as _check
+
     _check(plan, policy, tenant, resolve)
 
 
 def check_plan_size(text, policy):
     """Raise PlanLimitError when the plan text is larger than the policy allows."""
     from cep.policy.plan_check import check_plan_size as _check
+
     _check(text, policy)

@@ -14,6 +14,7 @@ The datasource `default` always exists: unless the file configures it, it is an 
 `var/tables/default.sqlite` under the CEP home, open to every tenant. A relative SQLite path
 resolves under the CEP home (the parent of the conf folder). The file is found at env
 CEP_DATASOURCES, else <conf dir>/datasources.yaml; a missing file means only `default`."""
+
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,12 +42,15 @@ class Datasource:
     def connect_url(self):
         """The SQLAlchemy URL to connect with (the password from the environment)."""
         from sqlalchemy.engine import make_url
+
         url = make_url(self.url)
         if self.password_env:
             password = os.environ.get(self.password_env)
             if password is None:
-                raise PolicyViolation(f"datasource '{self.name}': environment variable "
-                                      f"{self.password_env} (password_env) is not set")
+                raise PolicyViolation(
+                    f"datasource '{self.name}': environment variable "
+                    f"{self.password_env} (password_env) is not set"
+                )
             url = url.set(password=password)
         return url
 
@@ -56,6 +60,7 @@ def datasources_path() -> Path:
     if env:
         return Path(env)
     from cep.protocol.settings import default_conf_dir
+
     return default_conf_dir() / "datasources.yaml"
 
 
@@ -89,20 +94,28 @@ def _datasource(name, entry, home, path):
         raise PolicyViolation(f"{where}: unknown keys {', '.join(sorted(unknown))}")
     url = str(entry["url"])
     from sqlalchemy.engine import make_url
+
     try:
         parsed = make_url(url)
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy raises ArgumentError and others
         raise PolicyViolation(f"{where}: url is not a database URL: {exc}") from None
     if parsed.password is not None:
-        raise PolicyViolation(f"{where}: the url holds a password; put it in an environment "
-                              f"variable named by password_env")
+        raise PolicyViolation(
+            f"{where}: the url holds a password; put it in an environment "
+            f"variable named by password_env"
+        )
     if parsed.drivername.startswith("sqlite"):
         url = _sqlite_url(parsed.database or "", home)
     tenants = entry.get("tenants", ["*"])
     if isinstance(tenants, str):
         tenants = [tenants]
-    return Datasource(name, url, tuple(str(t) for t in tenants), entry.get("password_env"),
-                      {k: entry[k] for k in _ENGINE_OPTIONS if k in entry})
+    return Datasource(
+        name,
+        url,
+        tuple(str(t) for t in tenants),
+        entry.get("password_env"),
+        {k: entry[k] for k in _ENGINE_OPTIONS if k in entry},
+    )
 
 
 def _sqlite_url(database, home):
@@ -121,16 +134,30 @@ _SHIPPED = "<shipped>"  # the key of datasources installed from a component's co
 def as_config(datasources) -> dict:
     """{name: plain dict} of datasources, for a Spark component's config (no passwords: a
     url never holds one; password_env names the executor's environment variable)."""
-    return {n: {"url": d.url, "tenants": list(d.tenants), "password_env": d.password_env,
-                "options": dict(d.options)} for n, d in datasources.items()}
+    return {
+        n: {
+            "url": d.url,
+            "tenants": list(d.tenants),
+            "password_env": d.password_env,
+            "options": dict(d.options),
+        }
+        for n, d in datasources.items()
+    }
 
 
 def use_config(config: dict) -> None:
     """Use these datasources (from `as_config`, shipped in a component's config) in this
     process instead of a local file: a Spark executor resolves the names as the manager did."""
-    _loaded[_SHIPPED] = {n: Datasource(n, e["url"], tuple(e.get("tenants") or ("*",)),
-                                       e.get("password_env"), dict(e.get("options") or {}))
-                         for n, e in config.items()}
+    _loaded[_SHIPPED] = {
+        n: Datasource(
+            n,
+            e["url"],
+            tuple(e.get("tenants") or ("*",)),
+            e.get("password_env"),
+            dict(e.get("options") or {}),
+        )
+        for n, e in config.items()
+    }
 
 
 def datasource(name, path=None) -> Datasource:
@@ -144,8 +171,9 @@ def datasource(name, path=None) -> Datasource:
     found = _loaded[key].get(name)
     if found is None:
         known = ", ".join(sorted(_loaded[key]))
-        raise PolicyViolation(f"no datasource named '{name}' is configured (configured: "
-                              f"{known}; see {key})")
+        raise PolicyViolation(
+            f"no datasource named '{name}' is configured (configured: {known}; see {key})"
+        )
     return found
 
 
@@ -153,8 +181,10 @@ def check_datasource(name, tenant, path=None) -> Datasource:
     """The datasource `name` when `tenant` may use it; PolicyViolation otherwise."""
     ds = datasource(name, path)
     if tenant is not None and not ds.allows(tenant):
-        raise PolicyViolation(f"tenant '{tenant}' may not use datasource '{name}' (its "
-                              f"tenants in the datasources file: {', '.join(ds.tenants)})")
+        raise PolicyViolation(
+            f"tenant '{tenant}' may not use datasource '{name}' (its "
+            f"tenants in the datasources file: {', '.join(ds.tenants)})"
+        )
     return ds
 
 

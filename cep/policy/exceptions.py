@@ -1,4 +1,5 @@
 """Errors of the host policy, under one root type: PolicyError."""
+
 from cep.errors import CepError, SiddhiQLError
 
 

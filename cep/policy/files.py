@@ -6,6 +6,7 @@
 - the path is resolved with realpath (every symlink followed) and must lie under the real path
   of one of the roots, so a symlink that leaves the roots is refused too.
 `open_confined(path, roots, mode)` checks again and opens without following a final symlink."""
+
 import errno
 import os
 
@@ -31,8 +32,9 @@ def confine(path, roots):
     if ".." in parts:
         raise PolicyViolation(f"path {path!r} must not contain '..'")
     if not roots:
-        raise PolicyViolation("no file roots are configured (files.roots): file sinks and "
-                              "sources are off")
+        raise PolicyViolation(
+            "no file roots are configured (files.roots): file sinks and sources are off"
+        )
     joined = path if os.path.isabs(path) else os.path.join(roots[0], path)
     real = os.path.realpath(joined)
     for root in roots:
@@ -41,10 +43,13 @@ def confine(path, roots):
                 raise PolicyViolation(f"path {path!r} names the root folder itself, not a file")
             return real
     if real != os.path.normpath(os.path.abspath(joined)):
-        raise PolicyViolation(f"path {path!r} goes through a symbolic link that leaves the "
-                              f"allowed file roots")
-    raise PolicyViolation(f"path {path!r} is outside the allowed file roots (files.roots; a "
-                          f"relative path is taken under the tenant's files folder)")
+        raise PolicyViolation(
+            f"path {path!r} goes through a symbolic link that leaves the allowed file roots"
+        )
+    raise PolicyViolation(
+        f"path {path!r} is outside the allowed file roots (files.roots; a "
+        f"relative path is taken under the tenant's files folder)"
+    )
 
 
 def open_confined(path, roots, mode):
@@ -54,8 +59,11 @@ def open_confined(path, roots, mode):
     if mode != "r":
         os.makedirs(os.path.dirname(real), exist_ok=True)
         real = confine(real, roots)  # a folder swapped for a symlink meanwhile is caught here
-    flags = {"r": os.O_RDONLY, "w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-             "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND}[mode]
+    flags = {
+        "r": os.O_RDONLY,
+        "w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+        "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+    }[mode]
     flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(real, flags, 0o640)

@@ -7,6 +7,7 @@ allowed; otherwise the name is resolved and EVERY address must be allowed by an 
 network or `public` entry. Loopback, link-local (169.254/16, fe80::/10), private and
 unspecified addresses are never `public`: they pass only when listed. The sink connects to
 an address that passed (no second lookup, so a name cannot be re-pointed in between)."""
+
 import ipaddress
 import socket
 from urllib.parse import urlsplit
@@ -58,8 +59,8 @@ class HttpAllowList:
         for _, address, _ in found:
             if not self._address_allowed(address):
                 raise PolicyViolation(
-                    f"host {parts.hostname!r} ({address}) is not on the {self.label}"
-                    f"{_why(address)}")
+                    f"host {parts.hostname!r} ({address}) is not on the {self.label}{_why(address)}"
+                )
         return found
 
     def _address_allowed(self, address):
@@ -96,8 +97,12 @@ def _resolve(host, port):
 
 def _why(address):
     ip = ipaddress.ip_address(address.split("%")[0])
-    for attr, label in (("is_loopback", "loopback"), ("is_link_local", "link-local"),
-                        ("is_unspecified", "unspecified"), ("is_private", "private")):
+    for attr, label in (
+        ("is_loopback", "loopback"),
+        ("is_link_local", "link-local"),
+        ("is_unspecified", "unspecified"),
+        ("is_private", "private"),
+    ):
         if getattr(ip, attr) or getattr(getattr(ip, "ipv4_mapped", None), attr, False):
             return f"; {label} addresses are refused unless listed"
     return ""
@@ -108,9 +113,10 @@ def zmq_endpoint(url):
     (ipc:// and inproc:// name local files and sockets)."""
     text = str(url)
     if not text.startswith("tcp://"):
-        raise PolicyViolation(f"url {text!r} must be tcp://host:port (other ZeroMQ transports "
-                              f"are refused)")
-    host, sep, port = text[len("tcp://"):].rpartition(":")
+        raise PolicyViolation(
+            f"url {text!r} must be tcp://host:port (other ZeroMQ transports are refused)"
+        )
+    host, sep, port = text[len("tcp://") :].rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if not sep or not host or not port.isdigit():
         raise PolicyViolation(f"url {text!r} must be tcp://host:port")
@@ -121,8 +127,10 @@ def check_bind(host, allowed):
     """PolicyViolation unless a plan's listener may bind `host` (sinks.bind_hosts)."""
     host = "127.0.0.1" if host in (None, "") else str(host)
     if host not in allowed:
-        raise PolicyViolation(f"a plan's listener may not bind {host!r}; allowed: "
-                              f"{', '.join(allowed) or 'none'} (sinks.bind_hosts)")
+        raise PolicyViolation(
+            f"a plan's listener may not bind {host!r}; allowed: "
+            f"{', '.join(allowed) or 'none'} (sinks.bind_hosts)"
+        )
     return host
 
 
@@ -132,8 +140,9 @@ def redis_connections(entries):
     for entry in entries:
         name, sep, url = str(entry).partition("=")
         if not sep or not name.strip() or not url.strip():
-            raise PolicyViolation(f"sinks.redis_connections entry {entry!r} must be "
-                                  f"name=redis://host:port/db")
+            raise PolicyViolation(
+                f"sinks.redis_connections entry {entry!r} must be name=redis://host:port/db"
+            )
         out[name.strip()] = url.strip()
     return out
 
@@ -145,11 +154,15 @@ def redis_url(options, connections):
     if name is not None:
         if name not in connections:
             known = ", ".join(sorted(connections)) or "none are configured"
-            raise PolicyViolation(f"connection={name!r} is not a configured Redis connection "
-                                  f"(sinks.redis_connections: {known})")
+            raise PolicyViolation(
+                f"connection={name!r} is not a configured Redis connection "
+                f"(sinks.redis_connections: {known})"
+            )
         return connections[name]
     url = options.get("url")
     if url is not None and url in connections.values():
         return url
-    raise PolicyViolation("a Redis sink must name a configured connection with "
-                          "connection='name' (sinks.redis_connections); other servers are refused")
+    raise PolicyViolation(
+        "a Redis sink must name a configured connection with "
+        "connection='name' (sinks.redis_connections); other servers are refused"
+    )

@@ -2,6 +2,7 @@
 
 Every error is a PlanPolicyError positioned at the annotation, query or window at fault, and
 its message names the annotation (`@sink(type='file') on stream 'Out': ...`)."""
+
 import dataclasses
 import re
 
@@ -21,8 +22,10 @@ def check_plan_size(text, policy):
     refused at once instead of after a parse of minutes."""
     size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else 0
     if size > policy.plan_bytes:
-        raise PlanLimitError(f"the plan is {size} bytes; the limit is {policy.plan_bytes} "
-                             f"(limits.plan_bytes)", Span(1, 1, 1, 2))
+        raise PlanLimitError(
+            f"the plan is {size} bytes; the limit is {policy.plan_bytes} (limits.plan_bytes)",
+            Span(1, 1, 1, 2),
+        )
     if not isinstance(text, str):
         return
     count, over = 0, None
@@ -34,13 +37,18 @@ def check_plan_size(text, policy):
     if over is not None:
         line = text.count("\n", 0, over) + 1
         column = over - (text.rfind("\n", 0, over) + 1) + 1
-        raise PlanLimitError(f"the plan has {count} queries; the limit is {policy.queries} "
-                             f"(limits.queries)", Span(line, column, line, column + 4))
+        raise PlanLimitError(
+            f"the plan has {count} queries; the limit is {policy.queries} (limits.queries)",
+            Span(line, column, line, column + 4),
+        )
 
 
 # comments and strings are skipped whole; a `from` keyword anywhere else starts a query
-_TOKENS = re.compile(r"(?P<c1>--[^\n]*)|(?P<c2>/\*.*?\*/)|(?P<s1>'(?:[^'\\]|\\.)*')"
-                     r'|(?P<s2>"(?:[^"\\]|\\.)*")|(?P<kw>\b[Ff][Rr][Oo][Mm]\b)', re.S)
+_TOKENS = re.compile(
+    r"(?P<c1>--[^\n]*)|(?P<c2>/\*.*?\*/)|(?P<s1>'(?:[^'\\]|\\.)*')"
+    r'|(?P<s2>"(?:[^"\\]|\\.)*")|(?P<kw>\b[Ff][Rr][Oo][Mm]\b)',
+    re.S,
+)
 
 
 def check_plan(plan, policy, tenant, resolve=True):
@@ -62,7 +70,9 @@ def check_limits(plan, policy):
             raise PlanPolicyError(
                 f"function '{function.id}': [python] script functions run host code and are "
                 f"off on this host (setting scripts.python, for trusted single-tenant setups); "
-                f"write it in [JavaScript]", function.language_span)
+                f"write it in [JavaScript]",
+                function.language_span,
+            )
     if plan.source:
         check_plan_size(plan.source, policy)
     _check_query_count(plan, policy)
@@ -75,13 +85,16 @@ def check_no_stores(plan):
     a database table would read and write a real database from the manager, so it is
     refused at its annotation."""
     from cep.model.table_store import store_spec
+
     for table in plan.tables:
         spec = store_spec(table)
         if spec is not None:
             raise PlanPolicyError(
                 f"@{spec.annotation.name} on table '{table.id}': a try-it run does not open "
                 f"databases (datasource '{spec.datasource}'); deploy the plan, or drop the "
-                f"annotation to try it with an in-memory table", spec.annotation.span)
+                f"annotation to try it with an in-memory table",
+                spec.annotation.span,
+            )
 
 
 def _check_query_count(plan, policy):
@@ -89,8 +102,10 @@ def _check_query_count(plan, policy):
     for element in plan.elements:
         queries.extend(element.queries if isinstance(element, Partition) else [element])
     if len(queries) > policy.queries:
-        raise PlanLimitError(f"the plan has {len(queries)} queries; the limit is "
-                             f"{policy.queries} (limits.queries)", queries[policy.queries].span)
+        raise PlanLimitError(
+            f"the plan has {len(queries)} queries; the limit is {policy.queries} (limits.queries)",
+            queries[policy.queries].span,
+        )
 
 
 def _check_io(annotation, stream, policy, tenant, resolve):
@@ -112,8 +127,10 @@ def _check_io(annotation, stream, policy, tenant, resolve):
             policy.zmq_sink(options)
         elif kind == "rdbms" and is_sink:  # a datasource its tenant may use, as for tables
             from cep.policy.datasources import check_datasource
-            check_datasource(options.get("datasource") or options.get("datasource.name")
-                             or "default", tenant)
+
+            check_datasource(
+                options.get("datasource") or options.get("datasource.name") or "default", tenant
+            )
         elif kind in ("zmq", "http") and not is_sink:
             policy.listener(kind, options)
         else:
@@ -124,8 +141,13 @@ def _check_io(annotation, stream, policy, tenant, resolve):
 
 def _check_connector(kind, is_sink, options, policy, label):
     """A broker connector (connectors/): known options and a configured connection."""
-    from connectors.build import ConnectorConfigError, is_sink as sink_kind, \
-        is_source as source_kind, resolve_url
+    from connectors.build import (
+        ConnectorConfigError,
+        is_sink as sink_kind,
+        is_source as source_kind,
+        resolve_url,
+    )
+
     direction = "sink" if is_sink else "source"
     if not (sink_kind(kind) if is_sink else source_kind(kind)):
         return
@@ -139,40 +161,54 @@ def _check_store(table, tenant):
     """An external table names a configured datasource its tenant may use."""
     from cep.model.table_store import store_spec
     from cep.policy.datasources import check_datasource
+
     spec = store_spec(table)
     if spec is None:
         return
     try:
         check_datasource(spec.datasource, tenant)
     except PolicyViolation as exc:
-        raise PlanPolicyError(f"@{spec.annotation.name} on table '{table.id}': {exc}",
-                              spec.annotation.span) from None
+        raise PlanPolicyError(
+            f"@{spec.annotation.name} on table '{table.id}': {exc}", spec.annotation.span
+        ) from None
 
 
 def _check_window(window, policy):
     from cep.compiler.signatures import WINDOWS, lookup
+
     signature = lookup(WINDOWS, window.name)
     if signature is None or window.namespace:
         return
     for param, value in zip(signature.params, window.params):
-        if param.name in COUNT_PARAMS and isinstance(value, Constant) \
-                and isinstance(value.value, int) and value.value > policy.window_length:
-            raise PlanLimitError(f"#window.{window.name}({value.value}): the limit is "
-                                 f"{policy.window_length} events (limits.window_length)",
-                                 _span(value, window))
+        if (
+            param.name in COUNT_PARAMS
+            and isinstance(value, Constant)
+            and isinstance(value.value, int)
+            and value.value > policy.window_length
+        ):
+            raise PlanLimitError(
+                f"#window.{window.name}({value.value}): the limit is "
+                f"{policy.window_length} events (limits.window_length)",
+                _span(value, window),
+            )
         if param.name in TIME_PARAMS:
             millis = _millis(value)
             if millis is not None and millis > policy.window_millis:
                 raise PlanLimitError(
                     f"#window.{window.name}: a span of {millis / 1000:g} s; the limit is "
-                    f"{policy.window_millis / 1000:g} s (limits.window_secs)", _span(value, window))
+                    f"{policy.window_millis / 1000:g} s (limits.window_secs)",
+                    _span(value, window),
+                )
 
 
 def _millis(value):
     if isinstance(value, TimeConstant):
         return value.millis
-    if isinstance(value, Constant) and isinstance(value.value, int) \
-            and not isinstance(value.value, bool):
+    if (
+        isinstance(value, Constant)
+        and isinstance(value.value, int)
+        and not isinstance(value.value, bool)
+    ):
         return value.value
     return None
 

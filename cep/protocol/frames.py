@@ -21,6 +21,7 @@ reports) grow by adding keys and carry no version.
 Decoders raise BadFrameError naming the kind, what was wrong and the bad value's type; they
 decode arrays as tuples where the caller iterates events (2-3x cheaper than lists).
 """
+
 import zlib
 from typing import Any, Callable, NamedTuple, Optional, Sequence
 
@@ -50,6 +51,7 @@ Fence = tuple[int, int]
 class LogPosition(NamedTuple):
     """Where a version 2 batch was logged: the worker's log id, the first event's offset, and
     the worker URL that takes commit/replay requests (None: none)."""
+
     receiver_id: str
     first_offset: int
     control: Optional[str] = None
@@ -63,8 +65,13 @@ def _load(frame: bytes, kind: str, use_list: bool) -> Any:
 
 
 # event batches (PROTOCOL.md section 2)
-def encode_batch(stream: str, events: Sequence[Any], receiver_id: Optional[str] = None,
-                 first_offset: Optional[int] = None, control: Optional[str] = None) -> bytes:
+def encode_batch(
+    stream: str,
+    events: Sequence[Any],
+    receiver_id: Optional[str] = None,
+    first_offset: Optional[int] = None,
+    control: Optional[str] = None,
+) -> bytes:
     """One frame for `events`, a list of (ts, values) pairs of one stream; with receiver_id
     and first_offset a version 2 frame."""
     if receiver_id is None:
@@ -78,8 +85,9 @@ def decode_batch(frame: bytes) -> tuple[str, Any]:
     return stream, events
 
 
-def decode_logged_batch(frame: bytes,
-                        use_list: bool = True) -> tuple[str, Any, Optional[LogPosition]]:
+def decode_logged_batch(
+    frame: bytes, use_list: bool = True
+) -> tuple[str, Any, Optional[LogPosition]]:
     """(stream, events, LogPosition or None) from a frame of version 1 or 2."""
     return check_frame(_load(frame, "event frame", use_list))
 
@@ -87,22 +95,33 @@ def decode_logged_batch(frame: bytes,
 def check_frame(data: Any) -> tuple[str, Any, Optional[LogPosition]]:
     """Validate a decoded event frame (lists or tuples); (stream, events, LogPosition|None)."""
     if not isinstance(data, (list, tuple)) or len(data) not in (3, 6):
-        raise BadFrameError(f"event frame must be [version, stream, events, ...], got "
-                            f"{_shape(data)}")
+        raise BadFrameError(
+            f"event frame must be [version, stream, events, ...], got {_shape(data)}"
+        )
     version, stream, events = data[:3]
     if (version, len(data)) not in ((FORMAT_VERSION, 3), (FORMAT_LOGGED, 6)):
-        raise BadFrameError(f"event frame format version {version!r} with {len(data)} fields "
-                            f"is not 1 (3 fields) or 2 (6 fields)")
+        raise BadFrameError(
+            f"event frame format version {version!r} with {len(data)} fields "
+            f"is not 1 (3 fields) or 2 (6 fields)"
+        )
     if not isinstance(stream, str) or not isinstance(events, (list, tuple)):
-        raise BadFrameError(f"event frame must carry a stream id string and an event list, "
-                            f"got {type(stream).__name__} and {type(events).__name__}")
+        raise BadFrameError(
+            f"event frame must carry a stream id string and an event list, "
+            f"got {type(stream).__name__} and {type(events).__name__}"
+        )
     if version == FORMAT_VERSION:
         return stream, events, None
     receiver_id, first, control = data[3:]
-    if not isinstance(receiver_id, str) or type(first) is not int or first < 0 \
-            or not (control is None or isinstance(control, str)):
-        raise BadFrameError("event frame version 2 needs a receiver id string, a first offset "
-                            ">= 0 and a control URL string or nil")
+    if (
+        not isinstance(receiver_id, str)
+        or type(first) is not int
+        or first < 0
+        or not (control is None or isinstance(control, str))
+    ):
+        raise BadFrameError(
+            "event frame version 2 needs a receiver id string, a first offset "
+            ">= 0 and a control URL string or nil"
+        )
     return stream, events, LogPosition(receiver_id, first, control)
 
 
@@ -117,6 +136,7 @@ class Identity(NamedTuple):
     interleaving of upstream instances were; deduplication compares those. `fence`, when
     set, is the sender's `(driver generation, stage attempt)` (publishers/fencing.py): a
     worker takes output only from a topology's newest attempt."""
+
     publisher: str
     epoch: int
     first_seq: int
@@ -127,14 +147,22 @@ class Identity(NamedTuple):
 class Control(NamedTuple):
     """A publisher bolt's `start` (restored from `checkpoint`, None: fresh) or `commit`
     (checkpoint `checkpoint` is complete) notice, in order with its data frames."""
+
     kind: str
     publisher: str
     checkpoint: Optional[int]
     fence: Optional[Fence] = None
 
 
-def encode_output(stream: str, events: Sequence[Any], publisher: str, epoch: int, first_seq: int,
-                  runs: Optional[Sequence[Run]] = None, fence: Optional[Fence] = None) -> bytes:
+def encode_output(
+    stream: str,
+    events: Sequence[Any],
+    publisher: str,
+    epoch: int,
+    first_seq: int,
+    runs: Optional[Sequence[Run]] = None,
+    fence: Optional[Fence] = None,
+) -> bytes:
     """A version 3 frame (version 5 with `runs`, [(lane, first seq, count)] covering the
     events): `events` is a list of (ts, values) pairs of `stream`; `fence` (the sender's
     (generation, attempt)) is appended when given."""
@@ -144,8 +172,9 @@ def encode_output(stream: str, events: Sequence[Any], publisher: str, epoch: int
     return _pack((FORMAT_LINEAGE, stream, events, publisher, epoch, first_seq, runs) + tail)
 
 
-def encode_control(kind: str, publisher: str, checkpoint: Optional[int],
-                   fence: Optional[Fence] = None) -> bytes:
+def encode_control(
+    kind: str, publisher: str, checkpoint: Optional[int], fence: Optional[Fence] = None
+) -> bytes:
     """A version 4 frame: a publisher bolt's start or commit notice (with its fence)."""
     tail = () if fence is None else (fence,)
     return _pack((FORMAT_CONTROL, kind, publisher, checkpoint) + tail)
@@ -153,8 +182,9 @@ def encode_control(kind: str, publisher: str, checkpoint: Optional[int],
 
 def _fence(value: Any, kind: str) -> Fence:
     if type(value) is not tuple or len(value) != 2 or any(type(v) is not int for v in value):
-        raise BadFrameError(f"{kind}: the fence must be [generation, attempt] (two integers), "
-                            f"got {_shape(value)}")
+        raise BadFrameError(
+            f"{kind}: the fence must be [generation, attempt] (two integers), got {_shape(value)}"
+        )
     return value
 
 
@@ -168,38 +198,68 @@ def decode_output(frame: bytes) -> tuple[Optional[str], Any, Optional[Identity |
     if version == FORMAT_VERSION and len(data) == 3:
         return _checked(data[1], data[2]) + (None,)
     fence = None
-    if version in (FORMAT_OUTPUT, FORMAT_LINEAGE, FORMAT_CONTROL) \
-            and len(data) == _FIELDS[version] + 1:
+    if (
+        version in (FORMAT_OUTPUT, FORMAT_LINEAGE, FORMAT_CONTROL)
+        and len(data) == _FIELDS[version] + 1
+    ):
         fence, data = _fence(data[-1], f"event frame version {version}"), data[:-1]
     if version == FORMAT_OUTPUT and len(data) == 6:
         publisher, epoch, first = data[3:]
-        if not isinstance(publisher, str) or type(epoch) is not int or type(first) is not int \
-                or first < 0:
-            raise BadFrameError("event frame version 3 needs a publisher id string, an integer "
-                                "epoch and a first sequence number >= 0")
+        if (
+            not isinstance(publisher, str)
+            or type(epoch) is not int
+            or type(first) is not int
+            or first < 0
+        ):
+            raise BadFrameError(
+                "event frame version 3 needs a publisher id string, an integer "
+                "epoch and a first sequence number >= 0"
+            )
         return _checked(data[1], data[2]) + (Identity(publisher, epoch, first, None, fence),)
     if version == FORMAT_LINEAGE and len(data) == 7:
         publisher, epoch, first, runs = data[3:]
         stream, events = _checked(data[1], data[2])
-        if not isinstance(publisher, str) or type(epoch) is not int or type(first) is not int \
-                or first < 0 or type(runs) is not tuple or any(
-                    type(r) is not tuple or len(r) != 3 or not isinstance(r[0], str)
-                    or type(r[1]) is not int or type(r[2]) is not int or r[1] < 0 or r[2] < 0
-                    for r in runs) or sum(r[2] for r in runs) != len(events):
-            raise BadFrameError("event frame version 5 needs a publisher id string, an integer "
-                                "epoch, a first sequence number >= 0 and runs [lane, first "
-                                ">= 0, count] that cover the events")
+        if (
+            not isinstance(publisher, str)
+            or type(epoch) is not int
+            or type(first) is not int
+            or first < 0
+            or type(runs) is not tuple
+            or any(
+                type(r) is not tuple
+                or len(r) != 3
+                or not isinstance(r[0], str)
+                or type(r[1]) is not int
+                or type(r[2]) is not int
+                or r[1] < 0
+                or r[2] < 0
+                for r in runs
+            )
+            or sum(r[2] for r in runs) != len(events)
+        ):
+            raise BadFrameError(
+                "event frame version 5 needs a publisher id string, an integer "
+                "epoch, a first sequence number >= 0 and runs [lane, first "
+                ">= 0, count] that cover the events"
+            )
         return stream, events, Identity(publisher, epoch, first, runs, fence)
     if version == FORMAT_CONTROL and len(data) == 4:
         kind, publisher, cid = data[1:]
-        if kind not in (START, COMMIT) or not isinstance(publisher, str) \
-                or not (cid is None or type(cid) is int):
-            raise BadFrameError(f"control frame {kind!r}: needs start|commit, a publisher id "
-                                f"and a checkpoint id or nil")
+        if (
+            kind not in (START, COMMIT)
+            or not isinstance(publisher, str)
+            or not (cid is None or type(cid) is int)
+        ):
+            raise BadFrameError(
+                f"control frame {kind!r}: needs start|commit, a publisher id "
+                f"and a checkpoint id or nil"
+            )
         return None, None, Control(kind, publisher, cid, fence)
-    raise BadFrameError(f"event frame format version {version!r} with {len(data)} fields is "
-                        f"not 1 (3 fields), 3 (6 fields), 4 (4 fields) or 5 (7 fields), "
-                        f"each but 1 with a fence or without")
+    raise BadFrameError(
+        f"event frame format version {version!r} with {len(data)} fields is "
+        f"not 1 (3 fields), 3 (6 fields), 4 (4 fields) or 5 (7 fields), "
+        f"each but 1 with a fence or without"
+    )
 
 
 _FIELDS = {FORMAT_OUTPUT: 6, FORMAT_CONTROL: 4, FORMAT_LINEAGE: 7}  # without the fence
@@ -229,8 +289,10 @@ def output_identity_key(frame: bytes) -> Optional[str]:
 
 def _checked(stream: Any, events: Any) -> tuple[str, Any]:
     if not isinstance(stream, str) or type(events) is not tuple:
-        raise BadFrameError(f"event frame must carry a stream id string and an event list, "
-                            f"got {type(stream).__name__} and {type(events).__name__}")
+        raise BadFrameError(
+            f"event frame must carry a stream id string and an event list, "
+            f"got {type(stream).__name__} and {type(events).__name__}"
+        )
     return stream, events
 
 
@@ -244,14 +306,20 @@ def decode_pairs(payload: bytes) -> Any:
     """The (ts, row) pairs of one ingest payload, as tuples."""
     events = _load(payload, "payload", False)
     if type(events) is not tuple:
-        raise BadFrameError(f"payload must be a msgpack array of [ts, row] pairs, "
-                            f"got {_shape(events)}")
+        raise BadFrameError(
+            f"payload must be a msgpack array of [ts, row] pairs, got {_shape(events)}"
+        )
     return events
 
 
 # task data between topology instances (topology/README.md)
-def header(stream: str, source: str, origin_ts: Any, task: int = -1,
-           lineage: Optional[Sequence[Run]] = None) -> bytes:
+def header(
+    stream: str,
+    source: str,
+    origin_ts: Any,
+    task: int = -1,
+    lineage: Optional[Sequence[Run]] = None,
+) -> bytes:
     """The header frame of a data message from task `task` of component `source`; `lineage`
     (runs `(key, first seq, count)` covering the rows, topology/lineage.py) when it has one."""
     if lineage is None:
@@ -272,16 +340,26 @@ def decode_header(frame: bytes) -> tuple[Any, ...]:
     if type(data) is tuple and len(data) == 6 and data[0] == TASK_VERSION:
         runs = data[5]
         if type(runs) is not tuple or any(
-                type(r) is not tuple or len(r) != 3 or not isinstance(r[0], str)
-                or type(r[1]) is not int or type(r[2]) is not int or r[2] < 0 for r in runs):
-            raise BadFrameError(f"task header lineage must be an array of [key, first seq, "
-                                f"count], got {_shape(runs)}")
+            type(r) is not tuple
+            or len(r) != 3
+            or not isinstance(r[0], str)
+            or type(r[1]) is not int
+            or type(r[2]) is not int
+            or r[2] < 0
+            for r in runs
+        ):
+            raise BadFrameError(
+                f"task header lineage must be an array of [key, first seq, "
+                f"count], got {_shape(runs)}"
+            )
         return data[1:5] + (runs,)
     if type(data) is tuple and data and data[0] != TASK_VERSION:
         raise BadFrameError(f"task header format version {data[0]!r} is not {TASK_VERSION}")
-    raise BadFrameError(f"task header must be [version, stream, source, origin, task"
-                        f"(, lineage)], "
-                        f"got {_shape(data)}")
+    raise BadFrameError(
+        f"task header must be [version, stream, source, origin, task"
+        f"(, lineage)], "
+        f"got {_shape(data)}"
+    )
 
 
 encode_rows = _pack
@@ -318,14 +396,21 @@ def encode_ha_input(items: Sequence[Any]) -> bytes:
 def decode_ha_input(body: bytes) -> Any:
     """The forwarded items as tuples; BadFrameError for any other shape or version."""
     data = _load(body, "HA input", False)
-    if type(data) is not tuple or len(data) != 2 or data[0] != HA_VERSION \
-            or type(data[1]) is not tuple:
-        raise BadFrameError(f"HA input must be [{HA_VERSION}, [[plan, seq, stream, events], "
-                            f"...]], got {_shape(data)}")
+    if (
+        type(data) is not tuple
+        or len(data) != 2
+        or data[0] != HA_VERSION
+        or type(data[1]) is not tuple
+    ):
+        raise BadFrameError(
+            f"HA input must be [{HA_VERSION}, [[plan, seq, stream, events], "
+            f"...]], got {_shape(data)}"
+        )
     for item in data[1]:
         if type(item) is not tuple or len(item) != 4:
-            raise BadFrameError(f"HA input item must be [plan, seq, stream, events], "
-                                f"got {_shape(item)}")
+            raise BadFrameError(
+                f"HA input item must be [plan, seq, stream, events], got {_shape(item)}"
+            )
     return data[1]
 
 

@@ -2,6 +2,7 @@
 
 CEP 4.0 used the first non-loopback IPv4 as a string, which breaks with several NICs, Docker or
 NAT. Two parties are on the same machine when their identity sets intersect."""
+
 import ipaddress
 import socket
 from typing import Optional

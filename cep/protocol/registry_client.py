@@ -1,11 +1,12 @@
 """Client of the endpoint registry (REQ socket, lazy-pirate retries) and a heartbeat thread.
 
-    reg = RegistryClient("tcp://manager:8904")
-    reg.register("receiver", -1234, "Plan", host, port, machine, streams=["S"])
-    ep = reg.lookup("receiver", -1234, "Plan", stream="S", machine=machine_identity())
-    cid = reg.connect("receiver", -1234, "Plan", ep["endpoint"], client="w1", stream="S")
-    reg.release(cid)
+reg = RegistryClient("tcp://manager:8904")
+reg.register("receiver", -1234, "Plan", host, port, machine, streams=["S"])
+ep = reg.lookup("receiver", -1234, "Plan", stream="S", machine=machine_identity())
+cid = reg.connect("receiver", -1234, "Plan", ep["endpoint"], client="w1", stream="S")
+reg.release(cid)
 """
+
 import logging
 import threading
 from typing import Any, Iterable, Optional
@@ -24,8 +25,13 @@ class RegistryClient:
     `security` (cep.security.curve.LinkSecurity): the CURVE keys the socket uses and the
     cluster secret every request carries (field `secret`)."""
 
-    def __init__(self, url: str, timeout: float = 2.0, retries: int = 2,
-                 security: Optional[curve.LinkSecurity] = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        timeout: float = 2.0,
+        retries: int = 2,
+        security: Optional[curve.LinkSecurity] = None,
+    ) -> None:
         self.url = url
         # None: no CURVE, and the cluster secret of $CEP_CLUSTER_SECRET if set (tools, tests)
         self.security = security or curve.LinkSecurity(secret=cluster_secret.read())
@@ -62,13 +68,16 @@ class RegistryClient:
                     break
                 self._reset()
             else:
-                raise RegistryUnavailableError(f"registry {self.url} did not answer {op!r} "
-                                               f"within {self.timeout_ms} ms{self._hint()}")
+                raise RegistryUnavailableError(
+                    f"registry {self.url} did not answer {op!r} "
+                    f"within {self.timeout_ms} ms{self._hint()}"
+                )
         try:
             reply = unpack_message(data)
         except BadFrameError as exc:
-            raise RegistryError("BadReply", f"registry {self.url} answered {op!r} with a bad "
-                                            f"frame: {exc}") from None
+            raise RegistryError(
+                "BadReply", f"registry {self.url} answered {op!r} with a bad frame: {exc}"
+            ) from None
         if not reply.get("ok"):
             raise RegistryError(reply.get("error", "Error"), reply.get("message", ""))
         return reply
@@ -79,12 +88,27 @@ class RegistryClient:
             return " (CURVE on here: does the manager have security.curve on, same cluster key?)"
         return " (CURVE off here: if the manager's security.curve is on, this side needs its keys)"
 
-    def register(self, kind: str, tenant: int, plan: str, host: str, port: int,
-                 machine: Iterable[str] = (), streams: Iterable[str] = (),
-                 worker: Optional[str] = None, component: Optional[str] = None) -> dict[Any, Any]:
-        fields: dict[str, Any] = {"kind": kind, "tenant": tenant, "plan": plan, "host": host,
-                                  "port": port, "machine": list(machine),
-                                  "streams": list(streams)}
+    def register(
+        self,
+        kind: str,
+        tenant: int,
+        plan: str,
+        host: str,
+        port: int,
+        machine: Iterable[str] = (),
+        streams: Iterable[str] = (),
+        worker: Optional[str] = None,
+        component: Optional[str] = None,
+    ) -> dict[Any, Any]:
+        fields: dict[str, Any] = {
+            "kind": kind,
+            "tenant": tenant,
+            "plan": plan,
+            "host": host,
+            "port": port,
+            "machine": list(machine),
+            "streams": list(streams),
+        }
         if worker:
             fields["worker"] = worker
         if component:
@@ -94,22 +118,45 @@ class RegistryClient:
     def unregister(self, kind: str, tenant: int, plan: str, endpoint: str) -> dict[Any, Any]:
         return self.request("unregister", kind=kind, tenant=tenant, plan=plan, endpoint=endpoint)
 
-    def lookup(self, kind: str, tenant: int, plan: str, stream: Optional[str] = None,
-               machine: Iterable[str] = (), avoid: Iterable[str] = ()) -> dict[Any, Any]:
+    def lookup(
+        self,
+        kind: str,
+        tenant: int,
+        plan: str,
+        stream: Optional[str] = None,
+        machine: Iterable[str] = (),
+        avoid: Iterable[str] = (),
+    ) -> dict[Any, Any]:
         """The registry's choice of endpoint; `avoid`: endpoints to take only if no other is
         live (ones this client just failed to reach)."""
-        fields: dict[str, Any] = {"kind": kind, "tenant": tenant, "plan": plan,
-                                  "machine": list(machine)}
+        fields: dict[str, Any] = {
+            "kind": kind,
+            "tenant": tenant,
+            "plan": plan,
+            "machine": list(machine),
+        }
         if stream is not None:
             fields["stream"] = stream
         if avoid:
             fields["avoid"] = list(avoid)
         return self.request("lookup", **fields)
 
-    def connect(self, kind: str, tenant: int, plan: str, endpoint: str, client: str,
-                stream: Optional[str] = None) -> Any:
-        fields: dict[str, Any] = {"kind": kind, "tenant": tenant, "plan": plan,
-                                  "endpoint": endpoint, "client": client}
+    def connect(
+        self,
+        kind: str,
+        tenant: int,
+        plan: str,
+        endpoint: str,
+        client: str,
+        stream: Optional[str] = None,
+    ) -> Any:
+        fields: dict[str, Any] = {
+            "kind": kind,
+            "tenant": tenant,
+            "plan": plan,
+            "endpoint": endpoint,
+            "client": client,
+        }
         if stream is not None:
             fields["stream"] = stream
         return self.request("connect", **fields)["connection"]
@@ -166,7 +213,8 @@ class Heartbeat:
         if unregister:
             f = self.fields
             try:
-                self.client.unregister(f["kind"], f["tenant"], f["plan"],
-                                       f"tcp://{f['host']}:{f['port']}")
+                self.client.unregister(
+                    f["kind"], f["tenant"], f["plan"], f"tcp://{f['host']}:{f['port']}"
+                )
             except RegistryError as exc:
                 log.info("unregister from %s failed: %s", self.client.url, exc)

@@ -15,6 +15,7 @@ status.
 - `lookup`, `status`: the current registry, failing over in order.
 - A register reply may list the group's registries (`registries`): new ones are added, so a
   manager that joined after the topology started is told of it by the first heartbeat."""
+
 import itertools
 import logging
 import threading
@@ -96,8 +97,9 @@ class GroupCalls:
                     ids.pop(i, None)
             if instance is not None:
                 self._instances[i] = instance
-            missing = [(local, fields) for local, (fields, ids) in self._conns.items()
-                       if i not in ids]
+            missing = [
+                (local, fields) for local, (fields, ids) in self._conns.items() if i not in ids
+            ]
         for local, fields in missing:
             try:
                 cid = self._client(i).connect(**fields)
@@ -126,11 +128,24 @@ class GroupCalls:
     def status(self, *args: Any, **kwargs: Any) -> Any:
         return self._one("status", *args, **kwargs)
 
-    def connect(self, kind: str, tenant: int, plan: str, endpoint: str, client: str,
-                stream: Optional[str] = None) -> str:
+    def connect(
+        self,
+        kind: str,
+        tenant: int,
+        plan: str,
+        endpoint: str,
+        client: str,
+        stream: Optional[str] = None,
+    ) -> str:
         """Count the connection at every registry that knows the endpoint; a local id."""
-        fields: dict[str, Any] = {"kind": kind, "tenant": tenant, "plan": plan,
-                                  "endpoint": endpoint, "client": client, "stream": stream}
+        fields: dict[str, Any] = {
+            "kind": kind,
+            "tenant": tenant,
+            "plan": plan,
+            "endpoint": endpoint,
+            "client": client,
+            "stream": stream,
+        }
         ids: dict[int, Any] = {}
         errors: list[RegistryError] = []
         for i in self._order():
@@ -165,8 +180,13 @@ class GroupCalls:
 class RegistryGroup(GroupCalls):
     """Registry clients for a list of addresses (`tcp://a:1,tcp://b:2` or a list)."""
 
-    def __init__(self, urls: Union[str, Iterable[str]], timeout: float = 2.0, retries: int = 2,
-                 security: Optional[LinkSecurity] = None) -> None:
+    def __init__(
+        self,
+        urls: Union[str, Iterable[str]],
+        timeout: float = 2.0,
+        retries: int = 2,
+        security: Optional[LinkSecurity] = None,
+    ) -> None:
         if isinstance(urls, str):
             urls = [u.strip() for u in urls.split(",") if u.strip()]
         if not urls:
@@ -212,9 +232,12 @@ class RegistryGroup(GroupCalls):
             c.close()
 
 
-def registry_client(urls: Union[str, Iterable[str]], timeout: float = 2.0, retries: int = 2,
-                    security: Optional[LinkSecurity] = None
-                    ) -> Union[RegistryClient, "RegistryGroup"]:
+def registry_client(
+    urls: Union[str, Iterable[str]],
+    timeout: float = 2.0,
+    retries: int = 2,
+    security: Optional[LinkSecurity] = None,
+) -> Union[RegistryClient, "RegistryGroup"]:
     """A RegistryClient for one address, a RegistryGroup for a comma-separated list (a
     manager group passes its list with a trailing comma even when it has one member, so the
     client learns the members that join later)."""

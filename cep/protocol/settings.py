@@ -7,6 +7,7 @@ mappings of keys), environment variables ``CEP_<SECTION>_<KEY>``, explicit overr
     SCHEMA = Schema("spark", [Setting("spark", "slots", int, 16, "worker cores")])
     s = SCHEMA.load(overrides={"spark.slots": 4}); s["spark.slots"]; s.source("spark.slots")
 """
+
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ def default_conf_dir() -> Path:
 @dataclass(frozen=True)
 class Setting:
     """One declared setting: section, key, type (str/int/float/bool/list), default, meaning."""
+
     section: str
     key: str
     type: type
@@ -52,10 +54,13 @@ class Setting:
         except (TypeError, ValueError) as exc:
             raise SettingValueError(
                 f"setting {self.name}: {value!r} from {source} is not a valid "
-                f"{self.type.__name__} ({exc})") from None
+                f"{self.type.__name__} ({exc})"
+            ) from None
         if self.choices and out not in self.choices:
-            raise SettingValueError(f"setting {self.name}: {value!r} from {source} is not one of "
-                                    f"{', '.join(map(str, self.choices))}")
+            raise SettingValueError(
+                f"setting {self.name}: {value!r} from {source} is not one of "
+                f"{', '.join(map(str, self.choices))}"
+            )
         return out
 
 
@@ -85,8 +90,9 @@ def _convert(kind: type, value: Any) -> Any:
 class Settings:
     """Loaded values: ``s["section.key"]``, ``s.source(name)``, ``s.section(name)``."""
 
-    def __init__(self, schema: "Schema", values: Mapping[str, Any],
-                 sources: Mapping[str, str]) -> None:
+    def __init__(
+        self, schema: "Schema", values: Mapping[str, Any], sources: Mapping[str, str]
+    ) -> None:
         self.schema = schema
         self._values = dict(values)
         self._sources = dict(sources)
@@ -95,7 +101,9 @@ class Settings:
         try:
             return self._values[name]
         except KeyError:
-            raise UnknownSettingError(f"no setting {name!r} in {self.schema.name} settings") from None
+            raise UnknownSettingError(
+                f"no setting {name!r} in {self.schema.name} settings"
+            ) from None
 
     def get(self, name: str, default: Any = None) -> Any:
         return self._values.get(name, default)
@@ -107,7 +115,7 @@ class Settings:
     def section(self, section: str) -> dict[str, Any]:
         """The values of one section as a plain dict keyed by key."""
         prefix = section + "."
-        return {k[len(prefix):]: v for k, v in self._values.items() if k.startswith(prefix)}
+        return {k[len(prefix) :]: v for k, v in self._values.items() if k.startswith(prefix)}
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self._values)
@@ -126,9 +134,13 @@ class Schema:
         self.name = name
         self.settings = {s.name: s for s in settings}
 
-    def load(self, conf_dir: Union[str, Path, None] = None, env: Optional[Mapping[str, str]] = None,
-             overrides: Optional[Mapping[str, Any]] = None,
-             path: Union[str, Path, None] = None) -> Settings:
+    def load(
+        self,
+        conf_dir: Union[str, Path, None] = None,
+        env: Optional[Mapping[str, str]] = None,
+        overrides: Optional[Mapping[str, Any]] = None,
+        path: Union[str, Path, None] = None,
+    ) -> Settings:
         """Layer defaults, the YAML file, CEP_* env vars and overrides."""
         values = {n: s.default for n, s in self.settings.items()}
         sources = {n: "default" for n in self.settings}
@@ -142,14 +154,17 @@ class Schema:
         self.apply(values, sources, overrides or {}, "override")
         return Settings(self, values, sources)
 
-    def apply(self, values: dict[str, Any], sources: dict[str, str], flat: Mapping[str, Any],
-              source: str) -> None:
+    def apply(
+        self, values: dict[str, Any], sources: dict[str, str], flat: Mapping[str, Any], source: str
+    ) -> None:
         """Apply a flat {'section.key': value} mapping, rejecting unknown names."""
         for name, raw in flat.items():
             setting = self.settings.get(name)
             if setting is None:
-                raise UnknownSettingError(f"unknown setting {name!r} in {source}; known: "
-                                          f"{', '.join(sorted(self.settings))}")
+                raise UnknownSettingError(
+                    f"unknown setting {name!r} in {source}; known: "
+                    f"{', '.join(sorted(self.settings))}"
+                )
             values[name] = setting.convert(raw, source)
             sources[name] = source
 
@@ -157,8 +172,9 @@ class Schema:
         """A Markdown table of every setting: name, env var, type, default, meaning."""
         lines = ["| setting | env var | type | default | meaning |", "|---|---|---|---|---|"]
         for s in self.settings.values():
-            lines.append(f"| `{s.name}` | `{s.env_var}` | {s.type.__name__} | `{s.default!r}` "
-                         f"| {s.doc} |")
+            lines.append(
+                f"| `{s.name}` | `{s.env_var}` | {s.type.__name__} | `{s.default!r}` | {s.doc} |"
+            )
         return "\n".join(lines)
 
 
@@ -175,8 +191,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for section, keys in data.items():
         if not isinstance(keys, dict):
-            raise ConfigFileError(f"{path}: section {section!r} must be a mapping of keys, "
-                                  f"got {keys!r}")
+            raise ConfigFileError(
+                f"{path}: section {section!r} must be a mapping of keys, got {keys!r}"
+            )
         for key, value in keys.items():
             flat[f"{section}.{key}"] = value
     return flat

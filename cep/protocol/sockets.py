@@ -5,6 +5,7 @@ file descriptor a moment later (milliseconds, longer on a loaded machine). Until
 is still taken, so a plan restarted at once cannot bind its remembered port again, and a
 worker that reports a plan stopped or failed still holds that plan's listener.
 `close_bound` waits for libzmq's own notice that the socket is gone."""
+
 import logging
 import time
 from typing import Any
@@ -29,8 +30,9 @@ def close_bound(sock: Any, timeout: float = 2.0) -> bool:
         while monitor.poll(max(0, int((end - time.monotonic()) * 1000))):
             if recv_monitor_message(monitor)["event"] == zmq.EVENT_MONITOR_STOPPED:
                 return True
-        log.warning("ZeroMQ socket closed, but its listeners not confirmed closed in %.1f s",
-                    timeout)
+        log.warning(
+            "ZeroMQ socket closed, but its listeners not confirmed closed in %.1f s", timeout
+        )
         return False
     finally:
         monitor.close(0)

@@ -8,6 +8,7 @@ from ``--cluster-secret-file`` or the ``CEP_CLUSTER_SECRET`` environment variabl
     read(path_or_env=None) -> str | None     # worker side: a file path, else the env variable
     check(given, expected) -> bool           # constant-time comparison
 """
+
 import hmac
 import os
 import secrets

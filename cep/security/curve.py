@@ -16,6 +16,7 @@ their own key pair and need only the cluster *public* key.
 
 Every helper is a no-op when ``keys`` is None (CURVE off).
 """
+
 import hashlib
 import hmac
 import os
@@ -31,7 +32,7 @@ from cep.security.exceptions import CurveKeyError
 from cep.protocol.settings import Setting
 
 CLUSTER = "cluster"  # ZAP domain of cluster links: the cluster key only
-INGEST = "ingest"    # ZAP domain of the worker's ZeroMQ receiver: cluster key + listed clients
+INGEST = "ingest"  # ZAP domain of the worker's ZeroMQ receiver: cluster key + listed clients
 CERT_NAME = "cluster"
 ENV_DIR = "CEP_CURVE_DIR"
 
@@ -39,6 +40,7 @@ ENV_DIR = "CEP_CURVE_DIR"
 @dataclass(frozen=True)
 class CurveKeys:
     """The cluster key pair (z85 bytes) and the client public keys allowed on `ingest`."""
+
     public: bytes
     secret: bytes = field(repr=False)
     clients: frozenset = frozenset()
@@ -57,6 +59,7 @@ class CurveKeys:
 class LinkSecurity:
     """What a process needs on its ZeroMQ links: CURVE keys (None: off) and the cluster secret
     that registry requests carry (None: none; required by a registry given one, CURVE off)."""
+
     curve: CurveKeys = None
     secret: str = field(default=None, repr=False)
 
@@ -74,14 +77,26 @@ class LinkSecurity:
 OFF = LinkSecurity()
 
 CURVE_SETTINGS = [  # declared once, in the manager's and the worker's settings
-    Setting("security", "curve", bool, False, "ZeroMQ CURVE (authentication and encryption) "
-            "on every cluster link: registry, worker <-> spouts, publisher bolts -> workers, "
-            "task links, the worker's ZeroMQ receiver (off: plain TCP, for loopback)"),
-    Setting("security", "curve_dir", str, "", "folder of the cluster key pair (cluster.key, "
-            "cluster.key_secret 0600; clients/*.key: outside senders allowed on the worker's "
-            "ZeroMQ receiver). Manager: empty is <data_dir>/security/curve, created at first "
-            "start. Worker: a copy of the manager's folder (also --curve-dir, CEP_CURVE_DIR; "
-            "giving one turns CURVE on)"),
+    Setting(
+        "security",
+        "curve",
+        bool,
+        False,
+        "ZeroMQ CURVE (authentication and encryption) "
+        "on every cluster link: registry, worker <-> spouts, publisher bolts -> workers, "
+        "task links, the worker's ZeroMQ receiver (off: plain TCP, for loopback)",
+    ),
+    Setting(
+        "security",
+        "curve_dir",
+        str,
+        "",
+        "folder of the cluster key pair (cluster.key, "
+        "cluster.key_secret 0600; clients/*.key: outside senders allowed on the worker's "
+        "ZeroMQ receiver). Manager: empty is <data_dir>/security/curve, created at first "
+        "start. Worker: a copy of the manager's folder (also --curve-dir, CEP_CURVE_DIR; "
+        "giving one turns CURVE on)",
+    ),
 ]
 
 
@@ -109,8 +124,10 @@ def load(curve_dir):
     try:
         public, secret = zmq.auth.load_certificate(str(secret_file))
     except (OSError, ValueError) as exc:
-        raise CurveKeyError(f"cannot read the cluster CURVE key {secret_file}: {exc} (copy "
-                            f"the manager's <data dir>/security/curve/ here)") from None
+        raise CurveKeyError(
+            f"cannot read the cluster CURVE key {secret_file}: {exc} (copy "
+            f"the manager's <data dir>/security/curve/ here)"
+        ) from None
     if not secret:
         raise CurveKeyError(f"{secret_file} holds no secret key")
     return CurveKeys(public, secret, _client_keys(curve_dir / "clients"))
@@ -130,16 +147,17 @@ def worker_keys(cfg, env=None):
     if not (cfg["security.curve"] or curve_dir):
         return None
     if not curve_dir:
-        raise CurveKeyError("security.curve is on but no key folder is given (security."
-                            "curve_dir, --curve-dir or CEP_CURVE_DIR)")
+        raise CurveKeyError(
+            "security.curve is on but no key folder is given (security."
+            "curve_dir, --curve-dir or CEP_CURVE_DIR)"
+        )
     return load(curve_dir)
 
 
 def manager_keys(settings, data_dir):
     """The manager's keys: created at first start under security.curve_dir (default
     <data_dir>/security/curve) whether CURVE is on or not; returned only when it is on."""
-    keys = create_or_load(settings["security.curve_dir"] or
-                          Path(data_dir) / "security" / "curve")
+    keys = create_or_load(settings["security.curve_dir"] or Path(data_dir) / "security" / "curve")
     return keys if settings["security.curve"] else None
 
 
@@ -202,8 +220,7 @@ def start_authenticator(ctx, keys):
     with _LOCK:
         auth = _authenticator(ctx)
         auth.configure_curve_callback(_domain(CLUSTER, keys), _Allowed({keys.public}))
-        auth.configure_curve_callback(_domain(INGEST, keys),
-                                      _Allowed({keys.public, *keys.clients}))
+        auth.configure_curve_callback(_domain(INGEST, keys), _Allowed({keys.public, *keys.clients}))
         return auth
 
 
@@ -214,8 +231,9 @@ def plan_token(secret, tenant, plan):
     """The password a plan's publisher bolts present to the workers' publisher ports when
     CURVE is off: derived from the cluster secret, so it differs per plan and needs no
     distribution (the manager's tasks and the workers both hold the secret)."""
-    return hmac.new(secret.encode(), f"publisher/{tenant}/{plan}".encode(),
-                    hashlib.sha256).hexdigest()
+    return hmac.new(
+        secret.encode(), f"publisher/{tenant}/{plan}".encode(), hashlib.sha256
+    ).hexdigest()
 
 
 def plain_server(sock, ctx, domain, password):

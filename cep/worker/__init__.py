@@ -2,6 +2,7 @@
 results out (publishers/). Distributed mode forwards to the plan topologies on Spark through
 receiver spouts and takes results back from publisher bolts; standalone mode runs the plans
 in-process with the engine. See README.md in this folder."""
+
 from cep.worker.config import load_config, WORKER_SCHEMA
 
 __all__ = ["load_config", "WORKER_SCHEMA"]

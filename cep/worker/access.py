@@ -6,6 +6,7 @@ token of a super admin (`Authorization: Bearer`, e.g. Prometheus' `bearer_token`
 worker checks with a manager (`GET /api/v1/whoami`) and remembers for `ttl` seconds. Without
 a secret (a standalone worker, authentication off) they stay open: the worker then binds
 loopback by default. `/health` is always open."""
+
 import json
 import threading
 import time
@@ -32,12 +33,16 @@ class StatusGuard:
         if cluster_secret.check(request.headers.get(cluster_secret.HEADER), self.secret):
             return None
         header = request.headers.get("Authorization", "")
-        if header.startswith("Bearer ") and self._super_admin(header[len("Bearer "):].strip()):
+        if header.startswith("Bearer ") and self._super_admin(header[len("Bearer ") :].strip()):
             return None
-        resp = jsonify({"error": "NotAuthenticatedError",
-                        "message": "this worker's status and metrics need the cluster secret "
-                                   f"({cluster_secret.HEADER}) or a super admin's API token "
-                                   "(Authorization: Bearer)"})
+        resp = jsonify(
+            {
+                "error": "NotAuthenticatedError",
+                "message": "this worker's status and metrics need the cluster secret "
+                f"({cluster_secret.HEADER}) or a super admin's API token "
+                "(Authorization: Bearer)",
+            }
+        )
         resp.headers["WWW-Authenticate"] = 'Bearer realm="cep-worker"'
         return resp, 401
 
@@ -61,8 +66,10 @@ class StatusGuard:
         if self.managers is None:
             return False
         for url in self.managers.urls:
-            req = urllib.request.Request(f"{url}/api/v1/whoami", headers={
-                "Authorization": f"Bearer {token}", "Accept": "application/json"})
+            req = urllib.request.Request(
+                f"{url}/api/v1/whoami",
+                headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+            )
             try:
                 with urllib.request.urlopen(req, timeout=self.managers.timeout) as resp:
                     return json.loads(resp.read()).get("role") == SUPER_ADMIN

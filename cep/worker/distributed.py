@@ -6,6 +6,7 @@ With the manager's `topology.transport: nats` (the plan's deployment entry says 
 through NATS JetStream instead (connectors/nats_transport.py): each imported stream is a
 NatsInflow publishing to the plan's inflow subject, and a NatsPublisherService reads the
 plan's outflow subject; neither registers with the registry."""
+
 import logging
 
 from cep.policy.exceptions import PolicyViolation
@@ -30,8 +31,20 @@ class DistributedPlan:
 
     mode = "distributed"
 
-    def __init__(self, spec, router, registry, cfg, identity, ports=None, keys=None,
-                 threads=None, wal=None, secret=None, memory=None):
+    def __init__(
+        self,
+        spec,
+        router,
+        registry,
+        cfg,
+        identity,
+        ports=None,
+        keys=None,
+        threads=None,
+        wal=None,
+        secret=None,
+        memory=None,
+    ):
         self.spec, self.router, self.registry = spec, router, registry
         self.threads = threads  # the worker's ThreadBook: every thread here is supervised
         self.ports, self.port_key = ports, f"{spec.tenant}/{spec.name}"
@@ -47,17 +60,29 @@ class DistributedPlan:
                 for s in spec.imported:
                     self.inflows[s.stream] = self._inflow(s.stream)
             if "publisher" in roles and spec.exported and self.nats_url:
-                self.service = adopt(threads, NatsPublisherService(
-                    build_sink_set(cfg, spec, memory), self.nats_url, spec.tenant, spec.name),
-                    f"publisher {self.port_key}")
+                self.service = adopt(
+                    threads,
+                    NatsPublisherService(
+                        build_sink_set(cfg, spec, memory), self.nats_url, spec.tenant, spec.name
+                    ),
+                    f"publisher {self.port_key}",
+                )
             elif "publisher" in roles and spec.exported:
                 port = ports.get(self.port_key) if ports else 0
                 # without CURVE, the cluster secret gives the plan's bolts a token of their own
-                token = (curve.plan_token(secret, spec.tenant, spec.name)
-                         if secret and spec.publisher_auth == "token" else None)
-                self.service = PublisherService(build_sink_set(cfg, spec, memory),
-                                                cfg["receivers.http_host"], port, keys=keys,
-                                                token=token, domain=self.port_key)
+                token = (
+                    curve.plan_token(secret, spec.tenant, spec.name)
+                    if secret and spec.publisher_auth == "token"
+                    else None
+                )
+                self.service = PublisherService(
+                    build_sink_set(cfg, spec, memory),
+                    cfg["receivers.http_host"],
+                    port,
+                    keys=keys,
+                    token=token,
+                    domain=self.port_key,
+                )
                 adopt(threads, self.service, f"publisher {self.port_key}")
                 if ports:
                     self._remember_port(ports)
@@ -91,39 +116,78 @@ class DistributedPlan:
     def _inflow(self, stream):
         c, cls, logged = self.cfg, SpoutConnection, {}
         if self.nats_url:  # JetStream keeps what it confirmed: no write-ahead log needed
-            return adopt(self.threads, NatsInflow(
-                self.nats_url, self.spec.tenant, self.spec.name, stream,
-                self.identity.worker_id, capacity=c["transport.buffer_events"],
-                batch_size=c["transport.batch_size"],
-                reconnect_interval=c["transport.reconnect_interval"]),
-                f"inflow {self.port_key}/{stream}")
+            return adopt(
+                self.threads,
+                NatsInflow(
+                    self.nats_url,
+                    self.spec.tenant,
+                    self.spec.name,
+                    stream,
+                    self.identity.worker_id,
+                    capacity=c["transport.buffer_events"],
+                    batch_size=c["transport.batch_size"],
+                    reconnect_interval=c["transport.reconnect_interval"],
+                ),
+                f"inflow {self.port_key}/{stream}",
+            )
         if self.wal is not None:  # accepted events are logged first
             cls, t, p = LoggedSpoutConnection, self.spec.tenant, self.spec.name
             wal = self.wal.open(t, p, stream)
-            logged = {"wal": wal, "control": self.wal.control, "receiver_id":
-                      self.wal.receiver_id(self.identity.worker_id, t, p, stream, wal.log_id)}
-        return adopt(self.threads, cls(
-            self.registry, self.spec.tenant, self.spec.name, stream, self.identity.worker_id,
-            self.identity.machine, capacity=c["transport.buffer_events"],
-            batch_size=c["transport.batch_size"], flush_ms=c["transport.flush_ms"],
-            reconnect_interval=c["transport.reconnect_interval"], keys=self.keys, **logged),
-            f"inflow {self.port_key}/{stream}")
+            logged = {
+                "wal": wal,
+                "control": self.wal.control,
+                "receiver_id": self.wal.receiver_id(
+                    self.identity.worker_id, t, p, stream, wal.log_id
+                ),
+            }
+        return adopt(
+            self.threads,
+            cls(
+                self.registry,
+                self.spec.tenant,
+                self.spec.name,
+                stream,
+                self.identity.worker_id,
+                self.identity.machine,
+                capacity=c["transport.buffer_events"],
+                batch_size=c["transport.batch_size"],
+                flush_ms=c["transport.flush_ms"],
+                reconnect_interval=c["transport.reconnect_interval"],
+                keys=self.keys,
+                **logged,
+            ),
+            f"inflow {self.port_key}/{stream}",
+        )
 
     def start(self):
         for s in self.spec.imported:
             if s.stream in self.inflows:
                 self.inflows[s.stream].start()
                 inflow = self.inflows[s.stream]
-                self.router.register(stream_key(self.spec, s.stream), s.definition,
-                                     inflow.offer, getattr(inflow, "progress", None))
+                self.router.register(
+                    stream_key(self.spec, s.stream),
+                    s.definition,
+                    inflow.offer,
+                    getattr(inflow, "progress", None),
+                )
         if self.service is not None:
             self.service.start()
         if self.service is not None and self.nats_url is None:
-            self.heartbeat = adopt(self.threads, Heartbeat(
-                self.registry, self.cfg["transport.heartbeat_interval"], kind="publisher",
-                tenant=self.spec.tenant, plan=self.spec.name, host=self.identity.host,
-                port=self.service.port, machine=self.identity.machine,
-                worker=self.identity.worker_id), f"heartbeat {self.port_key}").start()
+            self.heartbeat = adopt(
+                self.threads,
+                Heartbeat(
+                    self.registry,
+                    self.cfg["transport.heartbeat_interval"],
+                    kind="publisher",
+                    tenant=self.spec.tenant,
+                    plan=self.spec.name,
+                    host=self.identity.host,
+                    port=self.service.port,
+                    machine=self.identity.machine,
+                    worker=self.identity.worker_id,
+                ),
+                f"heartbeat {self.port_key}",
+            ).start()
         if self.inflows:
             self.sources = start_sources(self.spec, self.router, self.cfg, self.threads)
         return self
@@ -142,7 +206,10 @@ class DistributedPlan:
     def status(self):
         inflow = [c.metrics() for c in self.inflows.values()]
         connected = sum(1 for m in inflow if m["connected"])
-        return {"mode": self.mode, "version": self.spec.version,
-                "inflow": {"required": len(inflow), "connected": connected, "streams": inflow},
-                "outflow": self.service.metrics() if self.service else None,
-                "sources": [s.describe() for s in self.sources]}
+        return {
+            "mode": self.mode,
+            "version": self.spec.version,
+            "inflow": {"required": len(inflow), "connected": connected, "streams": inflow},
+            "outflow": self.service.metrics() if self.service else None,
+            "sources": [s.describe() for s in self.sources],
+        }

@@ -1,4 +1,5 @@
 """Errors of the CEP worker, under one root type."""
+
 from cep.errors import CepError
 
 

@@ -8,6 +8,7 @@ spout goes away (socket monitor: disconnected, or no connection within `connect_
 releases the connection, asks the registry again and reconnects; meanwhile events wait in the
 buffer, and the metrics say how many. Frames already handed to a dead peer's socket are lost
 (at-most-once, like CEP 4.0), but nothing still in the buffer is."""
+
 import collections
 import logging
 import threading
@@ -26,9 +27,21 @@ log = logging.getLogger(__name__)
 class SpoutConnection:
     """Bounded buffer + sender thread for one (tenant, plan, stream)."""
 
-    def __init__(self, registry, tenant, plan, stream, client, machine=(), capacity=100000,
-                 batch_size=1000, flush_ms=5.0, reconnect_interval=1.0, connect_timeout=3.0,
-                 keys=None):
+    def __init__(
+        self,
+        registry,
+        tenant,
+        plan,
+        stream,
+        client,
+        machine=(),
+        capacity=100000,
+        batch_size=1000,
+        flush_ms=5.0,
+        reconnect_interval=1.0,
+        connect_timeout=3.0,
+        keys=None,
+    ):
         self.registry, self.tenant, self.plan, self.stream = registry, tenant, plan, stream
         self.client, self.machine = client, list(machine)
         self.capacity, self.batch_size = capacity, batch_size
@@ -44,8 +57,9 @@ class SpoutConnection:
         self._next_check = 0.0
         self.stats = collections.Counter()
         self.last_error = None
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"inflow {tenant}/{plan}/{stream}")
+        self._thread = threading.Thread(
+            target=self._run, daemon=True, name=f"inflow {tenant}/{plan}/{stream}"
+        )
 
     # -- producer side (receiver threads) --
     def offer(self, events, wait=0.0):
@@ -57,7 +71,7 @@ class SpoutConnection:
         with self._cond:
             while True:
                 room = self.capacity - len(self._buf)
-                chunk = events[taken:taken + max(room, 0)]
+                chunk = events[taken : taken + max(room, 0)]
                 self._buf.extend(chunk)
                 taken += len(chunk)
                 self._cond.notify_all()
@@ -89,12 +103,19 @@ class SpoutConnection:
         self._thread.join(timeout=5)
 
     def metrics(self):
-        return {"stream": self.stream, "connected": self.connected, "endpoint": self.endpoint,
-                "buffered": len(self._buf), "capacity": self.capacity,
-                "sent": self.stats["sent"], "frames": self.stats["frames"],
-                "refused": self.stats["refused"], "reconnects": self.stats["reconnects"],
-                "unencodable": self.stats["unencodable"],
-                "last_error": self.last_error}
+        return {
+            "stream": self.stream,
+            "connected": self.connected,
+            "endpoint": self.endpoint,
+            "buffered": len(self._buf),
+            "capacity": self.capacity,
+            "sent": self.stats["sent"],
+            "frames": self.stats["frames"],
+            "refused": self.stats["refused"],
+            "reconnects": self.stats["reconnects"],
+            "unencodable": self.stats["unencodable"],
+            "last_error": self.last_error,
+        }
 
     # -- sender thread --
     def _run(self):
@@ -111,8 +132,9 @@ class SpoutConnection:
 
     def _connect(self):
         try:
-            found = self.registry.lookup("receiver", self.tenant, self.plan, stream=self.stream,
-                                         machine=self.machine)
+            found = self.registry.lookup(
+                "receiver", self.tenant, self.plan, stream=self.stream, machine=self.machine
+            )
         except RegistryError as exc:
             self._note(f"lookup: {exc}")
             return False
@@ -135,8 +157,11 @@ class SpoutConnection:
             elif event == zmq.EVENT_DISCONNECTED:
                 self._drop(f"spout {self.endpoint} went away")
                 return
-        if not self.connected and self._sock is not None \
-                and time.monotonic() - self._since > self.connect_timeout:
+        if (
+            not self.connected
+            and self._sock is not None
+            and time.monotonic() - self._since > self.connect_timeout
+        ):
             self._drop(f"no connection to {self.endpoint} within {self.connect_timeout} s")
         elif self.connected and time.monotonic() >= self._next_check:
             self._next_check = time.monotonic() + self.reconnect_interval
@@ -155,12 +180,14 @@ class SpoutConnection:
         self.connected = True
         self._next_check = time.monotonic() + self.reconnect_interval
         try:
-            self.connection = self.registry.connect("receiver", self.tenant, self.plan,
-                                                    self.endpoint, self.client, stream=self.stream)
+            self.connection = self.registry.connect(
+                "receiver", self.tenant, self.plan, self.endpoint, self.client, stream=self.stream
+            )
         except RegistryError as exc:  # the data path works; the status will catch up
             self._note(f"connect report: {exc}")
-        log.info("inflow %s/%s/%s connected to %s", self.tenant, self.plan, self.stream,
-                 self.endpoint)
+        log.info(
+            "inflow %s/%s/%s connected to %s", self.tenant, self.plan, self.stream, self.endpoint
+        )
 
     def _send_some(self):
         with self._cond:
@@ -206,8 +233,14 @@ class SpoutConnection:
             return
         if self.connected and not self._stop.is_set():
             self.stats["reconnects"] += 1
-            log.warning("inflow %s/%s/%s: %s; %d events buffered", self.tenant, self.plan,
-                        self.stream, why, len(self._buf))
+            log.warning(
+                "inflow %s/%s/%s: %s; %d events buffered",
+                self.tenant,
+                self.plan,
+                self.stream,
+                why,
+                len(self._buf),
+            )
         self._note(why)
         self._release()
         try:

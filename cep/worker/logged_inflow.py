@@ -11,6 +11,7 @@ The highest offset handed to a spout socket is saved next to the log about once 
 (`mark-sent`); a restarted worker re-sends what the log holds after it, ahead of new events,
 so events accepted but not yet sent when the worker died are not left behind (the spout drops
 offsets it already emitted)."""
+
 import collections
 import logging
 import time
@@ -44,9 +45,15 @@ class LoggedSpoutConnection(SpoutConnection):
         self._sent_mark = after
         if after + 1 < self._head:
             answer = self.replay(after)
-            log.warning("inflow %s/%s/%s: re-sending %d logged events after offset %d that "
-                        "may not have reached a spout before the restart", self.tenant,
-                        self.plan, self.stream, answer["events"], after)
+            log.warning(
+                "inflow %s/%s/%s: re-sending %d logged events after offset %d that "
+                "may not have reached a spout before the restart",
+                self.tenant,
+                self.plan,
+                self.stream,
+                answer["events"],
+                after,
+            )
 
     # -- producer side --
     def offer(self, events, wait=0.0):
@@ -57,7 +64,7 @@ class LoggedSpoutConnection(SpoutConnection):
         done, taken, end = 0, 0, None  # events looked at, events logged and buffered
         with self._cond:
             while True:
-                chunk = events[done:done + max(self.capacity - len(self._buf), 0)]
+                chunk = events[done : done + max(self.capacity - len(self._buf), 0)]
                 if chunk:
                     try:
                         good, chunk_end = self._log(list(chunk))
@@ -110,13 +117,29 @@ class LoggedSpoutConnection(SpoutConnection):
         count = sum(len(e) for _, e in chunks)
         self.stats["replayed"] += count
         if missing:
-            log.error("inflow %s/%s/%s: replay after %d: offsets %s are not in the log "
-                      "(committed, or corrupt records)", self.tenant, self.plan, self.stream,
-                      after, missing)
-        log.info("inflow %s/%s/%s: replaying %d events after offset %d", self.tenant,
-                 self.plan, self.stream, count, after)
-        return {"first": chunks[0][0] if chunks else self._head, "end": self._head,
-                "events": count, "missing": missing}
+            log.error(
+                "inflow %s/%s/%s: replay after %d: offsets %s are not in the log "
+                "(committed, or corrupt records)",
+                self.tenant,
+                self.plan,
+                self.stream,
+                after,
+                missing,
+            )
+        log.info(
+            "inflow %s/%s/%s: replaying %d events after offset %d",
+            self.tenant,
+            self.plan,
+            self.stream,
+            count,
+            after,
+        )
+        return {
+            "first": chunks[0][0] if chunks else self._head,
+            "end": self._head,
+            "events": count,
+            "missing": missing,
+        }
 
     def commit(self, offset):
         return self.wal.commit(offset)
@@ -124,8 +147,11 @@ class LoggedSpoutConnection(SpoutConnection):
     def progress(self) -> dict:
         """Where the log stands: the highest offset appended so far and the highest a
         completed checkpoint committed (HTTP replies carry it: a sender's acknowledgement)."""
-        return {"receiver_id": self.receiver_id, "appended": self.wal.next_offset - 1,
-                "committed": self.wal.committed}
+        return {
+            "receiver_id": self.receiver_id,
+            "appended": self.wal.next_offset - 1,
+            "committed": self.wal.committed,
+        }
 
     # -- sender thread --
     def _send_some(self):
@@ -158,9 +184,9 @@ class LoggedSpoutConnection(SpoutConnection):
             if self._replay:
                 first, events = self._replay.popleft()
                 if len(events) > self.batch_size:
-                    rest = events[self.batch_size:]
+                    rest = events[self.batch_size :]
                     self._replay.appendleft((first + self.batch_size, rest))
-                    events = events[:self.batch_size]
+                    events = events[: self.batch_size]
                 return first, events, True
             if len(self._buf) < self.batch_size:
                 self._cond.wait(self.flush_s)
@@ -182,9 +208,12 @@ class LoggedSpoutConnection(SpoutConnection):
 
     def metrics(self):
         m = super().metrics()
-        m.update(receiver_id=self.receiver_id, replayed=self.stats["replayed"],
-                 replay_queued=sum(len(e) for _, e in list(self._replay)),
-                 wal=self.wal.metrics())
+        m.update(
+            receiver_id=self.receiver_id,
+            replayed=self.stats["replayed"],
+            replay_queued=sum(len(e) for _, e in list(self._replay)),
+            wal=self.wal.metrics(),
+        )
         return m
 
     def stop(self, drain_timeout=2.0):
@@ -198,8 +227,13 @@ class LoggedSpoutConnection(SpoutConnection):
             self.wal.save_mark("sent", self._sent_mark)
             self.wal.close()
         except (OSError, WalError) as exc:
-            log.warning("closing the write-ahead log of %s/%s/%s: %s", self.tenant, self.plan,
-                        self.stream, exc)
+            log.warning(
+                "closing the write-ahead log of %s/%s/%s: %s",
+                self.tenant,
+                self.plan,
+                self.stream,
+                exc,
+            )
 
 
 def _encodable(event):

@@ -6,6 +6,7 @@ and counts connections with every manager's registry and moves lookups to the ne
 manager's registry when one does not answer. Without configured registry addresses, each
 manager's registry is the one its REST API reports (`GET /api/v1/manager`), so a manager on a
 non-default registry port is found."""
+
 import json
 import logging
 import threading
@@ -26,8 +27,10 @@ def worker_secret(cfg):
     $CEP_CLUSTER_SECRET; None (with a warning: the manager will refuse plan sync) without."""
     secret = cluster_secret.read(cfg["managers.cluster_secret_file"] or None)
     if secret is None:
-        log.warning("no cluster secret (managers.cluster_secret_file or CEP_CLUSTER_SECRET): "
-                    "a manager with security.auth on refuses this worker's plan sync")
+        log.warning(
+            "no cluster secret (managers.cluster_secret_file or CEP_CLUSTER_SECRET): "
+            "a manager with security.auth on refuses this worker's plan sync"
+        )
     return secret
 
 
@@ -60,8 +63,9 @@ class ManagerSet:
                 _, _, body = self._get(self.urls[i] + "/api/v1/manager", None)
                 address = body["registry"]
             except (OSError, ValueError, KeyError, TypeError, urllib.error.URLError) as exc:
-                raise ManagerUnavailableError(f"manager {self.urls[i]} did not tell its "
-                                              f"registry address: {exc}") from None
+                raise ManagerUnavailableError(
+                    f"manager {self.urls[i]} did not tell its registry address: {exc}"
+                ) from None
             log.info("manager %s: registry %s", self.urls[i], address)
             self.learned[i] = address
         return self.learned[i]
@@ -97,9 +101,11 @@ class ManagerSet:
             if exc.code == 304:
                 return 304, etag, None
             if exc.code == 401:
-                raise OSError(f"HTTP 401: the manager refused this worker's cluster secret "
-                              f"({'none given' if not self.secret else 'wrong secret'}; see "
-                              f"--cluster-secret-file)") from None
+                raise OSError(
+                    f"HTTP 401: the manager refused this worker's cluster secret "
+                    f"({'none given' if not self.secret else 'wrong secret'}; see "
+                    f"--cluster-secret-file)"
+                ) from None
             raise OSError(f"HTTP {exc.code}: {exc.read()[:200]!r}") from None
 
 
@@ -140,8 +146,9 @@ class FailoverRegistry(GroupCalls):
                     address = self.managers.registry(i)
                 except ManagerUnavailableError as exc:
                     raise RegistryUnavailableError(str(exc)) from None
-                self._clients[i] = RegistryClient(address, timeout=self.timeout, retries=0,
-                                                  security=self.security)
+                self._clients[i] = RegistryClient(
+                    address, timeout=self.timeout, retries=0, security=self.security
+                )
             return self._clients[i]
 
     def _lost(self, i):

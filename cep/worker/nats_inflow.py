@@ -16,6 +16,7 @@ When the confirmation does not come within confirm_timeout (the server went away
 middle of an offer), the offer fails (the receiver answers 503) and withdraws its events the
 sender has not taken yet, so a client that sends them again does not have them twice; only
 those already handed to the server (at most one round) may be stored too."""
+
 import collections
 import logging
 import threading
@@ -25,8 +26,14 @@ import uuid
 from cep.protocol.frames import encode_batch
 from connectors.aio import LoopThread
 from connectors.connections import shown
-from connectors.nats_transport import MSG_ID, connect, ensure_stream, inflow_filter, \
-    inflow_stream, inflow_subject
+from connectors.nats_transport import (
+    MSG_ID,
+    connect,
+    ensure_stream,
+    inflow_filter,
+    inflow_stream,
+    inflow_subject,
+)
 from receivers.wal.exceptions import WalError
 
 log = logging.getLogger(__name__)
@@ -42,9 +49,18 @@ class NatsInflowError(WalError):
 class NatsInflow:
     """Bounded buffer + sender thread for one (tenant, plan, stream); see the module doc."""
 
-    def __init__(self, url: str, tenant: int, plan: str, stream: str, client: str,
-                 capacity: int = 100000, batch_size: int = 1000,
-                 reconnect_interval: float = 1.0, confirm_timeout: float = 10.0):
+    def __init__(
+        self,
+        url: str,
+        tenant: int,
+        plan: str,
+        stream: str,
+        client: str,
+        capacity: int = 100000,
+        batch_size: int = 1000,
+        reconnect_interval: float = 1.0,
+        confirm_timeout: float = 10.0,
+    ):
         self.url, self.tenant, self.plan, self.stream = url, tenant, plan, stream
         self.client = client
         self.capacity, self.batch_size = capacity, batch_size
@@ -63,8 +79,9 @@ class NatsInflow:
         self.connected = False
         self.stats = collections.Counter()
         self.last_error = None
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"nats inflow {tenant}/{plan}/{stream}")
+        self._thread = threading.Thread(
+            target=self._run, daemon=True, name=f"nats inflow {tenant}/{plan}/{stream}"
+        )
 
     # -- producer side (receiver threads) --
     def offer(self, events, wait: float = 0.0) -> int:
@@ -80,7 +97,7 @@ class NatsInflow:
         taken, chunks = 0, []  # (position, length) of this call's chunks in the buffer
         with self._cond:
             while True:
-                chunk = events[taken:taken + max(self.capacity - len(self._buf), 0)]
+                chunk = events[taken : taken + max(self.capacity - len(self._buf), 0)]
                 if chunk:
                     chunks.append((self._offered, len(chunk)))
                 self._buf.extend(chunk)
@@ -101,7 +118,8 @@ class NatsInflow:
                         f"NATS transport {shown(self.url)}: JetStream did not confirm "
                         f"{self.subject} within {self.confirm_timeout} s ({self.last_error}); "
                         f"{withdrawn} of the {taken} events were withdrawn, "
-                        f"{taken - withdrawn} may be stored")
+                        f"{taken - withdrawn} may be stored"
+                    )
                 self._cond.wait(min(left, 0.05))
         refused = len(events) - taken
         if refused:
@@ -139,14 +157,22 @@ class NatsInflow:
         self._close()
 
     def metrics(self) -> dict:
-        return {"stream": self.stream, "connected": self.connected,
-                "endpoint": f"{shown(self.url)} {self.subject}", "transport": "nats",
-                "buffered": len(self._buf), "capacity": self.capacity,
-                "sent": self.stats["sent"], "frames": self.stats["frames"],
-                "refused": self.stats["refused"], "reconnects": self.stats["reconnects"],
-                "duplicates": self.stats["duplicates"], "unencodable": self.stats["unencodable"],
-                "withdrawn": self.stats["withdrawn"],
-                "last_error": self.last_error}
+        return {
+            "stream": self.stream,
+            "connected": self.connected,
+            "endpoint": f"{shown(self.url)} {self.subject}",
+            "transport": "nats",
+            "buffered": len(self._buf),
+            "capacity": self.capacity,
+            "sent": self.stats["sent"],
+            "frames": self.stats["frames"],
+            "refused": self.stats["refused"],
+            "reconnects": self.stats["reconnects"],
+            "duplicates": self.stats["duplicates"],
+            "unencodable": self.stats["unencodable"],
+            "withdrawn": self.stats["withdrawn"],
+            "last_error": self.last_error,
+        }
 
     # -- sender thread --
     def _run(self):
@@ -167,8 +193,14 @@ class NatsInflow:
             self.last_error = f"connect: {type(exc).__name__}: {exc}"
             return False
         self.connected = True
-        log.info("inflow %s/%s/%s publishes to %s on %s", self.tenant, self.plan, self.stream,
-                 self.subject, shown(self.url))
+        log.info(
+            "inflow %s/%s/%s publishes to %s on %s",
+            self.tenant,
+            self.plan,
+            self.stream,
+            self.subject,
+            shown(self.url),
+        )
         return True
 
     async def _open(self):
@@ -203,15 +235,23 @@ class NatsInflow:
                 self._cond.notify_all()
         if not frames:
             return False
-        frames = [(mid, frame if frame is not None else self._encode(events), events)
-                  for mid, frame, events in frames]
+        frames = [
+            (mid, frame if frame is not None else self._encode(events), events)
+            for mid, frame, events in frames
+        ]
         try:
             dups = self._publish_round(frames)
         except Exception as exc:  # noqa: BLE001 - the server or the connection failed
             self.last_error = f"publish: {type(exc).__name__}: {exc}"
             self.stats["reconnects"] += 1
-            log.warning("inflow %s/%s/%s: %s; %d frame(s) are published again", self.tenant,
-                        self.plan, self.stream, self.last_error, len(frames))
+            log.warning(
+                "inflow %s/%s/%s: %s; %d frame(s) are published again",
+                self.tenant,
+                self.plan,
+                self.stream,
+                self.last_error,
+                len(frames),
+            )
             with self._cond:
                 self._retry = frames + self._retry
             self.connected = bool(self.nc is not None and self.nc.is_connected)
@@ -231,9 +271,13 @@ class NatsInflow:
 
     async def _publish(self, frames) -> int:
         import asyncio
-        futures = [await self.js.publish_async(self.subject, frame, headers={MSG_ID: mid},
-                                               wait_stall=self.confirm_timeout)
-                   for mid, frame, _ in frames]
+
+        futures = [
+            await self.js.publish_async(
+                self.subject, frame, headers={MSG_ID: mid}, wait_stall=self.confirm_timeout
+            )
+            for mid, frame, _ in frames
+        ]
         acks = await asyncio.wait_for(asyncio.gather(*futures), self.confirm_timeout)
         return sum(1 for a in acks if a.duplicate)
 
@@ -251,8 +295,7 @@ class NatsInflow:
                 except (OverflowError, ValueError, TypeError):
                     self.stats["unencodable"] += 1
             self.last_error = f"{len(events) - len(good)} event(s) dropped, not encodable: {exc}"
-            log.error("inflow %s/%s/%s: %s", self.tenant, self.plan, self.stream,
-                      self.last_error)
+            log.error("inflow %s/%s/%s: %s", self.tenant, self.plan, self.stream, self.last_error)
             return encode_batch(self.stream, good)
 
     def _close(self):

@@ -1,8 +1,9 @@
 """The worker node: its HTTP and ZeroMQ receivers, its deployed plans and its deployment sync.
 
-    w = Worker(load_config(overrides={...})).start()
-    w.status(); w.stop()
+w = Worker(load_config(overrides={...})).start()
+w.status(); w.stop()
 """
+
 import ipaddress
 import logging
 import threading
@@ -62,6 +63,7 @@ def _stop_quietly(handle):
 @dataclass(frozen=True)
 class Identity:
     """Who this worker is to the registry: id, advertised host, machine identity."""
+
     worker_id: str
     host: str
     machine: tuple
@@ -87,11 +89,13 @@ class Worker:
         self.links = _link_security(cfg)  # CURVE keys and cluster secret
         # status and metrics name every tenant: the cluster secret or a super admin's token
         self.guard = StatusGuard(self.links.secret)
-        app = create_app(self.router, [status_blueprint(self, self.guard), wal_blueprint(self),
-                                       *ha.blueprints(self.ha)],
-                         ReceiverLimits.from_config(cfg),
-                         ready=lambda: getattr(getattr(self, "sync", None), "synced", False),
-                         guard=self.guard.refused)
+        app = create_app(
+            self.router,
+            [status_blueprint(self, self.guard), wal_blueprint(self), *ha.blueprints(self.ha)],
+            ReceiverLimits.from_config(cfg),
+            ready=lambda: getattr(getattr(self, "sync", None), "synced", False),
+            guard=self.guard.refused,
+        )
         self.http = HttpServer(app, cfg["receivers.http_host"], cfg["receivers.http_port"])
         self.zmq = None
         if cfg["receivers.zmq_port"] >= 0:
@@ -100,13 +104,19 @@ class Worker:
             self.threads.adopt(self.zmq, f"zmq-receiver {self.zmq.url}")
         for name in ("receivers.http_host", "receivers.zmq_host"):
             if not _is_loopback(cfg[name]):
-                log.warning("%s is %s, not loopback: the worker's listeners take events and "
-                            "publisher frames without authentication (ingest keys aside); see "
-                            "SECURITY.md", name, cfg[name])
+                log.warning(
+                    "%s is %s, not loopback: the worker's listeners take events and "
+                    "publisher frames without authentication (ingest keys aside); see "
+                    "SECURITY.md",
+                    name,
+                    cfg[name],
+                )
         host = cfg["worker.advertised_host"] or (
-            "127.0.0.1" if _is_loopback(cfg["receivers.http_host"]) else default_host())
-        self.identity = Identity(worker_id(cfg, self.http.port), host,
-                                 tuple(machine_identity(host)))
+            "127.0.0.1" if _is_loopback(cfg["receivers.http_host"]) else default_host()
+        )
+        self.identity = Identity(
+            worker_id(cfg, self.http.port), host, tuple(machine_identity(host))
+        )
         ha.attach(self)
         if self.wal is not None:  # where spouts send commit/replay requests (wal_api.py)
             self.wal.bind(self.identity.worker_id, f"http://{host}:{self.http.port}")
@@ -114,19 +124,26 @@ class Worker:
         self.self_undeploy = None
         if self.mode == "distributed":
             self.ports = PortBook(cfg["worker.state_dir"], self.identity.worker_id)
-            self.managers = ManagerSet(cfg["managers.urls"], cfg["managers.registries"],
-                                       cfg["managers.timeout"], self.links.secret)
+            self.managers = ManagerSet(
+                cfg["managers.urls"],
+                cfg["managers.registries"],
+                cfg["managers.timeout"],
+                self.links.secret,
+            )
             self.guard.managers = self.managers  # super-admin tokens are checked there
-            self.registry = FailoverRegistry(self.managers, cfg["managers.timeout"],
-                                             security=self.links)
+            self.registry = FailoverRegistry(
+                self.managers, cfg["managers.timeout"], security=self.links
+            )
             self.self_undeploy = SelfUndeploy.from_config(cfg)
-            self.sync = ManagerSync(self, self.managers, cfg["managers.poll_interval"],
-                                    self.self_undeploy)
+            self.sync = ManagerSync(
+                self, self.managers, cfg["managers.poll_interval"], self.self_undeploy
+            )
             self.reporter = WorkerReporter(self, self.registry, cfg["transport.heartbeat_interval"])
             self.threads.adopt(self.reporter, "worker-info")
         else:
-            self.sync = LocalPlanSync(self, cfg["standalone.plans"], cfg["worker.tenant"],
-                                      cfg["managers.poll_interval"])
+            self.sync = LocalPlanSync(
+                self, cfg["standalone.plans"], cfg["worker.tenant"], cfg["managers.poll_interval"]
+            )
         self.threads.adopt(self.sync, "deployment-sync")
 
     @property
@@ -146,8 +163,13 @@ class Worker:
         self.sync.start()
         if self.reporter:
             self.reporter.start()
-        log.info("worker %s (%s) up: HTTP %s, ZeroMQ %s", self.identity.worker_id, self.mode,
-                 self.http.url, self.zmq_url)
+        log.info(
+            "worker %s (%s) up: HTTP %s, ZeroMQ %s",
+            self.identity.worker_id,
+            self.mode,
+            self.http.url,
+            self.zmq_url,
+        )
         return self
 
     def stop(self):
@@ -195,29 +217,53 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - one plan's failure must not stop the sync
             if handle is not None:  # built, then refused while starting (e.g. a @source the
                 _stop_quietly(handle)  # host policy refuses): release its ports and endpoints
-            reason = str(exc) if isinstance(exc, PlanDeployError) else \
-                f"plan {spec.name}: {type(exc).__name__}: {exc}"
+            reason = (
+                str(exc)
+                if isinstance(exc, PlanDeployError)
+                else f"plan {spec.name}: {type(exc).__name__}: {exc}"
+            )
             self.failed[spec.key] = (spec.version, reason)
-            log.error("plan %s (tenant %s) not deployed: %s", spec.name, spec.tenant, reason,
-                      exc_info=not isinstance(exc, PlanDeployError))
+            log.error(
+                "plan %s (tenant %s) not deployed: %s",
+                spec.name,
+                spec.tenant,
+                reason,
+                exc_info=not isinstance(exc, PlanDeployError),
+            )
             return None
         self.failed.pop(spec.key, None)
         self.plans[spec.key] = handle
-        log.info("plan %s (tenant %s) version %s deployed (%s)", spec.name, spec.tenant,
-                 spec.version, self.mode)
+        log.info(
+            "plan %s (tenant %s) version %s deployed (%s)",
+            spec.name,
+            spec.tenant,
+            spec.version,
+            self.mode,
+        )
         return handle
 
     def _build(self, spec):
         if self.mode == "standalone":
             from cep.worker.standalone import StandalonePlan
+
             if self.ha is not None:
                 return self.ha.build_plan(spec, self.router, self.cfg)
             return StandalonePlan(spec, self.router, self.cfg)
         from cep.worker.distributed import DistributedPlan
-        return DistributedPlan(spec, self.router, self.registry, self.cfg, self.identity,
-                               self.ports, keys=self.links.curve, threads=self.threads,
-                               wal=self.wal, secret=self.links.secret,
-                               memory=self.output_marks)
+
+        return DistributedPlan(
+            spec,
+            self.router,
+            self.registry,
+            self.cfg,
+            self.identity,
+            self.ports,
+            keys=self.links.curve,
+            threads=self.threads,
+            wal=self.wal,
+            secret=self.links.secret,
+            memory=self.output_marks,
+        )
 
     def undeploy(self, key, unregister=True):
         handle = self.plans.pop(key, None)
@@ -229,16 +275,31 @@ class Worker:
     def status(self):
         with self._lock:
             plans = {f"{t}/{n}": h.status() for (t, n), h in sorted(self.plans.items())}
-            failed = {f"{t}/{n}": {"version": v, "error": m}
-                      for (t, n), (v, m) in sorted(self.failed.items())}
-        return {"worker": self.identity.worker_id, "mode": self.mode,
-                "host": self.identity.host, "roles": self.cfg["worker.roles"],
-                "http": self.http.url, "zmq": self.zmq_url, "sync": self.sync.describe(),
-                "plans": plans, "failed": failed, "threads": self.threads.describe(),
-                "selfUndeploy": self.self_undeploy.describe() if self.self_undeploy else None,
-                "ha": self.ha.describe() if self.ha else None,
-                "workerInfo": ({"sent": self.reporter.sent, "last_error": self.reporter.last_error}
-                               if self.reporter else None),
-                "receivers": {"streams": self.router.counters(),
-                              "zmq_bad_messages": self.zmq.bad_messages if self.zmq else 0,
-                              "zmq_wal_waits": self.zmq.wal_waits if self.zmq else 0}}
+            failed = {
+                f"{t}/{n}": {"version": v, "error": m}
+                for (t, n), (v, m) in sorted(self.failed.items())
+            }
+        return {
+            "worker": self.identity.worker_id,
+            "mode": self.mode,
+            "host": self.identity.host,
+            "roles": self.cfg["worker.roles"],
+            "http": self.http.url,
+            "zmq": self.zmq_url,
+            "sync": self.sync.describe(),
+            "plans": plans,
+            "failed": failed,
+            "threads": self.threads.describe(),
+            "selfUndeploy": self.self_undeploy.describe() if self.self_undeploy else None,
+            "ha": self.ha.describe() if self.ha else None,
+            "workerInfo": (
+                {"sent": self.reporter.sent, "last_error": self.reporter.last_error}
+                if self.reporter
+                else None
+            ),
+            "receivers": {
+                "streams": self.router.counters(),
+                "zmq_bad_messages": self.zmq.bad_messages if self.zmq else 0,
+                "zmq_wal_waits": self.zmq.wal_waits if self.zmq else 0,
+            },
+        }

@@ -1,6 +1,7 @@
 """What a worker needs to know about a plan: its imported and exported streams, their
 definitions and their @source/@sink settings, from the manager's deployment description
 (PROTOCOL.md section 3) or from a compiled plan (standalone mode)."""
+
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -12,6 +13,7 @@ from publishers.sinks import map_of, sink_specs_from_annotations
 @dataclass(frozen=True)
 class StreamSpec:
     """One imported or exported stream: Siddhi id, definition, and source or sink specs."""
+
     stream: str
     definition: StreamDefinition
     specs: tuple = ()  # of {"type": ..., "options": {...}}
@@ -21,6 +23,7 @@ class StreamSpec:
 @dataclass(frozen=True)
 class PlanSpec:
     """A plan as the worker serves it; `plan` is the compiled model (standalone only)."""
+
     tenant: int
     name: str
     version: int
@@ -44,19 +47,26 @@ def spec_from_deployment(entry):
     """A PlanSpec from one `plans[]` entry of GET /api/v1/deployments."""
     try:
         tenant, name = int(entry["tenant"]), str(entry["name"])
-        if not -(2 ** 31) <= tenant < 2 ** 31:  # tenant ids are 32-bit
+        if not -(2**31) <= tenant < 2**31:  # tenant ids are 32-bit
             raise ValueError(f"tenant id {tenant} is outside the 32-bit range")
         version = int(entry.get("version", 0))
         where = f"plan {name} (tenant {tenant})"
         imported = tuple(_stream_from_entry(s, "sources", where) for s in entry.get("imported", ()))
         exported = tuple(_stream_from_entry(s, "sinks", where) for s in entry.get("exported", ()))
     except (KeyError, TypeError, ValueError) as exc:
-        raise DeploymentFormatError(f"deployment entry {str(entry)[:200]}: "
-                                    f"{type(exc).__name__}: {exc}") from None
-    return PlanSpec(tenant, name, version, imported, exported,
-                    publisher_auth=str(entry.get("publisherAuth") or "none"),
-                    transport=str(entry.get("transport") or "zmq").lower(),
-                    transport_connection=str(entry.get("transportConnection") or ""))
+        raise DeploymentFormatError(
+            f"deployment entry {str(entry)[:200]}: {type(exc).__name__}: {exc}"
+        ) from None
+    return PlanSpec(
+        tenant,
+        name,
+        version,
+        imported,
+        exported,
+        publisher_auth=str(entry.get("publisherAuth") or "none"),
+        transport=str(entry.get("transport") or "zmq").lower(),
+        transport_connection=str(entry.get("transportConnection") or ""),
+    )
 
 
 def _stream_from_entry(s, specs_key, where):
@@ -65,8 +75,9 @@ def _stream_from_entry(s, specs_key, where):
     for attr_name, type_name in s["attributes"]:
         kind = TYPES.get(str(type_name).lower())
         if kind is None:
-            raise DeploymentFormatError(f"{where}, stream {stream}: attribute {attr_name!r} has "
-                                        f"unknown type {type_name!r}")
+            raise DeploymentFormatError(
+                f"{where}, stream {stream}: attribute {attr_name!r} has unknown type {type_name!r}"
+            )
         attrs.append(Attribute(str(attr_name), kind))
     definition = StreamDefinition(stream, tuple(attrs), text=s.get("definition") or "")
     specs = tuple(_io_spec(x) for x in (s.get(specs_key) or ()))
@@ -87,11 +98,18 @@ def spec_from_plan(plan, tenant, version=0):
     if not exported:
         exported = [s for s in plan.streams if s.id in written]
     return PlanSpec(
-        tenant, plan.name, version,
+        tenant,
+        plan.name,
+        version,
         tuple(StreamSpec(s.id, s, _source_specs(s), _value(s, "Import")) for s in imported),
-        tuple(StreamSpec(s.id, s, tuple(sink_specs_from_annotations(s.annotations)),
-                         _value(s, "Export")) for s in exported),
-        plan)
+        tuple(
+            StreamSpec(
+                s.id, s, tuple(sink_specs_from_annotations(s.annotations)), _value(s, "Export")
+            )
+            for s in exported
+        ),
+        plan,
+    )
 
 
 def _insert_targets(plan):
@@ -99,8 +117,9 @@ def _insert_targets(plan):
     for p in plan.elements:
         if isinstance(p, Partition):
             queries.extend(p.queries)
-    return {q.output.target for q in queries
-            if isinstance(q.output, InsertInto) and not q.output.inner}
+    return {
+        q.output.target for q in queries if isinstance(q.output, InsertInto) and not q.output.inner
+    }
 
 
 def _has(definition, *names):

@@ -1,5 +1,6 @@
 """The parts every deployed plan shares: router keys, sources of imported streams, sinks of
 exported streams (their @sink specs, else the worker's default sink)."""
+
 import logging
 import os
 
@@ -37,13 +38,17 @@ def build_sink_set(cfg, spec, memory=None):
     answered, a restart of the plan's services), so results its topology replays after the
     plan is back are still recognised as duplicates and a stale attempt stays fenced. A new
     topology's publisher bolts start fresh, which clears their marks (delivery.Dedup)."""
-    specs = {s.stream: [{**x, "definition": s.definition} for x in s.specs]
-             for s in spec.exported}
+    specs = {s.stream: [{**x, "definition": s.definition} for x in s.specs] for s in spec.exported}
     try:
-        sset = SinkSet.from_specs(specs, label=f"{spec.tenant}/{spec.name}",
-                                  policy=host_policy(cfg), tenant=spec.tenant,
-                                  default=lambda stream: default_sink_spec(cfg, spec, stream),
-                                  delivery=cfg["delivery.default"], dedup=cfg["delivery.dedup"])
+        sset = SinkSet.from_specs(
+            specs,
+            label=f"{spec.tenant}/{spec.name}",
+            policy=host_policy(cfg),
+            tenant=spec.tenant,
+            default=lambda stream: default_sink_spec(cfg, spec, stream),
+            delivery=cfg["delivery.default"],
+            dedup=cfg["delivery.dedup"],
+        )
     except PublisherError as exc:
         raise PlanDeployError(f"plan {spec.name}: {exc}") from None
     if memory is not None:
@@ -55,6 +60,7 @@ def check_policy(spec, cfg):
     """PlanDeployError when a compiled plan (standalone) breaks the host policy's limits,
     file roots or allow-lists (the manager checks distributed plans when they are added)."""
     from cep.policy import PlanPolicyError, check_plan
+
     try:
         check_plan(spec.plan, host_policy(cfg), spec.tenant)
     except PlanPolicyError as exc:
@@ -74,9 +80,15 @@ def start_sources(spec, router, cfg=None, threads=None):
         for s in spec.imported:
             for src in s.specs:
                 options = {"type": src["type"], **src.get("options", {})}
-                source = build_source(options, router, stream_key(spec, s.stream), policy, limits,
-                                      src.get("map"),
-                                      cfg["worker.state_dir"] if cfg is not None else None)
+                source = build_source(
+                    options,
+                    router,
+                    stream_key(spec, s.stream),
+                    policy,
+                    limits,
+                    src.get("map"),
+                    cfg["worker.state_dir"] if cfg is not None else None,
+                )
                 started.append(source)
                 _supervise(threads, source, f"source {spec.tenant}/{spec.name}/{s.stream}")
                 source.start()
@@ -85,8 +97,9 @@ def start_sources(spec, router, cfg=None, threads=None):
         raise PlanDeployError(f"plan {spec.name}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - e.g. zmq.ZMQError: address in use
         stop_all(started)
-        raise PlanDeployError(f"plan {spec.name}: @source failed: "
-                              f"{type(exc).__name__}: {exc}") from None
+        raise PlanDeployError(
+            f"plan {spec.name}: @source failed: {type(exc).__name__}: {exc}"
+        ) from None
     return started
 
 

@@ -2,6 +2,7 @@
 `<worker.state_dir>/<worker id>/ports.json`, so that a restarted worker binds the same ports.
 Publisher bolts' PUSH sockets then reconnect to it by themselves (ZeroMQ retries the address)
 and frames they queued meanwhile are delivered."""
+
 import json
 import logging
 import os

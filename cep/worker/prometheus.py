@@ -4,6 +4,7 @@ A collector reads the live counters at scrape time (receivers per stream, inflow
 spouts, CEP publishers and their sinks), so nothing is counted twice and no per-event work is
 added. Each worker has its own CollectorRegistry (not the process-wide one), so several
 workers in one process (tests) do not clash."""
+
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
@@ -32,12 +33,19 @@ class WorkerCollector:
         yield from wal_families(wid, handles)
         if getattr(w, "ha", None) is not None:  # the standalone HA pair
             from cep.worker.ha.metrics import ha_families
+
             yield from ha_families(wid, w.ha)
 
     def _receivers(self, wid, counters):
-        fams = {k: _family("counter", f"cep_worker_receiver_events_{k}",
-                           f"events {k} by the worker's receivers, per stream", STREAM)
-                for k in ("accepted", "rejected", "refused")}
+        fams = {
+            k: _family(
+                "counter",
+                f"cep_worker_receiver_events_{k}",
+                f"events {k} by the worker's receivers, per stream",
+                STREAM,
+            )
+            for k in ("accepted", "rejected", "refused")
+        }
         for key, c in counters.items():
             labels = [wid, *key.split("/", 2)]
             for k, fam in fams.items():
@@ -45,14 +53,30 @@ class WorkerCollector:
         return fams.values()
 
     def _inflow(self, wid, handles):
-        sent = _family("counter", "cep_worker_inflow_events_forwarded",
-                       "events forwarded to the plan's receiver spouts", STREAM)
-        refused = _family("counter", "cep_worker_inflow_events_refused",
-                          "events refused because the inflow buffer was full", STREAM)
-        buffered = _family("gauge", "cep_worker_inflow_buffered_events",
-                           "events queued for a receiver spout (queue depth)", STREAM)
-        conns = _family("gauge", "cep_worker_inflow_connections",
-                        "open connections to receiver spouts (1 per served stream)", STREAM)
+        sent = _family(
+            "counter",
+            "cep_worker_inflow_events_forwarded",
+            "events forwarded to the plan's receiver spouts",
+            STREAM,
+        )
+        refused = _family(
+            "counter",
+            "cep_worker_inflow_events_refused",
+            "events refused because the inflow buffer was full",
+            STREAM,
+        )
+        buffered = _family(
+            "gauge",
+            "cep_worker_inflow_buffered_events",
+            "events queued for a receiver spout (queue depth)",
+            STREAM,
+        )
+        conns = _family(
+            "gauge",
+            "cep_worker_inflow_connections",
+            "open connections to receiver spouts (1 per served stream)",
+            STREAM,
+        )
         for key, h in handles.items():
             for stream, c in getattr(h, "inflows", {}).items():
                 m = c.metrics()
@@ -64,23 +88,43 @@ class WorkerCollector:
         return sent, refused, buffered, conns
 
     def _publishers(self, wid, handles):
-        frames = _family("counter", "cep_worker_publisher_events_received",
-                         "events the plan's CEP publisher took from publisher bolts", PLAN)
-        dropped = _family("counter", "cep_worker_publisher_frames_dropped",
-                          "frames the CEP publisher could not decode or route", PLAN)
-        sent = _family("counter", "cep_worker_sink_events_sent",
-                       "events written to the stream's sinks", STREAM)
-        errors = _family("counter", "cep_worker_sink_events_failed",
-                         "events a sink failed to write", STREAM)
-        dups = _family("counter", "cep_worker_sink_duplicates",
-                       "results a replay sent again, recognised by their identity", STREAM)
-        dropped_by_sink = _family("counter", "cep_worker_sink_dedup_dropped",
-                                  "replayed results deduplication kept from this sink "
-                                  "(sink: <type>#<index in the stream's sinks>)",
-                                  STREAM + ["sink"])
-        gaps = _family("counter", "cep_worker_publisher_result_gaps",
-                       "results missing from a lane's numbers: never reached this worker "
-                       "(logged at ERROR)", PLAN)
+        frames = _family(
+            "counter",
+            "cep_worker_publisher_events_received",
+            "events the plan's CEP publisher took from publisher bolts",
+            PLAN,
+        )
+        dropped = _family(
+            "counter",
+            "cep_worker_publisher_frames_dropped",
+            "frames the CEP publisher could not decode or route",
+            PLAN,
+        )
+        sent = _family(
+            "counter", "cep_worker_sink_events_sent", "events written to the stream's sinks", STREAM
+        )
+        errors = _family(
+            "counter", "cep_worker_sink_events_failed", "events a sink failed to write", STREAM
+        )
+        dups = _family(
+            "counter",
+            "cep_worker_sink_duplicates",
+            "results a replay sent again, recognised by their identity",
+            STREAM,
+        )
+        dropped_by_sink = _family(
+            "counter",
+            "cep_worker_sink_dedup_dropped",
+            "replayed results deduplication kept from this sink "
+            "(sink: <type>#<index in the stream's sinks>)",
+            STREAM + ["sink"],
+        )
+        gaps = _family(
+            "counter",
+            "cep_worker_publisher_result_gaps",
+            "results missing from a lane's numbers: never reached this worker (logged at ERROR)",
+            PLAN,
+        )
         for key, h in handles.items():
             service = getattr(h, "service", None)
             if service is not None:
@@ -99,24 +143,32 @@ class WorkerCollector:
                 errors.add_metric(labels, s.get("failed", 0))
                 dups.add_metric(labels, s.get("duplicates", 0))
                 for i, sink in enumerate(s.get("sinks", ())):
-                    dropped_by_sink.add_metric(labels + [f"{sink.get('type')}#{i}"],
-                                               sink.get("dedup_dropped", 0))
+                    dropped_by_sink.add_metric(
+                        labels + [f"{sink.get('type')}#{i}"], sink.get("dedup_dropped", 0)
+                    )
         return frames, dropped, sent, errors, dups, dropped_by_sink, gaps
 
 
 WAL_GAUGES = {  # LoggedSpoutConnection.metrics()["wal"] key -> (metric, help)
     "size_bytes": ("cep_worker_wal_size_bytes", "bytes of the stream's write-ahead log"),
     "segments": ("cep_worker_wal_segments", "segment files of the stream's write-ahead log"),
-    "oldest_uncommitted_age_s": ("cep_worker_wal_oldest_uncommitted_age_seconds",
-                                 "age of the oldest event no checkpoint covers yet"),
+    "oldest_uncommitted_age_s": (
+        "cep_worker_wal_oldest_uncommitted_age_seconds",
+        "age of the oldest event no checkpoint covers yet",
+    ),
     "appended_offset": ("cep_worker_wal_appended_offset", "last offset appended to the log"),
     "committed_offset": ("cep_worker_wal_committed_offset", "last offset committed (-1: none)"),
 }
 WAL_COUNTERS = {
-    "corrupt_records": ("cep_worker_wal_corrupt_records", "log records that failed their "
-                        "CRC32 (reported, never replayed)"),
-    "full_refusals": ("cep_worker_wal_backpressure", "appends refused because the log was "
-                      "over wal.max_bytes or wal.max_age_s (HTTP 503, ZeroMQ held)"),
+    "corrupt_records": (
+        "cep_worker_wal_corrupt_records",
+        "log records that failed their CRC32 (reported, never replayed)",
+    ),
+    "full_refusals": (
+        "cep_worker_wal_backpressure",
+        "appends refused because the log was "
+        "over wal.max_bytes or wal.max_age_s (HTTP 503, ZeroMQ held)",
+    ),
     "write_errors": ("cep_worker_wal_write_errors", "group-commit rounds that failed"),
 }
 
@@ -125,8 +177,12 @@ def wal_families(wid, handles):
     """The write-ahead log of each imported stream, from its inflow's metrics."""
     fams = {k: _family("gauge", n, h, STREAM) for k, (n, h) in WAL_GAUGES.items()}
     fams.update({k: _family("counter", n, h, STREAM) for k, (n, h) in WAL_COUNTERS.items()})
-    replayed = _family("counter", "cep_worker_wal_replayed_events",
-                       "events re-sent to a receiver spout on its replay request", STREAM)
+    replayed = _family(
+        "counter",
+        "cep_worker_wal_replayed_events",
+        "events re-sent to a receiver spout on its replay request",
+        STREAM,
+    )
     for key, h in handles.items():
         for stream, c in getattr(h, "inflows", {}).items():
             m = c.metrics()

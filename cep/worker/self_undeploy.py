@@ -10,6 +10,7 @@ they count as refused) instead of taking events it could not forward. When a man
 again, the sync fetches the full deployment list and the plans come back.
 `managers.self_undeploy: false` (or `managers.max_retries: 0`) turns it off: the worker then
 keeps its plans and buffers, as before."""
+
 import logging
 import threading
 import time
@@ -49,8 +50,11 @@ class SelfUndeploy:
         for tenant, name in gone["keys"]:
             worker.router.unregister_plan(str(tenant), name)  # the 503 routes
         self.redeployed += 1
-        log.warning("a manager answers again: redeploying the %d plan(s) undeployed %.0f s ago",
-                    len(gone["keys"]), time.time() - gone["at"])
+        log.warning(
+            "a manager answers again: redeploying the %d plan(s) undeployed %.0f s ago",
+            len(gone["keys"]),
+            time.time() - gone["at"],
+        )
         return True
 
     def unreachable(self, worker, error):
@@ -60,35 +64,50 @@ class SelfUndeploy:
         silent = self.clock() - self.last_answer
         if silent < self.limit:
             return False
-        reason = (f"no manager answered for {silent:.0f} s (limit {self.limit:g} s = "
-                  f"transport.heartbeat_interval x managers.max_retries): {error}")
+        reason = (
+            f"no manager answered for {silent:.0f} s (limit {self.limit:g} s = "
+            f"transport.heartbeat_interval x managers.max_retries): {error}"
+        )
         with worker._lock:
             handles = [h for h in worker.plans.values() if getattr(h, "mode", "") == "distributed"]
             for handle in handles:
                 worker.undeploy(handle.spec.key, unregister=False)  # the registry is away
                 _pause(worker.router, handle.spec, reason)
         self.count += 1
-        self.undeployed = {"at": time.time(), "reason": reason,
-                           "keys": [h.spec.key for h in handles]}
-        log.error("self-undeploy: %s; tore down %d distributed plan(s): %s; their events get "
-                  "503 until a manager answers", reason, len(handles),
-                  ", ".join(f"{t}/{n}" for t, n in self.undeployed["keys"]) or "none")
+        self.undeployed = {
+            "at": time.time(),
+            "reason": reason,
+            "keys": [h.spec.key for h in handles],
+        }
+        log.error(
+            "self-undeploy: %s; tore down %d distributed plan(s): %s; their events get "
+            "503 until a manager answers",
+            reason,
+            len(handles),
+            ", ".join(f"{t}/{n}" for t, n in self.undeployed["keys"]) or "none",
+        )
         return True
 
     def describe(self):
         gone = self.undeployed
-        return {"enabled": self.limit > 0, "limitSec": self.limit,
-                "lastManagerAnswerSec": round(self.clock() - self.last_answer, 1),
-                "undeployed": gone is not None, "reason": gone["reason"] if gone else None,
-                "since": gone["at"] if gone else None,
-                "plans": [f"{t}/{n}" for t, n in gone["keys"]] if gone else [],
-                "undeploys": self.count, "redeploys": self.redeployed}
+        return {
+            "enabled": self.limit > 0,
+            "limitSec": self.limit,
+            "lastManagerAnswerSec": round(self.clock() - self.last_answer, 1),
+            "undeployed": gone is not None,
+            "reason": gone["reason"] if gone else None,
+            "since": gone["at"] if gone else None,
+            "plans": [f"{t}/{n}" for t, n in gone["keys"]] if gone else [],
+            "undeploys": self.count,
+            "redeploys": self.redeployed,
+        }
 
 
 def _pause(router, spec, reason):
     """Serve the plan's imported streams with a 503 carrying `reason` (not a 404)."""
+
     def refuse(events, wait=0.0):
-        raise StreamPausedError(f"plan {spec.name} is undeployed on this worker: {reason}",
-                                REASON)
+        raise StreamPausedError(f"plan {spec.name} is undeployed on this worker: {reason}", REASON)
+
     for s in spec.imported:
         router.register(stream_key(spec, s.stream), s.definition, refuse)

@@ -1,11 +1,16 @@
 """A plan run in-process with the engine (standalone mode): receivers feed the engine's input
 handlers, the engine's callbacks feed the sinks. No Spark, no manager registry."""
+
 import logging
 import threading
 
 from cep.worker.exceptions import PlanDeployError
 from cep.worker.plumbing import (
-    build_sink_set, check_policy, start_sources, stop_all, stream_key,
+    build_sink_set,
+    check_policy,
+    start_sources,
+    stop_all,
+    stream_key,
 )
 
 log = logging.getLogger(__name__)
@@ -16,6 +21,7 @@ def prechecked(definition):
     engine can skip its own (`send_batch(validated=True)`): every type but float, which the
     engine rounds to 32 bits."""
     from cep.model import AttrType
+
     return all(a.type is not AttrType.FLOAT for a in definition.attributes)
 
 
@@ -27,6 +33,7 @@ class StandalonePlan:
 
     def __init__(self, spec, router, cfg):
         from cep.engine.runtime import ExecutionPlanRuntime
+
         if spec.plan is None:
             raise PlanDeployError(f"plan {spec.name}: standalone mode needs the compiled plan")
         self.spec, self.router, self.cfg = spec, router, cfg
@@ -51,6 +58,7 @@ class StandalonePlan:
 
         def callback(events):
             dispatch(stream, events)
+
         return callback
 
     def _deliver_to(self, stream):
@@ -63,20 +71,31 @@ class StandalonePlan:
                     bad = handler.send_batch(events, validated=checked)
                 except Exception:  # an engine failure must not kill the receiver thread
                     self.engine_errors += 1
-                    log.exception("plan %s: engine failed on a batch of %d %s events",
-                                  self.spec.name, len(events), stream)
+                    log.exception(
+                        "plan %s: engine failed on a batch of %d %s events",
+                        self.spec.name,
+                        len(events),
+                        stream,
+                    )
                     return 0
             if bad:
                 self.engine_rejected += len(bad)
-                log.warning("plan %s: the engine rejected %d %s events, first: %s",
-                            self.spec.name, len(bad), stream, bad[0][1])
+                log.warning(
+                    "plan %s: the engine rejected %d %s events, first: %s",
+                    self.spec.name,
+                    len(bad),
+                    stream,
+                    bad[0][1],
+                )
             return 0
+
         return deliver
 
     def start(self):
         for s in self.spec.imported:
-            self.router.register(stream_key(self.spec, s.stream), s.definition,
-                                 self._deliver_to(s.stream))
+            self.router.register(
+                stream_key(self.spec, s.stream), s.definition, self._deliver_to(s.stream)
+            )
         self.sources = start_sources(self.spec, self.router, self.cfg)
         return self
 
@@ -88,9 +107,14 @@ class StandalonePlan:
         self.sinks.close()
 
     def status(self):
-        return {"mode": self.mode, "version": self.spec.version, "state": "ACTIVE",
-                "imported": [s.stream for s in self.spec.imported],
-                "exported": self.sinks.metrics(), "engine_errors": self.engine_errors,
-                "engine_rejected": self.engine_rejected,
-                "events_failed": self.runtime.failed_events(),
-                "sources": [s.describe() for s in self.sources]}
+        return {
+            "mode": self.mode,
+            "version": self.spec.version,
+            "state": "ACTIVE",
+            "imported": [s.stream for s in self.spec.imported],
+            "exported": self.sinks.metrics(),
+            "engine_errors": self.engine_errors,
+            "engine_rejected": self.engine_rejected,
+            "events_failed": self.runtime.failed_events(),
+            "sources": [s.describe() for s in self.sources],
+        }

@@ -1,4 +1,5 @@
 """The worker's own REST endpoints next to `/events/...`: health, status and metrics."""
+
 from flask import Blueprint, Response, jsonify, request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -32,7 +33,6 @@ def status_blueprint(worker, guard=None):
     @bp.get("/metrics.json")
     def metrics_json():
         s = worker.status()
-        return jsonify({"worker": s["worker"], "receivers": s["receivers"],
-                        "plans": s["plans"]})
+        return jsonify({"worker": s["worker"], "receivers": s["receivers"], "plans": s["plans"]})
 
     return bp

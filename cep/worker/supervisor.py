@@ -13,6 +13,7 @@ error, in the worker's `GET /status` (`threads`) and the worker-info the manager
     component.start()                                     # starts the supervised thread
     book.describe()  # [{"name", "state", "restarts", "failures", "last_error", ...}]
 """
+
 import collections
 import logging
 import threading
@@ -29,8 +30,16 @@ class SupervisedThread:
     `stop_event` (a threading.Event) ends the backoff waits; `target` returns by itself once
     the owner set it. The object has the Thread calls owners use: start, join, is_alive."""
 
-    def __init__(self, name, target, stop_event, backoff=BACKOFF_S, max_backoff=MAX_BACKOFF_S,
-                 max_failures=20, window_s=60.0):
+    def __init__(
+        self,
+        name,
+        target,
+        stop_event,
+        backoff=BACKOFF_S,
+        max_backoff=MAX_BACKOFF_S,
+        max_failures=20,
+        window_s=60.0,
+    ):
         self.name, self.target, self.stop_event = name, target, stop_event
         self.backoff, self.max_backoff = backoff, max_backoff
         self.max_failures, self.window_s = max_failures, window_s
@@ -86,17 +95,26 @@ class SupervisedThread:
             self._recent.popleft()
         if len(self._recent) > self.max_failures or self.stop_event.is_set():
             self.state = "failed" if not self.stop_event.is_set() else "stopped"
-            log.exception("thread %s failed %d times within %.0f s; given up", self.name,
-                          len(self._recent), self.window_s)
+            log.exception(
+                "thread %s failed %d times within %.0f s; given up",
+                self.name,
+                len(self._recent),
+                self.window_s,
+            )
             return False
         self.state = "restarting"
         log.exception("thread %s failed; restarting in %.1f s", self.name, delay)
         return True
 
     def describe(self):
-        return {"name": self.name, "state": self.state, "restarts": self.restarts,
-                "failures": self.failures, "last_error": self.last_error,
-                "last_error_at": self.last_error_at}
+        return {
+            "name": self.name,
+            "state": self.state,
+            "restarts": self.restarts,
+            "failures": self.failures,
+            "last_error": self.last_error,
+            "last_error_at": self.last_error_at,
+        }
 
 
 class ThreadBook:
@@ -129,15 +147,19 @@ class ThreadBook:
     def summary(self):
         """{"running": n, "restarting": n, "failed": n, "restarts": total} for worker-info."""
         counts = collections.Counter(t["state"] for t in self.describe())
-        return {"running": counts["running"], "restarting": counts["restarting"],
-                "failed": counts["failed"],
-                "restarts": sum(t.restarts for t in list(self._threads))}
+        return {
+            "running": counts["running"],
+            "restarting": counts["restarting"],
+            "failed": counts["failed"],
+            "restarts": sum(t.restarts for t in list(self._threads)),
+        }
 
 
 def _listed(t):
     """Kept in the book: not stopped, and not a thread built a minute ago and never started."""
-    return t.state != "stopped" and not (t.state == "new"
-                                         and time.monotonic() - t.created > HEALTHY_S)
+    return t.state != "stopped" and not (
+        t.state == "new" and time.monotonic() - t.created > HEALTHY_S
+    )
 
 
 def adopt(book, component, name=None):

@@ -4,13 +4,13 @@
 304) every `managers.poll_interval` seconds (<= 5). `LocalPlanSync` (standalone) re-reads plan
 files whose size or mtime changed. Both hand the full desired list to `worker.apply(specs)`,
 which starts new plans, restarts changed ones and tears down removed ones."""
+
 import logging
 import os
 import threading
 from pathlib import Path
 
-from cep.worker.exceptions import (DeploymentFormatError, ManagerUnavailableError,
-                                   PlanLoadError)
+from cep.worker.exceptions import DeploymentFormatError, ManagerUnavailableError, PlanLoadError
 from cep.worker.plans import spec_from_deployment, spec_from_plan
 
 log = logging.getLogger(__name__)
@@ -92,9 +92,15 @@ class ManagerSync(_Poller):
         return specs
 
     def describe(self):
-        return {"source": "manager", "manager": self.managers.urls[self.managers.current],
-                "managers": self.managers.urls, "version": self.version, "polls": self.polls, "last_error": self.last_error,
-                "plan_errors": self.plan_errors}
+        return {
+            "source": "manager",
+            "manager": self.managers.urls[self.managers.current],
+            "managers": self.managers.urls,
+            "version": self.version,
+            "polls": self.polls,
+            "last_error": self.last_error,
+            "plan_errors": self.plan_errors,
+        }
 
 
 class LocalPlanSync(_Poller):
@@ -138,14 +144,20 @@ class LocalPlanSync(_Poller):
         return spec
 
     def describe(self):
-        return {"source": "files", "paths": [str(p) for p in self.paths], "polls": self.polls,
-                "last_error": self.last_error, "plan_errors": self.plan_errors}
+        return {
+            "source": "files",
+            "paths": [str(p) for p in self.paths],
+            "polls": self.polls,
+            "last_error": self.last_error,
+            "plan_errors": self.plan_errors,
+        }
 
 
 def load_plan_file(path, tenant, version=0):
     """Compile a plan file into a PlanSpec; PlanLoadError says what is wrong and where."""
     import cep
     from cep.errors import CepError
+
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:

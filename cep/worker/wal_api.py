@@ -9,6 +9,7 @@ A receiver spout calls these (receivers/offsets.py) at the worker URL that versi
 frames carry. When the worker has a cluster secret (distributed mode with
 managers.cluster_secret_file or CEP_CLUSTER_SECRET) a request needs it in
 X-CEP-Cluster-Secret, else 401: a commit deletes log segments."""
+
 from flask import Blueprint, jsonify, request
 
 from cep.security import cluster_secret
@@ -21,18 +22,22 @@ def wal_blueprint(worker):
 
     def _call(fn, tenant, plan, stream, field):
         secret = getattr(getattr(worker, "links", None), "secret", None)
-        if secret and not cluster_secret.check(request.headers.get(cluster_secret.HEADER),
-                                               secret):
-            return jsonify({"ok": False, "error": "this request needs the cluster secret in "
-                                                  f"{cluster_secret.HEADER}"}), 401
+        if secret and not cluster_secret.check(request.headers.get(cluster_secret.HEADER), secret):
+            return jsonify(
+                {
+                    "ok": False,
+                    "error": f"this request needs the cluster secret in {cluster_secret.HEADER}",
+                }
+            ), 401
         body = request.get_json(silent=True)
         offset = body.get(field) if isinstance(body, dict) else None
         if type(offset) is not int or offset < -1:
             why = f"body must be a JSON object with receiver_id and an integer {field} >= -1"
             return jsonify({"ok": False, "error": why}), 400
         try:
-            return jsonify({"ok": True, **fn(worker, tenant, plan, stream,
-                                             body.get("receiver_id"), offset)}), 200
+            return jsonify(
+                {"ok": True, **fn(worker, tenant, plan, stream, body.get("receiver_id"), offset)}
+            ), 200
         except wal_book.UnknownLogError as exc:
             return jsonify({"ok": False, "error": str(exc)}), 404
         except WalError as exc:

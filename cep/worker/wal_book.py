@@ -8,6 +8,7 @@ coordinator) make.
 A receiver id is `<worker id>/<tenant>/<plan>/<stream>#<log id>`: stable across restarts of a
 worker with a fixed id or HTTP port, so the offsets a checkpoint recorded still name this log;
 the log id is made with the log, so a wiped log (offsets from 0 again) is a new receiver."""
+
 import logging
 import os
 from urllib.parse import quote
@@ -55,12 +56,18 @@ class WalBook:
     def open(self, tenant, plan, stream):
         c = self.cfg
         try:
-            return WriteAheadLog(self.directory(tenant, plan, stream), c["wal.durability"],
-                                 c["wal.segment_bytes"], c["wal.max_bytes"], c["wal.max_age_s"],
-                                 name=f"{tenant}/{plan}/{stream}").open()
+            return WriteAheadLog(
+                self.directory(tenant, plan, stream),
+                c["wal.durability"],
+                c["wal.segment_bytes"],
+                c["wal.max_bytes"],
+                c["wal.max_age_s"],
+                name=f"{tenant}/{plan}/{stream}",
+            ).open()
         except (OSError, WalError) as exc:
-            raise PlanDeployError(f"plan {plan}: write-ahead log of stream {stream}: "
-                                  f"{exc}") from None
+            raise PlanDeployError(
+                f"plan {plan}: write-ahead log of stream {stream}: {exc}"
+            ) from None
 
 
 def find_connection(worker, tenant, plan, stream, receiver_id):
@@ -73,8 +80,10 @@ def find_connection(worker, tenant, plan, stream, receiver_id):
     if conn is None or getattr(conn, "wal", None) is None:
         raise UnknownLogError(f"no write-ahead log for {tenant}/{plan}/{stream} on this worker")
     if receiver_id is not None and receiver_id != conn.receiver_id:
-        raise UnknownLogError(f"receiver id {receiver_id!r} is not this worker's log of "
-                              f"{tenant}/{plan}/{stream} ({conn.receiver_id})")
+        raise UnknownLogError(
+            f"receiver id {receiver_id!r} is not this worker's log of "
+            f"{tenant}/{plan}/{stream} ({conn.receiver_id})"
+        )
     return conn
 
 

@@ -1,6 +1,7 @@
 """The worker-info message (cep/protocol/PROTOCOL.md, op `worker`): every heartbeat
 interval a distributed worker tells the manager's registry who it is (id, host, HTTP URL,
 roles), which plans it serves, its cumulative event counters and its process load (psutil)."""
+
 import logging
 import threading
 
@@ -47,14 +48,23 @@ class WorkerReporter:
     def message(self):
         w = self.worker
         events_in, events_out = event_totals(w)
-        return {"worker": w.identity.worker_id, "host": w.identity.host, "url": w.http_url,
-                "roles": list(w.cfg["worker.roles"]), "machine": list(w.identity.machine),
-                "plans": [f"{t}/{n}" for (t, n) in sorted(w.plans)],
-                "eventsIn": events_in, "eventsOut": events_out, "duplicates": duplicates(w),
-                "cpuPercent": round(self.process.cpu_percent(None), 1),
-                "memoryRssBytes": self.process.memory_info().rss,
-                "threads": [{k: t[k] for k in ("name", "state", "restarts", "last_error")}
-                            for t in w.threads.describe()]}
+        return {
+            "worker": w.identity.worker_id,
+            "host": w.identity.host,
+            "url": w.http_url,
+            "roles": list(w.cfg["worker.roles"]),
+            "machine": list(w.identity.machine),
+            "plans": [f"{t}/{n}" for (t, n) in sorted(w.plans)],
+            "eventsIn": events_in,
+            "eventsOut": events_out,
+            "duplicates": duplicates(w),
+            "cpuPercent": round(self.process.cpu_percent(None), 1),
+            "memoryRssBytes": self.process.memory_info().rss,
+            "threads": [
+                {k: t[k] for k in ("name", "state", "restarts", "last_error")}
+                for t in w.threads.describe()
+            ],
+        }
 
     def report(self):
         """Send one message; a registry that does not answer is retried on the next beat."""

@@ -4,6 +4,7 @@ SiddhiQL's functions and extensions from the catalog, the REST API from the Open
 (and that document as reference/openapi.json). They are virtual files: nothing generated is
 checked in. A definition the pages cannot be written from (a setting without a description)
 fails the build with a message that names it."""
+
 from __future__ import annotations
 
 import sys
@@ -31,6 +32,7 @@ def on_config(config: Any) -> Any:
 def generated() -> dict[str, Callable[[], str]]:
     """Site path -> the function that writes it."""
     from refgen import catalog_page, cli_page, rest_page, settings_page
+
     return {
         "reference/cli.md": cli_page.render,
         "reference/rest.md": rest_page.render,
@@ -43,11 +45,13 @@ def generated() -> dict[str, Callable[[], str]]:
 def on_files(files: Files, config: Any) -> Files:
     """Add the generated reference pages to the site."""
     from refgen import DefinitionError
+
     for uri, write in generated().items():
         try:
             content = write()
         except DefinitionError as exc:
             raise PluginError(f"{uri}: {exc}") from None
-        files.append(File.generated(config, uri, content=content,
-                                    inclusion=InclusionLevel.INCLUDED))
+        files.append(
+            File.generated(config, uri, content=content, inclusion=InclusionLevel.INCLUDED)
+        )
     return files

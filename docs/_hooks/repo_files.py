@@ -3,6 +3,7 @@ SECURITY.md, cep/engine/README.md, ...) and to a few source files. Those files a
 the site under `repo/` (Markdown as pages, anything else as a plain file), and every relative
 link in every page is rewritten to the target's place in the site, so `mkdocs build --strict`
 checks these links and their anchors like any other (a link to a missing file still fails)."""
+
 from __future__ import annotations
 
 import posixpath
@@ -37,8 +38,11 @@ def _site_uri(real: Path, root: Path, docs: Path) -> str | None:
 
 def _linked(md_file: Path) -> list[Path]:
     text = md_file.read_text(encoding="utf-8")
-    return [(md_file.parent / m.group(2)).resolve() for m in LINK.finditer(text)
-            if _is_relative(m.group(2))]
+    return [
+        (md_file.parent / m.group(2)).resolve()
+        for m in LINK.finditer(text)
+        if _is_relative(m.group(2))
+    ]
 
 
 def on_files(files: Files, config: Any) -> Files:
@@ -55,8 +59,11 @@ def on_files(files: Files, config: Any) -> Files:
             seen.add(target)
             uri = _site_uri(target, root, docs)
             assert uri is not None
-            files.append(File.generated(config, uri, abs_src_path=str(target),
-                                        inclusion=InclusionLevel.INCLUDED))
+            files.append(
+                File.generated(
+                    config, uri, abs_src_path=str(target), inclusion=InclusionLevel.INCLUDED
+                )
+            )
             if target.suffix == ".md":
                 queue.append(target)
     return files
@@ -89,8 +96,14 @@ def _blank_line_before_lists(markdown: str) -> str:
     for line in markdown.split("\n"):
         if FENCE.match(line):
             in_code = not in_code
-        elif (not in_code and LIST_ITEM.match(line) and out and out[-1].strip()
-              and not LIST_ITEM.match(out[-1]) and not out[-1].startswith((" ", "\t", "|", "#"))):
+        elif (
+            not in_code
+            and LIST_ITEM.match(line)
+            and out
+            and out[-1].strip()
+            and not LIST_ITEM.match(out[-1])
+            and not out[-1].startswith((" ", "\t", "|", "#"))
+        ):
             out.append("")
         out.append(line)
     return "\n".join(out)

@@ -1,6 +1,7 @@
 """The audit log: one JSON line per security-relevant action in `<data>/audit.jsonl` (0600),
 also sent to the logger `manager.audit`. Fields: time, user, tenant, action, target, outcome,
 remote (address). Passwords and tokens are never passed here."""
+
 import json
 import logging
 import os
@@ -19,9 +20,15 @@ class AuditLog:
         self._lock = threading.Lock()
 
     def record(self, action, outcome="ok", user=None, tenant=None, target=None, remote=None):
-        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "user": user,
-                 "tenant": tenant, "action": action, "target": target, "outcome": outcome,
-                 "remote": remote}
+        entry = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "user": user,
+            "tenant": tenant,
+            "action": action,
+            "target": target,
+            "outcome": outcome,
+            "remote": remote,
+        }
         line = json.dumps(entry, sort_keys=False)
         log.info("%s", line)
         with self._lock:

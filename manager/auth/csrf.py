@@ -1,5 +1,6 @@
 """CSRF tokens of console sessions: one per session, sent back by forms (`csrf_token` field)
 and by the console's fetch calls (`X-CSRF-Token` header, read from a meta tag)."""
+
 import hmac
 
 from flask import request, session

@@ -4,6 +4,7 @@
 - tenant-admin: reads and changes the plans of its own tenant;
 - viewer: reads its own tenant;
 - worker: a CEP worker holding the cluster secret: plan sync and the manager's address only."""
+
 from dataclasses import dataclass
 
 SUPER_ADMIN, TENANT_ADMIN, VIEWER, WORKER = "super-admin", "tenant-admin", "viewer", "worker"
@@ -13,6 +14,7 @@ ROLES = (SUPER_ADMIN, TENANT_ADMIN, VIEWER)  # roles a user may have
 @dataclass(frozen=True)
 class Principal:
     """Who a request comes from: a user (by token or session) or a worker (cluster secret)."""
+
     name: str
     tenant: int
     role: str

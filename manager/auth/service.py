@@ -1,5 +1,6 @@
 """AuthService: the manager's users, tenants, tokens, cluster secret, app secret key and audit
 log, built from its settings and data dir (records in Redis when the plan store is Redis)."""
+
 import logging
 import os
 import secrets
@@ -28,8 +29,9 @@ class AuthService:
         self.env = os.environ if env is None else env
         self.enabled = bool(settings["security.auth"])
         self.idle_secs = float(settings["security.session_idle_secs"])
-        self.records = open_records(data_dir, settings["store.redis_url"] or None,
-                                    settings["store.redis_prefix"])
+        self.records = open_records(
+            data_dir, settings["store.redis_url"] or None, settings["store.redis_prefix"]
+        )
         self.directory = Directory(self.records)
         self.tokens = Tokens(self.records)
         self.audit = AuditLog(data_dir)
@@ -54,9 +56,11 @@ class AuthService:
         self.directory.add_user(ADMIN, password, SUPER_TENANT, SUPER_ADMIN)
         self.audit.record("user.add", user="(first start)", tenant=SUPER_TENANT, target=ADMIN)
         if source == "generated":
-            (announce or _stderr)(f"CEP manager first start: user '{ADMIN}' created with "
-                                  f"password {password} (shown once; change it or set "
-                                  f"CEP_ADMIN_PASSWORD before the first start)")
+            (announce or _stderr)(
+                f"CEP manager first start: user '{ADMIN}' created with "
+                f"password {password} (shown once; change it or set "
+                f"CEP_ADMIN_PASSWORD before the first start)"
+            )
         log.info("first start: super admin %r created (password from %s)", ADMIN, source)
         return source
 
@@ -108,12 +112,19 @@ class AuthService:
             if locked:  # every lock is audited once, when it starts
                 self.audit.record("login.lock", "locked", user=shown, remote=remote)
             self.audit.record("login", "throttled", user=shown, remote=remote)
-            raise ThrottledError(f"too many failed logins from this address; try again in "
-                                 f"{int(wait) + 1} s", retry_after=int(wait) + 1)
+            raise ThrottledError(
+                f"too many failed logins from this address; try again in {int(wait) + 1} s",
+                retry_after=int(wait) + 1,
+            )
         record = self.directory.authenticate(name, password)
         (self.throttle.succeeded if record else self.throttle.failed)(shown, remote)
-        self.audit.record("login", "ok" if record else "failed", user=shown,
-                          tenant=record["tenant"] if record else None, remote=remote)
+        self.audit.record(
+            "login",
+            "ok" if record else "failed",
+            user=shown,
+            tenant=record["tenant"] if record else None,
+            remote=remote,
+        )
         return record
 
     def create_token(self, user, label=""):

@@ -1,6 +1,7 @@
 """Console sessions: Flask's signed cookie session (secret key generated at first start in
 `<data>/security/app-secret-key`, 0600), holding the user name, a CSRF token and the time of
 the last request; a session idle longer than `security.session_idle_secs` is over."""
+
 import secrets
 import time
 
@@ -14,6 +15,7 @@ KEY_FILE = "app-secret-key"
 def secret_key(data_dir):
     """The app's secret key, created (random, 0600) at first start; never a constant."""
     import os
+
     path = os.path.join(str(data_dir), "security", KEY_FILE)
     value = _read_file(path)
     if value:

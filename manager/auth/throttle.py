@@ -11,6 +11,7 @@ manager process; bounded (the oldest keys go first when there are too many).
 
 `retry_after()` returns (seconds, newly locked) so that the caller can audit each lock once.
 """
+
 import threading
 import time
 from collections import defaultdict, deque
@@ -19,8 +20,7 @@ _MAX_KEYS = 10_000
 
 
 class LoginThrottle:
-    def __init__(self, addr_limit=5, user_limit=10, window=300.0, base=1.0,
-                 clock=time.monotonic):
+    def __init__(self, addr_limit=5, user_limit=10, window=300.0, base=1.0, clock=time.monotonic):
         self.addr_limit, self.user_limit = addr_limit, user_limit
         self.window, self.base, self.clock = window, base, clock
         self._by_addr = defaultdict(deque)  # address -> monotonic times of recent failures
@@ -61,8 +61,9 @@ class LoginThrottle:
             self._recent(self._by_user, name).append(now)
             for table in (self._by_addr, self._by_user):
                 if len(table) > _MAX_KEYS:  # keys sprayed at random: keep memory bounded
-                    for key in [k for k, v in table.items() if not v][:len(table) // 2] or \
-                            list(table)[:len(table) // 2]:
+                    for key in [k for k, v in table.items() if not v][: len(table) // 2] or list(
+                        table
+                    )[: len(table) // 2]:
                         del table[key]
             if len(self._locked) > _MAX_KEYS:
                 self._locked.clear()

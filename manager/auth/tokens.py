@@ -1,5 +1,6 @@
 """API tokens: random, shown once, stored as their SHA-256 (high-entropy secrets need no slow
 hash). A token is `cep_<id>_<secret>`; the id names it for listing and revoking."""
+
 import hashlib
 import hmac
 import secrets
@@ -26,9 +27,13 @@ class Tokens:
             raise BadUserError("a token label must be text of at most 100 characters")
         token_id = secrets.token_hex(6)
         token = f"{PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
-        record = {"id": token_id, "user": user, "label": label,
-                  "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  "sha256": digest(token)}
+        record = {
+            "id": token_id,
+            "user": user,
+            "label": label,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "sha256": digest(token),
+        }
         self.records.put("tokens", token_id, record)
         return token, public(record)
 
@@ -36,15 +41,18 @@ class Tokens:
         """The user name a token belongs to, or None."""
         if not isinstance(token, str) or not token.startswith(PREFIX) or len(token) > 200:
             return None
-        token_id = token[len(PREFIX):].split("_", 1)[0]
+        token_id = token[len(PREFIX) :].split("_", 1)[0]
         record = self.records.get("tokens", token_id)
         if record is None or not hmac.compare_digest(record["sha256"], digest(token)):
             return None
         return record["user"]
 
     def list(self, user=None):
-        items = [public(r) for r in self.records.all("tokens").values()
-                 if user is None or r["user"] == user]
+        items = [
+            public(r)
+            for r in self.records.all("tokens").values()
+            if user is None or r["user"] == user
+        ]
         return sorted(items, key=lambda r: r["created"])
 
     def get(self, token_id):

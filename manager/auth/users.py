@@ -1,5 +1,6 @@
 """Users and tenants in the manager's record store. Passwords are hashed with werkzeug's
 scrypt and never kept, logged or returned."""
+
 import re
 import time
 
@@ -64,8 +65,13 @@ class Directory:
             raise BadUserError(f"tenant {tenant} does not exist (create it first)")
         if self.records.get("users", name) is not None:
             raise UserExistsError(f"user {name!r} already exists")
-        record = {"name": name, "tenant": tenant, "role": role, "password": hash_password(password),
-                  "created": _now()}
+        record = {
+            "name": name,
+            "tenant": tenant,
+            "role": role,
+            "password": hash_password(password),
+            "created": _now(),
+        }
         self.records.put("users", name, record)
         return public(record)
 

@@ -1,4 +1,5 @@
 """Render a plan's layout as CEP 4.0's XML query plan (root `storm-query-plan`) with lxml."""
+
 import logging
 
 from lxml import etree
@@ -39,12 +40,18 @@ def _definitions_text(plan, ids):
 
 
 def _processor(root, plan, group):
-    el = etree.SubElement(root, "event-processor", name=group.name, parallel=str(group.parallel),
-                          enforceParallel="true" if group.enforce else "false")
+    el = etree.SubElement(
+        root,
+        "event-processor",
+        name=group.name,
+        parallel=str(group.parallel),
+        enforceParallel="true" if group.enforce else "false",
+    )
     etree.SubElement(el, "table-definitions").text = _definitions_text(plan, group.definitions)
     if group.windows:  # the named windows this group holds (one instance, here only)
         etree.SubElement(el, "window-definitions").text = "\n".join(
-            element_text(plan.window(w)) for w in group.windows)
+            element_text(plan.window(w)) for w in group.windows
+        )
     _streams(el, "input-streams", plan, group.inputs, group.partition_attrs)
     try:
         etree.SubElement(el, "queries").text = "\n".join(element_text(e) for e in group.elements)
@@ -57,13 +64,15 @@ def build_query_plan(plan):
     """The `storm-query-plan` element tree of a compiled ExecutionPlan."""
     layout = plan_layout(plan)
     root = etree.Element("storm-query-plan")
-    receiver = etree.SubElement(root, "event-receiver", name=RECEIVER_NAME,
-                                parallel=str(layout.receiver_parallel))
+    receiver = etree.SubElement(
+        root, "event-receiver", name=RECEIVER_NAME, parallel=str(layout.receiver_parallel)
+    )
     _streams(receiver, "streams", plan, layout.imported)
     for group in layout.groups:
         _processor(root, plan, group)
-    publisher = etree.SubElement(root, "event-publisher", name=PUBLISHER_NAME,
-                                 parallel=str(layout.publisher_parallel))
+    publisher = etree.SubElement(
+        root, "event-publisher", name=PUBLISHER_NAME, parallel=str(layout.publisher_parallel)
+    )
     _streams(publisher, "input-streams", plan, layout.exported)
     _streams(publisher, "output-streams", plan, layout.exported)
     return root
@@ -72,6 +81,7 @@ def build_query_plan(plan):
 def query_plan_xml(plan):
     """The query plan as pretty-printed XML text (validated against conf/query-plan.xsd)."""
     from manager.queryplan.validate import validate_query_plan
+
     root = build_query_plan(plan)
     validate_query_plan(root)
     return etree.tostring(root, pretty_print=True, encoding="unicode")

@@ -9,6 +9,7 @@ A named window (`define window W`) is one instance shared by its readers and wri
 group that holds it holds every element that reads or writes it: an element without an
 explicit execGroup joins the group of the window it touches; elements in different explicit
 groups, or a window's group with parallel > 1, are refused with a positioned error."""
+
 import logging
 import re
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ log = logging.getLogger("manager.topology_manager")
 @dataclass
 class Group:
     """One event-processor: its elements, parallelism and stream wiring."""
+
     name: str
     parallel: int
     elements: list = field(default_factory=list)
@@ -43,7 +45,9 @@ def _dist(element):
     try:
         parallel = max(1, int(raw))
     except (TypeError, ValueError):
-        raise DistributionError(f"@dist parallel must be an integer, got {raw!r}", dist.span) from None
+        raise DistributionError(
+            f"@dist parallel must be an integer, got {raw!r}", dist.span
+        ) from None
     return parallel, dist.get("execGroup")
 
 
@@ -61,16 +65,22 @@ def _window_group(element, exec_group, touched, placed):
     """The group a window-touching element must join (or None): its windows' group."""
     homes = {placed[w] for w in touched if w in placed}
     if len(homes) > 1:
-        raise DistributionError(f"named windows {', '.join(sorted(touched))} are held by "
-                                f"different execution groups ({', '.join(sorted(homes))}); an "
-                                f"element using them must run beside all of them", element.span)
+        raise DistributionError(
+            f"named windows {', '.join(sorted(touched))} are held by "
+            f"different execution groups ({', '.join(sorted(homes))}); an "
+            f"element using them must run beside all of them",
+            element.span,
+        )
     home = next(iter(homes), None)
     if home is not None and exec_group is not None and exec_group != home:
         w = next(w for w in touched if placed.get(w) == home)
-        raise DistributionError(f"named window '{w}' is held by execution group '{home}'; this "
-                                f"element reads or writes it but is in execGroup "
-                                f"'{exec_group}': put every query that uses '{w}' in one "
-                                f"execGroup", element.span)
+        raise DistributionError(
+            f"named window '{w}' is held by execution group '{home}'; this "
+            f"element reads or writes it but is in execGroup "
+            f"'{exec_group}': put every query that uses '{w}' in one "
+            f"execGroup",
+            element.span,
+        )
     return home
 
 
@@ -85,27 +95,37 @@ def assign_groups(plan):
         home = _window_group(element, exec_group, touched, placed) if touched else None
         name = exec_group or home or _element_name(element) or _generated(groups, index)
         if re.search(r"\s", name):
-            raise DistributionError(f"Query name '{name}' is not valid, it must not contain "
-                                    f"spaces", element.span)
+            raise DistributionError(
+                f"Query name '{name}' is not valid, it must not contain spaces", element.span
+            )
         if isinstance(element, Partition):
             _check_partition(element)
             if name in groups:
-                raise DistributionError(f"Query, Partition or execute group of same name has "
-                                        f"been defined earlier: '{name}'", element.span)
+                raise DistributionError(
+                    f"Query, Partition or execute group of same name has "
+                    f"been defined earlier: '{name}'",
+                    element.span,
+                )
         group = groups.setdefault(name, Group(name, parallel))
         if group.parallel != parallel:
-            raise DistributionError(f"Parallelism for each query in a query group should be "
-                                    f"same: group '{name}' has {group.parallel}, this element "
-                                    f"{parallel}", element.span)
+            raise DistributionError(
+                f"Parallelism for each query in a query group should be "
+                f"same: group '{name}' has {group.parallel}, this element "
+                f"{parallel}",
+                element.span,
+            )
         group.elements.append(element)
         for w in touched:
             placed.setdefault(w, name)
             if w not in group.windows:
                 group.windows.append(w)
             if group.parallel > 1:
-                raise DistributionError(f"named window '{w}' is one instance shared by its "
-                                        f"readers: its execution group '{name}' must run with "
-                                        f"parallel 1, not {group.parallel}", element.span)
+                raise DistributionError(
+                    f"named window '{w}' is one instance shared by its "
+                    f"readers: its execution group '{name}' must run with "
+                    f"parallel 1, not {group.parallel}",
+                    element.span,
+                )
     return list(groups.values())
 
 
@@ -119,15 +139,21 @@ def _generated(groups, index):
 def _check_partition(partition):
     for q in partition.queries:
         if find_annotation(q.annotations, "dist") is not None:
-            raise DistributionError("Queries inside a partition must not carry @dist; put "
-                                    "@dist on the partition", q.span)
+            raise DistributionError(
+                "Queries inside a partition must not carry @dist; put @dist on the partition",
+                q.span,
+            )
     for key in partition.keys:
         if isinstance(key, RangePartitionKey):
-            raise DistributionError("Range partitioning is not supported in distributed "
-                                    "deployment", key.span)
+            raise DistributionError(
+                "Range partitioning is not supported in distributed deployment", key.span
+            )
         if not isinstance(key.expression, Variable):
-            raise DistributionError("Only Expressions of Type Variable are supported as "
-                                    "partition keys in distributed deployment", key.span)
+            raise DistributionError(
+                "Only Expressions of Type Variable are supported as "
+                "partition keys in distributed deployment",
+                key.span,
+            )
 
 
 def hold_parallelism(group):
@@ -137,9 +163,12 @@ def hold_parallelism(group):
         return
     group.enforce = True
     if group.parallel > 1:
-        log.warning("Execution group '%s': window, join and pattern queries outside a partition "
-                    "run with parallel 1 (requested %d); use a partition to scale them",
-                    group.name, group.parallel)
+        log.warning(
+            "Execution group '%s': window, join and pattern queries outside a partition "
+            "run with parallel 1 (requested %d); use a partition to scale them",
+            group.name,
+            group.parallel,
+        )
         group.parallel = 1
 
 
@@ -151,13 +180,19 @@ def partition_keys(group):
         for key in p.keys:
             previous = attrs.setdefault(key.stream_id, key.expression.name)
             if previous != key.expression.name:
-                conflict = f"stream {key.stream_id} is partitioned by {previous} and {key.expression.name}"
+                conflict = (
+                    f"stream {key.stream_id} is partitioned by {previous} and {key.expression.name}"
+                )
         for sid in read_ids(p):
             if sid not in attrs and sid in group.inputs and group.parallel > 1:
                 conflict = conflict or f"partitioned queries read the unkeyed stream {sid}"
     if conflict and group.parallel > 1:
-        log.warning("Execution group '%s' runs with parallel 1 (requested %d): %s",
-                    group.name, group.parallel, conflict)
+        log.warning(
+            "Execution group '%s' runs with parallel 1 (requested %d): %s",
+            group.name,
+            group.parallel,
+            conflict,
+        )
         group.parallel = 1
     group.partition_attrs = {s: a for s, a in attrs.items() if s in group.inputs}
 
@@ -174,6 +209,7 @@ def wire_streams(groups, plan):
         g.inputs = [s for s in reads if s not in tables]
         g.outputs = [s for s in writes if s not in tables]
         used = reads + writes
-        g.definitions = [t.id for t in plan.tables if t.id in used] + \
-                        [t.id for t in plan.triggers if t.id in used]
+        g.definitions = [t.id for t in plan.tables if t.id in used] + [
+            t.id for t in plan.triggers if t.id in used
+        ]
         g.inputs = [s for s in g.inputs if s not in triggers]

@@ -2,17 +2,18 @@
 
 Streams that flow between groups are wired through; CEP 4.0's pruning (`removeUnusedStreams`)
 drops a group's inputs it produces itself and outputs nobody else uses."""
+
 from dataclasses import dataclass
 
 from manager.exceptions import DistributionError
-from manager.queryplan.groups import (
-    assign_groups, hold_parallelism, partition_keys, wire_streams)
+from manager.queryplan.groups import assign_groups, hold_parallelism, partition_keys, wire_streams
 from manager.queryplan.streams import cep_stream
 
 
 @dataclass
 class Layout:
     """Everything the XML query plan holds, as Python values."""
+
     plan: object
     receiver_parallel: int
     imported: list  # stream ids
@@ -33,8 +34,9 @@ def _io_streams(plan, groups):
         exported = [s.id for s in plan.streams if s.id in writes and s.id not in reads]
     both = set(imported) & set(exported)
     if both:
-        raise DistributionError(f"stream(s) {', '.join(sorted(both))} cannot be both imported "
-                                f"and exported")
+        raise DistributionError(
+            f"stream(s) {', '.join(sorted(both))} cannot be both imported and exported"
+        )
     return imported, exported
 
 
@@ -55,12 +57,16 @@ def _check_produced(groups, imported, exported):
     for g in groups:
         for s in g.inputs:
             if s not in produced:
-                raise DistributionError(f"Siddhi bolt '{g.name}' consumes stream {s} not "
-                                        f"produced by any bolt/spout (import it with @Import)")
+                raise DistributionError(
+                    f"Siddhi bolt '{g.name}' consumes stream {s} not "
+                    f"produced by any bolt/spout (import it with @Import)"
+                )
     for s in exported:
         if s not in produced:
-            raise DistributionError(f"Event publisher bolt(s) trying to consume stream {s} "
-                                    f"not produced by any bolt/spout")
+            raise DistributionError(
+                f"Event publisher bolt(s) trying to consume stream {s} "
+                f"not produced by any bolt/spout"
+            )
 
 
 def plan_layout(plan):
@@ -73,5 +79,11 @@ def plan_layout(plan):
         hold_parallelism(g)
         partition_keys(g)
     _check_produced(groups, imported, exported)
-    return Layout(plan, plan.plan_dist("receiverParallelism"), imported, groups,
-                  plan.plan_dist("publisherParallelism"), exported)
+    return Layout(
+        plan,
+        plan.plan_dist("receiverParallelism"),
+        imported,
+        groups,
+        plan.plan_dist("publisherParallelism"),
+        exported,
+    )

@@ -1,9 +1,19 @@
 """What the query model reads and writes: streams, tables and definition strings."""
+
 import dataclasses
 
 from cep.model import (
-    DeleteFrom, InsertInto, InTable, Partition, Query, SingleInputStream,
-    UpdateOrInsert, UpdateTable, Window, find_annotation)
+    DeleteFrom,
+    InsertInto,
+    InTable,
+    Partition,
+    Query,
+    SingleInputStream,
+    UpdateOrInsert,
+    UpdateTable,
+    Window,
+    find_annotation,
+)
 
 OUTPUTS = (InsertInto, DeleteFrom, UpdateTable, UpdateOrInsert)
 
@@ -17,8 +27,15 @@ def walk(node):
             stack.extend(reversed(n))
         elif dataclasses.is_dataclass(n) and not isinstance(n, type):
             yield n
-            stack.extend(reversed([getattr(n, f.name) for f in dataclasses.fields(n)
-                                   if f.name not in ("span", "annotations")]))
+            stack.extend(
+                reversed(
+                    [
+                        getattr(n, f.name)
+                        for f in dataclasses.fields(n)
+                        if f.name not in ("span", "annotations")
+                    ]
+                )
+            )
 
 
 def queries_of(element):

@@ -1,4 +1,5 @@
 """Validate an XML query plan: the schema in conf/query-plan.xsd, then stream production."""
+
 import functools
 from pathlib import Path
 
@@ -13,6 +14,7 @@ REPO_CONF = Path(__file__).resolve().parents[2] / "conf"
 def schema_path():
     """conf/query-plan.xsd (CEP_CONF_DIR first, then the project's conf/)."""
     from cep.protocol.settings import default_conf_dir
+
     for d in (default_conf_dir(), REPO_CONF):
         if (Path(d) / SCHEMA_NAME).is_file():
             return Path(d) / SCHEMA_NAME
@@ -42,12 +44,15 @@ def validate_query_plan(root):
     schema = _schema(schema_path())
     if not schema.validate(root):
         err = schema.error_log.last_error
-        raise QueryPlanError(f"query plan does not match {SCHEMA_NAME}: line {err.line}: "
-                             f"{err.message}")
+        raise QueryPlanError(
+            f"query plan does not match {SCHEMA_NAME}: line {err.line}: {err.message}"
+        )
     produced = {stream_id(s.text) for s in root.iterfind("event-receiver/streams/stream")}
     produced |= {stream_id(s.text) for s in root.iterfind("event-processor/output-streams/stream")}
     for s in root.iterfind("event-publisher/input-streams/stream"):
         if stream_id(s.text) not in produced:
-            raise QueryPlanError(f"Event publisher bolt(s) trying to consume stream "
-                                 f"{stream_id(s.text)} not produced by any bolt/spout")
+            raise QueryPlanError(
+                f"Event publisher bolt(s) trying to consume stream "
+                f"{stream_id(s.text)} not produced by any bolt/spout"
+            )
     return root

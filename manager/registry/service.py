@@ -2,6 +2,7 @@
 
 Every request gets a reply; a malformed or unknown request gets an error reply and the
 service carries on (PROTOCOL.md section 1)."""
+
 import logging
 import threading
 import time
@@ -27,22 +28,29 @@ def _field(req, name, kind, required=True, default=None):
     value = req[name]
     ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
     if not ok:
-        raise RegistryError("BadRequest", f"field {name!r} must be {kind.__name__ if isinstance(kind, type) else kind}, "
-                            f"got {value!r}")
+        raise RegistryError(
+            "BadRequest",
+            f"field {name!r} must be {kind.__name__ if isinstance(kind, type) else kind}, "
+            f"got {value!r}",
+        )
     return value
 
 
 def _kind(req):
     kind = _field(req, "kind", str)
     if kind not in KINDS:
-        raise RegistryError("BadRequest", f"field 'kind' must be one of {', '.join(KINDS)}, got {kind!r}")
+        raise RegistryError(
+            "BadRequest", f"field 'kind' must be one of {', '.join(KINDS)}, got {kind!r}"
+        )
     return kind
 
 
 def _str_list(req, name):
     value = _field(req, name, (list, tuple), required=False, default=[])
     if not all(isinstance(v, str) for v in value):
-        raise RegistryError("BadRequest", f"field {name!r} must be a list of strings, got {value!r}")
+        raise RegistryError(
+            "BadRequest", f"field {name!r} must be a list of strings, got {value!r}"
+        )
     return value
 
 
@@ -52,18 +60,32 @@ def _threads(req):
     keep = []
     for t in _field(req, "threads", (list, tuple), required=False, default=[])[:200]:
         if isinstance(t, dict) and isinstance(t.get("name"), str):
-            keep.append({"name": t["name"][:200], "state": str(t.get("state", ""))[:20],
-                         "restarts": t["restarts"] if isinstance(t.get("restarts"), int) else 0,
-                         "last_error": str(t["last_error"])[:500]
-                         if t.get("last_error") is not None else None})
+            keep.append(
+                {
+                    "name": t["name"][:200],
+                    "state": str(t.get("state", ""))[:20],
+                    "restarts": t["restarts"] if isinstance(t.get("restarts"), int) else 0,
+                    "last_error": str(t["last_error"])[:500]
+                    if t.get("last_error") is not None
+                    else None,
+                }
+            )
     return keep
 
 
 class RegistryService:
     """Owns an EndpointTable and serves it on `tcp://<bind_host>:<port>` (port 0: any free)."""
 
-    def __init__(self, port=8904, bind_host="*", liveness=30.0, heartbeat_interval=5.0,
-                 plan_exists=None, table=None, security=curve.OFF):
+    def __init__(
+        self,
+        port=8904,
+        bind_host="*",
+        liveness=30.0,
+        heartbeat_interval=5.0,
+        plan_exists=None,
+        table=None,
+        security=curve.OFF,
+    ):
         self.table = table or EndpointTable(liveness)
         self.heartbeat_interval = float(heartbeat_interval)
         self.plan_exists = plan_exists  # callable(tenant, plan) -> bool, or None to accept all
@@ -95,8 +117,9 @@ class RegistryService:
             self.port = self.requested_port
         else:
             self.port = sock.bind_to_random_port(f"tcp://{self.bind_host}")
-        self._thread = threading.Thread(target=self._serve, args=(sock,), daemon=True,
-                                        name=f"registry:{self.port}")
+        self._thread = threading.Thread(
+            target=self._serve, args=(sock,), daemon=True, name=f"registry:{self.port}"
+        )
         self._thread.start()
         log.info("Endpoint registry listening on port %s (%s)", self.port, self.protection)
         return self.port
@@ -169,18 +192,27 @@ class RegistryService:
         if not cluster_secret.check(given, self.security.secret):
             self.refused += 1
             why = "carries no" if not given else "carries a wrong"
-            log.warning("registry refused %r request from an unknown party: it %s cluster secret",
-                        req.get("op"), why)
-            raise RegistryError("Unauthorized", f"request {why} cluster secret (field 'secret'; "
-                                "workers: managers.cluster_secret_file or CEP_CLUSTER_SECRET)")
+            log.warning(
+                "registry refused %r request from an unknown party: it %s cluster secret",
+                req.get("op"),
+                why,
+            )
+            raise RegistryError(
+                "Unauthorized",
+                f"request {why} cluster secret (field 'secret'; "
+                "workers: managers.cluster_secret_file or CEP_CLUSTER_SECRET)",
+            )
 
     def handle(self, req):
         """Dispatch a decoded request to its op."""
         op = req.get("op")
         handler = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
         if handler is None:
-            raise RegistryError("UnknownOp", f"unknown op {op!r}; known: register, unregister, "
-                                f"lookup, connect, release, status, worker, ping")
+            raise RegistryError(
+                "UnknownOp",
+                f"unknown op {op!r}; known: register, unregister, "
+                f"lookup, connect, release, status, worker, ping",
+            )
         return handler(req)
 
     def _plan(self, req):
@@ -199,11 +231,24 @@ class RegistryService:
         if not 0 < port < 65536:
             raise RegistryError("BadRequest", f"field 'port' must be 1..65535, got {port}")
         worker = _field(req, "worker", str, required=(kind == "publisher"), default="")
-        address = self.table.register(kind, tenant, plan, host, port, _str_list(req, "machine"),
-                                      _str_list(req, "streams"), worker,
-                                      _field(req, "component", str, False, ""))
-        return {"ok": True, "endpoint": address, "heartbeat_interval": self.heartbeat_interval,
-                "liveness": self.table.liveness, **self._group()}
+        address = self.table.register(
+            kind,
+            tenant,
+            plan,
+            host,
+            port,
+            _str_list(req, "machine"),
+            _str_list(req, "streams"),
+            worker,
+            _field(req, "component", str, False, ""),
+        )
+        return {
+            "ok": True,
+            "endpoint": address,
+            "heartbeat_interval": self.heartbeat_interval,
+            "liveness": self.table.liveness,
+            **self._group(),
+        }
 
     def _group(self):
         """`instance` and, in a manager group, `registries`."""
@@ -217,40 +262,59 @@ class RegistryService:
 
     def op_worker(self, req):
         """A worker-info message (PROTOCOL.md): the worker's facts and load; a heartbeat too."""
-        info = {"worker": _field(req, "worker", str),
-                "host": _field(req, "host", str, False, ""),
-                "url": _field(req, "url", str, False, ""),
-                "roles": _str_list(req, "roles"), "plans": _str_list(req, "plans"),
-                "machine": _str_list(req, "machine")}
+        info = {
+            "worker": _field(req, "worker", str),
+            "host": _field(req, "host", str, False, ""),
+            "url": _field(req, "url", str, False, ""),
+            "roles": _str_list(req, "roles"),
+            "plans": _str_list(req, "plans"),
+            "machine": _str_list(req, "machine"),
+        }
         for name in ("eventsIn", "eventsOut", "memoryRssBytes", "duplicates"):
             info[name] = _field(req, name, int, False, 0)
         info["cpuPercent"] = float(_field(req, "cpuPercent", (int, float), False, 0.0))
         info["threads"] = _threads(req)
         self.table.report_worker(info)
-        return {"ok": True, "heartbeat_interval": self.heartbeat_interval,
-                "liveness": self.table.liveness, **self._group()}
+        return {
+            "ok": True,
+            "heartbeat_interval": self.heartbeat_interval,
+            "liveness": self.table.liveness,
+            **self._group(),
+        }
 
     def op_unregister(self, req):
         kind = _kind(req)
         tenant, plan = self._plan(req)
-        return {"ok": True, "removed": self.table.unregister(kind, tenant, plan,
-                                                             _field(req, "endpoint", str))}
+        return {
+            "ok": True,
+            "removed": self.table.unregister(kind, tenant, plan, _field(req, "endpoint", str)),
+        }
 
     def op_lookup(self, req):
         kind = _kind(req)
         tenant, plan = self._plan(req)
         stream = _field(req, "stream", str, required=(kind == "receiver"))
-        ep, local, count = self.table.lookup(kind, tenant, plan, stream, _str_list(req, "machine"),
-                                             _str_list(req, "avoid"))
-        return {"ok": True, "endpoint": ep.address, "host": ep.host, "port": ep.port,
-                "local": local, "connections": count, "worker": ep.worker, **self._group()}
+        ep, local, count = self.table.lookup(
+            kind, tenant, plan, stream, _str_list(req, "machine"), _str_list(req, "avoid")
+        )
+        return {
+            "ok": True,
+            "endpoint": ep.address,
+            "host": ep.host,
+            "port": ep.port,
+            "local": local,
+            "connections": count,
+            "worker": ep.worker,
+            **self._group(),
+        }
 
     def op_connect(self, req):
         kind = _kind(req)
         tenant, plan = self._plan(req)
         stream = _field(req, "stream", str, required=(kind == "receiver"), default="")
-        cid = self.table.connect(kind, tenant, plan, _field(req, "endpoint", str),
-                                 _field(req, "client", str), stream)
+        cid = self.table.connect(
+            kind, tenant, plan, _field(req, "endpoint", str), _field(req, "client", str), stream
+        )
         return {"ok": True, "connection": cid, **self._group()}
 
     def op_release(self, req):

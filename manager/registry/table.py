@@ -4,6 +4,7 @@ Selection (PROTOCOL.md section 1): skip endpoints without a heartbeat inside the
 window (with a warning) and those the requester asks to avoid (while another is live),
 prefer the requester's machine, then the fewest open connections.
 Connections are counted when made and released when closed (CEP 4.0 never released them)."""
+
 import itertools
 import logging
 import threading
@@ -20,6 +21,7 @@ KINDS = ("receiver", "publisher")
 @dataclass
 class Endpoint:
     """One registered socket: a receiver spout task or a worker's CEP publisher for one plan."""
+
     kind: str
     tenant: int
     plan: str
@@ -38,16 +40,26 @@ class Endpoint:
         return f"tcp://{self.host}:{self.port}"
 
     def to_dict(self, now, connections=0):
-        return {"kind": self.kind, "tenant": self.tenant, "plan": self.plan,
-                "endpoint": self.address, "host": self.host, "port": self.port,
-                "machine": sorted(self.machine), "streams": list(self.streams),
-                "worker": self.worker, "component": self.component,
-                "age": round(now - self.last_seen, 3), "connections": connections}
+        return {
+            "kind": self.kind,
+            "tenant": self.tenant,
+            "plan": self.plan,
+            "endpoint": self.address,
+            "host": self.host,
+            "port": self.port,
+            "machine": sorted(self.machine),
+            "streams": list(self.streams),
+            "worker": self.worker,
+            "component": self.component,
+            "age": round(now - self.last_seen, 3),
+            "connections": connections,
+        }
 
 
 @dataclass
 class Connection:
     """An open connection from a client to an endpoint."""
+
     id: str
     kind: str
     tenant: int
@@ -58,9 +70,16 @@ class Connection:
     since: float = field(default_factory=time.time)
 
     def to_dict(self, live=True):
-        return {"connection": self.id, "kind": self.kind, "tenant": self.tenant,
-                "plan": self.plan, "endpoint": self.endpoint, "client": self.client,
-                "stream": self.stream, "live": live}
+        return {
+            "connection": self.id,
+            "kind": self.kind,
+            "tenant": self.tenant,
+            "plan": self.plan,
+            "endpoint": self.endpoint,
+            "client": self.client,
+            "stream": self.stream,
+            "live": live,
+        }
 
 
 class EndpointTable:
@@ -79,16 +98,29 @@ class EndpointTable:
         self.tombstones = {}  # replaced endpoint key -> when (refused for 2 liveness windows)
         self._lock = threading.RLock()
 
-    def register(self, kind, tenant, plan, host, port, machine=(), streams=(), worker="",
-                 component=""):
+    def register(
+        self, kind, tenant, plan, host, port, machine=(), streams=(), worker="", component=""
+    ):
         """Add an endpoint or refresh its heartbeat; returns its address."""
-        ep = Endpoint(kind, tenant, plan, host, port, frozenset(m for m in (*machine, host) if is_identifying(m)),
-                      tuple(streams), worker, component)
+        ep = Endpoint(
+            kind,
+            tenant,
+            plan,
+            host,
+            port,
+            frozenset(m for m in (*machine, host) if is_identifying(m)),
+            tuple(streams),
+            worker,
+            component,
+        )
         key = (kind, tenant, plan, ep.address)
         with self._lock:
             if key in self.tombstones and self.clock() - self.tombstones[key] < 2 * self.liveness:
-                raise RegistryError("Replaced", f"{kind} endpoint {ep.address} of plan {plan} "
-                                    f"was replaced by a restarted task of {component or '?'}")
+                raise RegistryError(
+                    "Replaced",
+                    f"{kind} endpoint {ep.address} of plan {plan} "
+                    f"was replaced by a restarted task of {component or '?'}",
+                )
             self.tombstones.pop(key, None)
             if component:
                 self._replace(key, component)
@@ -104,15 +136,28 @@ class EndpointTable:
         once: the old endpoint and its connections go, so lookups answer the new one and
         clients connected to the old one see it gone (recovery <= 30 s)."""
         kind, tenant, plan, address = key
-        stale = [k for k, ep in self.endpoints.items() if k[:3] == key[:3]
-                 and k[3] != address and ep.component == component]
+        stale = [
+            k
+            for k, ep in self.endpoints.items()
+            if k[:3] == key[:3] and k[3] != address and ep.component == component
+        ]
         for k in stale:
             del self.endpoints[k]
             self.tombstones[k] = self.clock()  # its late heartbeats must not take it back
-            log.info("%s endpoint %s of plan %s (tenant %s) replaced by %s (%s restarted)",
-                     kind, k[3], plan, tenant, address, component)
-            self._drop_connections(lambda c, a=k[3]: c.endpoint == a and c.plan == plan
-                                   and c.tenant == tenant and c.kind == kind)
+            log.info(
+                "%s endpoint %s of plan %s (tenant %s) replaced by %s (%s restarted)",
+                kind,
+                k[3],
+                plan,
+                tenant,
+                address,
+                component,
+            )
+            self._drop_connections(
+                lambda c, a=k[3]: (
+                    c.endpoint == a and c.plan == plan and c.tenant == tenant and c.kind == kind
+                )
+            )
         self.replaced += len(stale)
 
     def unregister(self, kind, tenant, plan, address):
@@ -120,27 +165,38 @@ class EndpointTable:
             ep = self.endpoints.pop((kind, tenant, plan, address), None)
             if ep is None:
                 return 0
-            self._drop_connections(lambda c: c.endpoint == address and c.plan == plan
-                                   and c.tenant == tenant and c.kind == kind)
+            self._drop_connections(
+                lambda c: (
+                    c.endpoint == address
+                    and c.plan == plan
+                    and c.tenant == tenant
+                    and c.kind == kind
+                )
+            )
             return 1
 
     def remove_plan(self, tenant, plan, kind=None):
         """Drop a plan's endpoints (of one kind, or all) and their connections."""
         with self._lock:
-            keys = [k for k in self.endpoints
-                    if k[1] == tenant and k[2] == plan and kind in (None, k[0])]
+            keys = [
+                k
+                for k in self.endpoints
+                if k[1] == tenant and k[2] == plan and kind in (None, k[0])
+            ]
             for k in keys:
                 del self.endpoints[k]
-            self._drop_connections(lambda c: c.tenant == tenant and c.plan == plan
-                                   and kind in (None, c.kind))
+            self._drop_connections(
+                lambda c: c.tenant == tenant and c.plan == plan and kind in (None, c.kind)
+            )
             return len(keys)
 
     def drop_connections(self, tenant, plan, kind):
         """Forget a plan's open connections of one kind (their clients were killed)."""
         with self._lock:
             before = len(self.connections)
-            self._drop_connections(lambda c: c.tenant == tenant and c.plan == plan
-                                   and c.kind == kind)
+            self._drop_connections(
+                lambda c: c.tenant == tenant and c.plan == plan and c.kind == kind
+            )
             return before - len(self.connections)
 
     def lookup(self, kind, tenant, plan, stream=None, machine=(), avoid=()):
@@ -148,11 +204,15 @@ class EndpointTable:
         `avoid` (ones the requester just failed to reach) only when no other is live."""
         with self._lock:
             self.expire()
-            live = [ep for ep in self._live(kind, tenant, plan)
-                    if stream is None or kind != "receiver" or stream in ep.streams]
+            live = [
+                ep
+                for ep in self._live(kind, tenant, plan)
+                if stream is None or kind != "receiver" or stream in ep.streams
+            ]
             if not live:
-                raise RegistryError("EndpointNotFound", _not_found(kind, tenant, plan, stream,
-                                                                   machine))
+                raise RegistryError(
+                    "EndpointNotFound", _not_found(kind, tenant, plan, stream, machine)
+                )
             live = [ep for ep in live if ep.address not in avoid] or live
             mine = set(machine)
             local = [ep for ep in live if ep.machine & mine]
@@ -172,9 +232,16 @@ class EndpointTable:
                 out.append(ep)
             elif not ep.warned:
                 ep.warned = True
-                log.warning("Ignoring %s endpoint %s of plan %s (tenant %s): no heartbeat for "
-                            "%.1f s (liveness window %.1f s)", kind, ep.address, plan, tenant,
-                            age, self.liveness)
+                log.warning(
+                    "Ignoring %s endpoint %s of plan %s (tenant %s): no heartbeat for "
+                    "%.1f s (liveness window %.1f s)",
+                    kind,
+                    ep.address,
+                    plan,
+                    tenant,
+                    age,
+                    self.liveness,
+                )
         return out
 
     def expire(self):
@@ -184,10 +251,18 @@ class EndpointTable:
             dead = [k for k, ep in self.endpoints.items() if now - ep.last_seen > 2 * self.liveness]
             for k in dead:
                 ep = self.endpoints.pop(k)
-                log.warning("Removing stale %s endpoint %s of plan %s (tenant %s)", ep.kind,
-                            ep.address, ep.plan, ep.tenant)
-                self._drop_connections(lambda c, ep=ep: c.endpoint == ep.address
-                                       and c.plan == ep.plan and c.tenant == ep.tenant)
+                log.warning(
+                    "Removing stale %s endpoint %s of plan %s (tenant %s)",
+                    ep.kind,
+                    ep.address,
+                    ep.plan,
+                    ep.tenant,
+                )
+                self._drop_connections(
+                    lambda c, ep=ep: (
+                        c.endpoint == ep.address and c.plan == ep.plan and c.tenant == ep.tenant
+                    )
+                )
             gone = {cl for cl, seen in self.clients.items() if now - seen > 2 * self.liveness}
             for cl in gone:
                 del self.clients[cl]
@@ -200,10 +275,16 @@ class EndpointTable:
         replaces the one it made before (a restarted task never released it)."""
         with self._lock:
             if (kind, tenant, plan, address) not in self.endpoints:
-                raise RegistryError("EndpointNotFound", f"no {kind} endpoint {address} registered "
-                                    f"for plan {plan} of tenant {tenant}")
-            self._drop_connections(lambda c: (c.kind, c.tenant, c.plan, c.client, c.stream)
-                                   == (kind, tenant, plan, client, stream))
+                raise RegistryError(
+                    "EndpointNotFound",
+                    f"no {kind} endpoint {address} registered for plan {plan} of tenant {tenant}",
+                )
+            self._drop_connections(
+                lambda c: (
+                    (c.kind, c.tenant, c.plan, c.client, c.stream)
+                    == (kind, tenant, plan, client, stream)
+                )
+            )
             cid = f"c{next(self._ids)}"
             self.connections[cid] = Connection(cid, kind, tenant, plan, address, client, stream)
             return cid
@@ -245,8 +326,9 @@ class EndpointTable:
         """[(age in seconds, info dict)] of the workers heard from within two liveness windows."""
         with self._lock:
             now = self.clock()
-            for wid in [w for w, (seen, _) in self.workers.items()
-                        if now - seen > 2 * self.liveness]:
+            for wid in [
+                w for w, (seen, _) in self.workers.items() if now - seen > 2 * self.liveness
+            ]:
                 del self.workers[wid]
             return [(now - seen, info) for seen, info in self.workers.values()]
 
@@ -266,10 +348,18 @@ class EndpointTable:
             self.expire()
             now = self.clock()
             counts = self._open_counts()
-            eps = {kind: [ep.to_dict(now, counts.get(ep.address, 0))
-                          for ep in self._live(kind, tenant, plan)] for kind in KINDS}
-            conns = [c.to_dict(self.connection_live(c, now)) for c in self.connections.values()
-                     if c.tenant == tenant and c.plan == plan]
+            eps = {
+                kind: [
+                    ep.to_dict(now, counts.get(ep.address, 0))
+                    for ep in self._live(kind, tenant, plan)
+                ]
+                for kind in KINDS
+            }
+            conns = [
+                c.to_dict(self.connection_live(c, now))
+                for c in self.connections.values()
+                if c.tenant == tenant and c.plan == plan
+            ]
         return {"receivers": eps["receiver"], "publishers": eps["publisher"], "connections": conns}
 
     def snapshot(self):
@@ -282,8 +372,13 @@ class EndpointTable:
             for c in self.connections.values():
                 if self.connection_live(c, now):
                     live_counts[c.endpoint] = live_counts.get(c.endpoint, 0) + 1
-            return [(ep.to_dict(now, live_counts.get(ep.address, 0)),
-                     now - ep.last_seen > self.liveness) for ep in self.endpoints.values()]
+            return [
+                (
+                    ep.to_dict(now, live_counts.get(ep.address, 0)),
+                    now - ep.last_seen > self.liveness,
+                )
+                for ep in self.endpoints.values()
+            ]
 
 
 def _rate(prev, now, info, name):
@@ -297,5 +392,7 @@ def _rate(prev, now, info, name):
 def _not_found(kind, tenant, plan, stream, machine):
     what = "receiver spout" if kind == "receiver" else "CEP publisher"
     extra = f" (stream {stream})" if stream else ""
-    return (f"no live {what} for plan {plan} of tenant {tenant}{extra} "
-            f"for requester {', '.join(machine) or '?'}")
+    return (
+        f"no live {what} for plan {plan} of tenant {tenant}{extra} "
+        f"for requester {', '.join(machine) or '?'}"
+    )

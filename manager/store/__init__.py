@@ -1,4 +1,5 @@
 """Plan stores: the SiddhiQL text of every execution plan, per tenant (files or Redis)."""
+
 from manager.store.base import PlanStore, SUPER_TENANT, parse_tenant
 from manager.store.files import FileStore
 from manager.store.redis_store import RedisStore

@@ -1,4 +1,5 @@
 """The plan store interface and tenant/name checks shared by its implementations."""
+
 import re
 
 from manager.exceptions import BadTenantError, PlanNotFoundError, StoreError
@@ -8,7 +9,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")
 
 
 TENANT_RE = re.compile(r"-?[0-9]{1,11}")
-TENANT_MIN, TENANT_MAX = -(2 ** 31), 2 ** 31 - 1
+TENANT_MIN, TENANT_MAX = -(2**31), 2**31 - 1
 
 
 def parse_tenant(value: object) -> int:
@@ -23,8 +24,9 @@ def parse_tenant(value: object) -> int:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
         raise BadTenantError(f"tenant id must be an integer of ASCII digits, got {shown}")
     if not TENANT_MIN <= number <= TENANT_MAX:
-        raise BadTenantError(f"tenant id {number} is outside the 32-bit range "
-                             f"[{TENANT_MIN}, {TENANT_MAX}]")
+        raise BadTenantError(
+            f"tenant id {number} is outside the 32-bit range [{TENANT_MIN}, {TENANT_MAX}]"
+        )
     return number
 
 

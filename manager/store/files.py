@@ -1,5 +1,6 @@
 """File plan store: `<data>/tenants/<tenantId>/executionplans/<Name>.siddhiql`; the plan
 versions in `<data>/deployment-versions.json`."""
+
 import json
 import os
 import tempfile
@@ -33,8 +34,9 @@ class FileStore(PlanStore):
                 fh.write(text)
             os.replace(tmp, target)
         except OSError as exc:
-            raise StoreError(f"cannot write plan {name!r} of tenant {tenant} to {target}: "
-                             f"{exc}") from None
+            raise StoreError(
+                f"cannot write plan {name!r} of tenant {tenant} to {target}: {exc}"
+            ) from None
 
     def load_versions(self):
         try:
@@ -75,7 +77,7 @@ class FileStore(PlanStore):
         d = self._dir(tenant)
         if not d.is_dir():
             return []
-        return sorted(p.name[:-len(SUFFIX)] for p in d.glob(f"*{SUFFIX}") if p.is_file())
+        return sorted(p.name[: -len(SUFFIX)] for p in d.glob(f"*{SUFFIX}") if p.is_file())
 
     def tenants(self):
         base = self.root / "tenants"

@@ -3,6 +3,7 @@
 Each kind ("users", "tenants", "tokens") maps a string key to a JSON object. Files by default
 (`<data>/security/<kind>.json`, mode 0600, written atomically under a lock), Redis hashes
 `<prefix>:auth:<kind>` when the plan store is Redis."""
+
 import json
 import os
 import tempfile

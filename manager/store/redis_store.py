@@ -2,6 +2,7 @@
 plan versions are JSON at `<prefix>:deployment-versions`. In a manager group every
 write goes through `fence` (manager.lease.FencedWriter): one Lua script that checks the
 writer's fencing token first, so a paused old leader cannot overwrite the new leader's plans."""
+
 import json
 
 import redis
@@ -42,19 +43,26 @@ class RedisStore(PlanStore):
 
     def save(self, tenant, name, text):
         check_name(name)
-        self._write(f"save plan {name!r}", [["HSET", self._key(tenant), name, text],
-                                            ["SADD", f"{self.prefix}:tenants",
-                                             str(parse_tenant(tenant))]])
+        self._write(
+            f"save plan {name!r}",
+            [
+                ["HSET", self._key(tenant), name, text],
+                ["SADD", f"{self.prefix}:tenants", str(parse_tenant(tenant))],
+            ],
+        )
 
     def load(self, tenant, name):
-        text = self._call(f"load plan {name!r}", self.redis.hget, self._key(tenant), check_name(name))
+        text = self._call(
+            f"load plan {name!r}", self.redis.hget, self._key(tenant), check_name(name)
+        )
         if text is None:
             raise not_found(tenant, name)
         return text
 
     def delete(self, tenant, name):
-        removed = self._write(f"delete plan {name!r}",
-                              [["HDEL", self._key(tenant), check_name(name)]])
+        removed = self._write(
+            f"delete plan {name!r}", [["HDEL", self._key(tenant), check_name(name)]]
+        )
         if not removed[0]:
             raise not_found(tenant, name)
 
@@ -66,8 +74,9 @@ class RedisStore(PlanStore):
         return sorted(int(t) for t in members if self.names(int(t)))
 
     def load_versions(self):
-        text = self._call("load plan versions", self.redis.get,
-                          f"{self.prefix}:deployment-versions")
+        text = self._call(
+            "load plan versions", self.redis.get, f"{self.prefix}:deployment-versions"
+        )
         try:
             data = json.loads(text) if text else {}
         except ValueError:
@@ -75,8 +84,10 @@ class RedisStore(PlanStore):
         return data if isinstance(data, dict) else {}
 
     def save_versions(self, versions):
-        self._write("save plan versions", [["SET", f"{self.prefix}:deployment-versions",
-                                            json.dumps(versions)]])
+        self._write(
+            "save plan versions",
+            [["SET", f"{self.prefix}:deployment-versions", json.dumps(versions)]],
+        )
 
     def close(self):
         self.redis.close()

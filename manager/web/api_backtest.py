@@ -6,6 +6,7 @@ in a child process (its own Spark JVM, local[N]) and answers 202 with the job's 
 .../backtest/<id> gives its state (running, done, failed), the summary when done, the error
 when failed. Every path must lie under the tenant's file roots (cep/policy's rules, the same
 as file sinks); responses name paths only as the request gave them."""
+
 import json
 import os
 import subprocess
@@ -47,19 +48,40 @@ def start_backtest(tenant, name):
     given[real_output] = output
     tenant_id = parse_tenant(tenant)
     with _LOCK:  # one tenant's backtests (each a Spark JVM) within its quota
-        running = sum(1 for j in _jobs().values()
-                      if j["tenant"] == str(tenant_id) and j["state"] == "running")
+        running = sum(
+            1 for j in _jobs().values() if j["tenant"] == str(tenant_id) and j["state"] == "running"
+        )
         manager.quotas.check_backtests(tenant_id, running)
-        job = {"id": uuid.uuid4().hex[:16], "tenant": str(tenant_id), "plan": name,
-               "state": "running"}
+        job = {
+            "id": uuid.uuid4().hex[:16],
+            "tenant": str(tenant_id),
+            "plan": name,
+            "state": "running",
+        }
         _jobs()[job["id"]] = job
-    cmd = [sys.executable, "-m", "cep.cli.main", "backtest", "PLAN", "--output", real_output,
-           "--format", fmt, "--timestamp-column", ts_column, "--tenant", job["tenant"],
-           "--json", "--no-progress", "--overwrite"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "cep.cli.main",
+        "backtest",
+        "PLAN",
+        "--output",
+        real_output,
+        "--format",
+        fmt,
+        "--timestamp-column",
+        ts_column,
+        "--tenant",
+        job["tenant"],
+        "--json",
+        "--no-progress",
+        "--overwrite",
+    ]
     for sid, real in real_inputs.items():
         cmd += ["--input", f"{sid}={real}"]
-    threading.Thread(target=_run, args=(job, cmd, text, given), daemon=True,
-                     name=f"backtest-{job['id']}").start()
+    threading.Thread(
+        target=_run, args=(job, cmd, text, given), daemon=True, name=f"backtest-{job['id']}"
+    ).start()
     return jsonify({"id": job["id"], "state": "running"}), 202
 
 
@@ -73,11 +95,16 @@ def backtest_status(tenant, name, job_id):
 
 def _parse_body(body):
     if not isinstance(body, dict):
-        abort(400, description='the body must be JSON: {"inputs": {"Stream": "path"}, '
-                               '"output": "dir"}')
+        abort(
+            400,
+            description='the body must be JSON: {"inputs": {"Stream": "path"}, "output": "dir"}',
+        )
     inputs, output = body.get("inputs"), body.get("output")
-    if not isinstance(inputs, dict) or not inputs or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in inputs.items()):
+    if (
+        not isinstance(inputs, dict)
+        or not inputs
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in inputs.items())
+    ):
         abort(400, description='"inputs" must map stream ids to dataset paths')
     if not isinstance(output, str):
         abort(400, description='"output" must be a directory path')
@@ -104,11 +131,12 @@ def _run(job, cmd, text, given):
             return
     if proc.returncode == 0:
         summary = json.loads(proc.stdout)
-        job.update(state="done", summary={k: v for k, v in summary.items()
-                                          if k not in HIDDEN_SUMMARY_KEYS})
+        job.update(
+            state="done", summary={k: v for k, v in summary.items() if k not in HIDDEN_SUMMARY_KEYS}
+        )
         return
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("cep backtest: ")]
-    message = lines[-1][len("cep backtest: "):] if lines else "the backtest failed"
+    message = lines[-1][len("cep backtest: ") :] if lines else "the backtest failed"
     for real, shown in sorted(given.items(), key=lambda kv: -len(kv[0])):
         message = message.replace(real, shown)
     job.update(state="failed", error=message.replace(plan_file, "plan"))

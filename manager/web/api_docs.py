@@ -1,5 +1,6 @@
 """`GET /api/v1/openapi.json` (the OpenAPI 3 document, from manager/web/openapi.yaml) and
 `GET /metrics` (Prometheus text exposition of the manager's own CollectorRegistry)."""
+
 import functools
 from pathlib import Path
 

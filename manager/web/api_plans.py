@@ -1,5 +1,6 @@
 """REST API /api/v1: execution plans per tenant (add, edit, remove, list, show, status,
 query-plan)."""
+
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from manager.exceptions import PlanRejectedError

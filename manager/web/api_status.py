@@ -3,6 +3,7 @@
 `GET /api/v1/status` (managers, Spark master, topologies, workers, endpoints, flows),
 `GET /api/v1/workers`, `GET /api/v1/tenants/<t>/plans/<n>/topology` (the graph) and
 `GET /api/v1/tenants/<t>/plans/<n>/metrics?window=10m|3h|1d|all` (Storm UI's names)."""
+
 from flask import Blueprint, current_app, jsonify, request
 from werkzeug.exceptions import BadRequest
 
@@ -49,8 +50,15 @@ def metrics(tenant, name):
     return jsonify(doc)
 
 
-EMPTY = {"emitted": 0, "transferred": 0, "executed": 0, "executeLatencyMs": 0.0,
-         "capacity": 0.0, "failed": 0, "errors": 0}
+EMPTY = {
+    "emitted": 0,
+    "transferred": 0,
+    "executed": 0,
+    "executeLatencyMs": 0.0,
+    "capacity": 0.0,
+    "failed": 0,
+    "errors": 0,
+}
 
 
 def metrics_view(graph, view, window):
@@ -59,13 +67,29 @@ def metrics_view(graph, view, window):
     comps = []
     for c in graph["components"]:
         got = view["components"].get(c["id"], {})
-        row = {"id": c["id"], "kind": c["kind"], "role": c["role"],
-               "instances": got.get("instances") or c["parallelism"]}
+        row = {
+            "id": c["id"],
+            "kind": c["kind"],
+            "role": c["role"],
+            "instances": got.get("instances") or c["parallelism"],
+        }
         row.update({k: got.get(k, v) for k, v in EMPTY.items()})
         row["acked"] = got.get("acked", 0)
         comps.append(row)
-    edges = [{"from": e["from"], "to": e["to"], "stream": e["stream"],
-              "ratePerSec": view["edges"].get((e["from"], e["to"]), 0.0)}
-             for e in graph["edges"] if not e["internal"]]
-    return {"window": window, "spanSec": view["spanSec"], "components": comps, "edges": edges,
-            "recentErrors": view["recentErrors"]}
+    edges = [
+        {
+            "from": e["from"],
+            "to": e["to"],
+            "stream": e["stream"],
+            "ratePerSec": view["edges"].get((e["from"], e["to"]), 0.0),
+        }
+        for e in graph["edges"]
+        if not e["internal"]
+    ]
+    return {
+        "window": window,
+        "spanSec": view["spanSec"],
+        "components": comps,
+        "edges": edges,
+        "recentErrors": view["recentErrors"],
+    }

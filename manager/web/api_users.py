@@ -4,10 +4,15 @@
 `GET|POST /users`, `DELETE /users/<user>`, `GET|POST /tenants` (super admin);
 `PUT /users/<user>/password` (the user or a super admin);
 `GET|POST /tokens`, `DELETE /tokens/<token_id>` (a user's own tokens; a super admin's any)."""
+
 from flask import Blueprint, current_app, g, jsonify, request
 
-from manager.auth.exceptions import (BadUserError, ForbiddenError, NotAuthenticatedError,
-                                     UnknownUserError)
+from manager.auth.exceptions import (
+    BadUserError,
+    ForbiddenError,
+    NotAuthenticatedError,
+    UnknownUserError,
+)
 from manager.store.base import SUPER_TENANT
 
 bp = Blueprint("api_users", __name__, url_prefix="/api/v1")
@@ -37,10 +42,22 @@ def login():
         raise NotAuthenticatedError("wrong user name or password")
     label = data.get("label", "login")
     token, meta = auth().create_token(record["name"], label if isinstance(label, str) else "")
-    auth().audit.record("token.create", user=record["name"], tenant=record["tenant"],
-                        target=meta["id"], remote=request.remote_addr)
-    return jsonify({"token": token, "id": meta["id"], "user": record["name"],
-                    "tenant": record["tenant"], "role": record["role"]}), 201
+    auth().audit.record(
+        "token.create",
+        user=record["name"],
+        tenant=record["tenant"],
+        target=meta["id"],
+        remote=request.remote_addr,
+    )
+    return jsonify(
+        {
+            "token": token,
+            "id": meta["id"],
+            "user": record["name"],
+            "tenant": record["tenant"],
+            "role": record["role"],
+        }
+    ), 201
 
 
 @bp.get("/whoami")
@@ -56,8 +73,12 @@ def list_users():
 @bp.post("/users")
 def add_user():
     data = body()
-    user = auth().directory.add_user(data.get("name"), data.get("password"),
-                                     data.get("tenant", SUPER_TENANT), data.get("role", "viewer"))
+    user = auth().directory.add_user(
+        data.get("name"),
+        data.get("password"),
+        data.get("tenant", SUPER_TENANT),
+        data.get("role", "viewer"),
+    )
     return jsonify(user), 201
 
 
@@ -78,12 +99,20 @@ def set_password(user):
     request when it is the user's own."""
     _self_or_super(user)
     data = body()
-    if not g.principal.is_super and auth().directory.authenticate(
-            user, data.get("current")) is None:
-        auth().audit.record("password.change", "refused", user=g.principal.name, target=user,
-                            remote=request.remote_addr)
-        raise ForbiddenError("the current password is missing or wrong "
-                             '(send {"current": ..., "password": ...})')
+    if (
+        not g.principal.is_super
+        and auth().directory.authenticate(user, data.get("current")) is None
+    ):
+        auth().audit.record(
+            "password.change",
+            "refused",
+            user=g.principal.name,
+            target=user,
+            remote=request.remote_addr,
+        )
+        raise ForbiddenError(
+            'the current password is missing or wrong (send {"current": ..., "password": ...})'
+        )
     auth().directory.set_password(user, data.get("password"))
     auth().end_sessions(user)  # console sessions with the old password end
     keep = _request_token_id() if g.principal.name == user else None
@@ -92,8 +121,9 @@ def set_password(user):
         if record["id"] != keep:
             auth().tokens.revoke(record["id"])
             revoked += 1
-    auth().audit.record("password.change", user=g.principal.name, target=user,
-                        remote=request.remote_addr)
+    auth().audit.record(
+        "password.change", user=g.principal.name, target=user, remote=request.remote_addr
+    )
     return jsonify({"user": user, "password": "changed", "tokens_revoked": revoked})
 
 
@@ -102,7 +132,7 @@ def _request_token_id():
     header = request.headers.get("Authorization", "")
     if not header.startswith("Bearer cep_"):
         return None
-    return header[len("Bearer cep_"):].split("_", 1)[0] or None
+    return header[len("Bearer cep_") :].split("_", 1)[0] or None
 
 
 @bp.get("/tenants")

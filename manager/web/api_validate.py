@@ -1,5 +1,6 @@
 """REST API `POST /api/v1/validate`: the editor's validate-as-you-type. 200 for any readable
 body, with the positioned errors a rejected `plan add` would give (nothing is stored)."""
+
 from flask import Blueprint, current_app, jsonify, request
 
 from manager.store.base import SUPER_TENANT, parse_tenant

@@ -1,4 +1,5 @@
 """REST API /api/v1/deployments: what CEP workers poll (PROTOCOL.md section 3), with an ETag."""
+
 from flask import Blueprint, current_app, jsonify, request
 
 from manager.store.base import parse_tenant
@@ -10,7 +11,8 @@ bp = Blueprint("api_worker", __name__, url_prefix="/api/v1")
 def deployments():
     tenant = request.args.get("tenant")
     data = current_app.config["MANAGER"].plans.deployments(
-        parse_tenant(tenant) if tenant is not None else None)
+        parse_tenant(tenant) if tenant is not None else None
+    )
     etag = str(data["version"])
     if request.if_none_match and etag in request.if_none_match:
         resp = current_app.response_class(status=304)

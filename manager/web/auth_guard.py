@@ -5,6 +5,7 @@ console session or the workers' cluster secret) and whether that principal may.
 not, 404 for another tenant's resources (their existence does not leak), 403 for a console
 session's state-changing request without its CSRF token. State-changing requests are written
 to the audit log with their outcome."""
+
 from urllib.parse import quote
 
 from flask import current_app, g, redirect, request
@@ -19,19 +20,39 @@ from manager.store.base import SUPER_TENANT, parse_tenant
 # need it before having an account
 PUBLIC = {"static", "favicon", "root", "console_auth.login", "api_users.login", "docs_site.page"}
 WORKER_ALLOWED = {"api_worker.deployments", "api_plans.manager_info"}
-SUPER_ONLY = {"api_worker.deployments", "api_users.list_users", "api_users.add_user",
-              "api_users.remove_user", "api_users.list_tenants", "api_users.add_tenant",
-              "api_docs.prometheus_metrics"}  # /metrics labels every tenant: operators only
-SELF_SERVICE = {"api_users.whoami", "api_users.create_token", "api_users.list_tokens",
-                "api_users.revoke_token", "api_users.set_password", "console_auth.logout"}
+SUPER_ONLY = {
+    "api_worker.deployments",
+    "api_users.list_users",
+    "api_users.add_user",
+    "api_users.remove_user",
+    "api_users.list_tenants",
+    "api_users.add_tenant",
+    "api_docs.prometheus_metrics",
+}  # /metrics labels every tenant: operators only
+SELF_SERVICE = {
+    "api_users.whoami",
+    "api_users.create_token",
+    "api_users.list_tokens",
+    "api_users.revoke_token",
+    "api_users.set_password",
+    "console_auth.logout",
+}
 READ_ONLY_POSTS = {"api_validate.validate"}
 TENANT_ARG = {"api_validate.validate", "api_worker.deployments"}  # tenant in ?tenant=
-ACTIONS = {"api_plans.add_plan": "plan.add", "api_plans.edit_plan": "plan.edit",
-           "api_plans.remove_plan": "plan.remove", "api_users.add_user": "user.add",
-           "api_users.remove_user": "user.remove", "api_users.add_tenant": "tenant.add",
-           "api_users.create_token": "token.create", "api_users.revoke_token": "token.revoke",
-           "api_users.set_password": "user.password", "console_api.simulate_events":
-           "plan.simulate", "console_api.try_it": "plan.try", "console_auth.logout": "logout"}
+ACTIONS = {
+    "api_plans.add_plan": "plan.add",
+    "api_plans.edit_plan": "plan.edit",
+    "api_plans.remove_plan": "plan.remove",
+    "api_users.add_user": "user.add",
+    "api_users.remove_user": "user.remove",
+    "api_users.add_tenant": "tenant.add",
+    "api_users.create_token": "token.create",
+    "api_users.revoke_token": "token.revoke",
+    "api_users.set_password": "user.password",
+    "console_api.simulate_events": "plan.simulate",
+    "console_api.try_it": "plan.try",
+    "console_auth.logout": "logout",
+}
 INSECURE = Principal("anonymous", SUPER_TENANT, SUPER_ADMIN, "insecure")
 
 
@@ -52,8 +73,10 @@ def check_request():
     if principal is None:
         if _is_console_page():
             return redirect("/console/login?next=" + quote(request.full_path.rstrip("?")))
-        raise NotAuthenticatedError("authentication required: send Authorization: Bearer "
-                                    "<token> (cep login) or log in to the console")
+        raise NotAuthenticatedError(
+            "authentication required: send Authorization: Bearer "
+            "<token> (cep login) or log in to the console"
+        )
     g.principal = principal
     if principal.via == "session":
         csrf.check()
@@ -107,14 +130,20 @@ def _request_tenant(endpoint):
 
 
 def _is_console_page():
-    return request.method == "GET" and (request.blueprint or "").startswith("console") \
+    return (
+        request.method == "GET"
+        and (request.blueprint or "").startswith("console")
         and not request.path.startswith("/api/")
+    )
 
 
 def audit_change(response):
     """Audit every state-changing request that reached a known endpoint."""
-    if request.method in csrf.SAFE_METHODS or request.endpoint in (None, "api_users.login",
-                                                                   "console_auth.login"):
+    if request.method in csrf.SAFE_METHODS or request.endpoint in (
+        None,
+        "api_users.login",
+        "console_auth.login",
+    ):
         return response
     principal = g.get("principal")
     args = request.view_args or {}
@@ -125,10 +154,14 @@ def audit_change(response):
         if isinstance(added, dict) and isinstance(added.get("name"), str):
             target = f"{target}/{added['name']}"
     outcome = "ok" if response.status_code < 400 else f"refused {response.status_code}"
-    auth().audit.record(ACTIONS.get(request.endpoint, request.endpoint), outcome,
-                        user=principal.name if principal else None,
-                        tenant=principal.tenant if principal else None,
-                        target=target or None, remote=request.remote_addr)
+    auth().audit.record(
+        ACTIONS.get(request.endpoint, request.endpoint),
+        outcome,
+        user=principal.name if principal else None,
+        tenant=principal.tenant if principal else None,
+        target=target or None,
+        remote=request.remote_addr,
+    )
     return response
 
 

@@ -2,6 +2,7 @@
 
 The login form carries a CSRF token of a pre-login session; a successful login starts a fresh
 session (new CSRF token) and goes back to the page asked for (a /console path only)."""
+
 import secrets
 
 from flask import Blueprint, current_app, g, redirect, render_template, request, session
@@ -18,8 +19,12 @@ def auth():
 
 def _next_page(value):
     """Only a local console path (no //host, no scheme) is followed after login."""
-    if isinstance(value, str) and value.startswith("/console") and "//" not in value \
-            and "\\" not in value:
+    if (
+        isinstance(value, str)
+        and value.startswith("/console")
+        and "//" not in value
+        and "\\" not in value
+    ):
         return value
     return "/console/"
 
@@ -27,8 +32,13 @@ def _next_page(value):
 def _form(status=200, error="", user=""):
     if not session.get("csrf"):
         session["csrf"] = secrets.token_urlsafe(32)
-    return render_template("console/login.html", csrf_token=session["csrf"], error=error,
-                           user=user, next=_next_page(request.values.get("next"))), status
+    return render_template(
+        "console/login.html",
+        csrf_token=session["csrf"],
+        error=error,
+        user=user,
+        next=_next_page(request.values.get("next")),
+    ), status
 
 
 @bp.route("/login", methods=["GET", "POST"])

@@ -6,6 +6,7 @@ paths and drive names). Without a build, /docs/ answers 404 with a one-line hint
 Content-Security-Policy of their own: the site's own scripts, styles and images, plus the
 SHA-256 hashes of the small inline scripts Material writes into each page (color palette,
 base URL), so no 'unsafe-inline' is needed; the console's other headers apply unchanged."""
+
 from __future__ import annotations
 
 import base64
@@ -22,11 +23,16 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SITE = ROOT / "var" / "site"
 HINT = "the documentation site is not built: run bin/test.sh or `mkdocs build` (mkdocs.yml)\n"
 # inline <script> elements that run (not the JSON configuration Material embeds)
-INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>"
-                           r"(.*?)</script>", re.S)
-BASE_CSP = ("default-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-            "worker-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-            "frame-ancestors 'none'")
+INLINE_SCRIPT = re.compile(
+    r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>"
+    r"(.*?)</script>",
+    re.S,
+)
+BASE_CSP = (
+    "default-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "worker-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
 
 bp = Blueprint("docs_site", __name__)
 
@@ -39,8 +45,10 @@ def site_dir() -> Path:
 @functools.lru_cache(maxsize=256)
 def _script_hashes(path: str, mtime_ns: int) -> str:
     text = Path(path).read_text(encoding="utf-8", errors="replace")
-    hashes = {"'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
-              + "'" for body in INLINE_SCRIPT.findall(text)}
+    hashes = {
+        "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
+        for body in INLINE_SCRIPT.findall(text)
+    }
     return " ".join(sorted(hashes))
 
 

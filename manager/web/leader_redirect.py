@@ -5,6 +5,7 @@ Redirect` to the same path on the leader's URL (a 307 keeps the method and the b
 follows it), with a JSON body `{"error": "NotLeader", "leader": URL}`. With no leader known
 (between a leader's death and a follower's take-over) the answer is `503` with
 `Retry-After: 1`. Reads are served by every manager from the shared store."""
+
 from flask import current_app, jsonify, request
 
 WRITES = {"api_plans.add_plan", "api_plans.edit_plan", "api_plans.remove_plan"}
@@ -22,14 +23,24 @@ def send_writes_to_leader():
         return None
     leader = manager.leader_url()
     if not leader or leader == getattr(manager.group, "url", None):
-        resp = jsonify({"error": "NoLeader", "retry": True,
-                        "message": "no manager of the group holds the leader lease right now; "
-                                   "retry in a second"})
+        resp = jsonify(
+            {
+                "error": "NoLeader",
+                "retry": True,
+                "message": "no manager of the group holds the leader lease right now; "
+                "retry in a second",
+            }
+        )
         resp.status_code = 503
         resp.headers["Retry-After"] = "1"
         return resp
-    resp = jsonify({"error": "NotLeader", "leader": leader,
-                    "message": f"this manager follows; writes go to the leader at {leader}"})
+    resp = jsonify(
+        {
+            "error": "NotLeader",
+            "leader": leader,
+            "message": f"this manager follows; writes go to the leader at {leader}",
+        }
+    )
     resp.status_code = 307
     resp.headers["Location"] = leader.rstrip("/") + request.full_path.rstrip("?")
     return resp

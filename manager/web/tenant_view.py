@@ -1,6 +1,7 @@
 """What of the whole deployment a principal may see: a super admin sees everything; a tenant's
 users see their own tenant's topologies, endpoints, flows and Spark applications, and of the
 workers only the plans of their tenant (no other tenant's plan names or counters leak)."""
+
 import re
 
 from flask import g
@@ -43,8 +44,11 @@ def filter_workers(workers, principal=None):
         return workers
     out = []
     for w in workers:
-        w = dict(w, plans=[p for p in w.get("plans", []) if _plan_tenant(p) == principal.tenant],
-                 threads=[t for t in w.get("threads", []) if _own_thread(t, principal.tenant)])
+        w = dict(
+            w,
+            plans=[p for p in w.get("plans", []) if _plan_tenant(p) == principal.tenant],
+            threads=[t for t in w.get("threads", []) if _own_thread(t, principal.tenant)],
+        )
         for key in _WORKER_TOTALS:
             w.pop(key, None)
         out.append(w)
@@ -76,6 +80,11 @@ def filter_status(doc, principal=None):
     if principal is None or principal.is_super:
         return doc
     keep = lambda rows: [r for r in rows or [] if _visible(principal, r.get("tenant"))]  # noqa: E731
-    return dict(doc, topologies=keep(doc.get("topologies")), endpoints=keep(doc.get("endpoints")),
-                flows=keep(doc.get("flows")), workers=filter_workers(doc.get("workers") or [], principal),
-                spark=_filter_spark(doc.get("spark"), principal))
+    return dict(
+        doc,
+        topologies=keep(doc.get("topologies")),
+        endpoints=keep(doc.get("endpoints")),
+        flows=keep(doc.get("flows")),
+        workers=filter_workers(doc.get("workers") or [], principal),
+        spark=_filter_spark(doc.get("spark"), principal),
+    )

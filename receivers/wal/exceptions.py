@@ -1,4 +1,5 @@
 """Errors of the receivers' write-ahead log, under the receivers package's root error."""
+
 from receivers.exceptions import ReceiverError
 
 

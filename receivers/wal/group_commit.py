@@ -7,6 +7,7 @@ hand-off to this thread would cost a GIL switch per batch) and only marks what i
 A round that fails (disk full, I/O error) fails the waiters of its records with the reason
 (their events are not acknowledged), is counted and logged, and the thread carries on: it never
 dies silently."""
+
 import logging
 import threading
 import time
@@ -105,8 +106,12 @@ class GroupCommit:
         except Exception as exc:  # noqa: BLE001 - any failure is reported to the waiters
             self.errors += 1
             self.last_error = f"{type(exc).__name__}: {exc}"
-            log.error("write-ahead log %s: a write of %d records failed: %s",
-                      self._thread.name, len(batch), self.last_error)
+            log.error(
+                "write-ahead log %s: a write of %d records failed: %s",
+                self._thread.name,
+                len(batch),
+                self.last_error,
+            )
             with self._cond:
                 for _, e in batch:
                     self.failed[e] = self.last_error

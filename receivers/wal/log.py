@@ -11,6 +11,7 @@ last segment for the next offset (a torn tail record is truncated with a warning
 record (CRC32) is reported (log, `corrupt_records`, `last_corruption`) and its events are
 never returned. Caps (`max_bytes`, `max_age_s` of the oldest uncommitted data; 0 = no cap)
 make append() raise LogFullError: back-pressure, the caller answers 503."""
+
 import collections
 import fcntl
 import logging
@@ -45,14 +46,23 @@ class SegmentInfo:
 class WriteAheadLog:
     """A segmented log in `directory` with a group-commit writer thread."""
 
-    def __init__(self, directory, durability="os", segment_bytes=64 << 20, max_bytes=1 << 30,
-                 max_age_s=3600.0, name=None):
+    def __init__(
+        self,
+        directory,
+        durability="os",
+        segment_bytes=64 << 20,
+        max_bytes=1 << 30,
+        max_age_s=3600.0,
+        name=None,
+    ):
         if durability not in DURABILITY_MODES:
-            raise WalConfigError(f"wal.durability {durability!r}: must be one of "
-                                 f"{', '.join(DURABILITY_MODES)}")
+            raise WalConfigError(
+                f"wal.durability {durability!r}: must be one of {', '.join(DURABILITY_MODES)}"
+            )
         if segment_bytes < 1 or max_bytes < 0 or max_age_s < 0:
-            raise WalConfigError("wal.segment_bytes must be >= 1, wal.max_bytes and "
-                                 "wal.max_age_s >= 0")
+            raise WalConfigError(
+                "wal.segment_bytes must be >= 1, wal.max_bytes and wal.max_age_s >= 0"
+            )
         self.directory, self.durability = directory, durability
         self.segment_bytes, self.max_bytes, self.max_age_s = segment_bytes, max_bytes, max_age_s
         self.name = name or directory
@@ -95,9 +105,14 @@ class WriteAheadLog:
         for pos, why in found.corrupt:
             self._report(info.path, pos, why)
         if found.valid_end < found.size:
-            log.warning("write-ahead log %s: torn tail of %d bytes at byte %d of %s truncated "
-                        "(a write the crash interrupted; never acknowledged)", self.name,
-                        found.size - found.valid_end, found.valid_end, info.path)
+            log.warning(
+                "write-ahead log %s: torn tail of %d bytes at byte %d of %s truncated "
+                "(a write the crash interrupted; never acknowledged)",
+                self.name,
+                found.size - found.valid_end,
+                found.valid_end,
+                info.path,
+            )
             self.truncated_bytes += found.size - found.valid_end
             seg.truncate(info.path, found.valid_end)
         info.size = found.valid_end
@@ -168,12 +183,15 @@ class WriteAheadLog:
             reason = f"holds {size} bytes of uncommitted events (wal.max_bytes {self.max_bytes})"
         age = self._age_s(now_ms)
         if self.max_age_s and age >= self.max_age_s:
-            reason = f"oldest uncommitted events are {age:.0f} s old (wal.max_age_s " \
-                     f"{self.max_age_s:g})"
+            reason = (
+                f"oldest uncommitted events are {age:.0f} s old (wal.max_age_s {self.max_age_s:g})"
+            )
         if reason:
             self.full_refusals += 1
-            raise LogFullError(f"write-ahead log of {self.name} {reason}; retry later "
-                               f"(back-pressure, nothing was lost)")
+            raise LogFullError(
+                f"write-ahead log of {self.name} {reason}; retry later "
+                f"(back-pressure, nothing was lost)"
+            )
 
     def _uncommitted_bytes(self):
         """Bytes of the segments holding offsets no commit covers (segment granularity: a
@@ -275,7 +293,7 @@ class WriteAheadLog:
                 hi = min(hi, before)
             if lo < hi:
                 events = rec.events()
-                yield lo, events[lo - rec.first_offset:hi - rec.first_offset]
+                yield lo, events[lo - rec.first_offset : hi - rec.first_offset]
 
     def commit(self, offset):
         """Events up to `offset` are safe downstream: delete segments wholly at or below it
@@ -291,8 +309,12 @@ class WriteAheadLog:
         for s in gone:
             os.unlink(s.path)
         if gone:
-            log.info("write-ahead log %s: committed %d, deleted %d segment(s)", self.name,
-                     self.committed, len(gone))
+            log.info(
+                "write-ahead log %s: committed %d, deleted %d segment(s)",
+                self.name,
+                self.committed,
+                len(gone),
+            )
         return len(gone)
 
     def _lock_directory(self):
@@ -303,8 +325,10 @@ class WriteAheadLog:
         except OSError:
             self._dir_lock.close()
             self._dir_lock = None
-            raise WalError(f"write-ahead log {self.name} is in use by another worker or plan "
-                           f"(give each worker its own worker.data_dir)") from None
+            raise WalError(
+                f"write-ahead log {self.name} is in use by another worker or plan "
+                f"(give each worker its own worker.data_dir)"
+            ) from None
 
     def _log_id(self):
         path = os.path.join(self.directory, ID_FILE)
@@ -355,24 +379,30 @@ class WriteAheadLog:
         self._reported.add((path, pos))
         self.corrupt_records += 1
         self.last_corruption = f"{os.path.basename(path)}: {why}"
-        log.error("write-ahead log %s: corrupt record skipped (never replayed): %s",
-                  self.name, self.last_corruption)
+        log.error(
+            "write-ahead log %s: corrupt record skipped (never replayed): %s",
+            self.name,
+            self.last_corruption,
+        )
 
     def metrics(self):
         now_ms = int(time.time() * 1000)
         with self._lock:
-            return {"durability": self.durability,
-                    "size_bytes": sum(s.size for s in self._segments),
-                    "uncommitted_bytes": self._uncommitted_bytes(),
-                    "segments": len(self._segments),
-                    "oldest_uncommitted_age_s": round(self._age_s(now_ms), 3),
-                    "appended_offset": self.next_offset - 1, "committed_offset": self.committed,
-                    "corrupt_records": self.corrupt_records,
-                    "last_corruption": self.last_corruption,
-                    "truncated_bytes": self.truncated_bytes,
-                    "full_refusals": self.full_refusals,
-                    "write_errors": self._writer.errors,
-                    "last_error": self._writer.last_error}
+            return {
+                "durability": self.durability,
+                "size_bytes": sum(s.size for s in self._segments),
+                "uncommitted_bytes": self._uncommitted_bytes(),
+                "segments": len(self._segments),
+                "oldest_uncommitted_age_s": round(self._age_s(now_ms), 3),
+                "appended_offset": self.next_offset - 1,
+                "committed_offset": self.committed,
+                "corrupt_records": self.corrupt_records,
+                "last_corruption": self.last_corruption,
+                "truncated_bytes": self.truncated_bytes,
+                "full_refusals": self.full_refusals,
+                "write_errors": self._writer.errors,
+                "last_error": self._writer.last_error,
+            }
 
 
 def _first_ms(path):

@@ -8,6 +8,7 @@ A segment is `<dir>/<first offset, 20 digits>.wal`, a sequence of records:
 `length` is the payload's size; the CRC32 covers the header fields after it and the payload,
 so a flipped bit anywhere in a record is detected. Offsets are contiguous within a log: a
 record's events have offsets first_offset .. first_offset + count - 1."""
+
 import logging
 import os
 import struct
@@ -41,14 +42,15 @@ def list_segments(directory):
     """[(base offset, path)] of the segment files in `directory`, by offset."""
     found = []
     for name in os.listdir(directory):
-        if name.endswith(SUFFIX) and name[:-len(SUFFIX)].isdigit():
-            found.append((int(name[:-len(SUFFIX)]), os.path.join(directory, name)))
+        if name.endswith(SUFFIX) and name[: -len(SUFFIX)].isdigit():
+            found.append((int(name[: -len(SUFFIX)]), os.path.join(directory, name)))
     return sorted(found)
 
 
 @dataclass
 class Record:
     """One decoded record header; `events()` decodes the payload."""
+
     position: int
     size: int  # header + payload bytes
     first_offset: int
@@ -74,17 +76,20 @@ def _parse(data, pos):
     end = pos + HEADER.size + length
     if end > len(data):
         return None
-    tail = data[pos + 8:pos + HEADER.size]
-    payload = bytes(data[pos + HEADER.size:end])
+    tail = data[pos + 8 : pos + HEADER.size]
+    payload = bytes(data[pos + HEADER.size : end])
     if zlib.crc32(payload, zlib.crc32(tail)) != crc:
-        raise CorruptRecordError(f"record at byte {pos} (offsets {first}..{first + count - 1} "
-                                 f"by its header): CRC32 mismatch")
+        raise CorruptRecordError(
+            f"record at byte {pos} (offsets {first}..{first + count - 1} "
+            f"by its header): CRC32 mismatch"
+        )
     return Record(pos, end - pos, first, count, ms, payload)
 
 
 @dataclass
 class ScanResult:
     """What a scan of one segment found: good records, corrupt spans, where valid data ends."""
+
     records: list
     corrupt: list  # [(byte position, message)]
     valid_end: int  # byte after the last good record (a torn tail starts here)

@@ -1,4 +1,5 @@
 """Backtest fixtures: a real local[2] SparkSession for the module's tests, datasets on disk."""
+
 import os
 import shutil
 
@@ -21,6 +22,7 @@ def spark():
     """One real local[2] Spark session for the backtest tests (the job's own code path)."""
     _require_java()
     from cep.backtest.session import spark_session
+
     session = spark_session("backtest:tests[-1234]", "local[2]", 2)
     yield session
     session.stop()

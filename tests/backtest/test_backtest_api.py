@@ -1,5 +1,6 @@
 """REST: POST /api/v1/tenants/<t>/plans/<n>/backtest runs `cep backtest` on a stored plan over
 datasets under the tenant's file roots; GET .../backtest/<id> gives state and summary."""
+
 import time
 
 import pyarrow as pa
@@ -26,8 +27,11 @@ def stored(client, tmp_path):  # noqa: F811
     return files
 
 
-def test_paths_outside_the_tenants_roots_are_refused_without_server_paths(client, stored,  # noqa: F811
-                                                                         tmp_path):
+def test_paths_outside_the_tenants_roots_are_refused_without_server_paths(
+    client,
+    stored,  # noqa: F811
+    tmp_path,
+):
     resp = client.post(URL, json={"inputs": {"S": "/etc/passwd"}, "output": "out"})
     assert resp.status_code == 400
     assert "outside the allowed file roots" in resp.get_json()["message"]
@@ -35,13 +39,22 @@ def test_paths_outside_the_tenants_roots_are_refused_without_server_paths(client
     resp = client.post(URL, json={"inputs": {"S": "../x.parquet"}, "output": "out"})
     assert resp.status_code == 400 and "'..'" in resp.get_json()["message"]
     assert client.post(URL, json={"inputs": {}, "output": "o"}).status_code == 400
-    assert client.post(URL, json={"inputs": {"S": "a.parquet"}, "output": "o",
-                                  "format": "xls"}).status_code == 400
+    assert (
+        client.post(
+            URL, json={"inputs": {"S": "a.parquet"}, "output": "o", "format": "xls"}
+        ).status_code
+        == 400
+    )
 
 
 def test_unknown_plan_and_unknown_job_are_404(client, stored):  # noqa: F811
-    assert client.post("/api/v1/tenants/-1234/plans/Nope/backtest",
-                       json={"inputs": {"S": "a.parquet"}, "output": "o"}).status_code == 404
+    assert (
+        client.post(
+            "/api/v1/tenants/-1234/plans/Nope/backtest",
+            json={"inputs": {"S": "a.parquet"}, "output": "o"},
+        ).status_code
+        == 404
+    )
     assert client.get(URL + "/0123456789abcdef").status_code == 404
 
 
@@ -57,12 +70,20 @@ def wait_done(client, job_id, timeout=1200):  # noqa: F811
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
-def test_backtest_runs_over_files_under_the_roots_and_reports_summary(client, stored,  # noqa: F811
-                                                                      tmp_path):
-    pq.write_table(pa.table({"timestamp": [3, 1, 2, 4], "sym": ["a", "a", "b", "a"],
-                             "price": [3.0, 1.0, 2.0, 5.0]}), str(stored / "s.parquet"))
-    pq.write_table(pa.table({"timestamp": [1], "sym": ["a"], "price": ["x"]}),
-                   str(stored / "bad.parquet"))
+def test_backtest_runs_over_files_under_the_roots_and_reports_summary(
+    client,
+    stored,  # noqa: F811
+    tmp_path,
+):
+    pq.write_table(
+        pa.table(
+            {"timestamp": [3, 1, 2, 4], "sym": ["a", "a", "b", "a"], "price": [3.0, 1.0, 2.0, 5.0]}
+        ),
+        str(stored / "s.parquet"),
+    )
+    pq.write_table(
+        pa.table({"timestamp": [1], "sym": ["a"], "price": ["x"]}), str(stored / "bad.parquet")
+    )
     resp = client.post(URL, json={"inputs": {"S": "s.parquet"}, "output": "bt/out"})
     assert resp.status_code == 202
     bad = client.post(URL, json={"inputs": {"S": "bad.parquet"}, "output": "bt/bad"})

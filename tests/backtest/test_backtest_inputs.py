@@ -1,4 +1,5 @@
 """inputs: datasets checked against the stream definition, errors naming the file and column."""
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -7,8 +8,9 @@ import cep
 from cep.backtest.exceptions import InputError, SpecError
 from cep.backtest.inputs import check_input, parse_spec
 
-PLAN = cep.compile("define stream S (sym string, price double, qty int);\n"
-                   "from S select * insert into O;")
+PLAN = cep.compile(
+    "define stream S (sym string, price double, qty int);\nfrom S select * insert into O;"
+)
 S = PLAN.streams[0]
 
 
@@ -23,8 +25,12 @@ def check(tmp_path, path, **kw):
 
 
 def good_cols():
-    return dict(timestamp=pa.array([2, 1], pa.int64()), sym=["a", "b"], price=[1.0, 2.5],
-                qty=pa.array([1, 2], pa.int32()))
+    return dict(
+        timestamp=pa.array([2, 1], pa.int64()),
+        sym=["a", "b"],
+        price=[1.0, 2.5],
+        qty=pa.array([1, 2], pa.int32()),
+    )
 
 
 def test_a_fitting_parquet_file_is_accepted_with_its_row_count(tmp_path):
@@ -79,8 +85,9 @@ def test_nulls_are_refused_naming_the_column_unless_allowed(tmp_path):
     path = parquet(tmp_path, **cols)
     with pytest.raises(InputError) as err:
         check(tmp_path, path)
-    assert path in str(err.value) and "column 'sym' (attribute sym of S) has 1 null value" in \
-        str(err.value)
+    assert path in str(err.value) and "column 'sym' (attribute sym of S) has 1 null value" in str(
+        err.value
+    )
     assert check(tmp_path, path, allow_nulls=True).rows == 2
     cols = good_cols()
     cols["timestamp"] = pa.array([1, None], pa.int64())
@@ -99,8 +106,10 @@ def test_csv_with_a_bad_value_names_the_file(tmp_path):
 
 def test_jsonl_and_csv_are_staged_as_parquet(tmp_path):
     path = tmp_path / "s.jsonl"
-    path.write_text('{"timestamp": 5, "sym": "a", "price": 1, "qty": 2}\n'
-                    '{"timestamp": 3, "sym": "b", "price": 2.5, "qty": 1}\n')
+    path.write_text(
+        '{"timestamp": 5, "sym": "a", "price": 1, "qty": 2}\n'
+        '{"timestamp": 3, "sym": "b", "price": 2.5, "qty": 1}\n'
+    )
     checked = check(tmp_path, str(path))
     table = pq.read_table(checked.parquet)
     assert table.column("price").type == pa.float64() and table.num_rows == 2

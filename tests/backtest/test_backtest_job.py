@@ -1,5 +1,6 @@
 """The job end to end on real Spark (local[2]): unsorted input sorted by the job, formats and
 summary, a failing task leaves nothing in the output directory; the CLI's bad-input errors."""
+
 import argparse
 import io
 import json
@@ -34,15 +35,17 @@ def test_unsorted_input_is_sorted_by_the_job_and_jsonl_output_has_a_summary(spar
     rows = events()
     path = write_parquet(tmp_path / "s.parquet", S, list(reversed(rows)))
     out = tmp_path / "out"
-    summary = run_backtest(PLAN, [InputSpec("S", path, "parquet")], str(out), fmt="jsonl",
-                           spark=spark)
+    summary = run_backtest(
+        PLAN, [InputSpec("S", path, "parquet")], str(out), fmt="jsonl", spark=spark
+    )
     assert summary.mode == "keyed" and summary.events_in == 300
     assert (summary.first_ts, summary.last_ts) == (1000, 1000 + 299 * 7)
     rt = cep.ExecutionPlanRuntime(cep.compile(PLAN), playback=True)  # the in-order reference
     want = {"Avg": [], "High": []}
     for sid in want:
-        rt.add_callback(sid, lambda pairs, sid=sid: want[sid].extend(
-            (ts, list(r)) for ts, r in pairs))
+        rt.add_callback(
+            sid, lambda pairs, sid=sid: want[sid].extend((ts, list(r)) for ts, r in pairs)
+        )
     for ts, row in rows:
         rt.input_handler("S").send(row, ts)
     for sid, expected in want.items():
@@ -68,8 +71,9 @@ def test_a_failing_task_leaves_nothing_in_the_output_directory(spark, tmp_path):
     notes = table.column("note").combine_chunks()
     data = notes.buffers()[2].to_pybytes()
     corrupt = data[:-2] + b"\xff\xfe"  # the last row's note is not UTF-8
-    bad_notes = pa.Array.from_buffers(pa.string(), len(notes),
-                                      [None, notes.buffers()[1], pa.py_buffer(corrupt)])
+    bad_notes = pa.Array.from_buffers(
+        pa.string(), len(notes), [None, notes.buffers()[1], pa.py_buffer(corrupt)]
+    )
     bad = str(tmp_path / "bad.parquet")
     pq.write_table(table.set_column(3, "note", bad_notes), bad)
     out = tmp_path / "out"
@@ -91,16 +95,28 @@ def test_a_non_empty_output_directory_is_refused_before_any_work(tmp_path):
 
 def test_cli_bad_input_exits_2_naming_column_and_file_and_writes_nothing(tmp_path):
     from cep.cli.backtest import main
+
     plan = tmp_path / "p.siddhiql"
     plan.write_text(PLAN)
     data = tmp_path / "s.parquet"
-    pq.write_table(pa.table({"timestamp": [1], "sym": ["a"], "price": ["high"],
-                             "note": ["x"]}), str(data))
+    pq.write_table(
+        pa.table({"timestamp": [1], "sym": ["a"], "price": ["high"], "note": ["x"]}), str(data)
+    )
     err = io.StringIO()
-    args = argparse.Namespace(plan=str(plan), input=[f"S={data}"], output=str(tmp_path / "o"),
-                              format="parquet", spark_master=None, executors=1,
-                              timestamp_column="timestamp", tenant="-1234", allow_nulls=False,
-                              overwrite=False, no_progress=True, json=False)
+    args = argparse.Namespace(
+        plan=str(plan),
+        input=[f"S={data}"],
+        output=str(tmp_path / "o"),
+        format="parquet",
+        spark_master=None,
+        executors=1,
+        timestamp_column="timestamp",
+        tenant="-1234",
+        allow_nulls=False,
+        overwrite=False,
+        no_progress=True,
+        json=False,
+    )
     assert main(args, stdout=io.StringIO(), stderr=err) == 2
     assert f"{data}: column 'price' has type string" in err.getvalue()
     assert not (tmp_path / "o").exists()

@@ -3,6 +3,7 @@ key after key through task.run_partition (with the per-query partition split of 
 give, per key and stream, exactly `cep run --playback`'s output over the timestamp-merged
 events. Conformance cases with partitions, and hypothesis over random data: ties in
 timestamps, time-window expiry across batches, keys with one event, small batches."""
+
 import dataclasses
 
 import pyarrow as pa
@@ -33,12 +34,18 @@ end;
 
 def sorted_batches(events, order, key_attr, batch):
     """Arrow batches as the keyed job hands them to a task: (__k, __ts, __s, __seq) order."""
-    rows = [(str(e["data"][key_attr[e["stream"]]]), e["timestamp"], order.index(e["stream"]), i,
-             e) for i, e in enumerate(events)]
+    rows = [
+        (str(e["data"][key_attr[e["stream"]]]), e["timestamp"], order.index(e["stream"]), i, e)
+        for i, e in enumerate(events)
+    ]
     rows.sort(key=lambda r: r[:4])
     width = {sid: len(next(e["data"] for e in events if e["stream"] == sid)) for sid in order}
-    cols = {"__ts": [r[1] for r in rows], "__s": [r[2] for r in rows],
-            "__seq": [r[3] for r in rows], "__k": [r[0] for r in rows]}
+    cols = {
+        "__ts": [r[1] for r in rows],
+        "__s": [r[2] for r in rows],
+        "__seq": [r[3] for r in rows],
+        "__k": [r[0] for r in rows],
+    }
     for s, sid in enumerate(order):
         for j in range(width[sid]):
             cols[f"c{s}_{j}"] = [r[4]["data"][j] if r[2] == s else None for r in rows]
@@ -52,14 +59,21 @@ def run_keyed(plan_text, events, tmp_path, batch=7):
     mode = plan_mode(plan, set(order))
     assert mode.keyed, mode.reason
     names = {sid: [a.name for a in plan.stream(sid).attributes] for sid in order}
-    key_attr = {sid: names[sid].index(mode.keys[sid]) if sid in mode.keys else 0
-                for sid in order}
+    key_attr = {sid: names[sid].index(mode.keys[sid]) if sid in mode.keys else 0 for sid in order}
     batches, width = sorted_batches(events, order, key_attr, batch)
     rt = cep.ExecutionPlanRuntime(plan, playback=True)
     exported = tuple(s for s in rt.junctions if s not in order)
     rt.shutdown()
-    spec = TaskSpec(plan_text, tuple((sid, width[sid]) for sid in order), exported,
-                    str(tmp_path), "parquet", max(e["timestamp"] for e in events), 1000, True)
+    spec = TaskSpec(
+        plan_text,
+        tuple((sid, width[sid]) for sid in order),
+        exported,
+        str(tmp_path),
+        "parquet",
+        max(e["timestamp"] for e in events),
+        1000,
+        True,
+    )
     list(run_partition(spec, iter(batches), 0))
     return {sid: read_output(str(tmp_path), sid) for sid in exported}
 
@@ -75,12 +89,14 @@ def assert_per_key_equal(have, want, key_index=0):
         h, w = have.get(sid, []), [(t, tuple(r)) for t, r in want.get(sid, [])]
         assert len(h) == len(w), f"{sid}: {len(h)} events, cep run gives {len(w)}"
         for k in {r[key_index] for _, r in w}:  # order within a key is kept
-            assert [e for e in h if e[1][key_index] == k] == \
-                [e for e in w if e[1][key_index] == k], f"{sid}, key {k!r}"
+            assert [e for e in h if e[1][key_index] == k] == [
+                e for e in w if e[1][key_index] == k
+            ], f"{sid}, key {k!r}"
 
 
-KEYED_CASES = [c for c in CASES if c[1].startswith(("085", "087", "095", "096", "097", "098",
-                                                       "099"))]
+KEYED_CASES = [
+    c for c in CASES if c[1].startswith(("085", "087", "095", "096", "097", "098", "099"))
+]
 
 
 def test_conformance_cases_key_after_key_equal_cep_run(tmp_path):
@@ -90,10 +106,11 @@ def test_conformance_cases_key_after_key_equal_cep_run(tmp_path):
         events = merged(case, order)
         out = tmp_path / name
         have = run_keyed(case["plan"], events, out)
-        want = reference(case["plan"], events, tmp_path / (name + '-ref'))
+        want = reference(case["plan"], events, tmp_path / (name + "-ref"))
         for sid in set(have) | set(want):
-            assert sorted(have.get(sid, []), key=repr) == sorted(want.get(sid, []), key=repr), \
+            assert sorted(have.get(sid, []), key=repr) == sorted(want.get(sid, []), key=repr), (
                 f"{name}: stream {sid}"
+            )
 
 
 def test_split_keeps_a_partition_whose_queries_feed_each_other():
@@ -107,8 +124,12 @@ end;""")
     assert [len(e.queries) for e in split.elements if isinstance(e, Partition)] == [1, 1, 1]
 
 
-event = st.tuples(st.sampled_from(["a", "b", "c", "d", "e"]), st.integers(0, 2500),
-                  st.sampled_from([1.0, 1.5, 2.0, 2.25, 3.0, 0.1]), st.integers(0, 5))
+event = st.tuples(
+    st.sampled_from(["a", "b", "c", "d", "e"]),
+    st.integers(0, 2500),
+    st.sampled_from([1.0, 1.5, 2.0, 2.25, 3.0, 0.1]),
+    st.integers(0, 5),
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
@@ -119,12 +140,14 @@ def test_random_events_key_after_key_equal_cep_run(tmp_path_factory, raw, batch)
         ts += gap if gap < 2000 else gap * 3
         events.append({"stream": "T", "timestamp": ts, "data": [sym, price, qty]})
     out = tmp_path_factory.mktemp("prop")
-    assert_per_key_equal(run_keyed(PLAN, events, out, batch), reference(PLAN, events, out / 'ref'))
+    assert_per_key_equal(run_keyed(PLAN, events, out, batch), reference(PLAN, events, out / "ref"))
 
 
 def test_one_event_keys(tmp_path):
-    events = [{"stream": "T", "timestamp": 1000 + i, "data": [f"k{i}", 1.0 + i, 5]}
-              for i in range(20)]
-    assert_per_key_equal(run_keyed(PLAN, events, tmp_path / 'o'),
-                         reference(PLAN, events, tmp_path / 'ref'))
+    events = [
+        {"stream": "T", "timestamp": 1000 + i, "data": [f"k{i}", 1.0 + i, 5]} for i in range(20)
+    ]
+    assert_per_key_equal(
+        run_keyed(PLAN, events, tmp_path / "o"), reference(PLAN, events, tmp_path / "ref")
+    )
     assert dataclasses.is_dataclass(TaskSpec)

@@ -1,10 +1,13 @@
 """planner: keyed when every stateful query is inside a partition keyed on input streams; the
 single-task reason names the query that forces it."""
+
 import cep
 from cep.backtest.planner import plan_mode
 
-STREAMS = ("define stream S (sym string, price double, qty int);\n"
-           "define stream Q (name string, bid double);\n")
+STREAMS = (
+    "define stream S (sym string, price double, qty int);\n"
+    "define stream Q (name string, bid double);\n"
+)
 
 
 def mode(body, inputs=("S", "Q")):
@@ -12,17 +15,21 @@ def mode(body, inputs=("S", "Q")):
 
 
 def test_partitioned_window_and_pattern_are_keyed_by_each_streams_attribute():
-    m = mode("partition with (sym of S, name of Q) begin "
-             "from S#window.time(1 min) select sym, sum(price) as total group by sym "
-             "insert into T; "
-             "from every e1=S -> e2=Q[bid > e1.price] select e1.sym as sym insert into P; end;")
+    m = mode(
+        "partition with (sym of S, name of Q) begin "
+        "from S#window.time(1 min) select sym, sum(price) as total group by sym "
+        "insert into T; "
+        "from every e1=S -> e2=Q[bid > e1.price] select e1.sym as sym insert into P; end;"
+    )
     assert m.keyed and m.keys == {"S": "sym", "Q": "name"}
 
 
 def test_stateless_queries_outside_partitions_stay_keyed():
-    m = mode("from S[price > 10] select sym, price insert into Hi;"
-             "partition with (sym of S) begin from S#window.length(3) select sym, "
-             "avg(price) as a insert into A; end;")
+    m = mode(
+        "from S[price > 10] select sym, price insert into Hi;"
+        "partition with (sym of S) begin from S#window.length(3) select sym, "
+        "avg(price) as a insert into A; end;"
+    )
     assert m.keyed
 
 
@@ -37,22 +44,30 @@ def test_unnamed_aggregate_is_named_by_its_text():
 
 
 def test_join_outside_partition_forces_single_task():
-    m = mode("from S#window.length(2) join Q#window.length(2) on S.sym == Q.name "
-             "select S.sym as sym, Q.bid as bid insert into J;")
+    m = mode(
+        "from S#window.length(2) join Q#window.length(2) on S.sym == Q.name "
+        "select S.sym as sym, Q.bid as bid insert into J;"
+    )
     assert not m.keyed and "query 1" in m.reason
 
 
 def test_range_partition_and_unkeyed_stream_inside_force_single_task():
-    m = mode("partition with (price < 100 as 'low' or price >= 100 as 'high' of S) begin "
-             "from S#window.length(2) select sum(qty) as q insert into R; end;")
+    m = mode(
+        "partition with (price < 100 as 'low' or price >= 100 as 'high' of S) begin "
+        "from S#window.length(2) select sum(qty) as q insert into R; end;"
+    )
     assert not m.keyed and "range partition" in m.reason
-    m = mode("partition with (sym of S) begin @info(name='mix') from S#window.length(2) join "
-             "Q#window.length(2) on S.sym == Q.name select S.sym as sym insert into J; end;")
+    m = mode(
+        "partition with (sym of S) begin @info(name='mix') from S#window.length(2) join "
+        "Q#window.length(2) on S.sym == Q.name select S.sym as sym insert into J; end;"
+    )
     assert not m.keyed and "query 'mix'" in m.reason and "reads Q" in m.reason
 
 
 def test_partition_on_a_derived_stream_forces_single_task():
-    m = mode("from S[price > 1] select sym, price insert into D; "
-             "partition with (sym of D) begin from D#window.length(2) select sym, "
-             "sum(price) as p insert into E; end;")
+    m = mode(
+        "from S[price > 1] select sym, price insert into D; "
+        "partition with (sym of D) begin from D#window.length(2) select sym, "
+        "sum(price) as p insert into E; end;"
+    )
     assert not m.keyed and "stream D, which no input feeds" in m.reason

@@ -8,6 +8,7 @@ issue's size, 1M events, took 72 s in all at load 2 and up to 10 min on a loaded
 of it the same computation five times over: CEP_BACKTEST_SCALE_EVENTS=1000000 runs it; the
 reference `cep run` is computed while the backtest runs in its own process;
 benchmarks/backtest_bench.py times 20M."""
+
 import json
 import os
 import random
@@ -40,10 +41,15 @@ def two_executor_cluster(tmp_path_factory):
     from topology.cluster import ensure_cluster, stop_cluster
     from topology.exceptions import ClusterStartError
     from topology.spark_settings import load_spark_settings
+
     _require_java()
-    settings = load_spark_settings(overrides={
-        "spark.state_dir": str(tmp_path_factory.mktemp("backtest-spark")), "spark.slots": 2,
-        "spark.worker_memory": "4g"})
+    settings = load_spark_settings(
+        overrides={
+            "spark.state_dir": str(tmp_path_factory.mktemp("backtest-spark")),
+            "spark.slots": 2,
+            "spark.worker_memory": "4g",
+        }
+    )
     try:
         cluster = ensure_cluster(settings)
     except ClusterStartError:  # a loaded machine may take longer than 60 s: once more
@@ -55,9 +61,17 @@ def two_executor_cluster(tmp_path_factory):
 
 def generated():
     rnd = random.Random(15)
-    return [(1_700_000_000_000 + i * 3, (f"K{rnd.randrange(KEYS):05d}",
-                                         round(100 * (1 + rnd.gauss(0, 0.03)), 2),
-                                         rnd.randrange(1, 6))) for i in range(EVENTS)]
+    return [
+        (
+            1_700_000_000_000 + i * 3,
+            (
+                f"K{rnd.randrange(KEYS):05d}",
+                round(100 * (1 + rnd.gauss(0, 0.03)), 2),
+                rnd.randrange(1, 6),
+            ),
+        )
+        for i in range(EVENTS)
+    ]
 
 
 def reference(events):
@@ -65,8 +79,10 @@ def reference(events):
 
     def emit(e):
         got.setdefault(e["stream"], []).append((e["timestamp"], tuple(e["data"])))
-    lines = [json.dumps({"stream": "Trades", "timestamp": ts, "data": list(row)})
-             for ts, row in events]
+
+    lines = [
+        json.dumps({"stream": "Trades", "timestamp": ts, "data": list(row)}) for ts, row in events
+    ]
     assert cep_run(cep.compile(PLAN), lines, emit, print, playback=True, on_error="fail")
     return got
 
@@ -82,11 +98,28 @@ def test_generated_keys_on_two_executors_equal_cep_run(two_executor_cluster, tmp
     plan.write_text(PLAN)
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cep.cli.main", "backtest", str(plan), "--input",
-         f"Trades={data}", "--output", str(out), "--spark-master", two_executor_cluster.master_url,
-         "--executors", "2", "--json", "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        [
+            sys.executable,
+            "-m",
+            "cep.cli.main",
+            "backtest",
+            str(plan),
+            "--input",
+            f"Trades={data}",
+            "--output",
+            str(out),
+            "--spark-master",
+            two_executor_cluster.master_url,
+            "--executors",
+            "2",
+            "--json",
+            "--no-progress",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    )
     try:
         want = reference(events)  # while the backtest runs (its own process)
         stdout, stderr = proc.communicate(timeout=800)

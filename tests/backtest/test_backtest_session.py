@@ -1,6 +1,7 @@
 """How a backtest's executors get the project (issue 14): this checkout on this machine's
 masters (local[N], embedded), the shipped code zip and packed environment elsewhere, as for
 topologies; loopback binding only on the embedded cluster."""
+
 import sys
 import tarfile
 
@@ -20,7 +21,7 @@ def test_another_cluster_gets_the_shipped_code_and_no_manager_path(tmp_path):
     conf = session._code_conf("spark://elsewhere:7077", settings)
     assert conf["spark.submit.pyFiles"].endswith(".zip")
     assert conf["spark.archives"].endswith("#env")
-    with tarfile.open(conf["spark.archives"][:-len("#env")]) as tar:  # mapInArrow needs it
+    with tarfile.open(conf["spark.archives"][: -len("#env")]) as tar:  # mapInArrow needs it
         assert any("/pyarrow/" in name for name in tar.getnames())
     assert conf["spark.pyspark.python"] == "./env/bin/python"
     assert session.PROJECT_ROOT not in conf.get("spark.executorEnv.PYTHONPATH", "")

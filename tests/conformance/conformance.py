@@ -1,5 +1,6 @@
 """Comparison logic of ../shared/conformance/run_cases.py, run in-process through the code path
 of `cep run` (cep.cli.run.main) instead of a subprocess."""
+
 import argparse
 import io
 import json
@@ -49,12 +50,16 @@ def same_event(got, want, tol):
 def run_in_process(case, tmp_path):
     """-> (exit code, stdout text, stderr text) of `cep run` on the case."""
     from cep.cli.run import main
+
     plan_file, events_file = tmp_path / "plan.siddhiql", tmp_path / "events.jsonl"
     plan_file.write_text(case["plan"])
     events_file.write_text("".join(json.dumps(e) + "\n" for e in case.get("input", []) or []))
-    args = argparse.Namespace(plan=str(plan_file), events=str(events_file),
-                              playback=True if case.get("playback", True) else None,
-                              on_error="skip")
+    args = argparse.Namespace(
+        plan=str(plan_file),
+        events=str(events_file),
+        playback=True if case.get("playback", True) else None,
+        on_error="skip",
+    )
     out, err = io.StringIO(), io.StringIO()
     code = main(args, stdout=out, stderr=err)
     return code, out.getvalue(), err.getvalue()
@@ -79,8 +84,10 @@ def check_case(case, code, stdout, stderr):
     for stream, wanted in (case.get("expect", {}) or {}).items():
         have = got.get(stream, [])
         if len(have) != len(wanted):
-            return (f"{stream}: expected {len(wanted)} events, got {len(have)}: "
-                    f"{json.dumps([e.get('data') for e in have])[:300]}")
+            return (
+                f"{stream}: expected {len(wanted)} events, got {len(have)}: "
+                f"{json.dumps([e.get('data') for e in have])[:300]}"
+            )
         for i, (g, w) in enumerate(zip(have, wanted)):
             if not same_event(g, w, tol):
                 return f"{stream}[{i}]: expected {json.dumps(w)}, got {json.dumps(g)}"

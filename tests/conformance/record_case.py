@@ -5,6 +5,7 @@ suite reads the recorded files and never needs the kit.
 
     python -m tests.conformance.record_case NAME "DESCRIPTION" PLAN EVENTS.jsonl OUT[,OUT2] DIR
 """
+
 import json
 import os
 import subprocess
@@ -19,13 +20,18 @@ def _flow(items):
     return "[" + ", ".join(json.dumps(x) for x in items) + "]"
 
 
-def record(name: str, description: str, plan: str, events_file: str, streams: list,
-           folder: str) -> str:
+def record(
+    name: str, description: str, plan: str, events_file: str, streams: list, folder: str
+) -> str:
     """Write `folder/name.yaml` from the kit's output; returns its path."""
     with open(plan) as f:
         plan_text = f.read()
-    run = subprocess.run([KIT, plan, events_file, "--streams", ",".join(streams)],
-                         capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [KIT, plan, events_file, "--streams", ",".join(streams)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if run.returncode != 0:
         raise SystemExit(f"siddhi-run exited {run.returncode}: {run.stderr.strip()}")
     got = {s: [] for s in streams}
@@ -34,12 +40,17 @@ def record(name: str, description: str, plan: str, events_file: str, streams: li
             e = json.loads(line)
             got[e["stream"]].append(e)
     inputs = [json.loads(x) for x in open(events_file) if x.strip().startswith("{")]
-    lines = [f"name: {name}", f"description: {json.dumps(description)}", "siddhi: 3.2.15",
-             "plan: |"] + ["  " + x for x in plan_text.rstrip("\n").split("\n")] + ["input:"]
+    lines = (
+        [f"name: {name}", f"description: {json.dumps(description)}", "siddhi: 3.2.15", "plan: |"]
+        + ["  " + x for x in plan_text.rstrip("\n").split("\n")]
+        + ["input:"]
+    )
     for e in inputs:
-        parts = ([f"stream: {e['stream']}"] if "stream" in e else []) + \
-            [f"timestamp: {e['timestamp']}"] + \
-            ([f"data: {_flow(e['data'])}"] if "data" in e else [])
+        parts = (
+            ([f"stream: {e['stream']}"] if "stream" in e else [])
+            + [f"timestamp: {e['timestamp']}"]
+            + ([f"data: {_flow(e['data'])}"] if "data" in e else [])
+        )
         lines.append("  - {" + ", ".join(parts) + "}")
     lines.append("expect:")
     for s in streams:

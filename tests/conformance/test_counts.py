@@ -1,6 +1,7 @@
 """Counting states (`<n:m>`) with `within`, from a differential run against Siddhi 3.2.15
 (random events with repeated timestamps and gaps; expected output from the real engine),
 through `cep run`'s code path, in-process. Each case's `description` names the rule."""
+
 import pytest
 
 from tests.conformance.conformance import case_files, check_case, load_case, run_in_process

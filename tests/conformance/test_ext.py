@@ -2,6 +2,7 @@
 expected output from the real Siddhi) through `cep run`'s code path, in-process. A case that
 cannot pass is listed in KNOWN_FAILURES with its reason, and must then still fail (so the list
 stays true)."""
+
 import pytest
 
 from tests.conformance.conformance import case_files, check_case, load_case, run_in_process

@@ -1,6 +1,7 @@
 """Siddhi 3.2.15's own extension tests for the stream-processor extensions (reorder, timeseries,
 markov-models) and the Kalman filter, with the outputs the real engine gave, through `cep run`'s
 code path, in-process."""
+
 import os
 
 import pytest
@@ -8,8 +9,12 @@ import pytest
 from tests.conformance.conformance import CASES, check_case, load_case, run_in_process
 
 FOLDERS = ("reorder", "timeseries", "kalman-filter", "markov-models")
-CASES_EXT = [(f, n) for f in FOLDERS for n in sorted(os.listdir(os.path.join(CASES, "ext", f)))
-             if n.endswith(".yaml")]
+CASES_EXT = [
+    (f, n)
+    for f in FOLDERS
+    for n in sorted(os.listdir(os.path.join(CASES, "ext", f)))
+    if n.endswith(".yaml")
+]
 
 # case -> why it cannot pass (each is checked to still fail, so a fix shows up)
 KNOWN_FAILURES = {}

@@ -1,6 +1,7 @@
 """Cases that differential testing against Siddhi 3.2.15 found (random plans and streams; expected
 output from the real engine), through `cep run`'s code path, in-process. Each names one rule of
 Siddhi's semantics (see its `description`)."""
+
 import pytest
 
 from tests.conformance.conformance import case_files, check_case, load_case, run_in_process

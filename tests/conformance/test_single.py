@@ -1,5 +1,6 @@
 """Every single-stream conformance case (expected output from Siddhi 3.2) through `cep run`'s
 code path, in-process."""
+
 import pytest
 
 from tests.conformance.conformance import case_files, check_case, load_case, run_in_process

@@ -1,5 +1,6 @@
 """Named windows (`define window`): cases recorded from the real Siddhi 3.2.15 (see
 record_case.py), through `cep run`'s code path, in-process."""
+
 import pytest
 
 from tests.conformance.conformance import case_files, check_case, load_case, run_in_process

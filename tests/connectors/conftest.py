@@ -1,4 +1,5 @@
 """Session-wide real brokers for the connector tests (tests/connectors/servers.py)."""
+
 import pytest
 
 from tests.connectors.servers import start_activemq, start_mosquitto, start_nats
@@ -60,13 +61,19 @@ def taken():
 @pytest.fixture
 def router(taken):
     r = IngestRouter()
-    r.register(KEY, StreamDefinition("Ticks", (Attribute("id", AttrType.LONG),
-                                                Attribute("price", AttrType.DOUBLE))), taken)
+    r.register(
+        KEY,
+        StreamDefinition(
+            "Ticks", (Attribute("id", AttrType.LONG), Attribute("price", AttrType.DOUBLE))
+        ),
+        taken,
+    )
     return r
 
 
 def wait_for(cond, timeout=30.0):
     import time
+
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if cond():
@@ -80,6 +87,7 @@ def kafka_mock():
     """librdkafka's built-in mock cluster (test.mock.num.brokers), not a Kafka broker: it
     lives inside this client and listens on a loopback port; its bootstrap URL is returned."""
     from confluent_kafka import Producer
+
     owner = Producer({"test.mock.num.brokers": 1, "log_level": 3})
     brokers = owner.list_topics(timeout=10).brokers.values()
     yield "kafka://" + ",".join(f"{b.host}:{b.port}" for b in brokers)

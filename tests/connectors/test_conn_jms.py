@@ -1,6 +1,7 @@
 """@source/@sink(type='jms') over STOMP against a real ActiveMQ (Debian's activemq): a queue
 and a topic in and out; a queue message the worker did not take is delivered again after the
 source reconnects (client-individual acknowledgements)."""
+
 import time
 
 import pytest
@@ -53,5 +54,6 @@ def test_a_queue_message_not_taken_is_delivered_again(activemq, router, taken):
 
 def test_a_destination_that_is_not_a_queue_or_topic_is_refused(activemq, router):
     from receivers.exceptions import SourceConfigError
+
     with pytest.raises(SourceConfigError, match="must start with /queue/ or /topic/"):
         source(activemq, router, destination="orders")

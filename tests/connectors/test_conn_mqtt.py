@@ -1,6 +1,7 @@
 """@source/@sink(type='mqtt') against a real mosquitto broker: QoS 0, 1 and 2 in and out;
 a QoS 1 message the worker did not take comes back after the source reconnects (persistent
 session, acknowledged by hand); a payload that is not an event is counted."""
+
 import json
 
 import paho.mqtt.client as mqtt

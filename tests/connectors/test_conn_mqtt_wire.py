@@ -3,6 +3,7 @@
 need 1 to 3 length bytes; against the real mosquitto broker, the socket sink's messages reach
 a paho subscriber and a paho publisher's reach the socket source; a batch of the common JSON
 shape becomes [ts, row] pairs, any other batch JSON events with the bad messages named."""
+
 import collections
 import time
 
@@ -32,8 +33,14 @@ def test_packets_are_cut_out_of_reads_split_at_any_byte():
         assert others == [(13, b"")]
     # consecutive packets of one topic are one run
     out = []
-    parse_publishes(bytearray(publish_packets("a/b", [b"1", b"2"]) + publish_packets("a/bc", [b"3"])
-                              + publish_packets("a/b", [b"4"])), out)
+    parse_publishes(
+        bytearray(
+            publish_packets("a/b", [b"1", b"2"])
+            + publish_packets("a/bc", [b"3"])
+            + publish_packets("a/b", [b"4"])
+        ),
+        out,
+    )
     assert out == [(b"a/b", [b"1", b"2"]), (b"a/bc", [b"3"]), (b"a/b", [b"4"])]
     retained = publish_packets("t", [b"v"], retain=True)
     assert retained[0] == (PUBLISH << 4) | 1
@@ -56,11 +63,14 @@ def test_the_socket_sink_and_source_talk_with_paho_through_mosquitto(mosquitto, 
     reader.on_connect = lambda c, u, f, r, p: c.subscribe("wire/out", qos=0)
     reader.connect("127.0.0.1", mosquitto.port)
     reader.loop_start()
-    pump = build_source({"type": "mqtt", "url": mosquitto.url, "topic": "wire/in",
-                         "qos": "0"}, router, KEY)
+    pump = build_source(
+        {"type": "mqtt", "url": mosquitto.url, "topic": "wire/in", "qos": "0"}, router, KEY
+    )
     pump.start()
-    out = build_sink({"type": "mqtt", "options": {"url": mosquitto.url, "topic": "wire/out",
-                                                  "qos": "0"}}, "Ticks")
+    out = build_sink(
+        {"type": "mqtt", "options": {"url": mosquitto.url, "topic": "wire/out", "qos": "0"}},
+        "Ticks",
+    )
     writer = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="wire-writer")
     writer.connect("127.0.0.1", mosquitto.port)
     writer.loop_start()
@@ -85,13 +95,25 @@ def test_the_socket_sink_and_source_talk_with_paho_through_mosquitto(mosquitto, 
 
 def test_a_batch_of_the_common_shape_is_pairs_and_others_are_events():
     decode = json_batch_decoder("Ticks")
-    events, pairs, bad = decode([b'{"timestamp": 1, "data": [1, 1.0]}',
-                                 b'[{"timestamp": 2, "data": [2, 2.0], "stream": "Ticks"}]'])
+    events, pairs, bad = decode(
+        [
+            b'{"timestamp": 1, "data": [1, 1.0]}',
+            b'[{"timestamp": 2, "data": [2, 2.0], "stream": "Ticks"}]',
+        ]
+    )
     assert (events, pairs, bad) == ([[1, [1, 1.0]], [2, [2, 2.0]]], True, [])
-    events, pairs, bad = decode([b'{"timestamp": 1, "data": [1, 1.0]}', b"{broken",
-                                 b'{"data": {"id": 3, "price": 3.0}}', b"null"])
-    assert not pairs and events == [{"timestamp": 1, "data": [1, 1.0]},
-                                    {"data": {"id": 3, "price": 3.0}}]
+    events, pairs, bad = decode(
+        [
+            b'{"timestamp": 1, "data": [1, 1.0]}',
+            b"{broken",
+            b'{"data": {"id": 3, "price": 3.0}}',
+            b"null",
+        ]
+    )
+    assert not pairs and events == [
+        {"timestamp": 1, "data": [1, 1.0]},
+        {"data": {"id": 3, "price": 3.0}},
+    ]
     assert [i for i, _ in bad] == [1, 3]
     events, pairs, _ = decode([b'{"timestamp": 1, "data": [1], "stream": "Other"}'])
     assert not pairs and events == [{"timestamp": 1, "data": [1], "stream": "Other"}]

@@ -3,6 +3,7 @@ a broker sink, counted, for NATS JetStream, MQTT (QoS 1), JMS (ActiveMQ over STO
 (librdkafka's mock cluster); and no accepted event lost (nor written twice) when a topology
 task is killed with SIGKILL mid-stream, for NATS, MQTT QoS 1 and JMS at once. Slow: an
 embedded Spark cluster and real brokers."""
+
 import asyncio
 import collections
 import json
@@ -60,10 +61,14 @@ class Readers:
     """What came out of the MQTT topic and the JMS queue, counted by id, from the start."""
 
     def __init__(self, mosquitto, activemq):
-        self.mqtt, self.jms, self.lock = collections.Counter(), collections.Counter(), \
-            threading.Lock()
-        self.m = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="flow-reader",
-                             clean_session=False)
+        self.mqtt, self.jms, self.lock = (
+            collections.Counter(),
+            collections.Counter(),
+            threading.Lock(),
+        )
+        self.m = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2, client_id="flow-reader", clean_session=False
+        )
         self.m.on_message = lambda c, u, msg: self._take(self.mqtt, msg.payload)
         self.m.on_connect = lambda c, u, f, r, p: c.subscribe("flow/out", qos=1)
         self.m.connect("127.0.0.1", mosquitto.port)
@@ -95,9 +100,16 @@ class Readers:
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory, nats_server, mosquitto, activemq, kafka_mock):
-    s = start_system(tmp_path_factory.mktemp("flow"), PLAN,
-                     [f"events={nats_server.url}", f"plant={mosquitto.url}",
-                      f"amq={activemq.url}", f"bus={kafka_mock}"])
+    s = start_system(
+        tmp_path_factory.mktemp("flow"),
+        PLAN,
+        [
+            f"events={nats_server.url}",
+            f"plant={mosquitto.url}",
+            f"amq={activemq.url}",
+            f"bus={kafka_mock}",
+        ],
+    )
     yield s
     s.close()
 
@@ -150,6 +162,7 @@ class NatsSender(Sender):
                 except Exception:  # noqa: BLE001 - not accepted: not counted
                     pass
             return ok
+
         return self.loop.run_until_complete(go())
 
     def close(self):
@@ -200,8 +213,10 @@ class JmsSender(Sender):
     def send(self, bodies, ids):
         receipt = f"r{ids[0]}"
         for k, b in enumerate(bodies):
-            headers = {"persistent": "true", **({"receipt": receipt}
-                                                if k == len(bodies) - 1 else {})}
+            headers = {
+                "persistent": "true",
+                **({"receipt": receipt} if k == len(bodies) - 1 else {}),
+            }
             self.c.send("/queue/flow.in", b, headers=headers)
         deadline = time.monotonic() + 10
         while receipt not in self.receipts and time.monotonic() < deadline:
@@ -221,8 +236,9 @@ async def _nats_output(url, stream):
     except Exception:  # noqa: BLE001 - not created yet: nothing came out
         await nc.close()
         return collections.Counter()
-    sub = await js.pull_subscribe(">", stream=stream,
-                                  config=ConsumerConfig(ack_policy=AckPolicy.NONE))
+    sub = await js.pull_subscribe(
+        ">", stream=stream, config=ConsumerConfig(ack_policy=AckPolicy.NONE)
+    )
     got = collections.Counter()
     left = info.state.messages
     while left > 0:
@@ -237,7 +253,8 @@ async def _nats_output(url, stream):
 
 def nats_output(url):
     return asyncio.new_event_loop().run_until_complete(
-        _nats_output(url, default_stream("flow.out")))
+        _nats_output(url, default_stream("flow.out"))
+    )
 
 
 def wait_for_all(read, want, what, timeout=180):
@@ -297,12 +314,14 @@ def test_events_in_through_jms_through_spark_out_through_jms(system, readers, ac
 def test_events_in_through_kafka_through_spark_out_through_kafka(system, kafka_mock):
     from confluent_kafka import Consumer, Producer
     from connectors.kafka_io import client_config
+
     producer = Producer(client_config(kafka_mock))
     for i in range(2000):
         producer.produce("flow.in", json.dumps({"data": [i, 1.0]}).encode())
     assert producer.flush(30) == 0
-    consumer = Consumer({**client_config(kafka_mock), "group.id": "flow-reader",
-                         "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {**client_config(kafka_mock), "group.id": "flow-reader", "auto.offset.reset": "earliest"}
+    )
     consumer.subscribe(["flow.out"])
     got = collections.Counter()
     want = collections.Counter(range(2000))
@@ -319,20 +338,30 @@ def test_events_in_through_kafka_through_spark_out_through_kafka(system, kafka_m
 
 @pytest.mark.parametrize("target", ["siddhi-0", "publisher", "spout"])
 def test_a_task_killed_mid_stream_loses_no_accepted_event_and_writes_none_twice(
-        system, readers, nats_server, mosquitto, activemq, target):
+    system, readers, nats_server, mosquitto, activemq, target
+):
     """NATS (exactly-once sink), MQTT QoS 1 and JMS flows all send while the task of
     `target` in every execution group is killed; every accepted id comes out once."""
-    before = {"nats": nats_output(nats_server.url), "mqtt": readers.snapshot("mqtt"),
-              "jms": readers.snapshot("jms")}
+    before = {
+        "nats": nats_output(nats_server.url),
+        "mqtt": readers.snapshot("mqtt"),
+        "jms": readers.snapshot("jms"),
+    }
     first = 1 + max(max(c) if c else 0 for c in before.values())
-    senders = {"nats": NatsSender(nats_server.url, "flow.in", first, 1000),
-               "mqtt": MqttSender(mosquitto.port, first, 1000),
-               "jms": JmsSender(activemq.port, first, 1000)}
+    senders = {
+        "nats": NatsSender(nats_server.url, "flow.in", first, 1000),
+        "mqtt": MqttSender(mosquitto.port, first, 1000),
+        "jms": JmsSender(activemq.port, first, 1000),
+    }
     restarts = []
-    run_senders(list(senders.values()), 3.0,
-                during=lambda: restarts.append(kill_task(system, target)))
-    reads = {"nats": lambda: nats_output(nats_server.url),
-             "mqtt": lambda: readers.snapshot("mqtt"), "jms": lambda: readers.snapshot("jms")}
+    run_senders(
+        list(senders.values()), 3.0, during=lambda: restarts.append(kill_task(system, target))
+    )
+    reads = {
+        "nats": lambda: nats_output(nats_server.url),
+        "mqtt": lambda: readers.snapshot("mqtt"),
+        "jms": lambda: readers.snapshot("jms"),
+    }
     for name, sender in senders.items():
         assert sender.accepted, f"{name}: nothing accepted"
         want = before[name] + collections.Counter(sender.accepted)

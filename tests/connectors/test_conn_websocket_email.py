@@ -1,6 +1,7 @@
 """@source/@sink(type='websocket') against a real WebSocket server (the `websockets`
 library's, on a free port), and @sink(type='email') against a real local SMTP server
 (aiosmtpd): every event arrives, a bad message is counted."""
+
 import asyncio
 import json
 import threading
@@ -47,6 +48,7 @@ class EchoHub:
             self.server = await websockets.serve(handler, "127.0.0.1", self.port)
             self.ready.set()
             await self.server.wait_closed()
+
         self.loop.run_until_complete(serve())
 
     def close(self):
@@ -68,11 +70,15 @@ def test_websocket_events_out_and_in(hub, router, taken):
         assert wait_for(lambda: len(hub.clients) == 1)
         out.write_batch([(1000 + i, [i, 0.5]) for i in range(300)])
         from websockets.sync.client import connect
+
         with connect(url) as raw:  # through the hub to the source (and the sink's client)
             raw.send("not json")
         out.write_batch([(2000, [300, 0.5])])
-        assert wait_for(lambda: len(taken.ids()) == 301 and pump.bad_payloads == 1), \
-            (len(taken.ids()), pump.bad_payloads, pump.describe())
+        assert wait_for(lambda: len(taken.ids()) == 301 and pump.bad_payloads == 1), (
+            len(taken.ids()),
+            pump.bad_payloads,
+            pump.describe(),
+        )
         assert taken.ids() == list(range(301)) and out.written == 301
     finally:
         out.close()
@@ -80,8 +86,10 @@ def test_websocket_events_out_and_in(hub, router, taken):
 
 
 def test_websocket_sink_to_no_server_is_a_write_error():
-    out = build_sink({"type": "websocket", "options": {"url": f"ws://127.0.0.1:{free_port()}/",
-                                                      "timeout": "2"}}, "Ticks")
+    out = build_sink(
+        {"type": "websocket", "options": {"url": f"ws://127.0.0.1:{free_port()}/", "timeout": "2"}},
+        "Ticks",
+    )
     try:
         with pytest.raises(SinkWriteError, match="websocket sink ws://127.0.0.1"):
             out.write_batch([(1, [1, 1.0])])
@@ -106,9 +114,18 @@ def test_email_sink_sends_one_message_per_event():
     controller = Controller(handler, hostname="127.0.0.1", port=port)
     controller.start()
     try:
-        out = build_sink({"type": "email", "options": {
-            "url": f"smtp://127.0.0.1:{port}", "to": "ops@example.com, dev@example.com",
-            "from": "cep@example.com", "subject": "alert on {stream}"}}, "Alerts")
+        out = build_sink(
+            {
+                "type": "email",
+                "options": {
+                    "url": f"smtp://127.0.0.1:{port}",
+                    "to": "ops@example.com, dev@example.com",
+                    "from": "cep@example.com",
+                    "subject": "alert on {stream}",
+                },
+            },
+            "Alerts",
+        )
         out.write_batch([(1000, ["IBM", 75.5]), (1001, ["WSO2", 55.0])])
         assert out.written == 2 and len(handler.envelopes) == 2
         env = handler.envelopes[0]

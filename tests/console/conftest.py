@@ -14,6 +14,7 @@
 - With authentication on (issue 10), both carry an admin API token that `rest()` and their
   Flask test client send, and `sign_in(browser, target)` logs the browser in to the console.
 """
+
 import os
 import re
 import shutil
@@ -44,12 +45,20 @@ def chromium_paths():
 
 def chrome_options(binary):
     from selenium import webdriver
+
     opts = webdriver.ChromeOptions()
     opts.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                f"--window-size={WINDOW[0]},{WINDOW[1]}", "--disable-extensions",
-                "--no-first-run", "--disable-background-networking",
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        f"--window-size={WINDOW[0]},{WINDOW[1]}",
+        "--disable-extensions",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+    ):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return opts
@@ -61,6 +70,7 @@ def browser():
     binary, driver_path = chromium_paths()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+
     driver = webdriver.Chrome(service=Service(driver_path), options=chrome_options(binary))
     driver.set_window_size(*WINDOW)
     driver.set_page_load_timeout(30)
@@ -73,9 +83,13 @@ def js_errors(driver):
     for Chromium's own request of /favicon.ico, and requests Chromium itself aborted with
     ERR_NETWORK_CHANGED because another test on this machine added or removed a network
     interface (the multi-machine tests' veth pairs and bridges): not the console's error."""
-    return [e["message"] for e in driver.get_log("browser")
-            if e.get("level") == "SEVERE" and "/favicon.ico " not in e["message"]
-            and "net::ERR_NETWORK_CHANGED" not in e["message"]]
+    return [
+        e["message"]
+        for e in driver.get_log("browser")
+        if e.get("level") == "SEVERE"
+        and "/favicon.ico " not in e["message"]
+        and "net::ERR_NETWORK_CHANGED" not in e["message"]
+    ]
 
 
 def safe_name(text):
@@ -98,16 +112,19 @@ def shot(browser, request):
         browser.save_screenshot(str(stem.with_suffix(".png")))
         stem.with_suffix(".html").write_text(browser.page_source)
         return stem.with_suffix(".png")
+
     return take
 
 
 def api_token(manager, url):
     """An admin API token of `manager` (None without authentication), sent by rest() to url."""
     from tests.console.console_helpers import TOKENS
+
     service = getattr(manager, "auth", None)
     if service is None or not service.enabled:
         return None
     from tests.auth_helpers import admin_token
+
     TOKENS[url] = admin_token(manager)
     return TOKENS[url]
 
@@ -124,6 +141,7 @@ def sign_in(browser, target):
         return
     from selenium.webdriver.common.by import By
     from tests.auth_helpers import ADMIN_PASSWORD
+
     browser.delete_all_cookies()
     browser.get(target.url + "/console/login")
     browser.find_element(By.CSS_SELECTOR, "input[name=user]").send_keys("admin")
@@ -140,6 +158,7 @@ def _serve(manager):
     """The manager's Flask app (REST API + console) over HTTP on a free loopback port."""
     from manager.web import create_app
     from receivers.http_receiver import HttpServer
+
     app = create_app({"MANAGER": manager})
     return app, HttpServer(app, "127.0.0.1", 0).start()
 
@@ -151,9 +170,16 @@ def fake_console(tmp_path_factory):
     from manager.server import Manager
     from manager.settings import load_manager_settings
     from tests.manager.manager_fakes import FakeLauncher
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path_factory.mktemp("console-fake")), "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1"}, env={})
+
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path_factory.mktemp("console-fake")),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+        },
+        env={},
+    )
     m = Manager(settings, launcher=FakeLauncher()).start()
     app, server = _serve(m)
     app.config["TESTING"] = True
@@ -161,8 +187,7 @@ def fake_console(tmp_path_factory):
     if token:
         client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
     try:
-        yield types.SimpleNamespace(manager=m, app=app, client=client, url=server.url,
-                                    token=token)
+        yield types.SimpleNamespace(manager=m, app=app, client=client, url=server.url, token=token)
     finally:
         server.stop()
         m.stop()
@@ -176,9 +201,14 @@ def system(spark_manager, tmp_path_factory):  # noqa: F811 (the imported fixture
     token = api_token(spark_manager, spark_manager.rest_url)
     worker = start_worker(spark_manager, "w1", str(sink_dir))
     try:
-        yield types.SimpleNamespace(manager=spark_manager, url=spark_manager.rest_url,
-                                    worker=worker, sink_dir=sink_dir, tenant=TENANT,
-                                    token=token)
+        yield types.SimpleNamespace(
+            manager=spark_manager,
+            url=spark_manager.rest_url,
+            worker=worker,
+            sink_dir=sink_dir,
+            tenant=TENANT,
+            token=token,
+        )
     finally:
         worker.stop()
 
@@ -186,8 +216,8 @@ def system(spark_manager, tmp_path_factory):  # noqa: F811 (the imported fixture
 def sink_rows(sink_dir, plan, stream, tenant=TENANT):
     """The rows a worker's file sink wrote for one stream: [{"stream", "timestamp", "data"}]."""
     import json
+
     path = Path(sink_dir) / str(tenant) / plan / f"{stream}.jsonl"
     if not path.exists():
         return []
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-

@@ -1,6 +1,7 @@
 """Helpers of the console browser tests: waits that fail with what was last seen, the
 CodeMirror editor of the plan pages, REST calls, and `cep run` in-process (the oracle of
 try-it)."""
+
 import io
 import json
 import time
@@ -39,8 +40,11 @@ def css(driver, selector):
 
 def one(driver, selector, timeout=10.0):
     """The first element matching `selector`, waiting for it to appear."""
-    return wait_until(lambda: (css(driver, selector) or [None])[0], timeout,
-                      f"element {selector!r} on {driver.current_url}")
+    return wait_until(
+        lambda: (css(driver, selector) or [None])[0],
+        timeout,
+        f"element {selector!r} on {driver.current_url}",
+    )
 
 
 def text_of(driver, selector):
@@ -52,7 +56,8 @@ def set_editor(driver, text):
     """Replace the CodeMirror 5 editor's text (as a user's edit: change events fire)."""
     one(driver, "#editor .CodeMirror")
     driver.execute_script(
-        "document.querySelector('#editor .CodeMirror').CodeMirror.setValue(arguments[0]);", text)
+        "document.querySelector('#editor .CodeMirror').CodeMirror.setValue(arguments[0]);", text
+    )
 
 
 def error_marks(driver):
@@ -68,29 +73,46 @@ def error_marks(driver):
 
 def listed_errors(driver):
     """The messages of ul#validation-errors: [{"line", "column", "text"}]."""
-    return [{"line": li.get_attribute("data-line"), "column": li.get_attribute("data-column"),
-             "text": li.text} for li in css(driver, "ul#validation-errors > li")]
+    return [
+        {
+            "line": li.get_attribute("data-line"),
+            "column": li.get_attribute("data-column"),
+            "text": li.text,
+        }
+        for li in css(driver, "ul#validation-errors > li")
+    ]
 
 
 def set_field(driver, selector, value):
     """Set a textarea's or input's value as typing would (input and change events fire)."""
     el = one(driver, selector)
-    driver.execute_script("""
+    driver.execute_script(
+        """
         const el = arguments[0]; el.value = arguments[1];
         el.dispatchEvent(new Event('input', {bubbles: true}));
-        el.dispatchEvent(new Event('change', {bubbles: true}));""", el, value)
+        el.dispatchEvent(new Event('change', {bubbles: true}));""",
+        el,
+        value,
+    )
     return el
 
 
 def rest(base, path, body=None, method=None):
     """(status, JSON) of a REST call; a str body goes as text/plain."""
-    data = body.encode() if isinstance(body, str) else (
-        json.dumps(body).encode() if body is not None else None)
+    data = (
+        body.encode()
+        if isinstance(body, str)
+        else (json.dumps(body).encode() if body is not None else None)
+    )
     headers = {"Content-Type": "text/plain" if isinstance(body, str) else "application/json"}
     if TOKENS.get(base):
         headers["Authorization"] = f"Bearer {TOKENS[base]}"
-    req = urllib.request.Request(base + path, data=data, method=method or (
-        "POST" if data is not None else "GET"), headers=headers)
+    req = urllib.request.Request(
+        base + path,
+        data=data,
+        method=method or ("POST" if data is not None else "GET"),
+        headers=headers,
+    )
     try:
         with urllib.request.urlopen(req, timeout=15) as resp:
             raw = resp.read()
@@ -107,9 +129,15 @@ def cep_run(plan_path, events_path):
     """What `cep run --playback` prints for the plan and events, run in-process through the
     CLI's own entry point: [{"stream", "timestamp", "data"}]."""
     from cep.cli.run import main
+
     out, err = io.StringIO(), io.StringIO()
-    code = main(types.SimpleNamespace(plan=str(plan_path), events=str(events_path),
-                                      playback=True, on_error="skip"), out, err)
+    code = main(
+        types.SimpleNamespace(
+            plan=str(plan_path), events=str(events_path), playback=True, on_error="skip"
+        ),
+        out,
+        err,
+    )
     assert code == 0, err.getvalue()
     rows = [json.loads(x) for x in out.getvalue().splitlines() if x.strip()]
     return [{k: r[k] for k in ("stream", "timestamp", "data")} for r in rows]

@@ -2,6 +2,7 @@
 (manager/web/static, shipped in the package): nothing is fetched from the internet. Checked on
 the served HTML with the Flask test client against the real manager (fake launcher); the
 Chromium tests also resolve no host but the loopback, so a CDN reference would break them."""
+
 import re
 from html.parser import HTMLParser
 
@@ -19,8 +20,15 @@ select symbol, price
 insert into OutStream;
 """
 PLANS = f"/console/tenants/{TENANT}/plans"
-PAGES = [PLANS, f"{PLANS}/new", f"{PLANS}/Assets", f"{PLANS}/Assets/edit",
-         f"{PLANS}/Assets/simulate", "/console/status", "/console/try"]
+PAGES = [
+    PLANS,
+    f"{PLANS}/new",
+    f"{PLANS}/Assets",
+    f"{PLANS}/Assets/edit",
+    f"{PLANS}/Assets/simulate",
+    "/console/status",
+    "/console/try",
+]
 
 
 class AssetRefs(HTMLParser):
@@ -72,5 +80,6 @@ def test_stylesheets_fetch_nothing_from_elsewhere(console):
     for sheet in sheets:
         css = console.client.get(sheet).get_data(as_text=True)
         for ref in re.findall(r"url\(\s*['\"]?([^'\")]+)", css) + re.findall(
-                r"@import\s+['\"]([^'\"]+)", css):
+            r"@import\s+['\"]([^'\"]+)", css
+        ):
             assert not re.match(r"^(https?:)?//", ref), f"{sheet} fetches {ref}"

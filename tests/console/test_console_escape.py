@@ -3,6 +3,7 @@ console) and a fake Spark launcher: an unknown plan or tenant in a URL gets a cl
 (what was not found, a way back), never a stack trace or a data path; HTML in plan
 descriptions, in names echoed by error pages and validation messages, and in event data is
 shown as text and never runs (checked in Chromium: `window.__xss` stays undefined)."""
+
 import json
 from urllib.parse import quote
 
@@ -10,7 +11,15 @@ import pytest
 
 from tests.console.conftest import sign_in
 from tests.console.console_helpers import (
-    TENANT, css, listed_errors, one, rest, set_editor, set_field, wait_until)
+    TENANT,
+    css,
+    listed_errors,
+    one,
+    rest,
+    set_editor,
+    set_field,
+    wait_until,
+)
 
 XSS = "<script>window.__xss=1</script>"
 IMG = "<img src=x onerror=window.__xss=2>"
@@ -50,8 +59,18 @@ def assert_clear_page(resp, status, *names, data_dir=None):
     return html
 
 
-@pytest.mark.parametrize("path", [PLANS, f"{PLANS}/new", f"{PLANS}/Escaped", "/console/status",
-                                  "/console/try", f"{PLANS}/NoSuchPlan", "/console/"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        PLANS,
+        f"{PLANS}/new",
+        f"{PLANS}/Escaped",
+        "/console/status",
+        "/console/try",
+        f"{PLANS}/NoSuchPlan",
+        "/console/",
+    ],
+)
 def test_every_console_page_needs_a_session(console, path):
     if getattr(console.manager, "auth", None) is None:
         pytest.skip("this manager has no authentication (issue 10) yet")
@@ -65,8 +84,11 @@ def test_unknown_plan_is_a_clear_404_page(console, path):
     data_dir = console.manager.settings["manager.data_dir"]
     resp = console.client.get(f"{PLANS}/NoSuchPlan{path}")
     html = assert_clear_page(resp, 404, "NoSuchPlan", data_dir=data_dir)
-    assert "not found" in html.lower() or "no execution plan" in html.lower() or \
-        "does not exist" in html.lower()
+    assert (
+        "not found" in html.lower()
+        or "no execution plan" in html.lower()
+        or "does not exist" in html.lower()
+    )
 
 
 @pytest.mark.parametrize("tenant", ["abc", "12x", "-"])
@@ -93,8 +115,9 @@ def test_description_is_escaped_in_the_html(console):
 
 
 def xss_value(browser):
-    return browser.execute_script("return typeof window.__xss === 'undefined' ? null : "
-                                  "window.__xss;")
+    return browser.execute_script(
+        "return typeof window.__xss === 'undefined' ? null : window.__xss;"
+    )
 
 
 @pytest.mark.slow
@@ -120,15 +143,21 @@ def test_nothing_runs_in_chromium(console, browser, shot):
     browser.get(console.url + f"{PLANS}/new")
     name = "<img/src=x/onerror=window.__xss=3>"
     set_editor(browser, PLAN.replace("'Escaped'", f"'{name}'"))
-    errors = wait_until(lambda: [e for e in listed_errors(browser) if name in e["text"]], 10,
-                        "the plan-name error echoing the name")
+    errors = wait_until(
+        lambda: [e for e in listed_errors(browser) if name in e["text"]],
+        10,
+        "the plan-name error echoing the name",
+    )
     assert errors and xss_value(browser) is None
     shot("editor-name-with-markup")
 
     browser.get(console.url + "/console/try")
     set_field(browser, "textarea#try-plan", PLAN)
-    set_field(browser, "textarea#try-events", json.dumps(
-        {"stream": "InStream", "timestamp": 1000, "data": [IMG, 50.0]}))
+    set_field(
+        browser,
+        "textarea#try-events",
+        json.dumps({"stream": "InStream", "timestamp": 1000, "data": [IMG, 50.0]}),
+    )
     one(browser, "button#try-run").click()
     wait_until(lambda: IMG in one(browser, "pre#try-output").text, 10, "try-it output as text")
     assert xss_value(browser) is None
@@ -167,15 +196,20 @@ def test_markup_in_exec_group_and_query_names_is_drawn_as_text(console, browser,
     status, body = rest(console.url, f"/api/v1/tenants/{TENANT}/plans", GROUP_PLAN)
     assert status == 201, body
     browser.get(console.url + f"{PLANS}/GroupMarkup")
-    ids = wait_until(lambda: [g.get_attribute("data-id") for g in
-                              css(browser, "svg#topology-graph g.node[data-id]")], 10,
-                     "graph nodes drawn")
+    ids = wait_until(
+        lambda: [
+            g.get_attribute("data-id") for g in css(browser, "svg#topology-graph g.node[data-id]")
+        ],
+        10,
+        "graph nodes drawn",
+    )
     assert any(GROUP in i for i in ids), ids
     assert "<img/src=x/onerror=" in one(browser, "svg#topology-graph").text  # (label shortened)
     xml = one(browser, "pre#query-plan").text  # the XML's own text: the name XML-escaped
     assert GROUP.replace("<", "&lt;").replace(">", "&gt;") in xml
-    assert not css(browser, "svg#topology-graph img, table#metrics img, pre#query-plan img, "
-                            "pre#query-plan b")
+    assert not css(
+        browser, "svg#topology-graph img, table#metrics img, pre#query-plan img, pre#query-plan b"
+    )
     assert xss_value(browser) is None
     shot("group-with-markup")
 
@@ -185,23 +219,40 @@ def test_a_failed_submit_shows_no_server_paths(console):
     on the plans page, the status page and the status API, but without the manager's files:
     the real ClusterStartError names <state dir>/master.log and worker.log."""
     from topology.exceptions import ClusterStartError
+
     launcher = console.manager.launcher
     state_dir = console.manager.settings["manager.data_dir"] + "/spark"
 
     def no_cluster(topology):
-        raise ClusterStartError(f"embedded Spark cluster did not start on spark://127.0.0.1:1 "
-                                f"within 60 s; see {state_dir}/master.log and "
-                                f"{state_dir}/worker.log")
+        raise ClusterStartError(
+            f"embedded Spark cluster did not start on spark://127.0.0.1:1 "
+            f"within 60 s; see {state_dir}/master.log and "
+            f"{state_dir}/worker.log"
+        )
+
     real, launcher.submit = launcher.submit, no_cluster
     try:
-        assert rest(console.url, f"/api/v1/tenants/{TENANT}/plans",
-                    PLAN.replace("'Escaped'", "'NoCluster'"))[0] == 201
+        assert (
+            rest(
+                console.url,
+                f"/api/v1/tenants/{TENANT}/plans",
+                PLAN.replace("'Escaped'", "'NoCluster'"),
+            )[0]
+            == 201
+        )
         api = f"/api/v1/tenants/{TENANT}/plans/NoCluster/status"
-        status = wait_until(lambda: "did not start" in (rest(console.url, api)[1].get("reason")
-                                                        or "") and rest(console.url, api)[1],
-                            10, "the failed submit's reason")
-        pages = {path: console.client.get(path).get_data(as_text=True)
-                 for path in (PLANS, "/console/status", f"{PLANS}/NoCluster")}
+        status = wait_until(
+            lambda: (
+                "did not start" in (rest(console.url, api)[1].get("reason") or "")
+                and rest(console.url, api)[1]
+            ),
+            10,
+            "the failed submit's reason",
+        )
+        pages = {
+            path: console.client.get(path).get_data(as_text=True)
+            for path in (PLANS, "/console/status", f"{PLANS}/NoCluster")
+        }
         pages["status API"] = json.dumps(status)
         pages["plans API"] = json.dumps(rest(console.url, f"/api/v1/tenants/{TENANT}/plans")[1])
         for where, text in pages.items():

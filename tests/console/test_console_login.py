@@ -1,6 +1,7 @@
 """Issue 10 in a real browser: the console's login page, a viewer's tenant picker limited to its
 own tenant, another tenant's page a 404, the session cookie HttpOnly (invisible to JS), the
 console's delete refused for a viewer (403, the plan stays) and logout back to the login page."""
+
 import pytest
 from selenium.webdriver.support.ui import Select
 
@@ -9,9 +10,11 @@ from tests.console.console_helpers import one, rest, wait_until
 
 pytestmark = pytest.mark.slow  # a real headless Chromium
 
-PLAN = ("@Plan:name('ViewMe')\n@Import('InStream:1.0.0')\ndefine stream InStream (a int);\n"
-        "@Export('OutStream:1.0.0')\ndefine stream OutStream (a int);\n"
-        "from InStream select a insert into OutStream;\n")
+PLAN = (
+    "@Plan:name('ViewMe')\n@Import('InStream:1.0.0')\ndefine stream InStream (a int);\n"
+    "@Export('OutStream:1.0.0')\ndefine stream OutStream (a int);\n"
+    "from InStream select a insert into OutStream;\n"
+)
 
 
 def submit_login(browser, url, user, password):
@@ -44,11 +47,13 @@ def test_viewer_login_picker_csrf_and_logout(fake_console, browser, shot):
     # the console's own fetch carries the CSRF token, and the viewer's delete is refused
     answer = browser.execute_async_script(
         "var done = arguments[0]; CEP.request('DELETE', '/api/v1/tenants/5/plans/ViewMe')"
-        ".then(function (r) { done([r.status, r.body.error]); });")
+        ".then(function (r) { done([r.status, r.body.error]); });"
+    )
     assert answer == [403, "ForbiddenError"]  # the CSRF check passed; the role refused
     bare = browser.execute_async_script(  # the same call without the header: CSRF refusal
         "var done = arguments[0]; fetch('/api/v1/tenants/5/plans/ViewMe', {method: 'DELETE'})"
-        ".then(function (r) { return r.json(); }).then(function (b) { done(b.error); });")
+        ".then(function (r) { return r.json(); }).then(function (b) { done(b.error); });"
+    )
     assert bare == "CsrfError"
     assert rest(fake_console.url, "/api/v1/tenants/5/plans/ViewMe")[0] == 200
     browser.get(fake_console.url + "/console/tenants/-1234/plans")

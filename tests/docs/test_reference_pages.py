@@ -3,6 +3,7 @@ the real site is built with `mkdocs build --strict`, and each page is compared w
 definitions, found here on their own (not through the generator), so a page that drops a
 setting, a command, a catalog entry or a route fails: configuration keys (every Schema in the
 sources), the command line (argparse), SiddhiQL (cep/catalog) and REST (the OpenAPI file)."""
+
 import argparse
 import importlib
 import json
@@ -12,8 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.docs_site_helpers import (ROOT, build_docs_site, cell_codes, import_hook_modules,
-                                     page_tables)
+from tests.docs_site_helpers import (
+    ROOT,
+    build_docs_site,
+    cell_codes,
+    import_hook_modules,
+    page_tables,
+)
 
 import_hook_modules()
 
@@ -68,8 +74,14 @@ def test_configuration_page_lists_every_setting_with_its_type_default_and_env_va
 def test_a_setting_without_a_description_fails_the_build_naming_it(monkeypatch):
     from cep.protocol.settings import Schema, Setting
     import reference_pages
-    bad = Schema("worker", [Setting("wal", "enabled", bool, True, "logged"),
-                            Setting("wal", "segment_bytes", int, 1, "  ")])
+
+    bad = Schema(
+        "worker",
+        [
+            Setting("wal", "enabled", bool, True, "logged"),
+            Setting("wal", "segment_bytes", int, 1, "  "),
+        ],
+    )
     source = settings_page.SchemaSource("cep.worker.config", "WORKER_SCHEMA", "Workers", "x")
     monkeypatch.setattr(settings_page.SchemaSource, "schema", lambda self: bad)
     monkeypatch.setattr(settings_page, "SCHEMAS", (source,))
@@ -80,8 +92,10 @@ def test_a_setting_without_a_description_fails_the_build_naming_it(monkeypatch):
     assert "cep/worker/config.py" in message  # where its Setting(...) is
     # the hook turns it into an error that stops `mkdocs build`
     from mkdocs.exceptions import PluginError
-    monkeypatch.setattr(reference_pages, "generated",
-                        lambda: {"reference/configuration.md": settings_page.render})
+
+    monkeypatch.setattr(
+        reference_pages, "generated", lambda: {"reference/configuration.md": settings_page.render}
+    )
     with pytest.raises(PluginError, match="reference/configuration.md: .*wal.segment_bytes"):
         reference_pages.on_files(None, None)
 
@@ -99,8 +113,8 @@ def every_parser(parser, out=None):
 def test_cli_page_shows_every_command_help_as_the_parser_prints_it(site):
     import lxml.html
     from cep.cli.main import build_parser
-    article = lxml.html.parse(str(site / "reference" / "cli.html")).getroot().xpath(
-        "//article")[0]
+
+    article = lxml.html.parse(str(site / "reference" / "cli.html")).getroot().xpath("//article")[0]
     with help_environment():
         parsers = every_parser(build_parser())
         for parser in parsers:
@@ -116,6 +130,7 @@ def test_every_command_summary_is_a_whole_sentence():
     """`cep --help` lists each command with its summary; one cut at a line end (a docstring's
     first line) reads as a broken sentence."""
     from cep.cli.main import build_parser
+
     for parser in every_parser(build_parser()):
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
@@ -138,6 +153,7 @@ def test_siddhiql_page_lists_every_builtin_with_types_and_status(site):
     from cep.catalog.functions import FUNCTIONS
     from cep.catalog.windows import WINDOWS
     from cep.compiler.input_checks import STREAM_FUNCTIONS
+
     rows = catalog_rows(site)
     assert set(rows["functions", ""]) == set(FUNCTIONS)
     assert set(rows["aggregators", ""]) == set(AGGREGATORS)
@@ -150,10 +166,13 @@ def test_siddhiql_page_lists_every_builtin_with_types_and_status(site):
             assert text(tds[3]) == "supported"
     # the types are the type rules' (Siddhi's): sum widens, avg is a double, count a long
     assert cell_codes(rows["aggregators", ""]["sum"][1]) == [
-        "(int|long) -> long", "(float|double) -> double"]
+        "(int|long) -> long",
+        "(float|double) -> double",
+    ]
     assert cell_codes(rows["aggregators", ""]["avg"][1]) == ["(number) -> double"]
     assert cell_codes(rows["functions", ""]["ifThenElse"][1]) == [
-        "(bool|object, T, T) -> T, T: any"]
+        "(bool|object, T, T) -> T, T: any"
+    ]
     assert cell_codes(rows["functions", ""]["convert"][1]) == ["(any, string) -> set by a constant"]
 
 
@@ -161,6 +180,7 @@ def test_siddhiql_page_lists_every_extension_with_types_and_status(site):
     from cep.catalog import ext, ext_processors
     from cep.catalog.ext.aggregators import AGGREGATORS as EXT_AGGREGATORS
     from cep.catalog.ext.vector import KERNELS
+
     ext_processors._load_functions()
     rows = catalog_rows(site)
     expected = {ns: {f"{ns}:{n}" for n in ext.names(ns)} for ns in ext.MODULES}
@@ -176,15 +196,17 @@ def test_siddhiql_page_lists_every_extension_with_types_and_status(site):
             kernel = tuple(full.split(":")) in KERNELS
             assert text(tds[3]) == ("supported (batch kernel)" if kernel else "supported")
     assert cell_codes(rows["extensions", "ext-math"]["math:round"][1]) == [
-        "(float) -> int", "(double) -> long"]
+        "(float) -> int",
+        "(double) -> long",
+    ]
     assert cell_codes(rows["extensions", "ext-str"]["str:length"][1]) == ["(string) -> int"]
-    assert set(rows["extensions", "ext-aggregators"]) == {
-        f"{ns}:{n}" for ns, n in EXT_AGGREGATORS}
+    assert set(rows["extensions", "ext-aggregators"]) == {f"{ns}:{n}" for ns, n in EXT_AGGREGATORS}
     assert set(rows["extensions", "ext-stream-processors"]) == {
-        f"#{e.full_name}" for e in ext_processors.STREAM_PROCESSORS.values()
-        if e.origin == "siddhi"}
-    refused = " ".join(text(tds[0]) + " " + text(tds[1])
-                       for tds in rows["extensions", "refused"].values())
+        f"#{e.full_name}" for e in ext_processors.STREAM_PROCESSORS.values() if e.origin == "siddhi"
+    }
+    refused = " ".join(
+        text(tds[0]) + " " + text(tds[1]) for tds in rows["extensions", "refused"].values()
+    )
     for ns, why in ext.REFUSED.items():
         assert f"{ns}:" in refused and " ".join(why.split()) in refused
 
@@ -195,9 +217,12 @@ def test_rest_page_lists_every_route_of_the_openapi_document(site):
     for _, _, rows in page_tables(site / "reference" / "rest.html"):
         for tds in rows:
             routes[text(tds[0])] = text(tds[1])
-    expected = {f"{method.upper()} {path}": op.get("summary", "")
-                for path, item in document["paths"].items()
-                for method, op in item.items() if method != "parameters"}
+    expected = {
+        f"{method.upper()} {path}": op.get("summary", "")
+        for path, item in document["paths"].items()
+        for method, op in item.items()
+        if method != "parameters"
+    }
     assert set(routes) == set(expected)
     for route, summary in expected.items():
         assert routes[route].startswith(" ".join(summary.split())), route
@@ -219,6 +244,7 @@ def test_signatures_fold_what_a_type_rule_accepts():
     argument, a result that depends on a constant's value."""
     from cep.errors import TypeMismatchError
     from cep.model import AttrType, Constant
+
     numbers = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 
     def same_number(types, call):
@@ -227,8 +253,11 @@ def test_signatures_fold_what_a_type_rule_accepts():
         return types[0]
 
     def shift(types, call):  # (string|long, constant int unit) -> string
-        if types[0] not in (AttrType.STRING, AttrType.LONG) or types[1] is not AttrType.INT \
-                or not isinstance(call.args[1], Constant):
+        if (
+            types[0] not in (AttrType.STRING, AttrType.LONG)
+            or types[1] is not AttrType.INT
+            or not isinstance(call.args[1], Constant)
+        ):
             raise TypeMismatchError("no", None)
         return AttrType.STRING
 
@@ -244,7 +273,10 @@ def test_signatures_fold_what_a_type_rule_accepts():
         return [str(r) for r in fold(probe(rule, "f", None, low, high), low, high)]
 
     assert rows(same_number, 2, 2) == ["(T, T) -> T, T: number"]
-    assert rows(same_number, 1, None) == ["(T) -> T, T: number", "(T, T) -> T, T: number",
-                                          "(T, T, T, ...) -> T, T: number"]
+    assert rows(same_number, 1, None) == [
+        "(T) -> T, T: number",
+        "(T, T) -> T, T: number",
+        "(T, T, T, ...) -> T, T: number",
+    ]
     assert rows(shift, 2, 2) == ["(string|long, int) -> string"]
     assert rows(named, 2, 2) == ["(any, string) -> set by a constant"]

@@ -3,6 +3,7 @@ receivers and publishers become @source/@sink with their mappings on the plan's 
 exported streams, @Import/@Export and stream versions stay, unsupported adapters are error
 lines naming file and element, `--check` writes nothing, a .car archive reads the same, and
 `--deploy` adds the plans to a served manager."""
+
 import shutil
 import threading
 import zipfile
@@ -49,35 +50,49 @@ def test_the_converted_maps_read_and_write_what_the_cep40_artifacts_describe():
     sources = {a.get("type"): _map(a) for a in annotations(plan, "quotes", "source")}
     row = ("gw7", "ACME", 120.5, 30)
     got = input_mapper(sources["http"], quotes).decode(
-        [b'{"source": {"gw": "gw7"}, "quote": {"ticker": "ACME", "last": 120.5, "qty": 30}}'])
+        [b'{"source": {"gw": "gw7"}, "quote": {"ticker": "ACME", "last": 120.5, "qty": 30}}']
+    )
     assert got.pairs[0][1] == row
     got = input_mapper(sources["file"], quotes).decode(["gw=gw7 ACME traded 30 @ 120.5"])
     assert got.pairs[0][1] == row
-    xml = ('<msg xmlns:aq="urn:acme:quotes"><aq:batch><q gw="gw7"><aq:sym>ACME</aq:sym>'
-           '<aq:px>120.5</aq:px><aq:vol>30</aq:vol></q><q gw="gw8"><aq:sym>B</aq:sym>'
-           '<aq:px>1</aq:px></q></aq:batch></msg>')
+    xml = (
+        '<msg xmlns:aq="urn:acme:quotes"><aq:batch><q gw="gw7"><aq:sym>ACME</aq:sym>'
+        '<aq:px>120.5</aq:px><aq:vol>30</aq:vol></q><q gw="gw8"><aq:sym>B</aq:sym>'
+        "<aq:px>1</aq:px></q></aq:batch></msg>"
+    )
     got = input_mapper(sources["jms"], quotes).decode([xml])
     assert [p[1] for p in got.pairs] == [row, ("gw8", "B", 1.0, None)]  # default dropped: null
     sinks = {a.get("type"): _map(a) for a in annotations(plan, "alerts", "sink")}
     out = [(0, ("ACME", 120.5))]
     assert output_mapper(sinks["log"], alerts).encode(out) == ["symbol:ACME,\nprice:120.5"]
     assert output_mapper(sinks["http"], alerts).encode(out) == [
-        '<alert xmlns="urn:acme:alerts"><ticker>ACME</ticker><at>120.5</at></alert>']
-    assert output_mapper(sinks["jms"], alerts).encode(out) == [{"ticker": "ACME",
-                                                               "limit": 120.5}]
+        '<alert xmlns="urn:acme:alerts"><ticker>ACME</ticker><at>120.5</at></alert>'
+    ]
+    assert output_mapper(sinks["jms"], alerts).encode(out) == [{"ticker": "ACME", "limit": 120.5}]
 
 
 def test_unsupported_adapters_and_dropped_properties_are_reported_with_file_and_element():
     lines = [str(p) for p in import_deployment(DATA).problems]
-    assert any(line.startswith("error: eventreceivers/QuoteSoap.xml: eventReceiver 'QuoteSoap' "
-                               "<from eventAdapterType='soap'>: adapter 'soap' is not "
-                               "supported") for line in lines)
-    assert any(line.startswith("error: eventpublishers/AlertSms.xml: eventPublisher 'AlertSms'")
-               and "'sms' is not supported" for line in lines)
-    assert any("QuoteJmsXml.xml" in line and "transport.jms.Password" in line
-               and "connection='name'" in line for line in lines)
-    assert any("UnusedPublisher.xml" in line and "org.acme.Nothing:2.0.0" in line
-               for line in lines)
+    assert any(
+        line.startswith(
+            "error: eventreceivers/QuoteSoap.xml: eventReceiver 'QuoteSoap' "
+            "<from eventAdapterType='soap'>: adapter 'soap' is not "
+            "supported"
+        )
+        for line in lines
+    )
+    assert any(
+        line.startswith("error: eventpublishers/AlertSms.xml: eventPublisher 'AlertSms'")
+        and "'sms' is not supported"
+        for line in lines
+    )
+    assert any(
+        "QuoteJmsXml.xml" in line
+        and "transport.jms.Password" in line
+        and "connection='name'" in line
+        for line in lines
+    )
+    assert any("UnusedPublisher.xml" in line and "org.acme.Nothing:2.0.0" in line for line in lines)
     assert any("QuoteJmsXml.xml" in line and "default value '0'" in line for line in lines)
 
 
@@ -85,8 +100,11 @@ def test_check_writes_nothing_and_import_writes_the_plans(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["import", str(DATA), "--check", "--out", str(out)]) == 1  # two errors
     text = capsys.readouterr().out
-    assert "plan AcmeAlerts from executionplans/AcmeAlerts.siddhiql: 3 source(s), 3 sink(s)" \
-        in text and "(check only)" in text and not out.exists()
+    assert (
+        "plan AcmeAlerts from executionplans/AcmeAlerts.siddhiql: 3 source(s), 3 sink(s)" in text
+        and "(check only)" in text
+        and not out.exists()
+    )
     assert main(["import", str(DATA), "--out", str(out)]) == 1
     written = (out / "AcmeAlerts.siddhiql").read_text()
     assert written == import_deployment(DATA).plans[0].text
@@ -124,11 +142,19 @@ def served(tmp_path, monkeypatch):
     from manager.web import create_app
     from tests.auth_helpers import admin_token
     from tests.manager.manager_fakes import FakeLauncher
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path / "mgr"), "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-        # the host policy: the deployment's file path and HTTP host are the operator's to allow
-        "files.roots": ["/var/acme"], "sinks.http_allow": ["127.0.0.1"]}, env={})
+
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path / "mgr"),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+            # the host policy: the deployment's file path and HTTP host are the operator's to allow
+            "files.roots": ["/var/acme"],
+            "sinks.http_allow": ["127.0.0.1"],
+        },
+        env={},
+    )
     manager = Manager(settings, launcher=FakeLauncher()).start()
     server = make_server("127.0.0.1", 0, create_app({"MANAGER": manager}), threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -150,14 +176,16 @@ def test_deploy_adds_the_imported_plans_to_the_manager(served, tmp_path, capsys)
     (clean / "eventpublishers" / "AlertJmsMap.xml").unlink()
     hook = clean / "eventpublishers" / "AlertHttpXml.xml"  # a host this machine resolves
     hook.write_text(hook.read_text().replace("alerts.acme.example", "127.0.0.1"))
-    code = main(["import", str(clean), "--out", str(tmp_path / "o"), "--deploy",
-                 "--manager", url])
+    code = main(["import", str(clean), "--out", str(tmp_path / "o"), "--deploy", "--manager", url])
     out = capsys.readouterr().out
     assert code == 0 and "deployed AcmeAlerts: topology AcmeAlerts[-1234]" in out, out
     stored = main(["plan", "--manager", url, "show", "AcmeAlerts"])
     shown = capsys.readouterr().out
-    assert stored == 0 and "@source(type='http'" in shown and "@Import('org.acme.Quote:1.0.0')" \
-        in shown
+    assert (
+        stored == 0
+        and "@source(type='http'" in shown
+        and "@Import('org.acme.Quote:1.0.0')" in shown
+    )
 
 
 def test_cep3_artifacts_are_reported_not_silently_skipped(tmp_path):
@@ -165,7 +193,9 @@ def test_cep3_artifacts_are_reported_not_silently_skipped(tmp_path):
     shutil.copytree(DATA, old)
     (old / "eventbuilders").mkdir()
     (old / "eventbuilders" / "Old.xml").write_text(
-        '<eventBuilder name="Old" xmlns="http://wso2.org/carbon/eventbuilder"/>')
+        '<eventBuilder name="Old" xmlns="http://wso2.org/carbon/eventbuilder"/>'
+    )
     lines = [str(p) for p in import_deployment(old).problems]
-    assert any(line.startswith("warning: eventbuilders/Old.xml: eventBuilder: a CEP 3.x")
-               for line in lines)
+    assert any(
+        line.startswith("warning: eventbuilders/Old.xml: eventBuilder: a CEP 3.x") for line in lines
+    )

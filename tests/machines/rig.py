@@ -1,5 +1,6 @@
 """The multi-machine rig (manager/rig.py, shared with benchmarks/scaleout_bench.py) and the
 tests' check that it can be built here."""
+
 from manager.rig import MACHINES, Machine, Rig, wait_for, why_not_possible  # noqa: F401
 
 
@@ -8,6 +9,7 @@ def require_rig() -> None:
     import pytest
 
     from tests.conftest import IN_CI
+
     reason = why_not_possible()
     if reason:
         if IN_CI:

@@ -14,6 +14,7 @@ time from the kill to the first result of an event sent after it is printed, not
 Also where each instance runs, as the registry has it: every receiver spout is registered
 with the address of the machine its executor runs on (not the driver's, not loopback), and
 each worker's publisher with its own machine's address."""
+
 import collections
 import json
 import threading
@@ -55,8 +56,11 @@ def rig(tmp_path_factory):
 def _ready(rig):
     st = rig.manager.plans.status(T, NAME)
     inflow = st.get("inflow") or {}
-    return (st["state"] == "ACTIVE" and st["outflow"]["connected"] == 2
-            and all(inflow.get(w, {}).get("connected") == 1 for w in ("cw1", "host")))
+    return (
+        st["state"] == "ACTIVE"
+        and st["outflow"]["connected"] == 2
+        and all(inflow.get(w, {}).get("connected") == 1 for w in ("cw1", "host"))
+    )
 
 
 def _registry(rig):
@@ -67,8 +71,11 @@ def _bolts_at(rig, worker):
     """The publisher bolts with a live connection to `worker`'s publisher."""
     reg = _registry(rig)
     endpoint = {p["endpoint"]: p["worker"] for p in reg["publishers"]}
-    return sorted(c["client"] for c in reg["connections"] if c["kind"] == "publisher"
-                  and c["live"] and endpoint.get(c["endpoint"]) == worker)
+    return sorted(
+        c["client"]
+        for c in reg["connections"]
+        if c["kind"] == "publisher" and c["live"] and endpoint.get(c["endpoint"]) == worker
+    )
 
 
 def _placement(rig):
@@ -83,6 +90,7 @@ def test_every_instance_is_registered_with_its_own_machine(rig):
     where = {name: host for host, names in placement.items() for name in names}
     # the endpoints as GET /api/v1/status lists them
     from manager.deployment_view import endpoints
+
     listed = [e for e in endpoints(rig.manager.registry.table) if e["plan"] == NAME]
     spouts = [e for e in listed if e["kind"] == "receiver"]
     assert spouts, f"no receiver spout registered: {listed}"
@@ -95,7 +103,9 @@ def test_every_instance_is_registered_with_its_own_machine(rig):
         assert [a for a in machines[ep["endpoint"]] if ":" not in a] == [ep["host"]], ep
     publishers = {p["worker"]: p for p in _registry(rig)["publishers"]}
     assert {e["worker"]: e["host"] for e in listed if e["kind"] == "publisher"} == {
-        "cw1": rig.cw.address, "host": rig.host}, listed
+        "cw1": rig.cw.address,
+        "host": rig.host,
+    }, listed
     assert publishers["cw1"]["host"] == rig.cw.address, publishers
     assert rig.cw.address in publishers["cw1"]["machine"], publishers
     assert publishers["host"]["host"] == rig.host, publishers
@@ -107,8 +117,9 @@ def _sink_ids(path):
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return collections.Counter()
-    return collections.Counter(json.loads(line)["data"][0]
-                               for line in text.split("\n")[:-1] if line.strip())
+    return collections.Counter(
+        json.loads(line)["data"][0] for line in text.split("\n")[:-1] if line.strip()
+    )
 
 
 class Client(threading.Thread):
@@ -145,8 +156,11 @@ class Client(threading.Thread):
 def test_a_cep_workers_machine_lost_while_another_serves_the_plan(rig):
     wait_for(lambda: _ready(rig), 120, "Pair ready before the episode")
     # the registry matched one publisher bolt to each worker (fewest connections)
-    wait_for(lambda: len(_bolts_at(rig, "cw1")) == 1 and len(_bolts_at(rig, "host")) == 1,
-             60, "one publisher bolt at each CEP worker")
+    wait_for(
+        lambda: len(_bolts_at(rig, "cw1")) == 1 and len(_bolts_at(rig, "host")) == 1,
+        60,
+        "one publisher bolt at each CEP worker",
+    )
     moved = _bolts_at(rig, "cw1")
     sinks = (rig.sink_file("hot.jsonl", "cw1"), rig.sink_file("hot.jsonl"))
     client = Client([rig.cw_url, rig.worker.http_url], first=10_000_000)
@@ -157,11 +171,17 @@ def test_a_cep_workers_machine_lost_while_another_serves_the_plan(rig):
         killed, marker = time.monotonic(), client.next
         n = rig.cw.kill_all()  # cw1's machine dies: every process in its namespace
         first_after = wait_for(
-            lambda: min((i for i in _sink_ids(sinks[1]) if i >= marker), default=None), 120,
-            "a result of an event sent after the kill at the other worker's sink")
+            lambda: min((i for i in _sink_ids(sinks[1]) if i >= marker), default=None),
+            120,
+            "a result of an event sent after the kill at the other worker's sink",
+        )
         flowing = time.monotonic() - killed
-        wait_for(lambda: len(_bolts_at(rig, "host")) == 2, 120,
-                 "both publisher bolts matched to the surviving worker", every=0.05)
+        wait_for(
+            lambda: len(_bolts_at(rig, "host")) == 2,
+            120,
+            "both publisher bolts matched to the surviving worker",
+            every=0.05,
+        )
         rematched = time.monotonic() - killed
         time.sleep(5)  # steady flow through the survivor
     finally:
@@ -178,8 +198,10 @@ def test_a_cep_workers_machine_lost_while_another_serves_the_plan(rig):
         if not missing or time.monotonic() > deadline:
             break
         time.sleep(0.5)
-    assert not missing, (f"{len(missing)} accepted events never reached a sink (first "
-                         f"{sorted(missing)[:10]}); client {stats}")
+    assert not missing, (
+        f"{len(missing)} accepted events never reached a sink (first "
+        f"{sorted(missing)[:10]}); client {stats}"
+    )
     resent = {e[0] for e in stats.resent_ids}
     dups = {i: c for i, c in got.items() if c > 1}
     assert set(dups) <= resent, f"duplicates not resent: {sorted(set(dups) - resent)[:10]}"
@@ -190,10 +212,12 @@ def test_a_cep_workers_machine_lost_while_another_serves_the_plan(rig):
     assert set(moved) <= set(_bolts_at(rig, "host")), (moved, _bolts_at(rig, "host"))
     st = rig.manager.plans.status(T, NAME)
     assert st["state"] == "ACTIVE", st
-    print(f"\nCEP worker cw1's machine killed ({n} processes) at 200/s with "
-          f"{len(client.accepted)} events accepted in all: first result of an event sent after "
-          f"the kill (id {first_after}) at host's sink {flowing:.2f} s after the kill; "
-          f"{stats.resent} unacknowledged events resent to host, {len(dups)} of them written "
-          f"twice; {stats.unanswered} in requests that got no answer; the publisher bolt "
-          f"{moved} connected to host {rematched:.2f} s after the kill; restarts "
-          f"{st.get('restarts', 0)}")
+    print(
+        f"\nCEP worker cw1's machine killed ({n} processes) at 200/s with "
+        f"{len(client.accepted)} events accepted in all: first result of an event sent after "
+        f"the kill (id {first_after}) at host's sink {flowing:.2f} s after the kill; "
+        f"{stats.resent} unacknowledged events resent to host, {len(dups)} of them written "
+        f"twice; {stats.unanswered} in requests that got no answer; the publisher bolt "
+        f"{moved} connected to host {rematched:.2f} s after the kill; restarts "
+        f"{st.get('restarts', 0)}"
+    )

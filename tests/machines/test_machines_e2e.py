@@ -1,6 +1,7 @@
 """Plans spread over three Spark workers on three "machines" (manager/rig.py): where
 each instance runs is shown by the status, `cep topology list` and the console; a machine's
 death loses no accepted event and writes none twice."""
+
 import collections
 import json
 import time
@@ -55,6 +56,7 @@ class Sender:
 
     def __init__(self, url, first=0, rate=200):
         import threading
+
         self.url, self.first, self.next, self.per = url, first, first, max(1, rate // 20)
         self.accepted, self.refused = [], 0
         self.sent_at = {}  # first id of a request -> time.monotonic() it was sent
@@ -67,8 +69,11 @@ class Sender:
             ids = list(range(self.next, self.next + self.per))
             self.next += self.per
             self.sent_at[ids[0]] = time.monotonic()
-            req = urllib.request.Request(self.url, json.dumps([[i, 1.0] for i in ids]).encode(),
-                                         {"Content-Type": "application/json"})
+            req = urllib.request.Request(
+                self.url,
+                json.dumps([[i, 1.0] for i in ids]).encode(),
+                {"Content-Type": "application/json"},
+            )
             try:
                 with urllib.request.urlopen(req, timeout=10) as resp:
                     if json.loads(resp.read())["accepted"] == len(ids):
@@ -95,6 +100,7 @@ class SinkWatch:
 
     def __init__(self, path):
         import threading
+
         self.path, self.offset, self.seen = path, 0, {}
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
@@ -117,8 +123,11 @@ class SinkWatch:
 
     def latencies(self, sender, first, end):
         """Latencies (ms, sorted) of the requests whose first id is in [first, end)."""
-        return sorted((self.seen[i] - t) * 1000 for i, t in sender.sent_at.items()
-                      if first <= i < end and i in self.seen)
+        return sorted(
+            (self.seen[i] - t) * 1000
+            for i, t in sender.sent_at.items()
+            if first <= i < end and i in self.seen
+        )
 
     def __enter__(self):
         self.thread.start()
@@ -142,8 +151,9 @@ def sink_ids(path):
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return collections.Counter()
-    return collections.Counter(json.loads(line)["data"][0]
-                               for line in text.split("\n")[:-1] if line.strip())
+    return collections.Counter(
+        json.loads(line)["data"][0] for line in text.split("\n")[:-1] if line.strip()
+    )
 
 
 def test_instances_spread_over_the_three_machines_and_status_names_them(rig, capsys):
@@ -158,9 +168,14 @@ def test_instances_spread_over_the_three_machines_and_status_names_them(rig, cap
     from cep.cli.main import main
     from topology.spark_settings import load_spark_settings
     import cep.cli.topology as cli
+
     cli._settings = lambda: load_spark_settings().with_overrides(
-        {"spark.state_dir": str(rig.root / "state"), "spark.master": rig.master_url,
-         "spark.master_ui_url": rig.ui})
+        {
+            "spark.state_dir": str(rig.root / "state"),
+            "spark.master": rig.master_url,
+            "spark.master_ui_url": rig.ui,
+        }
+    )
     assert main(["topology", "list"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[7] == "Hosts"
@@ -174,6 +189,7 @@ def test_instances_spread_over_the_three_machines_and_status_names_them(rig, cap
 
 def _console_plan(rig):
     from manager.web import create_app
+
     app = create_app({"MANAGER": rig.manager})
     with app.test_client() as client:
         authorize(client, rig.manager)
@@ -198,9 +214,11 @@ def _deliver(rig, sender, what, started, timeout=300):
         if not missing:
             break
         if time.monotonic() > deadline:
-            pytest.fail(f"{what}: {sum(missing.values())} accepted ids never reached the sink "
-                        f"(first {sorted(missing)[:10]}); plan "
-                        f"{rig.manager.plans.status(T, NAME)}")
+            pytest.fail(
+                f"{what}: {sum(missing.values())} accepted ids never reached the sink "
+                f"(first {sorted(missing)[:10]}); plan "
+                f"{rig.manager.plans.status(T, NAME)}"
+            )
         time.sleep(0.25)
     took = time.monotonic() - started
     time.sleep(1.0)  # a replay's duplicates would arrive with the missing ids
@@ -224,11 +242,14 @@ def test_a_slow_machine_loses_nothing_and_writes_nothing_twice(rig):
     sink latency before, during and after is printed (measured, not asserted)."""
     wait_for(lambda: _active(rig), 120, "Spread ACTIVE before the episode")
     placement = wait_for(lambda: _placement(rig), 60, "every instance's address reported")
-    victim = rig.machine_of(next(h for h, names in placement.items()
-                                 if any("Publisher" in n for n in names)))
+    victim = rig.machine_of(
+        next(h for h, names in placement.items() if any("Publisher" in n for n in names))
+    )
     restarts = rig.manager.plans.status(T, NAME).get("restarts", 0)
-    with SinkWatch(rig.sink_file("hot.jsonl")) as watch, \
-            Sender(_events_url(rig), first=4_000_000, rate=200) as sender:
+    with (
+        SinkWatch(rig.sink_file("hot.jsonl")) as watch,
+        Sender(_events_url(rig), first=4_000_000, rate=200) as sender,
+    ):
         time.sleep(8)
         slow_from = sender.next
         victim.delay(200)
@@ -236,8 +257,11 @@ def test_a_slow_machine_loses_nothing_and_writes_nothing_twice(rig):
             time.sleep(20)
             slow_to = sender.next
             # events sent while it was slow reach the sink while it is still slow
-            wait_for(lambda: _flowing_again(rig, sender, slow_from), 60,
-                     "results of events sent to the slow machine at the sink")
+            wait_for(
+                lambda: _flowing_again(rig, sender, slow_from),
+                60,
+                "results of events sent to the slow machine at the sink",
+            )
         finally:
             victim.delay(None)
         time.sleep(8)
@@ -247,10 +271,12 @@ def test_a_slow_machine_loses_nothing_and_writes_nothing_twice(rig):
     before = watch.latencies(sender, sender.first, slow_from)
     slow = watch.latencies(sender, slow_from, slow_to)
     after = watch.latencies(sender, slow_to, sender.next)
-    print(f"\nmachine {victim.address} (publisher bolt) delayed 200 ms both ways for 20 s at "
-          f"200/s, POST to sink file: before {_pcts(before)}; slow {_pcts(slow)}; after "
-          f"{_pcts(after)}; {len(sender.accepted)} accepted ids at the sink once, "
-          f"{sender.refused} refused")
+    print(
+        f"\nmachine {victim.address} (publisher bolt) delayed 200 ms both ways for 20 s at "
+        f"200/s, POST to sink file: before {_pcts(before)}; slow {_pcts(slow)}; after "
+        f"{_pcts(after)}; {len(sender.accepted)} accepted ids at the sink once, "
+        f"{sender.refused} refused"
+    )
 
 
 def test_a_machines_death_loses_nothing_and_results_flow_again(rig):
@@ -261,8 +287,11 @@ def test_a_machines_death_loses_nothing_and_results_flow_again(rig):
         time.sleep(3)
         killed, marker = time.monotonic(), sender.next
         n = victim.kill_all()
-        wait_for(lambda: _flowing_again(rig, sender, marker), 300,
-                 "results of events sent after the machine's death at the sink")
+        wait_for(
+            lambda: _flowing_again(rig, sender, marker),
+            300,
+            "results of events sent after the machine's death at the sink",
+        )
         flowing = time.monotonic() - killed
         time.sleep(2)
     assert n >= 2 and sender.accepted, (n, len(sender.accepted))
@@ -271,9 +300,11 @@ def test_a_machines_death_loses_nothing_and_results_flow_again(rig):
     assert st["state"] == "ACTIVE" and st["restarts"] > restarts, st
     placement = wait_for(lambda: _placement(rig), 60, "every instance reported again")
     assert victim.address not in placement, placement  # now on the two surviving machines
-    print(f"\nmachine {victim.address} killed ({n} processes) at {sender.per * 20}/s: results "
-          f"flowing again after {flowing:.1f} s, all {len(sender.accepted)} accepted ids at "
-          f"the sink once {took:.1f} s after the kill; {sender.refused} refused while down")
+    print(
+        f"\nmachine {victim.address} killed ({n} processes) at {sender.per * 20}/s: results "
+        f"flowing again after {flowing:.1f} s, all {len(sender.accepted)} accepted ids at "
+        f"the sink once {took:.1f} s after the kill; {sender.refused} refused while down"
+    )
     rig.start_worker(victim)  # the machine comes back for the next tests
     wait_for(lambda: rig.alive_workers() == 3, 90, "the machine's worker registered again")
 
@@ -291,8 +322,11 @@ def test_a_partitioned_machine_loses_nothing_and_no_instance_runs_twice(rig):
         finally:
             victim.partition(cut=False)
         healed, marker = time.monotonic(), sender.next
-        wait_for(lambda: _flowing_again(rig, sender, marker), 300,
-                 "results of events sent after the heal at the sink")
+        wait_for(
+            lambda: _flowing_again(rig, sender, marker),
+            300,
+            "results of events sent after the heal at the sink",
+        )
         flowing = time.monotonic() - healed
         time.sleep(2)
     took = _deliver(rig, sender, f"partition of {victim.address}", cut)
@@ -303,9 +337,11 @@ def test_a_partitioned_machine_loses_nothing_and_no_instance_runs_twice(rig):
     names = [n for names in placement.values() for n in names]
     assert len(names) == len(set(names)) == 5, placement
     st = rig.manager.plans.status(T, NAME)
-    print(f"\nmachine {victim.address} cut off for 30 s at 200/s: results flowing again "
-          f"{flowing:.1f} s after the heal, all {len(sender.accepted)} accepted ids at the sink "
-          f"once {took:.1f} s after the cut; stage restarts so far {st.get('restarts')}")
+    print(
+        f"\nmachine {victim.address} cut off for 30 s at 200/s: results flowing again "
+        f"{flowing:.1f} s after the heal, all {len(sender.accepted)} accepted ids at the sink "
+        f"once {took:.1f} s after the cut; stage restarts so far {st.get('restarts')}"
+    )
 
 
 def _waiting(rig):
@@ -326,8 +362,11 @@ def test_too_few_slots_on_the_survivors_waits_with_the_numbers_and_resumes(rig):
         assert "the cluster has 4, 0 free" in st["reason"], st["reason"]
         for machine in victims:  # the machines come back: the plan resumes by itself
             rig.start_worker(machine)
-        wait_for(lambda: rig.manager.plans.status(T, NAME)["state"] == "ACTIVE", 300,
-                 "Spread ACTIVE again once the machines returned")
+        wait_for(
+            lambda: rig.manager.plans.status(T, NAME)["state"] == "ACTIVE",
+            300,
+            "Spread ACTIVE again once the machines returned",
+        )
         marker = sender.next
         wait_for(lambda: _flowing_again(rig, sender, marker), 120, "results flowing again")
         time.sleep(1)
@@ -335,5 +374,7 @@ def test_too_few_slots_on_the_survivors_waits_with_the_numbers_and_resumes(rig):
     placement = wait_for(lambda: _placement(rig), 60, "every instance reported again")
     assert set(placement) <= {m.address for m in rig.machines}, placement
     outflow = (rig.manager.plans.status(T, NAME).get("outflow") or {}).get("text")
-    print(f"\nwaited in WAITING_FOR_SLOTS ({st['reason']}); all {len(sender.accepted)} accepted "
-          f"ids at the sink once {took:.1f} s after the two machines died; outflow {outflow}")
+    print(
+        f"\nwaited in WAITING_FOR_SLOTS ({st['reason']}); all {len(sender.accepted)} accepted "
+        f"ids at the sink once {took:.1f} s after the two machines died; outflow {outflow}"
+    )

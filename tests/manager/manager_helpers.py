@@ -1,4 +1,5 @@
 """Small helpers of the manager tests."""
+
 import socket
 import time
 

@@ -2,6 +2,7 @@
 keeps the plan versions it stored (workers never see a renumbered plan), and redeploys only a
 plan whose stored text now builds another query plan. The fake launcher stands for Spark
 (the handles outlive the manager, as running topologies do); the stores are real."""
+
 from pathlib import Path
 
 from manager.server import Manager
@@ -29,8 +30,12 @@ class RunDirLauncher(FakeLauncher):
 
 
 def manager(data_dir, launcher, redis_url=None):
-    overrides = {"manager.data_dir": str(data_dir), "registry.port": 0,
-                 "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1"}
+    overrides = {
+        "manager.data_dir": str(data_dir),
+        "registry.port": 0,
+        "registry.bind_host": "127.0.0.1",
+        "manager.advertised_host": "127.0.0.1",
+    }
     if redis_url:
         overrides["store.redis_url"] = redis_url
     return Manager(load_manager_settings(overrides=overrides, env={}), launcher=launcher).start()
@@ -50,8 +55,13 @@ def test_a_restarted_manager_adopts_running_topologies_and_keeps_versions(tmp_pa
     first.stop()  # the topologies keep running (a kill -9 does the same)
     second = manager(tmp_path / "data", launcher)
     try:
-        poll(lambda: state(second, "StockAnalysis") == "ACTIVE"
-             and state(second, "StatExecutionPlan") == "ACTIVE", timeout=5)
+        poll(
+            lambda: (
+                state(second, "StockAnalysis") == "ACTIVE"
+                and state(second, "StatExecutionPlan") == "ACTIVE"
+            ),
+            timeout=5,
+        )
         assert len(launcher.submitted) == 2 and launcher.killed == []  # adopted, not redeployed
         after = second.plans.deployments()
         assert after == before  # the same versions: workers keep their plans
@@ -74,8 +84,10 @@ def test_a_plan_whose_stored_text_changed_is_redeployed(tmp_path):
     FileStore(tmp_path / "data").save(-1234, "StockAnalysis", changed)
     second = manager(tmp_path / "data", launcher)
     try:
-        poll(lambda: len(launcher.submitted) == 2 and state(second, "StockAnalysis") == "ACTIVE",
-             timeout=5)
+        poll(
+            lambda: len(launcher.submitted) == 2 and state(second, "StockAnalysis") == "ACTIVE",
+            timeout=5,
+        )
         assert launcher.killed == ["StockAnalysis[-1234]"]
         assert second.plans.versions[(-1234, "StockAnalysis")] == version
     finally:

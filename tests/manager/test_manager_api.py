@@ -1,4 +1,5 @@
 """REST API /api/v1 with a real compiler, store and registry, and a fake launcher."""
+
 import time
 
 import pytest
@@ -25,9 +26,15 @@ def wait_state(client, tenant, name, state, timeout=5.0):
 
 @pytest.fixture
 def manager(tmp_path):
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path), "registry.port": 0, "registry.bind_host": "127.0.0.1",
-        "manager.advertised_host": "127.0.0.1"}, env={})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+        },
+        env={},
+    )
     m = Manager(settings, launcher=FakeLauncher()).start()
     yield m
     m.stop()
@@ -44,7 +51,9 @@ def test_add_list_show_query_plan_status(client, manager, tmp_path):
     resp = client.post("/api/v1/tenants/-1234/plans", data=STAT_PLAN, content_type="text/plain")
     assert resp.status_code == 201, resp.get_json()
     assert resp.get_json()["topology"] == "StatExecutionPlan[-1234]"
-    assert (tmp_path / "tenants/-1234/executionplans/StatExecutionPlan.siddhiql").read_text() == STAT_PLAN
+    assert (
+        tmp_path / "tenants/-1234/executionplans/StatExecutionPlan.siddhiql"
+    ).read_text() == STAT_PLAN
     wait_state(client, -1234, "StatExecutionPlan", "ACTIVE")
     listing = client.get("/api/v1/tenants/-1234/plans").get_json()
     assert [p["name"] for p in listing["plans"]] == ["StatExecutionPlan"]
@@ -99,7 +108,9 @@ def test_two_tenants_same_name_and_bad_tenant(client, manager):
     assert client.post("/api/v1/tenants/7/plans", data=SAMPLE).status_code == 201
     wait_state(client, 7, "StockAnalysis", "ACTIVE")
     assert sorted(t.name for t in manager.launcher.submitted) == [
-        "StockAnalysis[-1234]", "StockAnalysis[7]"]
+        "StockAnalysis[-1234]",
+        "StockAnalysis[7]",
+    ]
     resp = client.get("/api/v1/tenants/super/plans")
     assert resp.status_code == 400 and resp.get_json()["error"] == "BadTenantError"
     assert client.get("/api/v1/nothing").get_json()["error"] == "NotFound"
@@ -117,31 +128,42 @@ def test_deployments_etag_and_worker_view(client, manager):
     assert plan["publisherAuth"] == "token"
     assert plan["imported"][0]["stream"] == "StockStream"
     assert plan["imported"][0]["cepStream"] == "StockStream:1.0.0"
-    assert plan["imported"][0]["attributes"] == [["symbol", "string"], ["price", "double"],
-                                                 ["volume", "long"]]
+    assert plan["imported"][0]["attributes"] == [
+        ["symbol", "string"],
+        ["price", "double"],
+        ["volume", "long"],
+    ]
     assert [e["stream"] for e in plan["exported"]] == ["HighPriceStream", "AvgPriceStream"]
     assert client.get("/api/v1/deployments", headers={"If-None-Match": etag}).status_code == 304
     client.post("/api/v1/tenants/5/plans", data=SAMPLE)
     again = client.get("/api/v1/deployments", headers={"If-None-Match": etag})
     assert again.status_code == 200 and again.headers["ETag"] != etag
-    assert [p["tenant"] for p in client.get("/api/v1/deployments?tenant=5").get_json()["plans"]] == [5]
+    assert [
+        p["tenant"] for p in client.get("/api/v1/deployments?tenant=5").get_json()["plans"]
+    ] == [5]
 
 
 def test_status_counts_connections_per_worker_id(client, manager):
     from cep.protocol.registry_client import RegistryClient
+
     client.post("/api/v1/tenants/-1234/plans", data=SAMPLE)
     reg = RegistryClient(manager.registry_url)
     try:
-        reg.register("receiver", -1234, "StockAnalysis", "127.0.0.1", 45001, streams=["StockStream"])
+        reg.register(
+            "receiver", -1234, "StockAnalysis", "127.0.0.1", 45001, streams=["StockStream"]
+        )
         # two workers on one host: CEP 4.0 keyed status by IP and they collided
         for worker, port in (("w1", 46001), ("w2", 46002)):
             reg.register("publisher", -1234, "StockAnalysis", "127.0.0.1", port, worker=worker)
-        cid = reg.connect("receiver", -1234, "StockAnalysis", "tcp://127.0.0.1:45001", "w1",
-                          "StockStream")
+        cid = reg.connect(
+            "receiver", -1234, "StockAnalysis", "tcp://127.0.0.1:45001", "w1", "StockStream"
+        )
         reg.connect("publisher", -1234, "StockAnalysis", "tcp://127.0.0.1:46001", "bolt:0")
         status = client.get("/api/v1/tenants/-1234/plans/StockAnalysis/status").get_json()
         assert {w: s["text"] for w, s in status["inflow"].items()} == {
-            "w1": "1/1 established", "w2": "0/1 established"}
+            "w1": "1/1 established",
+            "w2": "0/1 established",
+        }
         assert status["outflow"]["text"] == "1/1 established"
         reg.release(cid)  # recomputed live: the released connection is gone at once
         status = client.get("/api/v1/tenants/-1234/plans/StockAnalysis/status").get_json()
@@ -153,8 +175,16 @@ def test_status_counts_connections_per_worker_id(client, manager):
 
 
 def test_create_app_builds_its_own_manager(tmp_path):
-    app = create_app({"SETTINGS": {"manager.data_dir": str(tmp_path), "registry.port": 0,
-                                   "registry.bind_host": "127.0.0.1", "spark.master": "embedded"}})
+    app = create_app(
+        {
+            "SETTINGS": {
+                "manager.data_dir": str(tmp_path),
+                "registry.port": 0,
+                "registry.bind_host": "127.0.0.1",
+                "spark.master": "embedded",
+            }
+        }
+    )
     try:
         client = app.test_client()
         authorize(client, app.config["MANAGER"])
@@ -166,17 +196,26 @@ def test_create_app_builds_its_own_manager(tmp_path):
 
 def test_query_plan_logged_at_debug_by_topology_manager_logger(client, caplog):
     import logging
+
     with caplog.at_level(logging.DEBUG, logger="manager.topology_manager"):
         client.post("/api/v1/tenants/-1234/plans", data=STAT_PLAN)
-    records = [r for r in caplog.records if r.name == "manager.topology_manager"
-               and r.levelno == logging.DEBUG and "Query plan of" in r.getMessage()]
+    records = [
+        r
+        for r in caplog.records
+        if r.name == "manager.topology_manager"
+        and r.levelno == logging.DEBUG
+        and "Query plan of" in r.getMessage()
+    ]
     assert records and records[0].getMessage().endswith(STAT_XML)
 
 
-@pytest.mark.parametrize("text,message,line", [
-    ("define stream S (a int);", "@Plan:name('...') is mandatory", 1),
-    ("\n@Plan:name('../etc')\ndefine stream S (a int);", "contains whitespaces", 2),
-])
+@pytest.mark.parametrize(
+    "text,message,line",
+    [
+        ("define stream S (a int);", "@Plan:name('...') is mandatory", 1),
+        ("\n@Plan:name('../etc')\ndefine stream S (a int);", "contains whitespaces", 2),
+    ],
+)
 def test_plan_name_rules_with_positions(client, text, message, line):
     resp = client.post("/api/v1/tenants/-1234/plans", data=text)
     body = resp.get_json()

@@ -1,4 +1,5 @@
 """`cep plan` against a served manager, and `cep manager` as a real process."""
+
 import json
 import os
 import signal
@@ -22,9 +23,15 @@ SAMPLE_PATH = "conf/samples/StockAnalysis.siddhiql"
 
 @pytest.fixture
 def served(tmp_path, monkeypatch):
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path), "registry.port": 0, "registry.bind_host": "127.0.0.1",
-        "manager.advertised_host": "127.0.0.1"}, env={})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+        },
+        env={},
+    )
     manager = Manager(settings, launcher=FakeLauncher()).start()
     server = make_server("127.0.0.1", 0, create_app({"MANAGER": manager}), threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -52,8 +59,11 @@ def test_plan_verbs(served, capsys, tmp_path, monkeypatch):
     code, out, _ = cli(capsys, "plan", "show", "StockAnalysis")
     assert out.rstrip("\n") == open(SAMPLE_PATH).read().rstrip("\n")
     code, out, _ = cli(capsys, "plan", "status", "StockAnalysis")
-    assert out.splitlines() == ["Storm topology : ACTIVE", "Inflow connections : no receivers found",
-                                "Outflow connections : 0/1 established"]
+    assert out.splitlines() == [
+        "Storm topology : ACTIVE",
+        "Inflow connections : no receivers found",
+        "Outflow connections : 0/1 established",
+    ]
     code, out, _ = cli(capsys, "plan", "query-plan", "StockAnalysis")
     assert out.startswith("<storm-query-plan>") and 'name="filter" parallel="2"' in out
     edited = tmp_path / "edited.siddhiql"
@@ -68,7 +78,9 @@ def test_plan_verbs(served, capsys, tmp_path, monkeypatch):
 
 def test_plan_errors(served, capsys, tmp_path):
     bad = tmp_path / "bad.siddhiql"
-    bad.write_text(open(SAMPLE_PATH).read().replace("insert into HighPriceStream;", "insert HighPriceStream;"))
+    bad.write_text(
+        open(SAMPLE_PATH).read().replace("insert into HighPriceStream;", "insert HighPriceStream;")
+    )
     code, out, err = cli(capsys, "plan", "--manager", served, "add", str(bad))
     assert code == 1 and err.startswith("error: line ") and "^" in err
     code, _, err = cli(capsys, "plan", "--manager", served, "show", "Nope")
@@ -81,22 +93,56 @@ def test_plan_errors(served, capsys, tmp_path):
 
 def test_cep_manager_process_serves_and_stops(tmp_path):
     env = dict(os.environ, CEP_MANAGER_ADVERTISED_HOST="127.0.0.1")
-    proc = subprocess.Popen([sys.executable, "-m", "cep.cli.main", "manager", "--data-dir",
-                             str(tmp_path), "--http-host", "127.0.0.1", "--http-port", "0",
-                             "--registry-port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cep.cli.main",
+            "manager",
+            "--data-dir",
+            str(tmp_path),
+            "--http-host",
+            "127.0.0.1",
+            "--http-port",
+            "0",
+            "--registry-port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith("CEP manager: REST http://127.0.0.1:"), proc.stderr.read()
         url = line.split()[3].rsplit("/api/v1", 1)[0]
-        login = subprocess.run([sys.executable, "-m", "cep.cli.main", "login", "--manager", url,
-                                "--user", "admin", "--password-stdin", "--print-token"],
-                               input=env["CEP_ADMIN_PASSWORD"] + "\n", capture_output=True,
-                               text=True, timeout=60)  # issue 10: the first-start password
+        login = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "cep.cli.main",
+                "login",
+                "--manager",
+                url,
+                "--user",
+                "admin",
+                "--password-stdin",
+                "--print-token",
+            ],
+            input=env["CEP_ADMIN_PASSWORD"] + "\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )  # issue 10: the first-start password
         assert login.returncode == 0, login.stderr
-        result = subprocess.run([sys.executable, "-m", "cep.cli.main", "plan", "--manager", url,
-                                 "list"], capture_output=True, text=True, timeout=60,
-                                env=dict(env, CEP_TOKEN=login.stdout.strip()))
+        result = subprocess.run(
+            [sys.executable, "-m", "cep.cli.main", "plan", "--manager", url, "list"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(env, CEP_TOKEN=login.stdout.strip()),
+        )
         assert result.stdout.strip() == "No execution plans."
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -1,5 +1,6 @@
 """`cep plan`: the global options --manager, --tenant and --json work before or after the
 action, for every action (`cep plan list --manager URL` failed with "unrecognized arguments")."""
+
 import json
 
 import pytest
@@ -32,8 +33,7 @@ def test_defaults_without_options(action, args, monkeypatch):
     assert (ns.manager, ns.tenant, ns.json) == ("http://127.0.0.1:9763", -1234, False)
 
 
-def test_every_action_against_a_manager_with_options_after(served, capsys, tmp_path,
-                                                           monkeypatch):
+def test_every_action_against_a_manager_with_options_after(served, capsys, tmp_path, monkeypatch):
     monkeypatch.delenv("CEP_MANAGER_URL", raising=False)  # only --manager finds it
     opts = ["--manager", served, "--tenant", "7"]
     code, out, err = cli(capsys, "plan", "add", SAMPLE_PATH, *opts, "--json")

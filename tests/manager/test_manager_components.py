@@ -1,5 +1,6 @@
 """The plan topology's components without Spark: the Siddhi bolt on a group of the sample plan,
 the receiver spout and the publisher bolt against a real registry and real ZeroMQ sockets."""
+
 import time
 
 import pytest
@@ -21,6 +22,7 @@ T, P = -1234, "StockAnalysis"
 def sample_topology(registry="tcp://127.0.0.1:1"):
     import cep
     from manager.queryplan import query_plan_xml
+
     plan = cep.compile(open("conf/samples/StockAnalysis.siddhiql").read())
     return build_topology(query_plan_xml(plan), T, P, registry, "127.0.0.1")
 
@@ -36,14 +38,22 @@ def start(component, topo, cid, index=0):
 def test_siddhi_bolt_runs_its_group():
     topo = sample_topology()
     spec = topo.components["filter"]
-    assert "define stream StockStream ( symbol string, price double, volume long );" in \
-        group_plan_text(spec.config)
+    assert (
+        "define stream StockStream ( symbol string, price double, volume long );"
+        in group_plan_text(spec.config)
+    )
     bolt = SiddhiBolt(spec.config)
     collector = start(bolt, topo, "filter")
-    bolt.execute(Batch([(1000, "IBM", 600.0, 10), (1001, "WSO2", 20.0, 5), (1002, "X", 501.5, 1)],
-                       "StockStream", "EventReceiverSpout"))
-    assert collector.take() == [("HighPriceStream", [(1000, "IBM", 600.0, 10), (1002, "X", 501.5, 1)],
-                                 None)]
+    bolt.execute(
+        Batch(
+            [(1000, "IBM", 600.0, 10), (1001, "WSO2", 20.0, 5), (1002, "X", 501.5, 1)],
+            "StockStream",
+            "EventReceiverSpout",
+        )
+    )
+    assert collector.take() == [
+        ("HighPriceStream", [(1000, "IBM", 600.0, 10), (1002, "X", 501.5, 1)], None)
+    ]
     bolt.cleanup()
 
 
@@ -58,8 +68,9 @@ def registry():
 def test_spout_registers_receives_and_unregisters(registry):
     url = f"tcp://127.0.0.1:{registry.port}"
     topo = sample_topology(url)
-    spout = ReceiverSpout({**topo.components["EventReceiverSpout"].config, "heartbeat_interval": 0.1,
-                          "tick_ms": 0})
+    spout = ReceiverSpout(
+        {**topo.components["EventReceiverSpout"].config, "heartbeat_interval": 0.1, "tick_ms": 0}
+    )
     collector = start(spout, topo, "EventReceiverSpout")
     client = RegistryClient(url)
     ep = client.lookup("receiver", T, P, stream="StockStream")
@@ -111,7 +122,8 @@ def test_publisher_bolt_sends_and_releases(registry):
         bolt.execute(Batch([(2, "IBM", 12.5, 4)], "AvgPriceStream"))
         assert next_batch(pull) == ("AvgPriceStream", ((2, ("IBM", 12.5, 4)),))
         assert [c["client"] for c in client.status(T, P)["connections"]] == [
-            "StockAnalysis[-1234]:EventPublisherBolt:0"]
+            "StockAnalysis[-1234]:EventPublisherBolt:0"
+        ]
     finally:
         bolt.cleanup()
         pull.close(0)
@@ -122,12 +134,14 @@ def test_publisher_bolt_sends_and_releases(registry):
 def test_every_group_of_the_three_group_plan_runs_as_a_bolt():
     """Each event-processor's text (table, partition, pruned inner stream) compiles and runs."""
     from tests.manager.manager_plans import STAT_XML
+
     topo = build_topology(STAT_XML, T, "StatExecutionPlan", "tcp://127.0.0.1:1", "127.0.0.1")
     outputs = {}
     for cid, rows, stream in (
-            ("1", [(1, "10.0.0.1", "u1", "a"), (2, "192.168.1.1", "u2", "b")], "analyticsStats"),
-            ("2", [(3, "u1", "a"), (4, "u1", "b")], "validAnalyticsStat"),
-            ("query4", [(5, "u1", 6), (6, "u2", 2)], "processedAnalyticsStats")):
+        ("1", [(1, "10.0.0.1", "u1", "a"), (2, "192.168.1.1", "u2", "b")], "analyticsStats"),
+        ("2", [(3, "u1", "a"), (4, "u1", "b")], "validAnalyticsStat"),
+        ("query4", [(5, "u1", 6), (6, "u2", 2)], "processedAnalyticsStats"),
+    ):
         bolt = SiddhiBolt(topo.components[cid].config)
         collector = start(bolt, topo, cid)
         bolt.execute(Batch(rows, stream))
@@ -141,12 +155,19 @@ def test_every_group_of_the_three_group_plan_runs_as_a_bolt():
 def test_timer_output_of_a_siddhi_bolt_leaves_on_the_spouts_tick():
     import cep
     from manager.queryplan import query_plan_xml
+
     text = """@Plan:name('Ticks')
 @Import('S:1.0.0') define stream S (a int);
 @Export('O:1.0.0') define stream O (c long);
 from S#window.timeBatch(100 milliseconds) select count() as c insert into O;"""
-    topo = build_topology(query_plan_xml(cep.compile(text)), T, "Ticks", "tcp://127.0.0.1:1",
-                          "127.0.0.1", extra={"tick_ms": 50})
+    topo = build_topology(
+        query_plan_xml(cep.compile(text)),
+        T,
+        "Ticks",
+        "tcp://127.0.0.1:1",
+        "127.0.0.1",
+        extra={"tick_ms": 50},
+    )
     (group,) = [c for c in topo.bolts if c.id != "EventPublisherBolt"]
     bolt = SiddhiBolt(group.config)
     collector = start(bolt, topo, group.id)

@@ -1,6 +1,7 @@
 """The manager refuses unknown @source/@sink/@map types and options the way the compiler
 positions them: plan add answers 400 with the line and column, and POST /api/v1/validate (the
 console editor's check) gives the same error and stores nothing."""
+
 from tests.manager.test_manager_api import client, manager  # noqa: F401
 
 PIGEON = """@Plan:name('Pigeon')
@@ -29,7 +30,8 @@ def test_plan_add_and_validate_refuse_an_unknown_source_type_with_its_position(c
 
 
 def test_validate_positions_an_unknown_map_type_on_its_own_line(client):
-    err = client.post("/api/v1/validate", data=BAD_MAP,
-                      content_type="text/plain").get_json()["errors"][0]
+    err = client.post("/api/v1/validate", data=BAD_MAP, content_type="text/plain").get_json()[
+        "errors"
+    ][0]
     assert (err["line"], err["column"]) == (4, 7)
     assert "yaml" in err["message"] and "passThrough" in err["message"]

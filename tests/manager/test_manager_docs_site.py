@@ -2,6 +2,7 @@
 into a temporary folder, served read-only by the manager's app; 404 with a hint without a
 build; no file outside the folder is reachable; pages carry a CSP with their inline scripts'
 hashes and the console's other security headers."""
+
 import base64
 import hashlib
 import re
@@ -61,9 +62,18 @@ def test_docs_without_a_build_answers_404_with_a_hint(manager, tmp_path):
     assert "mkdocs build" in resp.get_data(as_text=True)
 
 
-@pytest.mark.parametrize("path", ["../secret.txt", "..%2Fsecret.txt", "%2e%2e/secret.txt",
-                                  "sub/../../secret.txt", "/etc/passwd", "%2Fetc%2Fpasswd",
-                                  "..\\secret.txt"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../secret.txt",
+        "..%2Fsecret.txt",
+        "%2e%2e/secret.txt",
+        "sub/../../secret.txt",
+        "/etc/passwd",
+        "%2Fetc%2Fpasswd",
+        "..\\secret.txt",
+    ],
+)
 def test_docs_never_serves_a_file_outside_the_site(manager, tmp_path, path):
     site = tmp_path / "site"
     (site / "sub").mkdir(parents=True)

@@ -3,6 +3,7 @@ worker's real sockets): a manager restarted on the same data dir and registry po
 running topology (same Spark application, same plan version) while events keep flowing; after
 the embedded master and worker are killed and started again, the plan returns to ACTIVE by
 itself (no manager restart) and events flow."""
+
 import threading
 import time
 
@@ -12,19 +13,33 @@ from cep.protocol.frames import encode_batch
 from manager.server import Manager
 from manager.settings import load_manager_settings
 from tests.manager.manager_helpers import free_port, poll
-from tests.manager.test_manager_spark import (PLAN, apps, launcher, next_output,  # noqa: F401
-                                              stand_in_worker, take_output, wait_state)
+from tests.manager.test_manager_spark import (
+    PLAN,
+    apps,
+    launcher,  # noqa: F401 - a fixture
+    next_output,
+    stand_in_worker,
+    take_output,
+    wait_state,
+)
 from topology.cluster import stop_cluster
 
 pytestmark = pytest.mark.slow
 
 
 def manager(data_dir, launcher, registry_port):  # noqa: F811 - the fixture's value
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(data_dir), "registry.port": registry_port,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-        "registry.heartbeat_interval": 1.0, "topology.kill_wait_secs": 1.0,
-        "topology.resubmit_interval": 1.0}, env={})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(data_dir),
+            "registry.port": registry_port,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+            "registry.heartbeat_interval": 1.0,
+            "topology.kill_wait_secs": 1.0,
+            "topology.resubmit_interval": 1.0,
+        },
+        env={},
+    )
     return Manager(settings, launcher=launcher).start()
 
 
@@ -79,8 +94,7 @@ def test_a_restarted_manager_adopts_the_running_topology(tmp_path, launcher):  #
         reg.close()
 
 
-def test_plans_come_back_after_the_master_is_killed_and_started_again(
-        tmp_path, launcher):  # noqa: F811
+def test_plans_come_back_after_the_master_is_killed_and_started_again(tmp_path, launcher):  # noqa: F811
     m = manager(tmp_path / "data", launcher, free_port())
     try:
         m.plans.add(-1234, PLAN)
@@ -94,8 +108,9 @@ def test_plans_come_back_after_the_master_is_killed_and_started_again(
         reg, pull, push, _ = stand_in_worker(m, -1234, "Trades")
         try:
             push.send(encode_batch("TradeStream", [[1, ["IBM", 10.0, 500]]]))
-            assert next_output(pull) == ("BigTrades", [[1, ["IBM", 10.0, 500]]]), \
+            assert next_output(pull) == ("BigTrades", [[1, ["IBM", 10.0, 500]]]), (
                 "no output after the master came back"
+            )
         finally:
             push.close(0)
             pull.close(0)

@@ -1,5 +1,6 @@
 """Where a plan topology's listeners bind (manager/listeners.py): loopback on the embedded
 loopback cluster; beyond it only with CURVE, else the deployment fails with the reason."""
+
 import pytest
 
 from manager.exceptions import InsecureTopologyError
@@ -17,11 +18,14 @@ def test_the_embedded_loopback_cluster_binds_spouts_to_loopback():
     check_listeners("127.0.0.1", EMBEDDED, curve_on=False)  # allowed: nothing reaches it
 
 
-@pytest.mark.parametrize("host,spark,names", [
-    (None, CLUSTER, ["receiver spouts on each executor address", "task links"]),
-    ("10.1.1.1", EMBEDDED, ["receiver spouts on 10.1.1.1"]),
-    ("127.0.0.1", CLUSTER, ["task links on the executors of spark://10.0.0.5:7077"]),
-])
+@pytest.mark.parametrize(
+    "host,spark,names",
+    [
+        (None, CLUSTER, ["receiver spouts on each executor address", "task links"]),
+        ("10.1.1.1", EMBEDDED, ["receiver spouts on 10.1.1.1"]),
+        ("127.0.0.1", CLUSTER, ["task links on the executors of spark://10.0.0.5:7077"]),
+    ],
+)
 def test_beyond_loopback_without_curve_is_refused_with_the_reason(host, spark, names):
     with pytest.raises(InsecureTopologyError, match="security.curve is off") as err:
         check_listeners(host, spark, curve_on=False)
@@ -38,16 +42,30 @@ def test_a_manager_without_curve_fails_a_cluster_deployment_with_the_reason(tmp_
     from manager.launcher import SparkLauncher
     from manager.server import Manager
     from manager.settings import load_manager_settings
-    launcher = SparkLauncher({"spark.master": "spark://10.255.255.1:7077",
-                              "spark.host": "10.255.255.2",
-                              "spark.state_dir": str(tmp_path / "spark")})
-    manager = Manager(load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path / "m"), "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1"}, env={}),
-        launcher=launcher).start()
+
+    launcher = SparkLauncher(
+        {
+            "spark.master": "spark://10.255.255.1:7077",
+            "spark.host": "10.255.255.2",
+            "spark.state_dir": str(tmp_path / "spark"),
+        }
+    )
+    manager = Manager(
+        load_manager_settings(
+            overrides={
+                "manager.data_dir": str(tmp_path / "m"),
+                "registry.port": 0,
+                "registry.bind_host": "127.0.0.1",
+                "manager.advertised_host": "127.0.0.1",
+            },
+            env={},
+        ),
+        launcher=launcher,
+    ).start()
     try:
-        manager.plans.add(-1234, "@Plan:name('Open') define stream S (a int); "
-                                 "from S select a insert into O;")
+        manager.plans.add(
+            -1234, "@Plan:name('Open') define stream S (a int); from S select a insert into O;"
+        )
         deadline = time.monotonic() + 30
         while manager.plans.status(-1234, "Open")["state"] != "FAILED":
             assert time.monotonic() < deadline, manager.plans.status(-1234, "Open")

@@ -5,6 +5,7 @@ released its connection, the restarted one connected again, and status showed
 `Outflow connections : 2/1 established`. Now a client holds one connection per plan and stream
 (the restarted instance replaces its old one), and a connection counts only while its endpoint
 and its client (when the client heartbeats) are live."""
+
 import time
 
 import pytest
@@ -40,8 +41,17 @@ def status_of(service, client):
 def publisher(service, worker, port):
     """A worker's CEP publisher endpoint, heartbeating as workers do."""
     client = RegistryClient(url(service))
-    beat = Heartbeat(client, 0.2, kind="publisher", tenant=T, plan=P, host="127.0.0.1",
-                     port=port, machine=["127.0.0.1"], worker=worker).start()
+    beat = Heartbeat(
+        client,
+        0.2,
+        kind="publisher",
+        tenant=T,
+        plan=P,
+        host="127.0.0.1",
+        port=port,
+        machine=["127.0.0.1"],
+        worker=worker,
+    ).start()
     return client, beat
 
 
@@ -92,17 +102,35 @@ def test_inflow_of_a_worker_that_died_without_release_drops_out(registry):
     """w1 reports worker-info and connects its stream, then dies; w2 connects: inflow shows
     only w2 once w1 is past the liveness window (w1's endpoint-side connection stays open)."""
     spout_client = RegistryClient(url(registry))
-    spout = Heartbeat(spout_client, 0.2, kind="receiver", tenant=T, plan=P, host="127.0.0.1",
-                      port=42001, machine=["127.0.0.1"], streams=["TradeStream"],
-                      component="Trades[-1234]:EventReceiverSpout:0").start()
+    spout = Heartbeat(
+        spout_client,
+        0.2,
+        kind="receiver",
+        tenant=T,
+        plan=P,
+        host="127.0.0.1",
+        port=42001,
+        machine=["127.0.0.1"],
+        streams=["TradeStream"],
+        component="Trades[-1234]:EventReceiverSpout:0",
+    ).start()
     try:
         w1 = RegistryClient(url(registry))
         w1.worker_info(worker="w1", host="127.0.0.1", roles=["receiver"])
         w1.connect("receiver", T, P, "tcp://127.0.0.1:42001", client="w1", stream="TradeStream")
         w1.close()
         w2 = RegistryClient(url(registry))
-        w2_beat = Heartbeat(w2, 0.2, kind="publisher", tenant=T, plan=P, host="127.0.0.1",
-                            port=42002, machine=["127.0.0.1"], worker="w2").start()
+        w2_beat = Heartbeat(
+            w2,
+            0.2,
+            kind="publisher",
+            tenant=T,
+            plan=P,
+            host="127.0.0.1",
+            port=42002,
+            machine=["127.0.0.1"],
+            worker="w2",
+        ).start()
         w2.worker_info(worker="w2", host="127.0.0.1", roles=["receiver", "publisher"])
         w2.connect("receiver", T, P, "tcp://127.0.0.1:42001", client="w2", stream="TradeStream")
         assert set(status_of(registry, spout_client)["inflow"]) == {"w1", "w2"}
@@ -110,6 +138,7 @@ def test_inflow_of_a_worker_that_died_without_release_drops_out(registry):
         def only_w2():
             w2.worker_info(worker="w2", host="127.0.0.1", roles=["receiver", "publisher"])
             return list(status_of(registry, spout_client)["inflow"]) == ["w2"]
+
         poll(only_w2, 3 * LIVENESS, 0.1, "w1's connection no longer counted")
         assert status_of(registry, spout_client)["inflow"]["w2"]["text"] == "1/1 established"
         w2_beat.stop()

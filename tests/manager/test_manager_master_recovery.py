@@ -1,6 +1,7 @@
 """A topology FAILED because its Spark master was lost comes back by itself: status
 WAITING_FOR_MASTER, then a resubmit once the master answers; a topology FAILED for its own
 reason stays FAILED. Fake launcher (the Spark end-to-end run is test_manager_master_e2e.py)."""
+
 from manager.topology_manager import TopologyManager
 from manager.topology_recovery import MasterRecovery, master_lost
 from manager.registry.table import EndpointTable
@@ -32,8 +33,9 @@ def test_a_topology_whose_master_was_lost_is_resubmitted_when_it_answers():
         fail(launcher.handles["P[-1234]"], LOST)
         st = tm.status(-1234, "P")
         assert st["state"] == "WAITING_FOR_MASTER" and st["reason"].startswith(LOST)
-        poll(lambda: tm.recovery.recovered == 0 and tm.deployments[(-1234, "P")].retry_at,
-             timeout=5)
+        poll(
+            lambda: tm.recovery.recovered == 0 and tm.deployments[(-1234, "P")].retry_at, timeout=5
+        )
         assert len(launcher.submitted) == 1  # the master does not answer yet: no resubmit
         alive[0] = True
         poll(lambda: len(launcher.submitted) == 2, timeout=5)
@@ -58,8 +60,13 @@ def test_a_topology_failed_for_its_own_reason_stays_failed():
 
 def test_master_lost_reasons():
     assert master_lost({"status": "FAILED", "reason": LOST})
-    assert master_lost({"status": "FAILED", "reason": "the Spark master (http://127.0.0.1:1) is "
-                        "gone: the embedded cluster's worker process (pid 7) ended"})
+    assert master_lost(
+        {
+            "status": "FAILED",
+            "reason": "the Spark master (http://127.0.0.1:1) is "
+            "gone: the embedded cluster's worker process (pid 7) ended",
+        }
+    )
     assert master_lost({"status": "FAILED", "reason": "the Spark application was stopped"})
     assert not master_lost({"status": "ACTIVE", "reason": LOST})
     assert not master_lost({"status": "FAILED", "reason": "ValueError: x"})

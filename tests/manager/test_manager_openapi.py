@@ -1,5 +1,6 @@
 """GET /api/v1/openapi.json against the app's URL map, both ways: every /api/v1 route is
 documented with its methods, and nothing is documented that the app does not serve."""
+
 import re
 
 from tests.manager.test_manager_api import client, manager  # noqa: F401 - shared fixtures

@@ -1,6 +1,7 @@
 """Where each plan runs (issue 14): the manager's plan status names the Spark application, a
 shared one or the plan's own, and passes a shared plan's WAITING_FOR_SLOTS on with its
 reason (not FAILED, not a hang); with a fake launcher."""
+
 import time
 
 import pytest
@@ -10,14 +11,21 @@ from manager.topology_manager import TopologyManager
 from tests.manager.manager_fakes import FakeHandle, FakeLauncher
 from topology.model import Topology
 
-REASON = ("needs 2 free slots in the shared application cep-pool[1]; it has 4, 1 free; it "
-          "starts when another topology of the application ends")
+REASON = (
+    "needs 2 free slots in the shared application cep-pool[1]; it has 4, 1 free; it "
+    "starts when another topology of the application ends"
+)
 
 
 class SharedHandle(FakeHandle):
     def status(self):
-        out = {**super().status(), "packing": "shared", "application": "cep-pool[1]",
-               "app_id": "app-7", "workers": 1}
+        out = {
+            **super().status(),
+            "packing": "shared",
+            "application": "cep-pool[1]",
+            "app_id": "app-7",
+            "workers": 1,
+        }
         if self.state == "WAITING_FOR_SLOTS":
             out["reason"] = REASON
         return out
@@ -53,7 +61,10 @@ def test_a_shared_plan_waits_for_slots_with_the_reason_and_names_its_application
     status = wait(tm, (1, "A"), "WAITING_FOR_SLOTS")
     assert status["reason"] == REASON
     assert (status["application"], status["packing"], status["applicationId"]) == (
-        "cep-pool[1]", "shared", "app-7")
+        "cep-pool[1]",
+        "shared",
+        "app-7",
+    )
     launcher.handles["A[1]"].state = "ACTIVE"  # another plan ended: it starts by itself
     assert tm.status(1, "A")["state"] == "ACTIVE"
 

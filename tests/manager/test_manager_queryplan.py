@@ -1,4 +1,5 @@
 """The XML query plan: CEP 4.0's shape, exact text, schema, rules of distributed mode."""
+
 import logging
 
 import pytest
@@ -23,14 +24,24 @@ def test_expected_xml_is_schema_valid_and_reads_back():
     assert [s.id for s in qp.exported] == ["processedStream"]
 
 
-@pytest.mark.parametrize("mutate,message", [
-    (lambda r: r.remove(r.find("event-publisher")), "event-publisher"),
-    (lambda r: r.find("event-processor").set("parallel", "0"), "parallel"),
-    (lambda r: r.find("event-processor").set("name", "has space"), "name"),
-    (lambda r: r.find("event-receiver/streams/stream").__setattr__("text", "stream x"), "stream"),
-    (lambda r: r.find("event-publisher/input-streams/stream").__setattr__(
-        "text", "define stream nowhere ( a int );"), "not produced by any bolt/spout"),
-])
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda r: r.remove(r.find("event-publisher")), "event-publisher"),
+        (lambda r: r.find("event-processor").set("parallel", "0"), "parallel"),
+        (lambda r: r.find("event-processor").set("name", "has space"), "name"),
+        (
+            lambda r: r.find("event-receiver/streams/stream").__setattr__("text", "stream x"),
+            "stream",
+        ),
+        (
+            lambda r: r.find("event-publisher/input-streams/stream").__setattr__(
+                "text", "define stream nowhere ( a int );"
+            ),
+            "not produced by any bolt/spout",
+        ),
+    ],
+)
 def test_invalid_query_plans_are_rejected(mutate, message):
     root = etree.fromstring(STAT_XML)
     mutate(root)
@@ -40,15 +51,26 @@ def test_invalid_query_plans_are_rejected(mutate, message):
 
 def _plan(elements, streams=None):
     from cep.model import ExecutionPlan
-    streams = streams or (stream("In", [("k", S)], ann("Import", "In:1.0.0")),
-                          stream("Out", [("k", S)], ann("Export", "Out:1.0.0")))
+
+    streams = streams or (
+        stream("In", [("k", S)], ann("Import", "In:1.0.0")),
+        stream("Out", [("k", S)], ann("Export", "Out:1.0.0")),
+    )
     return ExecutionPlan((ann("name", "P", namespace="Plan"),), streams, (), (), tuple(elements))
 
 
 def test_window_outside_partition_held_to_parallel_one_with_warning(caplog):
     from cep.model import Window, TimeConstant
-    q = query("In", "Out", ["k"], "@dist(parallel='3') from In#window.time(1 sec) select k insert into Out",
-              ann("name", "w"), ann("dist", parallel="3"), window=Window("time", (TimeConstant(1000),)))
+
+    q = query(
+        "In",
+        "Out",
+        ["k"],
+        "@dist(parallel='3') from In#window.time(1 sec) select k insert into Out",
+        ann("name", "w"),
+        ann("dist", parallel="3"),
+        window=Window("time", (TimeConstant(1000),)),
+    )
     with caplog.at_level(logging.WARNING, logger="manager.topology_manager"):
         qp = read_query_plan(query_plan_xml(_plan([q])))
     assert (qp.processors[0].parallel, qp.processors[0].enforce) == (1, True)
@@ -57,23 +79,44 @@ def test_window_outside_partition_held_to_parallel_one_with_warning(caplog):
 
 def test_window_inside_partition_keeps_parallelism():
     from cep.model import ValuePartitionKey, Variable, Window, TimeConstant
-    inner = query("In", "Out", ["k"], "from In#window.length(5) select k insert into Out",
-                  window=Window("length", (TimeConstant(5),)))
-    part = Partition((ValuePartitionKey("In", Variable("k")),), (inner,),
-                     (ann("dist", parallel="4"), ann("name", "byKey")),
-                     text="@name('byKey') @dist(parallel='4') partition with (k of In) begin from In#window.length(5) select k insert into Out; end")
+
+    inner = query(
+        "In",
+        "Out",
+        ["k"],
+        "from In#window.length(5) select k insert into Out",
+        window=Window("length", (TimeConstant(5),)),
+    )
+    part = Partition(
+        (ValuePartitionKey("In", Variable("k")),),
+        (inner,),
+        (ann("dist", parallel="4"), ann("name", "byKey")),
+        text="@name('byKey') @dist(parallel='4') partition with (k of In) begin from In#window.length(5) select k insert into Out; end",
+    )
     proc = read_query_plan(query_plan_xml(_plan([part]))).processors[0]
-    assert (proc.name, proc.parallel, proc.enforce, proc.inputs[0].partition) == ("byKey", 4, False, "k")
+    assert (proc.name, proc.parallel, proc.enforce, proc.inputs[0].partition) == (
+        "byKey",
+        4,
+        False,
+        "k",
+    )
 
 
-@pytest.mark.parametrize("elements,message", [
-    ([query("In", "Out", ["k"], "x", ann("name", "a b"))], "must not contain spaces"),
-    ([query("In", "Mid", ["k"], "x", ann("dist", parallel="2", execGroup="g")),
-      query("Mid", "Out", ["k"], "y", ann("dist", parallel="3", execGroup="g"))],
-     "should be same"),
-    ([query("Nowhere", "Out", ["k"], "x")], "not produced by any bolt/spout"),
-    ([query("In", "Other", ["k"], "x")], "Event publisher bolt"),
-])
+@pytest.mark.parametrize(
+    "elements,message",
+    [
+        ([query("In", "Out", ["k"], "x", ann("name", "a b"))], "must not contain spaces"),
+        (
+            [
+                query("In", "Mid", ["k"], "x", ann("dist", parallel="2", execGroup="g")),
+                query("Mid", "Out", ["k"], "y", ann("dist", parallel="3", execGroup="g")),
+            ],
+            "should be same",
+        ),
+        ([query("Nowhere", "Out", ["k"], "x")], "not produced by any bolt/spout"),
+        ([query("In", "Other", ["k"], "x")], "Event publisher bolt"),
+    ],
+)
 def test_distribution_rules(elements, message):
     with pytest.raises(DistributionError, match=message):
         query_plan_xml(_plan(elements))
@@ -81,8 +124,12 @@ def test_distribution_rules(elements, message):
 
 def test_range_partition_rejected_with_position():
     from cep.model import Span, Variable, Constant, CompareOp
-    key = RangePartitionKey("In", (RangeCondition(CompareOp("==", Variable("k"), Constant("a", S)), "a"),),
-                            span=Span(9, 16, 9, 40))
+
+    key = RangePartitionKey(
+        "In",
+        (RangeCondition(CompareOp("==", Variable("k"), Constant("a", S)), "a"),),
+        span=Span(9, 16, 9, 40),
+    )
     part = Partition((key,), (query("In", "Out", ["k"], "x"),), text="partition ...")
     with pytest.raises(DistributionError, match="Range partitioning") as err:
         query_plan_xml(_plan([part]))
@@ -92,4 +139,5 @@ def test_range_partition_rejected_with_position():
 def test_compiled_stat_plan_gives_the_same_xml():
     import cep
     from tests.manager.manager_plans import STAT_PLAN
+
     assert query_plan_xml(cep.compile(STAT_PLAN)) == STAT_XML

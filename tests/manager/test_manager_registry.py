@@ -1,4 +1,5 @@
 """Endpoint registry: selection rules on the table, and the real ZeroMQ service and client."""
+
 import logging
 
 import msgpack
@@ -106,11 +107,13 @@ def test_batch_frame_roundtrip_and_rejects():
 
 # --- the real ZeroMQ service ---
 
+
 @pytest.fixture
 def service():
     known = {(T, P), (5, P)}
-    svc = RegistryService(port=0, bind_host="127.0.0.1", liveness=30.0,
-                          plan_exists=lambda t, p: (t, p) in known)
+    svc = RegistryService(
+        port=0, bind_host="127.0.0.1", liveness=30.0, plan_exists=lambda t, p: (t, p) in known
+    )
     svc.start()
     yield svc
     svc.stop()
@@ -141,19 +144,47 @@ def test_register_lookup_connect_release_over_zeromq(client):
     assert err.value.name == "EndpointNotFound"
 
 
-@pytest.mark.parametrize("body,error", [
-    (b"\xc1 not msgpack", "BadRequest"),
-    (msgpack.packb([1, 2, 3]), "BadRequest"),
-    (msgpack.packb({"op": "fly"}), "UnknownOp"),
-    (msgpack.packb({"op": "register", "kind": "receiver", "tenant": "x", "plan": P}), "BadRequest"),
-    (msgpack.packb({"op": "register", "kind": "spout", "tenant": T, "plan": P}), "BadRequest"),
-    (msgpack.packb({"op": "register", "kind": "publisher", "tenant": T, "plan": P,
-                    "host": "h", "port": 1}), "BadRequest"),  # publisher needs a worker id
-    (msgpack.packb({"op": "register", "kind": "receiver", "tenant": 99, "plan": P,
-                    "host": "h", "port": 1}), "UnknownPlan"),
-    (msgpack.packb({"op": "release", "connection": "c999"}), "UnknownConnection"),
-    (msgpack.packb({"op": "lookup", "kind": "receiver", "tenant": T, "plan": P}), "BadRequest"),
-])
+@pytest.mark.parametrize(
+    "body,error",
+    [
+        (b"\xc1 not msgpack", "BadRequest"),
+        (msgpack.packb([1, 2, 3]), "BadRequest"),
+        (msgpack.packb({"op": "fly"}), "UnknownOp"),
+        (
+            msgpack.packb({"op": "register", "kind": "receiver", "tenant": "x", "plan": P}),
+            "BadRequest",
+        ),
+        (msgpack.packb({"op": "register", "kind": "spout", "tenant": T, "plan": P}), "BadRequest"),
+        (
+            msgpack.packb(
+                {
+                    "op": "register",
+                    "kind": "publisher",
+                    "tenant": T,
+                    "plan": P,
+                    "host": "h",
+                    "port": 1,
+                }
+            ),
+            "BadRequest",
+        ),  # publisher needs a worker id
+        (
+            msgpack.packb(
+                {
+                    "op": "register",
+                    "kind": "receiver",
+                    "tenant": 99,
+                    "plan": P,
+                    "host": "h",
+                    "port": 1,
+                }
+            ),
+            "UnknownPlan",
+        ),
+        (msgpack.packb({"op": "release", "connection": "c999"}), "UnknownConnection"),
+        (msgpack.packb({"op": "lookup", "kind": "receiver", "tenant": T, "plan": P}), "BadRequest"),
+    ],
+)
 def test_malformed_requests_get_error_replies_and_service_survives(service, body, error):
     ctx = zmq.Context.instance()
     sock = ctx.socket(zmq.REQ)
@@ -185,10 +216,20 @@ def test_raw_dealer_garbage_does_not_kill_service(service, client):
 
 
 def test_heartbeat_thread_keeps_endpoint_live_and_unregisters(service, client):
-    hb = Heartbeat(client, interval=0.05, kind="publisher", tenant=T, plan=P, host="10.2.0.1",
-                   port=41000, machine=["10.2.0.1"], worker="w9").start()
+    hb = Heartbeat(
+        client,
+        interval=0.05,
+        kind="publisher",
+        tenant=T,
+        plan=P,
+        host="10.2.0.1",
+        port=41000,
+        machine=["10.2.0.1"],
+        worker="w9",
+    ).start()
     try:
         import time
+
         deadline = time.time() + 3
         while hb.beats < 3 and time.time() < deadline:
             time.sleep(0.02)

@@ -4,6 +4,7 @@ lookup prefers an endpoint on the requester's own machine even when it has more 
 connections, and without one takes the fewest connections. The rig test
 (tests/machines/test_machines_cep_worker_e2e.py) checks the same on three network namespaces:
 each spout registered with its executor's namespace address."""
+
 import time
 
 import pytest
@@ -38,10 +39,12 @@ def _needs_an_interface():
 
 def test_a_same_machine_publisher_wins_over_fewer_connections(client):
     _needs_an_interface()
-    here = client.register("publisher", T, P, "127.0.0.1", 6001, machine_identity("127.0.0.1"),
-                           worker="local")["endpoint"]
-    far = client.register("publisher", T, P, ELSEWHERE[0], 6002, ELSEWHERE,
-                          worker="remote")["endpoint"]
+    here = client.register(
+        "publisher", T, P, "127.0.0.1", 6001, machine_identity("127.0.0.1"), worker="local"
+    )["endpoint"]
+    far = client.register("publisher", T, P, ELSEWHERE[0], 6002, ELSEWHERE, worker="remote")[
+        "endpoint"
+    ]
     for i in range(3):  # the local worker is the busier one
         client.connect("publisher", T, P, here, client=f"Local[-1234]:Pub:{i}")
     bolt_here = client.lookup("publisher", T, P, machine=machine_identity())
@@ -59,8 +62,7 @@ def test_an_advertised_loopback_host_does_not_make_two_machines_one(client):
     spout = machine_identity("127.0.0.1")
     assert "127.0.0.1" not in spout and spout == sorted(set(interface_addresses()))
     client.register("receiver", T, P, "127.0.0.1", 40001, spout, ["S"], component="spout:0")
-    client.register("receiver", T, P, ELSEWHERE[0], 40002, ELSEWHERE, ["S"],
-                    component="spout:1")
+    client.register("receiver", T, P, ELSEWHERE[0], 40002, ELSEWHERE, ["S"], component="spout:1")
     # the spout elsewhere has a connection, the local one none: either way a worker here
     # gets the local one, and a worker elsewhere advertising loopback gets the fewest
     client.connect("receiver", T, P, "tcp://10.254.77.9:40002", client="w-far", stream="S")
@@ -88,8 +90,9 @@ def _publisher(client, worker, machine):
     sinks, sink = SinkSet(worker), Recording()
     sinks.add("Out", sink)
     svc = PublisherService(sinks, "127.0.0.1").start()
-    endpoint = client.register("publisher", T, P, "127.0.0.1", svc.port, machine=machine,
-                               worker=worker)["endpoint"]
+    endpoint = client.register(
+        "publisher", T, P, "127.0.0.1", svc.port, machine=machine, worker=worker
+    )["endpoint"]
     return svc, sink, endpoint
 
 
@@ -102,9 +105,17 @@ def test_a_publisher_bolt_advertising_loopback_goes_to_the_worker_on_its_machine
     far_svc, far_sink, _ = _publisher(client, "remote", ELSEWHERE)
     for i in range(3):
         client.connect("publisher", T, P, here, client=f"other:{i}")
-    bolt = PublisherBolt({"registry": client.url, "tenant": T, "plan": P,
-                          "streams": {"Out": ["seq"]}, "host": "127.0.0.1",
-                          "retry_interval": 0.05, "connect_timeout": 2.0})
+    bolt = PublisherBolt(
+        {
+            "registry": client.url,
+            "tenant": T,
+            "plan": P,
+            "streams": {"Out": ["seq"]},
+            "host": "127.0.0.1",
+            "retry_interval": 0.05,
+            "connect_timeout": 2.0,
+        }
+    )
     bolt.prepare(Context(f"{P}[{T}]", "EventPublisherBolt", 0, 1, 0, {}), Collector("p", {}))
     try:
         bolt.execute(Batch([(1000 + i, i) for i in range(5)], "Out"))
@@ -123,16 +134,19 @@ def test_a_lookup_avoids_the_endpoint_the_requester_failed_to_reach(client):
     """A dead worker's publisher is still registered and live (its heartbeats are not missed
     yet) and has no connections left, so it would be the fewest: `avoid` skips it while
     another is live, and takes it when it is the only one."""
-    dead = client.register("publisher", T, P, "10.254.77.9", 6001, ["10.254.77.9"],
-                           worker="dead")["endpoint"]
-    alive = client.register("publisher", T, P, "10.254.77.10", 6002, ["10.254.77.10"],
-                            worker="alive")["endpoint"]
+    dead = client.register("publisher", T, P, "10.254.77.9", 6001, ["10.254.77.9"], worker="dead")[
+        "endpoint"
+    ]
+    alive = client.register(
+        "publisher", T, P, "10.254.77.10", 6002, ["10.254.77.10"], worker="alive"
+    )["endpoint"]
     client.connect("publisher", T, P, alive, client="bolt:1")
     assert client.lookup("publisher", T, P)["endpoint"] == dead  # the fewest connections
     assert client.lookup("publisher", T, P, avoid=[dead])["endpoint"] == alive
     # the same machine as the one avoided does not bring it back either
-    assert client.lookup("publisher", T, P, machine=["10.254.77.9"],
-                         avoid=[dead])["endpoint"] == alive
+    assert (
+        client.lookup("publisher", T, P, machine=["10.254.77.9"], avoid=[dead])["endpoint"] == alive
+    )
     client.unregister("publisher", T, P, alive)
     assert client.lookup("publisher", T, P, avoid=[dead])["endpoint"] == dead  # nothing else
 
@@ -146,17 +160,28 @@ def test_a_publisher_bolt_whose_worker_died_goes_to_the_other_not_back(client):
     far_svc, far_sink, far = _publisher(client, "remote", ELSEWHERE)
     for i in range(3):
         client.connect("publisher", T, P, far, client=f"other:{i}")
-    bolt = PublisherBolt({"registry": client.url, "tenant": T, "plan": P,
-                          "streams": {"Out": ["seq"]}, "host": "127.0.0.1",
-                          "retry_interval": 0.05, "connect_timeout": 1.0})
+    bolt = PublisherBolt(
+        {
+            "registry": client.url,
+            "tenant": T,
+            "plan": P,
+            "streams": {"Out": ["seq"]},
+            "host": "127.0.0.1",
+            "retry_interval": 0.05,
+            "connect_timeout": 1.0,
+        }
+    )
     bolt.prepare(Context(f"{P}[{T}]", "EventPublisherBolt", 0, 1, 0, {}), Collector("p", {}))
     try:
         bolt.execute(Batch([(1000 + i, i) for i in range(5)], "Out"))
         _wait(lambda: len(here_sink.rows) == 5, "the first batch at the local worker")
         here_svc.stop()  # the local worker dies; the registry still lists it as live
         bolt.execute(Batch([(2000 + i, i) for i in range(5, 10)], "Out"))
-        _wait(lambda: len(far_sink.rows) == 5, "the second batch at the other worker",
-              detail=bolt.custom_metrics)
+        _wait(
+            lambda: len(far_sink.rows) == 5,
+            "the second batch at the other worker",
+            detail=bolt.custom_metrics,
+        )
         assert [r[0] for r in far_sink.rows] == list(range(5, 10))
         assert bolt.endpoint == far and bolt.reconnects == 1, (bolt.endpoint, bolt.reconnects)
     finally:

@@ -2,6 +2,7 @@
 <= 30 s): same component instance, new socket -> the old endpoint and its connections go,
 lookups answer the new one; other instances and other plans keep theirs. Over the real
 ZeroMQ service and client too."""
+
 import pytest
 
 from cep.protocol.registry_client import RegistryClient
@@ -56,8 +57,7 @@ def test_lookup_over_zeromq_answers_the_new_endpoint_at_once():
         assert [r["endpoint"] for r in status["receivers"]] == ["tcp://127.0.0.1:5002"]
         assert status["connections"] == []
         for _ in range(3):  # never the dead one again, though it was inside the liveness window
-            assert client.lookup("receiver", T, P, stream="S")["endpoint"] == \
-                "tcp://127.0.0.1:5002"
+            assert client.lookup("receiver", T, P, stream="S")["endpoint"] == "tcp://127.0.0.1:5002"
     finally:
         client.close()
         svc.stop()

@@ -2,6 +2,7 @@
 on the real ZeroMQ service. Lookups still pick within the right plan and stream, spread
 over the least connected spouts, and prefer the requester's machine. (Its speed, <= 1 ms p99
 per lookup, is measured by benchmarks/many_plans.py, not timed here.)"""
+
 import collections
 
 import pytest
@@ -21,8 +22,16 @@ def crowded():
     for i in range(PLANS * 10):
         kind = "receiver" if i % 10 < 5 else "publisher"
         host = f"10.0.{i % 10}.1"
-        client.register(kind, T, f"Plan{i // 10}", host, 20000 + i, machine=[host],
-                        streams=[f"S{i % 2}"], worker=f"w{i % WORKERS}")
+        client.register(
+            kind,
+            T,
+            f"Plan{i // 10}",
+            host,
+            20000 + i,
+            machine=[host],
+            streams=[f"S{i % 2}"],
+            worker=f"w{i % WORKERS}",
+        )
     for w in range(WORKERS):
         client.worker_info(worker=f"w{w}", host=f"10.1.0.{w}")
     yield service, client

@@ -6,6 +6,7 @@ topologies; a plan that cannot get slots waits (WAITING_FOR_SLOTS) without block
 deploys when slots free up; edit passes CLEANING/DEPLOYING to a new ACTIVE topology; remove
 makes the Spark application disappear; a manager restarted on the Redis store keeps and
 redeploys its plans (the edited text, killing the topology the first manager left running)."""
+
 import os
 import shutil
 import sys
@@ -48,10 +49,16 @@ def launcher(tmp_path_factory):
         if os.environ.get("CI") == "true":
             pytest.fail("java is required for the manager's Spark tests (CI=true)")
         pytest.skip("java is not installed: the embedded Spark cluster cannot start")
-    launcher = SparkLauncher({
-        "spark.state_dir": str(tmp_path_factory.mktemp("mgr-spark")), "spark.slots": SLOTS,
-        "spark.worker_memory": "4g", "spark.host": "127.0.0.1",
-        "topology.kill_wait_secs": 1.0, "topology.metrics_interval_s": 0.5})
+    launcher = SparkLauncher(
+        {
+            "spark.state_dir": str(tmp_path_factory.mktemp("mgr-spark")),
+            "spark.slots": SLOTS,
+            "spark.worker_memory": "4g",
+            "spark.host": "127.0.0.1",
+            "topology.kill_wait_secs": 1.0,
+            "topology.metrics_interval_s": 0.5,
+        }
+    )
     launcher.cluster()
     yield launcher
     kill_all_topologies(launcher)
@@ -69,11 +76,19 @@ def kill_all_topologies(launcher):
 
 
 def new_manager(tmp_path, redis_url, launcher):
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path), "store.redis_url": redis_url, "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-        "registry.heartbeat_interval": 1.0, "topology.kill_wait_secs": 1.0,
-        "topology.resubmit_interval": 1.0}, env={})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path),
+            "store.redis_url": redis_url,
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+            "registry.heartbeat_interval": 1.0,
+            "topology.kill_wait_secs": 1.0,
+            "topology.resubmit_interval": 1.0,
+        },
+        env={},
+    )
     return Manager(settings, launcher=launcher).start()
 
 
@@ -88,10 +103,15 @@ def wait_state(manager, tenant, name, state, timeout=180):
         if manager.plans.status(tenant, name)["state"] == state:
             return
         time.sleep(0.25)
-    stacks = "\n".join(f"--- {t.name}\n" + "".join(traceback.format_stack(sys._current_frames()[t.ident]))
-                       for t in threading.enumerate() if t.name.startswith("deploy"))
-    pytest.fail(f"{name}[{tenant}] not {state} within {timeout} s: "
-                f"{manager.plans.status(tenant, name)}\n{stacks}")
+    stacks = "\n".join(
+        f"--- {t.name}\n" + "".join(traceback.format_stack(sys._current_frames()[t.ident]))
+        for t in threading.enumerate()
+        if t.name.startswith("deploy")
+    )
+    pytest.fail(
+        f"{name}[{tenant}] not {state} within {timeout} s: "
+        f"{manager.plans.status(tenant, name)}\n{stacks}"
+    )
 
 
 class StateRecorder(threading.Thread):
@@ -99,7 +119,12 @@ class StateRecorder(threading.Thread):
 
     def __init__(self, manager, tenant, name):
         super().__init__(daemon=True)
-        self.manager, self.key, self.seen, self.stop = manager, (tenant, name), [], threading.Event()
+        self.manager, self.key, self.seen, self.stop = (
+            manager,
+            (tenant, name),
+            [],
+            threading.Event(),
+        )
 
     def run(self):
         while not self.stop.is_set():
@@ -116,8 +141,12 @@ def stand_in_worker(manager, tenant, plan):
     pull = ctx.socket(zmq.ROUTER)
     pull.setsockopt(zmq.LINGER, 0)
     if manager.plans.publisher_auth == "token":  # as a worker's publisher port: the plan's token
-        curve.plain_server(pull, ctx, f"publisher/{tenant}/{plan}",
-                           curve.plan_token(manager.auth.cluster_secret, tenant, plan))
+        curve.plain_server(
+            pull,
+            ctx,
+            f"publisher/{tenant}/{plan}",
+            curve.plan_token(manager.auth.cluster_secret, tenant, plan),
+        )
     port = pull.bind_to_random_port("tcp://127.0.0.1")
     reg = RegistryClient(manager.registry_url)
     reg.register("publisher", tenant, plan, "127.0.0.1", port, worker="worker-1")
@@ -185,16 +214,23 @@ def _deploy_and_flow(manager):
     wait_state(manager, -1234, "Trades", "ACTIVE")
     reg, pull, push, cid = stand_in_worker(manager, -1234, "Trades")
     try:
-        push.send(encode_batch("TradeStream", [[1, ["IBM", 10.0, 500]], [2, ["X", 1.0, 5]],
-                                               [3, ["WSO2", 2.5, 101]]]))
-        assert next_output(pull) == ("BigTrades", [[1, ["IBM", 10.0, 500]],
-                                                   [3, ["WSO2", 2.5, 101]]]), \
-            "no output from the plan topology"
+        push.send(
+            encode_batch(
+                "TradeStream",
+                [[1, ["IBM", 10.0, 500]], [2, ["X", 1.0, 5]], [3, ["WSO2", 2.5, 101]]],
+            )
+        )
+        assert next_output(pull) == (
+            "BigTrades",
+            [[1, ["IBM", 10.0, 500]], [3, ["WSO2", 2.5, 101]]],
+        ), "no output from the plan topology"
         status = manager.plans.status(-1234, "Trades")
         assert status["inflow"]["worker-1"]["text"] == "1/1 established"
         assert status["outflow"]["text"] == "1/1 established"
         reg.release(cid)
-        assert manager.plans.status(-1234, "Trades")["inflow"]["worker-1"]["text"] == "0/1 established"
+        assert (
+            manager.plans.status(-1234, "Trades")["inflow"]["worker-1"]["text"] == "0/1 established"
+        )
     finally:
         push.close(0)
         pull.close(0)

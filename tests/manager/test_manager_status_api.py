@@ -1,6 +1,7 @@
 """The issue 9 REST additions with a real compiler, store and registry and a fake launcher:
 POST /api/v1/validate, the richer plans list, /topology, /metrics windows from recorded
 samples, /status and /workers, and the Spark snapshot asked at most once a second."""
+
 import threading
 import time
 
@@ -26,18 +27,25 @@ def test_validate_returns_positioned_compiler_errors_and_stores_nothing(client, 
     assert body["valid"] is False and body["name"] == "Bad"
     err = body["errors"][0]
     assert (err["error"], err["line"], err["column"], err["endLine"], err["endColumn"]) == (
-        "UnknownAttributeError", 3, 15, 3, 16)
+        "UnknownAttributeError",
+        3,
+        15,
+        3,
+        16,
+    )
     assert "'b'" in err["message"]
     assert client.get("/api/v1/tenants/-1234/plans").get_json()["plans"] == []
 
 
 def test_validate_applies_the_distributed_mode_checks_of_add(client):
     checked = client.post("/api/v1/validate", json={"text": PARTITION_DIST}).get_json()
-    added = client.post("/api/v1/tenants/-1234/plans", data=PARTITION_DIST,
-                        content_type="text/plain")
+    added = client.post(
+        "/api/v1/tenants/-1234/plans", data=PARTITION_DIST, content_type="text/plain"
+    )
     assert added.status_code == 400 and checked["valid"] is False
     assert [e["message"] for e in checked["errors"]] == [
-        e["message"] for e in added.get_json()["errors"]]
+        e["message"] for e in added.get_json()["errors"]
+    ]
     assert checked["errors"][0]["line"] == added.get_json()["line"]
 
 
@@ -58,8 +66,10 @@ def test_plans_list_has_description_version_last_change_status_text(client):
     assert item["description"].startswith("Flags expensive trades")
     assert item["version"] == 1 and item["lastChange"].endswith("Z")
     assert item["status"]["state"] == "ACTIVE"
-    assert item["statusText"] == ("Storm topology : ACTIVE\nInflow connections : no receivers "
-                                  "found\nOutflow connections : 0/1 established")
+    assert item["statusText"] == (
+        "Storm topology : ACTIVE\nInflow connections : no receivers "
+        "found\nOutflow connections : 0/1 established"
+    )
     first = item["lastChange"]
     time.sleep(0.01)
     client.put("/api/v1/tenants/-1234/plans/StockAnalysis", data=SAMPLE, content_type="text/plain")
@@ -87,17 +97,54 @@ def test_topology_graph_of_a_plan(client):
 
 def components(executed, emitted, sent, failed=0, error=None):
     """A handle.metrics()["components"] of spout -> filter (one instance each)."""
-    spout = {"component": "EventReceiverSpout", "index": 0, "task": 0, "emitted": emitted,
-             "transferred": sent, "executed": 0, "failed": 0, "acked": 0, "capacity": 0.0,
-             "execute_latency_ms": 0.0, "sent_to": {"1": sent}, "input_queue_depth": 0}
-    bolt = {"component": "filter", "index": 0, "task": 1, "emitted": executed // 2,
-            "transferred": 0, "executed": executed, "failed": failed, "acked": 0,
-            "capacity": 0.5, "execute_latency_ms": 2.0, "sent_to": {}, "input_queue_depth": 3,
-            "last_error": error}
+    spout = {
+        "component": "EventReceiverSpout",
+        "index": 0,
+        "task": 0,
+        "emitted": emitted,
+        "transferred": sent,
+        "executed": 0,
+        "failed": 0,
+        "acked": 0,
+        "capacity": 0.0,
+        "execute_latency_ms": 0.0,
+        "sent_to": {"1": sent},
+        "input_queue_depth": 0,
+    }
+    bolt = {
+        "component": "filter",
+        "index": 0,
+        "task": 1,
+        "emitted": executed // 2,
+        "transferred": 0,
+        "executed": executed,
+        "failed": failed,
+        "acked": 0,
+        "capacity": 0.5,
+        "execute_latency_ms": 2.0,
+        "sent_to": {},
+        "input_queue_depth": 3,
+        "last_error": error,
+    }
+
     def comp(i):
-        return {**{k: i[k] for k in ("emitted", "transferred", "executed", "failed", "acked",
-                                     "capacity", "execute_latency_ms", "input_queue_depth")},
-                "instances": [i]}
+        return {
+            **{
+                k: i[k]
+                for k in (
+                    "emitted",
+                    "transferred",
+                    "executed",
+                    "failed",
+                    "acked",
+                    "capacity",
+                    "execute_latency_ms",
+                    "input_queue_depth",
+                )
+            },
+            "instances": [i],
+        }
+
     return {"EventReceiverSpout": comp(spout), "filter": comp(bolt)}
 
 
@@ -122,8 +169,14 @@ def test_metrics_windows_from_recorded_samples(client, manager):
     assert by["10m"]["EventPublisherBolt"]["executed"] == 0  # in the graph, no samples yet
     edge = [e for e in ten["edges"] if (e["from"], e["to"]) == ("EventReceiverSpout", "filter")]
     assert edge[0]["ratePerSec"] == pytest.approx(800 / 1200, abs=0.01)
-    assert ten["recentErrors"] == [{"time": now - 30, "component": "filter", "instance": 0,
-                                    "message": "execute: ValueError: bad row"}]
+    assert ten["recentErrors"] == [
+        {
+            "time": now - 30,
+            "component": "filter",
+            "instance": 0,
+            "message": "execute: ValueError: bad row",
+        }
+    ]
     assert by["10m"]["filter"]["errors"] == 1
     bad = client.get(url + "?window=5m")
     assert bad.status_code == 400 and "10m, 3h, 1d, all" in bad.get_json()["message"]
@@ -143,10 +196,19 @@ def test_history_memory_is_bounded_whatever_the_uptime():
 def test_status_and_workers_documents(client, manager):
     client.post("/api/v1/tenants/-1234/plans", data=SAMPLE, content_type="text/plain")
     wait_state(client, -1234, "StockAnalysis", "ACTIVE")
-    manager.registry.table.report_worker({"worker": "w9", "host": "h", "url": "http://h:1",
-                                          "roles": ["receiver"], "plans": ["-1234/StockAnalysis"],
-                                          "eventsIn": 10, "eventsOut": 0, "cpuPercent": 1.5,
-                                          "memoryRssBytes": 1000})
+    manager.registry.table.report_worker(
+        {
+            "worker": "w9",
+            "host": "h",
+            "url": "http://h:1",
+            "roles": ["receiver"],
+            "plans": ["-1234/StockAnalysis"],
+            "eventsIn": 10,
+            "eventsOut": 0,
+            "cpuPercent": 1.5,
+            "memoryRssBytes": 1000,
+        }
+    )
     doc = client.get("/api/v1/status").get_json()
     assert set(doc) == {"managers", "spark", "topologies", "workers", "endpoints", "flows"}
     assert doc["managers"][0]["role"] == "leader" and doc["managers"][0]["self"] is True
@@ -155,8 +217,12 @@ def test_status_and_workers_documents(client, manager):
     assert doc["topologies"][0]["state"] == "ACTIVE"
     assert doc["spark"]["alive"] is False  # the fake launcher has no cluster
     [w] = client.get("/api/v1/workers").get_json()["workers"]
-    assert (w["id"], w["url"], w["plans"], w["stale"]) == ("w9", "http://h:1",
-                                                           ["-1234/StockAnalysis"], False)
+    assert (w["id"], w["url"], w["plans"], w["stale"]) == (
+        "w9",
+        "http://h:1",
+        ["-1234/StockAnalysis"],
+        False,
+    )
     assert doc["workers"] == [w]
 
 
@@ -166,11 +232,17 @@ def test_spark_master_asked_at_most_once_a_second_by_any_number_of_callers():
     def fetch(ui_url, timeout):
         calls.append(time.monotonic())
         time.sleep(0.05)  # a slow master: concurrent callers wait for the one fetch
-        return {"status": "ALIVE", "cores": 16, "coresused": 3, "activeapps": [
-            {"id": "app-1", "name": "P[-1234]", "state": "RUNNING", "cores": 3}]}
+        return {
+            "status": "ALIVE",
+            "cores": 16,
+            "coresused": 3,
+            "activeapps": [{"id": "app-1", "name": "P[-1234]", "state": "RUNNING", "cores": 3}],
+        }
+
     spark = SparkStatus(lambda: ("spark://m:7077", "http://m:8080"), fetch)
-    threads = [threading.Thread(target=lambda: [spark.snapshot() for _ in range(20)])
-               for _ in range(8)]
+    threads = [
+        threading.Thread(target=lambda: [spark.snapshot() for _ in range(20)]) for _ in range(8)
+    ]
     start = time.monotonic()
     for t in threads:
         t.start()
@@ -185,6 +257,7 @@ def test_spark_master_asked_at_most_once_a_second_by_any_number_of_callers():
 
 def test_latency_histogram_series_leave_with_their_plan(manager):
     from prometheus_client import generate_latest
+
     a, b = (-1234, "A"), (-1234, "B")
     for key in (a, b):
         manager.history.record(key, components(10, 10, 10))
@@ -194,7 +267,7 @@ def test_latency_histogram_series_leave_with_their_plan(manager):
     manager.history.forget(a)  # what the sampler does once a plan is no longer deployed
     manager.metrics.observe(b, components(20, 20, 20))
     text = generate_latest(manager.metrics.registry).decode()
-    assert 'plan="A"' not in text and 'cep_component_execute_latency_seconds_count{' in text
+    assert 'plan="A"' not in text and "cep_component_execute_latency_seconds_count{" in text
     status = manager.sampler
     assert status.last_error is None
 
@@ -212,10 +285,13 @@ def test_sampler_skips_a_topology_that_answers_badly_and_forgets_removed_plans()
             if isinstance(self.answer, Exception):
                 raise self.answer
             return self.answer
+
     good = {"status": {"status": "ACTIVE", "uptime_s": 5.0}, "components": components(4, 4, 4)}
-    deps = {(1, "Bad"): SimpleNamespace(handle=Handle(ValueError("garbled")), phase="SUBMITTED"),
-            (1, "Good"): SimpleNamespace(handle=Handle(good), phase="SUBMITTED"),
-            (1, "Starting"): SimpleNamespace(handle=None, phase="DEPLOYING")}
+    deps = {
+        (1, "Bad"): SimpleNamespace(handle=Handle(ValueError("garbled")), phase="SUBMITTED"),
+        (1, "Good"): SimpleNamespace(handle=Handle(good), phase="SUBMITTED"),
+        (1, "Starting"): SimpleNamespace(handle=None, phase="DEPLOYING"),
+    }
     history = MetricsHistory()
     history.record((1, "Removed"), components(1, 1, 1))
     sampler = MetricsSampler(SimpleNamespace(deployments=deps), history)

@@ -1,4 +1,5 @@
 """Plan stores: the file layout of CEP 4.0 per tenant, and a real redis-server."""
+
 import pytest
 
 from manager.exceptions import BadTenantError, PlanNotFoundError, StoreError
@@ -53,6 +54,7 @@ def test_redis_store_on_real_server(redis_db):
 
 def test_redis_store_unreachable_is_store_error():
     from tests.manager.manager_helpers import free_port
+
     store = RedisStore(f"redis://127.0.0.1:{free_port()}/0")
     with pytest.raises(StoreError, match="cannot load plan"):
         store.load(-1234, "P")

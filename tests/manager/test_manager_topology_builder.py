@@ -1,4 +1,5 @@
 """The plan topology built from the XML query plan: components, parallelism, groupings."""
+
 import logging
 
 from manager.topology_builder import build_topology
@@ -7,8 +8,7 @@ from topology.routing import build_routes
 
 
 def build():
-    return build_topology(STAT_XML, -1234, "StatExecutionPlan", "tcp://127.0.0.1:8904",
-                          "127.0.0.1")
+    return build_topology(STAT_XML, -1234, "StatExecutionPlan", "tcp://127.0.0.1:8904", "127.0.0.1")
 
 
 def test_components_follow_the_xml(caplog):
@@ -16,17 +16,25 @@ def test_components_follow_the_xml(caplog):
         topo = build()
     assert topo.name == "StatExecutionPlan[-1234]"
     assert {c.id: (c.kind, c.parallelism) for c in topo.components.values()} == {
-        "EventReceiverSpout": ("spout", 2), "1": ("bolt", 4), "2": ("bolt", 2),
-        "query4": ("bolt", 3), "EventPublisherBolt": ("bolt", 3)}
+        "EventReceiverSpout": ("spout", 2),
+        "1": ("bolt", 4),
+        "2": ("bolt", 2),
+        "query4": ("bolt", 3),
+        "EventPublisherBolt": ("bolt", 3),
+    }
     bolt2 = topo.components["2"]
     assert [(i.source, i.stream, i.grouping.kind, i.grouping.fields) for i in bolt2.inputs] == [
         ("1", "validAnalyticsStat", "fields", ("userID",)),
-        ("EventReceiverSpout", "_tick", "all", ())]  # timer output leaves on ticks
+        ("EventReceiverSpout", "_tick", "all", ()),
+    ]  # timer output leaves on ticks
     pub = topo.components["EventPublisherBolt"]
     assert [(i.source, i.stream, i.grouping.kind) for i in pub.inputs] == [
-        ("query4", "processedStream", "shuffle")]
-    assert ("Connecting storm components [Consumer:2, Stream:validAnalyticsStat, Publisher:1, "
-            "Grouping:FieldGrouping]") in caplog.text
+        ("query4", "processedStream", "shuffle")
+    ]
+    assert (
+        "Connecting storm components [Consumer:2, Stream:validAnalyticsStat, Publisher:1, "
+        "Grouping:FieldGrouping]"
+    ) in caplog.text
     assert topo.components["1"].config["table_definitions"].startswith("define table BlockedUsers")
     topo.validate(check_classes=True)
 
@@ -54,6 +62,7 @@ def test_script_functions_reach_every_bolt_and_run_there():
     from cep.bolt import group_plan_text
     from cep.engine.runtime import ExecutionPlanRuntime
     from manager.queryplan.builder import query_plan_xml
+
     plan = cep.compile("""@Plan:name('Js')
 define function up[JavaScript] return string { return data[0].toUpperCase(); };
 @Import('S:1.0.0')
@@ -62,8 +71,14 @@ define stream S (k string);
 define stream Out (u string);
 @info(name='q') from S select up(k) as u insert into Out;
 """)
-    topo = build_topology(query_plan_xml(plan), -1234, "Js", "tcp://127.0.0.1:8904",
-                          "127.0.0.1", extra={"scripts": {"python": False}})
+    topo = build_topology(
+        query_plan_xml(plan),
+        -1234,
+        "Js",
+        "tcp://127.0.0.1:8904",
+        "127.0.0.1",
+        extra={"scripts": {"python": False}},
+    )
     (bolt,) = [c for c in topo.components.values() if "queries" in c.config]
     assert bolt.config["scripts"] == {"python": False}
     rt = ExecutionPlanRuntime(cep.compile(group_plan_text(bolt.config)), playback=True)

@@ -1,5 +1,6 @@
 """The topology manager's state machine with a fake launcher: supersede, retry, fail fast,
 waiting plans do not block others, kills and endpoint drops."""
+
 import time
 
 import pytest
@@ -50,6 +51,7 @@ def test_refused_submit_is_retried_and_invalid_topology_fails_at_once():
         if len(calls) < 3:
             raise LaunchError("master unreachable")
         return real_submit(topology)
+
     launcher.submit = flaky
     tm = TopologyManager(launcher, EndpointTable(), kill_wait_secs=0, resubmit_interval=0.02)
     tm.deploy(1, "A", lambda: tiny("A[1]"), "A[1]")
@@ -58,6 +60,7 @@ def test_refused_submit_is_retried_and_invalid_topology_fails_at_once():
 
     def invalid():
         raise BadParallelismError("component 's': parallelism must be >= 1", "s", 0)
+
     tm.deploy(1, "B", invalid, "B[1]")
     status = wait(tm, (1, "B"), "FAILED")
     assert "invalid topology" in status["reason"] and len(calls) == 3

@@ -7,6 +7,7 @@ merges two upstream instances: the shape whose replay used to shift the output n
 episode sends at its rate, kills the task in the middle, stops sending, and then asserts that
 the plan's file sink and a probe sink (both at-least-once, dedup on) hold exactly the accepted
 ids: none lost, none twice."""
+
 import collections
 import json
 import os
@@ -40,8 +41,7 @@ def repeats():
 def matrix(rates=RATES):
     """(rate, target, repeat) episodes; CEP_KILL_REPEATS above 1 always runs every rate."""
     rates = RATES if repeats() > 1 else rates
-    return [(rate, target, i) for rate in rates for target in TARGETS
-            for i in range(repeats())]
+    return [(rate, target, i) for rate in rates for target in TARGETS for i in range(repeats())]
 
 
 class Probe(Sink):
@@ -76,6 +76,7 @@ def start_receiver(system, state):
     """A CEP worker process taking the events over HTTP (receiver role, write-ahead log on)."""
     return start_receiving_worker(system, state, NAME, "w-in")
 
+
 class Sender(threading.Thread):
     """POSTs `rate` events per second in 20 requests a second, ids counting up; keeps the ids
     of every request answered 200 with all its events accepted."""
@@ -91,8 +92,9 @@ class Sender(threading.Thread):
             ids = list(range(self.next, self.next + self.per))
             self.next += self.per
             body = json.dumps([[i, 1.0] for i in ids]).encode()
-            req = urllib.request.Request(self.base + URL, body,
-                                         {"Content-Type": "application/json"})
+            req = urllib.request.Request(
+                self.base + URL, body, {"Content-Type": "application/json"}
+            )
             try:
                 with urllib.request.urlopen(req, timeout=10) as resp:
                     if json.loads(resp.read())["accepted"] == len(ids):
@@ -111,10 +113,16 @@ class KillMatrix:
 
     def __init__(self, root, interval):
         self.root = str(root)
-        self.system = FullSystem(self.root, checkpoint_interval=interval, plan=PLAN,
-                                 spark={"topology.metrics_interval_s": 0.5,
-                                        # every episode restarts the stage: no rate limit
-                                        "topology.max_restarts": 100000})
+        self.system = FullSystem(
+            self.root,
+            checkpoint_interval=interval,
+            plan=PLAN,
+            spark={
+                "topology.metrics_interval_s": 0.5,
+                # every episode restarts the stage: no rate limit
+                "topology.max_restarts": 100000,
+            },
+        )
         self.probe = Probe()
         self.system.worker.plans[(-1234, NAME)].service.sink_set.add("Hot", self.probe)
         self.proc, self.base = start_receiver(self.system, os.path.join(self.root, "w-in"))
@@ -128,8 +136,11 @@ class KillMatrix:
     def pid(self, target):
         spec = json.loads((self.handle.run_dir / "spec.json").read_text())
         kind, _, index = target.partition("-")
-        suffix = {"spout": ":ReceiverSpout", "siddhi": ":SiddhiBolt",
-                  "publisher": ":PublisherBolt"}[kind]
+        suffix = {
+            "spout": ":ReceiverSpout",
+            "siddhi": ":SiddhiBolt",
+            "publisher": ":PublisherBolt",
+        }[kind]
         cid = next(c["id"] for c in spec["components"] if c["class"].endswith(suffix))
         instances = self.handle.metrics()["components"][cid]["instances"]
         return instances[int(index or 0)]["pid"]
@@ -169,9 +180,11 @@ class KillMatrix:
                 break
             if time.monotonic() > deadline:
                 lost = sorted(want - probe)
-                pytest.fail(f"{what}: {missing[0]} accepted ids not at the probe sink, "
-                            f"{missing[1]} not in the file after {timeout} s (first: "
-                            f"{lost[:10]}); status {self.handle.status()['status']}")
+                pytest.fail(
+                    f"{what}: {missing[0]} accepted ids not at the probe sink, "
+                    f"{missing[1]} not in the file after {timeout} s (first: "
+                    f"{lost[:10]}); status {self.handle.status()['status']}"
+                )
             time.sleep(0.2)
         recovered = time.monotonic() - killed
         time.sleep(0.5)  # a replay's duplicates would have arrived with the missing ids
@@ -181,7 +194,8 @@ class KillMatrix:
             extra = set(got) - set(want)
             assert not dups and not extra, (
                 f"{what}: the {name} wrote {sum(dups.values())} duplicate rows (first: "
-                f"{sorted(dups)[:10]}) and {len(extra)} ids nobody sent")
+                f"{sorted(dups)[:10]}) and {len(extra)} ids nobody sent"
+            )
         return recovered
 
     def close(self):
@@ -205,9 +219,11 @@ def kill_matrix_fixture(tmp_path_factory, interval):
 
 def make_fixture(interval):
     """The module-scoped `km` fixture of a test file, with checkpoints every `interval` s."""
+
     @pytest.fixture(scope="module")
     def km(tmp_path_factory):
         yield from kill_matrix_fixture(tmp_path_factory, interval)
+
     return km
 
 
@@ -222,9 +238,11 @@ def test_the_replays_duplicates_were_dropped_and_counted_per_sink(km):
 
 def run_episode(km, rate, target):
     n, recovered = km.episode(rate, target)
-    print(f"\n{target} kill at {rate}/s: {n} accepted in the episode, {len(km.accepted)} in "
-          f"all, each once at both sinks {recovered:.1f} s after the kill; replayed results "
-          f"deduplication kept from the probe so far: {km.probe.dropped_duplicates()}")
+    print(
+        f"\n{target} kill at {rate}/s: {n} accepted in the episode, {len(km.accepted)} in "
+        f"all, each once at both sinks {recovered:.1f} s after the kill; replayed results "
+        f"deduplication kept from the probe so far: {km.probe.dropped_duplicates()}"
+    )
     assert n > 0
 
 
@@ -232,11 +250,17 @@ def scrape_dedup(km):
     """{sink label: value} of cep_worker_sink_dedup_dropped for the plan's stream Hot, from
     the publishing worker's Prometheus /metrics over HTTP."""
     from prometheus_client.parser import text_string_to_metric_families
+
     with worker_open(f"{km.system.worker.http.url}/metrics", timeout=10) as resp:
         text = resp.read().decode()
-    return {s.labels["sink"]: s.value for f in text_string_to_metric_families(text)
-            for s in f.samples if f.name == "cep_worker_sink_dedup_dropped"
-            and s.labels.get("plan") == NAME and s.labels.get("stream") == "Hot"}
+    return {
+        s.labels["sink"]: s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+        if f.name == "cep_worker_sink_dedup_dropped"
+        and s.labels.get("plan") == NAME
+        and s.labels.get("stream") == "Hot"
+    }
 
 
 def check_dedup_counted(km):

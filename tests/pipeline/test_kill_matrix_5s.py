@@ -2,6 +2,7 @@
 (tests/pipeline/kill_matrix.py has the episodes). Slow: a real Spark cluster. A file per
 interval, so that the two run in parallel. The 1 s file runs every rate; this one the highest
 (the most events in flight at a kill) unless CEP_KILL_REPEATS asks for the full matrix."""
+
 import pytest
 
 from tests.pipeline.kill_matrix import check_dedup_counted, make_fixture, matrix, run_episode

@@ -3,6 +3,7 @@ spout -> Siddhi bolt (holding the window, its writer and its reader) -> publishe
 worker publisher -> sink, on a manager with its own embedded Spark cluster
 (benchmarks/pipeline_bench.FullSystem, stopped at the end). The sums over the window's last
 three rows reach the sink, and the query plan places the window in that one bolt."""
+
 import os
 import shutil
 import time
@@ -50,8 +51,9 @@ def test_a_named_window_plan_deploys_and_runs_on_spark(tmp_path):
     system = FullSystem(str(tmp_path), plan=PLAN)
     try:
         root = etree.fromstring(system.manager.plans.query_plan(-1234, NAME).encode())
-        (holder,) = [p for p in root.iterfind("event-processor")
-                     if p.find("window-definitions") is not None]
+        (holder,) = [
+            p for p in root.iterfind("event-processor") if p.find("window-definitions") is not None
+        ]
         assert "define window Last3" in holder.findtext("window-definitions")
         assert "insert into Last3" in holder.findtext("queries")
         assert "from Last3" in holder.findtext("queries")

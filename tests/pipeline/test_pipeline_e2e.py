@@ -3,6 +3,7 @@ Siddhi bolt -> publisher bolt -> worker publisher service -> sink, on a manager 
 embedded Spark cluster (benchmarks/pipeline_bench.FullSystem, stopped at the end). Every event
 sent reaches the sink exactly once, for 1,000- and 4,000-event frames between worker and
 spout (4,000-event frames lost ~95% of the events before the publisher bolt was fixed)."""
+
 import os
 import shutil
 import time

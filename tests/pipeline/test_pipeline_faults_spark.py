@@ -22,6 +22,7 @@ pattern outputs hold everything `cep run` (the engine in playback over the accep
 in order) gives, and the only extras are duplicates, which are counted and printed.
 tests/manager/test_manager_faults_spark.py has more on adoption (6) and master loss (7).
 """
+
 import collections
 import json
 import os
@@ -76,6 +77,7 @@ def event(seq):
 
 class Rows(Sink):
     """Every (timestamp, row) the worker's publisher delivers for one stream."""
+
     type = "rows"
 
     def __init__(self, stream):
@@ -94,14 +96,16 @@ class Rows(Sink):
 def expected(accepted):
     """What `cep run` gives over the accepted events, in order: {stream: Counter}."""
     import cep
+
     runtime = cep.ExecutionPlanRuntime(cep.compile(PLAN), playback=True)
     out = {s: [] for s in ("F", "W", "P")}
     for stream in out:
-        runtime.add_callback(stream, lambda evs, s=stream: out[s].extend(
-            (ts, tuple(row)) for ts, row in evs))
+        runtime.add_callback(
+            stream, lambda evs, s=stream: out[s].extend((ts, tuple(row)) for ts, row in evs)
+        )
     handler = runtime.input_handler("S")
     for i in range(0, len(accepted), 1000):
-        handler.send_batch([(ts, tuple(data)) for ts, data in map(event, accepted[i:i + 1000])])
+        handler.send_batch([(ts, tuple(data)) for ts, data in map(event, accepted[i : i + 1000])])
     runtime.shutdown()
     return {s: collections.Counter(rows) for s, rows in out.items()}
 
@@ -117,10 +121,26 @@ class RedisServer:
 
     def start(self):
         self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "yes", "--appendfsync", "always", "--dir", self.workdir],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--dir",
+                self.workdir,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         import redis
+
         client = redis.Redis.from_url(self.url)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -139,10 +159,12 @@ class RedisServer:
 def start_worker(system, state):
     return start_receiving_worker(system, state, NAME, "w-faults")
 
+
 def post(base, lo, hi):
     """Post events lo..hi-1; the seqs the worker answered 200 for."""
-    body = json.dumps([{"timestamp": ts, "data": data} for ts, data in
-                       map(event, range(lo, hi))]).encode()
+    body = json.dumps(
+        [{"timestamp": ts, "data": data} for ts, data in map(event, range(lo, hi))]
+    ).encode()
     req = urllib.request.Request(base + URL, body, {"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
@@ -156,11 +178,18 @@ class Pipeline:
 
     def __init__(self, root, redis):
         self.redis = redis
-        self.system = FullSystem(str(root), checkpoint_interval=1.0, plan=PLAN,
-                                 spark={"checkpoint.redis_url": redis.url,
-                                        "checkpoint.keep": 5, "topology.master_lost_s": 8.0,
-                                        "topology.metrics_interval_s": 0.5},
-                                 manager={"topology.resubmit_interval": 1.0})
+        self.system = FullSystem(
+            str(root),
+            checkpoint_interval=1.0,
+            plan=PLAN,
+            spark={
+                "checkpoint.redis_url": redis.url,
+                "checkpoint.keep": 5,
+                "topology.master_lost_s": 8.0,
+                "topology.metrics_interval_s": 0.5,
+            },
+            manager={"topology.resubmit_interval": 1.0},
+        )
         self.sinks = {s: Rows(s) for s in ("F", "W", "P")}
         service = self.system.worker.plans[(-1234, NAME)].service
         for stream, sink in self.sinks.items():
@@ -191,8 +220,10 @@ class Pipeline:
 
     def wait_checkpoint(self, timeout=60):
         """Until a checkpoint newer than the current one completed."""
+
         def last():
             return (self.handle.status()["checkpoints"].get("last") or {}).get("id", 0)
+
         first = last()
         deadline = time.monotonic() + timeout
         while last() <= first:
@@ -211,7 +242,8 @@ class Pipeline:
                 break
             assert time.monotonic() < deadline, (
                 f"{phase}: results missing at the sinks after {timeout} s: {missing}; "
-                f"status {self.handle.status()['status']}")
+                f"status {self.handle.status()['status']}"
+            )
             time.sleep(0.25)
         recovered = time.monotonic() - started
         time.sleep(1.0)  # duplicates of a replay would arrive now
@@ -220,8 +252,10 @@ class Pipeline:
         for s in want:  # nothing invented: the extras are duplicates of wanted results
             assert set(extra[s]) <= set(want[s]), f"{phase}: {s} rows nobody asked for"
         dups = {s: sum(extra[s].values()) for s in want}
-        print(f"\n{phase}: {len(self.accepted)} accepted, all results at the sinks "
-              f"{recovered:.1f} s after the fault; duplicates so far {dups}")
+        print(
+            f"\n{phase}: {len(self.accepted)} accepted, all results at the sinks "
+            f"{recovered:.1f} s after the fault; duplicates so far {dups}"
+        )
         return dups
 
     def close(self):
@@ -254,6 +288,7 @@ def kill_task(pipeline, suffix):
         pipeline.wait_checkpoint()
         pipeline.killed = time.monotonic()
         os.kill(pipeline.task_pid(suffix), signal.SIGKILL)
+
     return fault
 
 
@@ -264,6 +299,7 @@ def test_8_redis_server_restart(pipeline):
         pipeline.redis.stop()
         time.sleep(2.0)  # checkpoints fail meanwhile; the data path goes on
         pipeline.redis.start()
+
     pipeline.send(3000, fault)
     pipeline.check("8 redis-server restart", pipeline.killed)
     pipeline.wait_checkpoint(90)  # checkpoints complete again in the restarted store
@@ -299,6 +335,7 @@ def test_4_executor_jvm_killed(pipeline):
         pid = executor_pid(pipeline.handle.status()["app_id"])
         pipeline.killed = time.monotonic()
         os.kill(pid, signal.SIGKILL)
+
     pipeline.send(3000, fault)
     pipeline.check("4 executor JVM kill -9", pipeline.killed, timeout=180)
 
@@ -309,6 +346,7 @@ def test_5_worker_process_killed_and_restarted(pipeline):
         pipeline.proc.send_signal(signal.SIGKILL)  # between two requests: all were answered
         pipeline.proc.wait(timeout=10)
         pipeline.proc, pipeline.base = start_worker(pipeline.system, pipeline.state)
+
     before, first = len(pipeline.accepted), pipeline.next
     pipeline.send(3000, fault, at=0.5)
     assert len(pipeline.accepted) - before == pipeline.next - first  # every request: 200
@@ -323,6 +361,7 @@ def test_6_manager_restarted(pipeline):
     def fault():
         pipeline.killed = time.monotonic()
         pipeline.system.restart_manager()
+
     pipeline.send(3000, fault)
     pipeline.check("6 manager restart", pipeline.killed)
     status = pipeline.handle.status()
@@ -331,6 +370,7 @@ def test_6_manager_restarted(pipeline):
 
 def test_7_embedded_master_and_worker_killed(pipeline):
     from topology.cluster import stop_cluster
+
     system = pipeline.system
     app = pipeline.handle.status()["app_id"]
 
@@ -344,6 +384,7 @@ def test_7_embedded_master_and_worker_killed(pipeline):
         while system.manager.topologies.recovery.recovered < 1:
             assert time.monotonic() < deadline, system.manager.plans.status(-1234, NAME)
             time.sleep(0.25)
+
     pipeline.send(3000, fault)
     pipeline.check("7 embedded master+worker killed", pipeline.killed, timeout=240)
     status = pipeline.handle.status()

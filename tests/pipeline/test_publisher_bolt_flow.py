@@ -2,6 +2,7 @@
 publisher service: a slow sink means backpressure (the bolt waits) and never lost events; a
 publisher that goes away while the bolt is idle is replaced by another worker's publisher and
 the events queued meanwhile arrive there."""
+
 import time
 
 import pytest
@@ -20,6 +21,7 @@ T, P, S = -1234, "Flow", "Out"
 
 class SlowSink(Sink):
     """Records every event's sequence number; sleeps per batch (a slow destination)."""
+
     type = "slow"
 
     def __init__(self, delay):
@@ -50,9 +52,18 @@ def publisher(client, sink, worker, machine=(), rcvhwm=1000):
 
 
 def new_bolt(url, **extra):
-    bolt = PublisherBolt({"registry": url, "tenant": T, "plan": P, "streams": {S: ["seq"]},
-                          "host": "127.0.0.1", "retry_interval": 0.05, "connect_timeout": 0.5,
-                          **extra})
+    bolt = PublisherBolt(
+        {
+            "registry": url,
+            "tenant": T,
+            "plan": P,
+            "streams": {S: ["seq"]},
+            "host": "127.0.0.1",
+            "retry_interval": 0.05,
+            "connect_timeout": 0.5,
+            **extra,
+        }
+    )
     bolt.prepare(Context(f"{P}[{T}]", "EventPublisherBolt", 0, 1, 0, {}), Collector("p", {}))
     return bolt
 
@@ -76,8 +87,9 @@ def test_a_slow_publisher_gets_every_event_of_large_frames_in_order(registry):
     svc_reg, client = registry
     sink = SlowSink(0.02)
     svc = publisher(client, sink, "w1", rcvhwm=4)
-    bolt = new_bolt(f"tcp://127.0.0.1:{svc_reg.port}", send_timeout_ms=200, buffer_limit=20000,
-                    sndhwm=4)
+    bolt = new_bolt(
+        f"tcp://127.0.0.1:{svc_reg.port}", send_timeout_ms=200, buffer_limit=20000, sndhwm=4
+    )
     try:
         wait(lambda: bolt.connected, 10, "the bolt to connect")  # waits below are the sink's
         n, size = 600_000, 4000
@@ -125,8 +137,9 @@ def test_a_publisher_gone_while_idle_is_replaced_by_another_workers(registry):
         svc_a.stop()  # A's socket closes; nothing is executed now: the bolt is idle
         wait(lambda: bolt.connected and bolt.endpoint != endpoint_a, 15, "a connection to B")
         assert bolt.endpoint == f"tcp://127.0.0.1:{svc_b.port}"
-        assert [c["client"] for c in client.status(T, P)["connections"]
-                if c["endpoint"] == endpoint_a] == []  # A's connection was released
+        assert [
+            c["client"] for c in client.status(T, P)["connections"] if c["endpoint"] == endpoint_a
+        ] == []  # A's connection was released
         bolt.execute(Batch(rows(100, 100), S))
         wait(lambda: len(sink_b.seqs) == 100, 10, "the next events at B")
         assert sink_b.seqs == list(range(100, 200)) and bolt.reconnects >= 1
@@ -168,6 +181,7 @@ def test_a_publisher_that_stops_heartbeating_is_left_for_a_live_one():
     heartbeating (a hung worker); once the registry's liveness window passes, the bolt moves
     to B, which heartbeats, and the next events reach B."""
     from cep.protocol.registry_client import Heartbeat
+
     svc_reg = RegistryService(port=0, bind_host="127.0.0.1", liveness=1.0, heartbeat_interval=0.1)
     svc_reg.start()
     client = RegistryClient(f"tcp://127.0.0.1:{svc_reg.port}")
@@ -181,10 +195,21 @@ def test_a_publisher_that_stops_heartbeating_is_left_for_a_live_one():
         sset = SinkSet("wB")
         sset.add(S, sink_b)
         svc_b = PublisherService(sset, "127.0.0.1").start()
-        beat = Heartbeat(client, 0.1, kind="publisher", tenant=T, plan=P, host="127.0.0.1",
-                         port=svc_b.port, worker="wB").start()
-        wait(lambda: bolt.endpoint == f"tcp://127.0.0.1:{svc_b.port}" and bolt.connected, 10,
-             "the bolt to leave A for B")
+        beat = Heartbeat(
+            client,
+            0.1,
+            kind="publisher",
+            tenant=T,
+            plan=P,
+            host="127.0.0.1",
+            port=svc_b.port,
+            worker="wB",
+        ).start()
+        wait(
+            lambda: bolt.endpoint == f"tcp://127.0.0.1:{svc_b.port}" and bolt.connected,
+            10,
+            "the bolt to leave A for B",
+        )
         bolt.execute(Batch(rows(10, 10), S))
         wait(lambda: len(sink_b.seqs) == 10, 10, "events at B")
         assert sink_a.seqs == list(range(10)) and sink_b.seqs == list(range(10, 20))

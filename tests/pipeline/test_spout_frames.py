@@ -1,5 +1,6 @@
 """The receiver spout on real sockets: a malformed event loses only itself, and large frames
 do not make unbounded batches (max_events)."""
+
 import pytest
 import zmq
 
@@ -17,9 +18,17 @@ OUT = {"S": ["ts", "a", "b"]}
 def spout_and_push():
     reg = RegistryService(port=0, bind_host="127.0.0.1", heartbeat_interval=0.1)
     reg.start()
-    spout = ReceiverSpout({"registry": f"tcp://127.0.0.1:{reg.port}", "tenant": T, "plan": P,
-                           "streams": {"S": ["a", "b"]}, "host": "127.0.0.1", "tick_ms": 0,
-                           "max_events": 2500})
+    spout = ReceiverSpout(
+        {
+            "registry": f"tcp://127.0.0.1:{reg.port}",
+            "tenant": T,
+            "plan": P,
+            "streams": {"S": ["a", "b"]},
+            "host": "127.0.0.1",
+            "tick_ms": 0,
+            "max_events": 2500,
+        }
+    )
     collector = Collector("EventReceiverSpout", OUT)
     spout.open(Context(f"{P}[{T}]", "EventReceiverSpout", 0, 1, 0, OUT), collector)
     client = RegistryClient(f"tcp://127.0.0.1:{reg.port}")

@@ -2,6 +2,7 @@
 (once its sinks took it), over real ZeroMQ sockets and a real registry: a worker that took
 frames and died before acknowledging them does not lose them (they go to the next worker,
 counted as resent), a checkpoint holds them, and acknowledged frames are forgotten."""
+
 import time
 
 import pytest
@@ -37,8 +38,9 @@ class Silent:
         self.sock = zmq.Context.instance().socket(zmq.ROUTER)
         self.sock.setsockopt(zmq.LINGER, 0)
         port = self.sock.bind_to_random_port("tcp://127.0.0.1")
-        self.endpoint = client.register("publisher", T, P, "127.0.0.1", port, machine=machine,
-                                        worker="silent")["endpoint"]
+        self.endpoint = client.register(
+            "publisher", T, P, "127.0.0.1", port, machine=machine, worker="silent"
+        )["endpoint"]
         self.frames = 0
 
     def take(self):
@@ -56,9 +58,17 @@ def _wait(cond, what, timeout=60.0):
 
 
 def _bolt(client):
-    bolt = PublisherBolt({"registry": client.url, "tenant": T, "plan": P,
-                          "streams": {"Out": ["seq"]}, "host": "127.0.0.1",
-                          "retry_interval": 0.05, "connect_timeout": 2.0})
+    bolt = PublisherBolt(
+        {
+            "registry": client.url,
+            "tenant": T,
+            "plan": P,
+            "streams": {"Out": ["seq"]},
+            "host": "127.0.0.1",
+            "retry_interval": 0.05,
+            "connect_timeout": 2.0,
+        }
+    )
     bolt.prepare(Context(f"{P}[{T}]", "EventPublisherBolt", 0, 1, 0, {}), Collector("p", {}))
     return bolt
 
@@ -67,8 +77,9 @@ def _service(client, machine):
     sinks, sink = SinkSet("live"), Recording()
     sinks.add("Out", sink)
     svc = PublisherService(sinks, "127.0.0.1").start()
-    endpoint = client.register("publisher", T, P, "127.0.0.1", svc.port, machine=machine,
-                               worker="live")["endpoint"]
+    endpoint = client.register(
+        "publisher", T, P, "127.0.0.1", svc.port, machine=machine, worker="live"
+    )["endpoint"]
     return svc, sink, endpoint
 
 

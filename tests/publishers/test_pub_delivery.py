@@ -1,5 +1,6 @@
 """Output delivery modes (issue 11): identities on the wire, duplicate counting at the sink set,
 and the option checks (sink build and compiler)."""
+
 import json
 
 import pytest
@@ -20,15 +21,21 @@ def rows(first, n):
 
 
 def read(path):
-    return [json.loads(line)["data"][0] for line in path.read_text().splitlines()] \
-        if path.exists() else []
+    return (
+        [json.loads(line)["data"][0] for line in path.read_text().splitlines()]
+        if path.exists()
+        else []
+    )
 
 
 def test_frames_carry_identity_and_notices():
     data = frames.encode_output("Out", [(1, [2])], "T:pub:0", 4, 10)
     assert frames.decode_output(data) == ("Out", ((1, (2,)),), Identity("T:pub:0", 4, 10))
-    assert frames.decode_output(frames.encode_control("commit", "T:pub:0", 7)) == \
-        (None, None, Control("commit", "T:pub:0", 7))
+    assert frames.decode_output(frames.encode_control("commit", "T:pub:0", 7)) == (
+        None,
+        None,
+        Control("commit", "T:pub:0", 7),
+    )
     plain = frames.decode_output(__import__("msgpack").packb([1, "Out", [[1, [2]]]]))
     assert plain == ("Out", ((1, (2,)),), None)
     with pytest.raises(BadFrameError, match="start|commit"):
@@ -40,21 +47,26 @@ def test_frames_carry_identity_and_notices():
 def test_dedup_finds_replayed_prefixes_only():
     d = Dedup()
     assert d.skip("S", Identity("p", 0, 0), 5) == 0
-    assert d.skip("S", Identity("p", 0, 3), 5) == 2   # events 3, 4 seen; 5-7 new
+    assert d.skip("S", Identity("p", 0, 3), 5) == 2  # events 3, 4 seen; 5-7 new
     assert d.skip("S", Identity("p", 0, 0), 8) == 8
-    assert d.skip("S", Identity("p", 2, 0), 1) == 0   # a later epoch is new
-    assert d.skip("S", Identity("p", 0, 8), 1) == 1   # an older epoch after a newer one: seen
-    assert d.skip("T", Identity("p", 0, 0), 1) == 0   # per stream
-    d.restart("p", None)                               # fresh state: identities begin again
+    assert d.skip("S", Identity("p", 2, 0), 1) == 0  # a later epoch is new
+    assert d.skip("S", Identity("p", 0, 8), 1) == 1  # an older epoch after a newer one: seen
+    assert d.skip("T", Identity("p", 0, 0), 1) == 0  # per stream
+    d.restart("p", None)  # fresh state: identities begin again
     assert d.skip("S", Identity("p", 0, 0), 3) == 0
 
 
 def test_at_least_once_counts_duplicates_and_drops_or_passes_them(tmp_path):
-    specs = {"S": [{"type": "file", "options": {"path": str(tmp_path / "dedup.jsonl")}},
-                   {"type": "file", "options": {"path": str(tmp_path / "all.jsonl"),
-                                                "dedup": "false"}},
-                   {"type": "file", "options": {"path": str(tmp_path / "amo.jsonl"),
-                                                "delivery": "at-most-once"}}]}
+    specs = {
+        "S": [
+            {"type": "file", "options": {"path": str(tmp_path / "dedup.jsonl")}},
+            {"type": "file", "options": {"path": str(tmp_path / "all.jsonl"), "dedup": "false"}},
+            {
+                "type": "file",
+                "options": {"path": str(tmp_path / "amo.jsonl"), "delivery": "at-most-once"},
+            },
+        ]
+    }
     sset = SinkSet.from_specs(specs, "t")
     sset.control(Control("start", "p", None))
     sset.dispatch("S", rows(0, 6), Identity("p", 0, 0))
@@ -66,36 +78,55 @@ def test_at_least_once_counts_duplicates_and_drops_or_passes_them(tmp_path):
     assert read(tmp_path / "all.jsonl") == list(range(10)) + [6, 7, 8, 9, 10, 11]
     assert read(tmp_path / "amo.jsonl") == read(tmp_path / "all.jsonl")
     assert sset.duplicates() == {"S": 4}
-    assert [s["delivery"] for s in sset.metrics()["S"]["sinks"]] == \
-        ["at-least-once", "at-least-once", "at-most-once"]
+    assert [s["delivery"] for s in sset.metrics()["S"]["sinks"]] == [
+        "at-least-once",
+        "at-least-once",
+        "at-most-once",
+    ]
     sset.close()
 
 
 def test_worker_default_delivery_applies_where_a_sink_names_none(tmp_path):
-    sset = SinkSet.from_specs({"S": [{"type": "file", "options": {"path": str(tmp_path / "a")}},
-                                     {"type": "log", "options": {}}]}, "t",
-                              delivery="exactly-once")
+    sset = SinkSet.from_specs(
+        {
+            "S": [
+                {"type": "file", "options": {"path": str(tmp_path / "a")}},
+                {"type": "log", "options": {}},
+            ]
+        },
+        "t",
+        delivery="exactly-once",
+    )
     kinds = [(s["type"], s["delivery"]) for s in sset.metrics()["S"]["sinks"]]
     assert kinds == [("file", "exactly-once"), ("log", "at-least-once")]  # log cannot stage
     sset.close()
 
 
-@pytest.mark.parametrize("spec, match", [
-    ({"type": "http", "options": {"publisher.url": "http://x", "delivery": "exactly-once"}},
-     r"@sink\(type='http'\) on stream S: delivery='exactly-once' needs a sink"),
-    ({"type": "file", "options": {"path": "x", "delivery": "twice"}},
-     r"delivery='twice' is not one of"),
-    ({"type": "file", "options": {"path": "x", "dedup": "maybe"}}, r"dedup='maybe'"),
-])
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        (
+            {"type": "http", "options": {"publisher.url": "http://x", "delivery": "exactly-once"}},
+            r"@sink\(type='http'\) on stream S: delivery='exactly-once' needs a sink",
+        ),
+        (
+            {"type": "file", "options": {"path": "x", "delivery": "twice"}},
+            r"delivery='twice' is not one of",
+        ),
+        ({"type": "file", "options": {"path": "x", "dedup": "maybe"}}, r"dedup='maybe'"),
+    ],
+)
 def test_bad_delivery_options_are_refused_naming_the_sink(spec, match):
     with pytest.raises(SinkConfigError, match=match):
         build_sink(spec, "S")
 
 
 def test_compiler_refuses_exactly_once_on_a_log_sink_with_its_line():
-    text = ("@Plan:name('P')\ndefine stream S (a int);\n\n"
-            "@sink(type='log', delivery='exactly-once')\ndefine stream O (a int);\n"
-            "from S select a insert into O;\n")
+    text = (
+        "@Plan:name('P')\ndefine stream S (a int);\n\n"
+        "@sink(type='log', delivery='exactly-once')\ndefine stream O (a int);\n"
+        "from S select a insert into O;\n"
+    )
     with pytest.raises(AnnotationError, match="type='log'.*stream 'O'.*exactly-once") as err:
         cep.compile(text)
     assert err.value.span.line == 4

@@ -7,6 +7,7 @@ interleaving and batching, the worker takes a prefix of those frames, then the b
 checkpoint (each lane back to some number at or below what the worker took) and sends the rest
 again, cut and interleaved anew. The sink must then hold every result exactly once, in each
 lane's order; a failure names the shifted results."""
+
 import collections
 import json
 import logging
@@ -42,7 +43,7 @@ def frames_of(items, rng, max_batch):
     out, at = [], 0
     while at < len(items):
         n = rng.randint(1, max_batch)
-        chunk = items[at:at + n]
+        chunk = items[at : at + n]
         at += n
         runs = []
         for lane, num in chunk:
@@ -70,7 +71,7 @@ def scenario(seed, n_lanes, max_batch, crash_frac):
     rng = random.Random(seed)
     lanes = {f"w1/-1234/P/S#a|f:{i}": rng.randint(0, 300) for i in range(n_lanes)}
     first = frames_of(interleave(lanes, dict.fromkeys(lanes, 0), rng), rng, max_batch)
-    taken = first[:int(len(first) * crash_frac)]
+    taken = first[: int(len(first) * crash_frac)]
     got = collections.Counter(lane for events, _ in taken for _, (lane, _) in events)
     restore = {lane: rng.randint(0, got[lane]) for lane in lanes}  # a checkpoint's numbers
     replay = frames_of(interleave(lanes, restore, rng), rng, max_batch)
@@ -89,10 +90,15 @@ def check_exactly_once(lanes, rows):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32), n_lanes=st.integers(1, 4), max_batch=st.integers(1, 400),
-       crash_frac=st.floats(0, 1))
+@given(
+    seed=st.integers(0, 2**32),
+    n_lanes=st.integers(1, 4),
+    max_batch=st.integers(1, 400),
+    crash_frac=st.floats(0, 1),
+)
 def test_at_least_once_dedup_gives_exactly_once_over_rechunked_reinterleaved_replays(
-        seed, n_lanes, max_batch, crash_frac):
+    seed, n_lanes, max_batch, crash_frac
+):
     lanes, taken, replay = scenario(seed, n_lanes, max_batch, crash_frac)
     sset, sink = SinkSet("t"), Rows()
     sset.add("Out", sink)
@@ -104,15 +110,23 @@ def test_at_least_once_dedup_gives_exactly_once_over_rechunked_reinterleaved_rep
         sset.dispatch("Out", events, Identity(PUB, 3, 0, runs))
     check_exactly_once(lanes, sink.rows)
     assert sink.dedup_dropped == sset.duplicates()["Out"]
-    assert sset.duplicates()["Out"] == sum(len(e) for e, _ in taken) + \
-        sum(len(e) for e, _ in replay) - sum(lanes.values())
+    assert sset.duplicates()["Out"] == sum(len(e) for e, _ in taken) + sum(
+        len(e) for e, _ in replay
+    ) - sum(lanes.values())
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32), n_lanes=st.integers(1, 3), max_batch=st.integers(1, 200),
-       cut_frac=st.floats(0, 1), pending_frac=st.floats(0, 1), crash_frac=st.floats(0, 1))
+@given(
+    seed=st.integers(0, 2**32),
+    n_lanes=st.integers(1, 3),
+    max_batch=st.integers(1, 200),
+    cut_frac=st.floats(0, 1),
+    pending_frac=st.floats(0, 1),
+    crash_frac=st.floats(0, 1),
+)
 def test_exactly_once_file_sink_commits_each_result_once_across_a_restore(
-        tmp_path_factory, seed, n_lanes, max_batch, cut_frac, pending_frac, crash_frac):
+    tmp_path_factory, seed, n_lanes, max_batch, cut_frac, pending_frac, crash_frac
+):
     """Epoch 1 (before checkpoint 2's barrier) is staged and committed; the run goes on in
     epoch 2 until a crash; the bolt restores checkpoint 2: it re-sends the frames that were
     still queued at the checkpoint (the tail of epoch 1), then the replay, re-cut and
@@ -123,8 +137,9 @@ def test_exactly_once_file_sink_commits_each_result_once_across_a_restore(
     cut = int(len(first) * cut_frac)
     crash = cut + int((len(first) - cut) * crash_frac)
     pending = cut - int(cut * pending_frac)  # frames queued in the bolt at the checkpoint
-    at_checkpoint = collections.Counter(lane for events, _ in first[:cut]
-                                        for _, (lane, _) in events)
+    at_checkpoint = collections.Counter(
+        lane for events, _ in first[:cut] for _, (lane, _) in events
+    )
     path = tmp_path_factory.mktemp("eo") / "out.jsonl"
     sink = StagedFileSink("Out", {"path": str(path)})
     for events, runs in first[:cut]:
@@ -135,14 +150,16 @@ def test_exactly_once_file_sink_commits_each_result_once_across_a_restore(
     sink.restart(PUB, 2)  # discards epoch 2; the replay regenerates it
     for events, runs in first[pending:cut]:  # the restored queue, as it was
         sink.stage(events, Identity(PUB, 1, 0, runs))
-    replay = frames_of(interleave(lanes, {k: at_checkpoint[k] for k in lanes}, rng), rng,
-                       max_batch)
+    replay = frames_of(interleave(lanes, {k: at_checkpoint[k] for k in lanes}, rng), rng, max_batch)
     for events, runs in replay:
         sink.stage(events, Identity(PUB, 2, 0, runs))
     sink.commit(3)
     sink.close()
-    rows = [tuple(json.loads(line)["data"]) for line in path.read_text().splitlines()] \
-        if path.exists() else []
+    rows = (
+        [tuple(json.loads(line)["data"]) for line in path.read_text().splitlines()]
+        if path.exists()
+        else []
+    )
     check_exactly_once(lanes, [(0, tuple(r)) for r in rows])
 
 
@@ -154,8 +171,7 @@ def test_staged_lane_marks_survive_a_worker_restart(tmp_path):
     sink.stage([(3, ("a", 2))], Identity(PUB, 2, 2, (("a", 2, 1),)))
     sink.close()
     again = StagedFileSink("Out", {"path": str(path)})  # the worker restarted
-    again.stage([(2, ("a", 1)), (3, ("a", 2)), (4, ("a", 3))],
-                Identity(PUB, 2, 1, (("a", 1, 3),)))
+    again.stage([(2, ("a", 1)), (3, ("a", 2)), (4, ("a", 3))], Identity(PUB, 2, 1, (("a", 1, 3),)))
     assert again.duplicates == 2  # 1 was committed, 2 staged before the restart
     again.commit(3)
     again.close()
@@ -195,10 +211,12 @@ def test_dedup_is_per_stream_and_per_publisher():
 
 
 def test_v5_frames_round_trip_and_bad_runs_are_refused():
-    data = frames.encode_output("Out", [(1, [2]), (2, [3])], PUB, 4, 10,
-                                [("a", 7, 1), ("b", 0, 1)])
+    data = frames.encode_output("Out", [(1, [2]), (2, [3])], PUB, 4, 10, [("a", 7, 1), ("b", 0, 1)])
     assert frames.decode_output(data) == (
-        "Out", ((1, (2,)), (2, (3,))), Identity(PUB, 4, 10, (("a", 7, 1), ("b", 0, 1))))
+        "Out",
+        ((1, (2,)), (2, (3,))),
+        Identity(PUB, 4, 10, (("a", 7, 1), ("b", 0, 1))),
+    )
     with pytest.raises(BadFrameError, match="cover the events"):
         frames.decode_output(frames.encode_output("Out", [(1, [2])], PUB, 4, 10, [("a", 0, 2)]))
     with pytest.raises(BadFrameError, match="version 5"):

@@ -2,6 +2,7 @@
 (or per event for ungrouped text), the ZeroMQ sink sends the mapped frame, the Redis sink
 writes key-value fields, the log sink logs the mapped message, and a bad map is refused when
 the sink is built. What they send is read back with the matching input mapper."""
+
 import logging
 import threading
 import time
@@ -16,9 +17,14 @@ from cep.model import Annotation, Attribute, AttrType, StreamDefinition
 from publishers.exceptions import SinkConfigError
 from publishers.sinks import build_sink, sink_specs_from_annotations
 
-HIGH = StreamDefinition("High", (Attribute("symbol", AttrType.STRING),
-                                 Attribute("price", AttrType.DOUBLE),
-                                 Attribute("volume", AttrType.LONG)))
+HIGH = StreamDefinition(
+    "High",
+    (
+        Attribute("symbol", AttrType.STRING),
+        Attribute("price", AttrType.DOUBLE),
+        Attribute("volume", AttrType.LONG),
+    ),
+)
 EVENTS = [(1000, ("IBM", 510.5, 100)), (1001, ("WSO2 <&>", 2.0, 7))]
 ROWS = [e[1] for e in EVENTS]
 
@@ -55,8 +61,10 @@ def http_collector():
 
 def test_http_sink_posts_one_cep40_xml_document_per_batch(http_collector):
     server, handler = http_collector
-    sink = build_sink(spec("http", {"publisher.url": f"http://127.0.0.1:{server.server_port}/"},
-                           MapSpec("xml")), "High")
+    sink = build_sink(
+        spec("http", {"publisher.url": f"http://127.0.0.1:{server.server_port}/"}, MapSpec("xml")),
+        "High",
+    )
     sink.write_batch(EVENTS)
     sink.close()
     ((ctype, body),) = handler.received
@@ -67,13 +75,17 @@ def test_http_sink_posts_one_cep40_xml_document_per_batch(http_collector):
 def test_http_sink_posts_ungrouped_text_one_event_a_request(http_collector):
     server, handler = http_collector
     template = MapSpec("text", {}, (), ((None, "{{symbol}}|{{price}}|{{volume}}"),))
-    sink = build_sink(spec("http", {"url": f"http://127.0.0.1:{server.server_port}/"},
-                           template), "High")
+    sink = build_sink(
+        spec("http", {"url": f"http://127.0.0.1:{server.server_port}/"}, template), "High"
+    )
     sink.write_batch(EVENTS)
     sink.close()
     assert [b for _, b in handler.received] == [b"IBM|510.5|100", b"WSO2 <&>|2.0|7"]
-    regex = MapSpec("text", {"regex.A": r"(.*)\|(.*)\|(.*)"},
-                    (("symbol", "A[1]"), ("price", "A[2]"), ("volume", "A[3]")))
+    regex = MapSpec(
+        "text",
+        {"regex.A": r"(.*)\|(.*)\|(.*)"},
+        (("symbol", "A[1]"), ("price", "A[2]"), ("volume", "A[3]")),
+    )
     assert decoded(regex, [b for _, b in handler.received]) == ROWS
 
 
@@ -96,8 +108,7 @@ def test_zmq_sink_sends_the_mapped_json_frame():
 
 @pytest.mark.slow
 def test_redis_sink_writes_keyvalue_fields(redis_db):
-    mapping = MapSpec("keyvalue", {}, (), (("sym", "symbol"), ("px", "price"),
-                                           ("vol", "volume")))
+    mapping = MapSpec("keyvalue", {}, (), (("sym", "symbol"), ("px", "price"), ("vol", "volume")))
     sink = build_sink(spec("redis", {"url": redis_db, "key": "kv"}, mapping), "High")
     sink.write_batch(EVENTS)
     sink.close()
@@ -130,24 +141,39 @@ def test_file_sink_writes_one_csv_line_an_event(tmp_path):
     sink = build_sink(spec("file", {"path": str(path)}, MapSpec("csv")), "High")
     sink.write_batch(EVENTS)
     sink.close()
-    assert path.read_text() == 'IBM,510.5,100\nWSO2 <&>,2.0,7\n'
+    assert path.read_text() == "IBM,510.5,100\nWSO2 <&>,2.0,7\n"
     assert decoded(MapSpec("csv"), [path.read_text()]) == ROWS
 
 
 def test_sink_specs_from_annotations_carry_the_map():
-    ann = Annotation("sink", elements=(("type", "file"), ("path", "x")), annotations=(
-        Annotation("map", elements=(("type", "xml"),), annotations=(
-            Annotation("payload", elements=((None, "<a>{{symbol}}</a>"),)),)),))
+    ann = Annotation(
+        "sink",
+        elements=(("type", "file"), ("path", "x")),
+        annotations=(
+            Annotation(
+                "map",
+                elements=(("type", "xml"),),
+                annotations=(Annotation("payload", elements=((None, "<a>{{symbol}}</a>"),)),),
+            ),
+        ),
+    )
     (got,) = sink_specs_from_annotations([ann])
-    assert got["map"] == {"type": "xml", "options": {}, "attributes": [],
-                          "payload": [[None, "<a>{{symbol}}</a>"]]}
+    assert got["map"] == {
+        "type": "xml",
+        "options": {},
+        "attributes": [],
+        "payload": [[None, "<a>{{symbol}}</a>"]],
+    }
 
 
-@pytest.mark.parametrize("mapping,fragment", [
-    (MapSpec("yaml"), "not a known map type"),
-    (MapSpec("xml", {}, (), ((None, "<a>{{nosuch}}</a>"),)), "nosuch"),
-    (MapSpec("json", {"bogus": "1"}), "no option 'bogus'"),
-])
+@pytest.mark.parametrize(
+    "mapping,fragment",
+    [
+        (MapSpec("yaml"), "not a known map type"),
+        (MapSpec("xml", {}, (), ((None, "<a>{{nosuch}}</a>"),)), "nosuch"),
+        (MapSpec("json", {"bogus": "1"}), "no option 'bogus'"),
+    ],
+)
 def test_a_bad_sink_map_is_refused_when_the_sink_is_built(tmp_path, mapping, fragment):
     with pytest.raises(SinkConfigError, match=fragment):
         build_sink(spec("file", {"path": str(tmp_path / "o")}, mapping), "High")

@@ -4,6 +4,7 @@ sinks write them as rows of a PostgreSQL table (upsert by id) and of an SQLite t
 (insert). The Siddhi bolt is killed with SIGKILL mid-stream: the checkpointed delivery
 replays, so every accepted id is in both tables (at least once in the insert table, exactly
 once in the upsert table). Slow: a Spark cluster and a PostgreSQL server."""
+
 import threading
 import time
 
@@ -44,7 +45,8 @@ def ids(url, sql):
 
 
 def test_rows_written_through_a_spark_topology_survive_a_killed_bolt(
-        tmp_path, datasources, pg_database):  # noqa: F811
+    tmp_path, datasources, pg_database
+):  # noqa: F811
     local = f"sqlite:///{tmp_path}/rows.sqlite"
     datasources({"pg": {"url": pg_database}, "local": {"url": local}})
     system = start_system(tmp_path / "sys", PLAN, [])
@@ -62,6 +64,7 @@ def test_rows_written_through_a_spark_topology_survive_a_killed_bolt(
                 accepted.extend(batch)
             n += 50
             time.sleep(0.05)
+
     sender = threading.Thread(target=send, daemon=True)
     try:
         sender.start()

@@ -7,6 +7,7 @@ hold every result exactly once: at-least-once with dedup on, and exactly-once.
 Before results carried their lane (topology/lineage.py), the publisher numbered its output
 in arrival order; a replay arriving in another order got other numbers, and the worker
 dropped new results as "seen" while writing replayed ones again (lost == duplicated)."""
+
 import collections
 import json
 import random
@@ -27,13 +28,19 @@ from topology.routing import Route
 T, P = -1234, "HotRooms"
 TOPO = f"{P}[{T}]"
 RID = "w1:9090/-1234/HotRooms/Temps#log1"
-BOLT_CFG = {"plan": P, "tenant": T, "group": "f",
-            "inputs": ["define stream Temps (room int, temp double);"],
-            "outputs": ["define stream Hot (room int, temp double);",
-                        "define stream Sums (room int, total double);"],
-            "queries": "from Temps[temp > 0.3] select room, temp insert into Hot;\n"
-                       "from Temps#window.length(3) select room, sum(temp) as total "
-                       "insert into Sums;"}
+BOLT_CFG = {
+    "plan": P,
+    "tenant": T,
+    "group": "f",
+    "inputs": ["define stream Temps (room int, temp double);"],
+    "outputs": [
+        "define stream Hot (room int, temp double);",
+        "define stream Sums (room int, total double);",
+    ],
+    "queries": "from Temps[temp > 0.3] select room, temp insert into Hot;\n"
+    "from Temps#window.length(3) select room, sum(temp) as total "
+    "insert into Sums;",
+}
 OUTS = {"Hot": ["room", "temp"], "Sums": ["room", "total"]}
 
 
@@ -41,10 +48,16 @@ OUTS = {"Hot": ["room", "temp"], "Sums": ["room", "total"]}
 def worker(tmp_path):
     reg = RegistryService(port=0, bind_host="127.0.0.1", liveness=600)
     reg.start()
-    specs = {s: [{"type": "file", "options": {"path": str(tmp_path / f"{s}.alo.jsonl")}},
-                 {"type": "file", "options": {"path": str(tmp_path / f"{s}.eo.jsonl"),
-                                              "delivery": "exactly-once"}}]
-             for s in OUTS}
+    specs = {
+        s: [
+            {"type": "file", "options": {"path": str(tmp_path / f"{s}.alo.jsonl")}},
+            {
+                "type": "file",
+                "options": {"path": str(tmp_path / f"{s}.eo.jsonl"), "delivery": "exactly-once"},
+            },
+        ]
+        for s in OUTS
+    }
     svc = PublisherService(SinkSet.from_specs(specs, "w1"), "127.0.0.1").start()
     client = RegistryClient(f"tcp://127.0.0.1:{reg.port}")
     client.register("publisher", T, P, "127.0.0.1", svc.port, worker="w1")
@@ -67,9 +80,18 @@ def siddhi(index):
 
 
 def publisher(url):
-    bolt = PublisherBolt({"registry": url, "tenant": T, "plan": P, "streams": OUTS,
-                          "host": "127.0.0.1", "retry_interval": 0.05, "connect_timeout": 1.0,
-                          "drain_timeout": 0})
+    bolt = PublisherBolt(
+        {
+            "registry": url,
+            "tenant": T,
+            "plan": P,
+            "streams": OUTS,
+            "host": "127.0.0.1",
+            "retry_interval": 0.05,
+            "connect_timeout": 1.0,
+            "drain_timeout": 0,
+        }
+    )
     bolt.prepare(Context(TOPO, "EventPublisherBolt", 0, 1, 3, {}), Collector("pub", {}))
     return bolt
 
@@ -87,7 +109,7 @@ class Run:
         at = 0
         while at < len(evs):
             n = self.rng.randint(1, 700)
-            rows = evs[at:at + n]
+            rows = evs[at : at + n]
             for task, part, lineage in self.route.split(rows, ((RID, offset + at, len(rows)),))[0]:
                 bolt, collector = self.bolts[task]
                 bolt.execute(Batch(part, "Temps", "spout", 0.0, lineage))
@@ -109,8 +131,10 @@ class Run:
 def rows(path):
     if not path.exists():
         return []
-    return [(json.loads(line)["stream"], json.loads(line)["timestamp"],
-             tuple(json.loads(line)["data"])) for line in path.read_text().splitlines()]
+    return [
+        (json.loads(line)["stream"], json.loads(line)["timestamp"], tuple(json.loads(line)["data"]))
+        for line in path.read_text().splitlines()
+    ]
 
 
 def expected(evs):
@@ -173,11 +197,13 @@ def test_a_restore_with_other_batches_and_interleaving_gives_each_result_once(wo
             lost, dups = want_s - got, got - want_s
             assert not lost and not dups, (
                 f"{path.name}: {sum(lost.values())} lost, e.g. {sorted(lost)[:5]}; "
-                f"{sum(dups.values())} duplicates, e.g. {sorted(dups)[:5]}")
+                f"{sum(dups.values())} duplicates, e.g. {sorted(dups)[:5]}"
+            )
     time.sleep(0.3)  # nothing more arrives
     for stream in OUTS:
         assert collections.Counter(rows(out / f"{stream}.alo.jsonl")) == collections.Counter(
-            {k: v for k, v in want.items() if k[0] == stream})
+            {k: v for k, v in want.items() if k[0] == stream}
+        )
     m = svc.metrics()
     # a hole the first run left (a frame dropped while the bolt looked the worker up again,
     # which a loaded machine can cause) is logged, and the replay fills it: none stays open

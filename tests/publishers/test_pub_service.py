@@ -1,4 +1,5 @@
 """SinkSet failure isolation, and the publisher service over real ZeroMQ sockets."""
+
 import json
 import time
 
@@ -67,8 +68,9 @@ def test_service_receives_bolt_frames_and_survives_bad_ones(tmp_path):
     push.send(b"not a numbered message")
     push.send_multipart(numbered(1, b"garbage"))
     push.send_multipart(numbered(2, encode_batch("Nope", [[1, ["x"]]])))
-    push.send_multipart(numbered(3, encode_batch("High", [[1, ["IBM", 510.0, 3]],
-                                                          [2, ["X", 600.0, 1]]])))
+    push.send_multipart(
+        numbered(3, encode_batch("High", [[1, ["IBM", 510.0, 3]], [2, ["X", 600.0, 1]]]))
+    )
     push.send_multipart(numbered(4, encode_batch("High", [[3, ["Y", 700.0, 2]]])))
     assert wait_for(lambda: svc.events == 3)
     acks = []  # every numbered frame is acknowledged once handled, the bad ones too

@@ -1,4 +1,5 @@
 """Sinks against real destinations: file, log, HTTP server, ZeroMQ SUB socket, redis-server."""
+
 import json
 import logging
 import threading
@@ -15,8 +16,10 @@ from publishers.sinks import build_sink, sink_specs_from_annotations
 from cep.model import Annotation
 
 EVENTS = [(1000, ("IBM", 510.5, 100)), (1001, ("WSO2", None, 7))]
-LINES = ['{"stream": "High", "timestamp": 1000, "data": ["IBM", 510.5, 100]}',
-         '{"stream": "High", "timestamp": 1001, "data": ["WSO2", null, 7]}']
+LINES = [
+    '{"stream": "High", "timestamp": 1000, "data": ["IBM", 510.5, 100]}',
+    '{"stream": "High", "timestamp": 1001, "data": ["WSO2", null, 7]}',
+]
 
 
 def test_file_sink_writes_json_lines_like_cep_run(tmp_path):
@@ -110,7 +113,10 @@ def test_zmq_pub_sink_reaches_a_subscriber():
     sub.close(0)
     sink.close()
     assert got is not None and got[0] == b"High"
-    assert decode_batch(got[1]) == ("High", [[1000, ["IBM", 510.5, 100]], [1001, ["WSO2", None, 7]]])
+    assert decode_batch(got[1]) == (
+        "High",
+        [[1000, ["IBM", 510.5, 100]], [1001, ["WSO2", None, 7]]],
+    )
 
 
 @pytest.mark.slow
@@ -121,46 +127,62 @@ def test_redis_sink_xadds_every_event(redis_db):
     client = redis.Redis.from_url(redis_url, decode_responses=True)
     entries = client.xrange("alerts")
     assert [(e["timestamp"], json.loads(e["data"]), e["stream"]) for _, e in entries] == [
-        ("1000", ["IBM", 510.5, 100], "High"), ("1001", ["WSO2", None, 7], "High")]
+        ("1000", ["IBM", 510.5, 100], "High"),
+        ("1001", ["WSO2", None, 7], "High"),
+    ]
     sink.close()
     client.close()
 
 
 def test_redis_sink_unreachable_is_a_write_error():
     import socket
+
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    sink = build_sink({"type": "redis", "options": {"url": f"redis://127.0.0.1:{port}/0",
-                                                     "timeout": "1"}}, "High")
+    sink = build_sink(
+        {"type": "redis", "options": {"url": f"redis://127.0.0.1:{port}/0", "timeout": "1"}}, "High"
+    )
     with pytest.raises(SinkWriteError, match="redis sink"):
         sink.write_batch(EVENTS)
 
 
-@pytest.mark.parametrize("spec, fragment", [
-    ({"type": "nosuch"}, "unknown type 'nosuch'; known: log, file, http, zmq, redis, nats"),
-    ({"type": "kafka"}, "a kafka connector needs connection='name'"),
-    ({"type": "file", "options": {}}, "needs path="),
-    ({"type": "http", "options": {"url": "ftp://x"}}, "is not an http"),
-    ({"type": "log", "options": {"priority": "loud"}}, "priority='loud'"),
-    ({"type": "zmq", "options": {"url": "tcp://127.0.0.1:0", "mode": "both"}}, "bind or connect"),
-    ("file", "expected a mapping"),
-])
+@pytest.mark.parametrize(
+    "spec, fragment",
+    [
+        ({"type": "nosuch"}, "unknown type 'nosuch'; known: log, file, http, zmq, redis, nats"),
+        ({"type": "kafka"}, "a kafka connector needs connection='name'"),
+        ({"type": "file", "options": {}}, "needs path="),
+        ({"type": "http", "options": {"url": "ftp://x"}}, "is not an http"),
+        ({"type": "log", "options": {"priority": "loud"}}, "priority='loud'"),
+        (
+            {"type": "zmq", "options": {"url": "tcp://127.0.0.1:0", "mode": "both"}},
+            "bind or connect",
+        ),
+        ("file", "expected a mapping"),
+    ],
+)
 def test_bad_sink_specs(spec, fragment):
     with pytest.raises(SinkConfigError, match=fragment):
         build_sink(spec, "High")
 
 
 def test_sink_specs_from_annotations():
-    anns = (Annotation("Export", elements=((None, "High:1.0.0"),)),
-            Annotation("sink", elements=(("type", "file"), ("path", "/tmp/x.jsonl"))),
-            Annotation("sink", elements=(("type", "log"),)))
+    anns = (
+        Annotation("Export", elements=((None, "High:1.0.0"),)),
+        Annotation("sink", elements=(("type", "file"), ("path", "/tmp/x.jsonl"))),
+        Annotation("sink", elements=(("type", "log"),)),
+    )
     assert sink_specs_from_annotations(anns) == [
-        {"type": "file", "options": {"path": "/tmp/x.jsonl"}}, {"type": "log", "options": {}}]
+        {"type": "file", "options": {"path": "/tmp/x.jsonl"}},
+        {"type": "log", "options": {}},
+    ]
 
 
 def test_batch_lines_equal_event_json_for_every_shape():
     from publishers.base import batch_json_lines, event_json
+
     events = [(1, ("a", 1.5, None)), [2, ["b\u00e9", True, 3]], (3.0, ("c\n", -1, [1]))]
-    assert batch_json_lines("S\"x", events) == "".join(
-        event_json("S\"x", ts, row) + "\n" for ts, row in events)
+    assert batch_json_lines('S"x', events) == "".join(
+        event_json('S"x', ts, row) + "\n" for ts, row in events
+    )

@@ -1,4 +1,5 @@
 """Shared fixtures for receiver tests: a stream definition and a recording router."""
+
 import pytest
 
 from cep.model import Attribute, AttrType, StreamDefinition
@@ -9,10 +10,16 @@ KEY = ("1", "StockAnalysis", "StockStream")
 
 @pytest.fixture
 def stock_def():
-    return StreamDefinition("StockStream", (
-        Attribute("symbol", AttrType.STRING), Attribute("price", AttrType.DOUBLE),
-        Attribute("volume", AttrType.LONG), Attribute("qty", AttrType.INT),
-        Attribute("ok", AttrType.BOOL)))
+    return StreamDefinition(
+        "StockStream",
+        (
+            Attribute("symbol", AttrType.STRING),
+            Attribute("price", AttrType.DOUBLE),
+            Attribute("volume", AttrType.LONG),
+            Attribute("qty", AttrType.INT),
+            Attribute("ok", AttrType.BOOL),
+        ),
+    )
 
 
 class Recorder:

@@ -2,6 +2,7 @@
 logged inflow (a write-ahead log on disk; no spout behind it): replies carry where the log
 stands, committed batches are dropped, and a lost worker's unacknowledged batches go to the
 other one, counted."""
+
 import pytest
 
 from cep.worker.logged_inflow import LoggedSpoutConnection
@@ -18,8 +19,15 @@ class LoggedWorker:
 
     def __init__(self, path, name, stock_def):
         self.wal = WriteAheadLog(str(path / name)).open()
-        self.inflow = LoggedSpoutConnection(None, 1, "StockAnalysis", "StockStream", name,
-                                            wal=self.wal, receiver_id=f"{name}/1/S/StockStream#1")
+        self.inflow = LoggedSpoutConnection(
+            None,
+            1,
+            "StockAnalysis",
+            "StockStream",
+            name,
+            wal=self.wal,
+            receiver_id=f"{name}/1/S/StockStream#1",
+        )
         self.router = IngestRouter()
         self.router.register(KEY, stock_def, self.inflow.offer, self.inflow.progress)
         self.server = HttpServer(create_app(self.router)).start()
@@ -108,6 +116,7 @@ class Checkpointer:
 
     def __init__(self, worker):
         import threading
+
         self.worker, self.halt = worker, threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
 
@@ -126,20 +135,39 @@ class Checkpointer:
 
 
 def test_cep_feed_with_two_workers_goes_on_at_the_second_and_waits_for_commits(
-        workers, tmp_path, capsys):
+    workers, tmp_path, capsys
+):
     import json
 
     from cep.cli.main import main
+
     w1, w2 = workers
     path = tmp_path / "events.jsonl"
-    path.write_text("".join(json.dumps({"stream": "StockStream", "data": [f"S{i}", 1.0, 2, 3,
-                                                                          True]}) + "\n"
-                            for i in range(30)))
+    path.write_text(
+        "".join(
+            json.dumps({"stream": "StockStream", "data": [f"S{i}", 1.0, 2, 3, True]}) + "\n"
+            for i in range(30)
+        )
+    )
     w1.server.stop()  # the first worker is lost before the feed starts
     with Checkpointer(w2):
-        code = main(["feed", "StockAnalysis", str(path), "--tenant", "1", "--worker",
-                     f"{w1.url},{w2.url}", "--rate", "1000", "--batch", "10",
-                     "--ack-timeout", "30"])
+        code = main(
+            [
+                "feed",
+                "StockAnalysis",
+                str(path),
+                "--tenant",
+                "1",
+                "--worker",
+                f"{w1.url},{w2.url}",
+                "--rate",
+                "1000",
+                "--batch",
+                "10",
+                "--ack-timeout",
+                "30",
+            ]
+        )
     err = capsys.readouterr().err
     assert code == 0, err
     assert "every accepted event committed" in err and "sent 30, accepted 30" in err, err
@@ -149,6 +177,7 @@ def test_cep_feed_with_two_workers_goes_on_at_the_second_and_waits_for_commits(
 def test_the_simulator_goes_on_from_the_chunk_that_failed(workers):
     """A retried run() (cep feed --retry) does not send the events before the failure again."""
     from receivers.simulator import Simulator
+
     w1 = workers[0]
     events = [(n, "StockStream", None, [f"S{n}", 1.0, 2, 3, True]) for n in range(20)]
     sim = Simulator(w1.url, 1, "StockAnalysis", events, rate=10000, batch=5)
@@ -160,6 +189,7 @@ def test_the_simulator_goes_on_from_the_chunk_that_failed(workers):
         if calls["n"] == 3:
             raise ConnectionError("the worker did not answer")
         real(chunk)
+
     sim.send_chunk = flaky
     with pytest.raises(ConnectionError):
         sim.run()

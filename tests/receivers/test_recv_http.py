@@ -1,4 +1,5 @@
 """HTTP JSON receiver over a real socket: counts, reasons, status codes."""
+
 import json
 import urllib.error
 import urllib.request
@@ -17,8 +18,9 @@ def server(router):
 
 def post(url, body, raw=False):
     data = body if raw else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, data=data, method="POST", headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=5) as resp:
             return resp.status, json.loads(resp.read())
@@ -27,17 +29,23 @@ def post(url, body, raw=False):
 
 
 def test_one_event(server, recorder):
-    status, body = post(f"{server.url}/events/1/StockAnalysis/StockStream",
-                        {"timestamp": 7, "data": ["IBM", 1.0, 2, 3, True]})
+    status, body = post(
+        f"{server.url}/events/1/StockAnalysis/StockStream",
+        {"timestamp": 7, "data": ["IBM", 1.0, 2, 3, True]},
+    )
     assert status == 200 and body == {"accepted": 1, "rejected": 0, "errors": []}
     assert recorder.events == [(7, ("IBM", 1.0, 2, 3, True))]
 
 
 def test_array_with_a_bad_event_keeps_its_neighbours(server, recorder):
-    status, body = post(f"{server.url}/events/1/StockAnalysis/StockStream", [
-        {"timestamp": 1, "data": ["A", 1.0, 2, 3, True]},
-        {"timestamp": 2, "data": ["B", "x", 2, 3, True]},
-        {"timestamp": 3, "data": ["C", 1.0, 2, 3, True]}])
+    status, body = post(
+        f"{server.url}/events/1/StockAnalysis/StockStream",
+        [
+            {"timestamp": 1, "data": ["A", 1.0, 2, 3, True]},
+            {"timestamp": 2, "data": ["B", "x", 2, 3, True]},
+            {"timestamp": 3, "data": ["C", 1.0, 2, 3, True]},
+        ],
+    )
     assert status == 207  # a partial acceptance is never 200: the reply names what was not
     assert (body["accepted"], body["rejected"]) == (2, 1)
     assert body["errors"][0]["index"] == 1 and "'price'" in body["errors"][0]["reason"]
@@ -61,8 +69,10 @@ def test_unknown_stream_is_404(server):
 
 
 def test_json_lines_body_with_a_bad_line(server, recorder):
-    body = (b'{"timestamp": 1, "data": ["A", 1.0, 2, 3, true]}\n{oops\n'
-            b'{"timestamp": 3, "data": ["C", 1.0, 2, 3, true]}\n')
+    body = (
+        b'{"timestamp": 1, "data": ["A", 1.0, 2, 3, true]}\n{oops\n'
+        b'{"timestamp": 3, "data": ["C", 1.0, 2, 3, true]}\n'
+    )
     status, reply = post(f"{server.url}/events/1/StockAnalysis/StockStream", body, raw=True)
     assert status == 207 and (reply["accepted"], reply["rejected"]) == (2, 1)
     assert reply["errors"][0]["index"] == 1
@@ -72,8 +82,12 @@ def test_json_lines_body_with_a_bad_line(server, recorder):
 
 def post_full(url, body):
     """(status, reply, Retry-After) of a POST."""
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=5) as resp:
             return resp.status, json.loads(resp.read()), resp.headers.get("Retry-After")
@@ -85,6 +99,7 @@ def post_full(url, body):
 def full_server(stock_def, make_recorder):
     """A receiver whose stream's buffer holds 2 events, and a switch for `ready`."""
     from receivers.router import IngestRouter
+
     router, state = IngestRouter(), {"ready": True}
     router.register(("1", "StockAnalysis", "StockStream"), stock_def, make_recorder(capacity=2))
     srv = HttpServer(create_app(router, ready=lambda: state["ready"])).start()

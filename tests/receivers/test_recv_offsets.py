@@ -1,5 +1,6 @@
 """The spout's per-log offset bookkeeping (receivers/offsets.py), without sockets: in order,
 once, gaps dropped and a replay asked, holes the log cannot fill skipped and counted lost."""
+
 from cep.protocol.frames import LogPosition
 from receivers.offsets import ReceiverOffsets, parse_receiver_id
 
@@ -61,8 +62,12 @@ class StartRecording(Recording):
 
     def __init__(self, first=0, missing=()):
         super().__init__()
-        self.answer = {"first": first, "end": first + 100, "events": 100,
-                       "missing": [list(m) for m in missing]}
+        self.answer = {
+            "first": first,
+            "end": first + 100,
+            "events": 100,
+            "missing": [list(m) for m in missing],
+        }
         self.started, self.posts = [], []
 
     def _ask_start(self, rid):
@@ -83,8 +88,10 @@ def test_restore_sets_offsets_and_other_receivers_are_independent():
     o.replay_from_start(other)
     # the log from its start, then again after its first offset: the frames dropped while
     # the answer was on its way (the replay's own frames may be among them) come again
-    assert o.posts == [(other, "replay", {"receiver_id": other, "after": -1}),
-                       (other, "replay", {"receiver_id": other, "after": 4})]
+    assert o.posts == [
+        (other, "replay", {"receiver_id": other, "after": -1}),
+        (other, "replay", {"receiver_id": other, "after": 4}),
+    ]
     assert o.admit(pos(5, rid=other), 5) == 0  # the replay, from the log's first offset
     assert o.last == {RID: 100, other: 9} and o.lost == 0
 
@@ -107,6 +114,7 @@ def test_a_worker_that_never_answers_the_start_replay_is_given_up():
     o.from_start, o.gap_timeout_s = True, 0.1
     assert o.admit(pos(50), 10) is None
     import time
+
     time.sleep(0.15)
     assert o.admit(pos(60), 10) == 0 and o.last == {RID: 69}
 
@@ -117,6 +125,7 @@ def test_a_gap_never_filled_is_given_up_after_the_timeout():
     o.admit(pos(0), 10)
     assert o.admit(pos(20), 5) is None
     import time
+
     time.sleep(0.25)
     assert o.admit(pos(25), 5) == 0  # given up: offsets 10..24 counted lost
     assert o.lost == 15 and o.last[RID] == 29 and o.gap_drops == 5

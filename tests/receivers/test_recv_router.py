@@ -1,4 +1,5 @@
 """The ingest router: unknown streams, counters, refusals by a full downstream."""
+
 import pytest
 
 from receivers.exceptions import UnknownStreamError
@@ -14,7 +15,10 @@ def test_counts_accepted_and_rejected(router, recorder, key):
     r = router.ingest_pairs(key, [[1, ["A", 1.0, 1, 1, True]], [2, ["A"]]])
     assert (r.accepted, r.rejected) == (1, 1)
     assert router.counters()["1/StockAnalysis/StockStream"] == {
-        "accepted": 1, "rejected": 1, "refused": 0}
+        "accepted": 1,
+        "rejected": 1,
+        "refused": 0,
+    }
     assert recorder.events == [(1, ("A", 1.0, 1, 1, True))]
 
 

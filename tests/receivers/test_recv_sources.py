@@ -1,4 +1,5 @@
 """@source(...) sources: file (JSON lines, bad lines skipped), zmq and http on their own ports."""
+
 import json
 import time
 import urllib.request
@@ -22,8 +23,10 @@ def wait_for(cond, timeout=5.0):
 
 def test_file_source_reads_batches_and_skips_bad_lines(tmp_path):
     p = tmp_path / "in.jsonl"
-    p.write_text('{"timestamp": 1, "data": ["A", 1.0, 1, 1, true]}\nnot json\n\n'
-                 '{"timestamp": 2, "data": ["B", 2.0, 1, 1, true]}\n')
+    p.write_text(
+        '{"timestamp": 1, "data": ["A", 1.0, 1, 1, true]}\nnot json\n\n'
+        '{"timestamp": 2, "data": ["B", 2.0, 1, 1, true]}\n'
+    )
     src = FileSource(p, batch_size=1)
     batches = [src.next_batch() for _ in range(4)]
     assert [len(b) for b in batches] == [1, 1, 0, 0] and src.done
@@ -71,13 +74,17 @@ def test_zmq_and_http_sources_on_own_ports(router, recorder, key):
 
 def test_http_source_with_port(router, recorder, key):
     import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     h = build_source({"type": "http", "port": str(port), "host": "127.0.0.1"}, router, key).start()
     try:
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/", method="POST",
-                                     data=json.dumps([["A", 1.0, 1, 1, True]]).encode())
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/",
+            method="POST",
+            data=json.dumps([["A", 1.0, 1, 1, True]]).encode(),
+        )
         with urllib.request.urlopen(req, timeout=5) as resp:
             assert json.loads(resp.read())["accepted"] == 1
         assert len(recorder.events) == 1
@@ -87,14 +94,16 @@ def test_http_source_with_port(router, recorder, key):
 
 def test_http_source_with_wso2_receiver_url(router, recorder, key):
     import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/endpoints/stock"
     h = build_source({"type": "http", "receiver.url": url}, router, key).start()
     try:
-        req = urllib.request.Request(url, method="POST",
-                                     data=json.dumps({"data": ["A", 1.0, 1, 1, True]}).encode())
+        req = urllib.request.Request(
+            url, method="POST", data=json.dumps({"data": ["A", 1.0, 1, 1, True]}).encode()
+        )
         with urllib.request.urlopen(req, timeout=5) as resp:
             assert json.loads(resp.read())["accepted"] == 1
         assert h.describe()["url"] == f"http://127.0.0.1:{port}"
@@ -102,13 +111,16 @@ def test_http_source_with_wso2_receiver_url(router, recorder, key):
         h.stop()
 
 
-@pytest.mark.parametrize("options, fragment", [
-    ({"type": "http", "receiver.url": "ftp://x:1/"}, "must be http://host:port"),
-    ({"type": "carrierpigeon"}, "unknown type 'carrierpigeon'; known: http, zmq, file, nats"),
-    ({"type": "kafka"}, "a kafka connector needs connection='name'"),
-    ({"type": "file"}, "needs path="),
-    ({"type": "http", "port": "eighty"}, "is not an integer"),
-])
+@pytest.mark.parametrize(
+    "options, fragment",
+    [
+        ({"type": "http", "receiver.url": "ftp://x:1/"}, "must be http://host:port"),
+        ({"type": "carrierpigeon"}, "unknown type 'carrierpigeon'; known: http, zmq, file, nats"),
+        ({"type": "kafka"}, "a kafka connector needs connection='name'"),
+        ({"type": "file"}, "needs path="),
+        ({"type": "http", "port": "eighty"}, "is not an integer"),
+    ],
+)
 def test_bad_source_config(router, key, options, fragment):
     with pytest.raises(SourceConfigError, match=fragment):
         build_source(options, router, key)

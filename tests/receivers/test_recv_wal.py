@@ -1,5 +1,6 @@
 """The receivers' write-ahead log on real files: offsets, segment roll, restart, torn tails,
 corrupt records, commit, caps and each durability mode."""
+
 import os
 
 import pytest
@@ -29,6 +30,7 @@ def open_log(tmp_path):
         wal = WriteAheadLog(str(tmp_path / "log"), **kw).open()
         opened.append(wal)
         return wal
+
     yield make
     for wal in opened:
         wal.close()
@@ -158,6 +160,7 @@ def test_age_cap_refuses_until_committed(open_log):
     wal = open_log(max_age_s=0.2)
     wal.append(batch(0))
     import time
+
     time.sleep(0.3)
     with pytest.raises(LogFullError, match="wal.max_age_s"):
         wal.append(batch(100))
@@ -174,6 +177,7 @@ def test_a_second_writer_on_the_same_folder_is_refused(open_log, tmp_path):
 def test_age_is_of_the_oldest_uncommitted_event_not_of_the_segment(open_log):
     """A slow stream fills a segment over days: committed data must not age the log."""
     import time
+
     wal = open_log(max_age_s=1.0)
     wal.append(batch(0))
     time.sleep(1.1)
@@ -191,6 +195,7 @@ def test_age_is_of_the_oldest_uncommitted_event_not_of_the_segment(open_log):
 
 def test_age_survives_a_restart(tmp_path):
     import time
+
     d = str(tmp_path / "log")
     wal = WriteAheadLog(d).open()
     wal.append(batch(0))

@@ -1,6 +1,7 @@
 """@source sources with a write-ahead log over its cap (real log, real inflow, real router): a
 file source holds its batch instead of dropping it, and goes on once the log is committed;
 an HTTP source with its own listener answers 503 with the reason."""
+
 import json
 import time
 import urllib.error
@@ -37,9 +38,22 @@ def logged_router(tmp_path):
 
 def _definition():
     from cep.worker.plans import spec_from_deployment
-    return spec_from_deployment({"tenant": -1234, "name": "P", "version": 1, "imported": [
-        {"stream": "S", "attributes": [["symbol", "string"], ["volume", "long"]]}],
-        "exported": []}).imported[0].definition
+
+    return (
+        spec_from_deployment(
+            {
+                "tenant": -1234,
+                "name": "P",
+                "version": 1,
+                "imported": [
+                    {"stream": "S", "attributes": [["symbol", "string"], ["volume", "long"]]}
+                ],
+                "exported": [],
+            }
+        )
+        .imported[0]
+        .definition
+    )
 
 
 def test_file_source_holds_its_batch_while_the_log_is_full(logged_router, tmp_path):
@@ -67,11 +81,13 @@ def test_file_source_holds_its_batch_while_the_log_is_full(logged_router, tmp_pa
 def test_http_source_listener_answers_503_with_the_reason(logged_router):
     from receivers.http_receiver import DEFAULT_LIMITS, HttpServer
     from receivers.sources import _single_stream_app
+
     router, _, wal = logged_router
     server = HttpServer(_single_stream_app(router, KEY, DEFAULT_LIMITS), "127.0.0.1", 0).start()
     try:
-        answers = [_post(server.url, [{"symbol": "A", "volume": i} for i in range(10)])
-                   for _ in range(8)]
+        answers = [
+            _post(server.url, [{"symbol": "A", "volume": i} for i in range(10)]) for _ in range(8)
+        ]
         assert answers[0][0] == 200
         status, body = answers[-1]
         assert status == 503 and body["reason"] == "backpressure" and body["retry"] is True
@@ -83,8 +99,12 @@ def test_http_source_listener_answers_503_with_the_reason(logged_router):
 
 
 def _post(url, events):
-    req = urllib.request.Request(url + "/", json.dumps(events).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url + "/",
+        json.dumps(events).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
             return resp.status, json.loads(resp.read())

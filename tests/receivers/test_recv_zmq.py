@@ -1,4 +1,5 @@
 """ZeroMQ msgpack receiver over real sockets: batches, bad messages, single-stream sources."""
+
 import time
 
 import pytest
@@ -47,6 +48,7 @@ def test_single_stream_receiver_takes_one_frame_messages(router, recorder, key):
     r = ZmqReceiver(router, default_key=key).start()
     try:
         from cep.protocol.frames import encode_pairs
+
         client = ZmqEventClient(r.url)
         client.send_raw([encode_pairs([[5, ["A", 1.0, 1, 1, True]]])])
         assert wait_for(lambda: recorder.events == [(5, ("A", 1.0, 1, 1, True))])
@@ -61,6 +63,7 @@ def test_a_send_with_a_timeout_raises_when_no_receiver_takes_it(key):
     import socket
 
     import zmq
+
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -85,12 +88,14 @@ def test_messages_queued_while_the_downstream_works_go_on_in_one_call(stock_def,
     import threading
 
     from receivers.router import IngestRouter
+
     calls, gate = [], threading.Event()
 
     def deliver(events, wait=0.0):
         calls.append([ts for ts, _ in events])
         gate.wait(5)  # the first call holds the receiver while 20 more messages queue
         return 0
+
     router = IngestRouter()
     router.register(key, stock_def, deliver)
     r = ZmqReceiver(router).start()

@@ -1,4 +1,5 @@
 """The event simulator replays a JSON-lines file into an HTTP receiver (a real local server)."""
+
 import json
 import threading
 import time
@@ -43,12 +44,15 @@ def _write(tmp_path, lines):
 
 def test_replays_every_event_restamped_to_now(tmp_path, receiver):
     url, received = receiver
-    path = _write(tmp_path, [
-        {"stream": "S", "timestamp": 1000, "data": ["IBM", 1.0]},
-        {"timestamp": 1500},  # a clock-only line is not an event
-        {"stream": "S", "timestamp": 2000, "data": ["WSO2", 2.0]},
-        {"stream": "T", "timestamp": 3000, "data": ["X", 3.0]},
-    ])
+    path = _write(
+        tmp_path,
+        [
+            {"stream": "S", "timestamp": 1000, "data": ["IBM", 1.0]},
+            {"timestamp": 1500},  # a clock-only line is not an event
+            {"stream": "S", "timestamp": 2000, "data": ["WSO2", 2.0]},
+            {"stream": "T", "timestamp": 3000, "data": ["X", 3.0]},
+        ],
+    )
     events = load_events(path)
     assert [e[1] for e in events] == ["S", "S", "T"]
     before = int(time.time() * 1000)
@@ -63,8 +67,13 @@ def test_replays_every_event_restamped_to_now(tmp_path, receiver):
 
 def test_keep_time_and_rejections_are_counted(tmp_path, receiver):
     url, received = receiver
-    path = _write(tmp_path, [{"stream": "S", "timestamp": 1000, "data": ["A", 1.0]},
-                             {"stream": "S", "timestamp": 2000, "data": ["B", -1.0]}])
+    path = _write(
+        tmp_path,
+        [
+            {"stream": "S", "timestamp": 1000, "data": ["A", 1.0]},
+            {"stream": "S", "timestamp": 2000, "data": ["B", -1.0]},
+        ],
+    )
     sim = Simulator(url, 1, "P", load_events(path), rate=1000, batch=1, keep_time=True)
     assert sim.run() == (2, 1)
     assert sim.rejected == 1

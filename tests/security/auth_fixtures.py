@@ -1,5 +1,6 @@
 """Users of the auth tests: a super admin, a tenant admin and a viewer of tenant 5, and a
 tenant admin of tenant 6, each with a Flask test client carrying its token."""
+
 import types
 
 import pytest

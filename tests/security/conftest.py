@@ -1,5 +1,6 @@
 """Fixtures of the security tests: a manager with a real compiler, store and registry and a
 fake launcher, its REST client, and the folders a plan may and may not touch."""
+
 import pytest
 
 from cep.model import Attribute, AttrType, StreamDefinition
@@ -24,14 +25,21 @@ def roots(tmp_path):
 
 @pytest.fixture
 def manager(tmp_path, roots):
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path / "data"), "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-        "sinks.http_allow": ["203.0.113.0/24"], "sinks.redis_connections": ["main=redis://"
-                                                                             "127.0.0.1:1/0"],
-        "limits.queries": 20, "limits.window_length": 10_000, "limits.window_secs": 3600,
-        "limits.table_rows": 50},
-        env={})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path / "data"),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+            "sinks.http_allow": ["203.0.113.0/24"],
+            "sinks.redis_connections": ["main=redis://127.0.0.1:1/0"],
+            "limits.queries": 20,
+            "limits.window_length": 10_000,
+            "limits.window_secs": 3600,
+            "limits.table_rows": 50,
+        },
+        env={},
+    )
     m = Manager(settings, launcher=FakeLauncher()).start()
     yield m
     m.stop()
@@ -44,10 +52,16 @@ def client(manager):
     return client
 
 
-STOCK = StreamDefinition("StockStream", (
-    Attribute("symbol", AttrType.STRING), Attribute("price", AttrType.DOUBLE),
-    Attribute("volume", AttrType.LONG), Attribute("qty", AttrType.INT),
-    Attribute("ok", AttrType.BOOL)))
+STOCK = StreamDefinition(
+    "StockStream",
+    (
+        Attribute("symbol", AttrType.STRING),
+        Attribute("price", AttrType.DOUBLE),
+        Attribute("volume", AttrType.LONG),
+        Attribute("qty", AttrType.INT),
+        Attribute("ok", AttrType.BOOL),
+    ),
+)
 
 
 class Recorder:

@@ -1,6 +1,7 @@
 """Issue 10: a table-driven walk over every route of the manager's Flask URL map:
 401 (or the login page) without credentials, 403 for a viewer on writes, 404 for another
 tenant's resources with the same answer whether the plan exists or not (no leak)."""
+
 import pytest
 
 from tests.manager.manager_plans import STAT_PLAN
@@ -9,10 +10,22 @@ from tests.security.auth_fixtures import app, people  # noqa: F401 (fixtures)
 # the documentation site is public (the project's own docs)
 PUBLIC = {"static", "favicon", "root", "console_auth.login", "api_users.login", "docs_site.page"}
 # writes a viewer may make: its own tokens/password, logging out, validating a plan
-VIEWER_MAY = {"api_users.create_token", "api_users.revoke_token", "api_users.set_password",
-              "console_auth.logout", "api_validate.validate"}
-SAMPLE_ARGS = {"tenant": "5", "name": "StatExecutionPlan", "user": "admin5", "token_id": "abc",
-               "rest": "nowhere", "filename": "console/console.css", "job_id": "nojob"}
+VIEWER_MAY = {
+    "api_users.create_token",
+    "api_users.revoke_token",
+    "api_users.set_password",
+    "console_auth.logout",
+    "api_validate.validate",
+}
+SAMPLE_ARGS = {
+    "tenant": "5",
+    "name": "StatExecutionPlan",
+    "user": "admin5",
+    "token_id": "abc",
+    "rest": "nowhere",
+    "filename": "console/console.css",
+    "job_id": "nojob",
+}
 
 
 def routes(app):
@@ -41,8 +54,14 @@ def send(client, method, url):
 
 def test_the_walk_covers_every_kind_of_route(app):
     endpoints = {e for e, _, _ in routes(app)}
-    assert {"api_plans.add_plan", "api_worker.deployments", "console.plans", "api_users.add_user",
-            "console_api.try_it", "api_docs.prometheus_metrics"} <= endpoints
+    assert {
+        "api_plans.add_plan",
+        "api_worker.deployments",
+        "console.plans",
+        "api_users.add_user",
+        "console_api.try_it",
+        "api_docs.prometheus_metrics",
+    } <= endpoints
     assert len(routes(app)) >= 40
 
 
@@ -90,12 +109,24 @@ def test_another_tenant_is_not_found_whether_or_not_the_plan_exists(app, deploye
 
 def test_tenant_admin_changes_only_its_own_tenant(deployed):
     text = STAT_PLAN.replace("StatExecutionPlan", "Mine")
-    assert deployed.admin5.post("/api/v1/tenants/5/plans", data=text,
-                                content_type="text/plain").status_code == 201
-    assert deployed.admin5.post("/api/v1/tenants/6/plans", data=text,
-                                content_type="text/plain").status_code == 404
+    assert (
+        deployed.admin5.post(
+            "/api/v1/tenants/5/plans", data=text, content_type="text/plain"
+        ).status_code
+        == 201
+    )
+    assert (
+        deployed.admin5.post(
+            "/api/v1/tenants/6/plans", data=text, content_type="text/plain"
+        ).status_code
+        == 404
+    )
     assert deployed.admin5.delete("/api/v1/tenants/5/plans/Mine").status_code == 200
-    assert deployed.admin5.post("/api/v1/users", json={"name": "x", "password": "p" * 10,
-                                                       "tenant": 5}).status_code == 403
+    assert (
+        deployed.admin5.post(
+            "/api/v1/users", json={"name": "x", "password": "p" * 10, "tenant": 5}
+        ).status_code
+        == 403
+    )
     listing = deployed.admin5.get("/api/v1/tenants/5/plans").get_json()
     assert [p["name"] for p in listing["plans"]] == ["StatExecutionPlan"]

@@ -2,6 +2,7 @@
 key cannot register, send events to a spout, read what a publisher bolt sends, push forged
 output to a worker's publisher service, send to the worker's ZeroMQ receiver, push to a task,
 or talk to a topology driver; with the key each of these works."""
+
 import json
 import os
 import stat
@@ -75,6 +76,7 @@ def wait(cond, timeout=5.0):
 
 # -- keys ------------------------------------------------------------------------------------
 
+
 def test_keys_are_created_once_with_a_private_secret_file(tmp_path):
     folder = tmp_path / "curve"
     first = curve.create_or_load(folder)
@@ -90,17 +92,21 @@ def test_a_worker_with_curve_on_and_no_key_folder_gets_a_clear_error(tmp_path):
     with pytest.raises(CurveKeyError, match="curve_dir, --curve-dir or CEP_CURVE_DIR"):
         curve.worker_keys({"security.curve": True, "security.curve_dir": ""}, env={})
     with pytest.raises(CurveKeyError, match="cluster.key_secret"):
-        curve.worker_keys({"security.curve": False, "security.curve_dir": ""},
-                          env={"CEP_CURVE_DIR": str(tmp_path)})
+        curve.worker_keys(
+            {"security.curve": False, "security.curve_dir": ""},
+            env={"CEP_CURVE_DIR": str(tmp_path)},
+        )
     assert curve.worker_keys({"security.curve": False, "security.curve_dir": ""}, env={}) is None
 
 
 # -- registry --------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def curve_registry(keys):
-    svc = RegistryService(port=0, bind_host="127.0.0.1", heartbeat_interval=0.1,
-                          security=curve.LinkSecurity(keys))
+    svc = RegistryService(
+        port=0, bind_host="127.0.0.1", heartbeat_interval=0.1, security=curve.LinkSecurity(keys)
+    )
     svc.start()
     yield svc, f"tcp://127.0.0.1:{svc.port}"
     svc.stop()
@@ -110,8 +116,10 @@ def test_registry_with_curve_answers_only_the_cluster_key(curve_registry, keys, 
     svc, url = curve_registry
     member = RegistryClient(url, security=curve.LinkSecurity(keys))
     assert member.register("receiver", T, P, "127.0.0.1", 4000, streams=[S])["ok"]
-    for outsider in (curve.LinkSecurity(), curve.LinkSecurity(curve.CurveKeys(
-            stranger.public, stranger.secret))):
+    for outsider in (
+        curve.LinkSecurity(),
+        curve.LinkSecurity(curve.CurveKeys(stranger.public, stranger.secret)),
+    ):
         client = RegistryClient(url, timeout=0.5, retries=0, security=outsider)
         with pytest.raises(RegistryUnavailableError):
             client.register("receiver", T, P, "127.0.0.1", 4666, streams=[S])
@@ -123,15 +131,26 @@ def test_registry_with_curve_answers_only_the_cluster_key(curve_registry, keys, 
 
 # -- spout -----------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def curve_spout(curve_registry, keys):
     svc, url = curve_registry
-    spout = ReceiverSpout({"registry": url, "tenant": T, "plan": P, "streams": {S: ["a"]},
-                           "host": "127.0.0.1", "tick_ms": 0})
+    spout = ReceiverSpout(
+        {
+            "registry": url,
+            "tenant": T,
+            "plan": P,
+            "streams": {S: ["a"]},
+            "host": "127.0.0.1",
+            "tick_ms": 0,
+        }
+    )
     out = {S: ["ts", "a"]}
     collector = Collector("EventReceiverSpout", out)
-    spout.open(Context(f"{P}[{T}]", "EventReceiverSpout", 0, 1, 0, out,
-                       security=curve.LinkSecurity(keys)), collector)
+    spout.open(
+        Context(f"{P}[{T}]", "EventReceiverSpout", 0, 1, 0, out, security=curve.LinkSecurity(keys)),
+        collector,
+    )
     yield spout, collector, f"tcp://127.0.0.1:{spout.port}"
     spout.close()
 
@@ -160,6 +179,7 @@ def test_a_spout_takes_events_only_from_the_cluster_key(curve_spout, keys, stran
 
 # -- publisher bolt and the worker's publisher service ----------------------------------------
 
+
 class ListSink(Sink):
     type = "list"
 
@@ -178,8 +198,7 @@ def test_forged_output_pushed_to_a_publisher_port_never_reaches_the_sink(keys, s
     svc = PublisherService(sset, "127.0.0.1", keys=keys).start()
     url = f"tcp://127.0.0.1:{svc.port}"
     # DEALER sockets, as publisher bolts: only the handshake can keep them out
-    outsiders = [plain_push(url, zmq.DEALER),
-                 stranger_push(url, stranger, keys.public, zmq.DEALER)]
+    outsiders = [plain_push(url, zmq.DEALER), stranger_push(url, stranger, keys.public, zmq.DEALER)]
     for sock in outsiders:
         try:
             sock.send_multipart(numbered(1, encode_batch(S, [[1, ["forged"]]])), zmq.NOBLOCK)
@@ -210,11 +229,24 @@ def test_a_fake_publisher_endpoint_reads_nothing_a_bolt_sends(curve_registry, ke
         fakes.append(sock)
         member = RegistryClient(url, security=curve.LinkSecurity(keys))
         member.register("publisher", T, P, "127.0.0.1", port, worker=f"fake{port}")
-        bolt = PublisherBolt({"registry": url, "tenant": T, "plan": P, "streams": {S: ["a"]},
-                              "host": "127.0.0.1", "retry_interval": 0.05,
-                              "connect_timeout": 0.5, "drain_timeout": 0.2})
-        bolt.prepare(Context(f"{P}[{T}]", "EventPublisherBolt", 0, 1, 0, {},
-                             security=curve.LinkSecurity(keys)), Collector("p", {}))
+        bolt = PublisherBolt(
+            {
+                "registry": url,
+                "tenant": T,
+                "plan": P,
+                "streams": {S: ["a"]},
+                "host": "127.0.0.1",
+                "retry_interval": 0.05,
+                "connect_timeout": 0.5,
+                "drain_timeout": 0.2,
+            }
+        )
+        bolt.prepare(
+            Context(
+                f"{P}[{T}]", "EventPublisherBolt", 0, 1, 0, {}, security=curve.LinkSecurity(keys)
+            ),
+            Collector("p", {}),
+        )
         bolt.execute(Batch([(1, "secret output")], S))
         assert not sock.poll(QUIET_MS)
         assert bolt.sent == 0 and not bolt.connected  # a TCP connection is not a link
@@ -226,6 +258,7 @@ def test_a_fake_publisher_endpoint_reads_nothing_a_bolt_sends(curve_registry, ke
 
 
 # -- the worker's ZeroMQ receiver -------------------------------------------------------------
+
 
 def test_the_zmq_receiver_takes_the_cluster_key_and_listed_clients_only(tmp_path, stranger):
     folder = tmp_path / "curve"
@@ -240,9 +273,10 @@ def test_the_zmq_receiver_takes_the_cluster_key_and_listed_clients_only(tmp_path
     event = ["IBM", 1.0, 1, 1, True]
     # a refused handshake may leave an outsider's PUSH socket with no peer, where a send
     # blocks: a send timeout, and a refused send counts as not delivered
-    outsiders = [ZmqEventClient(receiver.url, send_timeout_ms=2000),
-                 ZmqEventClient(receiver.url, keys=stranger, server_key=keys.public,
-                                send_timeout_ms=2000)]
+    outsiders = [
+        ZmqEventClient(receiver.url, send_timeout_ms=2000),
+        ZmqEventClient(receiver.url, keys=stranger, server_key=keys.public, send_timeout_ms=2000),
+    ]
     for client in outsiders:
         try:
             client.send(("1", P, "StockStream"), [[1, event]])
@@ -250,8 +284,10 @@ def test_the_zmq_receiver_takes_the_cluster_key_and_listed_clients_only(tmp_path
             pass
     time.sleep(QUIET_MS / 1000)
     assert recorder.events == []
-    insiders = [ZmqEventClient(receiver.url, keys=keys),
-                ZmqEventClient(receiver.url, keys=sender, server_key=keys.public)]
+    insiders = [
+        ZmqEventClient(receiver.url, keys=keys),
+        ZmqEventClient(receiver.url, keys=sender, server_key=keys.public),
+    ]
     for ts, client in enumerate(insiders, 2):
         client.send(("1", P, "StockStream"), [[ts, event]])
     assert wait(lambda: sorted(ts for ts, _ in recorder.events) == [2, 3])
@@ -263,6 +299,7 @@ def test_the_zmq_receiver_takes_the_cluster_key_and_listed_clients_only(tmp_path
 
 # -- task links and the topology driver -------------------------------------------------------
 
+
 def small_topology():
     t = Topology("CurveLinks")
     t.add_spout("src", ListSpout, outputs={"default": ["x"]}, config={"rows": []})
@@ -270,8 +307,13 @@ def small_topology():
     return t
 
 
-OPTIONS = {"host": "127.0.0.1", "queue_batches": 8, "socket_buffer": 65536,
-           "metrics_interval_s": 1.0, "idle_sleep_ms": 1}
+OPTIONS = {
+    "host": "127.0.0.1",
+    "queue_batches": 8,
+    "socket_buffer": 65536,
+    "metrics_interval_s": 1.0,
+    "idle_sleep_ms": 1,
+}
 
 
 def test_a_task_input_takes_frames_only_from_the_cluster_key(keys, stranger):
@@ -298,8 +340,13 @@ def test_a_task_input_takes_frames_only_from_the_cluster_key(keys, stranger):
 
 
 def test_the_driver_answers_only_the_cluster_key(tmp_path, keys, stranger):
-    launch = {"host": "127.0.0.1", "executors": 1, "kill_wait_secs": 1, "master_ui_url": "",
-              "options": dict(OPTIONS, security=curve.LinkSecurity(keys).to_options())}
+    launch = {
+        "host": "127.0.0.1",
+        "executors": 1,
+        "kill_wait_secs": 1,
+        "master_ui_url": "",
+        "options": dict(OPTIONS, security=curve.LinkSecurity(keys).to_options()),
+    }
     (tmp_path / "launch.json").write_text(json.dumps(launch))
     driver = Driver(small_topology(), launch, tmp_path)
     stop = threading.Event()
@@ -346,6 +393,7 @@ def test_the_cli_flags_turn_curve_on():
     from cep.cli.main import build_parser
     from cep.cli.manager import overrides_from
     from cep.cli.worker import overrides_from_args
+
     parser = build_parser()
     assert overrides_from(parser.parse_args(["manager", "--curve"]))["security.curve"] is True
     assert "security.curve" not in overrides_from(parser.parse_args(["manager"]))

@@ -3,6 +3,7 @@ its own embedded Spark cluster, a worker holding a copy of the cluster keys and 
 secret, the filter plan's topology. Every event sent reaches the sink exactly once, as without
 them (tests/pipeline/test_pipeline_e2e.py); the secret key is on no process's command line and
 the launch file that carries it is 0600; a sender without the key gets nothing through."""
+
 import os
 import shutil
 import stat

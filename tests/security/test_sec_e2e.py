@@ -3,6 +3,7 @@
 sink names a relative path runs on Spark and its output lands under the tenant's file root;
 events without the tenant's ingest key are refused (401) and never reach the sink; a plan that
 escapes the roots or posts to the metadata address is refused over REST and never deployed."""
+
 import json
 import os
 import shutil
@@ -44,26 +45,56 @@ def system(tmp_path_factory):
     from manager.settings import load_manager_settings
     from manager.web import create_app
     from topology.cluster import stop_cluster
+
     root = tmp_path_factory.mktemp("sec-e2e")
     files = str(root / "files" / "{tenant}")
-    launcher = SparkLauncher({
-        "spark.state_dir": str(root / "spark"), "spark.slots": 4, "spark.worker_memory": "2g",
-        "spark.host": "127.0.0.1", "topology.kill_wait_secs": 1.0})
-    m = Manager(load_manager_settings(overrides={
-        "manager.data_dir": str(root / "manager"), "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-        "registry.heartbeat_interval": 1.0, "topology.kill_wait_secs": 1.0,
-        "files.roots": [files]}, env={}), launcher=launcher).start()
+    launcher = SparkLauncher(
+        {
+            "spark.state_dir": str(root / "spark"),
+            "spark.slots": 4,
+            "spark.worker_memory": "2g",
+            "spark.host": "127.0.0.1",
+            "topology.kill_wait_secs": 1.0,
+        }
+    )
+    m = Manager(
+        load_manager_settings(
+            overrides={
+                "manager.data_dir": str(root / "manager"),
+                "registry.port": 0,
+                "registry.bind_host": "127.0.0.1",
+                "manager.advertised_host": "127.0.0.1",
+                "registry.heartbeat_interval": 1.0,
+                "topology.kill_wait_secs": 1.0,
+                "files.roots": [files],
+            },
+            env={},
+        ),
+        launcher=launcher,
+    ).start()
     server = make_server("127.0.0.1", 0, create_app({"MANAGER": m}), threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     rest_url = f"http://127.0.0.1:{server.server_port}"
     TOKENS[rest_url] = admin_token(m)  # issue 10: authentication on
-    worker = Worker(load_config(path=str(root / "none.yaml"), env={}, overrides={
-        "worker.id": "w-sec", "managers.urls": [rest_url], "managers.registries": [
-            m.registry_url], "managers.poll_interval": 0.5, "receivers.http_port": 0,
-        "receivers.zmq_port": -1, "transport.reconnect_interval": 0.2,
-        "transport.heartbeat_interval": 1.0, "worker.state_dir": str(root / "state"),
-        "files.roots": [files], "receivers.ingest_keys": [f"{TENANT}=k-123"]})).start()
+    worker = Worker(
+        load_config(
+            path=str(root / "none.yaml"),
+            env={},
+            overrides={
+                "worker.id": "w-sec",
+                "managers.urls": [rest_url],
+                "managers.registries": [m.registry_url],
+                "managers.poll_interval": 0.5,
+                "receivers.http_port": 0,
+                "receivers.zmq_port": -1,
+                "transport.reconnect_interval": 0.2,
+                "transport.heartbeat_interval": 1.0,
+                "worker.state_dir": str(root / "state"),
+                "files.roots": [files],
+                "receivers.ingest_keys": [f"{TENANT}=k-123"],
+            },
+        )
+    ).start()
     try:
         yield {"rest": rest_url, "worker": worker, "root": root, "manager": m}
     finally:
@@ -81,8 +112,9 @@ def call(url, body=None, headers=None, method=None):
     for base, token in TOKENS.items():
         if url.startswith(base) and "Authorization" not in headers:
             headers.update(bearer(token))
-    req = urllib.request.Request(url, data=body, headers=headers,
-                                 method=method or ("POST" if body is not None else "GET"))
+    req = urllib.request.Request(
+        url, data=body, headers=headers, method=method or ("POST" if body is not None else "GET")
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
             return resp.status, json.loads(resp.read())
@@ -102,15 +134,20 @@ def wait_for(cond, timeout, what):
 def test_confined_plan_runs_and_guarded_ingest(system):
     rest, worker = system["rest"], system["worker"]
     assert worker.http.host == "127.0.0.1"  # the default bind
-    status, body = call(f"{rest}/api/v1/tenants/{TENANT}/plans", PLAN.encode(),
-                        {"Content-Type": "text/plain"})
+    status, body = call(
+        f"{rest}/api/v1/tenants/{TENANT}/plans", PLAN.encode(), {"Content-Type": "text/plain"}
+    )
     assert status == 201, body
 
     def connected():
         st = call(f"{rest}/api/v1/tenants/{TENANT}/plans/Guarded/status")[1]
         inflow = (st.get("inflow") or {}).get("w-sec", {})
-        return (st.get("state") == "ACTIVE" and inflow.get("connected") == 1
-                and st["outflow"]["connected"] == st["outflow"]["required"])
+        return (
+            st.get("state") == "ACTIVE"
+            and inflow.get("connected") == 1
+            and st["outflow"]["connected"] == st["outflow"]["required"]
+        )
+
     wait_for(connected, 180, "the plan ACTIVE with its connections")
     url = f"{worker.http_url}/events/{TENANT}/Guarded/StockStream"
     data = json.dumps(EVENTS).encode()
@@ -121,20 +158,29 @@ def test_confined_plan_runs_and_guarded_ingest(system):
     out = system["root"] / "files" / str(TENANT) / "alerts" / "high.jsonl"
 
     def rows():
-        return [json.loads(x)["data"] for x in out.read_text().splitlines()] \
-            if out.exists() else []
+        return [json.loads(x)["data"] for x in out.read_text().splitlines()] if out.exists() else []
+
     wait_for(lambda: len(rows()) >= len(EXPECTED), 60, f"{len(EXPECTED)} rows in {out}")
     time.sleep(1.0)
     assert rows() == EXPECTED  # exactly once: the refused requests added nothing
 
 
-@pytest.mark.parametrize("sink", ["@sink(type='file', path='../../manager/x.jsonl')",
-                                  "@sink(type='http', publisher.url='http://169.254.169.254/')"])
+@pytest.mark.parametrize(
+    "sink",
+    [
+        "@sink(type='file', path='../../manager/x.jsonl')",
+        "@sink(type='http', publisher.url='http://169.254.169.254/')",
+    ],
+)
 def test_escaping_plans_refused_over_rest(system, sink):
     text = PLAN.replace("Guarded", "Escape").replace(
-        "@sink(type='file', path='alerts/high.jsonl')", sink)
-    status, body = call(f"{system['rest']}/api/v1/tenants/{TENANT}/plans", text.encode(),
-                        {"Content-Type": "text/plain"})
+        "@sink(type='file', path='alerts/high.jsonl')", sink
+    )
+    status, body = call(
+        f"{system['rest']}/api/v1/tenants/{TENANT}/plans",
+        text.encode(),
+        {"Content-Type": "text/plain"},
+    )
     assert status == 400 and body["line"] == 6, body
     assert call(f"{system['rest']}/api/v1/tenants/{TENANT}/plans/Escape")[0] == 404
     deployed = call(f"{system['rest']}/api/v1/deployments")[1]["plans"]
@@ -151,10 +197,14 @@ def test_the_topologys_listeners_are_loopback_and_its_control_needs_the_secret(s
     import zmq
 
     from cep.protocol.frames import pack_message, unpack_message
+
     m = system["manager"]
     handle = m.plans.topologies.deployments[(TENANT, "Guarded")].handle
-    spouts = [ep for ep, _ in m.registry.table.snapshot()
-              if ep.get("plan") == "Guarded" and ep.get("kind") == "receiver"]
+    spouts = [
+        ep
+        for ep, _ in m.registry.table.snapshot()
+        if ep.get("plan") == "Guarded" and ep.get("kind") == "receiver"
+    ]
     assert spouts and all(ep["host"] == "127.0.0.1" for ep in spouts), spouts
     info = json.loads((handle.run_dir / "driver.json").read_text())
     assert stat.S_IMODE(os.stat(handle.run_dir).st_mode) == 0o700
@@ -180,6 +230,7 @@ def system_processes(root):
     `root` (master, worker, executors, Python workers) and their descendants; not other
     children of this test process (another test module's cluster may run beside it)."""
     import psutil
+
     procs = set()
     for proc in psutil.process_iter(["cmdline"]):
         if str(root) in " ".join(proc.info["cmdline"] or []):
@@ -197,9 +248,13 @@ def test_every_port_the_running_system_opens_is_loopback(system):
     the worker, the Spark cluster, the topology's driver, executors and tasks binds a
     loopback address; nothing on the network reaches an unauthenticated listener."""
     import psutil
+
     pids = system_processes(system["root"])
-    listening = [(c.laddr.ip, c.laddr.port, c.pid) for c in psutil.net_connections("tcp")
-                 if c.status == psutil.CONN_LISTEN and c.pid in pids]
+    listening = [
+        (c.laddr.ip, c.laddr.port, c.pid)
+        for c in psutil.net_connections("tcp")
+        if c.status == psutil.CONN_LISTEN and c.pid in pids
+    ]
     assert len({pid for _, _, pid in listening}) >= 4, listening  # test, master, worker, ...
     names = {}
     for ip, port, pid in listening:

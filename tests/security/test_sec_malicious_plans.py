@@ -1,6 +1,7 @@
 """Malicious plans: each is rejected when added over REST (400, positioned at the annotation,
 nothing stored) and again at the worker (standalone worker: the plan fails to deploy; the
 distributed worker's sink and source builders refuse it); nothing is written or read."""
+
 import json
 import os
 import threading
@@ -53,50 +54,88 @@ def malicious(name, roots, http_port, redis_port, tcp=None):
     probe = f"/etc/cep-sec-probe-{uuid.uuid4().hex}.jsonl"
     sink = "@sink(type={kind}, {opts})\ndefine stream Out (a int);\n"
     cases = {
-        "file sink to /etc": (sink.format(kind="'file'", opts=f"path='{probe}'"),
-                              "@sink(type='file')", lambda: not os.path.exists(probe)),
-        "../ escape": (sink.format(kind="'file'", opts="path='../../../outside/x.jsonl'"),
-                       "'..'", lambda: not (outside / "x.jsonl").exists()),
-        "absolute outside": (sink.format(kind="'file'", opts=f"path='{outside}/y.jsonl'"),
-                             "outside the allowed file roots",
-                             lambda: not (outside / "y.jsonl").exists()),
-        "symlink escape": (sink.format(kind="'file'", opts="path='escape/z.jsonl'"),
-                           "symbolic link", lambda: not (outside / "z.jsonl").exists()),
-        "http to metadata": (sink.format(kind="'http'",
-                                         opts="publisher.url='http://169.254.169.254/latest'"),
-                             "link-local", lambda: True),
-        "http to loopback": (sink.format(kind="'http'",
-                                         opts=f"publisher.url='http://127.0.0.1:{http_port}/'"),
-                             "loopback", lambda: _Count.hits == []),
-        "redis unconfigured": (sink.format(kind="'redis'",
-                                           opts=f"url='redis://127.0.0.1:{redis_port}/0'"),
-                               "@sink(type='redis')", lambda: True),
-        "source /etc/passwd": ("@source(type='file', path='/etc/passwd')\n"
-                               "define stream In2 (a int);\n", "@source(type='file')",
-                               lambda: True),
-        "source outside secret": (f"@source(type='file', path='{outside}/secret.txt')\n"
-                                  "define stream In2 (a int);\n", "outside", lambda: True),
+        "file sink to /etc": (
+            sink.format(kind="'file'", opts=f"path='{probe}'"),
+            "@sink(type='file')",
+            lambda: not os.path.exists(probe),
+        ),
+        "../ escape": (
+            sink.format(kind="'file'", opts="path='../../../outside/x.jsonl'"),
+            "'..'",
+            lambda: not (outside / "x.jsonl").exists(),
+        ),
+        "absolute outside": (
+            sink.format(kind="'file'", opts=f"path='{outside}/y.jsonl'"),
+            "outside the allowed file roots",
+            lambda: not (outside / "y.jsonl").exists(),
+        ),
+        "symlink escape": (
+            sink.format(kind="'file'", opts="path='escape/z.jsonl'"),
+            "symbolic link",
+            lambda: not (outside / "z.jsonl").exists(),
+        ),
+        "http to metadata": (
+            sink.format(kind="'http'", opts="publisher.url='http://169.254.169.254/latest'"),
+            "link-local",
+            lambda: True,
+        ),
+        "http to loopback": (
+            sink.format(kind="'http'", opts=f"publisher.url='http://127.0.0.1:{http_port}/'"),
+            "loopback",
+            lambda: _Count.hits == [],
+        ),
+        "redis unconfigured": (
+            sink.format(kind="'redis'", opts=f"url='redis://127.0.0.1:{redis_port}/0'"),
+            "@sink(type='redis')",
+            lambda: True,
+        ),
+        "source /etc/passwd": (
+            "@source(type='file', path='/etc/passwd')\ndefine stream In2 (a int);\n",
+            "@source(type='file')",
+            lambda: True,
+        ),
+        "source outside secret": (
+            f"@source(type='file', path='{outside}/secret.txt')\ndefine stream In2 (a int);\n",
+            "outside",
+            lambda: True,
+        ),
         "zmq connect to loopback": (
             sink.format(kind="'zmq'", opts=f"url='tcp://127.0.0.1:{tcp_port}', mode='connect'"),
-            "ZeroMQ sink allow-list", lambda: _no_connection(tcp)),
-        "zmq bind everywhere": (sink.format(kind="'zmq'", opts="url='tcp://*:0'"),
-                                "may not bind '*'", lambda: True),
-        "zmq source on 0.0.0.0": ("@source(type='zmq', url='tcp://0.0.0.0:0')\n"
-                                  "define stream In2 (a int);\n", "may not bind '0.0.0.0'",
-                                  lambda: True),
-        "http source on 0.0.0.0": (f"@source(type='http', host='0.0.0.0', port='{tcp_port}')\n"
-                                   "define stream In2 (a int);\n", "may not bind '0.0.0.0'",
-                                   lambda: True),
+            "ZeroMQ sink allow-list",
+            lambda: _no_connection(tcp),
+        ),
+        "zmq bind everywhere": (
+            sink.format(kind="'zmq'", opts="url='tcp://*:0'"),
+            "may not bind '*'",
+            lambda: True,
+        ),
+        "zmq source on 0.0.0.0": (
+            "@source(type='zmq', url='tcp://0.0.0.0:0')\ndefine stream In2 (a int);\n",
+            "may not bind '0.0.0.0'",
+            lambda: True,
+        ),
+        "http source on 0.0.0.0": (
+            f"@source(type='http', host='0.0.0.0', port='{tcp_port}')\n"
+            "define stream In2 (a int);\n",
+            "may not bind '0.0.0.0'",
+            lambda: True,
+        ),
         "nats sink to metadata": (
             sink.format(kind="'nats'", opts="url='nats://169.254.169.254:4222', subject='x'"),
-            "must name a configured connection", lambda: True),
+            "must name a configured connection",
+            lambda: True,
+        ),
         "mqtt source to loopback": (
             f"@source(type='mqtt', url='mqtt://127.0.0.1:{tcp_port}', topic='t')\n"
-            "define stream In2 (a int);\n", "must name a configured connection",
-            lambda: _no_connection(tcp)),
-        "kafka source unconfigured": ("@source(type='kafka', connection='bus', topic='t')\n"
-                                      "define stream In2 (a int);\n",
-                                      "not a configured broker connection", lambda: True),
+            "define stream In2 (a int);\n",
+            "must name a configured connection",
+            lambda: _no_connection(tcp),
+        ),
+        "kafka source unconfigured": (
+            "@source(type='kafka', connection='bus', topic='t')\ndefine stream In2 (a int);\n",
+            "not a configured broker connection",
+            lambda: True,
+        ),
     }
     text, names, nothing_touched = cases[name]
     return HEAD + text + BODY, names, nothing_touched
@@ -115,6 +154,7 @@ def _no_connection(sock):
 def tcp():
     """A listening TCP socket on 127.0.0.1 that nothing should connect to."""
     import socket
+
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(4)
@@ -123,11 +163,24 @@ def tcp():
     sock.close()
 
 
-CASES = ["file sink to /etc", "../ escape", "absolute outside", "symlink escape",
-         "http to metadata", "http to loopback", "redis unconfigured", "source /etc/passwd",
-         "source outside secret", "zmq connect to loopback", "zmq bind everywhere",
-         "zmq source on 0.0.0.0", "http source on 0.0.0.0", "nats sink to metadata",
-         "mqtt source to loopback", "kafka source unconfigured"]
+CASES = [
+    "file sink to /etc",
+    "../ escape",
+    "absolute outside",
+    "symlink escape",
+    "http to metadata",
+    "http to loopback",
+    "redis unconfigured",
+    "source /etc/passwd",
+    "source outside secret",
+    "zmq connect to loopback",
+    "zmq bind everywhere",
+    "zmq source on 0.0.0.0",
+    "http source on 0.0.0.0",
+    "nats sink to metadata",
+    "mqtt source to loopback",
+    "kafka source unconfigured",
+]
 
 
 @pytest.fixture
@@ -137,8 +190,9 @@ def escape_link(roots):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_rejected_by_rest_add_with_position(case, tcp, client, manager, roots, local_http,
-                                            tmp_path, escape_link):
+def test_rejected_by_rest_add_with_position(
+    case, tcp, client, manager, roots, local_http, tmp_path, escape_link
+):
     text, names, nothing_touched = malicious(case, roots, local_http.server_port, 6399, tcp)
     resp = client.post("/api/v1/tenants/-1234/plans", data=text, content_type="text/plain")
     body = resp.get_json()
@@ -154,16 +208,26 @@ def test_rejected_by_rest_add_with_position(case, tcp, client, manager, roots, l
 
 
 def worker_cfg(tmp_path, roots, plan_file=None):
-    return load_config(path=tmp_path / "none.yaml", env={}, overrides={
-        "worker.id": "sec", "worker.mode": "standalone",
-        "standalone.plans": [str(plan_file)] if plan_file else [],
-        "managers.poll_interval": 0.2, "receivers.http_port": 0, "receivers.zmq_port": -1,
-        "files.roots": [str(roots[0])], "worker.state_dir": str(tmp_path / "state")})
+    return load_config(
+        path=tmp_path / "none.yaml",
+        env={},
+        overrides={
+            "worker.id": "sec",
+            "worker.mode": "standalone",
+            "standalone.plans": [str(plan_file)] if plan_file else [],
+            "managers.poll_interval": 0.2,
+            "receivers.http_port": 0,
+            "receivers.zmq_port": -1,
+            "files.roots": [str(roots[0])],
+            "worker.state_dir": str(tmp_path / "state"),
+        },
+    )
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_rejected_by_the_distributed_worker_builders(case, tcp, roots, local_http, tmp_path,
-                                                     escape_link):
+def test_rejected_by_the_distributed_worker_builders(
+    case, tcp, roots, local_http, tmp_path, escape_link
+):
     """What a worker does with a deployment the manager should never have sent."""
     text, names, nothing_touched = malicious(case, roots, local_http.server_port, 6399, tcp)
     spec = spec_from_plan(cep.compile(text), -1234)
@@ -198,6 +262,7 @@ def test_rejected_by_the_standalone_worker(case, tcp, roots, local_http, tmp_pat
 
 def test_redis_sink_to_unconfigured_server_writes_nothing(redis_db, roots, tmp_path):
     import redis
+
     port = int(redis_db.rsplit(":", 1)[1].split("/")[0])
     text, names, _ = malicious("redis unconfigured", roots, 1, port)
     spec = spec_from_plan(cep.compile(text), -1234)
@@ -214,16 +279,28 @@ def test_distributed_worker_releases_what_a_refused_plan_opened(roots, tmp_path)
     import socket
 
     from manager.registry.service import RegistryService
+
     registry = RegistryService(port=0, bind_host="127.0.0.1")
     registry.start()
-    text = (HEAD + "@Import('Inp:1.0.0')\n@source(type='file', path='/etc/passwd')\n"
-            "define stream Inp (a int);\n@Export('Out:1.0.0')\ndefine stream Out (a int);\n"
-            "from Inp select a insert into Out;\n")
-    cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
-        "worker.id": "sec-d", "managers.urls": ["http://127.0.0.1:9"], "managers.registries": [
-            f"tcp://127.0.0.1:{registry.port}"], "receivers.http_port": 0,
-        "receivers.zmq_port": -1, "files.roots": [str(roots[0])],
-        "worker.state_dir": str(tmp_path / "state"), "transport.heartbeat_interval": 0.2})
+    text = (
+        HEAD + "@Import('Inp:1.0.0')\n@source(type='file', path='/etc/passwd')\n"
+        "define stream Inp (a int);\n@Export('Out:1.0.0')\ndefine stream Out (a int);\n"
+        "from Inp select a insert into Out;\n"
+    )
+    cfg = load_config(
+        path=tmp_path / "none.yaml",
+        env={},
+        overrides={
+            "worker.id": "sec-d",
+            "managers.urls": ["http://127.0.0.1:9"],
+            "managers.registries": [f"tcp://127.0.0.1:{registry.port}"],
+            "receivers.http_port": 0,
+            "receivers.zmq_port": -1,
+            "files.roots": [str(roots[0])],
+            "worker.state_dir": str(tmp_path / "state"),
+            "transport.heartbeat_interval": 0.2,
+        },
+    )
     worker = Worker(cfg).start()  # its manager never answers: deploy is called directly
     try:
         assert worker.deploy(spec_from_plan(cep.compile(text), -1234)) is None

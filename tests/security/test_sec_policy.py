@@ -1,4 +1,5 @@
 """The host policy's rules (cep.policy): file confinement and the HTTP/Redis allow-lists."""
+
 import os
 import socket
 
@@ -15,14 +16,17 @@ def root(tmp_path):
     return os.path.realpath(r)
 
 
-@pytest.mark.parametrize("path, why", [
-    ("/etc/passwd", "outside the allowed file roots"),
-    ("../x.jsonl", "must not contain '..'"),
-    ("a/../../x.jsonl", "must not contain '..'"),
-    ("a\\..\\x", "must not contain '..'"),
-    ("", "non-empty"),
-    ("a\x00b", "NUL"),
-])
+@pytest.mark.parametrize(
+    "path, why",
+    [
+        ("/etc/passwd", "outside the allowed file roots"),
+        ("../x.jsonl", "must not contain '..'"),
+        ("a/../../x.jsonl", "must not contain '..'"),
+        ("a\\..\\x", "must not contain '..'"),
+        ("", "non-empty"),
+        ("a\x00b", "NUL"),
+    ],
+)
 def test_paths_refused(root, path, why):
     with pytest.raises(PolicyViolation, match=why):
         confine(path, (root,))
@@ -52,6 +56,7 @@ def test_final_symlink_swapped_in_after_the_check_is_not_followed(root, tmp_path
     link = os.path.join(root, "out.jsonl")
     os.symlink(outside, link)
     import cep.policy.files as files
+
     monkeypatch.setattr(files, "confine", lambda path, roots: link)  # checked before the swap
     for mode in ("a", "w", "r"):
         with pytest.raises(PolicyViolation, match="symbolic link"):
@@ -74,23 +79,27 @@ def test_no_roots_means_no_files(tmp_path):
 
 
 def fake_dns(table):
-    return lambda host, port: [(socket.AF_INET6 if ":" in a else socket.AF_INET, a, port)
-                               for a in table.get(host, [])]
+    return lambda host, port: [
+        (socket.AF_INET6 if ":" in a else socket.AF_INET, a, port) for a in table.get(host, [])
+    ]
 
 
-@pytest.mark.parametrize("url, addresses, why", [
-    ("http://169.254.169.254/latest/meta-data", None, "link-local"),
-    ("http://127.0.0.1:8080/", None, "loopback"),
-    ("http://[::1]/", None, "loopback"),
-    ("http://[::ffff:127.0.0.1]/", None, "loopback"),
-    ("http://0.0.0.0/", None, "unspecified"),
-    ("http://10.0.0.5/", None, "private"),
-    ("http://[fe80::1]/", None, "link-local"),
-    ("http://rebind.example/", ["93.184.216.34", "127.0.0.1"], "loopback"),
-    ("http://metadata.example/", ["169.254.169.254"], "link-local"),
-    ("ftp://x/", None, "not an http"),
-    ("http://nowhere.invalid/", [], "does not resolve"),
-])
+@pytest.mark.parametrize(
+    "url, addresses, why",
+    [
+        ("http://169.254.169.254/latest/meta-data", None, "link-local"),
+        ("http://127.0.0.1:8080/", None, "loopback"),
+        ("http://[::1]/", None, "loopback"),
+        ("http://[::ffff:127.0.0.1]/", None, "loopback"),
+        ("http://0.0.0.0/", None, "unspecified"),
+        ("http://10.0.0.5/", None, "private"),
+        ("http://[fe80::1]/", None, "link-local"),
+        ("http://rebind.example/", ["93.184.216.34", "127.0.0.1"], "loopback"),
+        ("http://metadata.example/", ["169.254.169.254"], "link-local"),
+        ("ftp://x/", None, "not an http"),
+        ("http://nowhere.invalid/", [], "does not resolve"),
+    ],
+)
 def test_http_refused(url, addresses, why):
     table = {"rebind.example": addresses, "metadata.example": addresses} if addresses else {}
     allow = HttpAllowList(["public", "api.example.com"], resolver=_resolver(table))
@@ -105,6 +114,7 @@ def _resolver(table):
         if host in table or host.endswith(".invalid"):
             return fake_dns(table)(host, port)
         return real(host, port)
+
     return resolve
 
 

@@ -1,6 +1,7 @@
 """A worker's publisher port without CURVE: only the publisher bolts of its own plan may push
 results into it (PLAIN with the plan's token, derived from the cluster secret). Real ZeroMQ
 sockets, a real registry, the real publisher bolt and service."""
+
 import json
 import time
 
@@ -22,13 +23,20 @@ SECRET = "a-cluster-secret-for-tests"
 
 @pytest.fixture
 def worker(tmp_path):
-    reg = RegistryService(port=0, bind_host="127.0.0.1", liveness=600,
-                          security=curve.LinkSecurity(None, SECRET))
+    reg = RegistryService(
+        port=0, bind_host="127.0.0.1", liveness=600, security=curve.LinkSecurity(None, SECRET)
+    )
     reg.start()
     specs = {S: [{"type": "file", "options": {"path": str(tmp_path / "out.jsonl")}}]}
-    svc = PublisherService(SinkSet.from_specs(specs, "w1"), "127.0.0.1",
-                           token=curve.plan_token(SECRET, T, P), domain=f"{T}/{P}").start()
-    client = RegistryClient(f"tcp://127.0.0.1:{reg.port}", security=curve.LinkSecurity(None, SECRET))
+    svc = PublisherService(
+        SinkSet.from_specs(specs, "w1"),
+        "127.0.0.1",
+        token=curve.plan_token(SECRET, T, P),
+        domain=f"{T}/{P}",
+    ).start()
+    client = RegistryClient(
+        f"tcp://127.0.0.1:{reg.port}", security=curve.LinkSecurity(None, SECRET)
+    )
     client.register("publisher", T, P, "127.0.0.1", svc.port, worker="w1")
     yield f"tcp://127.0.0.1:{reg.port}", svc, tmp_path / "out.jsonl"
     svc.stop()
@@ -37,8 +45,11 @@ def worker(tmp_path):
 
 
 def rows(path):
-    return [json.loads(line)["data"][0] for line in path.read_text().splitlines()] \
-        if path.exists() else []
+    return (
+        [json.loads(line)["data"][0] for line in path.read_text().splitlines()]
+        if path.exists()
+        else []
+    )
 
 
 def push(port, frame, password=None):
@@ -59,13 +70,24 @@ def push(port, frame, password=None):
 def test_only_the_plans_own_bolts_reach_its_publisher_port(worker):
     url, svc, out = worker
     forged = encode_output(S, [(1, ["FORGED"])], "x:y:0", -1, 0)
-    push(svc.port, forged)                                              # no credentials
-    push(svc.port, forged, curve.plan_token(SECRET, T, "OtherPlan"))     # another plan's token
-    push(svc.port, forged, curve.plan_token("wrong-secret", T, P))       # a guessed secret
-    bolt = PublisherBolt({"registry": url, "tenant": T, "plan": P, "streams": {S: ["v"]},
-                          "host": "127.0.0.1", "retry_interval": 0.05, "connect_timeout": 2.0})
-    bolt.prepare(Context(f"{P}[{T}]", "out", 0, 1, 0, {},
-                         security=curve.LinkSecurity(None, SECRET)), Collector("out", {}))
+    push(svc.port, forged)  # no credentials
+    push(svc.port, forged, curve.plan_token(SECRET, T, "OtherPlan"))  # another plan's token
+    push(svc.port, forged, curve.plan_token("wrong-secret", T, P))  # a guessed secret
+    bolt = PublisherBolt(
+        {
+            "registry": url,
+            "tenant": T,
+            "plan": P,
+            "streams": {S: ["v"]},
+            "host": "127.0.0.1",
+            "retry_interval": 0.05,
+            "connect_timeout": 2.0,
+        }
+    )
+    bolt.prepare(
+        Context(f"{P}[{T}]", "out", 0, 1, 0, {}, security=curve.LinkSecurity(None, SECRET)),
+        Collector("out", {}),
+    )
     assert bolt.token == curve.plan_token(SECRET, T, P)
     bolt.execute(Batch([(1000, "real")], S))
     deadline = time.monotonic() + 10

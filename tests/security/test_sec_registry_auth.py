@@ -2,6 +2,7 @@
 secret set, a request without the secret gets an error reply naming the reason (the service
 carries on); the issue's attack, a fake receiver registered to take a plan's events after a
 worker restart, is refused, and every event reaches the real spout."""
+
 import logging
 import time
 
@@ -24,8 +25,12 @@ SECRET = "registry-test-secret-0123456789"
 
 @pytest.fixture
 def registry():
-    svc = RegistryService(port=0, bind_host="127.0.0.1", heartbeat_interval=0.1,
-                          security=curve.LinkSecurity(secret=SECRET))
+    svc = RegistryService(
+        port=0,
+        bind_host="127.0.0.1",
+        heartbeat_interval=0.1,
+        security=curve.LinkSecurity(secret=SECRET),
+    )
     svc.start()
     yield svc, f"tcp://127.0.0.1:{svc.port}"
     svc.stop()
@@ -40,9 +45,11 @@ def test_a_request_without_the_secret_gets_an_error_naming_the_reason(registry, 
     svc, url = registry
     outsider = RegistryClient(url, security=curve.LinkSecurity(secret=secret))
     caplog.set_level(logging.WARNING, "manager.registry")
-    for call in (lambda: outsider.register("receiver", T, P, "127.0.0.1", 4666, streams=[S]),
-                 lambda: outsider.lookup("receiver", T, P, stream=S),
-                 lambda: outsider.worker_info(worker="fake")):
+    for call in (
+        lambda: outsider.register("receiver", T, P, "127.0.0.1", 4666, streams=[S]),
+        lambda: outsider.lookup("receiver", T, P, stream=S),
+        lambda: outsider.worker_info(worker="fake"),
+    ):
         with pytest.raises(RegistryError) as err:
             call()
         assert err.value.name == "Unauthorized"
@@ -62,11 +69,29 @@ def test_a_fake_receiver_cannot_take_a_plans_events_after_a_worker_restart(regis
     worker's lookup finds the real spout, and the spout gets all 10,000 events."""
     svc, url = registry
     out = {S: ["ts", "n"]}
-    spout = ReceiverSpout({"registry": url, "tenant": T, "plan": P, "streams": {S: ["n"]},
-                           "host": "127.0.0.1", "tick_ms": 0})
+    spout = ReceiverSpout(
+        {
+            "registry": url,
+            "tenant": T,
+            "plan": P,
+            "streams": {S: ["n"]},
+            "host": "127.0.0.1",
+            "tick_ms": 0,
+        }
+    )
     collector = Collector("EventReceiverSpout", out)
-    spout.open(Context(f"{P}[{T}]", "EventReceiverSpout", 0, 1, 0, out,
-                       security=curve.LinkSecurity(secret=SECRET)), collector)
+    spout.open(
+        Context(
+            f"{P}[{T}]",
+            "EventReceiverSpout",
+            0,
+            1,
+            0,
+            out,
+            security=curve.LinkSecurity(secret=SECRET),
+        ),
+        collector,
+    )
     fake = RegistryClient(url, security=curve.OFF)
     with pytest.raises(RegistryError, match="cluster secret"):
         fake.register("receiver", T, P, "127.0.0.1", 4666, streams=[S])
@@ -88,10 +113,17 @@ def test_a_fake_receiver_cannot_take_a_plans_events_after_a_worker_restart(regis
 
 
 def test_the_manager_guards_its_registry_and_creates_keys_at_first_start(tmp_path):
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path / "data"), "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-        "security.cluster_secret_file": "", "metrics.sample_interval": 0}, env={})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path / "data"),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+            "security.cluster_secret_file": "",
+            "metrics.sample_interval": 0,
+        },
+        env={},
+    )
     m = Manager(settings, launcher=FakeLauncher()).start()
     try:
         assert (tmp_path / "data" / "security" / "curve" / "cluster.key_secret").exists()
@@ -105,23 +137,35 @@ def test_the_manager_guards_its_registry_and_creates_keys_at_first_start(tmp_pat
 
 
 def member_of(manager):
-    return RegistryClient(manager.registry_url,
-                          security=curve.LinkSecurity(secret=manager.auth.cluster_secret))
+    return RegistryClient(
+        manager.registry_url, security=curve.LinkSecurity(secret=manager.auth.cluster_secret)
+    )
 
 
 def test_a_manager_with_curve_on_serves_its_registry_over_curve(tmp_path):
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path / "data"), "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-        "security.curve": True, "metrics.sample_interval": 0}, env={})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path / "data"),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+            "security.curve": True,
+            "metrics.sample_interval": 0,
+        },
+        env={},
+    )
     m = Manager(settings, launcher=FakeLauncher()).start()
     try:
         keys = curve.load(tmp_path / "data" / "security" / "curve")
         assert m.links.curve == keys
         inside = RegistryClient(m.registry_url, security=curve.LinkSecurity(keys))
         assert inside.request("status", tenant=T, plan=P)["ok"]  # the key is enough
-        outside = RegistryClient(m.registry_url, timeout=0.5, retries=0,
-                                 security=curve.LinkSecurity(secret=m.auth.cluster_secret))
+        outside = RegistryClient(
+            m.registry_url,
+            timeout=0.5,
+            retries=0,
+            security=curve.LinkSecurity(secret=m.auth.cluster_secret),
+        )
         with pytest.raises(RegistryError, match="did not answer"):
             outside.request("status", tenant=T, plan=P)  # the secret alone is not
     finally:
@@ -130,10 +174,17 @@ def test_a_manager_with_curve_on_serves_its_registry_over_curve(tmp_path):
 
 @pytest.mark.parametrize("curve_on", [False, True])
 def test_a_registry_beyond_loopback_without_curve_is_warned_about(tmp_path, caplog, curve_on):
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path / "data"), "registry.port": 0,
-        "registry.bind_host": "*", "manager.advertised_host": "127.0.0.1",
-        "security.curve": curve_on, "metrics.sample_interval": 0}, env={})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path / "data"),
+            "registry.port": 0,
+            "registry.bind_host": "*",
+            "manager.advertised_host": "127.0.0.1",
+            "security.curve": curve_on,
+            "metrics.sample_interval": 0,
+        },
+        env={},
+    )
     caplog.set_level(logging.WARNING, "manager")
     m = Manager(settings, launcher=FakeLauncher()).start()
     m.stop()

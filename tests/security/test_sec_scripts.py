@@ -1,6 +1,7 @@
 """A runaway [JavaScript] function in a real standalone worker: the event whose call loops
 forever or allocates without bound fails (counted in the plan's status, logged), the other
 events are processed, and the worker stays healthy and keeps serving the plan."""
+
 import json
 import time
 import urllib.request
@@ -23,8 +24,7 @@ from S select k, risky(v) as r insert into T;
 
 def _post(worker, rows):
     body = json.dumps([{"data": r} for r in rows]).encode()
-    req = urllib.request.Request(f"{worker.http_url}/events/-1234/Js/S", data=body,
-                                 method="POST")
+    req = urllib.request.Request(f"{worker.http_url}/events/-1234/Js/S", data=body, method="POST")
     with urllib.request.urlopen(req, timeout=10) as resp:
         return json.loads(resp.read())
 
@@ -36,18 +36,26 @@ def _wait(predicate, timeout=60.0):
     return predicate()
 
 
-def test_runaway_script_fails_its_event_and_the_worker_stays_healthy(tmp_path, caplog,
-                                                                     monkeypatch):
+def test_runaway_script_fails_its_event_and_the_worker_stays_healthy(tmp_path, caplog, monkeypatch):
     monkeypatch.setattr(scripts, "LIMITS", scripts.ScriptLimits())
     plan = tmp_path / "js.siddhiql"
     plan.write_text(PLAN)
-    cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
-        "worker.mode": "standalone", "standalone.plans": [str(plan)],
-        "managers.poll_interval": 0.2, "receivers.http_port": 0, "receivers.zmq_port": -1,
-        # the time cap is generous so the allocating call (four 8 MB arrays) reaches the heap
-        # cap first even on a loaded machine
-        "scripts.call_millis": 2000.0, "scripts.heap_mib": 32,
-        "worker.state_dir": str(tmp_path / "state")})
+    cfg = load_config(
+        path=tmp_path / "none.yaml",
+        env={},
+        overrides={
+            "worker.mode": "standalone",
+            "standalone.plans": [str(plan)],
+            "managers.poll_interval": 0.2,
+            "receivers.http_port": 0,
+            "receivers.zmq_port": -1,
+            # the time cap is generous so the allocating call (four 8 MB arrays) reaches the heap
+            # cap first even on a loaded machine
+            "scripts.call_millis": 2000.0,
+            "scripts.heap_mib": 32,
+            "worker.state_dir": str(tmp_path / "state"),
+        },
+    )
     worker = Worker(cfg).start()
     try:
         assert _wait(lambda: "-1234/Js" in worker.status()["plans"], 10)

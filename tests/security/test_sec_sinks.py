@@ -1,6 +1,7 @@
 """Sinks under the host policy with real destinations: the HTTP sink connects only to an
 address that passed the allow-list (pinned, so a name re-pointed after validation cannot
 redirect it) and sends valid JSON; the file sink re-checks its path when it opens."""
+
 import json
 import math
 import os
@@ -48,6 +49,7 @@ def resolver(answers):
         i = min(calls.get(host, 0), len(seq) - 1)
         calls[host] = calls.get(host, 0) + 1
         return [(socket.AF_INET, a, port) for a in seq[i]]
+
     return resolve
 
 
@@ -58,10 +60,11 @@ def strict(text):
 def test_http_sink_connects_to_the_checked_address_and_sends_valid_json(server):
     allow = HttpAllowList(["127.0.0.1"], resolver({"sink.example": [["127.0.0.1"]]}))
     from publishers.http_sink import HttpSink
+
     sink = HttpSink("S", {"url": f"http://sink.example:{server.server_port}/in"}, allow=allow)
     sink.write_batch([(1, ["a", math.nan]), (2, ["b", math.inf])])
     sink.close()
-    (host, body), = _Collect.got
+    ((host, body),) = _Collect.got
     assert host == f"sink.example:{server.server_port}"  # the name, sent to the pinned address
     assert [e["data"] for e in strict(body)] == [["a", None], ["b", None]]
 
@@ -69,9 +72,11 @@ def test_http_sink_connects_to_the_checked_address_and_sends_valid_json(server):
 def test_http_sink_rebinding_after_validation_is_refused(server):
     """Validated while the name pointed at a public address; at connect time it points at
     loopback: the write fails and the local server receives nothing."""
-    allow = HttpAllowList(["public"], resolver({"evil.example": [["93.184.216.34"],
-                                                                 ["127.0.0.1"]]}))
+    allow = HttpAllowList(
+        ["public"], resolver({"evil.example": [["93.184.216.34"], ["127.0.0.1"]]})
+    )
     from publishers.http_sink import HttpSink
+
     sink = HttpSink("S", {"url": f"http://evil.example:{server.server_port}/"}, allow=allow)
     with pytest.raises(SinkWriteError, match="loopback"):
         sink.write_batch([(1, ["a", 1.0])])
@@ -80,8 +85,12 @@ def test_http_sink_rebinding_after_validation_is_refused(server):
 
 def test_worker_policy_refuses_http_sink_without_allow_list(server):
     with pytest.raises(SinkConfigError, match="not on the HTTP sink allow-list"):
-        build_sink({"type": "http", "options": {
-            "url": f"http://127.0.0.1:{server.server_port}/"}}, "S", HostPolicy(), -1234)
+        build_sink(
+            {"type": "http", "options": {"url": f"http://127.0.0.1:{server.server_port}/"}},
+            "S",
+            HostPolicy(),
+            -1234,
+        )
     assert _Collect.got == []
 
 

@@ -2,33 +2,64 @@
 the manager (the Flask URL map, arguments filled with its own tenant's names) while tenant 6
 has a plan, a stream, an endpoint and worker threads with errors; no answer may carry any of
 tenant 6's names, nor a count that covers tenant 6."""
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.security.auth_fixtures import app, people  # noqa: F401 (fixtures)
 
-MINE = ("@Plan:name('AlphaFive')\ndefine stream FiveIn (sym string, price double);\n"
-        "from FiveIn[price > 1.0] select sym insert into FiveOut;\n")
-THEIRS = ("@Plan:name('SecretSix')\ndefine stream SixSecretStream (code string, v double);\n"
-          "from SixSecretStream[v > 2.0] select code insert into SixSecretOut;\n")
+MINE = (
+    "@Plan:name('AlphaFive')\ndefine stream FiveIn (sym string, price double);\n"
+    "from FiveIn[price > 1.0] select sym insert into FiveOut;\n"
+)
+THEIRS = (
+    "@Plan:name('SecretSix')\ndefine stream SixSecretStream (code string, v double);\n"
+    "from SixSecretStream[v > 2.0] select code insert into SixSecretOut;\n"
+)
 SECRETS = ("SecretSix", "SixSecretStream", "SixSecretOut", "6/SecretSix")
-ARGS = {"tenant": "5", "name": "AlphaFive", "user": "viewer5", "token_id": "abc",
-        "rest": "nowhere", "filename": "console/console.css", "job_id": "nojob"}
+ARGS = {
+    "tenant": "5",
+    "name": "AlphaFive",
+    "user": "viewer5",
+    "token_id": "abc",
+    "rest": "nowhere",
+    "filename": "console/console.css",
+    "job_id": "nojob",
+}
 
 
 @pytest.fixture
 def world(app, people, manager):
-    assert people.admin.post("/api/v1/tenants/5/plans", data=MINE,
-                             content_type="text/plain").status_code == 201
-    assert people.admin.post("/api/v1/tenants/6/plans", data=THEIRS,
-                             content_type="text/plain").status_code == 201
-    manager.registry.table.report_worker({
-        "worker": "w1", "host": "127.0.0.1", "roles": ["receiver", "publisher"],
-        "plans": ["5/AlphaFive", "6/SecretSix"], "eventsIn": 123456, "eventsOut": 654321,
-        "threads": [{"name": "inflow 6/SecretSix/SixSecretStream", "state": "failed",
-                     "last_error": "RuntimeError: SixSecretStream broke"},
-                    {"name": "inflow 5/AlphaFive/FiveIn", "state": "running",
-                     "last_error": None}]})
+    assert (
+        people.admin.post(
+            "/api/v1/tenants/5/plans", data=MINE, content_type="text/plain"
+        ).status_code
+        == 201
+    )
+    assert (
+        people.admin.post(
+            "/api/v1/tenants/6/plans", data=THEIRS, content_type="text/plain"
+        ).status_code
+        == 201
+    )
+    manager.registry.table.report_worker(
+        {
+            "worker": "w1",
+            "host": "127.0.0.1",
+            "roles": ["receiver", "publisher"],
+            "plans": ["5/AlphaFive", "6/SecretSix"],
+            "eventsIn": 123456,
+            "eventsOut": 654321,
+            "threads": [
+                {
+                    "name": "inflow 6/SecretSix/SixSecretStream",
+                    "state": "failed",
+                    "last_error": "RuntimeError: SixSecretStream broke",
+                },
+                {"name": "inflow 5/AlphaFive/FiveIn", "state": "running", "last_error": None},
+            ],
+        }
+    )
     return people
 
 
@@ -62,10 +93,15 @@ def test_no_route_or_page_shows_a_tenant_anything_of_another(app, world):
     assert world.admin.get("/api/v1/manager").get_json()["plans"] == 2  # a super admin: all
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(endpoint_index=st.integers(0, 1000), query=st.sampled_from(
-    ["", "?tenant=6", "?window=all", "?user=admin6", "?tenant=6&name=SecretSix"]))
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    endpoint_index=st.integers(0, 1000),
+    query=st.sampled_from(
+        ["", "?tenant=6", "?window=all", "?user=admin6", "?tenant=6&name=SecretSix"]
+    ),
+)
 def test_query_strings_do_not_open_another_tenant(app, world, endpoint_index, query):
     routes_ = get_routes(app)
     endpoint, url = routes_[endpoint_index % len(routes_)]

@@ -1,4 +1,5 @@
 """Shared fixtures: ONE embedded Spark standalone cluster for the whole test session."""
+
 import os
 import shutil
 
@@ -23,9 +24,15 @@ def spark_settings(tmp_path_factory):
     """Settings of a private embedded cluster (own state dir, own free ports)."""
     _require_java()
     root = tmp_path_factory.mktemp("spark-state")
-    settings = load_spark_settings(overrides={
-        "spark.state_dir": str(root), "spark.slots": SLOTS, "spark.worker_memory": "4g",
-        "topology.metrics_interval_s": 0.5, "topology.kill_wait_secs": 5.0})
+    settings = load_spark_settings(
+        overrides={
+            "spark.state_dir": str(root),
+            "spark.slots": SLOTS,
+            "spark.worker_memory": "4g",
+            "topology.metrics_interval_s": 0.5,
+            "topology.kill_wait_secs": 5.0,
+        }
+    )
     yield settings
     for status in list_topologies(settings):  # a failed test may leave one running
         get_topology(status["name"], settings).kill(wait_secs=0, timeout=20)

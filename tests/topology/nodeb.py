@@ -4,6 +4,7 @@ checkout, its .venv, the temp dirs and the base Python's site-packages are hidde
 empty tmpfs mounts. Only Java, a bare CPython and a Spark installation (pyspark's, bind
 mounted to another path before the checkout is hidden) remain: what a fresh worker machine
 with Spark has. Needs root (unshare, ip netns)."""
+
 import os
 import shutil
 import signal
@@ -72,9 +73,26 @@ exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \
     def run(self, *cmd):
         """Run a command in B's namespaces with the same hidden paths (for assertions)."""
         hide = "; ".join(f"mount -t tmpfs tmpfs {p}" for p in HIDDEN)
-        return subprocess.run(["ip", "netns", "exec", self.ns, "unshare", "-m", "--propagation",
-                               "private", "sh", "-c", f"{hide}; exec \"$@\"", "sh", *cmd],
-                              capture_output=True, text=True, timeout=30)
+        return subprocess.run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                self.ns,
+                "unshare",
+                "-m",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                f'{hide}; exec "$@"',
+                "sh",
+                *cmd,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
 
     def down(self):
         if self.proc is not None and self.proc.poll() is None:

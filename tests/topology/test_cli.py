@@ -1,4 +1,5 @@
 """The `cep topology` verb: parser registration and errors without a cluster."""
+
 from cep.cli.main import build_parser, main
 
 

@@ -1,4 +1,5 @@
 """The embedded cluster's processes: a driver on the same machine sees their end at once."""
+
 import subprocess
 
 from topology.cluster import ended_cluster_process

@@ -10,6 +10,7 @@ dependencies as a packed environment (spark.archives). The plan must reach ACTIV
 and its events must reach the worker's sink. A second topology whose executors run a bare
 Python (topology.executor_python) must fail at once with a reason naming the missing
 modules."""
+
 import json
 import os
 import time
@@ -61,15 +62,28 @@ def cluster_ab(node_b, tmp_path_factory):
     root = tmp_path_factory.mktemp("ship-master")
     host = node_b.host_ip
     port, ui_port = free_port(host), free_port(host)
-    master = _spark_class(root / "master.log", [], "org.apache.spark.deploy.master.Master",
-                          "--host", host, "--port", str(port), "--webui-port", str(ui_port))
+    master = _spark_class(
+        root / "master.log",
+        [],
+        "org.apache.spark.deploy.master.Master",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--webui-port",
+        str(ui_port),
+    )
     ui = f"http://{host}:{ui_port}"
     try:
         poll(lambda: master_state(ui), 60, 0.3, "master up")
         assert master_state(ui)["aliveworkers"] == 0  # no other worker: tasks can only run on B
         node_b.start_worker(f"spark://{host}:{port}", root / "worker-b.log", cores=8)
-        poll(lambda: (master_state(ui) or {}).get("aliveworkers") == 1, 60, 0.3,
-             f"B's worker registered (log {root / 'worker-b.log'})")
+        poll(
+            lambda: (master_state(ui) or {}).get("aliveworkers") == 1,
+            60,
+            0.3,
+            f"B's worker registered (log {root / 'worker-b.log'})",
+        )
         yield f"spark://{host}:{port}", ui, root
     finally:
         node_b.down()
@@ -80,17 +94,34 @@ def cluster_ab(node_b, tmp_path_factory):
 def system(cluster_ab, node_b, tmp_path_factory):
     master_url, ui, root = cluster_ab
     host = node_b.host_ip
-    launcher = SparkLauncher({
-        "spark.master": master_url, "spark.master_ui_url": ui, "spark.host": host,
-        "spark.state_dir": str(root / "state"), "topology.kill_wait_secs": 1.0,
-        "topology.metrics_interval_s": 0.5, "checkpoint.interval": 0.0})
+    launcher = SparkLauncher(
+        {
+            "spark.master": master_url,
+            "spark.master_ui_url": ui,
+            "spark.host": host,
+            "spark.state_dir": str(root / "state"),
+            "topology.kill_wait_secs": 1.0,
+            "topology.metrics_interval_s": 0.5,
+            "checkpoint.interval": 0.0,
+        }
+    )
     data = tmp_path_factory.mktemp("ship-manager")
-    manager = Manager(load_manager_settings(overrides={
-        "manager.data_dir": str(data), "registry.port": 0, "registry.bind_host": host,
-        "manager.advertised_host": host, "registry.heartbeat_interval": 1.0,
-        "topology.kill_wait_secs": 1.0,
-        # B's tasks listen beyond loopback: the manager deploys only with CURVE on
-        "security.curve": True}, env={}), launcher=launcher).start()
+    manager = Manager(
+        load_manager_settings(
+            overrides={
+                "manager.data_dir": str(data),
+                "registry.port": 0,
+                "registry.bind_host": host,
+                "manager.advertised_host": host,
+                "registry.heartbeat_interval": 1.0,
+                "topology.kill_wait_secs": 1.0,
+                # B's tasks listen beyond loopback: the manager deploys only with CURVE on
+                "security.curve": True,
+            },
+            env={},
+        ),
+        launcher=launcher,
+    ).start()
     worker = None
     try:
         worker = _worker(manager, host, data)
@@ -112,24 +143,42 @@ def _worker(manager, host, data):
     from cep.worker.config import load_config
     from cep.worker.node import Worker
     from manager.web import create_app
+
     server = make_server("127.0.0.1", 0, create_app({"MANAGER": manager}), threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    cfg = load_config(path=data / "none.yaml", env={}, overrides={
-        "worker.id": "wa", "worker.mode": "distributed", "worker.advertised_host": host,
-        "managers.urls": [f"http://127.0.0.1:{server.server_port}"],
-        "managers.poll_interval": 0.2, "managers.timeout": 1.0,
-        "receivers.http_host": host, "receivers.http_port": 0, "receivers.zmq_port": -1,
-        "transport.reconnect_interval": 0.1, "transport.heartbeat_interval": 0.2,
-        "sinks.default": "file", "sinks.dir": str(data / "out"),
-        "worker.state_dir": str(data / "worker-state"),
-        "security.curve": True, "security.curve_dir": str(data / "security" / "curve")})
+    cfg = load_config(
+        path=data / "none.yaml",
+        env={},
+        overrides={
+            "worker.id": "wa",
+            "worker.mode": "distributed",
+            "worker.advertised_host": host,
+            "managers.urls": [f"http://127.0.0.1:{server.server_port}"],
+            "managers.poll_interval": 0.2,
+            "managers.timeout": 1.0,
+            "receivers.http_host": host,
+            "receivers.http_port": 0,
+            "receivers.zmq_port": -1,
+            "transport.reconnect_interval": 0.1,
+            "transport.heartbeat_interval": 0.2,
+            "sinks.default": "file",
+            "sinks.dir": str(data / "out"),
+            "worker.state_dir": str(data / "worker-state"),
+            "security.curve": True,
+            "security.curve_dir": str(data / "security" / "curve"),
+        },
+    )
     return Worker(cfg).start()
 
 
 def test_nothing_of_the_project_is_visible_on_b(node_b):
-    probe = node_b.run("sh", "-c", "find /work /tmp -mindepth 1 | head -3; "
-                       "test -e /work/main/.venv || echo hidden; "
-                       "python3.11 -c 'import msgpack' 2>/dev/null && echo leak; true")
+    probe = node_b.run(
+        "sh",
+        "-c",
+        "find /work /tmp -mindepth 1 | head -3; "
+        "test -e /work/main/.venv || echo hidden; "
+        "python3.11 -c 'import msgpack' 2>/dev/null && echo leak; true",
+    )
     assert probe.stdout.split() == ["hidden"], probe.stdout
     addr = node_b.run("ip", "-4", "-o", "addr")
     assert node_b.node_ip in addr.stdout and node_b.host_ip not in addr.stdout
@@ -139,8 +188,12 @@ def test_plan_ships_to_b_runs_active_and_delivers_to_the_sink(system, node_b):
     manager, worker, launcher, data = system
     started = time.monotonic()
     manager.plans.add(T, PLAN)
-    poll(lambda: manager.plans.status(T, "Shipped")["state"] == "ACTIVE", 150, 0.25,
-         "Shipped ACTIVE on B")
+    poll(
+        lambda: manager.plans.status(T, "Shipped")["state"] == "ACTIVE",
+        150,
+        0.25,
+        "Shipped ACTIVE on B",
+    )
     active_s = time.monotonic() - started
     name = f"Shipped[{T}]"
     run_dir = get_topology(name, launcher.settings).run_dir
@@ -161,8 +214,10 @@ def test_plan_ships_to_b_runs_active_and_delivers_to_the_sink(system, node_b):
 def test_bare_python_on_b_fails_with_the_missing_modules(system, cluster_ab):
     manager, worker, launcher, data = system
     import sys
-    bare = launcher.settings.with_overrides({
-        "topology.executor_python": os.path.realpath(sys._base_executable)})
+
+    bare = launcher.settings.with_overrides(
+        {"topology.executor_python": os.path.realpath(sys._base_executable)}
+    )
     t = Topology("Bare[-7]")
     t.add_spout("s", "topology.testing:CounterSpout", outputs=["n"], config={"rate": 10})
     t.add_bolt("c", "topology.testing:CountBolt", inputs={"s": "shuffle"})
@@ -189,6 +244,7 @@ def _ended(handle):
 
 def _spout_endpoint(manager):
     from cep.protocol.registry_client import RegistryClient
+
     try:
         client = RegistryClient(manager.registry_url, security=manager.links)  # CURVE is on
         found = client.lookup("receiver", T, "Shipped", stream="TradeStream")
@@ -198,10 +254,12 @@ def _spout_endpoint(manager):
 
 
 def _post_events(worker):
-    lines = [json.dumps({"data": [f"S{i}", 10.0 + i, 200 if i % 2 else 50]})
-             for i in range(EVENTS)]
-    req = urllib.request.Request(f"{worker.http_url}/events/{T}/Shipped/TradeStream",
-                                 data="\n".join(lines).encode(), method="POST")
+    lines = [json.dumps({"data": [f"S{i}", 10.0 + i, 200 if i % 2 else 50]}) for i in range(EVENTS)]
+    req = urllib.request.Request(
+        f"{worker.http_url}/events/{T}/Shipped/TradeStream",
+        data="\n".join(lines).encode(),
+        method="POST",
+    )
     with urllib.request.urlopen(req, timeout=10) as resp:
         return json.loads(resp.read())["accepted"]
 

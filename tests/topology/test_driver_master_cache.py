@@ -1,6 +1,7 @@
 """Issue 9: however many pollers ask a plan's status, its driver asks the Spark master at most
 once a second. A real Driver (its ZeroMQ control socket, no Spark) with a fake master web UI
 that counts the requests; 10 threads poll the status through TopologyHandle."""
+
 import json
 import threading
 import time
@@ -25,8 +26,13 @@ class FakeMaster:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802 - http.server's name
                 master.requests += 1
-                body = json.dumps({"activeapps": [{"id": "app-1", "state": "WAITING"}],
-                                   "cores": 2, "coresused": 2}).encode()
+                body = json.dumps(
+                    {
+                        "activeapps": [{"id": "app-1", "state": "WAITING"}],
+                        "cores": 2,
+                        "coresused": 2,
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
@@ -56,8 +62,13 @@ def topology():
 
 
 def test_ten_pollers_cause_at_most_one_master_request_per_second(tmp_path, master):
-    launch = {"host": "127.0.0.1", "executors": 1, "kill_wait_secs": 1,
-              "master_ui_url": master.url, "options": {}}
+    launch = {
+        "host": "127.0.0.1",
+        "executors": 1,
+        "kill_wait_secs": 1,
+        "master_ui_url": master.url,
+        "options": {},
+    }
     (tmp_path / "launch.json").write_text(json.dumps(launch))
     driver = Driver(topology(), launch, tmp_path)
     driver.phase, driver.app_id = "waiting", "app-1"  # tasks not started: it asks the master
@@ -93,8 +104,9 @@ def test_ten_pollers_cause_at_most_one_master_request_per_second(tmp_path, maste
 
 def test_the_cache_keeps_a_missing_master_for_the_ttl_too():
     calls, now = [], [0.0]
-    cache = CachedMaster("http://m", ttl=1.0, fetch=lambda url, timeout: calls.append(url),
-                         clock=lambda: now[0])
+    cache = CachedMaster(
+        "http://m", ttl=1.0, fetch=lambda url, timeout: calls.append(url), clock=lambda: now[0]
+    )
     assert cache.state() is None and cache.state() is None and len(calls) == 1
     now[0] = 0.99
     cache.state()

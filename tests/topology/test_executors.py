@@ -1,4 +1,5 @@
 """How many executors and cores a topology asks for (topology.workers, topology.spare_workers)."""
+
 from topology.driver import executors_needed
 
 
@@ -18,7 +19,6 @@ def test_spare_workers_leave_room_for_every_task_on_the_survivors():
     assert executors_needed(5, 1, spare=1) == (1, 5)
 
 
-
 def test_a_task_knows_its_executor_from_the_executor_jvm_above_it():
     """A Python worker's ancestors: pyspark's daemon, then the executor JVM started with
     --executor-id N: that N is what the driver asks Spark to kill when the task goes silent."""
@@ -26,11 +26,18 @@ def test_a_task_knows_its_executor_from_the_executor_jvm_above_it():
     import sys
 
     from topology.task_watch import executor_id
+
     assert executor_id() is None  # pytest runs under no executor
     # a stand-in "JVM" (argv has --executor-id 7) whose child is a "daemon" whose child asks
-    code = ("import subprocess, sys; print(subprocess.run([sys.executable, '-c', "
-            "'from topology.task_watch import executor_id; print(executor_id())'], "
-            "capture_output=True, text=True).stdout.strip())")
-    out = subprocess.run([sys.executable, "-c", code, "--executor-id", "7"],
-                         capture_output=True, text=True, check=True).stdout.strip()
+    code = (
+        "import subprocess, sys; print(subprocess.run([sys.executable, '-c', "
+        "'from topology.task_watch import executor_id; print(executor_id())'], "
+        "capture_output=True, text=True).stdout.strip())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, "--executor-id", "7"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert out == "7"

@@ -2,6 +2,7 @@
 a background `java -Xshare:dump` makes the archive from it, the archive is checked with
 -Xshare:on (a partial one would crash a JVM) and then mapped by every later JVM of the role.
 Real Java, a real archive (of the classes a short JVM loads)."""
+
 import os
 import subprocess
 import time
@@ -17,8 +18,11 @@ def settings(folder):
 
 def _run_jvm(options):
     """A short JVM with the role's options, as Spark would start one."""
-    done = subprocess.run([jvm_cds.java_binary(), *options, "-cp", jvm_cds.spark_classpath(),
-                           "-version"], capture_output=True, timeout=120)
+    done = subprocess.run(
+        [jvm_cds.java_binary(), *options, "-cp", jvm_cds.spark_classpath(), "-version"],
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stderr.decode()
 
@@ -54,7 +58,8 @@ def test_record_dump_check_then_map(tmp_path):
     assert "sharing" in _run_jvm(options)
     # another role has an archive of its own
     assert jvm_cds.java_options(settings(tmp_path), "master")[0].startswith(
-        "-XX:DumpLoadedClassList=")
+        "-XX:DumpLoadedClassList="
+    )
 
 
 def test_a_partial_archive_is_never_mapped(tmp_path):
@@ -74,7 +79,8 @@ def test_a_partial_archive_is_never_mapped(tmp_path):
     past = time.time() - jvm_cds.STALE_S - 1
     os.utime(tmp_path / f"{key}.claim", (past, past))
     assert jvm_cds.java_options(settings(tmp_path), "worker")[0].startswith(
-        "-XX:DumpLoadedClassList=")
+        "-XX:DumpLoadedClassList="
+    )
 
 
 def test_off_and_unknown_roles(tmp_path):

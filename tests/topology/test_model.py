@@ -1,12 +1,21 @@
 """Topology model: building, validation errors, serialisation, drawing."""
+
 import json
 
 import pytest
 
 from topology.exceptions import (
-    BadGroupingError, BadParallelismError, ComponentClassError, CycleError, DanglingInputError,
-    DuplicateComponentError, NoSpoutError, TopologyValidationError, UnknownFieldError,
-    UnknownStreamError)
+    BadGroupingError,
+    BadParallelismError,
+    ComponentClassError,
+    CycleError,
+    DanglingInputError,
+    DuplicateComponentError,
+    NoSpoutError,
+    TopologyValidationError,
+    UnknownFieldError,
+    UnknownStreamError,
+)
 from topology.model import Grouping, Topology
 from topology.testing import CountBolt, ListSpout, SplitBolt
 
@@ -14,10 +23,15 @@ from topology.testing import CountBolt, ListSpout, SplitBolt
 def word_count(par=2):
     t = Topology("WordCount[-1234]", {"note": "x"})
     t.add_spout("sentences", ListSpout, outputs=["sentence"], config={"rows": [["a b"]]})
-    t.add_bolt("split", SplitBolt, inputs={"sentences": "shuffle"}, parallelism=par,
-               outputs=["word"])
-    t.add_bolt("count", "topology.testing:CountBolt", inputs={"split": Grouping.by_fields("word")},
-               parallelism=par)
+    t.add_bolt(
+        "split", SplitBolt, inputs={"sentences": "shuffle"}, parallelism=par, outputs=["word"]
+    )
+    t.add_bolt(
+        "count",
+        "topology.testing:CountBolt",
+        inputs={"split": Grouping.by_fields("word")},
+        parallelism=par,
+    )
     return t
 
 
@@ -103,6 +117,7 @@ def test_bad_class_path_and_wrong_base_class():
 def test_local_classes_are_rejected_for_spark_only():
     class LocalSpout(ListSpout):
         pass
+
     t = Topology("t")
     t.add_spout("s", LocalSpout, outputs=["x"])
     t.validate()
@@ -120,8 +135,9 @@ def test_dict_and_json_round_trip():
     data = json.loads(t.to_json())
     assert data["name"] == "WordCount[-1234]"
     count = [c for c in data["components"] if c["id"] == "count"][0]
-    assert count["inputs"] == [{"source": "split", "stream": "default",
-                                "grouping": {"kind": "fields", "fields": ["word"]}}]
+    assert count["inputs"] == [
+        {"source": "split", "stream": "default", "grouping": {"kind": "fields", "fields": ["word"]}}
+    ]
     assert count["class"] == "topology.testing:CountBolt"
     again = Topology.from_json(json.dumps(data))
     assert again.to_dict() == t.to_dict()

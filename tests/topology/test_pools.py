@@ -1,6 +1,7 @@
 """Shared packing (issue 14) without Spark: the pool of a topology, how its instances are
 packed into Python workers, the slot pool's first-come-first-served admission, and the
 WAITING_FOR_SLOTS status of a real SharedDriver (its ZeroMQ sockets, no Spark)."""
+
 import json
 import time
 
@@ -18,8 +19,7 @@ from topology.testing import CollectBolt, ListSpout
 
 
 def settings(**overrides):
-    return load_spark_settings(overrides={f"topology.{k}": v for k, v in overrides.items()},
-                               env={})
+    return load_spark_settings(overrides={f"topology.{k}": v for k, v in overrides.items()}, env={})
 
 
 def test_packing_setting_defaults_to_app_per_plan_and_rejects_other_values():
@@ -49,9 +49,11 @@ def test_slot_pool_admits_first_come_first_served_and_frees_on_release():
     assert not pool.request("c", 2)  # 1 free
     assert not pool.request("d", 1)  # would fit, but c came first and fits once a slot frees
     assert pool.waiting == [("c", 2), ("d", 1)]
-    assert pool.reason("c", 2) == ("needs 2 free slots in the shared application P; it has 4, "
-                                   "1 free; it starts when another topology of the "
-                                   "application ends")
+    assert pool.reason("c", 2) == (
+        "needs 2 free slots in the shared application P; it has 4, "
+        "1 free; it starts when another topology of the "
+        "application ends"
+    )
     pool.release("b")
     assert pool.request("c", 2) and not pool.request("d", 1)
     assert pool.reason("c", 2) is None and pool.free == 0
@@ -74,7 +76,10 @@ class FakeApp:
 
     def __init__(self, slots, executors=True):
         self.name, self.sc, self.master = "cep-pool[-1234]", None, None
-        self.slots, self.executors = SlotPool(slots, f"the shared application {self.name}"), executors
+        self.slots, self.executors = (
+            SlotPool(slots, f"the shared application {self.name}"),
+            executors,
+        )
         self.ended_names = []
 
     def executors_ready(self):
@@ -92,9 +97,14 @@ def plan(name, bolts=3):
 
 
 def shared_driver(tmp_path, app, name, per_task=0):
-    launch = {"host": "127.0.0.1", "executors": 4, "kill_wait_secs": 1,
-              "master_ui_url": "http://127.0.0.1:9", "options": {},
-              "instances_per_task": per_task}
+    launch = {
+        "host": "127.0.0.1",
+        "executors": 4,
+        "kill_wait_secs": 1,
+        "master_ui_url": "http://127.0.0.1:9",
+        "options": {},
+        "instances_per_task": per_task,
+    }
     run_dir = tmp_path / name
     run_dir.mkdir()
     driver = SharedDriver(plan(f"{name}[-1234]"), launch, run_dir, app)
@@ -112,11 +122,16 @@ def test_shared_driver_waits_for_slots_with_the_reason_then_releases_them(tmp_pa
         assert app.slots.request("Second[-1234]", second.partitions) is False
         status = second.status()
         assert status["status"] == "WAITING_FOR_SLOTS"
-        assert status["reason"].startswith("needs 4 free slots in the shared application "
-                                           "cep-pool[-1234]; it has 2, 1 free: more than the "
-                                           "whole application")
+        assert status["reason"].startswith(
+            "needs 4 free slots in the shared application "
+            "cep-pool[-1234]; it has 2, 1 free: more than the "
+            "whole application"
+        )
         assert (status["packing"], status["application"], status["workers"]) == (
-            "shared", "cep-pool[-1234]", 1)
+            "shared",
+            "cep-pool[-1234]",
+            1,
+        )
         assert first.status()["status"] == "SUBMITTED"  # slots given: starting its tasks
         app.executors = False
         assert "waits for its executor" in second.status()["reason"]
@@ -133,8 +148,9 @@ def test_a_shared_topology_handle_is_chosen_and_ends_with_its_final_status(tmp_p
     own = {"pid": 1, "name": "Own[-1234]"}  # pid 1 is alive: an application of its own
     (run_dir / "submit.json").write_text(json.dumps(own))
     assert type(_handle("Own[-1234]", run_dir)) is TopologyHandle
-    (run_dir / "submit.json").write_text(json.dumps(
-        {**own, "pool": "cep-pool[-1234]", "pool_dir": str(tmp_path)}))
+    (run_dir / "submit.json").write_text(
+        json.dumps({**own, "pool": "cep-pool[-1234]", "pool_dir": str(tmp_path)})
+    )
     assert isinstance(_handle("Own[-1234]", run_dir), SharedTopologyHandle)
     assert run_dir_alive(run_dir)  # the shared application runs, the topology too
     (run_dir / "final.json").write_text(json.dumps({"name": "Own[-1234]", "status": "KILLED"}))
@@ -152,6 +168,7 @@ class Master:
 
 def test_the_shared_application_ends_once_its_master_is_gone_after_its_topologies():
     from topology.shared_app import PoolApp
+
     app = PoolApp.__new__(PoolApp)  # its master watch only: no SparkContext
     app.name, app.launch, app.master = "cep-pool[-1234]", {"master_lost_s": -9.8}, Master()
     app._lost_since, app._master_seen = None, False

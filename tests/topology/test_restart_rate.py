@@ -3,6 +3,7 @@ on the real embedded Spark cluster: killing a task's Python worker (kill -9) mor
 Spark's per-job attempt limit, spread over longer than the window, leaves the topology ACTIVE
 (the job is submitted again); killing it faster than the rate allows makes it FAILED with a
 reason naming the rate."""
+
 import os
 import signal
 
@@ -32,8 +33,12 @@ def _kill_one(handle):
 
 
 def _active_after(handle, attempt, timeout=120):
-    return poll(lambda: (lambda s: s if s["status"] == "ACTIVE" and s["attempt"] > attempt
-                         else None)(handle.status()), timeout=timeout)
+    return poll(
+        lambda: (lambda s: s if s["status"] == "ACTIVE" and s["attempt"] > attempt else None)(
+            handle.status()
+        ),
+        timeout=timeout,
+    )
 
 
 @pytest.mark.slow
@@ -43,12 +48,20 @@ def test_kills_spread_over_the_window_keep_it_active_fast_ones_fail_it(spark_set
     on any machine outlasts, is killed again as soon as it is back. One topology with one
     window had to wait out a window long enough for a loaded machine's restart four times."""
     window = 5.0
-    limits = {"topology.max_stage_attempts": 2,  # Spark gives up on a job after 2 failed attempts
-              "topology.max_restarts": 1}
-    handle = submit(counter_topology("Rate[-1234]", bolts=2), spark_settings,
-                    overrides={**limits, "topology.restart_window_s": window})
-    fast = submit(counter_topology("RateFast[-1234]", bolts=2), spark_settings,
-                  overrides={**limits, "topology.restart_window_s": 600.0})
+    limits = {
+        "topology.max_stage_attempts": 2,  # Spark gives up on a job after 2 failed attempts
+        "topology.max_restarts": 1,
+    }
+    handle = submit(
+        counter_topology("Rate[-1234]", bolts=2),
+        spark_settings,
+        overrides={**limits, "topology.restart_window_s": window},
+    )
+    fast = submit(
+        counter_topology("RateFast[-1234]", bolts=2),
+        spark_settings,
+        overrides={**limits, "topology.restart_window_s": 600.0},
+    )
     try:
         handle.wait_for("ACTIVE", timeout=150)
         fast.wait_for("ACTIVE", timeout=150)

@@ -1,4 +1,5 @@
 """Groupings at run time and the stable hash."""
+
 import subprocess
 import sys
 
@@ -17,11 +18,18 @@ def fanout(grouping, par=3):
 def test_stable_hash_is_the_same_in_another_process():
     values = ["IBM", 42, ("a", 1.5), None]
     here = [stable_hash(v) for v in values]
-    code = ("from topology.routing import stable_hash;"
-            "print([stable_hash(v) for v in ['IBM', 42, ('a', 1.5), None]])")
-    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           env={"PYTHONHASHSEED": "123", "PATH": ""}, check=True,
-                           cwd=str(__import__("pathlib").Path(__file__).parents[2]))
+    code = (
+        "from topology.routing import stable_hash;"
+        "print([stable_hash(v) for v in ['IBM', 42, ('a', 1.5), None]])"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONHASHSEED": "123", "PATH": ""},
+        check=True,
+        cwd=str(__import__("pathlib").Path(__file__).parents[2]),
+    )
     assert other.stdout.strip() == str(here)
     assert stable_hash(("a", 1.5)) == stable_hash(["a", 1.5])  # tuples and lists hash alike
 

@@ -1,6 +1,7 @@
 """A task ends at once when the driver aborts its stage attempt (issue 11: another task of
 the attempt died, topology/task_watch.py): real ZeroMQ task links, a test plays the driver.
 An abort of another attempt is ignored; reports carry the host the driver checks pids on."""
+
 import time
 
 from cep.protocol.frames import pack_message

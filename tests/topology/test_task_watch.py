@@ -1,6 +1,7 @@
 """The driver's watch on its tasks' processes (issue 11): a dead task process of the current
 stage attempt is seen at once, once; other hosts, other attempts and stopped tasks are not
 judged. Real processes (a child that is killed)."""
+
 import os
 import signal
 import subprocess
@@ -34,8 +35,11 @@ def test_other_hosts_attempts_and_stopped_tasks_are_not_judged():
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()  # a pid that is gone
     watch = TaskWatch(interval=0)
-    reports = {0: report(child.pid, host="elsewhere"), 1: report(child.pid, attempt=2),
-               2: report(child.pid, kind="stopped")}
+    reports = {
+        0: report(child.pid, host="elsewhere"),
+        1: report(child.pid, attempt=2),
+        2: report(child.pid, kind="stopped"),
+    }
     assert watch.check(3, reports) is None and watch.failure is None
 
 
@@ -44,13 +48,23 @@ def test_a_task_not_heard_from_for_silent_s_fails_its_attempt(monkeypatch):
     (its machine died without closing connections, or is cut off) fails the attempt after
     silent_s; tasks still starting (restoring) and older attempts' reports do not count."""
     import topology.task_watch as tw
+
     clock = [100.0]
     monkeypatch.setattr(tw.time, "monotonic", lambda: clock[0])
     watch = tw.TaskWatch(interval=0, host="driver-host", silent_s=5.0)
-    reports = {0: {"attempt": 3, "type": "metrics", "host": "m1", "address": "10.0.0.11",
-                   "component": "f", "pid": 11, "executor": "4"},
-               2: {"attempt": 3, "type": "restoring", "address": "10.0.0.11", "executor": "4"},
-               1: {"attempt": 3, "type": "restoring", "host": "m2", "pid": 12}}
+    reports = {
+        0: {
+            "attempt": 3,
+            "type": "metrics",
+            "host": "m1",
+            "address": "10.0.0.11",
+            "component": "f",
+            "pid": 11,
+            "executor": "4",
+        },
+        2: {"attempt": 3, "type": "restoring", "address": "10.0.0.11", "executor": "4"},
+        1: {"attempt": 3, "type": "restoring", "host": "m2", "pid": 12},
+    }
     watch.hear(0)
     watch.hear(1)
     clock[0] += 4.9

@@ -1,4 +1,5 @@
 """A real nats-server with JetStream for the NATS transport tests (tests/connectors/servers.py)."""
+
 import pytest
 
 from tests.connectors.servers import start_nats

@@ -8,6 +8,7 @@ checkpoint's stream sequence, the replayed results are recognised by their ident
 second worker process, in the receiver role and without a write-ahead log, is killed with
 SIGKILL mid-stream and started again: every event it answered 200 for is at the sink exactly
 once (JetStream kept them). One system for the module, the tests in this order."""
+
 import json
 import os
 import re
@@ -42,8 +43,9 @@ class Volumes(Sink):
 
 
 def post(base, lo, hi):
-    body = json.dumps([{"timestamp": 1_700_000_000_000 + i, "data": ["IBM", 1.0, i]}
-                       for i in range(lo, hi)]).encode()
+    body = json.dumps(
+        [{"timestamp": 1_700_000_000_000 + i, "data": ["IBM", 1.0, i]} for i in range(lo, hi)]
+    ).encode()
     req = urllib.request.Request(base + URL, body, {"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
@@ -80,11 +82,17 @@ def system(tmp_path_factory):
     brokers = [f"bus={nats.url}"]
     system = None
     try:
-        system = FullSystem(str(root), checkpoint_interval=1.0, wal=False,
-                            manager={"topology.transport": "nats",
-                                     "topology.nats_connection": "bus",
-                                     "connections.brokers": brokers},
-                            worker={"connections.brokers": brokers})
+        system = FullSystem(
+            str(root),
+            checkpoint_interval=1.0,
+            wal=False,
+            manager={
+                "topology.transport": "nats",
+                "topology.nats_connection": "bus",
+                "connections.brokers": brokers,
+            },
+            worker={"connections.brokers": brokers},
+        )
         plan = system.worker.plans[(-1234, "BenchFilter")]
         sink = Volumes()
         plan.service.sink_set.add("Out", sink)
@@ -111,20 +119,32 @@ def test_siddhi_bolt_killed_mid_stream_loses_and_duplicates_no_accepted_event(sy
             if k == 39:
                 posted.set()
             time.sleep(0.05)
+
     sender = threading.Thread(target=send, daemon=True)
     sender.start()
     poll(posted.is_set, 120, "half of the requests posted")
-    poll(lambda: len(set(sink.seen)) > 0
-         and ((handle.status().get("checkpoints") or {}).get("last") or {})
-         .get("id", 0) >= 2, 120, "output and two complete checkpoints")
+    poll(
+        lambda: (
+            len(set(sink.seen)) > 0
+            and ((handle.status().get("checkpoints") or {}).get("last") or {}).get("id", 0) >= 2
+        ),
+        120,
+        "output and two complete checkpoints",
+    )
     restarts = handle.status()["restarts"]
     os.kill(siddhi_pid(handle), signal.SIGKILL)
     killed_with = len(set(sink.seen))
     sender.join(300)
-    poll(lambda: handle.status()["restarts"] > restarts
-         and handle.status()["status"] == "ACTIVE", 180, "the stage restarted")
-    poll(lambda: len(set(sink.seen)) >= len(accepted), 120,
-         f"all {len(accepted)} accepted events at the sink")
+    poll(
+        lambda: handle.status()["restarts"] > restarts and handle.status()["status"] == "ACTIVE",
+        180,
+        "the stage restarted",
+    )
+    poll(
+        lambda: len(set(sink.seen)) >= len(accepted),
+        120,
+        f"all {len(accepted)} accepted events at the sink",
+    )
     time.sleep(3.0)  # two more checkpoints: a duplicate would arrive now
     status = handle.status()
     assert len(accepted) == 20000  # the topology's restart never refused an event
@@ -132,9 +152,12 @@ def test_siddhi_bolt_killed_mid_stream_loses_and_duplicates_no_accepted_event(sy
     assert status["checkpoints"]["restored_from"] >= 2
     assert sorted(sink.seen) == accepted, (
         f"{len(sink.seen)} at the sink, {len(set(sink.seen))} distinct, "
-        f"{len(accepted)} accepted; service {plan.service.metrics()}")
-    print(f"restored from {status['checkpoints']['restored_from']}; "
-          f"{plan.service.metrics()['duplicates']} replayed results dropped as duplicates")
+        f"{len(accepted)} accepted; service {plan.service.metrics()}"
+    )
+    print(
+        f"restored from {status['checkpoints']['restored_from']}; "
+        f"{plan.service.metrics()['duplicates']} replayed results dropped as duplicates"
+    )
 
 
 def start_receiver(system, state):
@@ -142,16 +165,42 @@ def start_receiver(system, state):
     log; (process, base URL) once its inflow is connected."""
     os.makedirs(state, exist_ok=True)
     proc = subprocess.Popen(
-        [CEP, "worker", "--config", os.path.join(state, "none.yaml"), "--manager",
-         f"http://127.0.0.1:{system.server.server_port}", "--registry",
-         system.manager.registry_url, "--id", "w-nats", "--http-port", "0",
-         "--zmq-port", "-1", "--host", "127.0.0.1", "--advertised-host", "127.0.0.1",
-         "--roles", "receiver"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={**os.environ, "CEP_WORKER_STATE_DIR": state, "CEP_CLUSTER_SECRET": "",
-             "CEP_WAL_ENABLED": "false", "CEP_CONNECTIONS_BROKERS": f"bus={system.nats.url}"})
-    base = re.search(r"http://127\.0\.0\.1:\d+", proc.stdout.readline() +
-                     proc.stdout.readline()).group(0)
+        [
+            CEP,
+            "worker",
+            "--config",
+            os.path.join(state, "none.yaml"),
+            "--manager",
+            f"http://127.0.0.1:{system.server.server_port}",
+            "--registry",
+            system.manager.registry_url,
+            "--id",
+            "w-nats",
+            "--http-port",
+            "0",
+            "--zmq-port",
+            "-1",
+            "--host",
+            "127.0.0.1",
+            "--advertised-host",
+            "127.0.0.1",
+            "--roles",
+            "receiver",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={
+            **os.environ,
+            "CEP_WORKER_STATE_DIR": state,
+            "CEP_CLUSTER_SECRET": "",
+            "CEP_WAL_ENABLED": "false",
+            "CEP_CONNECTIONS_BROKERS": f"bus={system.nats.url}",
+        },
+    )
+    base = re.search(
+        r"http://127\.0\.0\.1:\d+", proc.stdout.readline() + proc.stdout.readline()
+    ).group(0)
 
     def connected():
         try:
@@ -160,6 +209,7 @@ def start_receiver(system, state):
             return plan.get("inflow", {}).get("connected") == 1
         except (OSError, ValueError):
             return False
+
     try:
         poll(connected, 120, "the worker process's NATS inflow")
     except BaseException:
@@ -184,12 +234,16 @@ def test_a_worker_killed_mid_stream_without_a_log_loses_no_accepted_event(system
                 proc.wait(timeout=10)
                 proc, base = start_receiver(system, state)
                 procs.append(proc)
-        poll(lambda: len(set(sink.seen[before:])) >= len(accepted), 120,
-             f"all {len(accepted)} accepted events at the sink")
+        poll(
+            lambda: len(set(sink.seen[before:])) >= len(accepted),
+            120,
+            f"all {len(accepted)} accepted events at the sink",
+        )
         time.sleep(2.0)  # duplicates would arrive now
         assert len(accepted) == 20000  # every request before and after the kill answered 200
         assert sorted(sink.seen[before:]) == accepted, (
-            f"{len(sink.seen) - before} at the sink, {len(accepted)} accepted")
+            f"{len(sink.seen) - before} at the sink, {len(accepted)} accepted"
+        )
     finally:
         for p in procs:
             if p.poll() is None:

@@ -2,14 +2,20 @@
 publishes event frames that JetStream confirms before offer() returns; the NATS receiver
 spout reads them through its durable consumer, keeps the stream sequence in its snapshot,
 and a spout restored from a snapshot emits again exactly what followed it."""
+
 import threading
 
 import pytest
 
 from cep.policy.exceptions import PolicyViolation
 from cep.worker.nats_inflow import NatsInflow
-from connectors.nats_transport import DEFAULT_URL, check_kind, inflow_stream, \
-    inflow_subject, transport_url
+from connectors.nats_transport import (
+    DEFAULT_URL,
+    check_kind,
+    inflow_stream,
+    inflow_subject,
+    transport_url,
+)
 from receivers.nats_spout import NatsReceiverSpout
 from topology.component import Collector, Context
 
@@ -18,9 +24,17 @@ OUT = {"S": ["ts", "a", "b"], "R": ["ts", "x"]}
 
 
 def spout(url, plan=P, index=0, parallel=1, restore=None, checkpoints=True, max_frames=64):
-    s = NatsReceiverSpout({"tenant": T, "plan": plan, "streams": {"S": ["a", "b"], "R": ["x"]},
-                           "nats_url": url, "tick_ms": 0, "fetch_wait_ms": 50,
-                           "max_frames": max_frames})
+    s = NatsReceiverSpout(
+        {
+            "tenant": T,
+            "plan": plan,
+            "streams": {"S": ["a", "b"], "R": ["x"]},
+            "nats_url": url,
+            "tick_ms": 0,
+            "fetch_wait_ms": 50,
+            "max_frames": max_frames,
+        }
+    )
     collector = Collector("EventReceiverSpout", OUT)
     s.open(Context(f"{plan}[{T}]", "EventReceiverSpout", index, parallel, 0, OUT), collector)
     if checkpoints:
@@ -141,8 +155,10 @@ def test_parallel_spouts_split_the_messages(nats_server):
 
 def test_without_a_server_every_event_is_refused():
     from tests.conftest import free_port
-    conn = NatsInflow(f"nats://127.0.0.1:{free_port()}", T, P, "S", "w1",
-                      reconnect_interval=0.1).start()
+
+    conn = NatsInflow(
+        f"nats://127.0.0.1:{free_port()}", T, P, "S", "w1", reconnect_interval=0.1
+    ).start()
     try:
         assert conn.offer([[1, ["a", 1]], [2, ["b", 2]]]) == 2
         assert conn.metrics()["refused"] == 2 and not conn.metrics()["connected"]
@@ -155,8 +171,8 @@ def test_an_unconfirmed_offer_withdraws_what_was_not_sent():
     confirm_timeout and withdraws its events the sender had not taken, so the client's retry
     does not store them twice; later offers go on (a fake publisher, no server)."""
     from cep.worker.nats_inflow import NatsInflowError
-    conn = NatsInflow("nats://127.0.0.1:1", T, P, "S", "w1", batch_size=10,
-                      confirm_timeout=0.3)
+
+    conn = NatsInflow("nats://127.0.0.1:1", T, P, "S", "w1", batch_size=10, confirm_timeout=0.3)
     conn.connected = True  # as if connected; no sender thread: the test sends the rounds
     with pytest.raises(NatsInflowError, match="25 of the 25 events were withdrawn"):
         conn.offer([[i, ["a", i]] for i in range(25)])

@@ -3,6 +3,7 @@ publishes its output frames (start notice first) with message ids made of their 
 the worker's NATS publisher service hands them to the plan's sinks in order; a frame published
 again by the same stage attempt is stored once, a later attempt's replay goes through and the
 sink set counts it as a duplicate; frames written while no worker read are delivered later."""
+
 import time
 
 import pytest
@@ -35,11 +36,30 @@ def service(url, plan, sink):
 
 
 def new_bolt(url, plan, generation=0, attempt=0):
-    bolt = NatsPublisherBolt({"registry": "tcp://127.0.0.1:1", "tenant": T, "plan": plan,
-                              "streams": {S: ["seq"]}, "host": "127.0.0.1",
-                              "retry_interval": 0.1, "nats_url": url})
-    bolt.prepare(Context(f"{plan}[{T}]", "EventPublisherBolt", 0, 1, 0, {},
-                         generation=generation, attempt=attempt), Collector("p", {}))
+    bolt = NatsPublisherBolt(
+        {
+            "registry": "tcp://127.0.0.1:1",
+            "tenant": T,
+            "plan": plan,
+            "streams": {S: ["seq"]},
+            "host": "127.0.0.1",
+            "retry_interval": 0.1,
+            "nats_url": url,
+        }
+    )
+    bolt.prepare(
+        Context(
+            f"{plan}[{T}]",
+            "EventPublisherBolt",
+            0,
+            1,
+            0,
+            {},
+            generation=generation,
+            attempt=attempt,
+        ),
+        Collector("p", {}),
+    )
     return bolt
 
 
@@ -55,14 +75,15 @@ def test_message_ids_come_from_the_identity_and_the_fence():
     one = encode_output(S, [(1, (2,))], "P[-1]:out:0", 3, 40, fence=(7, 1))
     lanes = encode_output(S, [(1, (2,))], "P[-1]:out:0", 3, 40, [("~s:0", 5, 1)], (7, 1))
     assert output_msg_id(one) == output_msg_id(lanes) == "P[-1]:out:0:7.1:Out:3:40"
-    assert output_msg_id(encode_output(S, [(1, (2,))], "P[-1]:out:0", 3, 40, fence=(7, 2))) \
+    assert (
+        output_msg_id(encode_output(S, [(1, (2,))], "P[-1]:out:0", 3, 40, fence=(7, 2)))
         == "P[-1]:out:0:7.2:Out:3:40"
+    )
     assert output_msg_id(encode_output(S, [], "b", -1, 0)) == "b:-:Out:-1:0"
     assert output_msg_id(encode_control("start", "b", None, (7, 1))) is None
 
 
-def test_bolt_output_reaches_the_sinks_in_order_and_a_later_reader_gets_what_waited(
-        nats_server):
+def test_bolt_output_reaches_the_sinks_in_order_and_a_later_reader_gets_what_waited(nats_server):
     plan = "NatsOut"
     bolt = new_bolt(nats_server.url, plan)
     try:
@@ -91,8 +112,9 @@ def test_a_republished_frame_is_stored_once_and_a_replay_is_counted(nats_server)
         first.checkpoint_restored(None)
         first.execute(Batch([(i, i) for i in range(50)], S))
         wait(lambda: len(sink.seqs) == 50, "the first 50 events")
-        frame = encode_output(S, [(i, (i,)) for i in range(50)], first.client_id, 0, 0,
-                              fence=(5, 1))
+        frame = encode_output(
+            S, [(i, (i,)) for i in range(50)], first.client_id, 0, 0, fence=(5, 1)
+        )
         with first._cond:  # the same frame again, as after a lost confirmation
             first.pending.append((frame, 50))
             first.pending_events += 50

@@ -1,5 +1,6 @@
 """Worker test fixtures: a real registry service, a stand-in manager REST endpoint serving
 /api/v1/deployments (PROTOCOL.md section 3), stand-in spouts and bolts on real sockets."""
+
 import os
 import time
 
@@ -27,19 +28,36 @@ def wait_for(cond, timeout=8.0):
 def stock_entry(version=1, sinks=None, name="StockAnalysis"):
     """One plans[] entry as the manager serves it."""
     return {
-        "tenant": TENANT, "name": name, "topology": f"{name}[{TENANT}]", "version": version,
-        "receiverParallelism": 1, "publisherParallelism": 1,
+        "tenant": TENANT,
+        "name": name,
+        "topology": f"{name}[{TENANT}]",
+        "version": version,
+        "receiverParallelism": 1,
+        "publisherParallelism": 1,
         # the manager's authentication is on in these tests: bolts present the plan's token
         "publisherAuth": "token",
-        "imported": [{"stream": "StockStream", "cepStream": "StockStream:1.0.0",
-                      "definition": "define stream StockStream (symbol string, price double, "
-                                    "volume long);",
-                      "attributes": [["symbol", "string"], ["price", "double"], ["volume", "long"]],
-                      "sources": [], "annotations": []}],
-        "exported": [{"stream": "HighPriceStream", "cepStream": "HighPriceStream:1.0.0",
-                      "definition": "", "attributes": [["symbol", "string"], ["price", "double"],
-                                                       ["volume", "long"]],
-                      "sinks": sinks or [], "annotations": []}]}
+        "imported": [
+            {
+                "stream": "StockStream",
+                "cepStream": "StockStream:1.0.0",
+                "definition": "define stream StockStream (symbol string, price double, "
+                "volume long);",
+                "attributes": [["symbol", "string"], ["price", "double"], ["volume", "long"]],
+                "sources": [],
+                "annotations": [],
+            }
+        ],
+        "exported": [
+            {
+                "stream": "HighPriceStream",
+                "cepStream": "HighPriceStream:1.0.0",
+                "definition": "",
+                "attributes": [["symbol", "string"], ["price", "double"], ["volume", "long"]],
+                "sinks": sinks or [],
+                "annotations": [],
+            }
+        ],
+    }
 
 
 class FakeManagerRest:
@@ -141,5 +159,10 @@ def fake_manager():
 
 @pytest.fixture
 def helpers():
-    return {"wait_for": wait_for, "stock_entry": stock_entry, "FakeSpout": FakeSpout,
-            "FakePublisherBolt": FakePublisherBolt, "TENANT": TENANT}
+    return {
+        "wait_for": wait_for,
+        "stock_entry": stock_entry,
+        "FakeSpout": FakeSpout,
+        "FakePublisherBolt": FakePublisherBolt,
+        "TENANT": TENANT,
+    }

@@ -8,6 +8,7 @@ running) must not count against the worker, and one the worker opened must never
 thread that was running before the worker started (its target or its stack) and not by the
 worker; any other new listener counts, including one whose socket was closed but still listens
 and one whose socket object the worker dropped without closing it."""
+
 import gc
 import socket
 import sys
@@ -18,15 +19,22 @@ import psutil
 import zmq
 
 # not followed when looking for sockets: shared by everything in the process
-_OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-           types.CodeType, zmq.Context)
+_OPAQUE = (
+    type,
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.CodeType,
+    zmq.Context,
+)
 
 
 def listening():
     """This process's listening TCP ports, sorted."""
     proc = psutil.Process()
-    conns = proc.net_connections("tcp") if hasattr(proc, "net_connections") \
-        else proc.connections("tcp")
+    conns = (
+        proc.net_connections("tcp") if hasattr(proc, "net_connections") else proc.connections("tcp")
+    )
     return sorted(c.laddr.port for c in conns if c.status == psutil.CONN_LISTEN)
 
 

@@ -2,6 +2,7 @@
 to a standalone worker running a plan that imports the CEP stream: the worker reads the lines
 with the stream's types (`?map=csv`), rejects the bad line with its reason, and the plan's
 output holds what the good lines produce."""
+
 import shutil
 from pathlib import Path
 
@@ -22,11 +23,16 @@ from quotes[price > 100.0] select symbol, price insert into alerts;
 
 
 def test_load_feed_reads_the_csv_and_its_configuration():
-    by_csv, by_xml = load_feed(DATA / "quotes.csv"), load_feed(DATA /
-                                                              "quotes_streamConfiguration.xml")
+    by_csv, by_xml = (
+        load_feed(DATA / "quotes.csv"),
+        load_feed(DATA / "quotes_streamConfiguration.xml"),
+    )
     assert by_csv == by_xml
-    assert (by_csv.stream_id, by_csv.separator, by_csv.delay_ms) == ("org.acme.Quote:1.0.0",
-                                                                     ",", 10)
+    assert (by_csv.stream_id, by_csv.separator, by_csv.delay_ms) == (
+        "org.acme.Quote:1.0.0",
+        ",",
+        10,
+    )
     assert by_csv.lines[0] == "gw1,ACME,120.5,30" and len(by_csv.lines) == 4
 
 
@@ -42,14 +48,16 @@ def test_cep_feed_sends_a_cep40_simulator_file_through_a_running_plan(tmp_path, 
     w = make_worker(tmp_path, [str(plan)]).start()
     try:
         assert wait_for(lambda: "-1234/AcmeAlerts" in w.status()["plans"])
-        code = main(["feed", "AcmeAlerts", str(DATA / "quotes.csv"), "--worker", w.http_url,
-                     "--batch", "2"])
+        code = main(
+            ["feed", "AcmeAlerts", str(DATA / "quotes.csv"), "--worker", w.http_url, "--batch", "2"]
+        )
         err = capsys.readouterr().err
         assert code == 1  # one line was rejected
         assert "org.acme.Quote:1.0.0 -> AcmeAlerts/quotes: sent 4, accepted 3, rejected 1" in err
         assert "line 1: attribute 'price' (double): cannot read 'not-a-price'" in err
         out = tmp_path / "out" / "-1234" / "AcmeAlerts" / "alerts.jsonl"
-        assert wait_for(lambda: [r["data"] for r in read_lines(out)] == [["ACME", 120.5],
-                                                                         ["BIG", 999.25]])
+        assert wait_for(
+            lambda: [r["data"] for r in read_lines(out)] == [["ACME", 120.5], ["BIG", 999.25]]
+        )
     finally:
         w.stop()

@@ -1,6 +1,7 @@
 """The worker in distributed mode against a real registry service, a stand-in manager REST
 endpoint, and stand-in spout and publisher bolt on real ZeroMQ sockets (no Spark here; the
 Spark end-to-end test is test_worker_e2e.py)."""
+
 import json
 import socket
 import urllib.error
@@ -39,17 +40,30 @@ def dead_url():
 
 
 def make_worker(fake_manager, registry_service, tmp_path, wid="w1", managers=None, **extra):
-    cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={**extra,
-        "worker.id": wid, "worker.mode": "distributed", "worker.advertised_host": "127.0.0.1",
-        "managers.urls": managers or [fake_manager.url],
-        "managers.registries": [f"tcp://127.0.0.1:{registry_service.port}"] * len(
-            managers or [fake_manager.url]),
-        "managers.poll_interval": 0.2, "managers.timeout": 1.0,
-        "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
-        "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0,
-        "transport.reconnect_interval": 0.1, "transport.heartbeat_interval": 0.5,
-        "sinks.default": "file", "sinks.dir": str(tmp_path / "out"),
-        "worker.state_dir": str(tmp_path / "state")})
+    cfg = load_config(
+        path=tmp_path / "none.yaml",
+        env={},
+        overrides={
+            **extra,
+            "worker.id": wid,
+            "worker.mode": "distributed",
+            "worker.advertised_host": "127.0.0.1",
+            "managers.urls": managers or [fake_manager.url],
+            "managers.registries": [f"tcp://127.0.0.1:{registry_service.port}"]
+            * len(managers or [fake_manager.url]),
+            "managers.poll_interval": 0.2,
+            "managers.timeout": 1.0,
+            "receivers.http_host": "127.0.0.1",
+            "receivers.http_port": 0,
+            "receivers.zmq_host": "127.0.0.1",
+            "receivers.zmq_port": 0,
+            "transport.reconnect_interval": 0.1,
+            "transport.heartbeat_interval": 0.5,
+            "sinks.default": "file",
+            "sinks.dir": str(tmp_path / "out"),
+            "worker.state_dir": str(tmp_path / "state"),
+        },
+    )
     return Worker(cfg)
 
 
@@ -58,16 +72,22 @@ def plan_url(worker, stream="StockStream"):
 
 
 def test_events_flow_in_over_http_and_zmq_and_results_reach_the_sink(
-        fake_manager, registry_service, registry_client, tmp_path, helpers):
+    fake_manager, registry_service, registry_client, tmp_path, helpers
+):
     wait_for = helpers["wait_for"]
     fake_manager.set_plans([helpers["stock_entry"]()])
     spout = helpers["FakeSpout"](registry_client)
     w = make_worker(fake_manager, registry_service, tmp_path).start()
     try:
         assert wait_for(lambda: ("-1234/StockAnalysis") in w.status()["plans"])
-        status, body = post(plan_url(w), [{"timestamp": 1, "data": ["IBM", 510.0, 10]},
-                                          {"timestamp": 2, "data": ["IBM", "dear", 10]},
-                                          ["WSO2", 60.0, 5]])
+        status, body = post(
+            plan_url(w),
+            [
+                {"timestamp": 1, "data": ["IBM", 510.0, 10]},
+                {"timestamp": 2, "data": ["IBM", "dear", 10]},
+                ["WSO2", 60.0, 5],
+            ],
+        )
         assert status == 207 and (body["accepted"], body["rejected"]) == (2, 1)
         assert "'price'" in body["errors"][0]["reason"]
         client = ZmqEventClient(w.zmq_url)
@@ -76,13 +96,17 @@ def test_events_flow_in_over_http_and_zmq_and_results_reach_the_sink(
         assert [e[1][0] for e in spout.events] == ["IBM", "WSO2", "ORCL"]
         conns = registry_client.status(-1234, "StockAnalysis")["connections"]
         assert [(c["kind"], c["client"], c["stream"]) for c in conns] == [
-            ("receiver", "w1", "StockStream")]
+            ("receiver", "w1", "StockStream")
+        ]
         bolt = helpers["FakePublisherBolt"](registry_client)
         bolt.send("HighPriceStream", [[1, ["IBM", 510.0, 10]]])
         out = tmp_path / "out" / "-1234" / "StockAnalysis" / "HighPriceStream.jsonl"
         assert wait_for(lambda: out.exists() and out.read_text().count("\n") == 1)
-        assert json.loads(out.read_text()) == {"stream": "HighPriceStream", "timestamp": 1,
-                                               "data": ["IBM", 510.0, 10]}
+        assert json.loads(out.read_text()) == {
+            "stream": "HighPriceStream",
+            "timestamp": 1,
+            "data": ["IBM", 510.0, 10],
+        }
         st = get(f"{w.http_url}/status")["plans"]["-1234/StockAnalysis"]
         assert st["inflow"]["connected"] == st["inflow"]["required"] == 1
         assert st["outflow"]["events"] == 1
@@ -94,15 +118,17 @@ def test_events_flow_in_over_http_and_zmq_and_results_reach_the_sink(
 
 
 def test_removed_plan_is_torn_down_and_changed_plan_restarts(
-        fake_manager, registry_service, registry_client, tmp_path, helpers):
+    fake_manager, registry_service, registry_client, tmp_path, helpers
+):
     wait_for = helpers["wait_for"]
     fake_manager.set_plans([helpers["stock_entry"](version=1)])
     w = make_worker(fake_manager, registry_service, tmp_path).start()
     try:
         assert wait_for(lambda: registry_client.status(-1234, "StockAnalysis")["publishers"])
         fake_manager.set_plans([helpers["stock_entry"](version=2)])
-        assert wait_for(lambda: w.status()["plans"].get("-1234/StockAnalysis", {})
-                        .get("version") == 2)
+        assert wait_for(
+            lambda: w.status()["plans"].get("-1234/StockAnalysis", {}).get("version") == 2
+        )
         fake_manager.set_plans([])
         assert wait_for(lambda: not w.status()["plans"])
         assert wait_for(lambda: not registry_client.status(-1234, "StockAnalysis")["publishers"])
@@ -112,8 +138,7 @@ def test_removed_plan_is_torn_down_and_changed_plan_restarts(
         w.stop()
 
 
-def test_bad_sink_settings_fail_that_plan_only(fake_manager, registry_service, tmp_path,
-                                               helpers):
+def test_bad_sink_settings_fail_that_plan_only(fake_manager, registry_service, tmp_path, helpers):
     wait_for = helpers["wait_for"]
     bad = helpers["stock_entry"](name="Bad", sinks=[{"type": "nosuch", "options": {}}])
     fake_manager.set_plans([bad, helpers["stock_entry"]()])
@@ -128,7 +153,8 @@ def test_bad_sink_settings_fail_that_plan_only(fake_manager, registry_service, t
 
 @pytest.mark.slow
 def test_worker_restart_reconnects_and_uses_whichever_manager_answers(
-        fake_manager, registry_service, registry_client, tmp_path, helpers):
+    fake_manager, registry_service, registry_client, tmp_path, helpers
+):
     wait_for = helpers["wait_for"]
     fake_manager.set_plans([helpers["stock_entry"]()])
     spout = helpers["FakeSpout"](registry_client)
@@ -146,21 +172,27 @@ def test_worker_restart_reconnects_and_uses_whichever_manager_answers(
         post(plan_url(w2), [["B", 2.0, 2]])
         assert wait_for(lambda: spout.drain() == 2)
         assert [e[1][0] for e in spout.events] == ["A", "B"]
-        assert wait_for(lambda: len(registry_client.status(-1234, "StockAnalysis")
-                                    ["connections"]) == 1)
+        assert wait_for(
+            lambda: len(registry_client.status(-1234, "StockAnalysis")["connections"]) == 1
+        )
     finally:
         w2.stop()
         spout.close()
 
 
 def test_restarted_worker_rebinds_its_publisher_port_and_the_bolt_keeps_sending(
-        fake_manager, registry_service, registry_client, tmp_path, helpers):
+    fake_manager, registry_service, registry_client, tmp_path, helpers
+):
     wait_for = helpers["wait_for"]
     fake_manager.set_plans([helpers["stock_entry"]()])
     w = make_worker(fake_manager, registry_service, tmp_path).start()
     # the publisher registers while the worker is still adding the plan to w.plans
-    assert wait_for(lambda: registry_client.status(-1234, "StockAnalysis")["publishers"]
-                    and (-1234, "StockAnalysis") in w.plans)
+    assert wait_for(
+        lambda: (
+            registry_client.status(-1234, "StockAnalysis")["publishers"]
+            and (-1234, "StockAnalysis") in w.plans
+        )
+    )
     port = w.plans[(-1234, "StockAnalysis")].service.port
     bolt = helpers["FakePublisherBolt"](registry_client)
     bolt.send("HighPriceStream", [[1, ["A", 501.0, 1]]])
@@ -183,6 +215,7 @@ def test_restarted_worker_rebinds_its_publisher_port_and_the_bolt_keeps_sending(
 
 def test_port_book_survives_restarts_and_bad_files(tmp_path):
     from cep.worker.ports import PortBook
+
     book = PortBook(str(tmp_path), "host:9090")
     assert book.get("-1234/P") == 0
     book.put("-1234/P", 41001)
@@ -193,8 +226,9 @@ def test_port_book_survives_restarts_and_bad_files(tmp_path):
 
 
 @pytest.mark.parametrize("roles", ["receiver", "publisher"])
-def test_roles_limit_what_a_worker_serves(fake_manager, registry_service, registry_client,
-                                          tmp_path, helpers, roles):
+def test_roles_limit_what_a_worker_serves(
+    fake_manager, registry_service, registry_client, tmp_path, helpers, roles
+):
     wait_for = helpers["wait_for"]
     fake_manager.set_plans([helpers["stock_entry"]()])
     spout = helpers["FakeSpout"](registry_client)

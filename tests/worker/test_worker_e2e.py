@@ -7,6 +7,7 @@ the same plan and events; a worker stopped and restarted reconnects and the plan
 
 The events go in chunks, alternating workers, each chunk once the sinks hold everything the
 oracle produces up to it: the window and pattern groups then see the same order as offline."""
+
 import json
 import os
 import shutil
@@ -42,8 +43,13 @@ def wait_for(cond, timeout, what, detail=None):
 
 def oracle():
     """`cep run` over the same plan and events: {"stream", "timestamp", "data"} dicts."""
-    out = subprocess.run([CEP, "run", PLAN, "--events", EVENTS], capture_output=True, text=True,
-                         timeout=120, check=True).stdout
+    out = subprocess.run(
+        [CEP, "run", PLAN, "--events", EVENTS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     rows = [json.loads(line) for line in out.splitlines() if line.strip()]
     return [{k: r[k] for k in ("stream", "timestamp", "data")} for r in rows]
 
@@ -59,15 +65,29 @@ def manager(tmp_path_factory):
     from manager.settings import load_manager_settings
     from manager.web import create_app
     from topology.cluster import stop_cluster
+
     root = tmp_path_factory.mktemp("worker-e2e")
-    launcher = SparkLauncher({
-        "spark.state_dir": str(root / "spark"), "spark.slots": 8, "spark.worker_memory": "4g",
-        "spark.host": "127.0.0.1", "topology.kill_wait_secs": 1.0,
-        "topology.metrics_interval_s": 0.5})
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(root / "manager"), "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1",
-        "registry.heartbeat_interval": 1.0, "topology.kill_wait_secs": 1.0}, env={})
+    launcher = SparkLauncher(
+        {
+            "spark.state_dir": str(root / "spark"),
+            "spark.slots": 8,
+            "spark.worker_memory": "4g",
+            "spark.host": "127.0.0.1",
+            "topology.kill_wait_secs": 1.0,
+            "topology.metrics_interval_s": 0.5,
+        }
+    )
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(root / "manager"),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+            "registry.heartbeat_interval": 1.0,
+            "topology.kill_wait_secs": 1.0,
+        },
+        env={},
+    )
     m = Manager(settings, launcher=launcher).start()
     server = make_server("127.0.0.1", 0, create_app({"MANAGER": m}), threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -82,20 +102,36 @@ def manager(tmp_path_factory):
 
 
 def start_worker(manager, wid, out_dir):
-    cfg = load_config(path=os.path.join(out_dir, "none.yaml"), env={}, overrides={
-        "worker.id": wid, "managers.urls": [manager.rest_url],
-        "managers.registries": [manager.registry_url], "worker.advertised_host": "127.0.0.1",
-        "managers.poll_interval": 0.5, "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
-        "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0, "transport.reconnect_interval": 0.2,
-        "transport.heartbeat_interval": 1.0, "sinks.default": "file", "sinks.dir": out_dir,
-        "worker.state_dir": os.path.join(out_dir, "state")})
+    cfg = load_config(
+        path=os.path.join(out_dir, "none.yaml"),
+        env={},
+        overrides={
+            "worker.id": wid,
+            "managers.urls": [manager.rest_url],
+            "managers.registries": [manager.registry_url],
+            "worker.advertised_host": "127.0.0.1",
+            "managers.poll_interval": 0.5,
+            "receivers.http_host": "127.0.0.1",
+            "receivers.http_port": 0,
+            "receivers.zmq_host": "127.0.0.1",
+            "receivers.zmq_port": 0,
+            "transport.reconnect_interval": 0.2,
+            "transport.heartbeat_interval": 1.0,
+            "sinks.default": "file",
+            "sinks.dir": out_dir,
+            "worker.state_dir": os.path.join(out_dir, "state"),
+        },
+    )
     return Worker(cfg).start()
 
 
 def rest(manager, path, body=None):
-    req = urllib.request.Request(manager.rest_url + path, method="POST" if body else "GET",
-                                 data=body.encode() if body else None,
-                                 headers={"Content-Type": "text/plain", **bearer(manager.token)})
+    req = urllib.request.Request(
+        manager.rest_url + path,
+        method="POST" if body else "GET",
+        data=body.encode() if body else None,
+        headers={"Content-Type": "text/plain", **bearer(manager.token)},
+    )
     with urllib.request.urlopen(req, timeout=10) as resp:
         return json.loads(resp.read())
 
@@ -115,14 +151,17 @@ def sink_rows(dirs):
 def all_active(manager, workers):
     st = rest(manager, f"/api/v1/tenants/{TENANT}/plans/E2E/status")
     inflow = st.get("inflow") or {}
-    return (st.get("state") == "ACTIVE"
-            and all(inflow.get(w.identity.worker_id, {}).get("connected") == 1 for w in workers)
-            and st["outflow"]["connected"] == st["outflow"]["required"])
+    return (
+        st.get("state") == "ACTIVE"
+        and all(inflow.get(w.identity.worker_id, {}).get("connected") == 1 for w in workers)
+        and st["outflow"]["connected"] == st["outflow"]["required"]
+    )
 
 
 def publishing_worker(manager, workers):
     """The id of the worker whose publisher service the publisher bolt is connected to."""
     from cep.protocol.registry_client import RegistryClient
+
     client = RegistryClient(manager.registry_url)
     try:
         conns = client.status(TENANT, "E2E")["connections"]
@@ -137,14 +176,18 @@ def publishing_worker(manager, workers):
 
 def send(worker, events, over):
     if over == "http":
-        req = urllib.request.Request(f"{worker.http_url}/events/{TENANT}/E2E/StockStream",
-                                     data=json.dumps(events).encode(), method="POST")
+        req = urllib.request.Request(
+            f"{worker.http_url}/events/{TENANT}/E2E/StockStream",
+            data=json.dumps(events).encode(),
+            method="POST",
+        )
         with urllib.request.urlopen(req, timeout=10) as resp:
             assert json.loads(resp.read())["accepted"] == len(events)
     else:
         client = ZmqEventClient(worker.zmq_url)
-        client.send((str(TENANT), "E2E", "StockStream"),
-                    [[e["timestamp"], e["data"]] for e in events])
+        client.send(
+            (str(TENANT), "E2E", "StockStream"), [[e["timestamp"], e["data"]] for e in events]
+        )
         client.close()
 
 
@@ -162,7 +205,9 @@ def assert_matches_oracle(files, expected):
     for path, rows in files.items():
         for stream, symbol in {(r["stream"], r["data"][0]) for r in rows if r["stream"] in ORDERED}:
             mine = [key(r) for r in rows if (r["stream"], r["data"][0]) == (stream, symbol)]
-            theirs = iter(key(r) for r in expected if (r["stream"], r["data"][0]) == (stream, symbol))
+            theirs = iter(
+                key(r) for r in expected if (r["stream"], r["data"][0]) == (stream, symbol)
+            )
             assert all(x in theirs for x in mine), f"{path}: {stream}/{symbol} out of order"
 
 
@@ -175,7 +220,7 @@ def test_two_workers_match_offline_and_survive_a_worker_restart(manager, tmp_pat
     workers = {}
     try:
         wait_for(lambda: all_active(manager, [w1, w2]), 240, "ACTIVE with all connections")
-        chunks = [events[i:i + 8] for i in range(0, len(events), 8)]
+        chunks = [events[i : i + 8] for i in range(0, len(events), 8)]
         workers = {"w1": w1, "w2": w2}
         for k, chunk in enumerate(chunks):
             if k in (2, 3):  # restart the worker the publisher bolt sends to, then the other
@@ -183,15 +228,21 @@ def test_two_workers_match_offline_and_survive_a_worker_restart(manager, tmp_pat
                 wid = publishing if k == 2 else ("w2" if publishing == "w1" else "w1")
                 workers[wid].stop()
                 workers[wid] = start_worker(manager, wid, dirs[int(wid[1]) - 1])
-                wait_for(lambda: all_active(manager, workers.values()), 60,
-                         f"reconnection after restarting {wid}",
-                         lambda: rest(manager, f"/api/v1/tenants/{TENANT}/plans/E2E/status"))
+                wait_for(
+                    lambda: all_active(manager, workers.values()),
+                    60,
+                    f"reconnection after restarting {wid}",
+                    lambda: rest(manager, f"/api/v1/tenants/{TENANT}/plans/E2E/status"),
+                )
             worker, over = (workers["w1"], "http") if k % 2 == 0 else (workers["w2"], "zmq")
             send(worker, chunk, over)
             last_ts = chunk[-1]["timestamp"]
             want = sum(1 for r in expected if r["timestamp"] <= last_ts)
-            wait_for(lambda: sum(map(len, sink_rows(dirs).values())) >= want, 60,
-                     f"{want} outputs after chunk {k}")
+            wait_for(
+                lambda: sum(map(len, sink_rows(dirs).values())) >= want,
+                60,
+                f"{want} outputs after chunk {k}",
+            )
         time.sleep(1.0)  # anything extra would show up now
         assert_matches_oracle(sink_rows(dirs), expected)
     finally:

@@ -1,5 +1,6 @@
 """Spout connections over real ZeroMQ sockets and a real registry service: lookup, connect,
 batches, a spout that goes away and comes back elsewhere, bounded buffering meanwhile."""
+
 import time
 
 import pytest
@@ -54,8 +55,9 @@ def registry():
 
 
 def conn(client, **kw):
-    return SpoutConnection(client, TENANT, PLAN, STREAM, client="w1", reconnect_interval=0.1,
-                           connect_timeout=1.0, **kw)
+    return SpoutConnection(
+        client, TENANT, PLAN, STREAM, client="w1", reconnect_interval=0.1, connect_timeout=1.0, **kw
+    )
 
 
 def test_events_reach_the_spout_in_batches_and_status_counts_the_connection(registry):

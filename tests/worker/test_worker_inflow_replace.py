@@ -2,6 +2,7 @@
 (issue 11: recovery <= 30 s), even while the old socket still accepts the TCP connection
 (a process that hangs instead of dying): the registry replaced the old registration, and the
 connection checks its endpoint every reconnect_interval. Real ZeroMQ sockets and registry."""
+
 import time
 
 import zmq
@@ -19,8 +20,9 @@ def pull(registry):
     sock = zmq.Context.instance().socket(zmq.PULL)
     sock.setsockopt(zmq.LINGER, 0)
     port = sock.bind_to_random_port("tcp://127.0.0.1")
-    registry.register("receiver", TENANT, PLAN, "127.0.0.1", port, streams=[STREAM],
-                      component=COMPONENT)
+    registry.register(
+        "receiver", TENANT, PLAN, "127.0.0.1", port, streams=[STREAM], component=COMPONENT
+    )
     return sock, f"tcp://127.0.0.1:{port}"
 
 
@@ -35,8 +37,9 @@ def test_the_connection_moves_to_the_restarted_spout():
     svc.start()
     client = RegistryClient(f"tcp://127.0.0.1:{svc.port}")
     old, old_address = pull(client)
-    conn = SpoutConnection(client, TENANT, PLAN, STREAM, client="w1", reconnect_interval=0.2,
-                           connect_timeout=1.0).start()
+    conn = SpoutConnection(
+        client, TENANT, PLAN, STREAM, client="w1", reconnect_interval=0.2, connect_timeout=1.0
+    ).start()
     try:
         got_old, got_new = [], []
         conn.offer([(i, ("a", i)) for i in range(10)])

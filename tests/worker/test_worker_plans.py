@@ -1,4 +1,5 @@
 """Plan specs from the manager's deployment entries and from compiled plans."""
+
 import pytest
 
 import cep
@@ -8,8 +9,9 @@ from cep.worker.plans import spec_from_deployment, spec_from_plan
 
 
 def test_spec_from_deployment(helpers):
-    entry = helpers["stock_entry"](version=3, sinks=[{"type": "file", "options": {"path": "x"},
-                                                      "map": None}])
+    entry = helpers["stock_entry"](
+        version=3, sinks=[{"type": "file", "options": {"path": "x"}, "map": None}]
+    )
     spec = spec_from_deployment(entry)
     assert (spec.tenant, spec.name, spec.version) == (-1234, "StockAnalysis", 3)
     (imp,), (exp,) = spec.imported, spec.exported
@@ -19,11 +21,17 @@ def test_spec_from_deployment(helpers):
     assert imp.cep_stream == "StockStream:1.0.0"
 
 
-@pytest.mark.parametrize("mutate, fragment", [
-    (lambda e: e.pop("name"), "KeyError"),
-    (lambda e: e["imported"][0].update(attributes=[["a", "decimal"]]), "unknown type 'decimal'"),
-    (lambda e: e["imported"][0].update(attributes=[["a"]]), "ValueError"),
-])
+@pytest.mark.parametrize(
+    "mutate, fragment",
+    [
+        (lambda e: e.pop("name"), "KeyError"),
+        (
+            lambda e: e["imported"][0].update(attributes=[["a", "decimal"]]),
+            "unknown type 'decimal'",
+        ),
+        (lambda e: e["imported"][0].update(attributes=[["a"]]), "ValueError"),
+    ],
+)
 def test_malformed_deployment_entry(helpers, mutate, fragment):
     entry = helpers["stock_entry"]()
     mutate(entry)
@@ -49,16 +57,24 @@ def test_spec_from_plan_sources_sinks_and_fallbacks():
         from Inp select a insert into Other;""")
     spec = spec_from_plan(plan, 1)
     assert [(s.stream, s.specs) for s in spec.imported] == [
-        ("Inp", ({"type": "file", "options": {"path": "/tmp/a.jsonl"}},))]
+        ("Inp", ({"type": "file", "options": {"path": "/tmp/a.jsonl"}},))
+    ]
     assert [s.stream for s in spec.exported] == ["Outp"]
-    bare = spec_from_plan(cep.compile("@Plan:name('Y') define stream Inp (a int); "
-                                      "from Inp[a > 1] select a insert into Outp;"), 1)
+    bare = spec_from_plan(
+        cep.compile(
+            "@Plan:name('Y') define stream Inp (a int); from Inp[a > 1] select a insert into Outp;"
+        ),
+        1,
+    )
     assert ([s.stream for s in bare.imported], [s.stream for s in bare.exported]) == (
-        ["Inp"], ["Outp"])
+        ["Inp"],
+        ["Outp"],
+    )
 
 
 def test_source_and_sink_maps_reach_the_worker_from_plans_and_deployments(helpers):
     from manager.worker_view import io_settings
+
     plan = cep.compiler.compile("""@Plan:name('M')
 @source(type='http', @map(type='json', @attributes(symbol='$.s', price='$.p', volume='$.v')))
 define stream S (symbol string, price double, volume long);
@@ -68,8 +84,12 @@ from S select symbol insert into O;""")
     spec = spec_from_plan(plan, -1234)
     (src,), (snk,) = spec.imported[0].specs, spec.exported[0].specs
     assert src["map"]["attributes"] == [["symbol", "$.s"], ["price", "$.p"], ["volume", "$.v"]]
-    assert snk["map"] == {"type": "xml", "options": {}, "attributes": [],
-                          "payload": [[None, "<q>{{symbol}}</q>"]]}
+    assert snk["map"] == {
+        "type": "xml",
+        "options": {},
+        "attributes": [],
+        "payload": [[None, "<q>{{symbol}}</q>"]],
+    }
     view = io_settings(plan.stream("S").annotations[0])
     entry = helpers["stock_entry"](sinks=[io_settings(plan.stream("O").annotations[0])])
     entry["imported"][0]["sources"] = [view]

@@ -2,6 +2,7 @@
 posted over HTTP go through the engine into a table of an SQLite file and, upserted by key,
 into a table of a real PostgreSQL server (started by tests/cep/tables/conftest.py); a plan
 naming a datasource its tenant may not use is refused at deploy."""
+
 import sqlalchemy
 
 from tests.cep.tables.conftest import datasources, pg_database, postgres_url  # noqa: F401
@@ -30,7 +31,8 @@ def table(url, sql):
 
 
 def test_worker_writes_output_rows_to_sqlite_and_upserts_into_postgresql(
-        tmp_path, datasources, pg_database):  # noqa: F811
+    tmp_path, datasources, pg_database
+):  # noqa: F811
     local = f"sqlite:///{tmp_path}/rows.sqlite"
     datasources({"local": {"url": local}, "pg": {"url": pg_database}})
     plan = tmp_path / "rows.siddhiql"
@@ -49,13 +51,14 @@ def test_worker_writes_output_rows_to_sqlite_and_upserts_into_postgresql(
         w.stop()
 
 
-def test_a_datasource_of_another_tenant_keeps_the_plan_from_deploying(
-        tmp_path, datasources):  # noqa: F811
+def test_a_datasource_of_another_tenant_keeps_the_plan_from_deploying(tmp_path, datasources):  # noqa: F811
     datasources({"theirs": {"url": f"sqlite:///{tmp_path}/t.sqlite", "tenants": ["acme"]}})
     plan = tmp_path / "p.siddhiql"
-    plan.write_text("@Plan:name('P') define stream S (a int);\n"
-                    "@sink(type='rdbms', datasource='theirs', table.name='t')\n"
-                    "define stream O (a int); from S select a insert into O;")
+    plan.write_text(
+        "@Plan:name('P') define stream S (a int);\n"
+        "@sink(type='rdbms', datasource='theirs', table.name='t')\n"
+        "define stream O (a int); from S select a insert into O;"
+    )
     w = make_worker(tmp_path, [str(plan)]).start()
     try:
         assert wait_for(lambda: "may not use datasource 'theirs'" in str(w.status()))

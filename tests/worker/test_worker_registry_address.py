@@ -2,6 +2,7 @@
 (--registry), else the one the manager reports at GET /api/v1/manager (never an assumed port
 8904; tests/manager/test_manager_workers.py runs a manager whose registry is on a free port).
 A manager that does not answer is a RegistryUnavailableError, and is asked again next time."""
+
 import pytest
 
 from cep.worker.managers import FailoverRegistry, ManagerSet

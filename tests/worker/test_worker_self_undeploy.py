@@ -3,6 +3,7 @@ its distributed plans (503 with the reason, /status says so) and redeploys them 
 manager answers again; off when configured so. A real registry and a stand-in manager REST
 endpoint whose answers can be cut (the process-level test with real managers is in
 tests/manager/ha/test_ha_failover_e2e.py)."""
+
 import time
 
 from cep.protocol.frames import Identity
@@ -14,12 +15,14 @@ def undeploy_state(w):
 
 
 def test_no_manager_for_the_limit_undeploys_503_then_redeploys(
-        fake_manager, registry_service, registry_client, tmp_path, helpers, monkeypatch):
+    fake_manager, registry_service, registry_client, tmp_path, helpers, monkeypatch
+):
     wait_for = helpers["wait_for"]
     fake_manager.set_plans([helpers["stock_entry"]()])
     spout = helpers["FakeSpout"](registry_client)
-    w = make_worker(fake_manager, registry_service, tmp_path,
-                    **{"managers.max_retries": 3})  # 0.5 s x 3 = 1.5 s
+    w = make_worker(
+        fake_manager, registry_service, tmp_path, **{"managers.max_retries": 3}
+    )  # 0.5 s x 3 = 1.5 s
     w.start()
     try:
         assert wait_for(lambda: "-1234/StockAnalysis" in w.status()["plans"])
@@ -35,7 +38,9 @@ def test_no_manager_for_the_limit_undeploys_503_then_redeploys(
         took = time.monotonic() - cut_at
         assert took >= 1.0, took  # not before the limit (how much later is a benchmark's)
         state = undeploy_state(w)
-        assert state["plans"] == ["-1234/StockAnalysis"] and "no manager answered" in state["reason"]
+        assert (
+            state["plans"] == ["-1234/StockAnalysis"] and "no manager answered" in state["reason"]
+        )
         assert w.status()["plans"] == {}
         status, body = post(plan_url(w), [["IBM", 2.0, 1]])
         assert status == 503 and body["reason"] == "no-manager" and body["retry"] is True
@@ -57,8 +62,12 @@ def test_no_manager_for_the_limit_undeploys_503_then_redeploys(
 def test_self_undeploy_can_be_switched_off(fake_manager, registry_service, tmp_path, helpers):
     wait_for = helpers["wait_for"]
     fake_manager.set_plans([helpers["stock_entry"]()])
-    w = make_worker(fake_manager, registry_service, tmp_path, **{
-        "managers.max_retries": 1, "managers.self_undeploy": False}).start()
+    w = make_worker(
+        fake_manager,
+        registry_service,
+        tmp_path,
+        **{"managers.max_retries": 1, "managers.self_undeploy": False},
+    ).start()
     try:
         assert wait_for(lambda: "-1234/StockAnalysis" in w.status()["plans"])
         fake_manager.answer = 503

@@ -1,6 +1,7 @@
 """Standalone mode with the real compiler and engine: the sample plan from conf/samples runs
 in-process; events in over HTTP and ZeroMQ; the file sinks hold exactly what the offline
 engine produces for the same plan and events; plan files are re-read when they change."""
+
 import json
 import time
 import urllib.request
@@ -21,6 +22,8 @@ def playback_copy(tmp_path):
     path = tmp_path / "StockAnalysis.siddhiql"
     path.write_text("@Plan:playback\n" + open(SAMPLE_PLAN).read())
     return str(path)
+
+
 SAMPLE_EVENTS = "conf/samples/StockStream.jsonl"
 
 
@@ -42,19 +45,35 @@ def offline(plan_text, events):
     rt = ExecutionPlanRuntime(plan)
     out = {}
     for s in ("HighPriceStream", "AvgPriceStream"):
-        rt.add_callback(s, lambda evs, s=s: out.setdefault(s, []).extend(
-            {"stream": s, "timestamp": ts, "data": list(row)} for ts, row in evs))
+        rt.add_callback(
+            s,
+            lambda evs, s=s: out.setdefault(s, []).extend(
+                {"stream": s, "timestamp": ts, "data": list(row)} for ts, row in evs
+            ),
+        )
     rt.input_handler("StockStream").send_batch([(e["timestamp"], e["data"]) for e in events])
     rt.shutdown()
     return out
 
 
 def make_worker(tmp_path, plans):
-    cfg = load_config(path=tmp_path / "none.yaml", env={}, overrides={
-        "worker.id": "s1", "worker.mode": "standalone", "standalone.plans": plans,
-        "managers.poll_interval": 0.2, "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
-        "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0, "sinks.default": "file",
-        "sinks.dir": str(tmp_path / "out"), "files.roots": [str(tmp_path)]})
+    cfg = load_config(
+        path=tmp_path / "none.yaml",
+        env={},
+        overrides={
+            "worker.id": "s1",
+            "worker.mode": "standalone",
+            "standalone.plans": plans,
+            "managers.poll_interval": 0.2,
+            "receivers.http_host": "127.0.0.1",
+            "receivers.http_port": 0,
+            "receivers.zmq_host": "127.0.0.1",
+            "receivers.zmq_port": 0,
+            "sinks.default": "file",
+            "sinks.dir": str(tmp_path / "out"),
+            "files.roots": [str(tmp_path)],
+        },
+    )
     return Worker(cfg)
 
 
@@ -81,8 +100,10 @@ def test_sample_plan_over_http_and_zmq_equals_offline_engine(tmp_path):
         reply = post(url, events[:half] + [bad])
         assert (reply["accepted"], reply["rejected"]) == (half, 1)
         client = ZmqEventClient(w.zmq_url)
-        client.send(("-1234", "StockAnalysis", "StockStream"),
-                    [[e["timestamp"], e["data"]] for e in events[half:]])
+        client.send(
+            ("-1234", "StockAnalysis", "StockStream"),
+            [[e["timestamp"], e["data"]] for e in events[half:]],
+        )
         out = tmp_path / "out" / "-1234" / "StockAnalysis"
         for stream, rows in expected.items():
             assert wait_for(lambda: len(read_lines(out / f"{stream}.jsonl")) >= len(rows))
@@ -95,8 +116,9 @@ def test_sample_plan_over_http_and_zmq_equals_offline_engine(tmp_path):
 
 def test_plan_files_are_reread_and_removed_plans_torn_down(tmp_path):
     plan = tmp_path / "p.siddhiql"
-    plan.write_text("@Plan:name('P') define stream S (a int); "
-                    "from S[a > 1] select a insert into O;")
+    plan.write_text(
+        "@Plan:name('P') define stream S (a int); from S[a > 1] select a insert into O;"
+    )
     w = make_worker(tmp_path, [str(tmp_path)]).start()
     try:
         assert wait_for(lambda: w.status()["plans"].get("-1234/P"))
@@ -105,8 +127,10 @@ def test_plan_files_are_reread_and_removed_plans_torn_down(tmp_path):
         out = tmp_path / "out" / "-1234" / "P" / "O.jsonl"
         assert wait_for(lambda: [r["data"] for r in read_lines(out)] == [[2], [3]])
         time.sleep(0.05)  # a new mtime
-        plan.write_text("@Plan:name('P') define stream S (a int); "
-                        "from S[a > 2] select a * 10 as a insert into O;")
+        plan.write_text(
+            "@Plan:name('P') define stream S (a int); "
+            "from S[a > 2] select a * 10 as a insert into O;"
+        )
         version = w.status()["plans"]["-1234/P"]["version"]
         assert wait_for(lambda: w.status()["plans"].get("-1234/P", {}).get("version") != version)
         post(url, [[2], [3]])
@@ -124,8 +148,10 @@ def test_file_source_feeds_the_plan(tmp_path):
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps({"timestamp": i, "data": [i]}) + "\n" for i in range(5)))
     plan = tmp_path / "p.siddhiql"
-    plan.write_text(f"@Plan:name('F') @source(type='file', path='{src}') "
-                    "define stream S (a int); from S[a >= 3] select a insert into O;")
+    plan.write_text(
+        f"@Plan:name('F') @source(type='file', path='{src}') "
+        "define stream S (a int); from S[a >= 3] select a insert into O;"
+    )
     w = make_worker(tmp_path, [str(plan)]).start()
     try:
         out = tmp_path / "out" / "-1234" / "F" / "O.jsonl"

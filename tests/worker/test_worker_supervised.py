@@ -2,6 +2,7 @@
 
 A worker in distributed mode with a real registry service, a stand-in manager and a stand-in
 spout and publisher bolt on real ZeroMQ sockets (as test_worker_distributed.py)."""
+
 import threading
 import time
 
@@ -34,13 +35,18 @@ def running(fake_manager, registry_service, registry_client, tmp_path, helpers):
 
 def test_bad_events_over_http_are_rejected_and_later_events_flow(running, helpers):
     w, spout = running
-    status, body = post(plan_url(w), [{"timestamp": 10 ** 30, "data": ["IBM", 1.0, 1]},
-                                      {"timestamp": 5, "data": ["\ud800", 1.0, 1]},
-                                      {"timestamp": 6, "data": ["OK", 1.0, 1]}])
+    status, body = post(
+        plan_url(w),
+        [
+            {"timestamp": 10**30, "data": ["IBM", 1.0, 1]},
+            {"timestamp": 5, "data": ["\ud800", 1.0, 1]},
+            {"timestamp": 6, "data": ["OK", 1.0, 1]},
+        ],
+    )
     assert status == 207 and (body["accepted"], body["rejected"]) == (1, 2)
     assert "outside" in body["errors"][0]["reason"]
     assert "UTF-8" in body["errors"][1]["reason"]
-    status, body = post(plan_url(w), [{"timestamp": 10 ** 30, "data": ["IBM", 1.0, 1]}])
+    status, body = post(plan_url(w), [{"timestamp": 10**30, "data": ["IBM", 1.0, 1]}])
     assert status == 400 and body["rejected"] == 1
     for i in range(3):
         assert post(plan_url(w), [{"timestamp": 10 + i, "data": ["LATER", 1.0, i]}])[0] == 200
@@ -53,7 +59,7 @@ def test_bad_events_over_zmq_are_counted_and_later_events_flow(running, helpers)
     w, spout = running
     client = ZmqEventClient(w.zmq_url)
     try:
-        client.send(KEY, [[2 ** 64 - 1, ["IBM", 1.0, 1]], [7, ["OK", 1.0, 1]]])
+        client.send(KEY, [[2**64 - 1, ["IBM", 1.0, 1]], [7, ["OK", 1.0, 1]]])
         surrogate = msgpack.packb([[8, ["\ud800", 1.0, 1]]], unicode_errors="surrogatepass")
         client.send_raw([b"-1234/StockAnalysis/StockStream", surrogate])
         client.send(KEY, [[9, ["LATER", 1.0, 2]]])
@@ -82,18 +88,26 @@ def test_a_failing_inflow_thread_restarts_and_shows_in_status(running, helpers, 
     assert post(plan_url(w), [{"timestamp": 1, "data": ["AFTER", 1.0, 1]}])[0] == 200
     assert helpers["wait_for"](lambda: spout.drain() == 1)
     name = "inflow -1234/StockAnalysis/StockStream"  # the restart comes after its backoff
-    assert helpers["wait_for"](lambda: _thread(w, name)["state"] == "running"
-                               and _thread(w, name)["restarts"] == 1)
+    assert helpers["wait_for"](
+        lambda: _thread(w, name)["state"] == "running" and _thread(w, name)["restarts"] == 1
+    )
     t = _thread(w, name)
     assert (t["state"], t["restarts"], t["failures"]) == ("running", 1, 1)
     assert t["last_error"] == "RuntimeError: poison item"
     served = get(f"{w.http_url}/status")["threads"]
     assert {x["name"].split(" ")[0] for x in served} >= {
-        "inflow", "publisher", "heartbeat", "deployment-sync", "worker-info", "zmq-receiver"}
+        "inflow",
+        "publisher",
+        "heartbeat",
+        "deployment-sync",
+        "worker-info",
+        "zmq-receiver",
+    }
 
 
 def test_a_failing_publisher_service_restarts_and_later_frames_reach_the_sink(
-        running, registry_client, helpers, tmp_path, monkeypatch):
+    running, registry_client, helpers, tmp_path, monkeypatch
+):
     w, _ = running
     handle, calls = PublisherService._handle, []
 
@@ -134,9 +148,16 @@ def test_a_thread_that_keeps_failing_is_given_up_as_failed():
     t = book.thread("always", always, stop).start()
     t.join(5)
     assert not t.is_alive()
-    assert book.describe() == [{"name": "always", "state": "failed", "restarts": 3,
-                                "failures": 4, "last_error": "ValueError: broken",
-                                "last_error_at": t.last_error_at}]
+    assert book.describe() == [
+        {
+            "name": "always",
+            "state": "failed",
+            "restarts": 3,
+            "failures": 4,
+            "last_error": "ValueError: broken",
+            "last_error_at": t.last_error_at,
+        }
+    ]
 
 
 def test_a_stopped_thread_leaves_the_book_and_a_clean_return_is_not_a_failure():
@@ -151,15 +172,24 @@ def test_a_stopped_thread_leaves_the_book_and_a_clean_return_is_not_a_failure():
 
 
 def test_bad_events_never_reach_a_real_spout_and_later_events_do(
-        fake_manager, registry_service, tmp_path, helpers):
+    fake_manager, registry_service, tmp_path, helpers
+):
     """The receiver spout of the topologies (receivers/spout.py, run here without Spark)."""
     from receivers.spout import ReceiverSpout
     from topology.component import Collector, Context
+
     fake_manager.set_plans([helpers["stock_entry"]()])
     tenant, plan, stream = KEY
-    spout = ReceiverSpout({"registry": f"tcp://127.0.0.1:{registry_service.port}",
-                           "tenant": tenant, "plan": plan, "host": "127.0.0.1", "tick_ms": 0,
-                           "streams": {stream: ["symbol", "price", "volume"]}})
+    spout = ReceiverSpout(
+        {
+            "registry": f"tcp://127.0.0.1:{registry_service.port}",
+            "tenant": tenant,
+            "plan": plan,
+            "host": "127.0.0.1",
+            "tick_ms": 0,
+            "streams": {stream: ["symbol", "price", "volume"]},
+        }
+    )
     out = {stream: ["ts", "symbol", "price", "volume"]}
     collector = Collector("EventReceiverSpout", out)
     spout.open(Context(f"{plan}[{tenant}]", "EventReceiverSpout", 0, 1, 0, out), collector)
@@ -174,12 +204,24 @@ def test_bad_events_never_reach_a_real_spout_and_later_events_do(
     client = ZmqEventClient(w.zmq_url)
     try:
         assert helpers["wait_for"](lambda: "-1234/StockAnalysis" in w.status()["plans"])
-        assert post(plan_url(w), [{"timestamp": 10 ** 30, "data": ["BAD", 1.0, 1]},
-                                  {"timestamp": 1, "data": ["\ud800", 1.0, 1]},
-                                  {"timestamp": 2, "data": ["HTTP", 1.0, 1]}])[1]["rejected"] == 2
-        client.send(KEY, [[2 ** 63, ["BAD", 1.0, 1]], [3, ["ZMQ", 1.0, 1]]])
-        client.send_raw([b"-1234/StockAnalysis/StockStream",
-                         msgpack.packb([[4, ["\udc00", 1.0, 1]]], unicode_errors="surrogatepass")])
+        assert (
+            post(
+                plan_url(w),
+                [
+                    {"timestamp": 10**30, "data": ["BAD", 1.0, 1]},
+                    {"timestamp": 1, "data": ["\ud800", 1.0, 1]},
+                    {"timestamp": 2, "data": ["HTTP", 1.0, 1]},
+                ],
+            )[1]["rejected"]
+            == 2
+        )
+        client.send(KEY, [[2**63, ["BAD", 1.0, 1]], [3, ["ZMQ", 1.0, 1]]])
+        client.send_raw(
+            [
+                b"-1234/StockAnalysis/StockStream",
+                msgpack.packb([[4, ["\udc00", 1.0, 1]]], unicode_errors="surrogatepass"),
+            ]
+        )
         client.send(KEY, [[5, ["LATER", 1.0, 1]]])
         assert helpers["wait_for"](lambda: len(pump()) >= 3, timeout=15)
         assert got == ["HTTP", "ZMQ", "LATER"]

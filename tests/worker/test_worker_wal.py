@@ -3,6 +3,7 @@ real sockets): frames carry offsets, replay re-sends in order before new events,
 receiver spout keeps each offset once and in order, commit deletes segments, caps give 503
 with the reason and hold ZeroMQ frames, and nothing answered 200 is missing from the log after
 SIGKILL."""
+
 import json
 import os
 import re
@@ -33,8 +34,9 @@ def post(url, body, timeout=10):
     headers = {"Content-Type": "application/json"}
     if os.environ.get("CEP_CLUSTER_SECRET"):  # what the worker's wal API asks of callers
         headers["X-CEP-Cluster-Secret"] = os.environ["CEP_CLUSTER_SECRET"]
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers=headers)
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), method="POST", headers=headers
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.status, json.loads(resp.read()), resp.headers
@@ -48,15 +50,27 @@ def events(lo, hi):
 
 
 def worker_cfg(fake_manager, registry_service, tmp_path, **extra):
-    return load_config(path=tmp_path / "none.yaml", env={}, overrides={
-        "worker.id": "w1", "worker.mode": "distributed", "worker.advertised_host": "127.0.0.1",
-        "managers.urls": [fake_manager.url],
-        "managers.registries": [f"tcp://127.0.0.1:{registry_service.port}"],
-        "managers.poll_interval": 0.2, "managers.timeout": 1.0,
-        "receivers.http_host": "127.0.0.1", "receivers.http_port": 0,
-        "receivers.zmq_host": "127.0.0.1", "receivers.zmq_port": 0,
-        "transport.reconnect_interval": 0.1, "transport.heartbeat_interval": 0.5,
-        "worker.state_dir": str(tmp_path / "state"), **extra})
+    return load_config(
+        path=tmp_path / "none.yaml",
+        env={},
+        overrides={
+            "worker.id": "w1",
+            "worker.mode": "distributed",
+            "worker.advertised_host": "127.0.0.1",
+            "managers.urls": [fake_manager.url],
+            "managers.registries": [f"tcp://127.0.0.1:{registry_service.port}"],
+            "managers.poll_interval": 0.2,
+            "managers.timeout": 1.0,
+            "receivers.http_host": "127.0.0.1",
+            "receivers.http_port": 0,
+            "receivers.zmq_host": "127.0.0.1",
+            "receivers.zmq_port": 0,
+            "transport.reconnect_interval": 0.1,
+            "transport.heartbeat_interval": 0.5,
+            "worker.state_dir": str(tmp_path / "state"),
+            **extra,
+        },
+    )
 
 
 @pytest.fixture
@@ -69,6 +83,7 @@ def worker_factory(fake_manager, registry_service, tmp_path, helpers):
         started.append(w)
         assert helpers["wait_for"](lambda: f"{T}/{P}" in w.status()["plans"])
         return w
+
     yield make
     for w in started:
         w.stop()
@@ -103,7 +118,8 @@ def url(w, op):
 
 
 def test_frames_carry_offsets_and_replay_resends_in_order_before_new_events(
-        worker_factory, registry_client, helpers):
+    worker_factory, registry_client, helpers
+):
     spout = RawSpout(registry_client)
     w = worker_factory()
     try:
@@ -111,8 +127,11 @@ def test_frames_carry_offsets_and_replay_resends_in_order_before_new_events(
         assert helpers["wait_for"](lambda: spout.drain() == 1000)
         rid = inflow(w).receiver_id
         assert rid.startswith(f"w1/{T}/{P}/{S}#")
-        flat = [(pos.receiver_id, pos.first_offset + i, seq)
-                for pos, seqs in spout.frames for i, seq in enumerate(seqs)]
+        flat = [
+            (pos.receiver_id, pos.first_offset + i, seq)
+            for pos, seqs in spout.frames
+            for i, seq in enumerate(seqs)
+        ]
         assert all(r == rid and off == seq for r, off, seq in flat)  # offset i holds event i
         assert all(pos.control == w.http_url for pos, _ in spout.frames)
         status, body, _ = post(url(w, "replay"), {"receiver_id": rid, "after": 599})
@@ -128,7 +147,8 @@ def test_frames_carry_offsets_and_replay_resends_in_order_before_new_events(
 
 @pytest.mark.parametrize("mode", ["fsync", "os", "none"])
 def test_each_durability_mode_logs_and_delivers_every_event(
-        worker_factory, registry_client, helpers, mode):
+    worker_factory, registry_client, helpers, mode
+):
     spout = RawSpout(registry_client)
     w = worker_factory(**{"wal.durability": mode})
     try:
@@ -143,8 +163,7 @@ def test_each_durability_mode_logs_and_delivers_every_event(
         spout.close()
 
 
-def test_a_restarted_worker_resends_what_it_had_not_sent(
-        worker_factory, registry_client, helpers):
+def test_a_restarted_worker_resends_what_it_had_not_sent(worker_factory, registry_client, helpers):
     w = worker_factory()  # no spout yet: 300 events stay buffered, logged
     assert post(f"{w.http_url}/events/{T}/{P}/{S}", events(0, 300))[0] == 200
     w.stop()
@@ -164,7 +183,8 @@ def test_a_restarted_worker_resends_what_it_had_not_sent(
 
 
 def test_commit_deletes_covered_segments_and_shows_in_status_and_metrics(
-        worker_factory, registry_client, helpers):
+    worker_factory, registry_client, helpers
+):
     spout = RawSpout(registry_client)
     w = worker_factory(**{"wal.segment_bytes": 8192})
     try:
@@ -204,9 +224,16 @@ def test_caps_give_503_with_the_reason_and_hold_zeromq_frames(worker_factory, he
 
 
 def open_spout(registry_service):
-    spout = ReceiverSpout({"registry": f"tcp://127.0.0.1:{registry_service.port}", "tenant": T,
-                           "plan": P, "streams": {S: ["symbol", "price", "volume"]},
-                           "host": "127.0.0.1", "tick_ms": 0})
+    spout = ReceiverSpout(
+        {
+            "registry": f"tcp://127.0.0.1:{registry_service.port}",
+            "tenant": T,
+            "plan": P,
+            "streams": {S: ["symbol", "price", "volume"]},
+            "host": "127.0.0.1",
+            "tick_ms": 0,
+        }
+    )
     out = {S: ["ts", "symbol", "price", "volume"]}
     collector = Collector("EventReceiverSpout", out)
     spout.open(Context(f"{P}[{T}]", "EventReceiverSpout", 0, 1, 0, out), collector)
@@ -220,7 +247,8 @@ def pump(spout, collector, got):
 
 
 def test_real_spout_records_offsets_and_a_restored_spout_gets_the_gap_replayed(
-        worker_factory, registry_service, helpers):
+    worker_factory, registry_service, helpers
+):
     spout, collector = open_spout(registry_service)
     got = []
     try:
@@ -254,7 +282,8 @@ def test_real_spout_records_offsets_and_a_restored_spout_gets_the_gap_replayed(
 
 
 def test_replay_overlapping_emitted_offsets_is_deduplicated_at_the_spout(
-        worker_factory, registry_service, helpers):
+    worker_factory, registry_service, helpers
+):
     spout, collector = open_spout(registry_service)
     got = []
     try:
@@ -277,7 +306,8 @@ def served(base):
 
 @pytest.mark.slow
 def test_sigkill_after_200_keeps_every_accepted_event_in_the_log(
-        fake_manager, registry_service, registry_client, tmp_path, helpers):
+    fake_manager, registry_service, registry_client, tmp_path, helpers
+):
     """A worker process answers 200 for N events (no spout: they stay buffered), is killed with
     SIGKILL, and its log holds all N; restarted, it goes on from offset N and re-sends them."""
     fake_manager.set_plans([helpers["stock_entry"]()])
@@ -285,12 +315,31 @@ def test_sigkill_after_200_keeps_every_accepted_event_in_the_log(
 
     def start():
         proc = subprocess.Popen(
-            [CEP, "worker", "--config", str(tmp_path / "none.yaml"), "--manager", fake_manager.url,
-             "--registry", f"tcp://127.0.0.1:{registry_service.port}", "--id", "kill-w",
-             "--http-port", "0", "--zmq-port", "-1", "--host", "127.0.0.1",
-             "--advertised-host", "127.0.0.1"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            env={**os.environ, "CEP_WORKER_STATE_DIR": str(state)})
+            [
+                CEP,
+                "worker",
+                "--config",
+                str(tmp_path / "none.yaml"),
+                "--manager",
+                fake_manager.url,
+                "--registry",
+                f"tcp://127.0.0.1:{registry_service.port}",
+                "--id",
+                "kill-w",
+                "--http-port",
+                "0",
+                "--zmq-port",
+                "-1",
+                "--host",
+                "127.0.0.1",
+                "--advertised-host",
+                "127.0.0.1",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "CEP_WORKER_STATE_DIR": str(state)},
+        )
         line = proc.stdout.readline()
         base = re.search(r"http://127\.0\.0\.1:\d+", line + proc.stdout.readline()).group(0)
         return proc, base
@@ -335,13 +384,13 @@ def test_sigkill_after_200_keeps_every_accepted_event_in_the_log(
 def test_a_plan_that_fails_to_build_releases_its_logs(worker_factory, fake_manager, helpers):
     """A version whose sink the host policy refuses fails after its logs were opened; the
     next version opens the same logs (they are not left locked)."""
-    bad = helpers["stock_entry"](version=2, sinks=[{"type": "redis", "options": {
-        "connection": "nowhere"}}])
+    bad = helpers["stock_entry"](
+        version=2, sinks=[{"type": "redis", "options": {"connection": "nowhere"}}]
+    )
     w = worker_factory()
     fake_manager.set_plans([bad])
     assert helpers["wait_for"](lambda: f"{T}/{P}" in w.status()["failed"])
     assert "nowhere" in w.status()["failed"][f"{T}/{P}"]["error"]
     fake_manager.set_plans([helpers["stock_entry"](version=3)])
-    assert helpers["wait_for"](lambda: w.status()["plans"].get(f"{T}/{P}", {}).get(
-        "version") == 3)
+    assert helpers["wait_for"](lambda: w.status()["plans"].get(f"{T}/{P}", {}).get("version") == 3)
     assert post(f"{w.http_url}/events/{T}/{P}/{S}", events(0, 10))[0] == 200

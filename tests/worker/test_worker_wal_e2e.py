@@ -3,6 +3,7 @@ embedded Spark cluster, receiver spout, Siddhi bolt, publisher bolt: benchmarks/
 .FullSystem): after its restart every event it answered 200 for reaches the sink exactly once
 (its write-ahead log re-sends what it had not sent, the spout drops offsets it already
 emitted and asks for a replay across a gap), counted with sequence numbers."""
+
 import json
 import os
 import shutil
@@ -35,9 +36,11 @@ class Volumes(Sink):
 def start_worker(system, state):
     return start_receiving_worker(system, state, "BenchFilter", "w-kill")
 
+
 def post(base, lo, hi):
-    body = json.dumps([{"timestamp": 1_700_000_000_000 + i, "data": ["IBM", 1.0, i]}
-                       for i in range(lo, hi)]).encode()
+    body = json.dumps(
+        [{"timestamp": 1_700_000_000_000 + i, "data": ["IBM", 1.0, i]} for i in range(lo, hi)]
+    ).encode()
     req = urllib.request.Request(base + URL, body, {"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
@@ -76,7 +79,8 @@ def test_worker_sigkill_mid_stream_loses_no_accepted_event(tmp_path):
         assert len(accepted) == 20000  # every request before and after the kill answered 200
         assert sorted(sink.seen) == accepted, (
             f"{len(sink.seen)} at the sink, {len(set(sink.seen))} distinct, "
-            f"{len(accepted)} accepted")
+            f"{len(accepted)} accepted"
+        )
     finally:
         for p in procs:
             if p.poll() is None:

@@ -6,10 +6,19 @@
 - ``coordinator``: the driver's side: triggers checkpoints, collects acks, completes them,
   keeps the last K, chooses (and verifies) the restore point of each stage attempt.
 """
+
 from topology.checkpoint.barrier import Aligner
 from topology.checkpoint.coordinator import Coordinator
 from topology.checkpoint.exceptions import CheckpointError, CorruptCheckpointError
 from topology.checkpoint.store import FileStore, RedisStore, open_store, plan_key
 
-__all__ = ["Aligner", "Coordinator", "CheckpointError", "CorruptCheckpointError", "FileStore",
-           "RedisStore", "open_store", "plan_key"]
+__all__ = [
+    "Aligner",
+    "Coordinator",
+    "CheckpointError",
+    "CorruptCheckpointError",
+    "FileStore",
+    "RedisStore",
+    "open_store",
+    "plan_key",
+]

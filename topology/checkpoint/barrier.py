@@ -7,6 +7,7 @@ forwards the barrier and processes the buffered messages in their order. A barri
 higher id than the one being aligned abandons the older checkpoint (the driver times it out);
 a lower id is stale and ignored. Messages of channels not yet at the barrier go straight on.
 """
+
 import time
 from collections import deque
 

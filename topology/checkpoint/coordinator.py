@@ -10,6 +10,7 @@ in-flight checkpoint is abandoned and the restore point is pinned: the newest co
 checkpoint whose every blob passes its checksum (a corrupt one is reported and skipped,
 falling back to the previous one).
 """
+
 import logging
 import time
 
@@ -21,10 +22,15 @@ log = logging.getLogger(__name__)
 
 def checkpoint_options(settings, name, spec, state_dir):
     """The ``checkpoint`` launch options of one topology from its settings."""
-    return {"interval": settings["checkpoint.interval"], "keep": settings["checkpoint.keep"],
-            "timeout": settings["checkpoint.timeout_s"],
-            "dir": settings["checkpoint.dir"] or str(state_dir / "checkpoints"),
-            "redis_url": settings["checkpoint.redis_url"], "name": name, "key": plan_key(spec)}
+    return {
+        "interval": settings["checkpoint.interval"],
+        "keep": settings["checkpoint.keep"],
+        "timeout": settings["checkpoint.timeout_s"],
+        "dir": settings["checkpoint.dir"] or str(state_dir / "checkpoints"),
+        "redis_url": settings["checkpoint.redis_url"],
+        "name": name,
+        "key": plan_key(spec),
+    }
 
 
 class Coordinator:
@@ -46,9 +52,13 @@ class Coordinator:
         self.errors = []
         self.notice = ""
         if self.enabled:
-            log.info("checkpoints every %.1f s in %s (plan key %s): a plan whose queries "
-                     "change gets a fresh key, i.e. starts with fresh state",
-                     self.interval, self.store.location, self.options.get("key"))
+            log.info(
+                "checkpoints every %.1f s in %s (plan key %s): a plan whose queries "
+                "change gets a fresh key, i.e. starts with fresh state",
+                self.interval,
+                self.store.location,
+                self.options.get("key"),
+            )
             self._check_plan_change()
 
     def _check_plan_change(self):
@@ -58,8 +68,10 @@ class Coordinator:
                 return
         except CheckpointError:
             return
-        self.notice = ("the plan's queries changed since its last checkpoint: it starts with "
-                       "fresh state (the earlier version's checkpoints are not restored)")
+        self.notice = (
+            "the plan's queries changed since its last checkpoint: it starts with "
+            "fresh state (the earlier version's checkpoints are not restored)"
+        )
         log.warning("%s", self.notice)
 
     def _first_id(self):
@@ -148,11 +160,19 @@ class Coordinator:
         duration = self.clock() - self.started
         size = sum(a.get("bytes", 0) for a in acks.values())
         align = max(a.get("alignment_ms", 0.0) for a in acks.values())
-        meta = {"attempt": self.attempt, "duration_ms": round(duration * 1000, 1),
-                "bytes": size, "alignment_ms": align,
-                "tasks": {str(t): {k: a.get(k) for k in ("component", "index", "bytes",
-                                                         "alignment_ms", "snapshot_ms")}
-                          for t, a in sorted(acks.items())}}
+        meta = {
+            "attempt": self.attempt,
+            "duration_ms": round(duration * 1000, 1),
+            "bytes": size,
+            "alignment_ms": align,
+            "tasks": {
+                str(t): {
+                    k: a.get(k)
+                    for k in ("component", "index", "bytes", "alignment_ms", "snapshot_ms")
+                }
+                for t, a in sorted(acks.items())
+            },
+        }
         self.current, self.acks = None, {}
         self.next_at = self.clock() + self.interval
         try:
@@ -162,23 +182,36 @@ class Coordinator:
             self._error(f"checkpoint {cid}: cannot complete: {exc}")
             return False
         self.counts["completed"] += 1
-        self.last = {"id": cid, "time": time.time(), "duration_ms": meta["duration_ms"],
-                     "bytes": size, "alignment_ms": align}
+        self.last = {
+            "id": cid,
+            "time": time.time(),
+            "duration_ms": meta["duration_ms"],
+            "bytes": size,
+            "alignment_ms": align,
+        }
         return True
 
     def control(self):
         """The checkpoint fields of the control message the driver publishes."""
-        return {"checkpoint": self.current,
-                "completed": self.last.get("id"),
-                "restore": [self.attempt, self.restore_id,
-                            self.attempts_seen > 1]}
+        return {
+            "checkpoint": self.current,
+            "completed": self.last.get("id"),
+            "restore": [self.attempt, self.restore_id, self.attempts_seen > 1],
+        }
 
     def metrics(self):
         """Per-plan checkpoint metrics for status/metrics replies."""
         if not self.enabled:
             return {"enabled": False}
-        return {"enabled": True, "interval_s": self.interval, "store": self.store.kind,
-                "plan_key": self.options.get("key"), "in_progress": self.current,
-                "restored_from": self.restore_id, "last": dict(self.last), **self.counts,
-                "notice": self.notice,
-                "errors": list(self.errors)}
+        return {
+            "enabled": True,
+            "interval_s": self.interval,
+            "store": self.store.kind,
+            "plan_key": self.options.get("key"),
+            "in_progress": self.current,
+            "restored_from": self.restore_id,
+            "last": dict(self.last),
+            **self.counts,
+            "notice": self.notice,
+            "errors": list(self.errors),
+        }

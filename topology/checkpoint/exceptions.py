@@ -1,4 +1,5 @@
 """Errors of the checkpoint package."""
+
 from topology.exceptions import TopologyError
 
 

@@ -15,6 +15,7 @@ copy (``checkpoint_state()`` plus msgpack; the engine's part is its pickled byte
 compression, checksum and write run on a ``SnapshotWriter`` thread while the task goes on, and
 the ack goes out (``poll_acks()``, from the task loop) once the blob is stored.
 """
+
 import logging
 import time
 
@@ -29,8 +30,7 @@ class Participant:
     """Snapshots, acks and restore of one instance. ``forward()`` sends the barrier on every
     output link; ``ack(report)`` sends the checkpoint report to the coordinator."""
 
-    def __init__(self, instance, topology, options, forward, ack, store=None,
-                 asynchronous=True):
+    def __init__(self, instance, topology, options, forward, ack, store=None, asynchronous=True):
         self.instance, self.forward, self.ack = instance, forward, ack
         self.options = options or {}
         self.enabled = float(self.options.get("interval") or 0) > 0 or store is not None
@@ -41,12 +41,16 @@ class Participant:
         self.restored_from = None
         self.aligner = None
         if self.enabled and instance.kind == "bolt":
-            self.aligner = Aligner(input_channels(topology, self.task), self._process,
-                                   self._aligned)
+            self.aligner = Aligner(
+                input_channels(topology, self.task), self._process, self._aligned
+            )
         self.process = None  # bolts: set by the runtime, called with each data item
         # the asynchronous phase: blobs sealed and written off the task thread
-        self.writer = (SnapshotWriter(self.store, self.task, instance.label)
-                       if self.enabled and asynchronous else None)
+        self.writer = (
+            SnapshotWriter(self.store, self.task, instance.label)
+            if self.enabled and asynchronous
+            else None
+        )
 
     def _process(self, item):
         self.process(item)
@@ -127,10 +131,14 @@ class Participant:
         the background with a writer (the task goes on meanwhile; ``poll_acks()`` sends the
         ack once the blob is written), else here. Returns the state (or _FAILED)."""
         started = time.perf_counter()
-        report = {"type": "checkpoint", "id": cid, "task": self.task,
-                  "component": self.instance.context.component_id,
-                  "index": self.instance.context.index,
-                  "alignment_ms": round(waited * 1000, 2)}
+        report = {
+            "type": "checkpoint",
+            "id": cid,
+            "task": self.task,
+            "component": self.instance.context.component_id,
+            "index": self.instance.context.index,
+            "alignment_ms": round(waited * 1000, 2),
+        }
         try:
             method = _method(self.instance.component, "checkpoint_state", "snapshot")
             state = method() if method is not None else None

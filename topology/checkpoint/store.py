@@ -11,6 +11,7 @@ plan key is a hash of the topology's structure and component configs (its querie
 edit gets a fresh directory, i.e. fresh state. On a cluster, ``root`` must be a path every
 node shares (NFS...) or the Redis store (``checkpoint.redis_url``) must be used.
 """
+
 import hashlib
 import json
 import os
@@ -56,8 +57,10 @@ def decode(blob, where):
     crc, size = _HEAD.unpack_from(blob, len(MAGIC))
     body = blob[head:]
     if len(body) != size or zlib.crc32(body) != crc:
-        raise CorruptCheckpointError(f"checkpoint {where}: checksum mismatch (length "
-                                     f"{len(body)} of {size}); the file is damaged")
+        raise CorruptCheckpointError(
+            f"checkpoint {where}: checksum mismatch (length "
+            f"{len(body)} of {size}); the file is damaged"
+        )
     try:
         return msgpack.unpackb(zlib.decompress(body), raw=False, strict_map_key=False)
     except (zlib.error, ValueError) as exc:
@@ -73,8 +76,9 @@ def plan_key(spec):
     parts = []
     for comp in spec.get("components", []):
         comp = dict(comp)
-        comp["config"] = {k: v for k, v in (comp.get("config") or {}).items()
-                          if k not in VOLATILE_KEYS}
+        comp["config"] = {
+            k: v for k, v in (comp.get("config") or {}).items() if k not in VOLATILE_KEYS
+        }
         parts.append(comp)
     text = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -116,8 +120,9 @@ class FileStore:
         try:
             blob = path.read_bytes()
         except OSError as exc:
-            raise CorruptCheckpointError(f"checkpoint {cid}: task {task}: cannot read "
-                                         f"{path.name}: {exc.strerror}") from None
+            raise CorruptCheckpointError(
+                f"checkpoint {cid}: task {task}: cannot read {path.name}: {exc.strerror}"
+            ) from None
         return decode(blob, f"{cid} task {task} ({path.name})")
 
     def complete(self, cid, meta):
@@ -154,7 +159,7 @@ class FileStore:
         """Keep the last K complete checkpoints; drop older ones and unfinished ones older
         than the newest complete one."""
         done = self.completed()
-        kept, newest = set(done[-self.keep:]), (done[-1] if done else 0)
+        kept, newest = set(done[-self.keep :]), (done[-1] if done else 0)
         for cid in self._ids():  # unfinished ones older than the newest never complete
             if cid not in kept and (cid in done or cid < newest):
                 self.discard(cid)
@@ -188,6 +193,7 @@ class RedisStore:
 
     def __init__(self, url, name, key, keep=3):
         import redis
+
         self.client = redis.Redis.from_url(url, socket_timeout=10)
         self.prefix = f"cep:ckpt:{safe_name(name)}:{key}"
         self.keep = max(1, int(keep))
@@ -195,6 +201,7 @@ class RedisStore:
 
     def _call(self, what, fn, *args):
         import redis
+
         try:
             return fn(*args)
         except redis.RedisError as exc:
@@ -250,8 +257,9 @@ class RedisStore:
         return sorted(keys - {self.prefix.rsplit(":", 1)[1]})
 
     def discard(self, cid):
-        keys = self._call(f"discard {cid}",
-                          lambda: list(self.client.scan_iter(f"{self.prefix}:{cid}:*")))
+        keys = self._call(
+            f"discard {cid}", lambda: list(self.client.scan_iter(f"{self.prefix}:{cid}:*"))
+        )
         pipe = self.client.pipeline()
         if keys:
             pipe.delete(*keys)
@@ -260,7 +268,7 @@ class RedisStore:
 
     def prune(self):
         done = self.completed()
-        kept, newest = set(done[-self.keep:]), (done[-1] if done else 0)
+        kept, newest = set(done[-self.keep :]), (done[-1] if done else 0)
         for cid in self._ids():  # unfinished ones older than the newest never complete
             if cid not in kept and (cid in done or cid < newest):
                 self.discard(cid)
@@ -269,6 +277,7 @@ class RedisStore:
 def open_store(options):
     """The store an options dict names: {"redis_url" or "dir", "name", "key", "keep"}."""
     if options.get("redis_url"):
-        return RedisStore(options["redis_url"], options["name"], options["key"],
-                          options.get("keep", 3))
+        return RedisStore(
+            options["redis_url"], options["name"], options["key"], options.get("keep", 3)
+        )
     return FileStore(options["dir"], options["name"], options["key"], options.get("keep", 3))

@@ -8,6 +8,7 @@ acks itself: ``done()`` returns the finished reports (call it from the task loop
 that fails is reported in its ack (``error``: the checkpoint fails, the task carries on);
 nothing here raises into the task.
 """
+
 import logging
 import queue
 import threading
@@ -32,8 +33,9 @@ class SnapshotWriter:
         """Write ``packed`` for checkpoint ``cid`` in the background; ``report`` (the ack,
         without ``bytes``) comes back from ``done()`` once it is stored."""
         if self._thread is None or not self._thread.is_alive():
-            self._thread = threading.Thread(target=self._run, daemon=True,
-                                            name=f"checkpoint-writer {self.label}")
+            self._thread = threading.Thread(
+                target=self._run, daemon=True, name=f"checkpoint-writer {self.label}"
+            )
             self._thread.start()
         self._jobs.put((cid, packed, report, started))
 

@@ -6,6 +6,7 @@ plans that use `map:`). `register(namespace, entries)` files entries; `lookup(na
 finds one; `find_function(name, namespace)` serves built-ins and extensions alike.
 Namespaces that need an online service (`geo`) or a missing evaluator (`pmml`) are known but
 refused with a reason, so a plan that uses them gets a positioned error that says why."""
+
 import importlib
 from typing import Dict, Iterable, Optional
 
@@ -25,13 +26,13 @@ MODULES = {
 # namespaces (and `ns:name`s) that exist in Siddhi / CEP 4.0 but are refused here, with why
 REFUSED = {
     "geo": "geo:geocode and geo:reverseGeocode call an online geocoding service; this "
-           "runtime runs offline and does not fake them",
+    "runtime runs offline and does not fake them",
     "geodashboard": "it is the geo dashboard sample's own extension of WSO2 CEP 4.0 (it "
-                    "feeds that sample's web dashboard), not part of Siddhi",
+    "feeds that sample's web dashboard), not part of Siddhi",
     "pmml": "#pmml:predict needs a PMML evaluator and no well-kept pure-Python one exists "
-            "on PyPI (pypmml 1.5.8 and jpmml-evaluator 0.16.0 run a JVM engine, "
-            "sklearn-pmml-model 1.0.8 reads only some model types into scikit-learn, nyoka "
-            "only writes PMML), so PMML models are not supported",
+    "on PyPI (pypmml 1.5.8 and jpmml-evaluator 0.16.0 run a JVM engine, "
+    "sklearn-pmml-model 1.0.8 reads only some model types into scikit-learn, nyoka "
+    "only writes PMML), so PMML models are not supported",
 }
 
 _REGISTRY: Dict[str, Dict[str, FunctionEntry]] = {}
@@ -74,13 +75,15 @@ def lookup(namespace: str, name: str) -> Optional[FunctionEntry]:
 # the geo functions that work offline (within, intersects, proximity, stationary, ...) come
 # from CEP 4.0's GPL geo extension, which is not part of Siddhi 3.2.15
 _GEO_ONLINE = {"geocode", "reversegeocode"}
-_GEO_GPL = ("it belongs to WSO2 CEP 4.0's GPL-licensed geo extension (siddhi-gpl-execution-geo), "
-            "which is not part of Siddhi 3.2.15's standard extensions and is not provided here")
+_GEO_GPL = (
+    "it belongs to WSO2 CEP 4.0's GPL-licensed geo extension (siddhi-gpl-execution-geo), "
+    "which is not part of Siddhi 3.2.15's standard extensions and is not provided here"
+)
 
 # built-in functions of older Siddhi versions that Siddhi 3.2 removed, with what replaces them
 REMOVED_BUILTINS = {
     "isnull": "isNull(x) was a function of Siddhi 3.0 (WSO2 CEP 4.0.0); Siddhi 3.2 removed it: "
-              "write `x is null`",
+    "write `x is null`",
 }
 
 
@@ -112,10 +115,14 @@ def unknown_function_error(name: str, namespace: Optional[str], span) -> Excepti
     if lookup(namespace, name) is None and _table(namespace) is not None:
         return UnknownFunctionError(
             f"'{namespace}:{name}' is not a function of the '{namespace}' extension (it has: "
-            f"{', '.join(names(namespace))})", span)
+            f"{', '.join(names(namespace))})",
+            span,
+        )
     return UnknownFunctionError(
         f"'{namespace}:{name}': no extension namespace '{namespace}' (known: "
-        f"{', '.join(namespaces())})", span)
+        f"{', '.join(namespaces())})",
+        span,
+    )
 
 
 def check_arity(entry: FunctionEntry, call, namespace: str) -> None:
@@ -123,8 +130,12 @@ def check_arity(entry: FunctionEntry, call, namespace: str) -> None:
     n, low, high = len(call.args), entry.min_args, entry.max_args
     if low <= n and (high is None or n <= high):
         return
-    expected = str(low) if low == high else (f"{low} to {high}" if high is not None
-                                              else f"at least {low}")
-    raise TypeMismatchError(f"{namespace}:{entry.name}() takes {expected} argument"
-                            f"{'' if expected == '1' else 's'}, not {n} (invalid number of "
-                            f"arguments)", call.span)
+    expected = (
+        str(low) if low == high else (f"{low} to {high}" if high is not None else f"at least {low}")
+    )
+    raise TypeMismatchError(
+        f"{namespace}:{entry.name}() takes {expected} argument"
+        f"{'' if expected == '1' else 's'}, not {n} (invalid number of "
+        f"arguments)",
+        call.span,
+    )

@@ -2,18 +2,38 @@
 commons-lang3 FastDateFormat (parse and print SimpleDateFormat patterns) over a lenient
 GregorianCalendar (a field set twice keeps its last value, the most recently set day field
 decides the date, out-of-range values roll over), Calendar.add, and WEEK_OF_YEAR by locale."""
+
 import datetime as _dt
 import re
 import time as _time
 from typing import Dict, List, Tuple
 
 DAY_MS = 86400000
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
-          "September", "October", "November", "December"]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 # locale -> (first day of week, 1 = Sunday; minimal days in the first week)
-WEEK_RULES = {"en": (1, 1), "en_US": (1, 1), "fr_FR": (2, 4), "fr": (2, 4), "de_DE": (2, 4),
-              "en_GB": (2, 4), "de": (2, 4)}
+WEEK_RULES = {
+    "en": (1, 1),
+    "en_US": (1, 1),
+    "fr_FR": (2, 4),
+    "fr": (2, 4),
+    "de_DE": (2, 4),
+    "en_GB": (2, 4),
+    "de": (2, 4),
+}
 _EPOCH_ORD = _dt.date(1970, 1, 1).toordinal()
 
 
@@ -28,13 +48,13 @@ def tokenize(pattern: str) -> List[Tuple[str, int]]:
         c = pattern[i]
         if c == "'":
             j, text = i + 1, []
-            if pattern[j:j + 1] == "'":
+            if pattern[j : j + 1] == "'":
                 out.append(("", "'"))
                 i += 2
                 continue
             while j < n:
                 if pattern[j] == "'":
-                    if pattern[j + 1:j + 2] == "'":
+                    if pattern[j + 1 : j + 2] == "'":
                         text.append("'")
                         j += 2
                         continue
@@ -55,8 +75,9 @@ def tokenize(pattern: str) -> List[Tuple[str, int]]:
             i = j
         else:
             j = i
-            while j < n and pattern[j] != "'" and not (pattern[j].isascii()
-                                                     and pattern[j].isalpha()):
+            while (
+                j < n and pattern[j] != "'" and not (pattern[j].isascii() and pattern[j].isalpha())
+            ):
                 j += 1
             out.append(("", pattern[i:j]))
             i = j
@@ -135,11 +156,17 @@ def add(ms: int, unit: str, amount: int) -> int:
         y, m, d, hh, mi, ss, milli, *_ = civil(ms)
         total = y * 12 + (m - 1) + months
         ny, nm = divmod(total, 12)
-        last = (days_from_civil(ny, nm + 2, 1) - days_from_civil(ny, nm + 1, 1))
+        last = days_from_civil(ny, nm + 2, 1) - days_from_civil(ny, nm + 1, 1)
         day = days_from_civil(ny, nm + 1, min(d, last))
         return day * DAY_MS + ((hh * 60 + mi) * 60 + ss) * 1000 + milli
-    step = {"WEEK": 7 * DAY_MS, "DAY": DAY_MS, "HOUR": 3600000, "MINUTE": 60000,
-            "SECOND": 1000, "MILLISECOND": 1}.get(unit)
+    step = {
+        "WEEK": 7 * DAY_MS,
+        "DAY": DAY_MS,
+        "HOUR": 3600000,
+        "MINUTE": 60000,
+        "SECOND": 1000,
+        "MILLISECOND": 1,
+    }.get(unit)
     if step is None:
         raise ValueError(f"unknown unit {unit}")
     return ms + amount * step
@@ -207,10 +234,14 @@ def format_ms(ms: int, pattern: str) -> str:
 # -- parsing (FastDateParser over a lenient Calendar) --
 _NUMERIC = set("yYMLwWDdFuHkKhmsS")
 _TEXT_FIELDS = {
-    "M": {**{n.lower(): i for i, n in enumerate(MONTHS)},
-          **{n[:3].lower(): i for i, n in enumerate(MONTHS)}},
-    "E": {**{n.lower(): i + 1 for i, n in enumerate(DAYS)},
-          **{n[:3].lower(): i + 1 for i, n in enumerate(DAYS)}},
+    "M": {
+        **{n.lower(): i for i, n in enumerate(MONTHS)},
+        **{n[:3].lower(): i for i, n in enumerate(MONTHS)},
+    },
+    "E": {
+        **{n.lower(): i + 1 for i, n in enumerate(DAYS)},
+        **{n[:3].lower(): i + 1 for i, n in enumerate(DAYS)},
+    },
     "a": {"am": 0, "pm": 1},
     "G": {"ad": 1, "bc": 0},
 }
@@ -226,7 +257,7 @@ def parse_ms(text: str, pattern: str) -> int:
     n = len(text)
     for k, (letter, count) in enumerate(tokens):
         if not letter:
-            if text[pos:pos + len(count)] != count:
+            if text[pos : pos + len(count)] != count:
                 raise DateParseError(f"Unparseable date: {text!r} does not match {pattern!r}")
             pos += len(count)
             continue
@@ -269,8 +300,9 @@ def parse_ms(text: str, pattern: str) -> int:
             table = _TEXT_FIELDS["M" if letter == "L" else letter]
             best = None
             for name, v in table.items():
-                if text[pos:pos + len(name)].lower() == name and (
-                        best is None or len(name) > len(best[0])):
+                if text[pos : pos + len(name)].lower() == name and (
+                    best is None or len(name) > len(best[0])
+                ):
                     best = (name, v)
             if best is None:
                 raise DateParseError(f"Unparseable date: {text!r} does not match {pattern!r}")
@@ -297,13 +329,18 @@ def _resolve(f) -> int:
 
     def st(k):
         return f[k][1] if k in f else 0
+
     year = val("y", 1970)
     if "G" in f and f["G"][0] == 0:
         year = 1 - year
     month = val("M", 0)
-    day_stamps = {"d": st("d"), "D": st("D"), "w": max(st("w"), st("E")) if "w" in f else 0,
-                  "W": max(st("W"), st("E")) if "W" in f else 0,
-                  "F": max(st("F"), st("E")) if "F" in f else 0}
+    day_stamps = {
+        "d": st("d"),
+        "D": st("D"),
+        "w": max(st("w"), st("E")) if "w" in f else 0,
+        "W": max(st("W"), st("E")) if "W" in f else 0,
+        "F": max(st("F"), st("E")) if "F" in f else 0,
+    }
     best = max(day_stamps, key=lambda k: day_stamps[k])
     if day_stamps[best] == 0 and "E" in f:  # only a day of the week: that day of week 1
         best = "w"
@@ -330,7 +367,7 @@ def _resolve(f) -> int:
         hour = val("H")
     else:
         hour = val("h") + 12 * val("a")
-    return (days * DAY_MS + hour * 3600000 + val("m") * 60000 + val("s") * 1000 + val("S"))
+    return days * DAY_MS + hour * 3600000 + val("m") * 60000 + val("s") * 1000 + val("S")
 
 
 def now_ms() -> int:

@@ -1,6 +1,7 @@
 """`map:` — Siddhi 3.2.15's map extension: a map value (Java's HashMap: its iteration order and
 its `{k=v, ...}` string form), built from key/value pairs, JSON (org.json's lenient reading)
 or XML (lxml), read and changed with get/put/remove, written as JSON or XML."""
+
 import re
 import struct
 
@@ -24,7 +25,7 @@ def java_hash(x) -> int:
     if isinstance(x, bool):
         return 1231 if x else 1237
     if isinstance(x, int):
-        if -2 ** 31 <= x < 2 ** 31:
+        if -(2**31) <= x < 2**31:
             return x & 0xFFFFFFFF
         x &= 0xFFFFFFFFFFFFFFFF
         return (x ^ (x >> 32)) & 0xFFFFFFFF
@@ -89,9 +90,11 @@ class JavaMap:
 
     def items(self):
         if self._order is None:
+
             def bucket(entry):
                 h = java_hash(entry[0])
                 return ((h ^ (h >> 16)) & (self.capacity - 1), entry[2])
+
             self._order = sorted(self.data.values(), key=bucket)
         return [(k, v) for k, v, _ in self._order]
 
@@ -99,8 +102,9 @@ class JavaMap:
         return len(self.data)
 
     def __eq__(self, other):
-        return isinstance(other, JavaMap) and \
-            {k: v[1] for k, v in self.data.items()} == {k: v[1] for k, v in other.data.items()}
+        return isinstance(other, JavaMap) and {k: v[1] for k, v in self.data.items()} == {
+            k: v[1] for k, v in other.data.items()
+        }
 
     def __hash__(self):  # Java hashes a map by its content (a group-by key may be a map)
         return hash(self.java_str())
@@ -127,8 +131,11 @@ def _str(x, owner=None):
 # -- create / get / put / remove / isMap --
 def _create_rule(types, call):
     if len(types) % 2:
-        fail(call, f"map:create() takes 0 or an even number of arguments (key, value pairs), "
-                   f"not {len(types)} (invalid number of arguments)")
+        fail(
+            call,
+            f"map:create() takes 0 or an even number of arguments (key, value pairs), "
+            f"not {len(types)} (invalid number of arguments)",
+        )
     return OBJECT
 
 
@@ -221,7 +228,7 @@ class _JSONReader:
         s = self.s
         while self.i < len(s):
             c = s[self.i]
-            if c == "/" and s[self.i:self.i + 2] == "//":
+            if c == "/" and s[self.i : self.i + 2] == "//":
                 self.i = s.find("\n", self.i) % (len(s) + 1) or len(s)
             elif c == "#":
                 self.i = s.find("\n", self.i) % (len(s) + 1) or len(s)
@@ -288,10 +295,10 @@ class _JSONReader:
         if c == "[":
             return JSONArray(self.array())
         start = self.i - 1
-        stops = ",:]}/\\\"[{;=#"
+        stops = ',:]}/\\"[{;=#'
         while self.i < len(self.s) and self.s[self.i] >= " " and self.s[self.i] not in stops:
             self.i += 1
-        text = self.s[start:self.i].strip()
+        text = self.s[start : self.i].strip()
         if text == "":
             self.error("Missing value")
         return _json_literal(text)
@@ -309,7 +316,7 @@ class _JSONReader:
                 e = self.s[self.i]
                 self.i += 1
                 if e == "u":
-                    out.append(chr(int(self.s[self.i:self.i + 4], 16)))
+                    out.append(chr(int(self.s[self.i : self.i + 4], 16)))
                     self.i += 4
                 else:
                     out.append({"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r"}.get(e, e))
@@ -334,7 +341,7 @@ def _json_literal(text):
                 v = float(text)
             else:
                 v = int(text)
-                if not -2 ** 63 <= v < 2 ** 63:
+                if not -(2**63) <= v < 2**63:
                     v = float(text)  # org.json falls back to a double
         except ValueError:
             return text
@@ -365,7 +372,7 @@ def _json_number(v):
 def _json_quote(s):
     out, prev = ['"'], ""
     for c in s:
-        if c in "\\\"":
+        if c in '\\"':
             out.append("\\" + c)
         elif c == "/":
             out.append("\\/" if prev == "<" else "/")
@@ -400,15 +407,16 @@ def _to_json(m):
     _as_map(m)
     if any(k is None for k in m.keys()):
         raise ValueError("JSON object keys cannot be null")
-    return "{" + ",".join(f"{_json_quote(_str(k))}:{_json_value(v)}" for k, v in m.items()) \
-        + "}"
+    return "{" + ",".join(f"{_json_quote(_str(k))}:{_json_value(v)}" for k, v in m.items()) + "}"
 
 
 # -- XML --
 # commons-lang3 NumberUtils.isCreatable: hex, or a decimal with an optional exponent and type
 # suffix (l/L only on an integer)
-_CREATABLE = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|#[0-9a-fA-F]+|"
-                        r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fFdD]?|\d+[lL])")
+_CREATABLE = re.compile(
+    r"[-+]?(?:0[xX][0-9a-fA-F]+|#[0-9a-fA-F]+|"
+    r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fFdD]?|\d+[lL])"
+)
 # DecimalFormat.parse (en-US): the longest number prefix, with grouping and an 'E' exponent
 _DECIMAL_PREFIX = re.compile(r"-?(?:\d[\d,]*)?(?:\.\d*)?(?:E[-+]?\d+)?")
 
@@ -428,7 +436,7 @@ def _xml_value(text):
     if not any(c.isdigit() for c in digits.split("E")[0]):
         raise ValueError(f"Unparseable number: {text!r}")
     v = float(digits)
-    if v.is_integer() and abs(v) < 2 ** 63 and not (v == 0 and digits.startswith("-")):
+    if v.is_integer() and abs(v) < 2**63 and not (v == 0 and digits.startswith("-")):
         return int(v)
     return v
 
@@ -448,6 +456,7 @@ def _xml_to_map(element):
 
 def _create_from_xml(text):
     from lxml import etree
+
     if not isinstance(text, str):
         raise TypeError("data should be a string")
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
@@ -466,8 +475,12 @@ def _xml_body(m):
 
 def _to_xml_rule(types, call):
     if len(types) == 2 and types[1] is not STRING:
-        fail(call, f"map:toXML() root element name must be a string, not {types[1].value} "
-                   f"(invalid parameter type)", 1)
+        fail(
+            call,
+            f"map:toXML() root element name must be a string, not {types[1].value} "
+            f"(invalid parameter type)",
+            1,
+        )
     return STRING
 
 
@@ -478,28 +491,100 @@ def _to_xml_factory(types, args):
     def to_xml(m, root):
         body = _xml_body(_as_map(m))
         return body if root is None else f"<{root}>{body}</{root}>"
+
     return to_xml
 
 
-register(NS, [
-    entry(NS, "create", 0, None, _create_rule, _create,
-          "create(k1, v1, k2, v2, ...): a map of the pairs", pure=False),
-    entry(NS, "createFromJSON", 1, 1, signature("map:createFromJSON", OBJECT, ANY),
-          _create_from_json, "createFromJSON(string): a map of a JSON object (lenient)",
-          pure=False),
-    entry(NS, "createFromXML", 1, 1, signature("map:createFromXML", OBJECT, ANY),
-          _create_from_xml, "createFromXML(string): a map of the root element's children",
-          pure=False),
-    entry(NS, "get", 2, 2, signature("map:get", OBJECT, ANY, ANY), _get,
-          "get(map, key): the value, null when absent"),
-    entry(NS, "put", 3, 3, signature("map:put", OBJECT, ANY, ANY, ANY), _put,
-          "put(map, key, value): the same map, changed", pure=False),
-    entry(NS, "remove", 2, 2, signature("map:remove", OBJECT, ANY, ANY), _remove,
-          "remove(map, key): the same map, changed", pure=False),
-    entry(NS, "isMap", 1, 1, signature("map:isMap", BOOL, ANY), _is_map,
-          "isMap(value): whether it is a map", boolean=True),
-    entry(NS, "toJSON", 1, 1, signature("map:toJSON", STRING, ANY), _to_json,
-          "toJSON(map): the map as JSON (org.json's form)"),
-    entry(NS, "toXML", 1, 2, _to_xml_rule, _to_xml_factory,
-          "toXML(map[, rootElement]): <key>value</key> elements", factory=True),
-])
+register(
+    NS,
+    [
+        entry(
+            NS,
+            "create",
+            0,
+            None,
+            _create_rule,
+            _create,
+            "create(k1, v1, k2, v2, ...): a map of the pairs",
+            pure=False,
+        ),
+        entry(
+            NS,
+            "createFromJSON",
+            1,
+            1,
+            signature("map:createFromJSON", OBJECT, ANY),
+            _create_from_json,
+            "createFromJSON(string): a map of a JSON object (lenient)",
+            pure=False,
+        ),
+        entry(
+            NS,
+            "createFromXML",
+            1,
+            1,
+            signature("map:createFromXML", OBJECT, ANY),
+            _create_from_xml,
+            "createFromXML(string): a map of the root element's children",
+            pure=False,
+        ),
+        entry(
+            NS,
+            "get",
+            2,
+            2,
+            signature("map:get", OBJECT, ANY, ANY),
+            _get,
+            "get(map, key): the value, null when absent",
+        ),
+        entry(
+            NS,
+            "put",
+            3,
+            3,
+            signature("map:put", OBJECT, ANY, ANY, ANY),
+            _put,
+            "put(map, key, value): the same map, changed",
+            pure=False,
+        ),
+        entry(
+            NS,
+            "remove",
+            2,
+            2,
+            signature("map:remove", OBJECT, ANY, ANY),
+            _remove,
+            "remove(map, key): the same map, changed",
+            pure=False,
+        ),
+        entry(
+            NS,
+            "isMap",
+            1,
+            1,
+            signature("map:isMap", BOOL, ANY),
+            _is_map,
+            "isMap(value): whether it is a map",
+            boolean=True,
+        ),
+        entry(
+            NS,
+            "toJSON",
+            1,
+            1,
+            signature("map:toJSON", STRING, ANY),
+            _to_json,
+            "toJSON(map): the map as JSON (org.json's form)",
+        ),
+        entry(
+            NS,
+            "toXML",
+            1,
+            2,
+            _to_xml_rule,
+            _to_xml_factory,
+            "toXML(map[, rootElement]): <key>value</key> elements",
+            factory=True,
+        ),
+    ],
+)

@@ -2,11 +2,21 @@
 aggregator, see `cep.catalog.ext.aggregators`). Java's Math semantics: NaN and infinities
 instead of Python's exceptions, Java's rounding, Java's hex/octal/binary strings, and
 java.util.Random's sequence for a seeded `rand`."""
+
 import math
 
 from cep.catalog.ext import register
 from cep.catalog.ext.support import (
-    BOOL, DOUBLE, FLOAT, INT, LONG, NUMBERS, STRING, entry, require_constant, signature,
+    BOOL,
+    DOUBLE,
+    FLOAT,
+    INT,
+    LONG,
+    NUMBERS,
+    STRING,
+    entry,
+    require_constant,
+    signature,
 )
 from cep.engine import javamath
 
@@ -25,6 +35,7 @@ def _need(*xs):
 def _java(fn, domain=None):
     """A double -> double Math function with Java's NaN/infinity results where Python's
     math raises (log(0) is -Infinity, sqrt(-1) and acos(2) are NaN, exp(1000) Infinity)."""
+
     def call(x):
         _need(x)
         x = float(x)
@@ -32,6 +43,7 @@ def _java(fn, domain=None):
             return fn(x)
         except (ValueError, OverflowError):
             return domain(x) if domain else NAN
+
     call.__name__ = fn.__name__
     return call
 
@@ -173,7 +185,7 @@ def _java_round(x, lo, hi):
         return 0
     if math.isinf(x):
         return hi if x > 0 else lo
-    if abs(x) >= 2.0 ** 52:
+    if abs(x) >= 2.0**52:
         r = int(x)
     else:
         r = math.floor(x)
@@ -201,6 +213,7 @@ def _to_string_int(fmt):
     def call(x, *_):
         _need(x)
         return format(_unsigned(x, 32), fmt)
+
     return call
 
 
@@ -208,6 +221,7 @@ def _to_string_long(fmt):
     def call(x):
         _need(x)
         return format(_unsigned(x, 64), fmt)
+
     return call
 
 
@@ -250,6 +264,7 @@ def _hex_factory(types, args):
 def _int_long_factory(fmt):
     def factory(types, args):
         return _to_string_int(fmt) if types[0] is INT else _to_string_long(fmt)
+
     return factory
 
 
@@ -337,6 +352,7 @@ def _rand_rule(types, call):
 
 def _rand_factory(types, args):
     import random
+
     if args:
         generator = JavaRandom(int(args[0].value))
         return lambda seed=None: generator.next_double()
@@ -368,69 +384,179 @@ def _is_infinite(x):
 
 
 _sqrt = _java(math.sqrt)
-register(NS, [
-    _numeric("abs", _java(abs), doc="abs(number) -> double"),
-    _numeric("acos", _java(math.acos), FD, doc="acos(float|double) -> double, NaN outside "
-                                                 "[-1, 1]"),
-    _numeric("asin", _java(math.asin), FD, doc="asin(float|double) -> double"),
-    entry(NS, "atan", 1, 2, signature("math:atan", DOUBLE, NUMBERS, NUMBERS),
-          lambda types, args: _atan if len(types) == 1 else _atan2,
-          "atan(number) or atan(y, x) (atan2) -> double", factory=True),
-    entry(NS, "bin", 1, 1, signature("math:bin", STRING, IL), _int_long_factory("b"),
-          "bin(int|long): Integer/Long.toBinaryString", factory=True),
-    _numeric("ceil", _java(_ceil, lambda x: x), FD,
-             doc="ceil(float|double) -> double"),
-    entry(NS, "conv", 3, 3, signature("math:conv", STRING, (STRING,), (INT,), (INT,)), _conv,
-          "conv(string, fromBase, toBase): Integer.toString(Integer.parseInt(s, from), to)"),
-    _pair("copySign", _copy_sign, "copySign(magnitude, sign) -> double"),
-    _numeric("cos", _java(math.cos), doc="cos(number) -> double"),
-    _numeric("cosh", _java(math.cosh, lambda x: INF), doc="cosh(number) -> double"),
-    _numeric("cbrt", _java(lambda x: math.copysign(abs(x) ** (1.0 / 3.0), x)
-                           if not math.isinf(x) else x), doc="cbrt(number) -> double"),
-    entry(NS, "e", 0, 0, signature("math:e", DOUBLE), lambda: math.e, "e() -> 2.718..."),
-    _numeric("exp", _java(math.exp, _exp_domain), doc="exp(number) -> double"),
-    _numeric("floor", _java(_floor, lambda x: x),
-             doc="floor(number) -> double"),
-    entry(NS, "getExponent", 1, 1, signature("math:getExponent", INT, NUMBERS),
-          lambda types, args: _get_exponent_float if types[0] is FLOAT else _get_exponent,
-          "getExponent(number) -> int: Math.getExponent", factory=True),
-    entry(NS, "hex", 1, 1, signature("math:hex", STRING, NUMBERS), _hex_factory,
-          "hex(number): Integer/Long/Float/Double.toHexString", factory=True),
-    entry(NS, "isInfinite", 1, 1, signature("math:isInfinite", BOOL, FD), _is_infinite,
-          "isInfinite(float|double) -> bool", boolean=True),
-    entry(NS, "isNan", 1, 1, signature("math:isNan", BOOL, FD), _is_nan,
-          "isNan(float|double) -> bool", boolean=True),
-    _numeric("ln", _ln, doc="ln(number) -> double"),
-    _pair("log", _log, "log(number, base) -> double (base 1 fails)"),
-    _numeric("log10", _java(math.log10, _log_domain), doc="log10(number) -> double"),
-    _numeric("log2", _java(_log2, _log_domain), doc="log2(number) -> double"),
-    _pair("max", _max, "max(a, b) -> double"),
-    _pair("min", _min, "min(a, b) -> double"),
-    entry(NS, "oct", 1, 1, signature("math:oct", STRING, IL), _int_long_factory("o"),
-          "oct(int|long): Integer/Long.toOctalString", factory=True),
-    entry(NS, "parseDouble", 1, 1, signature("math:parseDouble", DOUBLE, (STRING,)),
-          _parse_double, "parseDouble(string) -> double"),
-    entry(NS, "parseFloat", 1, 1, signature("math:parseFloat", FLOAT, (STRING,)),
-          _parse_float, "parseFloat(string) -> float"),
-    entry(NS, "parseInt", 1, 1, signature("math:parseInt", INT, (STRING,)), _parse_int,
-          "parseInt(string) -> int"),
-    entry(NS, "parseLong", 1, 1, signature("math:parseLong", LONG, (STRING,)), _parse_long,
-          "parseLong(string) -> long"),
-    entry(NS, "pi", 0, 0, signature("math:pi", DOUBLE), lambda: math.pi, "pi() -> 3.14..."),
-    _pair("power", _pow, "power(base, exponent) -> double"),
-    entry(NS, "rand", 0, 1, _rand_rule, _rand_factory,
-          "rand([seed]) -> double in [0, 1): java.util.Random's sequence for a seed",
-          pure=False, factory=True),
-    entry(NS, "round", 1, 1, _round_rule,
-          lambda types, args: _round_float if types[0] is FLOAT else _round_double,
-          "round(float) -> int, round(double) -> long", factory=True),
-    _numeric("signum", _signum, result=INT, doc="signum(number) -> int"),
-    _numeric("sin", _java(math.sin), doc="sin(number) -> double"),
-    _numeric("sinh", _java(math.sinh, lambda x: INF if x > 0 else -INF),
-             doc="sinh(number) -> double"),
-    _numeric("sqrt", _sqrt, doc="sqrt(number) -> double, NaN for a negative"),
-    _numeric("tan", _java(math.tan), doc="tan(number) -> double"),
-    _numeric("tanh", _java(math.tanh), doc="tanh(number) -> double"),
-    _numeric("toDegrees", _java(math.degrees), doc="toDegrees(number) -> double"),
-    _numeric("toRadians", _java(math.radians), doc="toRadians(number) -> double"),
-])
+register(
+    NS,
+    [
+        _numeric("abs", _java(abs), doc="abs(number) -> double"),
+        _numeric(
+            "acos", _java(math.acos), FD, doc="acos(float|double) -> double, NaN outside [-1, 1]"
+        ),
+        _numeric("asin", _java(math.asin), FD, doc="asin(float|double) -> double"),
+        entry(
+            NS,
+            "atan",
+            1,
+            2,
+            signature("math:atan", DOUBLE, NUMBERS, NUMBERS),
+            lambda types, args: _atan if len(types) == 1 else _atan2,
+            "atan(number) or atan(y, x) (atan2) -> double",
+            factory=True,
+        ),
+        entry(
+            NS,
+            "bin",
+            1,
+            1,
+            signature("math:bin", STRING, IL),
+            _int_long_factory("b"),
+            "bin(int|long): Integer/Long.toBinaryString",
+            factory=True,
+        ),
+        _numeric("ceil", _java(_ceil, lambda x: x), FD, doc="ceil(float|double) -> double"),
+        entry(
+            NS,
+            "conv",
+            3,
+            3,
+            signature("math:conv", STRING, (STRING,), (INT,), (INT,)),
+            _conv,
+            "conv(string, fromBase, toBase): Integer.toString(Integer.parseInt(s, from), to)",
+        ),
+        _pair("copySign", _copy_sign, "copySign(magnitude, sign) -> double"),
+        _numeric("cos", _java(math.cos), doc="cos(number) -> double"),
+        _numeric("cosh", _java(math.cosh, lambda x: INF), doc="cosh(number) -> double"),
+        _numeric(
+            "cbrt",
+            _java(lambda x: math.copysign(abs(x) ** (1.0 / 3.0), x) if not math.isinf(x) else x),
+            doc="cbrt(number) -> double",
+        ),
+        entry(NS, "e", 0, 0, signature("math:e", DOUBLE), lambda: math.e, "e() -> 2.718..."),
+        _numeric("exp", _java(math.exp, _exp_domain), doc="exp(number) -> double"),
+        _numeric("floor", _java(_floor, lambda x: x), doc="floor(number) -> double"),
+        entry(
+            NS,
+            "getExponent",
+            1,
+            1,
+            signature("math:getExponent", INT, NUMBERS),
+            lambda types, args: _get_exponent_float if types[0] is FLOAT else _get_exponent,
+            "getExponent(number) -> int: Math.getExponent",
+            factory=True,
+        ),
+        entry(
+            NS,
+            "hex",
+            1,
+            1,
+            signature("math:hex", STRING, NUMBERS),
+            _hex_factory,
+            "hex(number): Integer/Long/Float/Double.toHexString",
+            factory=True,
+        ),
+        entry(
+            NS,
+            "isInfinite",
+            1,
+            1,
+            signature("math:isInfinite", BOOL, FD),
+            _is_infinite,
+            "isInfinite(float|double) -> bool",
+            boolean=True,
+        ),
+        entry(
+            NS,
+            "isNan",
+            1,
+            1,
+            signature("math:isNan", BOOL, FD),
+            _is_nan,
+            "isNan(float|double) -> bool",
+            boolean=True,
+        ),
+        _numeric("ln", _ln, doc="ln(number) -> double"),
+        _pair("log", _log, "log(number, base) -> double (base 1 fails)"),
+        _numeric("log10", _java(math.log10, _log_domain), doc="log10(number) -> double"),
+        _numeric("log2", _java(_log2, _log_domain), doc="log2(number) -> double"),
+        _pair("max", _max, "max(a, b) -> double"),
+        _pair("min", _min, "min(a, b) -> double"),
+        entry(
+            NS,
+            "oct",
+            1,
+            1,
+            signature("math:oct", STRING, IL),
+            _int_long_factory("o"),
+            "oct(int|long): Integer/Long.toOctalString",
+            factory=True,
+        ),
+        entry(
+            NS,
+            "parseDouble",
+            1,
+            1,
+            signature("math:parseDouble", DOUBLE, (STRING,)),
+            _parse_double,
+            "parseDouble(string) -> double",
+        ),
+        entry(
+            NS,
+            "parseFloat",
+            1,
+            1,
+            signature("math:parseFloat", FLOAT, (STRING,)),
+            _parse_float,
+            "parseFloat(string) -> float",
+        ),
+        entry(
+            NS,
+            "parseInt",
+            1,
+            1,
+            signature("math:parseInt", INT, (STRING,)),
+            _parse_int,
+            "parseInt(string) -> int",
+        ),
+        entry(
+            NS,
+            "parseLong",
+            1,
+            1,
+            signature("math:parseLong", LONG, (STRING,)),
+            _parse_long,
+            "parseLong(string) -> long",
+        ),
+        entry(NS, "pi", 0, 0, signature("math:pi", DOUBLE), lambda: math.pi, "pi() -> 3.14..."),
+        _pair("power", _pow, "power(base, exponent) -> double"),
+        entry(
+            NS,
+            "rand",
+            0,
+            1,
+            _rand_rule,
+            _rand_factory,
+            "rand([seed]) -> double in [0, 1): java.util.Random's sequence for a seed",
+            pure=False,
+            factory=True,
+        ),
+        entry(
+            NS,
+            "round",
+            1,
+            1,
+            _round_rule,
+            lambda types, args: _round_float if types[0] is FLOAT else _round_double,
+            "round(float) -> int, round(double) -> long",
+            factory=True,
+        ),
+        _numeric("signum", _signum, result=INT, doc="signum(number) -> int"),
+        _numeric("sin", _java(math.sin), doc="sin(number) -> double"),
+        _numeric(
+            "sinh", _java(math.sinh, lambda x: INF if x > 0 else -INF), doc="sinh(number) -> double"
+        ),
+        _numeric("sqrt", _sqrt, doc="sqrt(number) -> double, NaN for a negative"),
+        _numeric("tan", _java(math.tan), doc="tan(number) -> double"),
+        _numeric("tanh", _java(math.tanh), doc="tanh(number) -> double"),
+        _numeric("toDegrees", _java(math.degrees), doc="toDegrees(number) -> double"),
+        _numeric("toRadians", _java(math.radians), doc="toRadians(number) -> double"),
+    ],
+)

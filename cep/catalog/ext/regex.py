@@ -1,5 +1,6 @@
 """`regex:` — Siddhi 3.2.15's regex extension (matches, find, lookingAt, group). The regex is
 the first argument; Java's Pattern syntax is read by `support.java_regex`."""
+
 from cep.catalog.ext import register
 from cep.catalog.ext.support import BOOL, INT, STRING, entry, java_regex, signature
 
@@ -45,15 +46,48 @@ def _group(regex, s, group):
     return m.group(group)
 
 
-register(NS, [
-    entry(NS, "matches", 2, 2, signature("regex:matches", BOOL, S, S), _matches,
-          "matches(regex, string): the whole string matches", boolean=True),
-    entry(NS, "find", 2, 3, signature("regex:find", BOOL, S, S, (INT,)),
-          lambda types, args: _find if len(types) == 2 else _find_from,
-          "find(regex, string[, start]): a match exists (from start)", factory=True,
-          boolean=True),
-    entry(NS, "lookingAt", 2, 2, signature("regex:lookingAt", BOOL, S, S), _looking_at,
-          "lookingAt(regex, string): a match at the start", boolean=True),
-    entry(NS, "group", 3, 3, signature("regex:group", STRING, S, S, (INT,)), _group,
-          "group(regex, string, n): group n of the first match, else null"),
-])
+register(
+    NS,
+    [
+        entry(
+            NS,
+            "matches",
+            2,
+            2,
+            signature("regex:matches", BOOL, S, S),
+            _matches,
+            "matches(regex, string): the whole string matches",
+            boolean=True,
+        ),
+        entry(
+            NS,
+            "find",
+            2,
+            3,
+            signature("regex:find", BOOL, S, S, (INT,)),
+            lambda types, args: _find if len(types) == 2 else _find_from,
+            "find(regex, string[, start]): a match exists (from start)",
+            factory=True,
+            boolean=True,
+        ),
+        entry(
+            NS,
+            "lookingAt",
+            2,
+            2,
+            signature("regex:lookingAt", BOOL, S, S),
+            _looking_at,
+            "lookingAt(regex, string): a match at the start",
+            boolean=True,
+        ),
+        entry(
+            NS,
+            "group",
+            3,
+            3,
+            signature("regex:group", STRING, S, S, (INT,)),
+            _group,
+            "group(regex, string, n): group n of the first match, else null",
+        ),
+    ],
+)

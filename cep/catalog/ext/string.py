@@ -1,9 +1,20 @@
 """`str:` — Siddhi 3.2.15's string extension (19 functions), with the Java originals' argument
 types, result types and failures (a Java exception gives null, see `support.guarded`)."""
+
 from cep.catalog.ext import register
 from cep.catalog.ext.support import (
-    ANY, BOOL, INT, STRING, check_types, entry, java_length, java_regex, java_replacement,
-    java_split, signature, to_java_string,
+    ANY,
+    BOOL,
+    INT,
+    STRING,
+    check_types,
+    entry,
+    java_length,
+    java_regex,
+    java_replacement,
+    java_split,
+    signature,
+    to_java_string,
 )
 
 NS = "str"
@@ -35,6 +46,7 @@ def _concat_factory(types, args):
 
     def concat(*xs):
         return "".join(c(x) for c, x in zip(conv, xs) if x is not None)
+
     if all(t is STRING for t in types):
         return lambda *xs: "".join(x for x in xs if x is not None)
     return concat
@@ -49,8 +61,11 @@ def _contains(s, sub):
 
 def _equals_ignore_case(a, b):
     _need(a)
-    return b is not None and len(a) == len(b) and (a == b or a.upper() == b.upper()
-                                                   or a.lower() == b.lower())
+    return (
+        b is not None
+        and len(a) == len(b)
+        and (a == b or a.upper() == b.upper() or a.lower() == b.lower())
+    )
 
 
 def _hex(s):
@@ -60,7 +75,7 @@ def _hex(s):
 
 def _unhex(s):
     _need(s)
-    return "".join(chr(int(s[i:i + 2], 16)) for i in range(0, len(s), 2))
+    return "".join(chr(int(s[i : i + 2], 16)) for i in range(0, len(s), 2))
 
 
 def _length(s):
@@ -92,6 +107,7 @@ def _regexp_factory(types, args):
     def regexp(s, regex):
         _need(s, regex)
         return java_regex(regex).fullmatch(s) is not None
+
     return regexp
 
 
@@ -155,24 +171,30 @@ def _substr_rule(types, call):
 def _substr_factory(types, args):
     if types[1] is INT:
         if len(types) == 2:
+
             def substr(s, begin):
                 _need(s, begin)
                 return _substring(s, begin)
         else:
+
             def substr(s, begin, length):
                 _need(s, begin, length)
                 return _substring(s, begin, begin + length)
+
         return substr
     if len(types) == 2:
+
         def substr(s, regex):
             _need(s, regex)
             m = java_regex(regex).search(s)
             return m.group(0) if m else ""
     else:
+
         def substr(s, regex, group):
             _need(s, regex, group)
             m = java_regex(regex).search(s)
             return m.group(group) if m else ""
+
     return substr
 
 
@@ -182,42 +204,163 @@ def _coalesce_rule(types, call):
 
 
 S = (STRING,)
-register(NS, [
-    entry(NS, "charAt", 2, 2, signature("str:charAt", STRING, S, (INT,)), _char_at,
-          "charAt(string, int index): the character at index"),
-    entry(NS, "coalesce", 1, None, _coalesce_rule, _coalesce,
-          "coalesce(a, b, ...): the first non-null argument (all of one type)"),
-    entry(NS, "concat", 2, None, signature("str:concat", STRING, ANY, ...), _concat_factory,
-          "concat(a, b, ...): the arguments' string forms, nulls left out", factory=True),
-    entry(NS, "contains", 2, 2, signature("str:contains", BOOL, S, S), _contains,
-          "contains(string, sub): false for a null string", boolean=True),
-    entry(NS, "equalsIgnoreCase", 2, 2, signature("str:equalsIgnoreCase", BOOL, S, S),
-          _equals_ignore_case, "equalsIgnoreCase(a, b)", boolean=True),
-    entry(NS, "hex", 1, 1, signature("str:hex", STRING, S), _hex,
-          "hex(string): each character's code in hexadecimal"),
-    entry(NS, "unhex", 1, 1, signature("str:unhex", STRING, S), _unhex,
-          "unhex(string): the characters of hexadecimal pairs"),
-    entry(NS, "length", 1, 1, signature("str:length", INT, S), _length,
-          "length(string): UTF-16 length"),
-    entry(NS, "lower", 1, 1, signature("str:lower", STRING, S), _lower, "lower(string)"),
-    entry(NS, "upper", 1, 1, signature("str:upper", STRING, S), _upper, "upper(string)"),
-    entry(NS, "regexp", 2, 2, signature("str:regexp", BOOL, S, S), _regexp_factory,
-          "regexp(string, regex): whether the whole string matches", factory=True,
-          boolean=True),
-    entry(NS, "repeat", 2, 2, signature("str:repeat", STRING, S, (INT,)), _repeat,
-          "repeat(string, times)"),
-    entry(NS, "replaceAll", 3, 3, signature("str:replaceAll", STRING, S, S, S), _replace_all,
-          "replaceAll(string, regex, replacement): Java's $n group references"),
-    entry(NS, "replaceFirst", 3, 3, signature("str:replaceFirst", STRING, S, S, S),
-          _replace_first, "replaceFirst(string, regex, replacement)"),
-    entry(NS, "reverse", 1, 1, signature("str:reverse", STRING, S), _reverse,
-          "reverse(string)"),
-    entry(NS, "split", 3, 3, signature("str:split", STRING, S, S, (INT,)), _split,
-          "split(string, regex, index): the index-th piece of String.split"),
-    entry(NS, "strcmp", 2, 2, signature("str:strcmp", INT, S, S), _strcmp,
-          "strcmp(a, b): String.compareTo"),
-    entry(NS, "substr", 2, 3, _substr_rule, _substr_factory,
-          "substr(string, begin[, length]) or substr(string, regex[, group])", factory=True),
-    entry(NS, "trim", 1, 1, signature("str:trim", STRING, S), _trim,
-          "trim(string): strips characters up to U+0020"),
-])
+register(
+    NS,
+    [
+        entry(
+            NS,
+            "charAt",
+            2,
+            2,
+            signature("str:charAt", STRING, S, (INT,)),
+            _char_at,
+            "charAt(string, int index): the character at index",
+        ),
+        entry(
+            NS,
+            "coalesce",
+            1,
+            None,
+            _coalesce_rule,
+            _coalesce,
+            "coalesce(a, b, ...): the first non-null argument (all of one type)",
+        ),
+        entry(
+            NS,
+            "concat",
+            2,
+            None,
+            signature("str:concat", STRING, ANY, ...),
+            _concat_factory,
+            "concat(a, b, ...): the arguments' string forms, nulls left out",
+            factory=True,
+        ),
+        entry(
+            NS,
+            "contains",
+            2,
+            2,
+            signature("str:contains", BOOL, S, S),
+            _contains,
+            "contains(string, sub): false for a null string",
+            boolean=True,
+        ),
+        entry(
+            NS,
+            "equalsIgnoreCase",
+            2,
+            2,
+            signature("str:equalsIgnoreCase", BOOL, S, S),
+            _equals_ignore_case,
+            "equalsIgnoreCase(a, b)",
+            boolean=True,
+        ),
+        entry(
+            NS,
+            "hex",
+            1,
+            1,
+            signature("str:hex", STRING, S),
+            _hex,
+            "hex(string): each character's code in hexadecimal",
+        ),
+        entry(
+            NS,
+            "unhex",
+            1,
+            1,
+            signature("str:unhex", STRING, S),
+            _unhex,
+            "unhex(string): the characters of hexadecimal pairs",
+        ),
+        entry(
+            NS,
+            "length",
+            1,
+            1,
+            signature("str:length", INT, S),
+            _length,
+            "length(string): UTF-16 length",
+        ),
+        entry(NS, "lower", 1, 1, signature("str:lower", STRING, S), _lower, "lower(string)"),
+        entry(NS, "upper", 1, 1, signature("str:upper", STRING, S), _upper, "upper(string)"),
+        entry(
+            NS,
+            "regexp",
+            2,
+            2,
+            signature("str:regexp", BOOL, S, S),
+            _regexp_factory,
+            "regexp(string, regex): whether the whole string matches",
+            factory=True,
+            boolean=True,
+        ),
+        entry(
+            NS,
+            "repeat",
+            2,
+            2,
+            signature("str:repeat", STRING, S, (INT,)),
+            _repeat,
+            "repeat(string, times)",
+        ),
+        entry(
+            NS,
+            "replaceAll",
+            3,
+            3,
+            signature("str:replaceAll", STRING, S, S, S),
+            _replace_all,
+            "replaceAll(string, regex, replacement): Java's $n group references",
+        ),
+        entry(
+            NS,
+            "replaceFirst",
+            3,
+            3,
+            signature("str:replaceFirst", STRING, S, S, S),
+            _replace_first,
+            "replaceFirst(string, regex, replacement)",
+        ),
+        entry(
+            NS, "reverse", 1, 1, signature("str:reverse", STRING, S), _reverse, "reverse(string)"
+        ),
+        entry(
+            NS,
+            "split",
+            3,
+            3,
+            signature("str:split", STRING, S, S, (INT,)),
+            _split,
+            "split(string, regex, index): the index-th piece of String.split",
+        ),
+        entry(
+            NS,
+            "strcmp",
+            2,
+            2,
+            signature("str:strcmp", INT, S, S),
+            _strcmp,
+            "strcmp(a, b): String.compareTo",
+        ),
+        entry(
+            NS,
+            "substr",
+            2,
+            3,
+            _substr_rule,
+            _substr_factory,
+            "substr(string, begin[, length]) or substr(string, regex[, group])",
+            factory=True,
+        ),
+        entry(
+            NS,
+            "trim",
+            1,
+            1,
+            signature("str:trim", STRING, S),
+            _trim,
+            "trim(string): strips characters up to U+0020",
+        ),
+    ],
+)

@@ -1,6 +1,7 @@
 """Building blocks of extension entries: Siddhi's strict argument-type checks, the guard that
 turns a Java exception inside a function into a null result (Siddhi 3.2's FunctionExecutor
 logs the exception and returns null), Java's string forms, and Java regex helpers."""
+
 import logging
 import re
 from typing import Callable, Optional, Sequence
@@ -29,39 +30,52 @@ def check_types(full: str, call, types: Sequence[AttrType], allowed: Sequence[Se
     for i, (t, ok) in enumerate(zip(types, allowed)):
         if ok is not None and t not in ok:
             need = " or ".join(x.value.upper() for x in ok)
-            fail(call, f"invalid parameter type for the {ordinal(i)} argument of {full}(): "
-                       f"required {need}, but found {t.value.upper()}", i)
+            fail(
+                call,
+                f"invalid parameter type for the {ordinal(i)} argument of {full}(): "
+                f"required {need}, but found {t.value.upper()}",
+                i,
+            )
 
 
 def signature(full: str, result, *allowed):
     """A type rule: fixed allowed types per argument (a trailing `...` repeats the last) and
     the result type (or a callable of the argument types)."""
+
     def rule(types, call):
         spec = list(allowed)
         if spec and spec[-1] is Ellipsis:
             spec = spec[:-1] + [spec[-2]] * (len(types) - len(spec) + 1)
         check_types(full, call, types, spec)
         return result(types) if callable(result) else result
+
     return rule
 
 
 def require_constant(full: str, call, index: int, what: str) -> None:
     if index < len(call.args) and not isinstance(call.args[index], Constant):
-        fail(call, f"{full}(): the {what} ({ordinal(index)} argument) has to be a constant",
-             index)
+        fail(call, f"{full}(): the {what} ({ordinal(index)} argument) has to be a constant", index)
 
 
 def guarded(full: str, fn: Callable) -> Callable:
     """`fn` with Siddhi's failure rule: an exception gives null, logged (the event goes on)."""
+
     def call(*args):
         try:
             return fn(*args)
         except Exception as exc:  # Java's ExecutionPlanRuntimeException and the like
             _failures["count"] += 1
             if _failures["count"] <= 20 or _failures["count"] % 10000 == 0:
-                log.warning("%s() failed on %r: %s: %s (result is null; %d failures so far)",
-                            full, args, type(exc).__name__, exc, _failures["count"])
+                log.warning(
+                    "%s() failed on %r: %s: %s (result is null; %d failures so far)",
+                    full,
+                    args,
+                    type(exc).__name__,
+                    exc,
+                    _failures["count"],
+                )
             return None
+
     call.__name__ = fn.__name__
     return call
 
@@ -69,6 +83,7 @@ def guarded(full: str, fn: Callable) -> Callable:
 def _as_condition(fn: Callable) -> Callable:
     def condition(*args):
         return fn(*args) is True
+
     return condition
 
 
@@ -77,9 +92,19 @@ def failures() -> int:
     return _failures["count"]
 
 
-def entry(ns: str, name: str, min_args: int, max_args: Optional[int], rule, impl,
-          doc: str = "", pure: bool = True, factory: bool = False,
-          unguarded: bool = False, boolean: bool = False) -> FunctionEntry:
+def entry(
+    ns: str,
+    name: str,
+    min_args: int,
+    max_args: Optional[int],
+    rule,
+    impl,
+    doc: str = "",
+    pure: bool = True,
+    factory: bool = False,
+    unguarded: bool = False,
+    boolean: bool = False,
+) -> FunctionEntry:
     """A catalog entry of `ns:name`. `impl` is the Java-faithful implementation (raising where
     Java throws), or with `factory` a callable (types, args) -> implementation, so an entry can
     pick an overload by the argument types or precompile a constant argument. A `boolean`
@@ -96,6 +121,7 @@ def entry(ns: str, name: str, min_args: int, max_args: Optional[int], rule, impl
         if boolean:
             fn = _as_condition(fn)
         return f"{helper}({', '.join(srcs)})", {helper: fn}
+
     return FunctionEntry(name, min_args, max_args, rule, emit, doc, pure)
 
 
@@ -124,10 +150,17 @@ def java_regex(pattern: str):
     """Pattern.compile for the syntax Java and Python share (the common case); cached."""
     compiled = _regex_cache.get(pattern)
     if compiled is None:
-        py = pattern.replace("\\p{Alpha}", "[A-Za-z]").replace("\\p{Digit}", "[0-9]") \
-            .replace("\\p{Alnum}", "[A-Za-z0-9]").replace("\\p{Upper}", "[A-Z]") \
-            .replace("\\p{Lower}", "[a-z]").replace("\\p{Punct}", "[!-/:-@\\[-`{-~]") \
-            .replace("\\p{Space}", "\\s").replace("\\Z", "(?=\\n?\\Z)").replace("\\z", "\\Z")
+        py = (
+            pattern.replace("\\p{Alpha}", "[A-Za-z]")
+            .replace("\\p{Digit}", "[0-9]")
+            .replace("\\p{Alnum}", "[A-Za-z0-9]")
+            .replace("\\p{Upper}", "[A-Z]")
+            .replace("\\p{Lower}", "[a-z]")
+            .replace("\\p{Punct}", "[!-/:-@\\[-`{-~]")
+            .replace("\\p{Space}", "\\s")
+            .replace("\\Z", "(?=\\n?\\Z)")
+            .replace("\\z", "\\Z")
+        )
         compiled = re.compile(py)
         if len(_regex_cache) > 1000:
             _regex_cache.clear()
@@ -157,7 +190,7 @@ def java_replacement(repl: str):
                 literal = []
             if repl[i] == "{":
                 end = repl.index("}", i)
-                parts.append((repl[i + 1:end],))
+                parts.append((repl[i + 1 : end],))
                 i = end + 1
             else:
                 if not repl[i].isdigit():
@@ -184,13 +217,14 @@ def java_replacement(repl: str):
                     n, k = int(ref[0]), 1
                     if n > m.re.groups:
                         raise IndexError(f"No group {ref[0]}")
-                    while k < len(ref) and int(ref[:k + 1]) <= m.re.groups:
-                        n, k = int(ref[:k + 1]), k + 1
+                    while k < len(ref) and int(ref[: k + 1]) <= m.re.groups:
+                        n, k = int(ref[: k + 1]), k + 1
                     out.append(m.group(n) or "")
                     out.append(ref[k:])
                 else:
                     out.append(m.group(ref) or "")
         return "".join(out)
+
     return expand
 
 
@@ -206,7 +240,7 @@ def java_split(s: str, regex: str) -> list:
         for m in java_regex(regex).finditer(s):
             if m.end() == 0:  # a zero-width match at index 0
                 continue
-            parts.append(s[start:m.start()])
+            parts.append(s[start : m.start()])
             start = m.end()
         if not parts:
             return [s]

@@ -5,6 +5,7 @@ null masks (a literal is a 0-d array) and gives (values, nulls); a null argument
 as the row path's guarded Java implementation does. Functions without a kernel here keep the
 row path (their results, such as transcendental math, could differ from Java's in the last
 bit between numpy's and the C library's implementations)."""
+
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -12,8 +13,10 @@ import numpy as np
 from cep.catalog.ext.support import DOUBLE, FLOAT, INT, LONG, STRING, java_length
 from cep.engine import javamath
 
-Kernel = Callable[[Sequence[np.ndarray], Sequence[Optional[np.ndarray]], int],
-                  Tuple[np.ndarray, Optional[np.ndarray]]]
+Kernel = Callable[
+    [Sequence[np.ndarray], Sequence[Optional[np.ndarray]], int],
+    Tuple[np.ndarray, Optional[np.ndarray]],
+]
 KERNELS: Dict[Tuple[str, str], Callable] = {}
 _NUM = (INT, LONG, FLOAT, DOUBLE)
 
@@ -46,7 +49,9 @@ def _unary_math(ufunc, accept=_NUM):
 
         def run(values, nulls, n):
             return ufunc(_as_float(values[0])), _nulls(nulls, n)
+
         return run
+
     return factory
 
 
@@ -57,7 +62,9 @@ def _binary_math(fn):
 
         def run(values, nulls, n):
             return fn(_as_float(values[0]), _as_float(values[1])), _nulls(nulls, n)
+
         return run
+
     return factory
 
 
@@ -67,6 +74,7 @@ def _signum(types, args):
 
     def run(values, nulls, n):
         return np.sign(_as_float(values[0])).astype(np.int32), _nulls(nulls, n)
+
     return run
 
 
@@ -96,10 +104,13 @@ def _round(types, args):
     """Math.round: floor(x + 0.5); NaN 0; saturating at the int/long range."""
     if types[0] not in (FLOAT, DOUBLE):
         return None
-    lo, hi, dtype = ((javamath.INT_MIN, javamath.INT_MAX, np.int32) if types[0] is FLOAT
-                     else (javamath.LONG_MIN, javamath.LONG_MAX, np.int64))
+    lo, hi, dtype = (
+        (javamath.INT_MIN, javamath.INT_MAX, np.int32)
+        if types[0] is FLOAT
+        else (javamath.LONG_MIN, javamath.LONG_MAX, np.int64)
+    )
 
-    fast_limit = min(2.0 ** 52, float(hi))
+    fast_limit = min(2.0**52, float(hi))
 
     def run(values, nulls, n):
         x = _as_float(values[0])
@@ -108,7 +119,7 @@ def _round(types, args):
             return (r + ((x - r) >= 0.5)).astype(dtype), _nulls(nulls, n)
         r = np.floor(x)
         r = r + ((x - r) >= 0.5)  # exact where it decides: the row path's formula
-        big = np.abs(x) >= 2.0 ** 52
+        big = np.abs(x) >= 2.0**52
         if big.any():
             r = np.where(big, x, r)
         r = np.nan_to_num(r, nan=0.0, posinf=float(hi), neginf=float(lo))
@@ -119,6 +130,7 @@ def _round(types, args):
         if low.any():
             res[low] = lo
         return res, _nulls(nulls, n)
+
     return run
 
 
@@ -184,6 +196,7 @@ def _gather(results, codes, dtype, fill):
 def _strings(fn, dtype=object):
     """A str -> value function over an object column, nulls left null (a null's slot holds
     0 in a numeric result)."""
+
     def factory(types, args):
         if len(types) != 1 or types[0] is not STRING:
             return None
@@ -198,7 +211,9 @@ def _strings(fn, dtype=object):
             if m is not None:
                 out[m] = fill
             return out, m
+
         return run
+
     return factory
 
 
@@ -228,23 +243,26 @@ def _concat(types, args):
         out = np.empty(n, object)
         out[:] = ["".join(s for s in row if s is not None) for row in zip(*cols)]
         return out, None
+
     return run
 
 
 _FD = (FLOAT, DOUBLE)
-KERNELS.update({
-    ("math", "abs"): _unary_math(np.abs),
-    ("math", "sqrt"): _unary_math(np.sqrt),
-    ("math", "floor"): _unary_math(np.floor),
-    ("math", "ceil"): _unary_math(np.ceil, _FD),
-    ("math", "signum"): _signum,
-    ("math", "max"): _binary_math(_java_max),
-    ("math", "min"): _binary_math(_java_min),
-    ("math", "copySign"): _binary_math(np.copysign),
-    ("math", "round"): _round,
-    ("str", "upper"): _strings(str.upper),
-    ("str", "lower"): _strings(str.lower),
-    ("str", "reverse"): _strings(lambda s: s[::-1]),
-    ("str", "length"): _strings(java_length, np.int32),
-    ("str", "concat"): _concat,
-})
+KERNELS.update(
+    {
+        ("math", "abs"): _unary_math(np.abs),
+        ("math", "sqrt"): _unary_math(np.sqrt),
+        ("math", "floor"): _unary_math(np.floor),
+        ("math", "ceil"): _unary_math(np.ceil, _FD),
+        ("math", "signum"): _signum,
+        ("math", "max"): _binary_math(_java_max),
+        ("math", "min"): _binary_math(_java_min),
+        ("math", "copySign"): _binary_math(np.copysign),
+        ("math", "round"): _round,
+        ("str", "upper"): _strings(str.upper),
+        ("str", "lower"): _strings(str.lower),
+        ("str", "reverse"): _strings(lambda s: s[::-1]),
+        ("str", "length"): _strings(java_length, np.int32),
+        ("str", "concat"): _concat,
+    }
+)

@@ -3,6 +3,7 @@ columns, checked per column; queries with an exact numpy kernel (stateless filte
 projections, `length`/`time` sum/avg/count [group by]) process them without per-event
 tuples, and `add_callback(stream, fn, columnar=True)` receives `Columns`. Every other query
 gets the same events as rows, so the output is the row path's. See cep/engine/README.md."""
+
 from cep.engine.columnar.columns import Columns
 
 __all__ = ["Columns", "attach_columnar"]
@@ -14,9 +15,11 @@ def attach_columnar(sel, query, scope, definition, pre_filter, fuse, wanted):
     from cep.engine.columnar.adaptive import install
     from cep.engine.fused import FusedWindowSelector
     from cep.engine.selector import QuerySelector
+
     target = getattr(query.output, "target", "output")
     if isinstance(sel, FusedWindowSelector):
         from cep.engine.columnar.sliding import SlidingKernel, sliding_plan
+
         c = getattr(sel.code, "aggcode", None)
         plan = sliding_plan(c, fuse) if c is not None else None
         if plan is not None:
@@ -24,6 +27,7 @@ def attach_columnar(sel, query, scope, definition, pre_filter, fuse, wanted):
             install(sel, definition)
     elif type(sel) is QuerySelector and sel.code.init_state() is None:
         from cep.engine.columnar.stateless import stateless_kernel
+
         run = stateless_kernel(sel, query, scope, definition, pre_filter, wanted)
         if run is not None:
             sel.process_columns = run
@@ -40,6 +44,7 @@ def _running(sel, definition, target):
     from cep.engine.columnar.stateless import emit
     from cep.engine.columnar.window import ColumnarWindow
     from cep.engine.fused import FuseSpec
+
     code = sel.code
     c = getattr(code.fn, "aggcode", None)
     if c is None or c.batch_mode or code.order_by or code.limit is not None:
@@ -48,8 +53,10 @@ def _running(sel, definition, target):
     plan = sliding_plan(c, spec)
     if plan is None:
         return False
-    kernel, empty = SlidingKernel(c, spec, plan, code.output_definition(target)), \
-        ColumnarWindow(definition)
+    kernel, empty = (
+        SlidingKernel(c, spec, plan, code.output_definition(target)),
+        ColumnarWindow(definition),
+    )
 
     def run(cols):
         res = kernel.run(sel.state, empty, cols, 0)
@@ -57,5 +64,6 @@ def _running(sel, definition, target):
             sel.process(cols.events())
         else:
             emit(sel, res[0])
+
     sel.process_columns = run
     return True

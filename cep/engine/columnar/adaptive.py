@@ -16,6 +16,7 @@ turned back into rows, and the other way round), which neither path pays once ch
 cheaper path per event then takes every batch; columns only when they cost at most `MARGIN`
 of the rows. Every `RECHECK` batches the trial runs again (batch sizes and data change).
 Output is the same whichever path runs: only its speed differs. Smaller batches stay rows."""
+
 from time import thread_time_ns
 from typing import Any, Callable
 
@@ -35,8 +36,12 @@ class RowsThroughKernel:
     """Installed as a selector's `process`: see the module docstring. `rows` is the
     selector's own row method, `columns` its `process_columns`."""
 
-    def __init__(self, definition: StreamDefinition, rows: Callable[[Any], None],
-                 columns: Callable[[Columns], None]) -> None:
+    def __init__(
+        self,
+        definition: StreamDefinition,
+        rows: Callable[[Any], None],
+        columns: Callable[[Columns], None],
+    ) -> None:
         self.definition, self.rows, self.columns = definition, rows, columns
         self.use_columns = False
         self._reset()
@@ -95,5 +100,6 @@ class RowsThroughKernel:
 
 def install(selector: Any, definition: StreamDefinition) -> None:
     """Route `selector`'s row batches through its `process_columns` when faster (above)."""
-    selector.process = RowsThroughKernel(definition, type(selector).process.__get__(selector),
-                                         selector.process_columns)
+    selector.process = RowsThroughKernel(
+        definition, type(selector).process.__get__(selector), selector.process_columns
+    )

@@ -11,6 +11,7 @@ A column of another dtype (floats for a long, numbers for a string) raises Event
 whole batch: nothing of it is processed. A bad value (out of range, a non-str in an object
 column of strings) rejects only its event, returned as `(index, EventError)` as `send_batch`
 does."""
+
 from collections.abc import Mapping
 
 import numpy as np
@@ -25,14 +26,27 @@ try:
 except ImportError:  # pragma: no cover - pyarrow comes with setup.cfg
     pa = None
 
-_RANGE = {AttrType.INT: (javamath.INT_MIN, javamath.INT_MAX),
-          AttrType.LONG: (javamath.LONG_MIN, javamath.LONG_MAX)}
-_KINDS = {  # numpy dtype kinds each attribute type accepts
-    AttrType.DOUBLE: "fiu", AttrType.FLOAT: "fiu", AttrType.INT: "iu", AttrType.LONG: "iu",
-    AttrType.BOOL: "b", AttrType.STRING: "UO", AttrType.OBJECT: "O",
+_RANGE = {
+    AttrType.INT: (javamath.INT_MIN, javamath.INT_MAX),
+    AttrType.LONG: (javamath.LONG_MIN, javamath.LONG_MAX),
 }
-_PY = {AttrType.DOUBLE: (float, int), AttrType.FLOAT: (float, int), AttrType.INT: (int,),
-       AttrType.LONG: (int,), AttrType.BOOL: (bool,), AttrType.STRING: (str,)}
+_KINDS = {  # numpy dtype kinds each attribute type accepts
+    AttrType.DOUBLE: "fiu",
+    AttrType.FLOAT: "fiu",
+    AttrType.INT: "iu",
+    AttrType.LONG: "iu",
+    AttrType.BOOL: "b",
+    AttrType.STRING: "UO",
+    AttrType.OBJECT: "O",
+}
+_PY = {
+    AttrType.DOUBLE: (float, int),
+    AttrType.FLOAT: (float, int),
+    AttrType.INT: (int,),
+    AttrType.LONG: (int,),
+    AttrType.BOOL: (bool,),
+    AttrType.STRING: (str,),
+}
 
 
 def mapping_of(data):
@@ -45,8 +59,10 @@ def mapping_of(data):
     cols = getattr(data, "columns", None)  # pandas
     if cols is not None:
         return {str(n): data[n].to_numpy() for n in cols}
-    raise EventError(f"columns must be a mapping of attribute name to column, a pyarrow "
-                     f"RecordBatch/Table or a DataFrame, got {type(data).__name__}")
+    raise EventError(
+        f"columns must be a mapping of attribute name to column, a pyarrow "
+        f"RecordBatch/Table or a DataFrame, got {type(data).__name__}"
+    )
 
 
 def coerce_columns(definition, data, timestamps, default_ts):
@@ -58,10 +74,12 @@ def coerce_columns(definition, data, timestamps, default_ts):
     missing = [n for n in names if n not in data]
     extra = [str(n) for n in data if n not in names]
     if missing or extra:
-        raise EventError(f"stream '{sid}' has attributes ({', '.join(names)}); the columns "
-                         f"{'lack ' + ', '.join(missing) if missing else ''}"
-                         f"{'; ' if missing and extra else ''}"
-                         f"{'have unknown ' + ', '.join(extra) if extra else ''}")
+        raise EventError(
+            f"stream '{sid}' has attributes ({', '.join(names)}); the columns "
+            f"{'lack ' + ', '.join(missing) if missing else ''}"
+            f"{'; ' if missing and extra else ''}"
+            f"{'have unknown ' + ', '.join(extra) if extra else ''}"
+        )
     values, nulls, bad, reasons = [], [], None, []
     n = None
     for a in definition.attributes:
@@ -69,8 +87,9 @@ def coerce_columns(definition, data, timestamps, default_ts):
         if n is None:
             n = len(v)
         elif len(v) != n:
-            raise EventError(f"stream '{sid}': column '{a.name}' has {len(v)} values, "
-                             f"'{names[0]}' has {n}")
+            raise EventError(
+                f"stream '{sid}': column '{a.name}' has {len(v)} values, '{names[0]}' has {n}"
+            )
         values.append(v)
         nulls.append(m)
         if b is not None:
@@ -80,8 +99,10 @@ def coerce_columns(definition, data, timestamps, default_ts):
     cols = Columns(definition, ts, values, nulls)
     if bad is None:
         return cols, []
-    return cols.take(~bad), [(int(i), EventError(f"stream '{sid}', {_why(reasons, int(i))}"))
-                             for i in np.flatnonzero(bad)]
+    return cols.take(~bad), [
+        (int(i), EventError(f"stream '{sid}', {_why(reasons, int(i))}"))
+        for i in np.flatnonzero(bad)
+    ]
 
 
 def _timestamps(sid, ts, n, default_ts):
@@ -93,8 +114,9 @@ def _timestamps(sid, ts, n, default_ts):
         ts = ts.to_numpy(zero_copy_only=False)
     arr = np.asarray(ts)
     if arr.dtype.kind not in "iu" or arr.ndim != 1:
-        raise EventError(f"stream '{sid}': timestamps must be integers (epoch ms), got an "
-                         f"array of {arr.dtype}")
+        raise EventError(
+            f"stream '{sid}': timestamps must be integers (epoch ms), got an array of {arr.dtype}"
+        )
     if len(arr) != (n or 0):
         raise EventError(f"stream '{sid}': {len(arr)} timestamps for {n} events")
     if arr.dtype.kind == "u" and len(arr) and arr.max() > javamath.LONG_MAX:
@@ -120,8 +142,10 @@ def _column(sid, name, t, col):
     if col.ndim != 1:
         raise EventError(f"stream '{sid}', attribute '{name}': a column must be 1-dimensional")
     if col.dtype.kind not in _KINDS[t]:
-        raise EventError(f"stream '{sid}', attribute '{name}' ({t}): a column of {col.dtype} "
-                         f"cannot hold {t} values")
+        raise EventError(
+            f"stream '{sid}', attribute '{name}' ({t}): a column of {col.dtype} "
+            f"cannot hold {t} values"
+        )
     return _typed(t, col, nulls)
 
 
@@ -140,8 +164,9 @@ def _typed(t, col, nulls):
         if nulls is None and type(None) in types:
             nulls = np.fromiter((x is None for x in values), bool, len(values))
         if t == AttrType.STRING and not types <= {str, type(None)}:
-            bad = np.fromiter((type(x) is not str and x is not None for x in values),
-                              bool, len(values))
+            bad = np.fromiter(
+                (type(x) is not str and x is not None for x in values), bool, len(values)
+            )
         return col, nulls, bad
     if t in _RANGE and len(col):
         lo, hi = _RANGE[t]
@@ -167,8 +192,7 @@ def _sequence(sid, name, t, col):
         arr[:] = col
         return arr, nulls, None
     if not types <= set(_PY[t]):
-        bad = np.fromiter((x is not None and type(x) not in _PY[t] for x in col), bool,
-                          len(col))
+        bad = np.fromiter((x is not None and type(x) not in _PY[t] for x in col), bool, len(col))
         col = [None if b else x for x, b in zip(col, bad)]
         nulls = np.fromiter((x is None for x in col), bool, len(col))
         values, _, bad2 = _sequence(sid, name, t, col)
@@ -190,8 +214,14 @@ def _sequence(sid, name, t, col):
             return np.array(col, DTYPES[t]), nulls, bad if bad.any() else None
         return np.array(col, DTYPES[t]), nulls, None
     if t == AttrType.FLOAT:
-        return np.array([javamath.f32(x) if type(x) is float else javamath.int_to_f32(x)
-                         for x in col], np.float32), nulls, None
+        return (
+            np.array(
+                [javamath.f32(x) if type(x) is float else javamath.int_to_f32(x) for x in col],
+                np.float32,
+            ),
+            nulls,
+            None,
+        )
     return np.array(col, DTYPES[t]), nulls, None
 
 

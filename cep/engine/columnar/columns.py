@@ -6,6 +6,7 @@ int64, BOOL bool, STRING/OBJECT object or numpy unicode), a bool null mask per a
 (None when the column has no null; the value under a null is meaningless), and int64
 timestamps (epoch ms). `to_rows()` gives the row API's `(timestamp, row)` pairs with the
 same Python values the row path would carry."""
+
 from itertools import repeat
 from operator import itemgetter
 from typing import Any, Iterable, Optional, Sequence
@@ -18,14 +19,22 @@ from cep.model import AttrType, StreamDefinition
 Array = np.ndarray[Any, Any]
 
 DTYPES: dict[AttrType, np.dtype[Any]] = {
-    AttrType.DOUBLE: np.dtype(np.float64), AttrType.FLOAT: np.dtype(np.float32),
-    AttrType.INT: np.dtype(np.int32), AttrType.LONG: np.dtype(np.int64),
-    AttrType.BOOL: np.dtype(np.bool_), AttrType.STRING: np.dtype(object),
+    AttrType.DOUBLE: np.dtype(np.float64),
+    AttrType.FLOAT: np.dtype(np.float32),
+    AttrType.INT: np.dtype(np.int32),
+    AttrType.LONG: np.dtype(np.int64),
+    AttrType.BOOL: np.dtype(np.bool_),
+    AttrType.STRING: np.dtype(object),
     AttrType.OBJECT: np.dtype(object),
 }
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
-_FILL: dict[AttrType, Any] = {AttrType.DOUBLE: 0.0, AttrType.FLOAT: 0.0, AttrType.INT: 0,
-                              AttrType.LONG: 0, AttrType.BOOL: False}
+_FILL: dict[AttrType, Any] = {
+    AttrType.DOUBLE: 0.0,
+    AttrType.FLOAT: 0.0,
+    AttrType.INT: 0,
+    AttrType.LONG: 0,
+    AttrType.BOOL: False,
+}
 
 
 def pylist(values: Array, nulls: Optional[Array]) -> list[Any]:
@@ -42,8 +51,13 @@ class Columns:
 
     __slots__ = ("definition", "timestamps", "values", "nulls")
 
-    def __init__(self, definition: StreamDefinition, timestamps: Array, values: Iterable[Array],
-                 nulls: Iterable[Optional[Array]]) -> None:
+    def __init__(
+        self,
+        definition: StreamDefinition,
+        timestamps: Array,
+        values: Iterable[Array],
+        nulls: Iterable[Optional[Array]],
+    ) -> None:
         self.definition = definition
         self.timestamps, self.values, self.nulls = timestamps, list(values), list(nulls)
 
@@ -90,16 +104,20 @@ class Columns:
 
     def take(self, index: Any) -> "Columns":
         """The events at `index` (a bool mask or integer positions), as Columns."""
-        return Columns(self.definition, self.timestamps[index],
-                       [v[index] for v in self.values],
-                       [None if m is None else _mask(m[index]) for m in self.nulls])
+        return Columns(
+            self.definition,
+            self.timestamps[index],
+            [v[index] for v in self.values],
+            [None if m is None else _mask(m[index]) for m in self.nulls],
+        )
 
     def __repr__(self) -> str:
         return f"<Columns of {self.definition.id}: {len(self)} events>"
 
     @classmethod
-    def from_events(cls, definition: StreamDefinition,
-                    events: Sequence[tuple[Any, ...]]) -> "Columns":
+    def from_events(
+        cls, definition: StreamDefinition, events: Sequence[tuple[Any, ...]]
+    ) -> "Columns":
         """Columns of engine events `(ts, row[, kind])` (rows already of the definition's
         types) or of `(ts, row)` pairs."""
         ts = np.fromiter(map(_FIRST, events), np.int64, len(events))
@@ -162,6 +180,9 @@ def concat(definition: StreamDefinition, parts: Sequence["Columns"]) -> "Columns
         if all(m is None for m in ms):
             nulls.append(None)
         else:
-            nulls.append(np.concatenate([np.zeros(len(p), bool) if m is None else m
-                                         for p, m in zip(parts, ms)]))
+            nulls.append(
+                np.concatenate(
+                    [np.zeros(len(p), bool) if m is None else m for p, m in zip(parts, ms)]
+                )
+            )
     return Columns(definition, ts, values, nulls)

@@ -8,6 +8,7 @@ arithmetic rounded to 32 bits equals for these operations). Operands are promote
 does (int to long, int/long to double) before the operation. Anything else (division,
 modulo, functions, float with integer operands) raises Unsupported and the query keeps the
 row path for every batch."""
+
 import re
 
 import numpy as np
@@ -18,8 +19,14 @@ from cep.model import AttrType
 _NUM = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 _RANK = {AttrType.INT: 0, AttrType.LONG: 1, AttrType.FLOAT: 2, AttrType.DOUBLE: 3}
 _ATTR = re.compile(r"r\[(\d+)\]")
-_CMP = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
-        ">": np.greater, ">=": np.greater_equal}
+_CMP = {
+    "==": np.equal,
+    "!=": np.not_equal,
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+}
 _ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply}
 
 
@@ -73,6 +80,7 @@ def _as(vec, t):
     def run(c):
         v, m = fn(c)
         return v.astype(dtype), m
+
     return Vec(run, t, vec.literal)
 
 
@@ -91,8 +99,11 @@ def _CompareOp(e, scope):
     if a.type in _NUM and b.type in _NUM:
         t = _widest(a, b)
         a, b = _as(a, t), _as(b, t)
-    elif a.type != b.type or a.type not in (AttrType.STRING, AttrType.BOOL) or \
-            e.op not in ("==", "!="):
+    elif (
+        a.type != b.type
+        or a.type not in (AttrType.STRING, AttrType.BOOL)
+        or e.op not in ("==", "!=")
+    ):
         raise Unsupported(f"{a.type} {e.op} {b.type}")
     op, fa, fb, ne = _CMP[e.op], a.fn, b.fn, e.op == "!="
 
@@ -104,6 +115,7 @@ def _CompareOp(e, scope):
         if m is None:
             return r, None
         return (r | m if ne else r & ~m), None
+
     return Vec(run, AttrType.BOOL)
 
 
@@ -115,7 +127,8 @@ def _truth(vec):
 
     def run(c):
         v, m = fn(c)
-        return (v if m is None else v & ~m)
+        return v if m is None else v & ~m
+
     return run
 
 
@@ -143,6 +156,7 @@ def _IsNull(e, scope):
         if m is None:
             return np.zeros(len(c), bool) if v.ndim else np.array(False), None
         return m.copy(), None
+
     return Vec(run, AttrType.BOOL)
 
 
@@ -160,6 +174,7 @@ def _BinaryOp(e, scope):
         va, ma = fa(c)
         vb, mb = fb(c)
         return np.asarray(op(va, vb), dtype), _either(ma, mb)
+
     return Vec(run, t, a.literal and b.literal)
 
 
@@ -172,6 +187,7 @@ def _Negate(e, scope):
     def run(c):
         v, m = fa(c)
         return np.negative(v), m
+
     return Vec(run, a.type, a.literal)
 
 
@@ -180,6 +196,7 @@ def _FunctionCall(e, scope):
     row path."""
     from cep.catalog import ext
     from cep.catalog.ext.vector import kernel
+
     if not e.namespace:
         raise Unsupported(f"function {e.name}()")
     entry = ext.lookup(e.namespace, e.name)
@@ -196,4 +213,5 @@ def _FunctionCall(e, scope):
     def run(c):
         pairs = [f(c) for f in fns]
         return run_kernel([p[0] for p in pairs], [p[1] for p in pairs], len(c))
+
     return Vec(run, rtype, False)

@@ -5,6 +5,7 @@ The operations are laid out as a (groups x longest group) matrix padded with the
 (-0.0 for floats: x + -0.0 == x for every x, signed zeros included; 0 for integers), with
 each group's starting value in column 0, and summed by `np.add.accumulate` along the rows:
 element j of a row is element j-1 plus operation j, the row loop's statement."""
+
 import numpy as np
 
 

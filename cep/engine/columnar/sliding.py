@@ -10,6 +10,7 @@ sum sees exactly the additions and subtractions, in the order, that the row loop
 bit-identical doubles, 64-bit wrap for long sums. Batches the kernel does not take (a
 window whose timestamps go back, a group that empties and would be forgotten, very skewed
 groups) run the row loop (`None` returned before any state changes)."""
+
 import re
 from collections import deque
 from itertools import repeat
@@ -39,8 +40,7 @@ def _attr(src):
 
 def sliding_plan(c, spec):
     """The kernel's plan of an AggCode `c`, or None when it does not apply."""
-    if c.wanted != {CURRENT} or c.hv is not None or \
-            (spec.kind == "time" and not spec.playback):
+    if c.wanted != {CURRENT} or c.hv is not None or (spec.kind == "time" and not spec.playback):
         return None
     slots = {}  # slot -> (kind, attribute index or None)
     for a in c.aggs:
@@ -69,8 +69,13 @@ def sliding_plan(c, spec):
         outs.append(("attr", i) if i is not None else ("agg", c.aggs[int(m.group(1))]))
     if None in keys:
         return None
-    return {"slots": slots, "keys": keys, "outs": outs, "types": [x.type for x in c.compiled],
-            "key_types": [k.type for k in c.keys]}
+    return {
+        "slots": slots,
+        "keys": keys,
+        "outs": outs,
+        "types": [x.type for x in c.compiled],
+        "key_types": [k.type for k in c.keys],
+    }
 
 
 class SlidingKernel:
@@ -83,8 +88,7 @@ class SlidingKernel:
         self.slots, self.keys, self.outs = plan["slots"], plan["keys"], plan["outs"]
         self.dtypes = [DTYPES[t] for t in plan["types"]]
         self.key_types = plan["key_types"]
-        self.cols = sorted({a for _, a in self.slots.values() if a is not None} |
-                           set(self.keys))
+        self.cols = sorted({a for _, a in self.slots.values() if a is not None} | set(self.keys))
 
     def expiries(self, win, cols, now):
         """e[i]: window+batch events expired once arrival i has expired its share."""
@@ -93,8 +97,11 @@ class SlidingKernel:
         if self.spec.kind == "length":
             return np.maximum(0, m + idx - self.spec.param + 1)
         ts = cols.timestamps
-        if not win.sorted or (b > 1 and bool((ts[1:] < ts[:-1]).any())) or \
-                (win.last_ts is not None and ts[0] < win.last_ts):
+        if (
+            not win.sorted
+            or (b > 1 and bool((ts[1:] < ts[:-1]).any()))
+            or (win.last_ts is not None and ts[0] < win.last_ts)
+        ):
             return None
         lims = np.maximum.accumulate(np.maximum(ts, now)) - self.spec.param
         k = win.count_le(int(lims[-1]))
@@ -113,9 +120,16 @@ class SlidingKernel:
             hv, hm = win.head_column(i, h)
             v, nl = cols.values[i], cols.nulls[i]
             if h:
-                nl = None if hm is None and nl is None else np.concatenate(
-                    [np.zeros(h, bool) if hm is None else hm,
-                     np.zeros(b, bool) if nl is None else nl])
+                nl = (
+                    None
+                    if hm is None and nl is None
+                    else np.concatenate(
+                        [
+                            np.zeros(h, bool) if hm is None else hm,
+                            np.zeros(b, bool) if nl is None else nl,
+                        ]
+                    )
+                )
                 v = np.concatenate([hv, v])
             data[i] = (v, nl)
         nops = E + b
@@ -151,8 +165,12 @@ class SlidingKernel:
         """(group keys in first-appearance order, code of each data position)."""
         if not self.keys:
             return [None], np.zeros(n, np.intp)
-        if len(self.keys) == 1 and self.key_types[0] in _HASHED and \
-                data[self.keys[0]][1] is None and _pandas() is not None:
+        if (
+            len(self.keys) == 1
+            and self.key_types[0] in _HASHED
+            and data[self.keys[0]][1] is None
+            and _pandas() is not None
+        ):
             # hashed in C; uniques in first-appearance order
             codes, uniq = _pandas().factorize(data[self.keys[0]][0], sort=False)
             return uniq.tolist(), codes.astype(np.intp, copy=False)
@@ -171,8 +189,10 @@ class SlidingKernel:
             return None
         sts = self._initial(state, keys)
         inits = {slot: self._inits(sts, slot, kind) for slot, (kind, _) in self.slots.items()}
-        ops = {slot: self._op_values(kind, arg, data, src, is_arr)
-               for slot, (kind, arg) in self.slots.items()}
+        ops = {
+            slot: self._op_values(kind, arg, data, src, is_arr)
+            for slot, (kind, arg) in self.slots.items()
+        }
         cut = None
         with np.errstate(all="ignore"):
             pop, after, final = c.population, {}, {}
@@ -230,9 +250,10 @@ class SlidingKernel:
         starts from its state, a later one from the initial value."""
         _, real, first, _ = cut
         pairs = list(zip(real.tolist(), first.tolist()))
-        return {slot: [inits[slot][g] if f else _init_value(None, slot, self.c, kind)
-                       for g, f in pairs]
-                for slot, (kind, _) in self.slots.items()}
+        return {
+            slot: [inits[slot][g] if f else _init_value(None, slot, self.c, kind) for g, f in pairs]
+            for slot, (kind, _) in self.slots.items()
+        }
 
     def _forget(self, state, keys, sts, lay, resets, cut):
         """Groups that emptied in the batch leave the state; they come back fresh unless
@@ -340,6 +361,7 @@ def _pandas():
     if _PD is False:
         try:
             import pandas
+
             _PD = pandas
         except ImportError:  # the dict path below does the same, slower
             _PD = None

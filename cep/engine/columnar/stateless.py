@@ -1,5 +1,6 @@
 """The columnar kernel of a stateless query (filters and a projection, no window, no
 aggregate): one numpy operation per filter and output expression over the whole batch."""
+
 import numpy as np
 
 from cep.engine.columnar.columns import DTYPES, Columns
@@ -24,8 +25,7 @@ def stateless_kernel(sel, query, scope, definition, pre_filter, wanted):
     """`run(cols)` for a QuerySelector without aggregates, or None when some part has no
     exact columnar form (then every batch takes the row path)."""
     s, code = query.selector, sel.code
-    if s.having is not None or code.order_by or code.limit is not None or \
-            CURRENT not in wanted:
+    if s.having is not None or code.order_by or code.limit is not None or CURRENT not in wanted:
         return None
     try:
         keep = _truth(compile_vec(pre_filter, scope)) if pre_filter is not None else None
@@ -50,6 +50,7 @@ def stateless_kernel(sel, query, scope, definition, pre_filter, wanted):
                     mask = None
             out = _project(outs, dtypes, cols, mask, out_def)
         emit(sel, out)
+
     return run
 
 

@@ -1,6 +1,7 @@
 """The events of a sliding window kept as columnar chunks (while columnar batches feed a
 window-fused selector): no per-event tuples; turned back into the row window's `(ts, row, 0)`
 events when a row batch, a timer or a snapshot needs them."""
+
 from collections import deque
 
 import numpy as np
@@ -33,13 +34,23 @@ class ColumnarWindow:
         if not len(cols):
             return
         ts = cols.timestamps
-        if self.sorted and (len(ts) > 1 and bool((ts[1:] < ts[:-1]).any()) or
-                            self.last_ts is not None and ts[0] < self.last_ts):
+        if self.sorted and (
+            len(ts) > 1
+            and bool((ts[1:] < ts[:-1]).any())
+            or self.last_ts is not None
+            and ts[0] < self.last_ts
+        ):
             self.sorted = False
         self.last_ts = int(ts[-1])
         # copies: the caller may reuse its arrays once send_columns returns
-        self.chunks.append(Columns(cols.definition, ts.copy(), [v.copy() for v in cols.values],
-                                   [None if m is None else m.copy() for m in cols.nulls]))
+        self.chunks.append(
+            Columns(
+                cols.definition,
+                ts.copy(),
+                [v.copy() for v in cols.values],
+                [None if m is None else m.copy() for m in cols.nulls],
+            )
+        )
         self.size += len(cols)
 
     def first_ts(self):
@@ -84,8 +95,9 @@ class ColumnarWindow:
         v = vals[0] if len(vals) == 1 else np.concatenate(vals)
         if all(m is None for m in ms):
             return v, None
-        return v, np.concatenate([np.zeros(b - a, bool) if m is None else m[a:b]
-                                  for m, (c, a, b) in zip(ms, parts)])
+        return v, np.concatenate(
+            [np.zeros(b - a, bool) if m is None else m[a:b] for m, (c, a, b) in zip(ms, parts)]
+        )
 
     def count_le(self, lim):
         """How many of the oldest events have a timestamp <= lim (the window is sorted)."""

@@ -5,6 +5,7 @@ events it lets through.
 A subclass gives `signature(args, types, call)` (checks the parameters from their expressions
 and types, raises positioned errors, returns the appended attributes as (name, AttrType)
 pairs), and `parse(params)` (the setup arguments, from `ExtParams`)."""
+
 from typing import List, Sequence, Tuple
 
 from cep.engine.windows.base import WindowParams, WindowProcessor
@@ -63,8 +64,9 @@ class ExtStreamProcessor(WindowProcessor):
     extra = 0
 
     @classmethod
-    def signature(cls, args: Sequence, types: Sequence[AttrType], call) \
-            -> List[Tuple[str, AttrType]]:
+    def signature(
+        cls, args: Sequence, types: Sequence[AttrType], call
+    ) -> List[Tuple[str, AttrType]]:
         raise NotImplementedError
 
     @classmethod
@@ -79,6 +81,9 @@ class NotSupported(ExtStreamProcessor):
     @classmethod
     def signature(cls, args, types, call):
         from cep.errors import InvalidQueryError
-        raise InvalidQueryError(f"stream processor #{call.namespace}:{call.name} of Siddhi's "
-                                f"standard extensions is not supported by this engine yet",
-                                call.span)
+
+        raise InvalidQueryError(
+            f"stream processor #{call.namespace}:{call.name} of Siddhi's "
+            f"standard extensions is not supported by this engine yet",
+            call.span,
+        )

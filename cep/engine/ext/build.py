@@ -1,4 +1,5 @@
 """Building a namespaced stream processor into a single-stream query chain."""
+
 from cep.catalog import ext_processors
 from cep.engine.expressions import SingleStreamScope, compile_expression
 from cep.engine.windows.base import WindowEnv
@@ -11,8 +12,9 @@ def build_stream_processor(handler, scope, ctx, stream):
     """-> (processor, the scope after it: the input definition with its appended attributes)."""
     entry = ext_processors.lookup_stream_processor(handler.namespace, handler.name)
     if entry is None:
-        raise UnknownFunctionError(f"unknown stream processor #{handler.namespace}:"
-                                   f"{handler.name}()", handler.span)
+        raise UnknownFunctionError(
+            f"unknown stream processor #{handler.namespace}:{handler.name}()", handler.span
+        )
     cls = entry.processor_class()
     types = [compile_expression(p, scope).type for p in handler.params]
     appended = cls.signature(handler.params, types, handler)
@@ -20,8 +22,12 @@ def build_stream_processor(handler, scope, ctx, stream):
     processor = cls.build(handler, scope, env)
     processor.extra = len(appended)
     d = scope.definition
-    extended = StreamDefinition(d.id, tuple(d.attributes) + tuple(
-        Attribute(n, t) for n, t in appended), d.annotations, d.text)
+    extended = StreamDefinition(
+        d.id,
+        tuple(d.attributes) + tuple(Attribute(n, t) for n, t in appended),
+        d.annotations,
+        d.text,
+    )
     new_scope = SingleStreamScope(extended, [stream.alias])
     new_scope.tables = scope.tables
     return processor, new_scope

@@ -9,6 +9,7 @@ with `extremaType` ('min' or 'max') appended, unless it was among the last six r
 original's quirks are kept: the maximum search starts from Double.MIN_VALUE (the smallest
 positive double), the kernel processor drops the window's oldest event also when it reports
 one, and the kernel weights are computed once, for the first window's size."""
+
 import math
 import struct
 
@@ -76,7 +77,7 @@ def _parse_int(value):
     if isinstance(value, bool) or isinstance(value, float):
         return None
     if isinstance(value, int):
-        return value if -2 ** 31 <= value < 2 ** 31 else None
+        return value if -(2**31) <= value < 2**31 else None
     text = str(value)
     if text[:1] in "+-":
         sign, digits = text[0], text[1:]
@@ -92,12 +93,20 @@ class _Extrema(ExtStreamProcessor):
     @classmethod
     def signature(cls, args, types, call):
         if len(args) != cls.arity:
-            fail(call, None, f"Invalid no of arguments passed to {cls.name}, required "
-                             f"{cls.arity}, but found {len(args)}")
+            fail(
+                call,
+                None,
+                f"Invalid no of arguments passed to {cls.name}, required "
+                f"{cls.arity}, but found {len(args)}",
+            )
         if types[0] not in NUMBERS:
-            fail(call, 0, f"Invalid parameter type found for the 1st argument of {cls.name}, "
-                          f"required DOUBLE or FLOAT or INT or LONG but found "
-                          f"{types[0].value.upper()}")
+            fail(
+                call,
+                0,
+                f"Invalid parameter type found for the 1st argument of {cls.name}, "
+                f"required DOUBLE or FLOAT or INT or LONG but found "
+                f"{types[0].value.upper()}",
+            )
         if not isinstance(args[0], Variable):
             fail(call, 0, f"the 1st argument of {cls.name} must be an attribute")
         cls.options(args, types, call)
@@ -108,23 +117,32 @@ class _Extrema(ExtStreamProcessor):
         value = constant_value(args[i]) if is_constant(args[i]) else None
         parsed = _parse_double(value) if value is not None else None
         if parsed is None:
-            fail(call, i, f"Invalid parameter type found for the {_ORD[i]} argument of "
-                          f"{cls.name} required DOUBLE constant, but found "
-                          f"{types[i].value.upper()}")
+            fail(
+                call,
+                i,
+                f"Invalid parameter type found for the {_ORD[i]} argument of "
+                f"{cls.name} required DOUBLE constant, but found "
+                f"{types[i].value.upper()}",
+            )
         return parsed
 
     @classmethod
     def _kind(cls, args, types, call, i):
         if not is_constant(args[i]) or types[i] is not AttrType.STRING:
-            fail(call, i, f"Invalid parameter type found for the {_ORD[i]} argument of "
-                          f"{cls.name}, required STRING constant, but found "
-                          f"{types[i].value.upper()}")
+            fail(
+                call,
+                i,
+                f"Invalid parameter type found for the {_ORD[i]} argument of "
+                f"{cls.name}, required STRING constant, but found "
+                f"{types[i].value.upper()}",
+            )
         kind = constant_value(args[i]).lower()
         return kind if kind in ("min", "max") else "minmax"
 
     @classmethod
     def parse(cls, p):
         from cep.engine.expressions import compile_expression
+
         types = [compile_expression(a, p.scope).type for a in p.params]
         return (p.getter(0),) + cls.options(p.params, types, p.window)
 
@@ -170,8 +188,12 @@ class _Extrema(ExtStreamProcessor):
         return (ts, row + (label,), kind)
 
     def state_items(self):
-        return {"events": self.events, "values": self.values, "recent": self.recent,
-                "pos": (self.min_pos, self.max_pos)}
+        return {
+            "events": self.events,
+            "values": self.values,
+            "recent": self.recent,
+            "pos": (self.min_pos, self.max_pos),
+        }
 
     def load_state_items(self, s):
         self.events, self.values = list(s["events"]), list(s["values"])
@@ -189,8 +211,12 @@ class KalmanMinMax(_Extrema):
         value = constant_value(args[3]) if is_constant(args[3]) else None
         window = _parse_int(value) if value is not None else None
         if window is None:
-            fail(call, 3, f"Invalid parameter type found for the 4th argument of {cls.name} "
-                          f"required INT constant, but found {types[3].value.upper()}")
+            fail(
+                call,
+                3,
+                f"Invalid parameter type found for the 4th argument of {cls.name} "
+                f"required INT constant, but found {types[3].value.upper()}",
+            )
         return q, r, window, cls._kind(args, types, call, 4)
 
     def configure(self, q, r, window, kind):
@@ -225,8 +251,12 @@ class KernelMinMax(_Extrema):
     def options(cls, args, types, call):
         bw = cls._double(args, types, call, 1)
         if not is_constant(args[2]) or types[2] is not AttrType.INT:
-            fail(call, 2, f"Invalid parameter type found for the 3rd argument of {cls.name}, "
-                          f"required INT constant, but found {types[2].value.upper()}")
+            fail(
+                call,
+                2,
+                f"Invalid parameter type found for the 3rd argument of {cls.name}, "
+                f"required INT constant, but found {types[2].value.upper()}",
+            )
         return bw, constant_value(args[2]), cls._kind(args, types, call, 3)
 
     def configure(self, bw, window, kind):
@@ -259,8 +289,7 @@ class KernelMinMax(_Extrema):
     def _pick(self, turn, raw, label):
         if turn is None:
             return None
-        if raw is None or not (raw - turn <= self.window // 5 and
-                               turn - raw <= self.window // 2):
+        if raw is None or not (raw - turn <= self.window // 5 and turn - raw <= self.window // 2):
             return None
         event = self.events[raw]
         if not self._unique(event):

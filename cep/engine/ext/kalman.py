@@ -1,13 +1,15 @@
 """The state of one `kf:kalmanFilter` call site, computed as Siddhi 3.2's KalmanFilter: a static
 filter for one or two arguments, a constant-velocity (2x2) filter for four."""
+
 from cep.errors import EventFailure
 
 _ORDINAL = ("First", "Second", "Third", "Fourth")
 
 
 def _mul(a, b):
-    return [[a[i][0] * b[0][j] + a[i][1] * b[1][j] for j in range(len(b[0]))]
-            for i in range(len(a))]
+    return [
+        [a[i][0] * b[0][j] + a[i][1] * b[1][j] for j in range(len(b[0]))] for i in range(len(a))
+    ]
 
 
 def _add(a, b, sign=1.0):
@@ -46,6 +48,7 @@ def _inverse(s):
 class KalmanFilter:
     """Callable with the call's arguments; keeps the filter's state between calls. A
     partition's per-key copy of the query gets a `fresh()` one (cep.engine.call_state)."""
+
     call_state = True
 
     def fresh(self) -> "KalmanFilter":
@@ -79,8 +82,9 @@ class KalmanFilter:
     def _null(i, n):
         what = "Argument" if n == 1 else f"{_ORDINAL[i]} argument"
         kind = "a long" if i == 3 else "a double"
-        raise EventFailure(f"Invalid input given to kf:kalmanFilter() function. {what} should "
-                          f"be {kind}")
+        raise EventFailure(
+            f"Invalid input given to kf:kalmanFilter() function. {what} should be {kind}"
+        )
 
     def _static(self, measured, noise_sd):
         if noise_sd is None:  # one argument: initialised once

@@ -8,6 +8,7 @@ A string fifth parameter names a CSV file holding a predefined matrix (a header 
 names, then one row of counts per state), read when the plan starts. As in the original, an
 id's last state is forgotten `duration` after its latest event, counted on the wall clock,
 checked by a timer on the plan's clock."""
+
 import time
 
 from cep.engine.events import CURRENT
@@ -19,33 +20,47 @@ STRING, DOUBLE, BOOL = AttrType.STRING, AttrType.DOUBLE, AttrType.BOOL
 
 
 class MarkovChain(ExtStreamProcessor):
-
     @classmethod
     def signature(cls, args, types, call):
         if len(args) not in (5, 6):
-            fail(call, None, f"Markov chain function has to have exactly 5 or 6 parameters, "
-                             f"currently {len(args)} parameters provided")
+            fail(
+                call,
+                None,
+                f"Markov chain function has to have exactly 5 or 6 parameters, "
+                f"currently {len(args)} parameters provided",
+            )
         for i in (0, 1):
             if types[i] is not STRING:
-                fail(call, i, f"the {('id', 'state')[i]} must be of type string, not "
-                              f"{types[i].value}")
-        for i, what in ((2, "Duration"), (3, "Alert threshold probability value"),
-                        (4, "Training batch size")):
+                fail(
+                    call,
+                    i,
+                    f"the {('id', 'state')[i]} must be of type string, not {types[i].value}",
+                )
+        for i, what in (
+            (2, "Duration"),
+            (3, "Alert threshold probability value"),
+            (4, "Training batch size"),
+        ):
             if not is_constant(args[i]):
                 fail(call, i, f"{what} has to be a constant")
         if types[2] not in (AttrType.INT, AttrType.LONG):
-            fail(call, 2, f"Duration should be of type int or long. But found "
-                          f"{types[2].value}")
+            fail(call, 2, f"Duration should be of type int or long. But found {types[2].value}")
         if types[3] is not DOUBLE:
-            fail(call, 3, f"Alert threshold probability should be of type double. But found "
-                          f"{types[3].value}")
+            fail(
+                call,
+                3,
+                f"Alert threshold probability should be of type double. But found {types[3].value}",
+            )
         if types[4] not in (AttrType.INT, AttrType.LONG, STRING):
-            fail(call, 4, f"5th parameter should be the Training batch size or Markov matrix "
-                          f"storage location. They should be of types int/long or String. But "
-                          f"found {types[4].value}")
+            fail(
+                call,
+                4,
+                f"5th parameter should be the Training batch size or Markov matrix "
+                f"storage location. They should be of types int/long or String. But "
+                f"found {types[4].value}",
+            )
         if len(args) == 6 and types[5] is not BOOL:
-            fail(call, 5, f"Training option should be of type boolean. But found "
-                          f"{types[5].value}")
+            fail(call, 5, f"Training option should be of type boolean. But found {types[5].value}")
         return [("lastState", STRING), ("transitionProbability", DOUBLE), ("notify", BOOL)]
 
     @classmethod
@@ -62,8 +77,16 @@ class MarkovChain(ExtStreamProcessor):
                 train = bool(constant_value(p.params[5]))
             else:
                 get_train = p.getter(5)
-        return (p.getter(0), p.getter(1), int(constant_value(p.params[2])),
-                float(constant_value(p.params[3])), int(fifth), matrix, train, get_train)
+        return (
+            p.getter(0),
+            p.getter(1),
+            int(constant_value(p.params[2])),
+            float(constant_value(p.params[3])),
+            int(fifth),
+            matrix,
+            train,
+            get_train,
+        )
 
     def setup(self, get_id, get_state, duration, threshold, hold, matrix, train, get_train):
         self.get_id, self.get_state, self.get_train = get_id, get_state, get_train
@@ -116,14 +139,20 @@ class MarkovChain(ExtStreamProcessor):
             total = self.starts.get(last)
             count = self.transitions.get(_key(last, state))
             if total is not None and count is not None:
-                probability = count / total if total else (
-                    float("nan") if count == 0 else float("inf"))
+                probability = (
+                    count / total if total else (float("nan") if count == 0 else float("inf"))
+                )
             notify = probability <= self.threshold
         return (last, probability, notify)
 
     def state_items(self):
-        return {"count": self.count, "last": self.last, "expiry": self.expiry,
-                "starts": self.starts, "transitions": self.transitions}
+        return {
+            "count": self.count,
+            "last": self.last,
+            "expiry": self.expiry,
+            "starts": self.starts,
+            "transitions": self.transitions,
+        }
 
     def load_state_items(self, s):
         self.count = s["count"]
@@ -141,11 +170,13 @@ def _read_matrix(path, param):
         with open(path) as f:
             rows = [line.rstrip("\n") for line in f]
     except FileNotFoundError:
-        raise InvalidQueryError(f"{path} does not exist. Please provide a valid file path.",
-                                param.span) from None
+        raise InvalidQueryError(
+            f"{path} does not exist. Please provide a valid file path.", param.span
+        ) from None
     except IsADirectoryError:
-        raise InvalidQueryError(f"{path} is not a file. Please provide a valid csv file.",
-                                param.span) from None
+        raise InvalidQueryError(
+            f"{path} is not a file. Please provide a valid csv file.", param.span
+        ) from None
     if not rows:
         return {}, {}
     names = rows[0].split(",")
@@ -153,13 +184,18 @@ def _read_matrix(path, param):
     for number, row in enumerate(rows[1:]):
         size = f"{len(names)} x {len(names)}"
         if number >= len(names):
-            raise InvalidQueryError(f"Number of rows in the matrix should be equal to number "
-                                    f"of states. please provide a {size} matrix", param.span)
+            raise InvalidQueryError(
+                f"Number of rows in the matrix should be equal to number "
+                f"of states. please provide a {size} matrix",
+                param.span,
+            )
         values = row.split(",")
         if len(values) != len(names):
-            raise InvalidQueryError(f"Number of columns in the matrix should be equal to "
-                                    f"number of states. please provide a {size} matrix",
-                                    param.span)
+            raise InvalidQueryError(
+                f"Number of columns in the matrix should be equal to "
+                f"number of states. please provide a {size} matrix",
+                param.span,
+            )
         counts = [float(v) for v in values]
         starts[names[number]] = sum(counts)
         for end, c in zip(names, counts):

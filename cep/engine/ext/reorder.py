@@ -7,6 +7,7 @@ Events wait in a buffer ordered by their timestamp attribute. K grows to the lar
 buffer every `timeout` ms; like the original, the timer stops for good the first time it finds
 the buffer empty. With discard.late, events older than the last released timestamp are
 dropped. The appended attributes (beta0.. as the original declares them) stay null."""
+
 from cep.engine.events import CURRENT
 from cep.engine.ext.base import ExtStreamProcessor, constant_value, fail, is_constant
 from cep.model import AttrType
@@ -16,19 +17,25 @@ _ORDINAL = ("first", "second", "third", "fourth")
 
 
 class KSlack(ExtStreamProcessor):
-
     @classmethod
     def signature(cls, args, types, call):
         n = len(args)
         if n == 0 or n > 4:
-            fail(call, None, f"takes 1 to 4 parameters (timestamp long, timeout long, max.k "
-                             f"long, discard.late bool), not {n}")
+            fail(
+                call,
+                None,
+                f"takes 1 to 4 parameters (timestamp long, timeout long, max.k "
+                f"long, discard.late bool), not {n}",
+            )
         out = []
         for i, t in enumerate(types):
             want = BOOL if i == 3 else LONG
             if t is not want:
-                fail(call, i, f"the {_ORDINAL[i]} parameter must be of type {want.value}, "
-                              f"not {t.value}")
+                fail(
+                    call,
+                    i,
+                    f"the {_ORDINAL[i]} parameter must be of type {want.value}, not {t.value}",
+                )
             if i > 0 and not is_constant(args[i]):
                 fail(call, i, f"the {_ORDINAL[i]} parameter must be a constant")
             out.append((f"beta{i}", want))
@@ -90,11 +97,16 @@ class KSlack(ExtStreamProcessor):
         self.emit(out)
 
     def state_items(self):
-        return {"k": self.k, "greatest": self.greatest, "pending": self.pending,
-                "held": self.held, "last_sent": self.last_sent, "next": self.next_timer}
+        return {
+            "k": self.k,
+            "greatest": self.greatest,
+            "pending": self.pending,
+            "held": self.held,
+            "last_sent": self.last_sent,
+            "next": self.next_timer,
+        }
 
     def load_state_items(self, s):
         self.k, self.greatest, self.last_sent = s["k"], s["greatest"], s["last_sent"]
         self.pending, self.held = dict(s["pending"]), dict(s["held"])
         self.next_timer = s["next"]
-

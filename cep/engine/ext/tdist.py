@@ -1,6 +1,7 @@
 """Student's t cumulative distribution as Apache commons-math 3.6 computes it (regularized
 incomplete beta by its continued fraction, epsilon 1e-14), so the significance tests of the
 timeseries extensions decide exactly as the Java originals do near their thresholds."""
+
 import math
 
 _SMALL = 1e-50
@@ -26,7 +27,7 @@ def regularized_beta(x: float, a: float, b: float, eps: float = 1e-14) -> float:
     h_prev, d_prev, c_prev = 1.0, 0.0, 1.0
     h_n = h_prev
     n = 1
-    while n < 2 ** 31 - 1:
+    while n < 2**31 - 1:
         bn = coef_b(n)
         d_n = 1.0 + bn * d_prev
         if abs(d_n) < _SMALL:

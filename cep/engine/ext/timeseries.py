@@ -7,6 +7,7 @@ Each appends `stderr, beta0, beta1, ...` (forecast adds `forecastY`, outlier `ou
 significant at the confidence level is reported as 0; a degenerate fit reports zeros. The
 parameter rules (which parameter decides that the options are given, which types are taken)
 and their messages are the original's."""
+
 import math
 from collections import deque
 
@@ -53,7 +54,7 @@ class Calculator:
         self.inc += 1
         self.count += 1
         y = float(values[0])
-        xs = tuple(float(v) for v in values[1:1 + self.x_count])
+        xs = tuple(float(v) for v in values[1 : 1 + self.x_count])
         self.ys.append(y)
         self.xs.append(xs)
         if self.x_count == 1:
@@ -143,6 +144,7 @@ class Calculator:
 
 # -- parameter rules of the originals --
 
+
 def _int_option(args, types, call, i, message):
     if types[i] is not INT or not is_constant(args[i]):
         fail(call, i, message)
@@ -160,12 +162,19 @@ def _ci_option(args, types, call, i, message):
 
 def _numbers(args, types, call, first, least):
     if len(args) - first < least:
-        fail(call, None, f"needs {least} or more y and x parameters after the options, "
-                         f"not {len(args) - first}")
+        fail(
+            call,
+            None,
+            f"needs {least} or more y and x parameters after the options, not {len(args) - first}",
+        )
     for i in range(first, len(args)):
         if types[i] not in NUMBERS:
-            fail(call, i, f"parameter {i + 1} must be a number (int, long, float or double), "
-                          f"not {types[i].value}")
+            fail(
+                call,
+                i,
+                f"parameter {i + 1} must be a number (int, long, float or double), "
+                f"not {types[i].value}",
+            )
 
 
 class _Regression(ExtStreamProcessor):
@@ -188,6 +197,7 @@ class _Regression(ExtStreamProcessor):
     @classmethod
     def parse(cls, p):
         from cep.engine.expressions import compile_expression
+
         types = [compile_expression(a, p.scope).type for a in p.params]
         opts, first, count = cls.layout(p.params, types, p.window)
         getters = [p.getter(i) for i in range(first, len(p))]
@@ -251,8 +261,12 @@ class Regress(_Regression):
         opts, first = (1, 1000000000, 0.95), 0
         if args and is_constant(args[0]):
             if len(args) < 3:
-                fail(call, None, "the options are calculation interval, batch size and "
-                                 "confidence interval: give all three")
+                fail(
+                    call,
+                    None,
+                    "the options are calculation interval, batch size and "
+                    "confidence interval: give all three",
+                )
             opts, first = _batch_options(args, types, call, 0), 3
         _numbers(args, types, call, first, 2)
         return opts + (None,), first, len(args) - first
@@ -264,15 +278,23 @@ class _SimpleOnly(_Regression):
         opts, first = (1, 1000000000, 0.95), 1
         if len(args) > 1 and is_constant(args[1]):
             if len(args) < 4:
-                fail(call, None, "the options are calculation interval, batch size and "
-                                 "confidence interval: give all three")
+                fail(
+                    call,
+                    None,
+                    "the options are calculation interval, batch size and "
+                    "confidence interval: give all three",
+                )
             opts, first = _batch_options(args, types, call, 0), 4
         count = len(args) - first
         # the forecast original counts its x.next parameter too when no options are given
         counted = len(args) if cls.kind == "forecast" and first == 1 else count
         if counted > 2:
-            fail(call, None, f"{cls.kind.capitalize()} Function is available only for simple "
-                             f"linear regression (one y and one x parameter)")
+            fail(
+                call,
+                None,
+                f"{cls.kind.capitalize()} Function is available only for simple "
+                f"linear regression (one y and one x parameter)",
+            )
         _numbers(args, types, call, first - 1, 3)
         return opts + (None,), first, count
 
@@ -296,8 +318,12 @@ class _LengthTime(_Regression):
         if not is_constant(args[0]):
             fail(call, 0, "Time duration parameter must be a constant")
         if types[0] not in (INT, LONG):
-            fail(call, 0, f"Time duration parameter should be either int or long, but found "
-                          f"{types[0].value.upper()}")
+            fail(
+                call,
+                0,
+                f"Time duration parameter should be either int or long, but found "
+                f"{types[0].value.upper()}",
+            )
         duration = constant_value(args[0])
         if not is_constant(args[1]):
             fail(call, 1, "Size parameter must be a constant")
@@ -308,22 +334,33 @@ class _LengthTime(_Regression):
         first, interval, ci = at, 1, 0.95
         if len(args) > at and is_constant(args[at]):
             if types[at] is not INT:
-                fail(call, at, f"Calculation interval should be int, but found "
-                               f"{types[at].value.upper()}")
+                fail(
+                    call,
+                    at,
+                    f"Calculation interval should be int, but found {types[at].value.upper()}",
+                )
             interval = constant_value(args[at])
             if len(args) <= at + 1 or not is_constant(args[at + 1]):
                 fail(call, min(at + 1, len(args) - 1), "Confidence interval must be a constant")
             if types[at + 1] is not DOUBLE:
-                fail(call, at + 1, f"Confidence interval should be double, but found "
-                                   f"{types[at + 1].value.upper()}")
+                fail(
+                    call,
+                    at + 1,
+                    f"Confidence interval should be double, but found "
+                    f"{types[at + 1].value.upper()}",
+                )
             ci = constant_value(args[at + 1])
             if not 0.0 <= ci <= 1.0:
                 fail(call, at + 1, "Confidence interval should be a value between 0 and 1")
             first = at + 2
         count = len(args) - first
         if cls.kind and count > 2:
-            fail(call, None, f"{cls.kind.capitalize()} Function is available only for simple "
-                             f"linear regression (one y and one x parameter)")
+            fail(
+                call,
+                None,
+                f"{cls.kind.capitalize()} Function is available only for simple "
+                f"linear regression (one y and one x parameter)",
+            )
         _numbers(args, types, call, first, 2)
         if cls.kind and types[2] not in NUMBERS:
             fail(call, 2, f"parameter 3 must be a number, not {types[2].value}")
@@ -332,6 +369,7 @@ class _LengthTime(_Regression):
     @classmethod
     def parse(cls, p):
         from cep.engine.expressions import compile_expression
+
         types = [compile_expression(a, p.scope).type for a in p.params]
         opts, first, count = cls.layout(p.params, types, p.window)
         getters = [p.getter(i) for i in range(first, len(p))]

@@ -3,8 +3,13 @@
 Chain per stream side: junction -> [filters] -> side receiver -> JoinProcessor -> selector ->
 [rate limiter] -> output. A table side is looked up, never subscribed. Equalities in `on`
 between the two sides become hash keys of the windows (and the table's unique key)."""
+
 from cep.engine.expressions import (
-    FALLBACK_ERRORS, SingleStreamScope, compile_expression, compile_filter, make_function,
+    FALLBACK_ERRORS,
+    SingleStreamScope,
+    compile_expression,
+    compile_filter,
+    make_function,
 )
 from cep.engine.join.processor import LEFT, RIGHT, JoinProcessor, TableSide
 from cep.engine.join.scope import JoinScope
@@ -61,12 +66,14 @@ def build_join_query(query, ctx, name=None):
     name = name or ctx.element_name
     j = query.input
     if j.within_millis is not None:
-        raise InvalidQueryError("`within` on a join is not supported; bound the sides with "
-                                "time windows instead", j.span)
+        raise InvalidQueryError(
+            "`within` on a join is not supported; bound the sides with time windows instead", j.span
+        )
     infos = [_side_info(s, ctx) for s in (j.left, j.right)]
     if infos[0]["table"] is not None and infos[1]["table"] is not None:
-        raise InvalidQueryError("a join of two tables never produces events: at least one "
-                                "side must be a stream", j.span)
+        raise InvalidQueryError(
+            "a join of two tables never produces events: at least one side must be a stream", j.span
+        )
     hook = with_tables(ctx)
     sides_scope = [(i["definition"], i["refs"]) for i in infos]
     on_scope = hook(JoinScope(sides_scope, rows=("a", "b")))
@@ -75,10 +82,15 @@ def build_join_query(query, ctx, name=None):
     self_join = _is_self_join(infos)
     sides = [_make_side(info, keys[which], ctx, self_join) for which, info in enumerate(infos)]
     triggers = _triggers(j, infos)
-    outer = {"inner": [False, False], "left_outer": [True, False],
-             "right_outer": [False, True], "full_outer": [True, True]}[j.join_type]
+    outer = {
+        "inner": [False, False],
+        "left_outer": [True, False],
+        "right_outer": [False, True],
+        "full_outer": [True, True],
+    }[j.join_type]
     aggregating = has_aggregators(query.selector)
     from cep.engine.events import EXPIRED
+
     want_expired = aggregating or EXPIRED in ctx.wanted_kinds(query)
     # the selector sees each probing row's join rows as one chunk (Siddhi's join processor
     # calls it per row): aggregates give a row per chunk, order by / limit apply per chunk
@@ -86,16 +98,32 @@ def build_join_query(query, ctx, name=None):
     lookups = [None, None]
     if not want_expired:
         for which in (LEFT, RIGHT):
-            if triggers[which] and infos[which]["window"] is None and \
-                    infos[which].get("named") is None:
-                lookups[which] = table_lookup(j.on, on_scope, infos, which, outer[which],
-                                              selected=_selected(query, ctx, infos))
-    proc = JoinProcessor(sides, on, [keys[RIGHT][1], keys[LEFT][1]], triggers, outer,
-                         chunked=chunked, want_expired=want_expired, lookups=lookups)
+            if (
+                triggers[which]
+                and infos[which]["window"] is None
+                and infos[which].get("named") is None
+            ):
+                lookups[which] = table_lookup(
+                    j.on,
+                    on_scope,
+                    infos,
+                    which,
+                    outer[which],
+                    selected=_selected(query, ctx, infos),
+                )
+    proc = JoinProcessor(
+        sides,
+        on,
+        [keys[RIGHT][1], keys[LEFT][1]],
+        triggers,
+        outer,
+        chunked=chunked,
+        want_expired=want_expired,
+        lookups=lookups,
+    )
     nullable = (outer[1], outer[0])
     sel_scope = hook(JoinScope(sides_scope, nullable=nullable))
-    selector = ctx.build_selector(query, sel_scope, None, window=True,
-                                  batch_window=chunked)
+    selector = ctx.build_selector(query, sel_scope, None, window=True, batch_window=chunked)
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
     out = ctx.build_output(query, out_def, selector)
     link([proc, selector, out])
@@ -110,14 +138,22 @@ def _selected(query, ctx, infos):
     sides_scope = [(i["definition"], i["refs"]) for i in infos]
 
     def compile_with(for_clause, prologue):
-        scope = with_tables(ctx)(JoinScope(sides_scope, rows=("a", "b"),
-                                           nullable=(False, False)))
-        code = compile_selector(query.selector, scope, None, ctx.wanted_kinds(query),
-                                window=True, out_id=getattr(query.output, "target", "output"),
-                                env=ctx.env, for_clause=for_clause, prologue=prologue)
+        scope = with_tables(ctx)(JoinScope(sides_scope, rows=("a", "b"), nullable=(False, False)))
+        code = compile_selector(
+            query.selector,
+            scope,
+            None,
+            ctx.wanted_kinds(query),
+            window=True,
+            out_id=getattr(query.output, "target", "output"),
+            env=ctx.env,
+            for_clause=for_clause,
+            prologue=prologue,
+        )
         if code.order_by or code.limit is not None:
             return None
         return code.fn
+
     return compile_with
 
 
@@ -126,44 +162,59 @@ def _side_info(stream, ctx):
     table = ctx.tables.get(sid) if ctx.plan.table(sid) is not None else None
     if table is not None:
         if stream.handlers:
-            raise InvalidQueryError(f"table '{sid}' in a join cannot have filters or windows",
-                                    stream.span)
-        return {"stream": stream, "table": table, "definition": table.definition,
-                "refs": {sid, stream.alias}}
+            raise InvalidQueryError(
+                f"table '{sid}' in a join cannot have filters or windows", stream.span
+            )
+        return {
+            "stream": stream,
+            "table": table,
+            "definition": table.definition,
+            "refs": {sid, stream.alias},
+        }
     j = ctx.junctions.get(sid)
     if j is None:
-        raise UnknownStreamError(f"join side '{sid}' is not a defined stream or table",
-                                 stream.span)
+        raise UnknownStreamError(f"join side '{sid}' is not a defined stream or table", stream.span)
     d = j.definition
     scope = SingleStreamScope(d, [stream.alias])
     keeps, window = [], None
     for h in stream.handlers:
         if isinstance(h, Filter):
             if window is not None:
-                raise InvalidQueryError("a join side's filters must come before its window",
-                                        h.span)
+                raise InvalidQueryError("a join side's filters must come before its window", h.span)
             keeps.append(h.expression)
         elif isinstance(h, Window):
             window = h
         elif isinstance(h, StreamFunction):
-            raise InvalidQueryError(f"stream function #{h.name} is not supported on a join "
-                                    f"side", h.span)
+            raise InvalidQueryError(
+                f"stream function #{h.name} is not supported on a join side", h.span
+            )
     keep = None
     if keeps:
         expr = keeps[0]
         for e in keeps[1:]:
             from cep.model import And
+
             expr = And(expr, e)
         keep = compile_filter(expr, with_tables(ctx)(scope), ctx.env)
-    return {"stream": stream, "table": None, "definition": d, "refs": {sid, stream.alias},
-            "keep": keep, "window": window, "scope": with_tables(ctx)(scope),
-            "named": j if is_named_window(j) else None}
+    return {
+        "stream": stream,
+        "table": None,
+        "definition": d,
+        "refs": {sid, stream.alias},
+        "keep": keep,
+        "window": window,
+        "scope": with_tables(ctx)(scope),
+        "named": j if is_named_window(j) else None,
+    }
 
 
 def _is_self_join(infos):
     left, right = infos
-    return left["table"] is None and right["table"] is None and \
-        left["stream"].stream_id == right["stream"].stream_id
+    return (
+        left["table"] is None
+        and right["table"] is None
+        and left["stream"].stream_id == right["stream"].stream_id
+    )
 
 
 def _make_side(info, key, ctx, self_join):
@@ -179,10 +230,14 @@ def _make_side(info, key, ctx, self_join):
         return NamedWindowSide(info["named"], key[0])
     if w is None:
         return StreamSide(None, key[0])
-    owner = info["stream"].stream_id if (ctx.timer_owners and not self_join
-                                         and info["keep"] is None) else None
-    window = build_window(w, info["scope"], WindowEnv(ctx.scheduler, ctx.playback, owner,
-                                                        ctx.siddhi_fixed))
+    owner = (
+        info["stream"].stream_id
+        if (ctx.timer_owners and not self_join and info["keep"] is None)
+        else None
+    )
+    window = build_window(
+        w, info["scope"], WindowEnv(ctx.scheduler, ctx.playback, owner, ctx.siddhi_fixed)
+    )
     return StreamSide(window, key[0])
 
 
@@ -196,12 +251,15 @@ def _on_function(expr, scope):
         return None
     c = compile_expression(expr, scope)
     if c.type not in (AttrType.BOOL, AttrType.OBJECT):
-        raise TypeMismatchError(f"a join condition must be a bool expression, not {c.type}",
-                                getattr(expr, "span", None))
-    src = ("def on(a, b):\n    try:\n"
-           f"        return {c.fast}\n"
-           "    except FALLBACK:\n"
-           f"        return {c.source}\n")
+        raise TypeMismatchError(
+            f"a join condition must be a bool expression, not {c.type}", getattr(expr, "span", None)
+        )
+    src = (
+        "def on(a, b):\n    try:\n"
+        f"        return {c.fast}\n"
+        "    except FALLBACK:\n"
+        f"        return {c.source}\n"
+    )
     return make_function("on", src, {**c.globals, "FALLBACK": FALLBACK_ERRORS})
 
 
@@ -211,8 +269,7 @@ def _key_functions(expr, scope, infos):
     if expr is None:
         return keys
     for stored in (LEFT, RIGHT):
-        pairs, _ = equi_split(expr, lambda v: scope.side_of(v), probe=1 - stored,
-                              stored=stored)
+        pairs, _ = equi_split(expr, lambda v: scope.side_of(v), probe=1 - stored, stored=stored)
         table = infos[stored]["table"]
         if table is not None and not table.indexed and hasattr(table, "find"):
             keys[stored] = _backend_probe(expr, scope, table, stored)
@@ -222,8 +279,10 @@ def _key_functions(expr, scope, infos):
             pairs = pairs[:1]
         if not pairs:
             continue
-        keys[stored] = (_key_fn([s for s, _ in pairs], scope, "a" if stored == LEFT else "b"),
-                        _key_fn([p for _, p in pairs], scope, "b" if stored == LEFT else "a"))
+        keys[stored] = (
+            _key_fn([s for s, _ in pairs], scope, "a" if stored == LEFT else "b"),
+            _key_fn([p for _, p in pairs], scope, "b" if stored == LEFT else "a"),
+        )
     return keys
 
 
@@ -234,8 +293,9 @@ def _backend_probe(expr, scope, table, stored):
     """(marker, values(arriving row), probe) of a table backend's probe (a database table's
     pushed-down condition), or (None, None) when nothing narrows."""
     var = "b" if stored == LEFT else "a"
-    probe = table.compile_probe(expr, lambda v: scope.side_of(v) == stored,
-                                lambda e: compile_expression(e, scope), (var,))
+    probe = table.compile_probe(
+        expr, lambda v: scope.side_of(v) == stored, lambda e: compile_expression(e, scope), (var,)
+    )
     values = table.probe_values(probe)
     if values is None:
         return (None, None)
@@ -255,9 +315,11 @@ def _subscribe(proc, infos, ctx):
     left, right = infos
     if _is_self_join(infos):
         ctx.junction_for(left["stream"].stream_id).subscribe(
-            SelfJoinReceiver(proc, [left["keep"], right["keep"]]))
+            SelfJoinReceiver(proc, [left["keep"], right["keep"]])
+        )
         return
     for which, info in enumerate(infos):
         if info["table"] is None:
             ctx.junction_for(info["stream"].stream_id).subscribe(
-                SideReceiver(proc, which, info["keep"]))
+                SideReceiver(proc, which, info["keep"])
+            )

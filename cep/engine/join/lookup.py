@@ -5,6 +5,7 @@ When the query's select is stateless (no aggregates, order by or limit), the loo
 select are one comprehension: `[(ts, (a.x, b.y), k) for ts, a, k in batch if (b :=
 get(a.k)) is not None]`, with no intermediate joined rows; the join processor then hands its
 output past the selector (`lookup.selected`)."""
+
 from cep.engine.expressions import compile_expression, make_function
 from cep.engine.join.processor import LEFT
 from cep.engine.table.keys import and_all, conjuncts, equi_split
@@ -32,8 +33,9 @@ def table_lookup(expr, scope, infos, which, pad, selected=None):
         cond, g = c.source, {**g, **c.globals}
     if pad:
         return _padded(key, arr, tab, cond, g)
-    head = (f"for ts, {arr}, k in batch if ({tab} := get({key.source})) is not None"
-            + (f" and {cond}" if cond else ""))
+    head = f"for ts, {arr}, k in batch if ({tab} := get({key.source})) is not None" + (
+        f" and {cond}" if cond else ""
+    )
     fn = selected(head, ("get = T.rows.get",)) if selected is not None else None
     if fn is not None:
         fn.__globals__.update(g)
@@ -44,6 +46,7 @@ def table_lookup(expr, scope, infos, which, pad, selected=None):
 
 class _Selected:
     """A lookup fused with the query's select: its rows are the query's output rows."""
+
     selected = True
 
     def __init__(self, fn):
@@ -55,12 +58,16 @@ class _Selected:
 
 def _padded(key, arr, tab, cond, g):
     fits = f"{tab} is not None" + (f" and {cond}" if cond else "")
-    body = (f"[(ts, (a, b), k) for ts, {arr}, k in batch for {tab} in "
-            f"(_fit(get({key.source}), {arr}),)]")
-    src = (f"def lookup(batch):\n    get = T.rows.get\n"
-           f"    def _fit({tab}, {arr}):\n"
-           f"        return {tab} if {fits} else None\n"
-           f"    return {body}\n")
+    body = (
+        f"[(ts, (a, b), k) for ts, {arr}, k in batch for {tab} in "
+        f"(_fit(get({key.source}), {arr}),)]"
+    )
+    src = (
+        f"def lookup(batch):\n    get = T.rows.get\n"
+        f"    def _fit({tab}, {arr}):\n"
+        f"        return {tab} if {fits} else None\n"
+        f"    return {body}\n"
+    )
     return make_function("lookup", src, g)
 
 
@@ -86,5 +93,9 @@ def _no_null(k):
 
 def _is_pair(c, pair):
     from cep.model import CompareOp
-    return isinstance(c, CompareOp) and c.op == "==" and {id(c.left), id(c.right)} == \
-        {id(pair[0]), id(pair[1])}
+
+    return (
+        isinstance(c, CompareOp)
+        and c.op == "=="
+        and {id(c.left), id(c.right)} == {id(pair[0]), id(pair[1])}
+    )

@@ -10,6 +10,7 @@ itself exactly once.
 `on(a, b)` is the compiled condition over a left row `a` and a right row `b`; `probe_key` gives,
 per side, the key function of the *arriving* row when the other side is indexed on it.
 """
+
 from collections import deque
 
 from cep.engine.join.sides import CURRENT, EXPIRED, RESET, SideSink, StreamSide, take_row
@@ -20,6 +21,7 @@ LEFT, RIGHT = 0, 1
 
 class TableSide:
     """A table as a join side: probes look rows up in the table; it never triggers."""
+
     window = None
 
     def __init__(self, table, use_key, probe=None):
@@ -45,8 +47,9 @@ class TableSide:
 class JoinProcessor(Processor):
     stateful = True
 
-    def __init__(self, sides, on, probe_keys, triggers, outer, chunked=False,
-                 want_expired=True, lookups=None):
+    def __init__(
+        self, sides, on, probe_keys, triggers, outer, chunked=False, want_expired=True, lookups=None
+    ):
         super().__init__()
         self.lookups = lookups  # generated whole-batch table lookups per side (or None)
         self.want_expired = want_expired  # False: expired rows need no probe (never output)
@@ -59,14 +62,22 @@ class JoinProcessor(Processor):
         for which, side in enumerate(sides):
             if isinstance(side, StreamSide):
                 side.attach(SideSink(self, which))
-        self.lookup = [(lookups[w] if lookups and lookups[w] else self._keyed_lookup(w))
-                       for w in (LEFT, RIGHT)]
+        self.lookup = [
+            (lookups[w] if lookups and lookups[w] else self._keyed_lookup(w)) for w in (LEFT, RIGHT)
+        ]
         self.selected = [getattr(f, "selected", False) for f in self.lookup]
 
     def clone(self):
-        return JoinProcessor([s.fresh() for s in self.sides], self.on, self.probe_keys,
-                             self.triggers, self.outer, self.chunked, self.want_expired,
-                             self.lookups)
+        return JoinProcessor(
+            [s.fresh() for s in self.sides],
+            self.on,
+            self.probe_keys,
+            self.triggers,
+            self.outer,
+            self.chunked,
+            self.want_expired,
+            self.lookups,
+        )
 
     def get_state(self):
         return [s.get_state() for s in self.sides]
@@ -137,8 +148,11 @@ class JoinProcessor(Processor):
         """True when the other side is a stream side whose rows a probe reads as they are
         (its Contents: no sort order, no probe hook, not a named window)."""
         other = self.sides[1 - which]
-        return (type(other) is StreamSide and getattr(other.window, "join_rows", None) is None
-                and getattr(other.window, "probed", None) is None)
+        return (
+            type(other) is StreamSide
+            and getattr(other.window, "join_rows", None) is None
+            and getattr(other.window, "probed", None) is None
+        )
 
     def _window_output_plain(self, which, contents, chunk):
         """window_output for a triggering side without aggregates whose other side is plain:
@@ -214,11 +228,18 @@ class JoinProcessor(Processor):
         (one dict lookup per event, no per-event window work), or None."""
         side, other = self.sides[which], self.sides[1 - which]
         key = self.probe_keys[which]
-        if (not isinstance(side, StreamSide) or side.window is not None
-                or getattr(side, "named", False)
-                or not isinstance(other, TableSide) or key is None or not other.use_key
-                or not other.table.indexed or self.chunked or self.want_expired
-                or not self.triggers[which]):
+        if (
+            not isinstance(side, StreamSide)
+            or side.window is not None
+            or getattr(side, "named", False)
+            or not isinstance(other, TableSide)
+            or key is None
+            or not other.use_key
+            or not other.table.indexed
+            or self.chunked
+            or self.want_expired
+            or not self.triggers[which]
+        ):
             return None
         table, on, pad = other.table, self.on, self.outer[which]
         left = which == LEFT
@@ -227,13 +248,16 @@ class JoinProcessor(Processor):
             get = table.rows.get
             hits = [(ts, r, k, get(key(r))) for ts, r, k in batch]
             if on is not None:
-                hits = [(ts, r, k, t if t is not None and (on(r, t) if left else on(t, r))
-                         else None) for ts, r, k, t in hits]
+                hits = [
+                    (ts, r, k, t if t is not None and (on(r, t) if left else on(t, r)) else None)
+                    for ts, r, k, t in hits
+                ]
             if not pad:
                 hits = [h for h in hits if h[3] is not None]
             if left:
                 return [(ts, (r, t), k) for ts, r, k, t in hits]
             return [(ts, (t, r), k) for ts, r, k, t in hits]
+
         return lookup
 
     # -- probing --------------------------------------------------------------------------

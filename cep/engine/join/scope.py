@@ -1,6 +1,7 @@
 """How join expressions reach the two sides: `Left.attr`, `alias.attr`, or a bare name that
 only one side has. The `on` condition sees rows `a` (left) and `b` (right); the selector sees
 the composite `r = (left_row, right_row)`, where an outer join may leave a side None."""
+
 from cep.engine.expressions import Scope
 from cep.errors import UnknownAttributeError, UnknownStreamError
 from cep.model import Variable
@@ -23,21 +24,27 @@ class JoinScope(Scope):
                 names = sorted(r for _, refs in self.sides for r in refs if r)
                 raise UnknownStreamError(
                     f"'{variable.stream}.{variable.name}': '{variable.stream}' is not a side of "
-                    f"this join (sides: {', '.join(names)})", variable.span)
+                    f"this join (sides: {', '.join(names)})",
+                    variable.span,
+                )
             if len(hits) > 1:
                 raise UnknownAttributeError(
                     f"'{variable.stream}' names both sides of the self-join: give them "
-                    f"aliases (`as a`, `as b`)", variable.span)
+                    f"aliases (`as a`, `as b`)",
+                    variable.span,
+                )
             return hits[0]
         hits = [i for i, (d, _) in enumerate(self.sides) if d.index_of(variable.name) >= 0]
         if not hits:
             raise UnknownAttributeError(
-                f"attribute '{variable.name}' exists on neither side of the join", variable.span)
+                f"attribute '{variable.name}' exists on neither side of the join", variable.span
+            )
         if len(hits) > 1:
             raise UnknownAttributeError(
                 f"attribute '{variable.name}' is ambiguous: both join sides have it; qualify it "
                 f"(`{self._ref(0)}.{variable.name}` or `{self._ref(1)}.{variable.name}`)",
-                variable.span)
+                variable.span,
+            )
         return hits[0]
 
     def _ref(self, i):
@@ -51,7 +58,9 @@ class JoinScope(Scope):
         if k < 0:
             raise UnknownAttributeError(
                 f"attribute '{variable.name}' does not exist in '{variable.stream or d.id}' (it "
-                f"has {', '.join(d.attribute_names)})", variable.span)
+                f"has {', '.join(d.attribute_names)})",
+                variable.span,
+            )
         row = self.rows[i]
         src = f"{row}[{k}]"
         if self.nullable[i]:

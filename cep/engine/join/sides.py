@@ -15,6 +15,7 @@ and nothing is kept.
 `key` function (from an equality in the `on` condition) only the rows with that key, from a
 dict of deques.
 """
+
 from collections import deque
 
 from cep.errors import SnapshotError
@@ -126,9 +127,11 @@ class StreamSide:
 
     def set_state(self, state):
         if not isinstance(state, dict) or "rows" not in state:
-            raise SnapshotError("the snapshot holds a join side in the format of an earlier "
-                                "engine (before join sides ran window processors); take a "
-                                "new snapshot")
+            raise SnapshotError(
+                "the snapshot holds a join side in the format of an earlier "
+                "engine (before join sides ran window processors); take a "
+                "new snapshot"
+            )
         if self.window is not None:
             self.window.set_state(state["window"])  # re-registers its timers
         self.contents.set_state(state["rows"])
@@ -141,6 +144,7 @@ class StreamSide:
 class NamedWindowSide(StreamSide):
     """A join side reading a named window: probes look into the shared window's rows (the
     window keeps them), and what the window emits arrives as it is (CURRENT and EXPIRED)."""
+
     named = True
 
     def __init__(self, junction, key=None):

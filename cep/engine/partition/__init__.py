@@ -10,6 +10,7 @@ idle longer than the idle period, checked every interval (on event time in playb
 
 Partitions of window/aggregate chains without timers clone nothing per key: one working
 instance runs every key with the key's state kept in shared slot storage (slots.py)."""
+
 from cep.engine.context import BuildContext
 from cep.engine.junction import StreamJunction
 from cep.engine.output import InsertIntoStream
@@ -56,9 +57,10 @@ class Router(Processor):
         if fast is not None and fast.process_columns(self.stream_id, cols):
             return
         from cep.engine.junction import STEP
+
         rows = cols.events()
         for i in range(0, len(rows), STEP):
-            self.process(rows[i:i + STEP])
+            self.process(rows[i : i + STEP])
 
 
 class PartitionRuntime:
@@ -101,18 +103,21 @@ class PartitionRuntime:
                 streams = [inp.left, inp.right]
             elif isinstance(inp, StateInputStream):
                 from cep.engine.pattern.plan import flatten
+
                 streams = [n.state.stream for n in flatten(inp.state)[0]]
             else:
                 streams = []
-            out.extend(s for s in streams if not s.inner and self.ctx.plan.table(
-                s.stream_id) is None)
+            out.extend(
+                s for s in streams if not s.inner and self.ctx.plan.table(s.stream_id) is None
+            )
         return out
 
     def _check_keys(self):
         for key in self.partition.keys:
             if key.stream_id not in self.ctx.junctions:
-                raise UnknownStreamError(f"partition key stream '{key.stream_id}' is not "
-                                         f"defined", key.span)
+                raise UnknownStreamError(
+                    f"partition key stream '{key.stream_id}' is not defined", key.span
+                )
 
     def _build_prototype(self):
         ctx = self.ctx
@@ -124,16 +129,17 @@ class PartitionRuntime:
             local.setdefault(s.stream_id, StreamJunction(j.definition))
         junctions = dict(ctx.junctions)
         junctions.update(local)
-        pctx = BuildContext(ctx.plan, junctions, ctx.tables, self.clock, ctx.playback,
-                            ctx.lock)
+        pctx = BuildContext(ctx.plan, junctions, ctx.tables, self.clock, ctx.playback, ctx.lock)
         pctx.env = ctx.env
 
         def inner_junction(target, out_def):
             j = local.get(target)
             if j is None:
                 j = local[target] = junctions[target] = StreamJunction(
-                    StreamDefinition(target, out_def.attributes))
+                    StreamDefinition(target, out_def.attributes)
+                )
             return j
+
         pctx.inner_junction = inner_junction
         for i, q in enumerate(self.partition.queries):
             pctx.element_name = f"{self.name}/{q.name or f'query{i}'}"
@@ -152,6 +158,7 @@ class PartitionRuntime:
                 if isinstance(p, InsertIntoStream) and p.junction not in self.proto.values():
                     buffers[id(p)] = OutputBuffer(p)
                 p = p.next
+
         for j in self.proto.values():
             for s in j.subscribers:
                 walk(s)
@@ -161,10 +168,10 @@ class PartitionRuntime:
         keyed = {}
         for key in self.partition.keys:
             if key.stream_id in keyed:
-                raise InvalidQueryError(f"stream '{key.stream_id}' is partitioned twice",
-                                        key.span)
+                raise InvalidQueryError(f"stream '{key.stream_id}' is partitioned twice", key.span)
             keyed[key.stream_id] = compile_router_key(
-                key, self.ctx.junctions[key.stream_id].definition)
+                key, self.ctx.junctions[key.stream_id].definition
+            )
         self.keyed = set(keyed)
         inputs = {s.stream_id for s in self._input_streams()}
         for sid in sorted(self.local_ids):
@@ -233,13 +240,20 @@ class PartitionRuntime:
             return {"machines": self.fast.get_state(), "last_seen": dict(self.last_seen)}
         if self.slots is not None:  # the cloned instances' format (order: creation order)
             keys = self.slots.get_state()
-            return {"keys": keys, "last_seen": dict(self.last_seen),
-                    "order": {k: i + 1 for i, k in enumerate(keys)},
-                    "created": self.slots.created}
-        return {"keys": {k: [p.get_state() for p in inst.stateful]
-                         for k, inst in self.instances.items()},
-                "last_seen": dict(self.last_seen), "order": dict(self.order),
-                "created": self._created}
+            return {
+                "keys": keys,
+                "last_seen": dict(self.last_seen),
+                "order": {k: i + 1 for i, k in enumerate(keys)},
+                "created": self.slots.created,
+            }
+        return {
+            "keys": {
+                k: [p.get_state() for p in inst.stateful] for k, inst in self.instances.items()
+            },
+            "last_seen": dict(self.last_seen),
+            "order": dict(self.order),
+            "created": self._created,
+        }
 
     def set_state(self, state):
         if self.fast is not None:
@@ -272,14 +286,17 @@ class PartitionRuntime:
 
 def _build_query(query, pctx):
     from cep.engine.query_builder import build_single_query
+
     inp = query.input
     if isinstance(inp, SingleInputStream):
         build_single_query(query, pctx, pctx.element_name)
     elif isinstance(inp, JoinInputStream):
         from cep.engine.join import build_join_query
+
         build_join_query(query, pctx)
     elif isinstance(inp, StateInputStream):
         from cep.engine.pattern import build_state_query
+
         build_state_query(query, pctx)
     elif not isinstance(query, Query):
         raise InvalidQueryError("a partition holds only queries", getattr(query, "span", None))

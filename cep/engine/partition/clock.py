@@ -8,6 +8,7 @@ creation order (then by processor, in plan order, then by due time), after those
 queries outside partitions. Processors inside a partition register timers here; each goes to
 the real scheduler ranked `(2, instance order) + the processor's own rank`, and runs with
 `current` naming its instance (so the timers it sets in turn rank with that instance)."""
+
 from cep.engine.clock import Rank, Scheduler
 
 
@@ -52,6 +53,7 @@ class PartitionScheduler:
                 fn(now)
             finally:
                 self.current = previous
+
         self.real.notify_at(due, fire, owner=owner, rank=(2, order) + tuple(rank))
 
     def clear(self):

@@ -5,6 +5,7 @@ the partition's queries read, and one per inner `#stream`). An instance clones e
 reachable from those junctions (`clone()`: compiled code shared, state empty) and re-links them;
 outputs into inner streams are pointed at the instance's own inner junctions, outputs into outer
 streams at the partition's buffered outputs."""
+
 from cep.engine.call_state import fresh_call_state, has_call_state
 from cep.engine.junction import StreamJunction
 from cep.engine.output import InsertIntoStream
@@ -47,6 +48,7 @@ class OutputBuffer:
 
 class Instance:
     """One key's junctions and the stateful processors to snapshot, in a stable order."""
+
     __slots__ = ("junctions", "stateful")
 
     def __init__(self, junctions, stateful):
@@ -66,13 +68,18 @@ class Recipe:
         for sid in self.sids:
             for head in proto_junctions[sid].subscribers:
                 self._visit(head, local, buffers)
-        self.heads = [[self.index[id(h)] for h in proto_junctions[sid].subscribers]
-                      for sid in self.sids]
-        self.stateful = [n for n, (kind, p, _) in enumerate(self.steps)
-                         if kind != "receiver" and getattr(p, "stateful", False)]
+        self.heads = [
+            [self.index[id(h)] for h in proto_junctions[sid].subscribers] for sid in self.sids
+        ]
+        self.stateful = [
+            n
+            for n, (kind, p, _) in enumerate(self.steps)
+            if kind != "receiver" and getattr(p, "stateful", False)
+        ]
         # clones whose code calls a stateful function (kf:kalmanFilter): own call sites
-        self.fresh = [n for n, (kind, p, _) in enumerate(self.steps)
-                      if kind == "clone" and has_call_state(p)]
+        self.fresh = [
+            n for n, (kind, p, _) in enumerate(self.steps) if kind == "clone" and has_call_state(p)
+        ]
 
     def _visit(self, p, local, buffers):
         if not isinstance(p, Processor) or id(p) in self.index:

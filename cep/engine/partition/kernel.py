@@ -21,6 +21,7 @@ number) makes the match test reject dropped partials still sitting in a bucket. 
 are swept of them once as many have been dropped as were left after the previous sweep, so
 memory stays bounded and the work per partial constant.
 `build_kernel` returns None for any other shape (the general machine then runs)."""
+
 import re
 from bisect import bisect_left, bisect_right, insort
 from itertools import compress, count, repeat
@@ -49,8 +50,15 @@ def qualifies(shared):
     a, b = nodes
     if a.kind != STREAM or b.kind != STREAM or a.stream_id != b.stream_id:
         return False
-    return (a.every_to == [0] and 0 in shared.fresh_every and a.next == [1]
-            and not b.next and not b.every_to and b.scope is None and a.scope is None)
+    return (
+        a.every_to == [0]
+        and 0 in shared.fresh_every
+        and a.next == [1]
+        and not b.next
+        and not b.every_to
+        and b.scope is None
+        and a.scope is None
+    )
 
 
 def build_kernel(shared, definitions, pkey_source, pkey_globals, hook, projection=None):
@@ -70,12 +78,18 @@ def build_kernel(shared, definitions, pkey_source, pkey_globals, hook, projectio
         return None
     if parts is None:
         return None
-    kernel = PatternKernel(shared, _source(parts, pkey_source, shared.within, row),
-                           {**pkey_globals, **parts["globals"]})
+    kernel = PatternKernel(
+        shared,
+        _source(parts, pkey_source, shared.within, row),
+        {**pkey_globals, **parts["globals"]},
+    )
     kernel.projects = projection is not None
     # the model parts, for the columnar form (vector.py)
-    kernel.model = {**parts["model"], "collapse": parts["collapse"],
-                    "count_null": parts["row_key"] is None}
+    kernel.model = {
+        **parts["model"],
+        "collapse": parts["collapse"],
+        "count_null": parts["row_key"] is None,
+    }
     return kernel
 
 
@@ -131,13 +145,20 @@ def _parts(shared, defs, hook):
         if v.stream in own_refs and v.index is None:
             return "own"
         return "earlier" if v.stream is not None else None
+
     expr_a, expr_b = _filter_expr(a), _filter_expr(b)
     pairs, rest = equi_split(expr_b, side, probe="earlier", stored="own")
     rng = _find_range(rest, side, sb)
     if rng is not None:
         rest = rng[3]
-    out = {"globals": globs, "cond_a": None, "row_key": None, "start_key": None,
-           "range": None, "rest": None}
+    out = {
+        "globals": globs,
+        "cond_a": None,
+        "row_key": None,
+        "start_key": None,
+        "range": None,
+        "rest": None,
+    }
     if expr_a is not None:
         out["cond_a"] = _compile(expr_a, sa, globs, start=True)
     if pairs:
@@ -148,8 +169,13 @@ def _parts(shared, defs, hook):
         out["range"] = (op, _compile(own, sb, globs, False), _compile(other, sb, globs, True))
     if rest:
         out["rest"] = _compile(and_all(rest), sb, globs, False)
-    out["model"] = {"nodes": (a, b), "cond_a": expr_a, "rest": rest, "pairs": pairs,
-                    "range": None if rng is None else rng[:3]}
+    out["model"] = {
+        "nodes": (a, b),
+        "cond_a": expr_a,
+        "rest": rest,
+        "pairs": pairs,
+        "range": None if rng is None else rng[:3],
+    }
     return out
 
 
@@ -167,8 +193,10 @@ def _find_range(conjuncts, side, scope):
                 continue
             if sides_of(other, side) != {"earlier"}:
                 continue
-            if compile_expression(own, scope).type not in _NUMERIC or \
-                    compile_expression(other, scope).type not in _NUMERIC:
+            if (
+                compile_expression(own, scope).type not in _NUMERIC
+                or compile_expression(other, scope).type not in _NUMERIC
+            ):
                 continue
             return op, own, other, [x for x in conjuncts if x is not c]
     return None
@@ -179,10 +207,12 @@ def _find_range(conjuncts, side, scope):
 # candidate, whether its neighbour is not (so it is the only one), and (lo, hi) by bisection
 # otherwise. NaN never sits in a bucket (its partial can never complete) nor arrives as v,
 # so the bucket stays sorted and bisection sound.
-_SPAN = {">": ("b[0][0] < v", "b[1][0] >= v", "0", "bisect_left(b, v, key=THR)"),
-         ">=": ("b[0][0] <= v", "b[1][0] > v", "0", "bisect_right(b, v, key=THR)"),
-         "<": ("b[-1][0] > v", "b[-2][0] <= v", "bisect_right(b, v, key=THR)", "len(b)"),
-         "<=": ("b[-1][0] >= v", "b[-2][0] < v", "bisect_left(b, v, key=THR)", "len(b)")}
+_SPAN = {
+    ">": ("b[0][0] < v", "b[1][0] >= v", "0", "bisect_left(b, v, key=THR)"),
+    ">=": ("b[0][0] <= v", "b[1][0] > v", "0", "bisect_right(b, v, key=THR)"),
+    "<": ("b[-1][0] > v", "b[-2][0] <= v", "bisect_right(b, v, key=THR)", "len(b)"),
+    "<=": ("b[-1][0] >= v", "b[-2][0] < v", "bisect_left(b, v, key=THR)", "len(b)"),
+}
 
 
 def _key_lines(var, pk, own, indent, collapse):
@@ -194,8 +224,7 @@ def _key_lines(var, pk, own, indent, collapse):
         return [f"{pad}{var} = {own if own is not None else '0'}"]
     if collapse:
         return [f"{pad}{var} = {pk}"]
-    return [f"{pad}{var} = {own}", f"{pad}if {var} is not None:",
-            f"{pad}    {var} = ({pk}, {var})"]
+    return [f"{pad}{var} = {own}", f"{pad}if {var} is not None:", f"{pad}    {var} = ({pk}, {var})"]
 
 
 def _match_lines(parts, within, row, indent):
@@ -203,24 +232,34 @@ def _match_lines(parts, within, row, indent):
     entry tuple (threshold, filing seq, start ts, start row), a bucket a list of them (sorted
     by threshold, then seq, when there is a range conjunct); completing one takes it out."""
     rest = parts["rest"]
-    pick = (f"[e for e in cand for s in (e[3],) if {rest}]" if rest else "cand")
-    live = ("[e for e in hit if e[2] >= ts - WITHIN and e[1] > popped]"
-            if within is not None else "hit")
-    emit = ["if len(hit) > 1:", "    hit.sort(key=SEQ)", "for e in hit:", "    s = e[3]",
-            f"    append((ts, {row}, 0))"]
+    pick = f"[e for e in cand for s in (e[3],) if {rest}]" if rest else "cand"
+    live = (
+        "[e for e in hit if e[2] >= ts - WITHIN and e[1] > popped]" if within is not None else "hit"
+    )
+    emit = [
+        "if len(hit) > 1:",
+        "    hit.sort(key=SEQ)",
+        "for e in hit:",
+        "    s = e[3]",
+        f"    append((ts, {row}, 0))",
+    ]
     if parts["range"] is not None:
         body = _ranged_lines(parts, within, row, pick, live, emit)
     else:
         body = ["cand = b", f"hit = {pick}", f"hit = {live}", "if hit:"]
         body += ["    " + x for x in emit]
-        body += ["    if len(hit) == len(b):", "        del buckets[k]", "    else:",
-                 "        done = set(map(id, hit))",
-                 "        b = buckets[k] = [e for e in b if id(e) not in done]"]
+        body += [
+            "    if len(hit) == len(b):",
+            "        del buckets[k]",
+            "    else:",
+            "        done = set(map(id, hit))",
+            "        b = buckets[k] = [e for e in b if id(e) not in done]",
+        ]
     out = []
     for line in body:  # `b` stays the key's bucket (None once dropped) for the start state
         out.append(" " * indent + line)
         if line.endswith("del buckets[k]"):
-            out.append(" " * indent + line[:-len("del buckets[k]")] + "b = None")
+            out.append(" " * indent + line[: -len("del buckets[k]")] + "b = None")
     return out
 
 
@@ -229,21 +268,40 @@ def _ranged_lines(parts, within, row, pick, live, emit):
     end_in, alone, lo, hi = _SPAN[op]
     at = "0" if lo == "0" else "-1"
     rest = parts["rest"]
-    one = " and ".join(["e[2] >= ts - WITHIN and e[1] > popped" if within is not None
-                        else "True"] + ([f"{rest}"] if rest else []))
-    body = [f"v = {value}", "if v is not None and v == v:", f"    if {end_in}:",
-            f"        if len(b) == 1 or {alone}:  # the usual case: one candidate",
-            f"            e = b[{at}]", "            s = e[3]", f"            if {one}:",
-            f"                append((ts, {row}, 0))", f"                del b[{at}]",
-            "                if not b:", "                    del buckets[k]",
-            "        else:", f"            lo = {lo}", f"            hi = {hi}",
-            "            cand = b[lo:hi]", f"            hit = {pick}", f"            hit = {live}",
-            "            if hit:"]
+    one = " and ".join(
+        ["e[2] >= ts - WITHIN and e[1] > popped" if within is not None else "True"]
+        + ([f"{rest}"] if rest else [])
+    )
+    body = [
+        f"v = {value}",
+        "if v is not None and v == v:",
+        f"    if {end_in}:",
+        f"        if len(b) == 1 or {alone}:  # the usual case: one candidate",
+        f"            e = b[{at}]",
+        "            s = e[3]",
+        f"            if {one}:",
+        f"                append((ts, {row}, 0))",
+        f"                del b[{at}]",
+        "                if not b:",
+        "                    del buckets[k]",
+        "        else:",
+        f"            lo = {lo}",
+        f"            hi = {hi}",
+        "            cand = b[lo:hi]",
+        f"            hit = {pick}",
+        f"            hit = {live}",
+        "            if hit:",
+    ]
     body += ["                " + x for x in emit]
-    body += ["                if len(hit) == hi - lo:", "                    del b[lo:hi]",
-             "                else:", "                    done = set(map(id, hit))",
-             "                    b[lo:hi] = [e for e in cand if id(e) not in done]",
-             "                if not b:", "                    del buckets[k]"]
+    body += [
+        "                if len(hit) == hi - lo:",
+        "                    del b[lo:hi]",
+        "                else:",
+        "                    done = set(map(id, hit))",
+        "                    b[lo:hi] = [e for e in cand if id(e) not in done]",
+        "                if not b:",
+        "                    del buckets[k]",
+    ]
     return body
 
 
@@ -265,9 +323,16 @@ def _start_lines(parts, pk, within):
         lines += ["            continue"]
     else:
         lines += ["        thr = None"]
-    lines += ["        seq += 1", "        e = (thr, seq, ts, r)", "        if b is None:",
-              "            buckets[k] = [e]", "        else:"]
-    lines += ["            " + ("insort(b, e, key=THR)" if parts["range"] is not None else "b.append(e)")]
+    lines += [
+        "        seq += 1",
+        "        e = (thr, seq, ts, r)",
+        "        if b is None:",
+        "            buckets[k] = [e]",
+        "        else:",
+    ]
+    lines += [
+        "            " + ("insort(b, e, key=THR)" if parts["range"] is not None else "b.append(e)")
+    ]
     if within is not None:
         lines += ["        filed(ts)"]
     return lines
@@ -277,22 +342,31 @@ def _source(parts, pk, within, row):
     """The kernel's source; `pk`: the partition key's source, None outside a partition."""
     if pk is not None:
         pk = f"({pk})"
-    lines = ["def run(batch, buckets, append, filed, seq, popped):",
-             "    for ts, r, kind in batch:",
-             "        if kind:", "            continue"]
+    lines = [
+        "def run(batch, buckets, append, filed, seq, popped):",
+        "    for ts, r, kind in batch:",
+        "        if kind:",
+        "            continue",
+    ]
     if pk is None:  # one key for both states when they are the same expression
         parts["collapse"] = parts["row_key"] == parts["start_key"]
     else:
-        parts["collapse"] = parts["row_key"] in (None, pk) and \
-            parts["start_key"] in (None, pk)
+        parts["collapse"] = parts["row_key"] in (None, pk) and parts["start_key"] in (None, pk)
     lines += _key_lines("k", pk, parts["row_key"], 8, parts["collapse"])
     if parts["start_key"] == parts["row_key"]:  # one key for both states: skip at once
-        lines += ["        if k is None:", "            continue", "        b = buckets.get(k)",
-                  "        if b is not None:"]
+        lines += [
+            "        if k is None:",
+            "            continue",
+            "        b = buckets.get(k)",
+            "        if b is not None:",
+        ]
         lines += _match_lines(parts, within, row, 12)
     else:
-        lines += ["        if k is not None:", "            b = buckets.get(k)",
-                  "            if b is not None:"]
+        lines += [
+            "        if k is not None:",
+            "            b = buckets.get(k)",
+            "            if b is not None:",
+        ]
         lines += _match_lines(parts, within, row, 16)
     lines += _start_lines(parts, pk, within)
     lines += ["    return seq"]
@@ -307,8 +381,14 @@ class PatternKernel:
         self.streams = shared.streams
         self.within = shared.within
         self.ranged = "insort(" in source
-        ns = {**globals_, "bisect_left": bisect_left, "bisect_right": bisect_right,
-              "insort": insort, "SEQ": itemgetter(1), "THR": itemgetter(0)}
+        ns = {
+            **globals_,
+            "bisect_left": bisect_left,
+            "bisect_right": bisect_right,
+            "insort": insort,
+            "SEQ": itemgetter(1),
+            "THR": itemgetter(0),
+        }
         exec(compile(source, "<cep:pattern-kernel>", "exec"), ns)
         self._run = ns["run"]
         self.buckets, self.seq = {}, 0
@@ -325,8 +405,9 @@ class PatternKernel:
         if self.scheduler is not None and self.scheduler.restarts != self.runs:
             self._end_runs()
         self._rows_state()
-        self.seq = self._run(batch, self.buckets, out.append, self.filed.append, self.seq,
-                             self.popped)
+        self.seq = self._run(
+            batch, self.buckets, out.append, self.filed.append, self.seq, self.popped
+        )
         if self.within is not None and self.filed:
             self._expire(batch[-1][0] - self.within)
 
@@ -386,8 +467,12 @@ class PatternKernel:
     def get_state(self):
         self._rows_state()
         self._sweep()  # the buckets then hold exactly the live partials
-        return {"kernel": self.buckets, "filed": list(self.filed), "popped": self.popped,
-                "seq": self.seq}
+        return {
+            "kernel": self.buckets,
+            "filed": list(self.filed),
+            "popped": self.popped,
+            "seq": self.seq,
+        }
 
     def set_state(self, state):
         if self.vector is not None:
@@ -412,7 +497,9 @@ def _old_state(state, ranged):
     """(buckets, filed, popped) of a snapshot taken before 2026-11-25: entries (seq, ts, row,
     thr, key), a ranged bucket ([thr], [entry]), a queue of every partial filed since the
     last one dropped."""
-    buckets = {k: [(e[3], e[0], e[1], e[2]) for e in (b[1] if ranged else b)]
-               for k, b in state["kernel"].items()}
+    buckets = {
+        k: [(e[3], e[0], e[1], e[2]) for e in (b[1] if ranged else b)]
+        for k, b in state["kernel"].items()
+    }
     dq = state["expiry"]
     return buckets, [e[1] for e in dq], dq[0][0] - 1 if dq else state["seq"]

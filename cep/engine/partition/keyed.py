@@ -10,6 +10,7 @@ only ever meets events of its own key. Then the whole batch goes through in one 
 event order. The commonest such pattern, `every e1=S -> e2=S[...]`, runs as a generated loop
 instead of the general machine (kernel.py), emitting the select clause's rows itself when the
 clause is a plain projection."""
+
 from cep.engine.partition.kernel import PatternKernel, build_kernel
 from cep.engine.pattern.inputs import stream_definitions, with_tables
 from cep.engine.pattern.compile import compile_pattern, selector_scope
@@ -59,13 +60,15 @@ class KeyedPatterns:
             selector = ctx.build_selector(q, scope, None)
             out_def = selector.code.output_definition(getattr(q.output, "target", name))
             link([selector, ctx.build_output(q, out_def, selector)])
-            kernel = pkeys and build_kernel(shared, defs, *pkeys[nodes[0].stream_id].kernel,
-                                            hook, _projection(q, scope, ctx))
+            kernel = pkeys and build_kernel(
+                shared, defs, *pkeys[nodes[0].stream_id].kernel, hook, _projection(q, scope, ctx)
+            )
             if kernel:
                 kernel.scheduler = ctx.scheduler  # its clock restarts end runs (kernel.py)
             if kernel and kernel.projects:
-                kernel.vector = _vector(kernel, partition, defs[nodes[0].stream_id], q,
-                                        scope, out_def)
+                kernel.vector = _vector(
+                    kernel, partition, defs[nodes[0].stream_id], q, scope, out_def
+                )
             kernels.append(kernel)
             merged.append(kernel or (pkeys is not None and _merge_keys(shared, pkeys)))
             self.queries.append((shared, selector))
@@ -74,13 +77,14 @@ class KeyedPatterns:
         self.merged = None
         self.scheduler, self.runs = ctx.scheduler, ctx.scheduler.restarts
         if all(merged):
-            self.merged = [k or shared.machine() for k, (shared, _) in zip(kernels,
-                                                                          self.queries)]
+            self.merged = [k or shared.machine() for k, (shared, _) in zip(kernels, self.queries)]
             for m, (_, selector) in zip(self.merged, self.queries):
                 m.on_output = selector.process
             # a kernel that projects hands its rows to what follows the selector
-            self.sinks = [selector.next if getattr(m, "projects", False) else selector
-                          for m, (_, selector) in zip(self.merged, self.queries)]
+            self.sinks = [
+                selector.next if getattr(m, "projects", False) else selector
+                for m, (_, selector) in zip(self.merged, self.queries)
+            ]
 
     def new_key(self, key):
         ms = self.machines[key] = [shared.machine() for shared, _ in self.queries]
@@ -109,8 +113,9 @@ class KeyedPatterns:
         """A columnar batch through the merged kernels' columnar forms, each query's output
         leaving before the next query runs, as in `process_merged`; False (nothing done)
         when a kernel lacks one or refuses the batch: then it goes as rows."""
-        if self.merged is None or not all(getattr(m, "vector", None) is not None and
-                                          m.vector.accepts(cols) for m in self.merged):
+        if self.merged is None or not all(
+            getattr(m, "vector", None) is not None and m.vector.accepts(cols) for m in self.merged
+        ):
             return False
         for m, sink in zip(self.merged, self.sinks):
             res = m.process_columns(stream_id, cols)
@@ -121,12 +126,13 @@ class KeyedPatterns:
     def columnar_targets(self):
         """The stream junctions the columnar kernels insert into, or None when a query
         has no columnar form or does not insert into a stream."""
-        if self.merged is None or any(getattr(m, "vector", None) is None
-                                      for m in self.merged):
+        if self.merged is None or any(getattr(m, "vector", None) is None for m in self.merged):
             return None
         js = [getattr(sink, "junction", None) for sink in self.sinks]
-        if any(j is None or type(sink).__name__ != "InsertIntoStream"
-               for j, sink in zip(js, self.sinks)):
+        if any(
+            j is None or type(sink).__name__ != "InsertIntoStream"
+            for j, sink in zip(js, self.sinks)
+        ):
             return None
         return js
 
@@ -178,10 +184,12 @@ def _partition_key_functions(partition, ctx):
     for k in partition.keys:
         if not isinstance(k, ValuePartitionKey):
             return None
-        c = compile_expression(k.expression, SingleStreamScope(ctx.junctions[k.stream_id]
-                                                               .definition))
-        out[k.stream_id] = make_function("pkey", f"def pkey(r):\n    return {c.source}\n",
-                                         c.globals)
+        c = compile_expression(
+            k.expression, SingleStreamScope(ctx.junctions[k.stream_id].definition)
+        )
+        out[k.stream_id] = make_function(
+            "pkey", f"def pkey(r):\n    return {c.source}\n", c.globals
+        )
         out[k.stream_id].kernel = (c.source, c.globals)  # inlined by the pattern kernel
     return out
 
@@ -218,6 +226,7 @@ def _augment(node, p_row, p_start, s0):
     def partial_key(p):
         k = pk(p)
         return None if k is None else (p_start(p[s0]), k)
+
     node.row_key, node.partial_key = row_key, partial_key
 
 
@@ -225,13 +234,24 @@ def _vector(kernel, partition, definition, query, scope, out_def):
     """The kernel's columnar form (vector.py), or None."""
     from cep.engine.partition.vector import build_vector
     from cep.engine.selector import output_items
+
     sel = query.selector
     if sel.select_all or not sel.attributes:
         return None
-    key = None if partition is None else \
-        next(k.expression for k in partition.keys if k.stream_id == definition.id)
-    return build_vector(kernel.model, definition, key, output_items(sel, scope, definition),
-                        out_def, kernel.within, kernel.model["count_null"])
+    key = (
+        None
+        if partition is None
+        else next(k.expression for k in partition.keys if k.stream_id == definition.id)
+    )
+    return build_vector(
+        kernel.model,
+        definition,
+        key,
+        output_items(sel, scope, definition),
+        out_def,
+        kernel.within,
+        kernel.model["count_null"],
+    )
 
 
 def emit_to(sink, cols):
@@ -247,11 +267,14 @@ def _projection(query, scope, ctx):
     """(compiled select expressions, globals) of a plain projection the pattern kernel can
     emit itself: no aggregate, having, order by or limit, current events wanted."""
     sel = query.selector
-    if sel.having is not None or sel.order_by or sel.limit is not None or \
-            CURRENT not in ctx.wanted_kinds(query):
+    if (
+        sel.having is not None
+        or sel.order_by
+        or sel.limit is not None
+        or CURRENT not in ctx.wanted_kinds(query)
+    ):
         return None
     parts = SelectParts(sel, scope, None, getattr(query.output, "target", "output"), ctx.env)
     if parts.aggs or parts.keys:
         return None
     return parts.compiled, parts.g
-

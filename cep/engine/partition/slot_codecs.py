@@ -2,6 +2,7 @@
 codec per stateful processor of the working instance, saving a key's state into slot storage
 shared by every key and loading it back; and how a failure on a key's events is counted. The
 generated loops of slot_driver.py read the same storage."""
+
 from __future__ import annotations
 
 from array import array
@@ -9,6 +10,7 @@ from typing import Any, Callable
 
 from cep.engine.junction import log
 from cep.engine.windows.batch import LengthBatchWindow
+
 
 class Codec:
     """Moves one stateful processor's state between the working instance and slot storage."""
@@ -44,7 +46,7 @@ class _RingCodec(Codec):
 
     def reset(self, slot: int) -> None:
         b = slot * self.n
-        self.events[b:b + self.n] = (None,) * self.n
+        self.events[b : b + self.n] = (None,) * self.n
         self.state[slot] = 0
 
     def load(self, slot: int) -> None:
@@ -52,10 +54,10 @@ class _RingCodec(Codec):
         dq.clear()
         f, n, b = self.state[slot], self.n, slot * self.n
         if f < n:
-            dq.extend(self.events[b:b + f])
+            dq.extend(self.events[b : b + f])
         else:
             h = b + f - n
-            dq.extend(self.events[h:b + n])
+            dq.extend(self.events[h : b + n])
             dq.extend(self.events[b:h])
 
     def save(self, slot: int) -> None:
@@ -64,8 +66,8 @@ class _RingCodec(Codec):
         if m > n:
             raise AssertionError(f"length window holds {m} events, more than {n}")
         b = slot * n
-        self.events[b:b + m] = dq
-        self.events[b + m:b + n] = (None,) * (n - m)  # no stale references
+        self.events[b : b + m] = dq
+        self.events[b + m : b + n] = (None,) * (n - m)  # no stale references
         self.state[slot] = m if m < n else n
 
 
@@ -157,5 +159,9 @@ class _BatchCodec(Codec):
 def failed(junction: Any, events: list, exc: Exception) -> None:
     """A query's failure on a key's events, counted and logged as StreamJunction does."""
     junction.failed += len(events)
-    log.error("stream '%s': an event failed in a query and was dropped (%d so far): %s",
-              junction.definition.id, junction.failed, exc)
+    log.error(
+        "stream '%s': an event failed in a query and was dropped (%d so far): %s",
+        junction.definition.id,
+        junction.failed,
+        exc,
+    )

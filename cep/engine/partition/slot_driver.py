@@ -10,6 +10,7 @@ first expires the oldest event when the window is full, then adds itself), and s
 locals back. Applies only where no statement can raise part-way (outputs, aggregator arguments
 and group keys are attributes or aggregates, no having), as the fused lean loop requires, so
 state and outputs are the processors' exactly."""
+
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
@@ -31,13 +32,13 @@ ENABLED = True  # tests switch it off to compare the generated loop with the pro
 
 
 def _plain(c: Any) -> bool:
-    sources = [x.source for x in c.compiled + c.keys] + \
-        [a.arg.source for a in c.aggs if a.arg is not None]
+    sources = [x.source for x in c.compiled + c.keys] + [
+        a.arg.source for a in c.aggs if a.arg is not None
+    ]
     return c.hv is None and not c.batch_mode and all(_PLAIN.fullmatch(x) for x in sources)
 
 
-def build_driver(head: Any, codecs: list, junction: Any) -> Optional[Callable[[list, Any],
-                                                                            None]]:
+def build_driver(head: Any, codecs: list, junction: Any) -> Optional[Callable[[list, Any], None]]:
     """drive(todo, clock) for a chain `FilterProcessor* -> FusedWindowSelector(length) ->
     BufferedInsert` or `FilterProcessor* -> QuerySelector (running aggregates, no window)
     -> BufferedInsert`, or None for any other chain."""
@@ -48,8 +49,11 @@ def build_driver(head: Any, codecs: list, junction: Any) -> Optional[Callable[[l
         chain.append(p)
         p = getattr(p, "next", None)
     filters = chain[:-2]
-    if len(chain) < 2 or type(chain[-1]) is not BufferedInsert or \
-            not all(type(f) is FilterProcessor for f in filters):
+    if (
+        len(chain) < 2
+        or type(chain[-1]) is not BufferedInsert
+        or not all(type(f) is FilterProcessor for f in filters)
+    ):
         return None
     fs, sink = chain[-2], chain[-1]
     if type(fs) is FusedWindowSelector:
@@ -67,10 +71,8 @@ def build_driver(head: Any, codecs: list, junction: Any) -> Optional[Callable[[l
     if not _plain(c):
         return None
     ring = next((x for x in codecs if type(x) is _RingCodec and x.p is fs), None)
-    vals = next((x for x in codecs if type(x) in (_ValuesCodec, _ObjectCodec) and x.p is fs),
-                None)
-    if (ring is None) != (n is None) or vals is None or \
-            (type(vals) is _ObjectCodec) != c.grouped:
+    vals = next((x for x in codecs if type(x) in (_ValuesCodec, _ObjectCodec) and x.p is fs), None)
+    if (ring is None) != (n is None) or vals is None or (type(vals) is _ObjectCodec) != c.grouped:
         return None
     L = ["def drive(todo, clock):"]
     if n is not None:
@@ -88,8 +90,11 @@ def build_driver(head: Any, codecs: list, junction: Any) -> Optional[Callable[[l
         body += ["_given = events", "try:"]
         for i in range(len(filters)):
             body += [f"    events = _keep{i}(events)", "    if not events:", "        continue"]
-        body += ["except EventFailure as exc:", "    _failed(_junction, _given, exc)",
-                 "    continue"]
+        body += [
+            "except EventFailure as exc:",
+            "    _failed(_junction, _given, exc)",
+            "    continue",
+        ]
     if n is not None and EXPIRED in c.wanted:
         body.append("now = now0" if fs.spec.playback else "now = clock.now()")
     if n is not None:
@@ -102,34 +107,62 @@ def build_driver(head: Any, codecs: list, junction: Any) -> Optional[Callable[[l
     if n is None:  # no window: every event adds
         body += ["for ts, r, k in events:"] + _indent(c.body(0), 4)
     elif EXPIRED not in c.wanted:  # the clock only stamps expired rows: not read at all
-        expire = [f"p = b + f - {n}", "r = R[p][1]"] + c.body(1) + \
-            ["R[p] = e", "f += 1", f"if f == {2 * n}:", f"    f = {n}"]
-        body += ["for e in events:", f"    if f >= {n}:"] + _indent(expire, 8) + \
-            ["    else:", "        R[b + f] = e", "        f += 1", "    ts, r, k = e"] + \
-            _indent(c.body(0), 4)
+        expire = (
+            [f"p = b + f - {n}", "r = R[p][1]"]
+            + c.body(1)
+            + ["R[p] = e", "f += 1", f"if f == {2 * n}:", f"    f = {n}"]
+        )
+        body += (
+            ["for e in events:", f"    if f >= {n}:"]
+            + _indent(expire, 8)
+            + ["    else:", "        R[b + f] = e", "        f += 1", "    ts, r, k = e"]
+            + _indent(c.body(0), 4)
+        )
     else:
-        expire = (["if ts > now:", "    now = ts", "else:", "    ts = now"]
-                  if fs.spec.playback else ["ts = now"])
-        expire += [f"p = b + f - {n}", "r = R[p][1]"] + c.body(1) + \
-            ["ts, r, k = e", "R[p] = e", "f += 1", f"if f == {2 * n}:", f"    f = {n}"]
+        expire = (
+            ["if ts > now:", "    now = ts", "else:", "    ts = now"]
+            if fs.spec.playback
+            else ["ts = now"]
+        )
+        expire += (
+            [f"p = b + f - {n}", "r = R[p][1]"]
+            + c.body(1)
+            + ["ts, r, k = e", "R[p] = e", "f += 1", f"if f == {2 * n}:", f"    f = {n}"]
+        )
         fill = (tick if fs.spec.playback else []) + ["R[b + f] = e", "f += 1"]
-        body += ["for e in events:", "    ts, r, k = e", f"    if f >= {n}:"] + \
-            _indent(expire, 8) + ["    else:"] + _indent(fill, 8) + _indent(c.body(0), 4)
+        body += (
+            ["for e in events:", "    ts, r, k = e", f"    if f >= {n}:"]
+            + _indent(expire, 8)
+            + ["    else:"]
+            + _indent(fill, 8)
+            + _indent(c.body(0), 4)
+        )
     if n is not None:
         body.append("F[slot] = f")
     if not c.grouped:
         for i in range(c.nslots):
-            body += [f"if type(C{i}) is _array and type(s{i}) is not float:",
-                     f"    _vals._put({i}, slot, s{i})",
-                     f"    C{i} = _vals.columns[{i}]",
-                     "else:",
-                     f"    C{i}[slot] = s{i}"]
+            body += [
+                f"if type(C{i}) is _array and type(s{i}) is not float:",
+                f"    _vals._put({i}, slot, s{i})",
+                f"    C{i} = _vals.columns[{i}]",
+                "else:",
+                f"    C{i}[slot] = s{i}",
+            ]
     L += _indent(body, 8)
     L += ["    if out:", "        _sink.process(out)"]
     from array import array
+
     g = dict(c.g)
-    g.update(_ring=ring, _vals=vals, _sink=sink, _failed=failed, EventFailure=EventFailure,
-             NEVER=NEVER, _array=array, _junction=junction)
+    g.update(
+        _ring=ring,
+        _vals=vals,
+        _sink=sink,
+        _failed=failed,
+        EventFailure=EventFailure,
+        NEVER=NEVER,
+        _array=array,
+        _junction=junction,
+    )
     for i, f in enumerate(filters):
         g[f"_keep{i}"] = f.keep
     src = "\n".join(L) + "\n"

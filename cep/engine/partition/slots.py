@@ -21,6 +21,7 @@ It applies when every processor of the working instance is one this module knows
 `lengthBatch(n)`, selectors (stateless, running or windowed aggregates, with or without group
 by), and outputs into outer streams. Anything with a timer (time windows), an inner stream, a
 join, a pattern, a rate limiter or a table output keeps the cloned instances."""
+
 from __future__ import annotations
 
 from array import array
@@ -29,7 +30,12 @@ from typing import Any, Callable, Optional
 from cep.engine.call_state import has_call_state
 from cep.engine.fused import FusedWindowSelector
 from cep.engine.partition.slot_codecs import (
-    Codec, _BatchCodec, _ObjectCodec, _RingCodec, _ValuesCodec, failed,
+    Codec,
+    _BatchCodec,
+    _ObjectCodec,
+    _RingCodec,
+    _ValuesCodec,
+    failed,
 )
 from cep.engine.partition.slot_driver import build_driver
 from cep.errors import EventFailure
@@ -110,8 +116,11 @@ def build_keyed_slots(recipe: Recipe, keyed_streams: set, purge: bool) -> Option
                 if isinstance(p, _STATELESS):
                     continue
                 cs = _codecs_for(p)
-                if cs is None or id(p) not in stateful_ids or \
-                        getattr(p, "_timer_due", None) is not None:
+                if (
+                    cs is None
+                    or id(p) not in stateful_ids
+                    or getattr(p, "_timer_due", None) is not None
+                ):
                     return None
                 lane_codecs.extend(cs)
             lane = Lane(head, lane_codecs, j)
@@ -251,4 +260,3 @@ def _clear(c: Codec) -> None:
         c.objects = []
     elif isinstance(c, _BatchCodec):
         c.cur, c.prev = [], []
-

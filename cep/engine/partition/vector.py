@@ -23,6 +23,7 @@ Exact only where numpy computes what the row code computes: thresholds and value
 double/float type (compared as float64, as Python compares the row values), partition keys
 of string/int/long/bool type, filters and projections `cep.engine.columnar.exprs` compiles
 (each output expression reads only e1 or only e2). Any other query keeps the row loop."""
+
 from itertools import repeat
 
 import numpy as np
@@ -100,13 +101,13 @@ def build_vector(model, definition, key_expr, select, out_def, within, count_nul
         outs = [_side_vec(e, e1, e2) for _, e in select]
     except Unsupported:
         return None
-    if key.type not in _KEYS or key.literal or value.type not in _FLOATS or \
-            thr.type not in _FLOATS:
+    if key.type not in _KEYS or key.literal or value.type not in _FLOATS or thr.type not in _FLOATS:
         return None
     if [o[1].type for o in outs] != [x.type for x in out_def.attributes]:
         return None
-    return VectorPattern(definition, key.fn, cond, op, value.fn, thr.fn, outs, out_def,
-                         within, count_null)
+    return VectorPattern(
+        definition, key.fn, cond, op, value.fn, thr.fn, outs, out_def, within, count_null
+    )
 
 
 def _side_vec(expr, e1, e2):
@@ -151,8 +152,7 @@ class VectorPattern:
     cols)` gives the batch's output Columns or None. While `pend` is None the row
     kernel holds the state; `from_rows`/`to_rows` hand it over."""
 
-    def __init__(self, definition, key, cond, op, value, thr, outs, out_def, within,
-                 count_null):
+    def __init__(self, definition, key, cond, op, value, thr, outs, out_def, within, count_null):
         self.definition, self.key, self.cond, self.op = definition, key, cond, op
         self.value, self.thr, self.outs, self.out_def = value, thr, outs, out_def
         self.within, self.count_null = within, count_null
@@ -166,9 +166,14 @@ class VectorPattern:
         entries = [(key, e) for key, b in k.buckets.items() for e in b]
         self.table, self.keys = {}, []
         code = [self._code(key) for key, _ in entries]
-        self.pend = Pending(self.definition, code, [e[0] for _, e in entries],
-                            [e[1] for _, e in entries], [e[2] for _, e in entries],
-                            [(e[2], e[3]) for _, e in entries])
+        self.pend = Pending(
+            self.definition,
+            code,
+            [e[0] for _, e in entries],
+            [e[1] for _, e in entries],
+            [e[2] for _, e in entries],
+            [(e[2], e[3]) for _, e in entries],
+        )
         self.filed = np.array(k.filed, np.int64)
         k.buckets, k.filed = {}, []
 
@@ -177,8 +182,12 @@ class VectorPattern:
         then filing sequence as its insort keeps them."""
         p = self.pend
         order = np.lexsort((p.seq, p.thr, p.code))
-        entries = zip(p.thr[order].tolist(), p.seq[order].tolist(), p.ts[order].tolist(),
-                      p.rows.take(order).rows())
+        entries = zip(
+            p.thr[order].tolist(),
+            p.seq[order].tolist(),
+            p.ts[order].tolist(),
+            p.rows.take(order).rows(),
+        )
         buckets, keys = {}, self.keys
         for c, e in zip(p.code[order].tolist(), entries):
             b = buckets.get(keys[c])
@@ -328,4 +337,3 @@ class VectorPattern:
             k.popped += cut
         self.filed = filed
         return q_seq > k.popped
-

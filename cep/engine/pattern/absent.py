@@ -19,9 +19,11 @@ the pair goes on only once every absence on an `and` has resolved.
 `every not S for T`: each period of T without S hands a partial on; an S restarts the period
 from its own time."""
 
+
 class _Wait:
     """Slot marker: the deadline of a logical absent side still runs (one instance, kept
     across snapshots)."""
+
     __slots__ = ()
 
     def __reduce__(self):

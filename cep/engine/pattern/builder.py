@@ -2,8 +2,10 @@
 
 Chain: each input stream's junction -> a receiver -> the PatternProcessor (state machine) ->
 the query selector (composite rows) -> [rate limiter] -> output."""
+
 from cep.engine.pattern.compile import compile_pattern, selector_scope
 from cep.engine.pattern.fast import build_fast
+
 # re-exported: the join and partition builders import these from here too
 from cep.engine.pattern.inputs import stream_definitions, with_tables  # noqa: F401
 from cep.engine.pattern.plan import flatten
@@ -24,15 +26,17 @@ def build_state_query(query, ctx, name=None):
     selector = ctx.build_selector(query, scope, None)
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
     out = ctx.build_output(query, out_def, selector)
-    proc = build_fast(query, shared, defs, hook, scope, selector, out_def, ctx) or \
-        PatternProcessor(shared)
+    proc = build_fast(query, shared, defs, hook, scope, selector, out_def, ctx) or PatternProcessor(
+        shared
+    )
     link([proc, selector, out])
     register_chain(ctx, name, proc)
     for sid in shared.streams:
         j = ctx.junction_for(sid)
         # a named window: the pattern sees the rows arriving in it, not its expiries
         (j.subscribe_current if hasattr(j, "subscribe_current") else j.subscribe)(
-            proc.receiver(sid))
+            proc.receiver(sid)
+        )
     return proc
 
 

@@ -7,6 +7,7 @@ the equality key in place of the partition key) instead of the general state mac
 batches on its columnar form (partition/vector.py) when it has one. Its output is the
 general machine's: the kernel is the general machine's rule for this shape (tested against
 it, tests/cep/engine/test_pattern_fast.py)."""
+
 from cep.engine.junction import STEP
 from cep.engine.processor import Processor
 
@@ -15,6 +16,7 @@ def build_fast(query, shared, defs, hook, scope, selector, out_def, ctx):
     """A KernelPattern for the query, or None when the kernel does not apply."""
     from cep.engine.partition.kernel import build_kernel
     from cep.engine.partition.keyed import _projection, _vector
+
     if getattr(ctx, "inner_junction", None) is not None:  # inside a partition's instance
         return None
     kernel = build_kernel(shared, defs, None, {}, hook, _projection(query, scope, ctx))
@@ -48,6 +50,7 @@ class KernelReceiver(Processor):
 class KernelPattern(Processor):
     """The pattern's processor: the kernel's rows go to `self.next` (the selector), or past
     it to the output when the kernel projects the select clause itself."""
+
     stateful = True
 
     def __init__(self, kernel):
@@ -75,11 +78,12 @@ class KernelPattern(Processor):
         if v is None or not v.accepts(cols):
             rows = cols.events()
             for i in range(0, len(rows), STEP):  # send_batch's steps
-                self.process_stream(stream_id, rows[i:i + STEP])
+                self.process_stream(stream_id, rows[i : i + STEP])
             return
         res = self.kernel.process_columns(stream_id, cols)
         if res is not None:
             from cep.engine.partition.keyed import emit_to
+
             emit_to(self._sink(), res)
 
     def columnar_targets(self):

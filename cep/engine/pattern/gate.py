@@ -9,6 +9,7 @@ events for which, at some state of the stream, the conjuncts of its filter that 
 event itself are true (or cannot be evaluated: an error keeps the event). When a state of the
 stream has no such conjunct, every event may matter and the stream has no gate. Conjuncts with
 a function call are left out (a function may read the clock or keep state)."""
+
 from cep.engine.events import CURRENT
 from cep.engine.expressions import FALLBACK_ERRORS, compile_expression, make_function
 from cep.engine.pattern.plan import LOGICAL, STREAM
@@ -21,15 +22,17 @@ def own_conjuncts(expr, sides):
     function call); `sides(e)` names the inputs an expression reads ('own', 'earlier')."""
     if expr is None:
         return []
-    return [c for c in conjuncts(expr)
-            if sides(c) <= {"own"} and sides(c) and not _calls(c)]
+    return [c for c in conjuncts(expr) if sides(c) <= {"own"} and sides(c) and not _calls(c)]
 
 
 def _calls(expr):
     if isinstance(expr, FunctionCall):
         return True
-    return any(_calls(v) for v in vars(expr).values() if hasattr(v, "__dict__")
-               and type(v).__module__.startswith("cep.model"))
+    return any(
+        _calls(v)
+        for v in vars(expr).values()
+        if hasattr(v, "__dict__") and type(v).__module__.startswith("cep.model")
+    )
 
 
 def gate_source(exprs, scope):
@@ -43,8 +46,9 @@ def build_gates(shared):
     """{stream id: gate(batch) -> the events some state may take}, for the streams that have
     one; {} for sequences and patterns with counting, absent or grouped states."""
     nodes = shared.nodes
-    if shared.sequence or any(n.kind not in (STREAM, LOGICAL) or n.scope is not None
-                              for n in nodes):
+    if shared.sequence or any(
+        n.kind not in (STREAM, LOGICAL) or n.scope is not None for n in nodes
+    ):
         return {}
     gates = {}
     for stream, order in shared.order_by_stream.items():
@@ -56,20 +60,22 @@ def build_gates(shared):
             g.update(t.globals)
         fast = " or ".join(f"({t.fast})" for t in tests)
         safe = " or ".join(f"({t.source})" for t in tests)
-        src = ("def gate(batch):\n"
-               "    try:\n"
-               f"        return [x for x in batch for r in (x[1],) if x[2] == CURRENT and ({fast})]\n"
-               "    except FALLBACK:\n"
-               "        out = []\n"
-               "        for x in batch:\n"
-               "            if x[2] != CURRENT:\n"
-               "                continue\n"
-               "            r = x[1]\n"
-               "            try:\n"
-               f"                if {safe}:\n"
-               "                    out.append(x)\n"
-               "            except FALLBACK:\n"
-               "                out.append(x)\n"
-               "        return out\n")
+        src = (
+            "def gate(batch):\n"
+            "    try:\n"
+            f"        return [x for x in batch for r in (x[1],) if x[2] == CURRENT and ({fast})]\n"
+            "    except FALLBACK:\n"
+            "        out = []\n"
+            "        for x in batch:\n"
+            "            if x[2] != CURRENT:\n"
+            "                continue\n"
+            "            r = x[1]\n"
+            "            try:\n"
+            f"                if {safe}:\n"
+            "                    out.append(x)\n"
+            "            except FALLBACK:\n"
+            "                out.append(x)\n"
+            "        return out\n"
+        )
         gates[stream] = make_function("gate", src, g)
     return gates

@@ -17,6 +17,7 @@ class Collected(list):
     """The rows a count state collected for `every A<n:m>` in a pattern: the `every` restart
     shares this list with the partial it was copied from (its owner), as Siddhi 3.2's shallow
     copy does, so As after the count was reached still extend the owner's match."""
+
     __slots__ = ("owner",)
 
 
@@ -73,8 +74,7 @@ class CountSteps:
             return True
         if s.within is None or ts - last_time(owner) <= s.within:
             return False
-        return any(all(owner[x] is not None for x in s.nodes[w].filled)
-                   for w in s.within_slots)
+        return any(all(owner[x] is not None for x in s.nodes[w].filled) for w in s.within_slots)
 
     def _count_one(self, i, node, p, ts, r, slot, cond):
         """Offer r to count node i; True when p leaves this node's pending list.

@@ -3,12 +3,20 @@
 `compile_machine(state_input, conditions)` flattens the model and attaches each node's compiled
 condition; `StateMachine(shared)` (cep.engine.pattern.nfa) holds the per-key partial matches.
 """
+
 from cep.engine.pattern.gate import build_gates
 from cep.engine.pattern.linear import build_linear
 from cep.engine.pattern.nfa import StateMachine
 from cep.errors import InvalidQueryError
 from cep.engine.pattern.plan import (
-    ABSENT, COUNT, LOGICAL, STREAM, final_filled, flatten, group_scopes, successor_slots,
+    ABSENT,
+    COUNT,
+    LOGICAL,
+    STREAM,
+    final_filled,
+    flatten,
+    group_scopes,
+    successor_slots,
     within_slots,
 )
 
@@ -29,39 +37,65 @@ class SharedMachine:
         # (fixed: the restart collects its own As, so `every A<n:m> -> B` matches again)
         # The same holds for a count state ending a larger group, `every (A -> B<1:2>) -> C`:
         # the restart keeps B's list, so it starts past the minimum and never hands on again
-        self.shared_every = {n.slot for n in nodes if not sequence and n.kind == COUNT
-                             and n.every_to and not fixed}
+        self.shared_every = {
+            n.slot for n in nodes if not sequence and n.kind == COUNT and n.every_to and not fixed
+        }
         # a group with a count state before its last state, `every (A -> B<2> -> D) -> C`:
         # Siddhi 3.2's restart copy keeps D's event, and B drops a partial whose next state
         # is filled, so the group never restarts (fixed: it restarts as usual)
-        self.no_restart = {n.slot for n in nodes if not sequence and n.every_to and not fixed
-                           and any(nodes[x].kind == COUNT for x in n.every_slots
-                                   if x != n.slot)}
+        self.no_restart = {
+            n.slot
+            for n in nodes
+            if not sequence
+            and n.every_to
+            and not fixed
+            and any(nodes[x].kind == COUNT for x in n.every_slots if x != n.slot)
+        }
         self.scopes = group_scopes(nodes)
         self.width = self.n_slots + len(self.scopes) + 1  # slots, group start times, start
         self.succ_slots = [successor_slots(nodes, n) for n in nodes]
         self.count_slots = tuple(n.slot for n in nodes if n.kind == COUNT)
         self.start_every = any(s in n.every_to for n in nodes for s in starts)
         # nodes whose `every` group holds every slot filled so far: the restart is a fresh partial
-        self.fresh_every = {n.slot for n in nodes if n.every_to and n.slot not in self.shared_every
-                            and set(range(max(n.every_slots) + 1)) <= set(n.every_slots)}
+        self.fresh_every = {
+            n.slot
+            for n in nodes
+            if n.every_to
+            and n.slot not in self.shared_every
+            and set(range(max(n.every_slots) + 1)) <= set(n.every_slots)
+        }
         # a pattern starting with a present `and`/`or` starts with two fresh partials: Siddhi
         # 3.2 initialises both sides and each adds one to the pair (so each match comes twice;
         # fixed: once)
         first = nodes[starts[0]]
-        self.start_copies = 2 if (not sequence and not fixed and first.kind == LOGICAL
-                                  and nodes[first.partner].kind == LOGICAL) else 1
+        self.start_copies = (
+            2
+            if (
+                not sequence
+                and not fixed
+                and first.kind == LOGICAL
+                and nodes[first.partner].kind == LOGICAL
+            )
+            else 1
+        )
         self._place_scopes()
         self.scoped = tuple(n.slot for n in nodes if n.scope is not None)
         self.blank = [None] * self.width  # never mutated
-        self.within_slots = tuple(n.slot for n in nodes
-                                  if n.within is not None and n.kind != ABSENT)
+        self.within_slots = tuple(
+            n.slot for n in nodes if n.within is not None and n.kind != ABSENT
+        )
         self.exit_slots = tuple(n.slot for n in nodes if not n.next)
         # per count node: the later plain states that check `within` (kinds.CountSteps)
-        self.later_within = [tuple(m.slot for m in nodes if m.slot > n.slot
-                                   and m.within is not None and m.kind != ABSENT
-                                   and m.kind != COUNT) if n.kind == COUNT else ()
-                             for n in nodes]
+        self.later_within = [
+            tuple(
+                m.slot
+                for m in nodes
+                if m.slot > n.slot and m.within is not None and m.kind != ABSENT and m.kind != COUNT
+            )
+            if n.kind == COUNT
+            else ()
+            for n in nodes
+        ]
         self.absent_timed = tuple(n.slot for n in nodes if n.kind == ABSENT and n.for_millis)
         self.scheduler = None  # set by the builder when absent states need timers
         self.scheduler_rank = ()  # and the rank of those timers (cep.engine.clock)
@@ -82,8 +116,9 @@ class SharedMachine:
                     order[k], order[k + 1] = order[k + 1], order[k]
         self.order_by_stream = by_stream
         # nodes an `every` restart copies partials back into (nfa.StateMachine._queue)
-        self.renew_targets = frozenset(t for n in nodes for t in (n.every_to or ())
-                                       if t not in starts)
+        self.renew_targets = frozenset(
+            t for n in nodes for t in (n.every_to or ()) if t not in starts
+        )
         self.streams = tuple(dict.fromkeys(n.stream_id for n in nodes))
         # a sequence of plain states over one stream: one generated loop (pattern/linear.py)
         self.linear_run = build_linear(self)
@@ -107,10 +142,17 @@ class SharedMachine:
             self.linear_run = build_linear(self)
         self.steps = [self._step_for(n) for n in self.nodes]
         # a fresh start handing on to exactly one indexed plain state: filed inline
-        self.keyed_next = [n.next[0] if (len(n.next) == 1 and not self.sequence
-                                         and self.nodes[n.next[0]].kind == STREAM
-                                         and self.nodes[n.next[0]].row_key is not None)
-                           else None for n in self.nodes]
+        self.keyed_next = [
+            n.next[0]
+            if (
+                len(n.next) == 1
+                and not self.sequence
+                and self.nodes[n.next[0]].kind == STREAM
+                and self.nodes[n.next[0]].row_key is not None
+            )
+            else None
+            for n in self.nodes
+        ]
 
     def _step_for(self, n):
         if n.kind == COUNT:
@@ -119,8 +161,13 @@ class SharedMachine:
             return StateMachine.step_absent
         if n.scope is not None:
             return StateMachine.step_stream
-        if (not self.sequence and n.kind == STREAM and n.slot in self.starts
-                and n.every_to == [n.slot] and n.slot in self.fresh_every):
+        if (
+            not self.sequence
+            and n.kind == STREAM
+            and n.slot in self.starts
+            and n.every_to == [n.slot]
+            and n.slot in self.fresh_every
+        ):
             return StateMachine.step_fresh_start
         if not self.sequence and n.kind == STREAM and n.row_key is not None:
             return StateMachine.step_ranged if n.range else StateMachine.step_keyed
@@ -128,7 +175,7 @@ class SharedMachine:
 
     def make_row(self, p):
         """The composite row of a match: one slot per state, count slots as tuples."""
-        row = p[:self.n_slots]
+        row = p[: self.n_slots]
         for s in self.count_slots:
             if row[s] is not None:
                 row[s] = tuple(row[s])
@@ -173,15 +220,17 @@ def compile_machine(state_input, conditions=None, within=None, fixed=False):
         # no expiry check, unlike StreamPreStateProcessor), so a trailing `A -> B<2:3>
         # within T` collects its Bs whatever the gaps (fixed: the gap to the partial's last
         # event is bounded, as for a plain state)
-        bounded = [slot for slot in within_slots(state_input.state)
-                   if fixed or nodes[slot].kind != COUNT]
+        bounded = [
+            slot for slot in within_slots(state_input.state) if fixed or nodes[slot].kind != COUNT
+        ]
         for slot in bounded:
             nodes[slot].within = within
         within = within if bounded else None
     for n in nodes:
         if sequence and n.kind == ABSENT:
-            raise InvalidQueryError("`not ...` states are supported in patterns (`->`), not in "
-                                    "sequences", n.state.span)
+            raise InvalidQueryError(
+                "`not ...` states are supported in patterns (`->`), not in sequences", n.state.span
+            )
     if conditions is not None:
         for node in nodes:
             cond, row_key, partial_key = conditions(node, nodes)

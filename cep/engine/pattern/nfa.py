@@ -16,6 +16,7 @@ first event; see below). Semantics follow Siddhi 3's pre/post state processors:
 Waiting partials of a pattern node whose condition has `attr == <earlier state expr>` sit in a
 dict keyed by that expression, so an event only looks at its own key's partials.
 """
+
 from collections import deque
 
 from cep.engine.events import CURRENT
@@ -26,7 +27,6 @@ from cep.engine.pattern.ranged import RangedSteps
 from cep.engine.pattern.scoped import ScopedSteps
 
 
-
 def fitting(node, partials, r):
     """The waiting partials (in order) whose condition the event row `r` meets at `node`."""
     if node.hits is not None:
@@ -35,6 +35,7 @@ def fitting(node, partials, r):
     if cond is not None:
         return [p for p in partials if cond(p, r)]
     return list(partials)
+
 
 class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
     """Partial-match state of one pattern or sequence query (one per partition key)."""
@@ -61,9 +62,15 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         return StateMachine(self.s)
 
     def get_state(self):
-        return {"pending": self.pending, "new": self.new, "emitted": self.emitted,
-                "last_sweep": self.last_sweep, "expiry": self.expiry, "seq": self.seq,
-                "seen": self.seen}
+        return {
+            "pending": self.pending,
+            "new": self.new,
+            "emitted": self.emitted,
+            "last_sweep": self.last_sweep,
+            "expiry": self.expiry,
+            "seq": self.seq,
+            "seen": self.seen,
+        }
 
     def set_state(self, state):
         self.pending, self.new = state["pending"], state["new"]
@@ -238,8 +245,13 @@ class StateMachine(CountSteps, AbsentSteps, RangedSteps, ScopedSteps):
         if node.every_to and i not in self.s.no_restart:
             q = self.s.every_copy(p, node)
             targets = node.every_to
-            if node.op == "or" and i in targets and node.partner in targets and \
-                    not self.s.sequence and i not in self.s.starts:
+            if (
+                node.op == "or"
+                and i in targets
+                and node.partner in targets
+                and not self.s.sequence
+                and i not in self.s.starts
+            ):
                 # `A -> every (B or C)` re-arms only the side that matched (Siddhi 3.2); at
                 # the start, `every (A or B) -> C` re-arms both
                 targets = (i,)

@@ -9,12 +9,18 @@ links between nodes follow Siddhi's pre/post state processors:
 Conditions are plain callables `cond(p, r) -> bool` over the partial `p` and the arriving row
 `r`; the builder compiles them from the model, tests may pass lambdas.
 """
+
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from cep.errors import InvalidQueryError
 from cep.model.inputs import (
-    AbsentState, CountState, EveryState, LogicalState, NextState, StreamState,
+    AbsentState,
+    CountState,
+    EveryState,
+    LogicalState,
+    NextState,
+    StreamState,
 )
 
 STREAM, COUNT, LOGICAL, ABSENT = "stream", "count", "logical", "absent"
@@ -23,6 +29,7 @@ STREAM, COUNT, LOGICAL, ABSENT = "stream", "count", "logical", "absent"
 @dataclass
 class NodeSpec:
     """One state of the machine: which stream feeds it, its slot and its links."""
+
     slot: int
     stream_id: str
     alias: Optional[str]
@@ -61,6 +68,7 @@ class GroupScope:
     """An `every (...) within T` group (Siddhi 4 scoping): its events must lie within T of the
     group's first one. `index` numbers the groups: the partial keeps the group's start time
     in an extra slot after the state slots (the machine places it)."""
+
     index: int
     millis: int
     entries: list
@@ -137,14 +145,16 @@ def _walk(element, nodes, before):
         return _logical(element, nodes, before)
     if isinstance(element, AbsentState):
         if element.for_millis is None:
-            raise InvalidQueryError("`not S` needs `for <time>` unless it is a side of `and`",
-                                    element.span)
+            raise InvalidQueryError(
+                "`not S` needs `for <time>` unless it is a side of `and`", element.span
+            )
         piece = _leaf(element.state, nodes, ABSENT, before)
         nodes[piece.entries[0]].for_millis = element.for_millis
         piece.mandatory = before
         return piece
-    raise InvalidQueryError(f"unknown pattern element {type(element).__name__}",
-                            getattr(element, "span", None))
+    raise InvalidQueryError(
+        f"unknown pattern element {type(element).__name__}", getattr(element, "span", None)
+    )
 
 
 def _scope(element, inner, nodes):
@@ -153,18 +163,26 @@ def _scope(element, inner, nodes):
     for i in inner.slots:
         node = nodes[i]
         if node.scope is not None:
-            raise InvalidQueryError("`every (...) within` groups cannot be nested",
-                                    element.span)
+            raise InvalidQueryError("`every (...) within` groups cannot be nested", element.span)
         if node.kind not in (STREAM, LOGICAL):
-            raise InvalidQueryError("an `every (...) within` group can hold plain and "
-                                    "logical states only (no counting or `not`)", element.span)
+            raise InvalidQueryError(
+                "an `every (...) within` group can hold plain and "
+                "logical states only (no counting or `not`)",
+                element.span,
+            )
         node.scope = scope
 
 
 def _leaf(state, nodes, kind, before):
     stream = state.stream if isinstance(state, StreamState) else state
-    node = NodeSpec(slot=len(nodes), stream_id=stream.stream_id, alias=stream.alias,
-                    kind=kind, state=state, filled=frozenset(before))
+    node = NodeSpec(
+        slot=len(nodes),
+        stream_id=stream.stream_id,
+        alias=stream.alias,
+        kind=kind,
+        state=state,
+        filled=frozenset(before),
+    )
     nodes.append(node)
     return _Piece([node.slot], [node.slot], [node.slot])
 
@@ -182,13 +200,15 @@ def _logical(element, nodes, before):
             raise InvalidQueryError(
                 f"each side of a logical `{element.op}` must be a single stream state or "
                 f"`not S for T` (`not S` alone only beside `and`)",
-                getattr(side, "span", None) or element.span)
+                getattr(side, "span", None) or element.span,
+            )
         sides.append(_leaf(side, nodes, LOGICAL, before))
     a, b = sides[0].entries[0], sides[1].entries[0]
     untimed = [x for x in (a, b) if nodes[x].kind == ABSENT and nodes[x].for_millis is None]
     if untimed and all(nodes[x].kind == ABSENT for x in (a, b)):
-        raise InvalidQueryError("`not S` without `for` needs an event that occurs beside it",
-                                element.span)
+        raise InvalidQueryError(
+            "`not S` without `for` needs an event that occurs beside it", element.span
+        )
     for me, other in ((a, b), (b, a)):
         nodes[me].op = op
         nodes[me].partner = other

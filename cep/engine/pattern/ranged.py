@@ -7,6 +7,7 @@ bisecting on its own value: a prefix (for > and >=) or a suffix (for < and <=) o
 instead of testing every waiting partial. Matches still complete in the order the partials
 were filed (a sequence number), which is Siddhi's order.
 """
+
 from bisect import bisect_left, bisect_right
 
 from cep.engine.expressions import compile_expression, make_function
@@ -19,6 +20,7 @@ _FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
 class Sorted:
     """One key's waiting partials, sorted by threshold: `thrs[i]` goes with `ents[i]`,
     an entry being (filing sequence number, partial)."""
+
     __slots__ = ("thrs", "ents")
 
     def __init__(self):
@@ -40,18 +42,21 @@ def find_range(conjuncts, own_refs, sides_of, scope):
         if not (isinstance(c, CompareOp) and c.op in _FLIP):
             continue
         for own, other, op in ((c.left, c.right, c.op), (c.right, c.left, _FLIP[c.op])):
-            if not (isinstance(own, Variable) and own.stream in own_refs
-                    and own.index is None):
+            if not (isinstance(own, Variable) and own.stream in own_refs and own.index is None):
                 continue
             if sides_of(other) != {"earlier"}:
                 continue
             val = compile_expression(own, scope)
             thr = compile_expression(other, scope)
             rest = [x for x in conjuncts if x is not c]
-            return (op, make_function("value", f"def value(r):\n    return {val.source}\n",
-                                      val.globals),
-                    make_function("threshold", f"def threshold(p):\n    return {thr.source}\n",
-                                  thr.globals), rest)
+            return (
+                op,
+                make_function("value", f"def value(r):\n    return {val.source}\n", val.globals),
+                make_function(
+                    "threshold", f"def threshold(p):\n    return {thr.source}\n", thr.globals
+                ),
+                rest,
+            )
     return None
 
 

@@ -3,6 +3,7 @@
 `PatternProcessor.receiver(stream_id)` is what a stream junction feeds; every receiver pushes
 into the one state machine, and matches go on to `self.next` (the selector) once per batch.
 """
+
 from cep.engine.processor import Processor
 
 

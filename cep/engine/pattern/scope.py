@@ -5,6 +5,7 @@ partial match as `p` and the arriving event's row as `r` (the state's own attrib
 holds a row, None (no event), or for a count state a list of rows: `e[i]`, `e[last]`,
 `e[last-k]`, and a bare `e.x` meaning the last one; indexing past what was collected gives null.
 """
+
 from cep.engine.expressions import Compiled, Scope
 from cep.errors import UnknownAttributeError, UnknownStreamError
 from cep.model import AttrType
@@ -37,7 +38,8 @@ class PatternScope(Scope):
         if node is None:
             known = ", ".join(sorted(self.by_ref))
             raise UnknownStreamError(
-                f"'{ref}' is not a state of this pattern (its states are {known})", span)
+                f"'{ref}' is not a state of this pattern (its states are {known})", span
+            )
         return node
 
     def resolve(self, variable):
@@ -50,7 +52,9 @@ class PatternScope(Scope):
         if i < 0:
             raise UnknownAttributeError(
                 f"attribute '{variable.name}' does not exist in '{node.alias or node.stream_id}'"
-                f" (stream {d.id} has {', '.join(d.attribute_names)})", variable.span)
+                f" (stream {d.id} has {', '.join(d.attribute_names)})",
+                variable.span,
+            )
         t = d.attributes[i].type
         if node is self.own and variable.index is None:
             return f"r[{i}]", t
@@ -77,7 +81,8 @@ class PatternScope(Scope):
         if not owners:
             raise UnknownAttributeError(
                 f"attribute '{variable.name}' does not exist in any state of the pattern",
-                variable.span)
+                variable.span,
+            )
         return owners[0]
 
     def compile_is_null_stream(self, e, gen):
@@ -93,6 +98,7 @@ class PatternScope(Scope):
     def select_all(self):
         """`select *` over a pattern: every attribute of every state, in state order."""
         from cep.model import Variable
+
         items = []
         for n in self.nodes:
             ref = n.alias or n.stream_id

@@ -2,17 +2,18 @@
 
 Entry points for the runtime (see cep/engine/DESIGN.md): `build_table(definition, ctx)` and
 `build_table_output(query, ctx, out_def)`."""
+
 from cep.engine.expressions import SingleStreamScope, compile_expression, make_function
 from cep.engine.table.conditions import compile_in_table, compile_table_condition
 from cep.engine.table.outputs import TableDelete, TableInsert, TableUpdate
 from cep.engine.table.store import Table
 from cep.engine.table.base import EventTable
-from cep.errors import AnnotationError, InvalidQueryError, TypeMismatchError, \
-    UnknownAttributeError
+from cep.errors import AnnotationError, InvalidQueryError, TypeMismatchError, UnknownAttributeError
 from cep.model import DeleteFrom, InsertInto, UpdateOrInsert, UpdateTable
 from cep.model.table_store import store_spec
 
 __all__ = ["EventTable", "Table", "build_table", "build_table_output", "compile_in_table"]
+
 
 class _TableState:
     """Snapshot adapter: a table registered as a stateful runtime element."""
@@ -39,11 +40,13 @@ def build_table(definition, ctx):
     from cep.engine.table.rdbms import RdbmsTable
     from cep.policy.datasources import datasource
     from cep.policy.exceptions import PolicyViolation
+
     try:
         ds = datasource(spec.datasource)
     except PolicyViolation as exc:
-        raise AnnotationError(f"@{spec.annotation.name} on table '{definition.id}': {exc}",
-                              spec.annotation.span) from None
+        raise AnnotationError(
+            f"@{spec.annotation.name} on table '{definition.id}': {exc}", spec.annotation.span
+        ) from None
     return RdbmsTable(definition, spec, ds)
 
 
@@ -80,8 +83,9 @@ def _insert_order(table, out_def, out):
         return [got.index(w) for w in want]
     fmt = lambda xs: ", ".join(f"{n} {t}" for n, t in xs)  # noqa: E731
     raise TypeMismatchError(
-        f"the output of the query ({fmt(got)}) does not match table '{tdef.id}' "
-        f"({fmt(want)})", out.span)
+        f"the output of the query ({fmt(got)}) does not match table '{tdef.id}' ({fmt(want)})",
+        out.span,
+    )
 
 
 def _setter(table, out, scope, names):
@@ -91,12 +95,14 @@ def _setter(table, out, scope, names):
     g = {}
     if out.assignments:
         from cep.engine.table.conditions import TableScope
+
         tscope = TableScope(table, scope)
         for var, expr in out.assignments:
             i = tdef.index_of(var.name)
             if i < 0:
-                raise UnknownAttributeError(f"table '{tdef.id}' has no attribute "
-                                            f"'{var.name}'", var.span)
+                raise UnknownAttributeError(
+                    f"table '{tdef.id}' has no attribute '{var.name}'", var.span
+                )
             c = compile_expression(expr, tscope)
             cols[i] = c.source
             g.update(c.globals)

@@ -14,6 +14,7 @@ row it returns, so a probe never changes a result.
   is a WHERE clause with the event's values as bound parameters; rows are not snapshotted
   (`persistent`), they live in the database.
 """
+
 from abc import ABC, abstractmethod
 from typing import Any, Callable, Iterable, Optional
 
@@ -34,11 +35,13 @@ class EventTable(ABC):
         `outer`; `gen` is the expression compiler that met it. Every backend: the condition
         narrows with the backend's own probe (a key, a WHERE clause) where it has one."""
         from cep.engine.table.conditions import compile_in_table
+
         return compile_in_table(e, gen, outer, {self.id: self})
 
     @abstractmethod
-    def compile_probe(self, expr, is_table_var: Callable, compile_event: Callable,
-                      args: tuple) -> Any:
+    def compile_probe(
+        self, expr, is_table_var: Callable, compile_event: Callable, args: tuple
+    ) -> Any:
         """A probe for condition `expr` (None: every row is a candidate). `is_table_var(v)`
         tells table attributes from event ones, `compile_event(expr)` compiles an
         event-side expression, `args` are the event row variables the probe's values read."""

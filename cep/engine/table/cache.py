@@ -7,6 +7,7 @@ clears the cache, so a cached read never misses the table's own inserts, updates
 (writes by other programs to the database are seen once their entries are evicted or the
 table writes). With `cache.validity.period`, an entry older than that is read again from the
 database: the way to see writes by other execution groups or programs within a bound."""
+
 import time
 from collections import OrderedDict
 
@@ -24,8 +25,11 @@ class ResultCache:
 
     def get(self, key):
         rows = self.entries.get(key)
-        if rows is not None and self.validity is not None \
-                and self.clock() - self.born[key] > self.validity:
+        if (
+            rows is not None
+            and self.validity is not None
+            and self.clock() - self.born[key] > self.validity
+        ):
             self._drop(key)
             rows = None
         if rows is None:

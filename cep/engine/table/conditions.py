@@ -5,10 +5,15 @@ joins, and `cond in Table` membership in filters.
 everything else goes to the event side's own scope. When the condition has `Table.key == expr`
 on the table's unique key, the generated lookup reads one row instead of scanning.
 """
+
 import itertools
 
 from cep.engine.expressions import (
-    FALLBACK_ERRORS, Compiled, Scope, compile_expression, make_function,
+    FALLBACK_ERRORS,
+    Compiled,
+    Scope,
+    compile_expression,
+    make_function,
 )
 from cep.engine.table.keys import equi_split
 from cep.errors import TypeMismatchError, UnknownAttributeError, UnknownStreamError
@@ -42,7 +47,9 @@ class TableScope(Scope):
             if i < 0:
                 raise UnknownAttributeError(
                     f"table '{self.table.id}' has no attribute '{variable.name}' (it has "
-                    f"{', '.join(self.definition.attribute_names)})", variable.span)
+                    f"{', '.join(self.definition.attribute_names)})",
+                    variable.span,
+                )
             return f"{self.row}[{i}]", self.definition.attributes[i].type
         return self.outer.resolve(variable)
 
@@ -61,6 +68,7 @@ def key_lookup(expr, scope):
 
     def side(v):
         return "table" if scope.is_table_var(v) else "event"
+
     pairs, _ = equi_split(expr, side, probe="event", stored="table")
     for stored, probe in pairs:
         if stored.name == table.key_name:
@@ -77,12 +85,14 @@ def compile_table_condition(expr, table, outer):
     if expr is not None:
         c = compile_expression(expr, scope)
         if c.type not in (AttrType.BOOL, AttrType.OBJECT):
-            raise TypeMismatchError(f"a table condition must be a bool expression, not {c.type}",
-                                    getattr(expr, "span", None))
-        cond = make_function("cond", f"def cond(t, {args}):\n    return {c.source}\n",
-                             c.globals)
-    probe = table.compile_probe(expr, scope.is_table_var,
-                                lambda e: compile_expression(e, outer), scope.row_vars)
+            raise TypeMismatchError(
+                f"a table condition must be a bool expression, not {c.type}",
+                getattr(expr, "span", None),
+            )
+        cond = make_function("cond", f"def cond(t, {args}):\n    return {c.source}\n", c.globals)
+    probe = table.compile_probe(
+        expr, scope.is_table_var, lambda e: compile_expression(e, outer), scope.row_vars
+    )
     return cond, probe
 
 
@@ -90,8 +100,7 @@ def compile_in_table(e, gen, outer, tables):
     """Codegen for `condition in Table` (an InTable node) against the event scope `outer`."""
     table = tables.get(e.table)
     if table is None:
-        raise UnknownStreamError(f"'in {e.table}': no table named '{e.table}' is defined",
-                                 e.span)
+        raise UnknownStreamError(f"'in {e.table}': no table named '{e.table}' is defined", e.span)
     scope = TableScope(table, outer)
     c = compile_expression(e.condition, scope)
     args = ", ".join(scope.row_vars)
@@ -100,38 +109,42 @@ def compile_in_table(e, gen, outer, tables):
     k = None
     if table.indexed or not hasattr(table, "find"):
         k = key_lookup(e.condition, scope)
-        cands = (f"T.candidates({k.source}, True)" if k is not None
-                 else "T.candidates(None, False)")
+        cands = f"T.candidates({k.source}, True)" if k is not None else "T.candidates(None, False)"
         g.update(k.globals if k else {})
     else:  # a backend's own probe: T.find(probe, its values from the event)
-        probe = table.compile_probe(e.condition, scope.is_table_var,
-                                    lambda x: compile_expression(x, outer), scope.row_vars)
+        probe = table.compile_probe(
+            e.condition, scope.is_table_var, lambda x: compile_expression(x, outer), scope.row_vars
+        )
         values = table.probe_values(probe)
         cands = f"T.find(P, V({args}))" if values is not None else "T.find(None, None)"
         g.update({"P": probe, "V": values})
     if k is not None and table.indexed and isinstance(getattr(table, "rows", None), dict):
         # one row at most: read it from the key's dict (looked up per call: a restore
         # replaces the dict)
-        src = (f"def {name}({args}):\n"
-               f"    t = T.rows.get({k.source})\n"
-               "    if t is None:\n"
-               "        return False\n"
-               "    try:\n"
-               f"        return bool({c.source})\n"
-               "    except FALLBACK:\n"
-               "        return False\n")
+        src = (
+            f"def {name}({args}):\n"
+            f"    t = T.rows.get({k.source})\n"
+            "    if t is None:\n"
+            "        return False\n"
+            "    try:\n"
+            f"        return bool({c.source})\n"
+            "    except FALLBACK:\n"
+            "        return False\n"
+        )
         g = {**c.globals, **g, "T": table, "FALLBACK": FALLBACK_ERRORS}
         fn = make_function(name, src, g)
         call = f"{name}({args})"
         return Compiled(call, call, AttrType.BOOL, {name: fn}, nullable=False)
-    src = (f"def {name}({args}):\n"
-           f"    for t in {cands}:\n"
-           "        try:\n"
-           f"            if {c.source}:\n"
-           "                return True\n"
-           "        except FALLBACK:\n"
-           "            pass\n"
-           "    return False\n")
+    src = (
+        f"def {name}({args}):\n"
+        f"    for t in {cands}:\n"
+        "        try:\n"
+        f"            if {c.source}:\n"
+        "                return True\n"
+        "        except FALLBACK:\n"
+        "            pass\n"
+        "    return False\n"
+    )
     g = {**c.globals, **g, "T": table, "FALLBACK": FALLBACK_ERRORS}
     fn = make_function(name, src, g)
     call = f"{name}({args})"

@@ -5,8 +5,18 @@ from different inputs (`side(variable)` names the input a Variable belongs to) a
 The rest is still evaluated per candidate, so using a key never changes the result: it only
 narrows which candidates are looked at.
 """
+
 from cep.model.expressions import (
-    And, BinaryOp, CompareOp, Constant, FunctionCall, IsNull, Negate, Not, Or, TimeConstant,
+    And,
+    BinaryOp,
+    CompareOp,
+    Constant,
+    FunctionCall,
+    IsNull,
+    Negate,
+    Not,
+    Or,
+    TimeConstant,
     Variable,
 )
 
@@ -57,8 +67,12 @@ def _as_pair(c, side, probe, stored):
     if not (isinstance(c, CompareOp) and c.op == "=="):
         return None
     for a, b in ((c.left, c.right), (c.right, c.left)):
-        if isinstance(a, Variable) and sides_of(a, side) == {stored} \
-                and sides_of(b, side) <= {probe} and sides_of(b, side):
+        if (
+            isinstance(a, Variable)
+            and sides_of(a, side) == {stored}
+            and sides_of(b, side) <= {probe}
+            and sides_of(b, side)
+        ):
             return a, b
     return None
 

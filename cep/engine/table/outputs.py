@@ -3,6 +3,7 @@
 Each is the end of a query chain: it gets the selector's output rows (already only the kinds
 the query wants) and applies them to the table in order, one event at a time (a later event in
 the batch sees what an earlier one did)."""
+
 from cep.engine.processor import Processor
 
 
@@ -44,8 +45,9 @@ class TableUpdate(Processor):
         self.setter, self.insert_row = setter, insert_row
 
     def process(self, batch):
-        self.table.update([r for _, r, _ in batch], self.cond, self.setter, self.key,
-                          self.insert_row)
+        self.table.update(
+            [r for _, r, _ in batch], self.cond, self.setter, self.key, self.insert_row
+        )
 
     def clone(self):
         return TableUpdate(self.table, self.cond, self.key, self.setter, self.insert_row)

@@ -11,15 +11,37 @@ the statement is compiled once and never carries event text. What translates:
   an error in PostgreSQL and a null in SQLite).
 The result only narrows the candidate rows: the engine evaluates the whole condition on each
 row it reads, so SQL's null logic or an untranslated part never changes a result."""
+
 from dataclasses import dataclass, field
 
-from sqlalchemy import Boolean, BigInteger, Float, Integer, String, and_, bindparam, false, \
-    func, not_, or_
+from sqlalchemy import (
+    Boolean,
+    BigInteger,
+    Float,
+    Integer,
+    String,
+    and_,
+    bindparam,
+    false,
+    func,
+    not_,
+    or_,
+)
 
 from cep.model import AttrType
 from cep.model.expressions import (
-    And, BinaryOp, CompareOp, Constant, Expression, FunctionCall, IsNull, Negate, Not, Or,
-    TimeConstant, Variable,
+    And,
+    BinaryOp,
+    CompareOp,
+    Constant,
+    Expression,
+    FunctionCall,
+    IsNull,
+    Negate,
+    Not,
+    Or,
+    TimeConstant,
+    Variable,
 )
 
 NUMERIC = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
@@ -29,14 +51,20 @@ _ORDER = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 def sql_type(t: AttrType):
     """The column type of a Siddhi attribute type (float is stored as a double so a value
     reads back exactly as the engine holds it)."""
-    return {AttrType.STRING: String, AttrType.INT: Integer, AttrType.LONG: BigInteger,
-            AttrType.FLOAT: Float(53), AttrType.DOUBLE: Float(53),
-            AttrType.BOOL: Boolean}[t]
+    return {
+        AttrType.STRING: String,
+        AttrType.INT: Integer,
+        AttrType.LONG: BigInteger,
+        AttrType.FLOAT: Float(53),
+        AttrType.DOUBLE: Float(53),
+        AttrType.BOOL: Boolean,
+    }[t]
 
 
 @dataclass
 class Pushed:
     """A translated condition: `where` with parameters p0..pn computed from `event_exprs`."""
+
     where: object
     event_exprs: list = field(default_factory=list)
 
@@ -92,8 +120,7 @@ class Translator:
             return self.columns[i], self.definition.attributes[i].type, True
         if isinstance(expr, BinaryOp) and expr.op in ("+", "-", "*"):
             left, right = self.term(expr.left), self.term(expr.right)
-            if left is None or right is None or left[1] not in NUMERIC \
-                    or right[1] not in NUMERIC:
+            if left is None or right is None or left[1] not in NUMERIC or right[1] not in NUMERIC:
                 return None
             a, b = left[0], right[0]
             out = {"+": a + b, "-": a - b, "*": a * b}[expr.op]

@@ -14,13 +14,27 @@ ResultCache. Writes run per batch in one transaction, event by event (a later ev
 earlier one's write), and clear the cache. Rows are never in the engine's snapshots: they
 survive a restart because the database keeps them.
 """
+
 import itertools
 import logging
 import threading
 from pathlib import Path
 
-from sqlalchemy import BigInteger, Column, MetaData, String, Table as SqlTable, and_, \
-    create_engine, delete, func, inspect, or_, select, update
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    MetaData,
+    String,
+    Table as SqlTable,
+    and_,
+    create_engine,
+    delete,
+    func,
+    inspect,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from cep.engine.expressions import make_function
@@ -51,6 +65,7 @@ def engine_for(datasource):
                     Path(url.database).parent.mkdir(parents=True, exist_ok=True)
                 else:  # one in-memory database per process: every user shares its connection
                     from sqlalchemy.pool import StaticPool
+
                     options.setdefault("poolclass", StaticPool)
             else:
                 options.setdefault("pool_pre_ping", True)
@@ -80,25 +95,31 @@ class RdbmsTable(EventTable):
         self.key_name = key_attribute(definition)
         self.names = [a.name for a in definition.attributes]
         if SEQ in self.names:
-            raise AnnotationError(f"table '{self.id}': the attribute name {SEQ} is reserved "
-                                  f"for the row order column of a database table",
-                                  spec.annotation.span)
+            raise AnnotationError(
+                f"table '{self.id}': the attribute name {SEQ} is reserved "
+                f"for the row order column of a database table",
+                spec.annotation.span,
+            )
         self.engine = engine_for(datasource)
         try:
             self.sql, self.has_seq = self._open_table()
             self.reader = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
             self.seq = self._max_seq() + 1
         except SQLAlchemyError as exc:
-            raise AnnotationError(f"@{spec.annotation.name} on table '{self.id}': datasource "
-                                  f"'{spec.datasource}': {_short(exc)}",
-                                  spec.annotation.span) from None
+            raise AnnotationError(
+                f"@{spec.annotation.name} on table '{self.id}': datasource "
+                f"'{spec.datasource}': {_short(exc)}",
+                spec.annotation.span,
+            ) from None
         self.cols = [self.sql.c[n] for n in self.sql_names]
         order = [self.sql.c[SEQ]] if self.has_seq else []
         self.select_all = select(*self.cols).order_by(*order)
-        self.select_seq = select(self.sql.c[SEQ] if self.has_seq else self.cols[0],
-                                 *self.cols).order_by(*order)
-        self.cache = (ResultCache(spec.cache, spec.cache_size, spec.validity_ms)
-                      if spec.cache else None)
+        self.select_seq = select(
+            self.sql.c[SEQ] if self.has_seq else self.cols[0], *self.cols
+        ).order_by(*order)
+        self.cache = (
+            ResultCache(spec.cache, spec.cache_size, spec.validity_ms) if spec.cache else None
+        )
         self.lock = threading.RLock()
 
     # -- schema ---------------------------------------------------------------------------
@@ -113,7 +134,9 @@ class RdbmsTable(EventTable):
                 raise AnnotationError(
                     f"@{self.spec.annotation.name} on table '{self.id}': the database table "
                     f"'{name}' has no column {', '.join(missing)} (it has "
-                    f"{', '.join(found.values())})", self.spec.annotation.span)
+                    f"{', '.join(found.values())})",
+                    self.spec.annotation.span,
+                )
             self.sql_names = [found[n.lower()] for n in self.names]
             has_seq = SEQ in found
         else:
@@ -124,8 +147,9 @@ class RdbmsTable(EventTable):
             t = sql_type(attr.type)
             if t is String and attr.name in lengths:
                 t = String(lengths[attr.name])
-            columns.append(Column(col, t, primary_key=attr.name == self.key_name,
-                                  autoincrement=False))
+            columns.append(
+                Column(col, t, primary_key=attr.name == self.key_name, autoincrement=False)
+            )
         if has_seq:
             columns.append(Column(SEQ, BigInteger, index=True))
         table = SqlTable(name, MetaData(), *columns)
@@ -139,16 +163,22 @@ class RdbmsTable(EventTable):
 
     # -- probes ---------------------------------------------------------------------------
     def compile_probe(self, expr, is_table_var, compile_event, args):
-        pushed = translate(expr, [self.sql.c[n] for n in self.sql_names], self.definition,
-                           is_table_var, compile_event)
+        pushed = translate(
+            expr,
+            [self.sql.c[n] for n in self.sql_names],
+            self.definition,
+            is_table_var,
+            compile_event,
+        )
         if pushed is None:
             return None
         g = {}
         for c in pushed.event_exprs:
             g.update(c.globals)
         body = ", ".join(c.source for c in pushed.event_exprs)
-        values = make_function("values", f"def values({', '.join(args)}):\n"
-                               f"    return ({body},)\n", g)
+        values = make_function(
+            "values", f"def values({', '.join(args)}):\n    return ({body},)\n", g
+        )
         names = [f"p{i}" for i in range(len(pushed.event_exprs))]
         return SqlProbe(pushed.where, values, names)
 
@@ -172,12 +202,15 @@ class RdbmsTable(EventTable):
             result = conn.execute(base)
         else:
             try:
-                result = conn.execute(base.where(probe.statement),
-                                      dict(zip(probe.names, values)))
+                result = conn.execute(base.where(probe.statement), dict(zip(probe.names, values)))
             except DBAPIError as exc:
                 # e.g. an integer overflow PostgreSQL refuses: narrow nothing from now on
-                log.warning("table %s: the database refused a pushed-down condition (%s); "
-                            "scanning the table for it instead", self.id, _short(exc))
+                log.warning(
+                    "table %s: the database refused a pushed-down condition (%s); "
+                    "scanning the table for it instead",
+                    self.id,
+                    _short(exc),
+                )
                 probe.broken = True
                 if conn is not self.reader:
                     raise
@@ -263,8 +296,11 @@ class RdbmsTable(EventTable):
             if k is not None and new[k] != t[k]:
                 # the new key replaces a row that has it, as in an in-memory table
                 conn.execute(delete(self.sql).where(self.cols[k] == new[k]))
-            conn.execute(update(self.sql).where(self._identity([(seq, t)]))
-                         .values(dict(zip(self.sql_names, new))))
+            conn.execute(
+                update(self.sql)
+                .where(self._identity([(seq, t)]))
+                .values(dict(zip(self.sql_names, new)))
+            )
 
     def _identity(self, hits):
         """A WHERE clause naming exactly these rows (by order column, key or values)."""
@@ -273,8 +309,12 @@ class RdbmsTable(EventTable):
         if self.key_name is not None:
             k = self.names.index(self.key_name)
             return self.cols[k].in_([t[k] for _, t in hits])
-        return or_(*[and_(*[c.is_(None) if v is None else c == v
-                            for c, v in zip(self.cols, t)]) for _, t in hits])
+        return or_(
+            *[
+                and_(*[c.is_(None) if v is None else c == v for c, v in zip(self.cols, t)])
+                for _, t in hits
+            ]
+        )
 
     def _changed(self):
         if self.cache is not None:

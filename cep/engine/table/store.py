@@ -11,6 +11,7 @@ Operations take compiled callables: `cond(t, r)` over a table row `t` and an eve
 `max_rows` (the host policy's limits.table_rows, set by whoever runs the plan) caps the rows
 kept: inserts of new rows beyond it are refused, counted in `refused` and logged.
 """
+
 import logging
 
 from cep.engine.table.base import EventTable
@@ -19,13 +20,20 @@ from cep.model import AttrType
 from cep.model.annotations import find_annotation
 
 # types whose `==` is Python's on values of that one type: a hash lookup finds every match
-HASHABLE = (AttrType.STRING, AttrType.INT, AttrType.LONG, AttrType.BOOL, AttrType.DOUBLE,
-            AttrType.FLOAT)
+HASHABLE = (
+    AttrType.STRING,
+    AttrType.INT,
+    AttrType.LONG,
+    AttrType.BOOL,
+    AttrType.DOUBLE,
+    AttrType.FLOAT,
+)
 
 
 class SecondaryProbe:
     """`T.a == expr` on a table without a key: `pos` is a's position, `key(r)` the value an
     event looks up."""
+
     __slots__ = ("pos", "key")
 
     def __init__(self, pos, key):
@@ -34,19 +42,23 @@ class SecondaryProbe:
 
 def key_attribute(definition):
     """The name of the table's unique key attribute, or None; rejects compound keys."""
-    ann = find_annotation(definition.annotations, "IndexBy") or \
-        find_annotation(definition.annotations, "PrimaryKey")
+    ann = find_annotation(definition.annotations, "IndexBy") or find_annotation(
+        definition.annotations, "PrimaryKey"
+    )
     if ann is None:
         return None
     values = [v for _, v in ann.elements]
     if len(values) != 1 or "," in values[0]:
         raise AnnotationError(
             f"@{ann.name} on table {definition.id} takes exactly one attribute, got "
-            f"{', '.join(values) or 'none'}", ann.span)
+            f"{', '.join(values) or 'none'}",
+            ann.span,
+        )
     name = values[0].strip()
     if definition.index_of(name) < 0:
-        raise AnnotationError(f"@{ann.name}('{name}'): table {definition.id} has no attribute "
-                              f"{name}", ann.span)
+        raise AnnotationError(
+            f"@{ann.name}('{name}'): table {definition.id} has no attribute {name}", ann.span
+        )
     return name
 
 
@@ -82,14 +94,17 @@ class Table(EventTable):
         """The key function `key(*args)` of `T.key == expr` in `expr`, or None (scan)."""
         from cep.engine.expressions import make_function
         from cep.engine.table.keys import equi_split
+
         if expr is None:
             return None
         side = lambda v: "table" if is_table_var(v) else "event"  # noqa: E731
         pairs, _ = equi_split(expr, side, probe="event", stored="table")
 
         def key_fn(k):
-            return make_function("key", f"def key({', '.join(args)}):\n"
-                                 f"    return {k.source}\n", k.globals)
+            return make_function(
+                "key", f"def key({', '.join(args)}):\n    return {k.source}\n", k.globals
+            )
+
         for stored, probe in pairs:
             if self.indexed and stored.name == self.key_name:
                 return key_fn(compile_event(probe))
@@ -192,8 +207,12 @@ class Table(EventTable):
             first = self.refused == 0
             self.refused += refused
             if first or self.refused % 100_000 < refused:
-                log.warning("table %s is full (%d rows, limits.table_rows): %d rows refused so "
-                            "far", self.id, self.max_rows, self.refused)
+                log.warning(
+                    "table %s is full (%d rows, limits.table_rows): %d rows refused so far",
+                    self.id,
+                    self.max_rows,
+                    self.refused,
+                )
         return kept
 
     def delete(self, events, cond, key=None):

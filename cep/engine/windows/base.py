@@ -6,6 +6,7 @@ EXPIRED, stamped with the time the expiry was processed) and the events it lets 
 windows emit, per flush, the previous batch as EXPIRED, a RESET event, then the new batch.
 Time in playback is each event's timestamp (arrival expires inline); on the wall clock it is
 read once per batch. Timers cover idle periods only."""
+
 from cep.catalog import windows as catalog_windows
 from cep.engine.expressions import compile_expression, make_function
 from cep.engine.processor import Processor
@@ -58,9 +59,12 @@ class WindowProcessor(Processor):
         if self._timer_due is not None and self._timer_due <= due:
             return
         self._timer_due, self._timer_owned = due, owned
-        self.env.scheduler.notify_at(due, self._on_timer_guarded(due),
-                                     owner=self.env.owner if owned else None,
-                                     rank=self.env.rank)
+        self.env.scheduler.notify_at(
+            due,
+            self._on_timer_guarded(due),
+            owner=self.env.owner if owned else None,
+            rank=self.env.rank,
+        )
 
     def _on_timer_guarded(self, due):
         def fire(now):
@@ -68,6 +72,7 @@ class WindowProcessor(Processor):
                 return  # superseded by an earlier timer, or state restored
             self._timer_due = None
             self.on_timer(now)
+
         return fire
 
     def on_timer(self, now):
@@ -114,8 +119,11 @@ class WindowProcessor(Processor):
 
     # -- state --
     def get_state(self):
-        return {"s": self.state_items(), "timer": self._timer_due,
-                "owned": getattr(self, "_timer_owned", True)}
+        return {
+            "s": self.state_items(),
+            "timer": self._timer_due,
+            "owned": getattr(self, "_timer_owned", True),
+        }
 
     def set_state(self, state):
         self.load_state_items(state["s"])
@@ -148,8 +156,9 @@ class WindowParams:
         n = len(self.params)
         if n < lo or (hi is not None and n > hi):
             want = f"{lo}" if hi == lo else f"{lo} to {hi}" if hi else f"at least {lo}"
-            raise TypeMismatchError(f"window {self.window.name} takes {want} parameters, got {n}",
-                                    self.window.span)
+            raise TypeMismatchError(
+                f"window {self.window.name} takes {want} parameters, got {n}", self.window.span
+            )
 
     def is_const(self, i):
         return isinstance(self.params[i], (Constant, TimeConstant))
@@ -168,8 +177,12 @@ class WindowParams:
 
     def float_const(self, i):
         p = self.params[i]
-        if not isinstance(p, Constant) or p.type not in (AttrType.INT, AttrType.LONG,
-                                                         AttrType.FLOAT, AttrType.DOUBLE):
+        if not isinstance(p, Constant) or p.type not in (
+            AttrType.INT,
+            AttrType.LONG,
+            AttrType.FLOAT,
+            AttrType.DOUBLE,
+        ):
             self._fail(i, "must be a numeric constant")
         return float(p.value)
 
@@ -186,9 +199,11 @@ class WindowParams:
             self._fail(i, f"must be {' or '.join(map(str, types))}, got {c.type}")
         if c.source.startswith("r[") and c.source[2:-1].isdigit():
             import operator
+
             return operator.itemgetter(int(c.source[2:-1]))
-        return make_function("get", f"def get(r):\n    ts = None\n    return {c.source}\n",
-                             c.globals)
+        return make_function(
+            "get", f"def get(r):\n    ts = None\n    return {c.source}\n", c.globals
+        )
 
     def is_attr(self, i):
         return isinstance(self.params[i], Variable)
@@ -199,7 +214,9 @@ def build_window(window, scope, env):
     entry = catalog_windows.lookup(window.name, window.namespace)
     if entry is None:
         name = f"{window.namespace}:{window.name}" if window.namespace else window.name
-        raise UnknownWindowError(f"unknown window type '{name}' (known: "
-                                 f"{', '.join(sorted(catalog_windows.WINDOWS))})", window.span)
+        raise UnknownWindowError(
+            f"unknown window type '{name}' (known: {', '.join(sorted(catalog_windows.WINDOWS))})",
+            window.span,
+        )
     cls = entry.processor_class()
     return cls(env, cls.parse(WindowParams(window, scope)))

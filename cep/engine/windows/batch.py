@@ -8,6 +8,7 @@ walking their chunk from its iterator's position, which a join's probe (`find`) 
 end; so once the other side of a join has probed the batch since the last flush, its events
 expire with their own timestamps. A probe calls `probed()`; `@Plan:siddhi('fixed')` always
 stamps the flush time."""
+
 from cep.engine.windows.base import WindowProcessor
 from cep.engine.windows.sliding import _TS_TYPES, _positive
 
@@ -175,8 +176,7 @@ class ExternalTimeBatchWindow(BatchWindow):
                 self.on_timer(e[0])
             ext = get(e[1])
             if self.end is None:
-                base = ext if self.start is None else (
-                    self.start + ((ext - self.start) // t) * t)
+                base = ext if self.start is None else (self.start + ((ext - self.start) // t) * t)
                 self.end = base + t
             elif ext >= self.end:
                 self.flush(ext)
@@ -245,6 +245,7 @@ class CronWindow(TimeBatchWindow):
     def parse(cls, p):
         p.count(1, 1)
         from cep.engine.trigger import Cron
+
         return (Cron(p.str_const(0), p.params[0].span),)
 
     def setup(self, cron):
@@ -259,4 +260,5 @@ class CronWindow(TimeBatchWindow):
         while self.next_emit <= now:
             self.flush(now)
             self.next_emit = self.cron.next_after(
-                self.next_emit if (self.cur or self.prev) else now)
+                self.next_emit if (self.cur or self.prev) else now
+            )

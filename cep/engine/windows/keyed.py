@@ -1,4 +1,5 @@
 """Windows that keep events by key or order: sort, unique, firstUnique, frequent, lossyFrequent."""
+
 import math
 from bisect import bisect_right
 
@@ -7,6 +8,7 @@ from cep.engine.windows.base import WindowProcessor
 
 class _Desc:
     """Reverses the order of a sort key component."""
+
     __slots__ = ("v",)
 
     def __init__(self, v):
@@ -25,6 +27,7 @@ def _key_of(getters):
 
     def key(r):
         return tuple(g(r) for g in getters)
+
     return key
 
 
@@ -37,6 +40,7 @@ def _attr_getters(p, first):
 class SortWindow(WindowProcessor):
     """Keeps the n first events in sort order; an arrival beyond n expires the last one
     (current first, then expired; a newcomer that sorts last expires at once)."""
+
     expires_arrivals = True
 
     @classmethod
@@ -63,6 +67,7 @@ class SortWindow(WindowProcessor):
         def make_key(exact):
             """The sort key of an event; with `exact`, None when a value is NaN (no total
             order: only a full sort then places it as the sort always did)."""
+
             def key(e):
                 r = e[1]
                 out = []
@@ -73,7 +78,9 @@ class SortWindow(WindowProcessor):
                     c = (v is not None, v)
                     out.append(c if asc else _Desc(c))
                 return tuple(out)
+
             return key
+
         self.key, self.exact_key = make_key(False), make_key(True)
         self.items = []
         self.keys = None  # the items' keys while the items are known to be sorted
@@ -126,6 +133,7 @@ class SortWindow(WindowProcessor):
 
 class UniqueWindow(WindowProcessor):
     """The latest event per key; a newcomer expires the event it replaces (expired first)."""
+
     expires_arrivals = True
 
     @classmethod
@@ -209,7 +217,7 @@ class FrequentWindow(WindowProcessor):
             counts[k] = 1
             out.append(e)
             return
-        for ck in list(counts)[:self.n]:
+        for ck in list(counts)[: self.n]:
             c = counts[ck] - 1
             if c == 0:
                 del counts[ck]
@@ -282,8 +290,12 @@ class LossyFrequentWindow(WindowProcessor):
                     out.append((now, ev[1], 1))
 
     def state_items(self):
-        return {"map": dict(self.map), "counts": {k: list(v) for k, v in self.counts.items()},
-                "total": self.total, "bucket": self.bucket}
+        return {
+            "map": dict(self.map),
+            "counts": {k: list(v) for k, v in self.counts.items()},
+            "total": self.total,
+            "bucket": self.bucket,
+        }
 
     def load_state_items(self, s):
         self.map, self.counts = dict(s["map"]), {k: list(v) for k, v in s["counts"].items()}

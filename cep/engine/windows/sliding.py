@@ -1,4 +1,5 @@
 """Sliding windows: length, time, timeLength, externalTime, delay."""
+
 from collections import deque
 
 from cep.engine.windows.base import WindowProcessor
@@ -25,6 +26,7 @@ class _QueueWindow(WindowProcessor):
 
 class LengthWindow(_QueueWindow):
     """The last n events; an arrival beyond n expires the oldest (expired before current)."""
+
     expires_arrivals = True
 
     @classmethod
@@ -54,6 +56,7 @@ class LengthWindow(_QueueWindow):
 
 class TimeWindow(_QueueWindow):
     """Events of the last T ms; an event at t is gone for anything at t + T (inclusive)."""
+
     expires_arrivals = True
 
     @classmethod
@@ -143,6 +146,7 @@ class ExternalTimeWindow(_QueueWindow):
     iterator at the end (the join's find walks the same chunk and the window resets it only
     after its expiry loop): the next arrival expires nothing, the one after catches up. That
     is reproduced by default (`probed`); `@Plan:siddhi('fixed')` expires on every arrival."""
+
     expires_arrivals = True
 
     @classmethod

@@ -6,6 +6,7 @@ cep/worker, section "2-node HA".
 
     node = attach(worker)     # None without ha.peer; wires the node into the worker
 """
+
 from cep.worker.ha.settings import HA_SETTINGS, check_ha
 
 __all__ = ["HA_SETTINGS", "attach", "check_ha"]
@@ -19,18 +20,22 @@ def create(cfg):
     from cep.worker.ha.exceptions import HaConfigError
     from cep.worker.ha.lease import RedisLease
     from cep.worker.ha.node import HaNode
+
     try:
         secret = cluster_secret.read(cfg["managers.cluster_secret_file"] or None)
     except FileNotFoundError as exc:
         raise HaConfigError(str(exc)) from None
     if not secret:
-        raise HaConfigError("ha.peer needs the cluster secret the two nodes share "
-                            "(--cluster-secret-file or CEP_CLUSTER_SECRET): peer calls are "
-                            "authenticated")
+        raise HaConfigError(
+            "ha.peer needs the cluster secret the two nodes share "
+            "(--cluster-secret-file or CEP_CLUSTER_SECRET): peer calls are "
+            "authenticated"
+        )
     lease = None
     if cfg["ha.redis_url"]:
-        lease = RedisLease(cfg["ha.redis_url"], cfg["ha.lease_key"], cfg["ha.node_id"],
-                           cfg["ha.failover_s"])
+        lease = RedisLease(
+            cfg["ha.redis_url"], cfg["ha.lease_key"], cfg["ha.node_id"], cfg["ha.failover_s"]
+        )
     return HaNode(cfg, secret, lease)
 
 
@@ -39,6 +44,7 @@ def blueprints(node):
     if node is None:
         return []
     from cep.worker.ha.api import ha_blueprint
+
     return [ha_blueprint(node, node.client.secret)]
 
 

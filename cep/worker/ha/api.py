@@ -1,5 +1,6 @@
 """The pair's HTTP endpoints on the worker's own listener (so no new port: it binds where
 receivers.http_host says, loopback by default). Every call needs the cluster secret."""
+
 import logging
 
 from flask import Blueprint, Response, jsonify, request
@@ -18,8 +19,9 @@ def ha_blueprint(node, secret):
     @bp.before_request
     def authenticate():
         if not cluster_secret.check(request.headers.get(cluster_secret.HEADER), secret):
-            return jsonify({"error": "HA peer calls need the cluster secret "
-                                     f"({cluster_secret.HEADER})"}), 401
+            return jsonify(
+                {"error": f"HA peer calls need the cluster secret ({cluster_secret.HEADER})"}
+            ), 401
         return None
 
     @bp.post("/ha/heartbeat")

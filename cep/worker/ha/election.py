@@ -7,6 +7,7 @@
   no active heard for ha.failover_s: take over, unless the lease is held by
   the other node, or the peer is a passive with a lower node id (it takes over instead).
 - active: a peer that is active too: the higher epoch, then the lower node id stays active."""
+
 from cep.worker.ha.exceptions import LeaseError
 
 
@@ -31,22 +32,27 @@ def decide(node, now):
     if role == "active":
         if _recent(node, peer.heard, now) and peer.role == "active":
             if (peer.epoch, _lower(peer.node, node.node_id)) > (node.epoch, False):
-                return ("demote", f"two active nodes: {peer.node} (epoch {peer.epoch}) "
-                                  f"keeps it")
+                return ("demote", f"two active nodes: {peer.node} (epoch {peer.epoch}) keeps it")
         return None
     if _recent(node, peer.heard, now) and peer.role == "stopped":
         return ("activate", f"the active {peer.node} stopped and handed over")
     silent_since = peer.active_heard if peer.active_heard is not None else node.started
     if now - silent_since < node.failover_s:
         return None
-    if (_recent(node, peer.heard, now) and peer.role in ("passive", "syncing", "starting")
-            and _lower(peer.node, node.node_id)):
+    if (
+        _recent(node, peer.heard, now)
+        and peer.role in ("passive", "syncing", "starting")
+        and _lower(peer.node, node.node_id)
+    ):
         return None  # the peer is no active either and has the lower id: it takes over
     held = _lease(node)
     if held is False:
         return None  # the other node holds the lease (it may be alive but unreachable)
-    return ("activate", f"no heartbeat from an active peer for {now - silent_since:.1f} s"
-                        + (" and the Redis lease taken" if held else ""))
+    return (
+        "activate",
+        f"no heartbeat from an active peer for {now - silent_since:.1f} s"
+        + (" and the Redis lease taken" if held else ""),
+    )
 
 
 def _starting(node, now):

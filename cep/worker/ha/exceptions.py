@@ -1,4 +1,5 @@
 """Errors of the standalone HA pair (cep/worker/ha), under the worker's root error type."""
+
 from cep.worker.exceptions import WorkerConfigError, WorkerError
 from receivers.wal.exceptions import LogFullError
 

@@ -4,6 +4,7 @@ request (group commit); `ticket()` waits until the passive took the batch, at mo
 ha.forward_timeout_s. When the passive does not take a batch within that time the active
 detaches it (goes on alone, no more waiting) and the passive resyncs: the heartbeat tells it
 which plans are attached."""
+
 import collections
 import logging
 import threading
@@ -71,8 +72,10 @@ class Forwarder:
 
     def _wait(self, key, seq):
         with self._cv:
-            self._cv.wait_for(lambda: self.attached.get(key, seq) >= seq or self._stop.is_set(),
-                              timeout=self.timeout_s + 1.0)
+            self._cv.wait_for(
+                lambda: self.attached.get(key, seq) >= seq or self._stop.is_set(),
+                timeout=self.timeout_s + 1.0,
+            )
 
     def _take(self):
         with self._cv:
@@ -112,6 +115,11 @@ class Forwarder:
 
     def describe(self):
         with self._cv:
-            return {"attached": sorted(self.attached), "queued_batches": len(self._queue),
-                    "sent_events": self.sent_events, "sent_batches": self.sent_batches,
-                    "detaches": self.detaches, "last_error": self.last_error}
+            return {
+                "attached": sorted(self.attached),
+                "queued_batches": len(self._queue),
+                "sent_events": self.sent_events,
+                "sent_batches": self.sent_batches,
+                "detaches": self.detaches,
+                "last_error": self.last_error,
+            }

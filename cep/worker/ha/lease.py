@@ -5,6 +5,7 @@ node never renews a lease another node took meanwhile), with a time to live of h
 The active calls it at every heartbeat; the passive only when the active has gone silent.
 Redis errors become LeaseError: the caller then falls back to the pair's own protocol (the
 active stays active and keeps publishing; see README "2-node HA")."""
+
 import logging
 
 from cep.worker.ha.exceptions import LeaseError
@@ -29,6 +30,7 @@ class RedisLease:
 
     def __init__(self, url, key, node, ttl_s):
         import redis
+
         self.url, self.key, self.node, self.ttl_ms = url, key, node, int(ttl_s * 1000)
         self._errors = (redis.RedisError, OSError)
         self._redis = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
@@ -66,8 +68,12 @@ class RedisLease:
         raise LeaseError(message) from None
 
     def describe(self):
-        return {"url": _safe(self.url), "key": self.key, "held": self.held,
-                "last_error": self.last_error}
+        return {
+            "url": _safe(self.url),
+            "key": self.key,
+            "held": self.held,
+            "last_error": self.last_error,
+        }
 
 
 def _safe(url):

@@ -12,6 +12,7 @@ Who is active (README "2-node HA"):
   outputs first), unless the lease is held by the other node;
 - two actives (after a partition): the higher epoch (take-overs so far) wins, then the lower
   node id; the other steps down and resyncs."""
+
 import collections
 import logging
 import threading
@@ -31,14 +32,20 @@ class PeerView:
 
     def __init__(self, url):
         self.url, self.node, self.role, self.epoch = url, None, None, 0
-        self.heard = None          # monotonic time of the last message
-        self.active_heard = None   # ... of the last message saying it is active
+        self.heard = None  # monotonic time of the last message
+        self.active_heard = None  # ... of the last message saying it is active
         self.plans, self.error, self.forward = {}, None, None
 
     def describe(self, now):
         age = None if self.heard is None else round(now - self.heard, 3)
-        return {"url": self.url, "node": self.node, "role": self.role, "epoch": self.epoch,
-                "last_heard_s": age, "error": self.error}
+        return {
+            "url": self.url,
+            "node": self.node,
+            "role": self.role,
+            "epoch": self.epoch,
+            "last_heard_s": age,
+            "error": self.error,
+        }
 
 
 class HaNode:
@@ -50,8 +57,9 @@ class HaNode:
         self.interval, self.failover_s = cfg["ha.sync_interval"], cfg["ha.failover_s"]
         self.forward_mode = cfg["ha.forward"]
         self.client = PeerClient(cfg["ha.peer"], secret, timeout=min(2.0, self.failover_s / 2))
-        self.forwarder = Forwarder(self.client, cfg["ha.forward_timeout_s"]) \
-            if self.forward_mode else None
+        self.forwarder = (
+            Forwarder(self.client, cfg["ha.forward_timeout_s"]) if self.forward_mode else None
+        )
         self.lease = lease
         self.peer = PeerView(self.client.url)
         self.role, self.epoch, self.url = "starting", 0, None
@@ -80,9 +88,13 @@ class HaNode:
         if self.forwarder is not None:
             self.forwarder.start()
         self._thread.start()
-        log.info("HA node %s: peer %s, %s mode, failover after %.1f s", self.node_id,
-                 self.peer.url, "forward" if self.forward_mode else "dual-send",
-                 self.failover_s)
+        log.info(
+            "HA node %s: peer %s, %s mode, failover after %.1f s",
+            self.node_id,
+            self.peer.url,
+            "forward" if self.forward_mode else "dual-send",
+            self.failover_s,
+        )
         return self
 
     def stop(self):
@@ -106,6 +118,7 @@ class HaNode:
     # -- plans --
     def build_plan(self, spec, router, cfg):
         from cep.worker.ha.plan import HaPlan
+
         return HaPlan(spec, router, cfg, self)
 
     def register(self, plan):
@@ -130,8 +143,10 @@ class HaNode:
 
     def refusal(self):
         active = self.peer.url if self.peer.role == "active" else "the other node"
-        return (f"this worker is the {self.role} node of an HA pair in forward mode: send "
-                f"events to the active ({active}); retry")
+        return (
+            f"this worker is the {self.role} node of an HA pair in forward mode: send "
+            f"events to the active ({active}); retry"
+        )
 
     def forward(self, key, seq, stream, events):
         if self.forwarder is None or self.role != "active":
@@ -155,10 +170,11 @@ class HaNode:
         if self.role != "active":
             raise SyncError(f"this node is {self.role}, not active: ask the active")
         if plan is None or plan.digest != digest:
-            raise SyncError(f"plan {key}: this node runs "
-                            f"{'no such plan' if plan is None else 'version ' + plan.digest}")
-        attach = None if self.forwarder is None else (
-            lambda seq: self.forwarder.attach(key, seq))
+            raise SyncError(
+                f"plan {key}: this node runs "
+                f"{'no such plan' if plan is None else 'version ' + plan.digest}"
+            )
+        attach = None if self.forwarder is None else (lambda seq: self.forwarder.attach(key, seq))
         return plan.snapshot_state(attach)
 
     # -- heartbeats --
@@ -167,10 +183,21 @@ class HaNode:
         attached = self.forwarder.attached if self.forwarder else {}
         plans = {}
         for key, p in list(self.plans.items()):
-            plans[key] = {"digest": p.digest, "published": dict(p.ledger.published),
-                          "in_seq": p.in_seq, "attached": key in attached}
-        return {"protocol": PROTOCOL, "node": self.node_id, "url": self.url, "role": self.role,
-                "epoch": self.epoch, "forward": self.forward_mode, "plans": plans}
+            plans[key] = {
+                "digest": p.digest,
+                "published": dict(p.ledger.published),
+                "in_seq": p.in_seq,
+                "attached": key in attached,
+            }
+        return {
+            "protocol": PROTOCOL,
+            "node": self.node_id,
+            "url": self.url,
+            "role": self.role,
+            "epoch": self.epoch,
+            "forward": self.forward_mode,
+            "plans": plans,
+        }
 
     def on_heartbeat(self, message):
         """POST /ha/heartbeat: take the peer's state, answer ours."""
@@ -179,11 +206,18 @@ class HaNode:
 
     def _heard(self, msg):
         plans, epoch = msg.get("plans") or {}, msg.get("epoch", 0)
-        if (msg.get("protocol") != PROTOCOL or not msg.get("node") or not isinstance(plans, dict)
-                or not all(isinstance(v, dict) for v in plans.values())
-                or type(epoch) is not int or msg.get("role") not in ROLES):
-            raise PeerError(f"peer {self.peer.url}: a heartbeat without the HA protocol's "
-                            f"fields (protocol {PROTOCOL}: node, role, epoch, plans)")
+        if (
+            msg.get("protocol") != PROTOCOL
+            or not msg.get("node")
+            or not isinstance(plans, dict)
+            or not all(isinstance(v, dict) for v in plans.values())
+            or type(epoch) is not int
+            or msg.get("role") not in ROLES
+        ):
+            raise PeerError(
+                f"peer {self.peer.url}: a heartbeat without the HA protocol's "
+                f"fields (protocol {PROTOCOL}: node, role, epoch, plans)"
+            )
         now, p = time.monotonic(), self.peer
         with self._lock:
             p.node, p.role, p.epoch = str(msg["node"]), msg["role"], epoch
@@ -197,15 +231,19 @@ class HaNode:
     def _check_plans(self):
         errors = {}
         if self.peer.forward is not None and bool(self.peer.forward) != self.forward_mode:
-            errors["*"] = (f"peer {self.peer.url} runs ha.forward={self.peer.forward}, this "
-                           f"node {self.forward_mode}: both nodes need the same setting")
+            errors["*"] = (
+                f"peer {self.peer.url} runs ha.forward={self.peer.forward}, this "
+                f"node {self.forward_mode}: both nodes need the same setting"
+            )
         for key, plan in self.plans.items():
             theirs = self.peer.plans.get(key)
             if theirs is None:
                 errors[key] = f"plan {key}: peer {self.peer.url} does not run it"
             elif theirs.get("digest") != plan.digest:
-                errors[key] = (f"plan {key}: peer {self.peer.url} runs another version "
-                               f"({theirs.get('digest')}, here {plan.digest}); not synced")
+                errors[key] = (
+                    f"plan {key}: peer {self.peer.url} runs another version "
+                    f"({theirs.get('digest')}, here {plan.digest}); not synced"
+                )
         for key, error in errors.items():
             if self.plan_errors.get(key) != error:
                 log.warning("HA: %s", error)
@@ -219,8 +257,12 @@ class HaNode:
                 continue
             with plan._lock:
                 plan.ledger.trim(theirs.get("published") or {})
-                stale = (self.forward_mode and not theirs.get("attached") and not plan.syncing
-                         and time.monotonic() - plan.sync_info.get("mono", 0) > 2 * self.interval)
+                stale = (
+                    self.forward_mode
+                    and not theirs.get("attached")
+                    and not plan.syncing
+                    and time.monotonic() - plan.sync_info.get("mono", 0) > 2 * self.interval
+                )
                 if stale:
                     plan.need_sync = True
         self.last_sync = time.time()
@@ -279,8 +321,7 @@ class HaNode:
                 self.failovers += 1
             self.became_active_at = time.time()
             self.history.append({"at": self.became_active_at, "role": "active", "why": why})
-        log.warning("HA node %s: %s -> active (epoch %d): %s", self.node_id, was,
-                    self.epoch, why)
+        log.warning("HA node %s: %s -> active (epoch %d): %s", self.node_id, was, self.epoch, why)
 
     def _demote(self, why):
         with self._lock:
@@ -314,28 +355,50 @@ class HaNode:
             plan.restore_state(blob)
         except (PeerError, SyncError) as exc:
             plan.abort_sync()
-            plan.sync_info = {"state": "failed", "at": time.time(), "error": str(exc),
-                              "mono": time.monotonic()}
+            plan.sync_info = {
+                "state": "failed",
+                "at": time.time(),
+                "error": str(exc),
+                "mono": time.monotonic(),
+            }
             log.warning("HA: state sync of %s failed: %s", key, exc)
             return
-        plan.sync_info = {"state": "done", "at": time.time(), "bytes": len(blob),
-                          "seconds": round(time.monotonic() - t0, 3), "in_seq": plan.in_seq,
-                          "mono": time.monotonic()}
-        log.info("HA: plan %s synced from %s (%d bytes, %.3f s)", key, self.peer.url,
-                 len(blob), time.monotonic() - t0)
+        plan.sync_info = {
+            "state": "done",
+            "at": time.time(),
+            "bytes": len(blob),
+            "seconds": round(time.monotonic() - t0, 3),
+            "in_seq": plan.in_seq,
+            "mono": time.monotonic(),
+        }
+        log.info(
+            "HA: plan %s synced from %s (%d bytes, %.3f s)",
+            key,
+            self.peer.url,
+            len(blob),
+            time.monotonic() - t0,
+        )
 
     # -- status --
     def describe(self):
         now = time.monotonic()
-        plans = {k: {key: v for key, v in p.status()["ha"].items()}
-                 for k, p in list(self.plans.items())}
-        return {"node": self.node_id, "role": self.role, "epoch": self.epoch,
-                "mode": "forward" if self.forward_mode else "dual-send",
-                "peer": self.peer.describe(now), "failovers": self.failovers,
-                "active_since": self.became_active_at if self.role == "active" else None,
-                "last_sync": self.last_sync, "plan_errors": dict(self.plan_errors),
-                "queue_events": sum(p["queue_events"] for p in plans.values()),
-                "duplicates": sum(p["duplicates"] for p in plans.values()),
-                "plans": plans, "history": list(self.history),
-                "forwarder": self.forwarder.describe() if self.forwarder else None,
-                "lease": self.lease.describe() if self.lease else None}
+        plans = {
+            k: {key: v for key, v in p.status()["ha"].items()} for k, p in list(self.plans.items())
+        }
+        return {
+            "node": self.node_id,
+            "role": self.role,
+            "epoch": self.epoch,
+            "mode": "forward" if self.forward_mode else "dual-send",
+            "peer": self.peer.describe(now),
+            "failovers": self.failovers,
+            "active_since": self.became_active_at if self.role == "active" else None,
+            "last_sync": self.last_sync,
+            "plan_errors": dict(self.plan_errors),
+            "queue_events": sum(p["queue_events"] for p in plans.values()),
+            "duplicates": sum(p["duplicates"] for p in plans.values()),
+            "plans": plans,
+            "history": list(self.history),
+            "forwarder": self.forwarder.describe() if self.forwarder else None,
+            "lease": self.lease.describe() if self.lease else None,
+        }

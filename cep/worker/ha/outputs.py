@@ -13,6 +13,7 @@ interval's worth, and counted.
     ledger.emit("Out", events, publish=sinks.dispatch, active=False)   # queued
     ledger.trim({"Out": 40}); ledger.promote(sinks.dispatch, dup_before=t)
 """
+
 import collections
 import time
 
@@ -23,13 +24,13 @@ class OutputLedger:
     def __init__(self, streams, max_events):
         self.max_events = max_events
         self.seq = {s: 0 for s in streams}
-        self.published = {s: 0 for s in streams}   # this node wrote up to here
+        self.published = {s: 0 for s in streams}  # this node wrote up to here
         self.peer_published = {s: 0 for s in streams}  # the active reported up to here
         self._queue = collections.deque()  # [stream, first seq, events, monotonic time]
         self.queued = 0
-        self.overflow = 0       # outputs dropped because the queue was full
-        self.republished = 0    # outputs written from the queue at a take-over
-        self.duplicates = 0     # of those, the ones the old active may have written too
+        self.overflow = 0  # outputs dropped because the queue was full
+        self.republished = 0  # outputs written from the queue at a take-over
+        self.duplicates = 0  # of those, the ones the old active may have written too
 
     def emit(self, stream, events, publish, active):
         """Number a batch; write it (active) or queue it (passive)."""
@@ -88,7 +89,13 @@ class OutputLedger:
             self.published[stream] = self.peer_published[stream] = int(published.get(stream, 0))
 
     def describe(self):
-        return {"seq": dict(self.seq), "published": dict(self.published),
-                "peer_published": dict(self.peer_published), "queue_events": self.queued,
-                "queue_bound": self.max_events, "overflow": self.overflow,
-                "republished": self.republished, "duplicates": self.duplicates}
+        return {
+            "seq": dict(self.seq),
+            "published": dict(self.published),
+            "peer_published": dict(self.peer_published),
+            "queue_events": self.queued,
+            "queue_bound": self.max_events,
+            "overflow": self.overflow,
+            "republished": self.republished,
+            "duplicates": self.duplicates,
+        }

@@ -1,6 +1,7 @@
 """Talking to the other node of the pair over HTTP: heartbeats (JSON), state snapshots and
 forwarded input (msgpack). Every call carries the cluster secret (X-CEP-Cluster-Secret); a
 failure becomes a PeerError that says what the peer is or is not."""
+
 import http.client
 import json
 import threading
@@ -26,29 +27,31 @@ class PeerClient:
 
     def heartbeat(self, message):
         """POST our state; the peer's state back (a dict with `protocol`)."""
-        body = self._call("POST", "/ha/heartbeat", json.dumps(message).encode(),
-                          "application/json")
+        body = self._call("POST", "/ha/heartbeat", json.dumps(message).encode(), "application/json")
         try:
             reply = json.loads(body)
         except ValueError:
             reply = None
         if not isinstance(reply, dict) or reply.get("protocol") != PROTOCOL:
-            raise PeerError(f"peer {self.url} answered /ha/heartbeat with something that is "
-                            f"not the HA protocol (version {PROTOCOL}): is it a CEP worker "
-                            f"with --ha-peer?")
+            raise PeerError(
+                f"peer {self.url} answered /ha/heartbeat with something that is "
+                f"not the HA protocol (version {PROTOCOL}): is it a CEP worker "
+                f"with --ha-peer?"
+            )
         return reply
 
     def snapshot(self, key, digest):
         """The compressed state of plan `key` ("tenant/name") at the active."""
         tenant, name = key.split("/", 1)
-        path = (f"/ha/snapshot/{urllib.parse.quote(tenant)}/{urllib.parse.quote(name)}"
-                f"?digest={urllib.parse.quote(digest)}")
+        path = (
+            f"/ha/snapshot/{urllib.parse.quote(tenant)}/{urllib.parse.quote(name)}"
+            f"?digest={urllib.parse.quote(digest)}"
+        )
         return self._call("GET", path, None, None, timeout=max(self.timeout, 30.0))
 
     def forward(self, items):
         """Send [[key, seq, stream, events], ...]; returns when the peer took them."""
-        self._call("POST", "/ha/input", frames.encode_ha_input(items),
-                   "application/msgpack")
+        self._call("POST", "/ha/input", frames.encode_ha_input(items), "application/msgpack")
 
     def _call(self, method, path, body, ctype, timeout=None):
         headers = {cluster_secret.HEADER: self.secret or ""}
@@ -64,8 +67,9 @@ class PeerClient:
             except (OSError, http.client.HTTPException) as exc:
                 self._drop()
                 if attempt:
-                    raise PeerError(f"peer {self.url} not reachable: "
-                                    f"{type(exc).__name__}: {exc}") from None
+                    raise PeerError(
+                        f"peer {self.url} not reachable: {type(exc).__name__}: {exc}"
+                    ) from None
         if resp.status == 200:
             return data
         raise PeerError(_explain(self.url, path.split("?")[0], resp.status, data))
@@ -75,8 +79,7 @@ class PeerClient:
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.timeout != want:
             self._drop()
-            conn = self._local.conn = http.client.HTTPConnection(self.host, self.port,
-                                                                 timeout=want)
+            conn = self._local.conn = http.client.HTTPConnection(self.host, self.port, timeout=want)
         return conn
 
     def _drop(self):
@@ -93,9 +96,10 @@ def _explain(url, path, status, data):
     except (ValueError, AttributeError):
         message = None
     if status == 401:
-        return (f"peer {url} refused our cluster secret (HTTP 401 on {path}): both nodes "
-                f"need the same secret (--cluster-secret-file or CEP_CLUSTER_SECRET)")
+        return (
+            f"peer {url} refused our cluster secret (HTTP 401 on {path}): both nodes "
+            f"need the same secret (--cluster-secret-file or CEP_CLUSTER_SECRET)"
+        )
     if status == 404 and not message:
-        return (f"peer {url} is not a CEP worker with HA (HTTP 404 on {path}): check "
-                f"--ha-peer")
+        return f"peer {url} is not a CEP worker with HA (HTTP 404 on {path}): check --ha-peer"
     return f"peer {url} answered HTTP {status} on {path}: {str(message or '')[:300]}"

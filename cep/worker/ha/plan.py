@@ -3,6 +3,7 @@ when this node is active, queued when passive), its input is numbered (one seque
 the order the engine took it in) and, on the active in forward mode, forwarded to the passive
 before the receiver answers. `snapshot_state()` / `restore_state()` carry the engine state,
 the input and output sequences between the nodes (cep.protocol.frames: HA input and HA state)."""
+
 import hashlib
 import logging
 
@@ -30,13 +31,13 @@ class HaPlan(StandalonePlan):
         self.playback = True if cfg["ha.playback"] else None
         self.ledger = OutputLedger([s.stream for s in spec.exported], cfg["ha.queue_events"])
         self.digest = plan_digest(spec)
-        self.publishing = False   # set under the lock by the node (promote / demote)
-        self.need_sync = False    # the node fetches the active's state for this plan
-        self.syncing = False      # input is held in `pending` until the state arrives
+        self.publishing = False  # set under the lock by the node (promote / demote)
+        self.need_sync = False  # the node fetches the active's state for this plan
+        self.syncing = False  # input is held in `pending` until the state arrives
         self.pending, self.pending_events, self.pending_dropped = [], 0, 0
         self.in_seq = 0
-        self.last_in = {}         # stream -> last event taken (dual-send alignment)
-        self.catch_up = {}        # stream -> the snapshot's last event not yet seen again
+        self.last_in = {}  # stream -> last event taken (dual-send alignment)
+        self.catch_up = {}  # stream -> the snapshot's last event not yet seen again
         self.refused_passive = self.dup_inputs = self.gaps = 0
         self._checked = {s.stream: prechecked(s.definition) for s in spec.imported}
         self.sync_info = {"state": "none"}
@@ -51,6 +52,7 @@ class HaPlan(StandalonePlan):
 
         def callback(events):  # runs in the engine, under self._lock
             self.ledger.emit(stream, list(events), dispatch, self.publishing)
+
         return callback
 
     def _deliver_to(self, stream):
@@ -73,6 +75,7 @@ class HaPlan(StandalonePlan):
             if ticket is not None:
                 ticket()  # wait (bounded) until the passive has the batch
             return 0
+
         return deliver
 
     def _process(self, handler, stream, events):
@@ -83,8 +86,12 @@ class HaPlan(StandalonePlan):
             bad = handler.send_batch(events, validated=self._checked[stream])
         except Exception:  # an engine failure must not kill the receiver thread
             self.engine_errors += 1
-            log.exception("plan %s: engine failed on a batch of %d %s events",
-                          self.spec.name, len(events), stream)
+            log.exception(
+                "plan %s: engine failed on a batch of %d %s events",
+                self.spec.name,
+                len(events),
+                stream,
+            )
             return
         if bad:
             self.engine_rejected += len(bad)
@@ -120,8 +127,12 @@ class HaPlan(StandalonePlan):
             if seq != self.in_seq + 1:
                 self.gaps += 1
                 self.need_sync = True
-                log.warning("plan %s: forwarded input %d after %d: a gap; resyncing",
-                            self.key, seq, self.in_seq)
+                log.warning(
+                    "plan %s: forwarded input %d after %d: a gap; resyncing",
+                    self.key,
+                    seq,
+                    self.in_seq,
+                )
                 self._hold(seq, stream, events)
                 return False
             self._process(self.runtime.input_handler(stream), stream, events)
@@ -134,10 +145,14 @@ class HaPlan(StandalonePlan):
         with self._lock:
             if attach is not None:
                 attach(self.in_seq)
-            state = {"digest": self.digest,
-                     "engine": self.runtime.snapshot(), "in_seq": self.in_seq,
-                     "seq": self.ledger.seq, "published": self.ledger.published,
-                     "last_in": {s: [e[0], list(e[1])] for s, e in self.last_in.items()}}
+            state = {
+                "digest": self.digest,
+                "engine": self.runtime.snapshot(),
+                "in_seq": self.in_seq,
+                "seq": self.ledger.seq,
+                "published": self.ledger.published,
+                "last_in": {s: [e[0], list(e[1])] for s, e in self.last_in.items()},
+            }
             return frames.encode_ha_state(state)
 
     def begin_sync(self):
@@ -151,14 +166,17 @@ class HaPlan(StandalonePlan):
         except BadFrameError as exc:
             raise SyncError(f"plan {self.key}: the snapshot is not readable: {exc}") from None
         if state.get("digest") != self.digest:
-            raise SyncError(f"plan {self.key}: the snapshot is of another plan version "
-                            f"({state.get('digest')} here {self.digest})")
+            raise SyncError(
+                f"plan {self.key}: the snapshot is of another plan version "
+                f"({state.get('digest')} here {self.digest})"
+            )
         with self._lock:
             try:
                 self.runtime.restore(state["engine"])
             except Exception as exc:  # noqa: BLE001 - a bad snapshot must not kill the node
-                raise SyncError(f"plan {self.key}: the engine refused the snapshot: "
-                                f"{type(exc).__name__}: {exc}") from None
+                raise SyncError(
+                    f"plan {self.key}: the engine refused the snapshot: {type(exc).__name__}: {exc}"
+                ) from None
             self.in_seq = int(state["in_seq"])
             self.ledger.reset(state["seq"], state["published"])
             self.last_in = {s: (e[0], tuple(e[1])) for s, e in state["last_in"].items()}
@@ -199,12 +217,19 @@ class HaPlan(StandalonePlan):
 
     def status(self):
         out = super().status()
-        out["ha"] = {**self.ledger.describe(), "in_seq": self.in_seq, "digest": self.digest,
-                     "publishing": self.publishing, "sync": dict(self.sync_info),
-                     "syncing": self.syncing or self.need_sync,
-                     "held_events": self.pending_events, "held_dropped": self.pending_dropped,
-                     "refused_passive": self.refused_passive, "dup_inputs": self.dup_inputs,
-                     "gaps": self.gaps}
+        out["ha"] = {
+            **self.ledger.describe(),
+            "in_seq": self.in_seq,
+            "digest": self.digest,
+            "publishing": self.publishing,
+            "sync": dict(self.sync_info),
+            "syncing": self.syncing or self.need_sync,
+            "held_events": self.pending_events,
+            "held_dropped": self.pending_dropped,
+            "refused_passive": self.refused_passive,
+            "dup_inputs": self.dup_inputs,
+            "gaps": self.gaps,
+        }
         return out
 
     def start(self):
@@ -227,5 +252,5 @@ def past(events, last):
         if event[0] > ts:
             return events[j:], True
         if event[0] == ts and tuple(event[1]) == values:
-            return events[j + 1:], True
+            return events[j + 1 :], True
     return events[:0], False

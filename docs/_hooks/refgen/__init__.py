@@ -4,6 +4,7 @@ from its argparse parsers, SiddhiQL's functions, windows and extensions from cep
 and the REST API from the OpenAPI document the manager serves.
 
 Each page module gives `render() -> str` (Markdown). Nothing generated is checked in."""
+
 from __future__ import annotations
 
 

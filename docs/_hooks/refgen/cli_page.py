@@ -1,5 +1,6 @@
 """The command-line reference: every `cep` command and subcommand with its options, the text
 `--help` prints, from the argparse parsers of cep/cli (cep.cli.main.build_parser)."""
+
 from __future__ import annotations
 
 import argparse
@@ -42,11 +43,11 @@ def help_environment() -> Iterator[None]:
 def root_parser() -> argparse.ArgumentParser:
     """`cep`'s parser, built as `cep` builds it."""
     from cep.cli.main import build_parser
+
     return build_parser()
 
 
-def subcommands(parser: argparse.ArgumentParser
-                ) -> list[tuple[argparse.ArgumentParser, str]]:
+def subcommands(parser: argparse.ArgumentParser) -> list[tuple[argparse.ArgumentParser, str]]:
     """The parser's direct subcommands with their one-line help, in `--help`'s order."""
     out = []
     for action in parser._actions:
@@ -56,8 +57,9 @@ def subcommands(parser: argparse.ArgumentParser
     return out
 
 
-def walk(parser: argparse.ArgumentParser, depth: int = 0
-         ) -> Iterator[tuple[argparse.ArgumentParser, int]]:
+def walk(
+    parser: argparse.ArgumentParser, depth: int = 0
+) -> Iterator[tuple[argparse.ArgumentParser, int]]:
     """The parser and every subcommand's below it, depth first."""
     yield parser, depth
     for sub, _ in subcommands(parser):
@@ -73,12 +75,24 @@ def render() -> str:
     with help_environment():
         parser = root_parser()
         out = [INTRO.format(width=WIDTH)]
-        out.append(table(["command", "what"], [
-            [f"[{code(sub.prog)}](#{anchor(sub)})", cell(helptext)]
-            for sub, helptext in subcommands(parser)]))
+        out.append(
+            table(
+                ["command", "what"],
+                [
+                    [f"[{code(sub.prog)}](#{anchor(sub)})", cell(helptext)]
+                    for sub, helptext in subcommands(parser)
+                ],
+            )
+        )
         out.append("")
         for sub, depth in walk(parser):
             level = "##" if depth < 2 else "###"  # `cep` and its commands, then subcommands
-            out += [f"{level} {sub.prog} {{#{anchor(sub)}}}", "",
-                    "```text", sub.format_help().rstrip("\n"), "```", ""]
+            out += [
+                f"{level} {sub.prog} {{#{anchor(sub)}}}",
+                "",
+                "```text",
+                sub.format_help().rstrip("\n"),
+                "```",
+                "",
+            ]
     return "\n".join(out)

@@ -2,6 +2,7 @@
 
 Definitions hold free text (`<key>value</key>`, `float|double`, `limits.*`): a cell escapes
 it to HTML, so neither Markdown nor the table syntax reads it, and keeps its `code` spans."""
+
 from __future__ import annotations
 
 import html
@@ -41,7 +42,11 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]], names: bool = Tr
     class `reference-table` (docs/stylesheets/reference.css: code wraps at spaces only); with
     `names`, also `reference-names`: the first cell's code stays on one line."""
     classes = "reference-table" + (" reference-names" if names else "")
-    out = [f'<div class="{classes}" markdown>', "",
-           "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out = [
+        f'<div class="{classes}" markdown>',
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(out + ["", "</div>"])

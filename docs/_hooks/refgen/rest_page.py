@@ -1,6 +1,7 @@
 """The REST reference: the OpenAPI document the manager serves at /api/v1/openapi.json
 (manager/web/openapi.yaml, read by manager.web.api_docs), linked as a file of the site and
 rendered as a table of its paths."""
+
 from __future__ import annotations
 
 import json
@@ -24,6 +25,7 @@ Credentials: {security}. Every route takes any of them unless its row says other
 def document() -> dict[str, Any]:
     """The OpenAPI document, as the manager serves it."""
     from manager.web.api_docs import openapi_document
+
     doc: dict[str, Any] = openapi_document()
     return doc
 
@@ -34,8 +36,12 @@ def document_json() -> str:
 
 def operations(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """(METHOD, path, operation) for every operation, in the document's order."""
-    return [(method.upper(), path, op) for path, item in doc.get("paths", {}).items()
-            for method, op in item.items() if method in METHODS]
+    return [
+        (method.upper(), path, op)
+        for path, item in doc.get("paths", {}).items()
+        for method, op in item.items()
+        if method in METHODS
+    ]
 
 
 def _route(method: str, path: str) -> str:
@@ -58,19 +64,37 @@ def _response(response: dict[str, Any]) -> str:
 
 
 def _responses(op: dict[str, Any]) -> str:
-    return lines(f"{code(str(status))} {_response(r)}"
-                 for status, r in sorted(op.get("responses", {}).items()))
+    return lines(
+        f"{code(str(status))} {_response(r)}"
+        for status, r in sorted(op.get("responses", {}).items())
+    )
 
 
 def render() -> str:
     """The REST reference page."""
     doc = document()
     schemes = doc.get("components", {}).get("securitySchemes", {})
-    security = "; ".join(f"{code(name)} ({cell(s.get('description', s.get('type', '')))})"
-                         for name, s in schemes.items()) or "none"
-    out = [INTRO.format(document=DOCUMENT, security=security,
-                        description=cell(str(doc["info"].get("description", "")))),
-           table(["route", "what", "responses"], [
-               [_route(method, path), cell(op.get("summary", "")) + _security(op),
-                _responses(op)] for method, path, op in operations(doc)], names=False), ""]
+    security = (
+        "; ".join(
+            f"{code(name)} ({cell(s.get('description', s.get('type', '')))})"
+            for name, s in schemes.items()
+        )
+        or "none"
+    )
+    out = [
+        INTRO.format(
+            document=DOCUMENT,
+            security=security,
+            description=cell(str(doc["info"].get("description", ""))),
+        ),
+        table(
+            ["route", "what", "responses"],
+            [
+                [_route(method, path), cell(op.get("summary", "")) + _security(op), _responses(op)]
+                for method, path, op in operations(doc)
+            ],
+            names=False,
+        ),
+        "",
+    ]
     return "\n".join(out)

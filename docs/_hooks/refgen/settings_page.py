@@ -1,6 +1,7 @@
 """The configuration reference: every key of conf/manager.yaml, conf/worker.yaml and
 conf/spark.yaml, from the settings definitions (cep.protocol.settings.Schema), with its type,
 default, environment variable and description. A key without a description fails the build."""
+
 from __future__ import annotations
 
 import importlib
@@ -19,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[3]
 @dataclass(frozen=True)
 class SchemaSource:
     """Where one settings definition lives and who reads it."""
+
     module: str
     attribute: str
     title: str
@@ -33,13 +35,21 @@ class SchemaSource:
 
 
 SCHEMAS = (
-    SchemaSource("manager.settings", "MANAGER", "The manager",
-                 "`cep manager` (`bin/cep.sh` starts it)"),
-    SchemaSource("cep.worker.config", "WORKER_SCHEMA", "Workers",
-                 "`cep worker` (`bin/cep-worker.sh`, `bin/cep.sh`)"),
-    SchemaSource("topology.spark_settings", "SPARK", "Spark and topologies",
-                 "the manager (its topologies and the embedded cluster), `cep topology` and "
-                 "`cep backtest`"),
+    SchemaSource(
+        "manager.settings", "MANAGER", "The manager", "`cep manager` (`bin/cep.sh` starts it)"
+    ),
+    SchemaSource(
+        "cep.worker.config",
+        "WORKER_SCHEMA",
+        "Workers",
+        "`cep worker` (`bin/cep-worker.sh`, `bin/cep.sh`)",
+    ),
+    SchemaSource(
+        "topology.spark_settings",
+        "SPARK",
+        "Spark and topologies",
+        "the manager (its topologies and the embedded cluster), `cep topology` and `cep backtest`",
+    ),
 )
 
 INTRO = """# Configuration keys
@@ -72,8 +82,9 @@ def _type(setting: Any) -> str:
 
 def _declared_in(setting: Any) -> str:
     """The source file that declares `setting` (a search of the packages' sources)."""
-    pattern = re.compile(r'Setting\(\s*"%s",\s*"%s"' % (re.escape(setting.section),
-                                                        re.escape(setting.key)))
+    pattern = re.compile(
+        r'Setting\(\s*"%s",\s*"%s"' % (re.escape(setting.section), re.escape(setting.key))
+    )
     for folder in ("cep", "manager", "topology", "receivers", "publishers"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             if pattern.search(path.read_text(encoding="utf-8")):
@@ -88,22 +99,37 @@ def check(source: SchemaSource, schema: Any) -> None:
             raise DefinitionError(
                 f"the configuration reference needs a description of every setting: "
                 f"{setting.name} of conf/{schema.name}.yaml ({source.module}.{source.attribute}) "
-                f"has none; give its Setting(...) in {_declared_in(setting)} a description")
+                f"has none; give its Setting(...) in {_declared_in(setting)} a description"
+            )
 
 
 def render_schema(source: SchemaSource, schema: Any) -> str:
     """One settings definition: a heading, then a table per section."""
     check(source, schema)
-    out = [f"## conf/{schema.name}.yaml: {source.title} {{#{schema.name}}}", "",
-           f"Defined in `{source.path}` (`{source.attribute}`); read by {source.read_by}.", ""]
+    out = [
+        f"## conf/{schema.name}.yaml: {source.title} {{#{schema.name}}}",
+        "",
+        f"Defined in `{source.path}` (`{source.attribute}`); read by {source.read_by}.",
+        "",
+    ]
     sections: dict[str, list[Any]] = {}
     for setting in schema.settings.values():
         sections.setdefault(setting.section, []).append(setting)
     for section, settings in sections.items():
         out += [f"### {section} {{#{schema.name}-{section}}}", ""]
-        out.append(table(["key, environment variable", "type, default", "description"], [
-            [lines([code(s.name), code(s.env_var)]), lines([_type(s), _default(s.default)]),
-             cell(s.doc)] for s in settings]))
+        out.append(
+            table(
+                ["key, environment variable", "type, default", "description"],
+                [
+                    [
+                        lines([code(s.name), code(s.env_var)]),
+                        lines([_type(s), _default(s.default)]),
+                        cell(s.doc),
+                    ]
+                    for s in settings
+                ],
+            )
+        )
         out.append("")
     return "\n".join(out)
 

@@ -6,6 +6,7 @@ found by asking the rule: every combination of the seven attribute types, at eve
 entry takes (a variadic entry up to two arguments past its minimum), each argument an
 attribute and, where the rule wants constants, constants of that type. What the rule accepts
 is then folded into a few rows such as `(number, string) -> double` or `(T, T) -> T`."""
+
 from __future__ import annotations
 
 import itertools
@@ -24,8 +25,14 @@ GENERIC = "T"
 # sample constants, in the order tried: a type name (convert, cast), a time unit (time:),
 # a number in range for every numeric parameter (math:percentile's 0 < p <= 100)
 _STRING_SAMPLES = ("int", "long", "YEAR")
-_SAMPLE = {AttrType.INT: 1, AttrType.LONG: 1, AttrType.FLOAT: 50.0, AttrType.DOUBLE: 50.0,
-           AttrType.BOOL: True, AttrType.OBJECT: None}
+_SAMPLE = {
+    AttrType.INT: 1,
+    AttrType.LONG: 1,
+    AttrType.FLOAT: 50.0,
+    AttrType.DOUBLE: 50.0,
+    AttrType.BOOL: True,
+    AttrType.OBJECT: None,
+}
 
 Rule = Callable[[list[AttrType], FunctionCall], Any]
 
@@ -34,6 +41,7 @@ Rule = Callable[[list[AttrType], FunctionCall], Any]
 class Row:
     """One folded signature: the types each argument accepts (`number`, `string|long`, `T`)
     and the result type (a type, `T` or BY_VALUE)."""
+
     args: tuple[str, ...]
     result: str
     generic: str = ""  # what T ranges over
@@ -45,17 +53,22 @@ class Row:
         return f"({args}) -> {self.result}" + (f", T: {self.generic}" if self.generic else "")
 
 
-def _calls(name: str, namespace: Optional[str], types: Sequence[AttrType]
-           ) -> Iterable[FunctionCall]:
+def _calls(
+    name: str, namespace: Optional[str], types: Sequence[AttrType]
+) -> Iterable[FunctionCall]:
     """The same call with attributes, then with constants of each sample."""
     yield FunctionCall(name, tuple(Variable(f"a{i}") for i in range(len(types))), namespace)
     for text in _STRING_SAMPLES:
-        yield FunctionCall(name, tuple(
-            Constant(text if t is AttrType.STRING else _SAMPLE[t], t) for t in types), namespace)
+        yield FunctionCall(
+            name,
+            tuple(Constant(text if t is AttrType.STRING else _SAMPLE[t], t) for t in types),
+            namespace,
+        )
 
 
-def _results(rule: Rule, name: str, namespace: Optional[str],
-             types: Sequence[AttrType]) -> set[AttrType]:
+def _results(
+    rule: Rule, name: str, namespace: Optional[str], types: Sequence[AttrType]
+) -> set[AttrType]:
     """The results of the calls the rule accepts: attributes if it takes them, else
     constants of each sample."""
     out = set()
@@ -77,8 +90,9 @@ def arities(min_args: int, max_args: Optional[int]) -> range:
     return range(min_args, high + 1)
 
 
-def probe(rule: Rule, name: str, namespace: Optional[str], min_args: int,
-          max_args: Optional[int]) -> dict[tuple[AttrType, ...], AttrType | str]:
+def probe(
+    rule: Rule, name: str, namespace: Optional[str], min_args: int, max_args: Optional[int]
+) -> dict[tuple[AttrType, ...], AttrType | str]:
     """Every accepted tuple of argument types and its result (BY_VALUE when constants of
     different values give different results)."""
     accepted: dict[tuple[AttrType, ...], AttrType | str] = {}
@@ -102,7 +116,7 @@ def _merge(rows: list[list[frozenset[AttrType]]]) -> list[list[frozenset[AttrTyp
         for k in range(len(next(iter(current), ()))):
             groups: dict[tuple[frozenset[AttrType], ...], frozenset[AttrType]] = {}
             for row in current:
-                rest = row[:k] + row[k + 1:]
+                rest = row[:k] + row[k + 1 :]
                 groups[rest] = groups.get(rest, frozenset()) | row[k]
             merged = {rest[:k] + (union,) + rest[k:] for rest, union in groups.items()}
             if merged != current:
@@ -115,8 +129,9 @@ def _order(row: list[frozenset[AttrType]]) -> list[list[int]]:
     return [sorted(TYPES.index(t) for t in s) for s in row]
 
 
-def fold(accepted: dict[tuple[AttrType, ...], AttrType | str], min_args: int,
-         max_args: Optional[int]) -> list[Row]:
+def fold(
+    accepted: dict[tuple[AttrType, ...], AttrType | str], min_args: int, max_args: Optional[int]
+) -> list[Row]:
     """Fold the accepted tuples into rows, by arity and result. Results that recur among
     the argument types, the same way for several results (`maximum(T, T) -> T`), make one
     generic row."""
@@ -140,20 +155,24 @@ def fold(accepted: dict[tuple[AttrType, ...], AttrType | str], min_args: int,
             for key, results in generic.items():
                 if len(results) > 1:
                     done |= set(results)
-                    rows += [Row(args, GENERIC, type_set(frozenset(results)), more)
-                             for args in key]
+                    rows += [Row(args, GENERIC, type_set(frozenset(results)), more) for args in key]
         for result, result_rows in folded.items():
             if result not in done:
-                rows += [Row(tuple(type_set(s) for s in row), str(result), more=more)
-                         for row in result_rows]
+                rows += [
+                    Row(tuple(type_set(s) for s in row), str(result), more=more)
+                    for row in result_rows
+                ]
     return rows
 
 
-def _generic_key(rows: list[list[frozenset[AttrType]]], result: AttrType, whole_sets: bool
-                 ) -> Optional[tuple[tuple[str, ...], ...]]:
+def _generic_key(
+    rows: list[list[frozenset[AttrType]]], result: AttrType, whole_sets: bool
+) -> Optional[tuple[tuple[str, ...], ...]]:
     """The rows with `result` written as T (None when some row does not take it)."""
+
     def text(s: frozenset[AttrType]) -> str:
         return type_set(s, result if whole_sets or s == frozenset({result}) else None)
+
     keyed = [tuple(text(s) for s in row) for row in rows]
     if not all(GENERIC in "|".join(k).split("|") for k in keyed):
         return None
@@ -172,8 +191,9 @@ def type_set(types: frozenset[AttrType], generic: Optional[AttrType] = None) -> 
     return "|".join(t.value for t in TYPES if t in types)
 
 
-def signatures(rule: Rule, name: str, namespace: Optional[str], min_args: int,
-               max_args: Optional[int]) -> list[str]:
+def signatures(
+    rule: Rule, name: str, namespace: Optional[str], min_args: int, max_args: Optional[int]
+) -> list[str]:
     """The folded signatures of an entry, as text (empty: its rule accepts no call)."""
     accepted = probe(rule, name, namespace, min_args, max_args)
     return [str(r) for r in fold(accepted, min_args, max_args)]

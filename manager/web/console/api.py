@@ -1,6 +1,7 @@
 """The console's JSON routes under /api/v1: `POST /try` (a plan over sample events,
 in-process) and `POST /tenants/<t>/plans/<n>/simulate` (events through a live worker).
 Errors are answered as JSON (the console's own here, the rest by the app's handlers)."""
+
 from flask import Blueprint, current_app, jsonify, request
 
 from manager.store.base import parse_tenant

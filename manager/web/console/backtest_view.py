@@ -2,6 +2,7 @@
 
 The block itself is `templates/console/plan_backtest.html` and `static/console/backtest.js`;
 it runs backtests through the REST API (api_backtest.py) with the session's CSRF token."""
+
 import cep
 from cep.model.queries import InsertInto, Partition
 
@@ -17,5 +18,4 @@ def input_streams(text):
     for element in plan.elements:
         queries = element.queries if isinstance(element, Partition) else (element,)
         targets.update(q.output.target for q in queries if isinstance(q.output, InsertInto))
-    return [s.id for s in plan.streams
-            if s.id not in plan.inferred_streams and s.id not in targets]
+    return [s.id for s in plan.streams if s.id not in plan.inferred_streams and s.id not in targets]

@@ -7,6 +7,7 @@ from flask import request
 
 from manager.status import status_text
 from manager.store.base import parse_tenant
+
 # re-exported: the views format with data.age, data.duration, data.iso_time
 from manager.web.console.formats import age, duration, iso_time  # noqa: F401
 from manager.web.console.nav import manager
@@ -18,10 +19,15 @@ def plan_rows(tenant):
     rows = []
     for item in plans.list(tenant):
         status = item.get("status") or plans.status(item["tenant"], item["name"])
-        rows.append({**item, "status": status,
-                     "statusText": item.get("statusText") or status_text(status),
-                     "lastChange": item.get("lastChange") or "",
-                     "description": item.get("description") or ""})
+        rows.append(
+            {
+                **item,
+                "status": status,
+                "statusText": item.get("statusText") or status_text(status),
+                "lastChange": item.get("lastChange") or "",
+                "description": item.get("description") or "",
+            }
+        )
     return rows
 
 
@@ -31,8 +37,12 @@ def plan_detail(tenant, name):
     tenant = parse_tenant(tenant)
     shown = plans.show(tenant, name)
     status = plans.status(tenant, name)
-    return {**shown, "status": status, "statusText": status_text(status),
-            "xml": plans.query_plan(tenant, name)}
+    return {
+        **shown,
+        "status": status,
+        "statusText": status_text(status),
+        "xml": plans.query_plan(tenant, name),
+    }
 
 
 def imported_streams(tenant, name):
@@ -42,8 +52,9 @@ def imported_streams(tenant, name):
     plans.show(tenant, name)  # PlanNotFoundError for an unknown plan
     for view in plans.deployments(tenant)["plans"]:
         if view["name"] == name:
-            return [{"stream": s["stream"], "attributes": s["attributes"]}
-                    for s in view["imported"]]
+            return [
+                {"stream": s["stream"], "attributes": s["attributes"]} for s in view["imported"]
+            ]
     return []
 
 
@@ -55,20 +66,43 @@ def deployment_status():
     except ImportError:
         return _fallback_status()
     from manager.web.tenant_view import filter_status
+
     return filter_status(api_status(manager(), request.host_url.rstrip("/")))
 
 
 def _fallback_status():
     m = manager()
     topologies = []
-    for (tenant, name) in sorted(m.plans.compiled):
+    for tenant, name in sorted(m.plans.compiled):
         st = m.topologies.status(tenant, name)
-        topologies.append({"tenant": tenant, "plan": name, "topology": st["topology"],
-                           "state": st["state"], "since": st["since"], "reason": st["reason"],
-                           "applicationId": None, "executors": None})
-    return {"managers": [{"url": None, "host": m.host, "role": "leader",
-                          "registry": m.registry_url, "self": True}],
-            "spark": None, "topologies": topologies, "workers": [], "endpoints": [], "flows": []}
+        topologies.append(
+            {
+                "tenant": tenant,
+                "plan": name,
+                "topology": st["topology"],
+                "state": st["state"],
+                "since": st["since"],
+                "reason": st["reason"],
+                "applicationId": None,
+                "executors": None,
+            }
+        )
+    return {
+        "managers": [
+            {
+                "url": None,
+                "host": m.host,
+                "role": "leader",
+                "registry": m.registry_url,
+                "self": True,
+            }
+        ],
+        "spark": None,
+        "topologies": topologies,
+        "workers": [],
+        "endpoints": [],
+        "flows": [],
+    }
 
 
 def workers():

@@ -1,24 +1,35 @@
 """Console pages answer errors with an HTML page (what went wrong and a way back), never a
 stack trace: an unknown plan is a 404 page, a bad tenant id a 400 page."""
+
 from flask import current_app, render_template
 from werkzeug.exceptions import HTTPException
 
 from manager.exceptions import ManagerError
 
-TITLES = {400: "Bad request", 404: "Not found", 405: "Method not allowed", 409: "Conflict",
-          500: "Internal error"}
+TITLES = {
+    400: "Bad request",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    500: "Internal error",
+}
 
 
 def error_page(status, message):
-    return render_template("console/error.html", status=status,
-                           title=TITLES.get(status, "Error"), message=message), status
+    return render_template(
+        "console/error.html", status=status, title=TITLES.get(status, "Error"), message=message
+    ), status
 
 
 def register(bp):
     @bp.errorhandler(ManagerError)
     def manager_error(exc):
-        return error_page(exc.status, str(exc) if exc.status < 500 else
-                          "the manager could not complete this request; see its log")
+        return error_page(
+            exc.status,
+            str(exc)
+            if exc.status < 500
+            else "the manager could not complete this request; see its log",
+        )
 
     @bp.errorhandler(HTTPException)
     def http_error(exc):

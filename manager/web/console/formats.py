@@ -1,5 +1,6 @@
 """How the console shows times and durations: for the pages' data (data.py) and the
 templates' filters (nav.py)."""
+
 import time
 from datetime import datetime, timezone
 

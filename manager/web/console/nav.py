@@ -1,5 +1,6 @@
 """What every console page shows around its content: the tenants of the picker and the
 selected tenant (from the URL, else the `tenant` cookie, else the super tenant)."""
+
 from flask import current_app, g, request
 
 from manager.store.base import SUPER_TENANT, parse_tenant

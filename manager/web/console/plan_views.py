@@ -1,4 +1,5 @@
 """Console pages of execution plans: the plans list, add/edit editor and plan details."""
+
 from flask import make_response, redirect, render_template, url_for
 
 from manager.store.base import parse_tenant
@@ -28,30 +29,38 @@ def index():
 
 def plans(tenant):
     tenant = parse_tenant(tenant)
-    resp = make_response(render_template("console/plans.html", rows=data.plan_rows(tenant),
-                                         page="plans"))
+    resp = make_response(
+        render_template("console/plans.html", rows=data.plan_rows(tenant), page="plans")
+    )
     resp.set_cookie("tenant", str(tenant), samesite="Lax", httponly=True)
     return resp
 
 
 def new_plan(tenant):
-    return render_template("console/editor.html", tenant=parse_tenant(tenant), plan=None,
-                           text=NEW_PLAN, page="plans")
+    return render_template(
+        "console/editor.html", tenant=parse_tenant(tenant), plan=None, text=NEW_PLAN, page="plans"
+    )
 
 
 def edit_plan(tenant, name):
     tenant = parse_tenant(tenant)
     plan = data.plan_detail(tenant, name)
-    return render_template("console/editor.html", tenant=tenant, plan=plan, text=plan["text"],
-                           page="plans")
+    return render_template(
+        "console/editor.html", tenant=tenant, plan=plan, text=plan["text"], page="plans"
+    )
 
 
 def plan_details(tenant, name):
     tenant = parse_tenant(tenant)
     plan = data.plan_detail(tenant, name)
-    return render_template("console/plan.html", tenant=tenant, plan=plan,
-                           xml_html=highlight_xml(plan["xml"]), page="plans",
-                           backtest_streams=input_streams(plan["text"]))
+    return render_template(
+        "console/plan.html",
+        tenant=tenant,
+        plan=plan,
+        xml_html=highlight_xml(plan["xml"]),
+        page="plans",
+        backtest_streams=input_streams(plan["text"]),
+    )
 
 
 def register(bp):

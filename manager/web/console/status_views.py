@@ -1,5 +1,6 @@
 """The distributed deployment status page: managers, Spark master, topologies, workers,
 registry endpoints and per-plan flows; refreshed in the browser from GET /api/v1/status."""
+
 from flask import render_template
 
 from manager.web.console import data

@@ -1,5 +1,6 @@
 """Console tools: "Try it" (a plan over sample events, in-process) and the event simulator of
 a deployed plan."""
+
 from flask import render_template
 
 from manager.store.base import parse_tenant
@@ -13,15 +14,21 @@ TRY_EVENTS = """{"stream": "InStream", "timestamp": 1000, "data": ["IBM", 120.5,
 
 
 def try_page():
-    return render_template("console/try.html", plan_text=NEW_PLAN, events_text=TRY_EVENTS,
-                           page="try")
+    return render_template(
+        "console/try.html", plan_text=NEW_PLAN, events_text=TRY_EVENTS, page="try"
+    )
 
 
 def simulate_page(tenant, name):
     tenant = parse_tenant(tenant)
     plan = data.plan_detail(tenant, name)
-    return render_template("console/simulate.html", tenant=tenant, plan=plan,
-                           streams=data.imported_streams(tenant, name), page="plans")
+    return render_template(
+        "console/simulate.html",
+        tenant=tenant,
+        plan=plan,
+        streams=data.imported_streams(tenant, name),
+        page="plans",
+    )
 
 
 def register(bp):

@@ -1,7 +1,8 @@
-""""Try it": a plan over JSON-lines events, run in-process by the engine in playback mode with
+""" "Try it": a plan over JSON-lines events, run in-process by the engine in playback mode with
 `cep run`'s own code (cep.engine.offline.run), so the output is what `cep run --playback`
 prints. A line may carry `delay` (ms) instead of `timestamp`: its timestamp is the previous
 event's plus the delay."""
+
 import json
 
 from cep.errors import CepError, SiddhiQLError
@@ -15,8 +16,7 @@ def positioned(exc):
     """The compiler's errors of `exc` as dicts with message and position."""
     out = []
     for e in getattr(exc, "errors", None) or [exc]:
-        d = e.to_dict() if hasattr(e, "to_dict") else {"error": type(e).__name__,
-                                                          "message": str(e)}
+        d = e.to_dict() if hasattr(e, "to_dict") else {"error": type(e).__name__, "message": str(e)}
         if d.get("error") == "SyntaxError_":
             d["error"] = "SiddhiQLSyntaxError"
         out.append(d)
@@ -49,6 +49,7 @@ def try_plan(text, events_text, policy=None):
     manager's cep.policy.HostPolicy) bounds the plan's size and windows."""
     import cep
     from cep.engine.offline import run
+
     if not isinstance(text, str) or not text.strip():
         raise BadConsoleRequestError("the plan is empty")
     lines = (events_text or "").splitlines()
@@ -59,8 +60,10 @@ def try_plan(text, events_text, policy=None):
         plan = cep.compile(text)
         if policy is not None:
             from cep.policy.plan_check import check_limits
+
             check_limits(plan, policy)
         from cep.policy.plan_check import check_no_stores
+
         check_no_stores(plan)  # a try-it run never opens the databases of database tables
     except SiddhiQLError as exc:
         result["errors"] = positioned(exc)
@@ -72,7 +75,8 @@ def try_plan(text, events_text, policy=None):
             return
         result["events"].append(event)
         result["outputs"].setdefault(event["stream"], []).append(
-            {"timestamp": event["timestamp"], "data": event["data"]})
+            {"timestamp": event["timestamp"], "data": event["data"]}
+        )
 
     def on_bad(bad):
         result["badLines"].append({"line": bad.line, "reason": bad.reason})

@@ -1,5 +1,6 @@
 """`cep manager` and `cep worker` stop on SIGTERM always, and on SIGINT unless they started
 with SIGINT ignored (nohup, a background job, bin/cep.sh's children)."""
+
 import os
 import signal
 import subprocess
@@ -22,10 +23,15 @@ for line in sys.stdin:
 
 
 def _child(sigint):
-    return subprocess.Popen([sys.executable, "-c", CHILD], cwd=ROOT, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD],
+        cwd=ROOT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
+    )
 
 
 def _after(proc, sig, wait_s):

@@ -1,4 +1,5 @@
 """Annotations: parsing (values, keys, nesting, spellings) and the validation rules."""
+
 import pytest
 
 import cep
@@ -9,9 +10,10 @@ Q = "from S select a insert into Out;"
 
 
 def test_plan_annotations_both_spellings():
-    plan = cep.compile("@Plan:name('P1')\n@Plan:description('two words')\n@Plan:playback\n"
-                       "@Plan:dist(receiverParallelism='3', publisherParallelism='0')\n"
-                       + S + Q)
+    plan = cep.compile(
+        "@Plan:name('P1')\n@Plan:description('two words')\n@Plan:playback\n"
+        "@Plan:dist(receiverParallelism='3', publisherParallelism='0')\n" + S + Q
+    )
     assert plan.name == "P1" and plan.description == "two words" and plan.playback
     assert plan.plan_dist("receiverParallelism") == 3
     assert plan.plan_dist("publisherParallelism") == 1
@@ -21,8 +23,13 @@ def test_plan_annotations_both_spellings():
 
 
 def test_query_names_and_dist():
-    plan = cep.compile(S + "@info(name = 'q1') @dist(parallel = '4', execGroup = 'g1')\n" + Q +
-                       "\n@name('q2')\n" + Q)
+    plan = cep.compile(
+        S
+        + "@info(name = 'q1') @dist(parallel = '4', execGroup = 'g1')\n"
+        + Q
+        + "\n@name('q2')\n"
+        + Q
+    )
     q1, q2 = plan.queries
     assert (q1.name, q2.name) == ("q1", "q2")
     dist = q1.annotations[1]
@@ -30,9 +37,11 @@ def test_query_names_and_dist():
 
 
 def test_nested_source_sink_annotations():
-    plan = cep.compile("@source(type='http', receiver.url='http://x:8080/s', "
-                       "@map(type='json', @attributes(a='$.a', k='$.k')))\n"
-                       "@sink(type='log')\n" + S + Q)
+    plan = cep.compile(
+        "@source(type='http', receiver.url='http://x:8080/s', "
+        "@map(type='json', @attributes(a='$.a', k='$.k')))\n"
+        "@sink(type='log')\n" + S + Q
+    )
     source, sink = plan.stream("S").annotations
     assert source.get("receiver.url") == "http://x:8080/s"
     (mapping,) = source.annotations
@@ -42,8 +51,10 @@ def test_nested_source_sink_annotations():
 
 
 def test_table_index_annotations():
-    plan = cep.compile(S + "@IndexBy('k')\ndefine table T (k string, v double);\n"
-                           "@PrimaryKey('k', 'v')\ndefine table U (k string, v double);\n" + Q)
+    plan = cep.compile(
+        S + "@IndexBy('k')\ndefine table T (k string, v double);\n"
+        "@PrimaryKey('k', 'v')\ndefine table U (k string, v double);\n" + Q
+    )
     assert plan.table("T").annotations[0].value == "k"
     assert [v for _, v in plan.table("U").annotations[0].elements] == ["k", "v"]
     with pytest.raises(UnknownAttributeError):
@@ -57,26 +68,35 @@ def test_require_plan_name():
     assert cep.require_plan_name(cep.compile("@Plan:name('X')\n" + S + Q)) == "X"
 
 
-@pytest.mark.parametrize("plan,words", [
-    ("@Plan:name('has space')\n" + S + Q, "whitespace"),
-    ("@Plan:name('')\n" + S + Q, "whitespace"),
-    ("@Plan:nmae('x')\n" + S + Q, "unknown plan annotation"),
-    ("@Plan:name('a')\n@Plan:name('b')\n" + S + Q, "twice"),
-    ("@Plan:dist(receiverParallelism='many')\n" + S + Q, "whole number"),
-    ("@Import('S')\n" + S + Q, "name:version"),
-    ("@Import('S:1.0')\n" + S + Q, "name:version"),
-    ("@Export('bad name:1.0.0')\n" + S + Q, "name:version"),
-    ("@Import('S:1.0.0')\n@Export('S:1.0.0')\n" + S + Q, "both imported and exported"),
-    ("@source(url='x')\n" + S + Q, "type"),
-    (S + "@dist(parallel='x')\n" + Q, "whole number"),
-    (S + "@dist(execGroup='my group')\n" + Q, "whitespace"),
-    (S + "@dist(parallel='2', execGroup='g')\n" + Q + "\n@dist(parallel='3', execGroup='g')\n"
-     + Q, "share one parallelism"),
-    (S + "partition with (k of S) begin @dist(parallel='2') " + Q + " end;", "partition"),
-    (S + "@purge(enable='maybe') partition with (k of S) begin " + Q + " end;", "enable"),
-    (S + "@purge(interval='soon') partition with (k of S) begin " + Q + " end;", "time"),
-    (S + Q + "\n@info(name='dangling')", "not followed"),
-])
+@pytest.mark.parametrize(
+    "plan,words",
+    [
+        ("@Plan:name('has space')\n" + S + Q, "whitespace"),
+        ("@Plan:name('')\n" + S + Q, "whitespace"),
+        ("@Plan:nmae('x')\n" + S + Q, "unknown plan annotation"),
+        ("@Plan:name('a')\n@Plan:name('b')\n" + S + Q, "twice"),
+        ("@Plan:dist(receiverParallelism='many')\n" + S + Q, "whole number"),
+        ("@Import('S')\n" + S + Q, "name:version"),
+        ("@Import('S:1.0')\n" + S + Q, "name:version"),
+        ("@Export('bad name:1.0.0')\n" + S + Q, "name:version"),
+        ("@Import('S:1.0.0')\n@Export('S:1.0.0')\n" + S + Q, "both imported and exported"),
+        ("@source(url='x')\n" + S + Q, "type"),
+        (S + "@dist(parallel='x')\n" + Q, "whole number"),
+        (S + "@dist(execGroup='my group')\n" + Q, "whitespace"),
+        (
+            S
+            + "@dist(parallel='2', execGroup='g')\n"
+            + Q
+            + "\n@dist(parallel='3', execGroup='g')\n"
+            + Q,
+            "share one parallelism",
+        ),
+        (S + "partition with (k of S) begin @dist(parallel='2') " + Q + " end;", "partition"),
+        (S + "@purge(enable='maybe') partition with (k of S) begin " + Q + " end;", "enable"),
+        (S + "@purge(interval='soon') partition with (k of S) begin " + Q + " end;", "time"),
+        (S + Q + "\n@info(name='dangling')", "not followed"),
+    ],
+)
 def test_annotation_rules(plan, words):
     with pytest.raises(AnnotationError) as info:
         cep.compile(plan)
@@ -85,8 +105,7 @@ def test_annotation_rules(plan, words):
 
 
 def test_dist_group_members_with_same_parallel_and_zero_means_one():
-    cep.compile(S + "@dist(parallel='0', execGroup='g')\n" + Q + "\n"
-                "@dist(execGroup='g')\n" + Q)
+    cep.compile(S + "@dist(parallel='0', execGroup='g')\n" + Q + "\n@dist(execGroup='g')\n" + Q)
 
 
 def test_duplicate_query_names():

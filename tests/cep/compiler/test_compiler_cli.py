@@ -1,4 +1,5 @@
 """`cep validate PLAN`: "valid" and exit 0, or the positioned error and exit 2."""
+
 import argparse
 
 from cep.cli import validate
@@ -26,8 +27,10 @@ def test_invalid_plan_prints_position_and_snippet(tmp_path, capsys):
     code, out, err = run_validate([str(plan)], capsys)
     assert code == 2 and out == ""
     first, source, carets = err.splitlines()
-    assert first == (f"{plan}:2:8: UnknownAttributeError: attribute 'b' does not exist in "
-                     f"stream 'S' (attributes and types: a int)")
+    assert first == (
+        f"{plan}:2:8: UnknownAttributeError: attribute 'b' does not exist in "
+        f"stream 'S' (attributes and types: a int)"
+    )
     assert source == "from S[b > 1] select a insert into O;"
     assert carets == "       ^"
 

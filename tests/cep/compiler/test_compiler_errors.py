@@ -1,10 +1,17 @@
 """Rejected plans: each error class, with the position (start and end) of the offending text."""
+
 import pytest
 
 import cep
 from cep.errors import (
-    AnnotationError, DuplicateDefinitionError, InvalidQueryError, SiddhiQLSyntaxError,
-    TypeMismatchError, UnknownAttributeError, UnknownFunctionError, UnknownStreamError,
+    AnnotationError,
+    DuplicateDefinitionError,
+    InvalidQueryError,
+    SiddhiQLSyntaxError,
+    TypeMismatchError,
+    UnknownAttributeError,
+    UnknownFunctionError,
+    UnknownStreamError,
     UnknownWindowError,
 )
 
@@ -31,8 +38,10 @@ def test_misspelled_select_is_a_syntax_error_naming_the_token():
 
 
 def test_missing_semicolon_hint():
-    e = reject("from Ticks select sym insert into Out\nfrom Ticks select sym insert into O2;",
-               SiddhiQLSyntaxError)
+    e = reject(
+        "from Ticks select sym insert into Out\nfrom Ticks select sym insert into O2;",
+        SiddhiQLSyntaxError,
+    )
     assert "missing ';'" in e.message and where(e)[:2] == (3, 1)
 
 
@@ -51,37 +60,47 @@ def test_unknown_input_stream():
 def test_unknown_attribute_in_filter_group_by_and_having():
     e = reject("from Ticks[qty > 3] select sym insert into Out;", UnknownAttributeError)
     assert "'qty'" in e.message and where(e) == (2, 12, 2, 15)
-    e = reject("from Ticks select sym, sum(price) as s group by venue insert into Out;",
-               UnknownAttributeError)
+    e = reject(
+        "from Ticks select sym, sum(price) as s group by venue insert into Out;",
+        UnknownAttributeError,
+    )
     assert "'venue'" in e.message
-    e = reject("from Ticks select sym, sum(price) as s group by sym having total > 3.0 "
-               "insert into Out;", UnknownAttributeError)
+    e = reject(
+        "from Ticks select sym, sum(price) as s group by sym having total > 3.0 insert into Out;",
+        UnknownAttributeError,
+    )
     assert "'total'" in e.message and where(e)[:2] == (2, 60)
 
 
 def test_unknown_function_and_window():
-    e = reject("from Ticks select sym, frobnicate(price) as f insert into Out;",
-               UnknownFunctionError)
+    e = reject(
+        "from Ticks select sym, frobnicate(price) as f insert into Out;", UnknownFunctionError
+    )
     assert "'frobnicate'" in e.message and where(e) == (2, 24, 2, 41)
     e = reject("from Ticks#window.lenght(3) select sym insert into Out;", UnknownWindowError)
     assert "'lenght'" in e.message
 
 
-@pytest.mark.parametrize("body,words", [
-    ("from Ticks[price > 'abc'] select sym insert into Out;",
-     "double cannot be compared with string"),
-    ("from Ticks[price] select sym insert into Out;", "bool"),
-    ("from Ticks#window.length('ten') select sym insert into Out;", "not string"),
-    ("from Ticks select sum(sym) as s insert into Out;", "sum not supported for string"),
-    ("from Ticks select ifThenElse(price > 1.0, 'big', 0) as l insert into Out;", "ifThenElse"),
-    ("from Ticks select sym + sym as s insert into Out;", "string"),
-    ("from Ticks[price > 1.0 and sym] select sym insert into Out;", "bool"),
-    ("from Ticks select coalesce(sym, price) as c insert into Out;", "one type"),
-    ("from Ticks select convert(price, 'integer') as c insert into Out;", "unknown type"),
-    ("from Ticks#window.time(sym) select sym insert into Out;", "constant"),
-    ("from Ticks#window.length(1, 2) select sym insert into Out;", "at most"),
-    ("from Ticks#window.externalTime(price, 1 sec) select sym insert into Out;", "long"),
-])
+@pytest.mark.parametrize(
+    "body,words",
+    [
+        (
+            "from Ticks[price > 'abc'] select sym insert into Out;",
+            "double cannot be compared with string",
+        ),
+        ("from Ticks[price] select sym insert into Out;", "bool"),
+        ("from Ticks#window.length('ten') select sym insert into Out;", "not string"),
+        ("from Ticks select sum(sym) as s insert into Out;", "sum not supported for string"),
+        ("from Ticks select ifThenElse(price > 1.0, 'big', 0) as l insert into Out;", "ifThenElse"),
+        ("from Ticks select sym + sym as s insert into Out;", "string"),
+        ("from Ticks[price > 1.0 and sym] select sym insert into Out;", "bool"),
+        ("from Ticks select coalesce(sym, price) as c insert into Out;", "one type"),
+        ("from Ticks select convert(price, 'integer') as c insert into Out;", "unknown type"),
+        ("from Ticks#window.time(sym) select sym insert into Out;", "constant"),
+        ("from Ticks#window.length(1, 2) select sym insert into Out;", "at most"),
+        ("from Ticks#window.externalTime(price, 1 sec) select sym insert into Out;", "long"),
+    ],
+)
 def test_type_mismatches(body, words):
     e = reject(body, TypeMismatchError)
     assert words in e.message
@@ -109,13 +128,16 @@ def test_defined_target_must_match_count_and_types():
 
 
 def test_inferred_stream_reused_with_other_types_is_rejected():
-    reject("from Ticks select sym insert into Mid;\nfrom Ticks select price insert into Mid;",
-           TypeMismatchError)
+    reject(
+        "from Ticks select sym insert into Mid;\nfrom Ticks select price insert into Mid;",
+        TypeMismatchError,
+    )
 
 
 def test_define_after_query_and_reserved_in():
-    e = reject("from Ticks select sym insert into Out;\ndefine stream Late (a int);",
-               SiddhiQLSyntaxError)
+    e = reject(
+        "from Ticks select sym insert into Out;\ndefine stream Late (a int);", SiddhiQLSyntaxError
+    )
     assert "before the first query" in e.message and where(e)[:2] == (3, 1)
     e = reject("define stream In (k string);", SiddhiQLSyntaxError)
     assert "stream In" in e.message
@@ -126,8 +148,10 @@ def test_aggregator_outside_select_is_invalid():
 
 
 def test_aggregator_names_case_sensitive_past_first_letter():
-    cep.compile(DEFS + "from Ticks select Sum(price) as s, stddev(price) as d, "
-                       "distinctcount(sym) as c insert into Out;")
+    cep.compile(
+        DEFS + "from Ticks select Sum(price) as s, stddev(price) as d, "
+        "distinctcount(sym) as c insert into Out;"
+    )
     reject("from Ticks select SUM(price) as s insert into Out;", UnknownFunctionError)
     reject("from Ticks select stdDev(price) as s insert into Out;", UnknownFunctionError)
 
@@ -138,8 +162,9 @@ def test_unnamed_computed_select_expression():
 
 
 def test_bad_plan_name_annotation():
-    e = reject("from Ticks select sym insert into Out;", AnnotationError,
-               "@Plan:name('my plan')\n" + DEFS)
+    e = reject(
+        "from Ticks select sym insert into Out;", AnnotationError, "@Plan:name('my plan')\n" + DEFS
+    )
     assert where(e)[:2] == (1, 1)
 
 
@@ -153,8 +178,11 @@ def test_errors_serialise_for_the_api():
 def test_unterminated_string_and_reserved_alias():
     e = reject("from Ticks[sym == 'abc] select sym insert into Out;", SiddhiQLSyntaxError)
     assert "unterminated string" in e.message and where(e)[:2] == (2, 19)
-    e = reject("from Ticks#window.length(1) as in join Ticks#window.length(1) as b "
-               "select b.sym as s insert into Out;", SiddhiQLSyntaxError)
+    e = reject(
+        "from Ticks#window.length(1) as in join Ticks#window.length(1) as b "
+        "select b.sym as s insert into Out;",
+        SiddhiQLSyntaxError,
+    )
     assert "reserved" in e.message
 
 
@@ -169,10 +197,14 @@ def test_trailing_comma_hint_names_the_keyword_read_as_a_name():
 
 
 def test_having_and_order_by_see_the_output_row_and_aggregators_the_input():
-    cep.compile(DEFS + "from Ticks select sym, sum(price) as s group by sym "
-                       "having avg(price) > 1.0 and s > 2.0 order by s insert into Out;")
-    e = reject("from Ticks select sym group by sym having price > 1.0 insert into Out;",
-               UnknownAttributeError)
+    cep.compile(
+        DEFS + "from Ticks select sym, sum(price) as s group by sym "
+        "having avg(price) > 1.0 and s > 2.0 order by s insert into Out;"
+    )
+    e = reject(
+        "from Ticks select sym group by sym having price > 1.0 insert into Out;",
+        UnknownAttributeError,
+    )
     assert "'price'" in e.message and "output" in e.message
     reject("from Ticks select sym order by price insert into Out;", UnknownAttributeError)
 
@@ -184,8 +216,9 @@ def test_trigger_at_needs_start_or_cron():
 
 
 def test_duplicate_points_at_the_later_definition_whatever_its_kind():
-    e = reject("define stream Tab (a int);", DuplicateDefinitionError,
-               "define table Tab (a int);\n")
+    e = reject(
+        "define stream Tab (a int);", DuplicateDefinitionError, "define table Tab (a int);\n"
+    )
     assert where(e)[:2] == (2, 1)
 
 

@@ -1,4 +1,5 @@
 """Mangled plans are rejected with a positioned SiddhiQLError, never another exception."""
+
 import random
 
 import pytest
@@ -21,9 +22,45 @@ PLANS = [
     "from #M#window.lengthBatch(2) select k, sum(v) as s insert into O; end;\n"
     "from every e1=S, e2=S[v > e1.v]+, e3=S[v < e2[last].v] select e1.k as k insert into P;",
 ]
-PIECES = ["(", ")", "[", "]", ",", ";", "->", "#", "@", "every", "within", "as", "'x'", "1",
-          "1.5", "e1", "=", "<", ">", ":", "*", "+", "?", "not", "and", "in", "select", "from",
-          "insert into", "`", '"', "partition", "begin", "end", "#window.", "is null", "last"]
+PIECES = [
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    ";",
+    "->",
+    "#",
+    "@",
+    "every",
+    "within",
+    "as",
+    "'x'",
+    "1",
+    "1.5",
+    "e1",
+    "=",
+    "<",
+    ">",
+    ":",
+    "*",
+    "+",
+    "?",
+    "not",
+    "and",
+    "in",
+    "select",
+    "from",
+    "insert into",
+    "`",
+    '"',
+    "partition",
+    "begin",
+    "end",
+    "#window.",
+    "is null",
+    "last",
+]
 
 
 def mangle(rng, text):
@@ -32,7 +69,7 @@ def mangle(rng, text):
         if rng.random() < 0.5:
             text = text[:pos] + " " + rng.choice(PIECES) + " " + text[pos:]
         else:
-            text = text[:pos] + text[pos + rng.randint(1, 6):]
+            text = text[:pos] + text[pos + rng.randint(1, 6) :]
     return text
 
 

@@ -1,4 +1,5 @@
 """Spans: every node's span covers exactly its source text, across lines."""
+
 import cep
 
 TEXT = """@Plan:name('Spans')
@@ -20,7 +21,7 @@ end;
 
 
 def src(node):
-    return TEXT[node.span.start_pos:node.span.end_pos]
+    return TEXT[node.span.start_pos : node.span.end_pos]
 
 
 def test_node_spans_cover_their_text():
@@ -37,7 +38,7 @@ def test_node_spans_cover_their_text():
     assert src(plan.stream("A").attributes[2]) == "price double"
     assert src(pattern.input) == "every e1=A -> e2=A[price > e1.price] within 1 sec"
     assert src(pattern.input.state.then) == "e2=A[price > e1.price]"
-    partition, = plan.partitions
+    (partition,) = plan.partitions
     assert src(partition.keys[0]) == "sym of A"
     join = partition.queries[0].input
     assert src(join.left) == "A#window.length(2) as x" and src(join.on) == "x.sym == T.sym"
@@ -49,6 +50,6 @@ def test_spans_agree_with_line_and_column():
     lines = TEXT.splitlines(keepends=True)
     for node in (plan.queries[0], plan.queries[1].input, plan.partitions[0]):
         s = node.span
-        assert sum(len(x) for x in lines[:s.line - 1]) + s.column - 1 == s.start_pos
-        assert sum(len(x) for x in lines[:s.end_line - 1]) + s.end_column - 1 == s.end_pos
+        assert sum(len(x) for x in lines[: s.line - 1]) + s.column - 1 == s.start_pos
+        assert sum(len(x) for x in lines[: s.end_line - 1]) + s.end_column - 1 == s.end_pos
     assert plan.queries[0].span.line == 4  # the annotation starts the query

@@ -1,6 +1,7 @@
 """The compiler writes a typed, resolved plan (issue 12): every expression node carries its
 type (`rtype`) and every call its catalog entry (`entry`), and the engine builds from them
 instead of deriving them again; an untyped, hand-made model still works (the engine derives)."""
+
 import dataclasses
 import glob
 import pathlib
@@ -59,9 +60,14 @@ def test_every_expression_of_every_conformance_plan_is_typed_and_calls_resolved(
             assert isinstance(e.rtype, T), (path, e)
             if isinstance(e, FunctionCall):
                 kind, namespace, name = e.entry
-                found = (ext.find_function(name, namespace)
-                         or ext_processors.lookup_function(namespace, name)) \
-                    if kind == "function" else aggregators.lookup(name, namespace)
+                found = (
+                    (
+                        ext.find_function(name, namespace)
+                        or ext_processors.lookup_function(namespace, name)
+                    )
+                    if kind == "function"
+                    else aggregators.lookup(name, namespace)
+                )
                 if kind == "script":
                     continue
                 assert found is not None and found.name == name, (path, e)
@@ -74,8 +80,12 @@ def test_the_types_survive_pickling_and_do_not_change_equality():
     assert again == plan
     assert [e.rtype for e in expressions(again)] == [e.rtype for e in expressions(plan)]
     items = {i.rename: i.expression for i in plan.elements[0].selector.attributes}
-    assert (items["x"].rtype, items["y"].rtype, items["c"].rtype, items["af"].rtype) == \
-        (T.DOUBLE, T.INT, T.LONG, T.DOUBLE)
+    assert (items["x"].rtype, items["y"].rtype, items["c"].rtype, items["af"].rtype) == (
+        T.DOUBLE,
+        T.INT,
+        T.LONG,
+        T.DOUBLE,
+    )
     assert items["c"].entry == ("function", None, "convert")
     assert items["s"].entry == ("aggregator", None, "sum") and items["s"].rtype is T.LONG
 

@@ -1,4 +1,5 @@
 """Helpers for engine tests: compile a plan, feed events in batches, collect outputs."""
+
 import random
 
 import cep

@@ -1,5 +1,6 @@
 """Shared by the pattern-kernel property tests: hypothesis batches of (step, row) made into
 timed events, and events as send_columns' masked columns (None -> masked)."""
+
 import numpy as np
 
 
@@ -20,10 +21,12 @@ def columns(events):
     """(data, timestamps) for send_columns from [(ts, (sym, price, vol))]."""
     sym = np.empty(len(events), object)
     sym[:] = [r[0] for _, r in events]
-    price = np.ma.masked_array([0.0 if r[1] is None else r[1] for _, r in events],
-                               [r[1] is None for _, r in events])
-    vol = np.ma.masked_array([0 if r[2] is None else r[2] for _, r in events],
-                             [r[2] is None for _, r in events])
+    price = np.ma.masked_array(
+        [0.0 if r[1] is None else r[1] for _, r in events], [r[1] is None for _, r in events]
+    )
+    vol = np.ma.masked_array(
+        [0 if r[2] is None else r[2] for _, r in events], [r[2] is None for _, r in events]
+    )
     return {"sym": sym, "price": price, "vol": vol}, np.array([t for t, _ in events])
 
 
@@ -49,10 +52,12 @@ def recording(text):
     """(fresh, got): fresh() makes a runtime of `text` whose stream O's events are appended to
     got (as repr), one list for every runtime made."""
     import cep
+
     got = []
 
     def fresh():
         rt = cep.ExecutionPlanRuntime(cep.compile(text))
         rt.add_callback("O", lambda evs: got.extend(repr(e) for e in evs))
         return rt
+
     return fresh, got

@@ -1,6 +1,7 @@
 """Stateful function calls (`kf:kalmanFilter`) in a partition: each key's copy of a query has
 call sites of its own, as Siddhi 3.2 clones each expression executor per key. So a key's
 output does not depend on the other keys' events: it equals that key's events run alone."""
+
 import random
 
 import cep
@@ -8,17 +9,24 @@ from cep.engine.call_state import fresh_call_state, has_call_state
 from cep.engine.runtime import ExecutionPlanRuntime
 
 DEFS = "@Plan:playback\ndefine stream S (k string, v double, r double, t long);\n"
-QUERIES = ("from S select k, kf:kalmanFilter(v) as e1, kf:kalmanFilter(v, 2.0) as e2, "
-           "kf:kalmanFilter(v, r, 0.5, t) as e4 insert into O;\n"
-           "from S[kf:kalmanFilter(v) > 50.0] select k, v, -1.0 as e2, 0.0 as e4 "
-           "insert into O;\n")
+QUERIES = (
+    "from S select k, kf:kalmanFilter(v) as e1, kf:kalmanFilter(v, 2.0) as e2, "
+    "kf:kalmanFilter(v, r, 0.5, t) as e4 insert into O;\n"
+    "from S[kf:kalmanFilter(v) > 50.0] select k, v, -1.0 as e2, 0.0 as e4 "
+    "insert into O;\n"
+)
 PARTITIONED = DEFS + "partition with (k of S) begin\n" + QUERIES + "end;\n"
 
 
 def events(keys=4, n=60, seed=7):
     rnd = random.Random(seed)
-    return [(1000 + 10 * i, (rnd.choice("abcd"[:keys]), rnd.uniform(0, 100),
-                             rnd.uniform(0, 2), 1000 + 10 * i)) for i in range(n)]
+    return [
+        (
+            1000 + 10 * i,
+            (rnd.choice("abcd"[:keys]), rnd.uniform(0, 100), rnd.uniform(0, 2), 1000 + 10 * i),
+        )
+        for i in range(n)
+    ]
 
 
 def run(plan, evs):

@@ -1,5 +1,6 @@
 """The scheduler: rank then due order, the clock step as `now`, owned timers, wall-clock
 thread."""
+
 import threading
 
 from cep.engine.clock import Scheduler
@@ -40,6 +41,7 @@ def test_a_timer_registered_while_firing_fires_in_the_same_step_when_due():
     def first(now):
         fired.append(now)
         s.notify_at(1500, lambda n: fired.append(("again", n)))
+
     s.notify_at(1000, first)
     s.advance(2000)
     assert fired == [2000, ("again", 2000)]
@@ -54,6 +56,7 @@ def test_wall_clock_timers_fire_on_the_thread_under_the_lock():
     def fire(now):
         held.append(lock._is_owned())
         done.set()
+
     s.notify_at(s.now() + 50, fire)
     assert done.wait(3)
     s.stop()
@@ -95,6 +98,7 @@ def test_a_timer_set_during_a_step_for_an_earlier_rank_waits_for_the_next_step()
         fired.append(("late", now))
         s.notify_at(now, lambda n: fired.append(("early again", n)), rank=early)
         s.notify_at(now, lambda n: fired.append(("late again", n)), rank=late)
+
     s.notify_at(1000, from_late, rank=late)
     s.advance(2000)
     assert fired == [("late", 2000), ("late again", 2000)] and s.pending() == 1
@@ -108,6 +112,7 @@ def test_a_raising_timer_leaves_the_rest_of_its_step_pending():
 
     def boom(now):
         raise ValueError("boom")
+
     s.notify_at(1000, boom, rank=s.new_rank())
     s.notify_at(1000, lambda now: fired.append(now), rank=s.new_rank())
     try:

@@ -2,6 +2,7 @@
 errors, bad events left out and the others processed), columnar callbacks (Columns from
 columnar kernels and from row-path queries alike), and the fallback to rows for queries
 without a kernel."""
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -18,9 +19,12 @@ def rt_for(query):
 
 
 def cols(n=4, **over):
-    data = {"sym": np.array(["a", "b", "a", "c"][:n], object),
-            "price": np.array([1.5, 600.0, 700.0, 2.0][:n]),
-            "vol": np.array([1, 2, 3, 4][:n], np.int64), "x": np.array([1, 2, 3, 4][:n], np.int32)}
+    data = {
+        "sym": np.array(["a", "b", "a", "c"][:n], object),
+        "price": np.array([1.5, 600.0, 700.0, 2.0][:n]),
+        "vol": np.array([1, 2, 3, 4][:n], np.int64),
+        "x": np.array([1, 2, 3, 4][:n], np.int32),
+    }
     data.update(over)
     return data
 
@@ -75,7 +79,8 @@ def test_bad_values_are_left_out_with_their_index_and_the_rest_go_on():
     rt.add_callback("Out", got.extend)
     bad = rt.input_handler("S").send_columns(
         cols(x=np.array([1, 2**40, 3, 4], np.int64), sym=np.array(["a", "b", 5, "c"], object)),
-        np.arange(1000, 1004))
+        np.arange(1000, 1004),
+    )
     assert [i for i, _ in bad] == [1, 2]
     assert "attribute 'x' (int)" in str(bad[0][1]) and "out of the range" in str(bad[0][1])
     assert "attribute 'sym' (string)" in str(bad[1][1])
@@ -83,18 +88,27 @@ def test_bad_values_are_left_out_with_their_index_and_the_rest_go_on():
 
 
 def test_arrow_record_batch_with_nulls_and_python_lists():
-    rt = rt_for("from S#window.length(2) select sym, sum(price) as s, count() as c "
-                "insert into Out;")
+    rt = rt_for(
+        "from S#window.length(2) select sym, sum(price) as s, count() as c insert into Out;"
+    )
     got = []
     rt.add_callback("Out", got.extend)
-    batch = pa.record_batch({"sym": ["a", None, "b"], "price": [1.0, None, 2.5],
-                             "vol": pa.array([1, 2, None], pa.int64()),
-                             "x": pa.array([1, None, 3], pa.int32())})
+    batch = pa.record_batch(
+        {
+            "sym": ["a", None, "b"],
+            "price": [1.0, None, 2.5],
+            "vol": pa.array([1, 2, None], pa.int64()),
+            "x": pa.array([1, None, 3], pa.int32()),
+        }
+    )
     assert rt.input_handler("S").send_arrow(batch, pa.array([10, 11, 12])) == []
-    rt.input_handler("S").send_columns({"sym": ["c"], "price": [4], "vol": [None], "x": [9]},
-                                       [13])
-    assert got == [(10, ("a", 1.0, 1)), (11, (None, 1.0, 2)), (12, ("b", 2.5, 2)),
-                   (13, ("c", 6.5, 2))]
+    rt.input_handler("S").send_columns({"sym": ["c"], "price": [4], "vol": [None], "x": [9]}, [13])
+    assert got == [
+        (10, ("a", 1.0, 1)),
+        (11, (None, 1.0, 2)),
+        (12, ("b", 2.5, 2)),
+        (13, ("c", 6.5, 2)),
+    ]
 
 
 def test_window_keeps_its_own_copy_of_reused_arrays():
@@ -102,8 +116,13 @@ def test_window_keeps_its_own_copy_of_reused_arrays():
     got = []
     rt.add_callback("Out", got.extend)
     h = rt.input_handler("S")
-    data = cols(n=2, sym=np.array(["a", "b"], object), price=np.array([1.0, 2.0]),
-                vol=np.array([10, 20], np.int64), x=np.array([1, 2], np.int32))
+    data = cols(
+        n=2,
+        sym=np.array(["a", "b"], object),
+        price=np.array([1.0, 2.0]),
+        vol=np.array([10, 20], np.int64),
+        x=np.array([1, 2], np.int32),
+    )
     h.send_columns(data, np.array([1, 2]))
     data["vol"][:] = [1000, 2000]  # the producer reuses its buffer
     h.send_columns(data, np.array([3, 4]))
@@ -111,27 +130,41 @@ def test_window_keeps_its_own_copy_of_reused_arrays():
 
 
 def test_queries_without_a_kernel_get_the_events_as_rows():
-    query = "partition with (sym of S) begin from S select sym, sum(vol) as v " \
-            "insert into Out; end;"
+    query = "partition with (sym of S) begin from S select sym, sum(vol) as v insert into Out; end;"
     rt, ref = rt_for(query), rt_for(query)
     got, want = [], []
     rt.add_callback("Out", got.append, columnar=True)
     ref.add_callback("Out", want.extend)
     rt.input_handler("S").send_columns(cols(), np.arange(1000, 1004))
-    ref.input_handler("S").send_batch([(1000 + i, r) for i, r in enumerate(
-        [("a", 1.5, 1, 1), ("b", 600.0, 2, 2), ("a", 700.0, 3, 3), ("c", 2.0, 4, 4)])])
+    ref.input_handler("S").send_batch(
+        [
+            (1000 + i, r)
+            for i, r in enumerate(
+                [("a", 1.5, 1, 1), ("b", 600.0, 2, 2), ("a", 700.0, 3, 3), ("c", 2.0, 4, 4)]
+            )
+        ]
+    )
     assert [r for c in got for r in c.to_rows()] == want
     assert sorted(r for _, r in want) == [("a", 1), ("a", 4), ("b", 2), ("c", 4)]
 
 
 def test_timestamps_default_to_the_runtime_clock():
-    rt = cep.ExecutionPlanRuntime(cep.compile(
-        "define stream S (sym string, price double, vol long, x int);\n"
-        "from S select sym insert into Out;"))
+    rt = cep.ExecutionPlanRuntime(
+        cep.compile(
+            "define stream S (sym string, price double, vol long, x int);\n"
+            "from S select sym insert into Out;"
+        )
+    )
     got = []
     rt.add_callback("Out", got.extend)
-    rt.input_handler("S").send_columns(cols(n=1, sym=np.array(["a"], object),
-                                            price=np.array([1.0]), vol=np.array([1]),
-                                            x=np.array([1], np.int32)))
+    rt.input_handler("S").send_columns(
+        cols(
+            n=1,
+            sym=np.array(["a"], object),
+            price=np.array([1.0]),
+            vol=np.array([1]),
+            x=np.array([1], np.int32),
+        )
+    )
     rt.shutdown()
     assert len(got) == 1 and got[0][0] > 1_600_000_000_000

@@ -2,6 +2,7 @@
 its inputs as row batches (`send_batch`) and as columnar batches (`send_columns` of Python
 lists): every stream's output is the same (repr: NaN and -0.0 exactly). The row path itself
 matches Siddhi 3.2's expected output (tests/conformance)."""
+
 import functools
 import os
 
@@ -12,10 +13,22 @@ import cep
 from cep.errors import CepError
 
 CASES = os.path.join(os.path.dirname(__file__), "..", "..", "conformance", "cases")
-FILES = sorted(os.path.join(kind, f) for kind in ("single", "multi", "fuzz", "ext/string",
-                                                  "ext/math", "ext/regex", "ext/time", "ext/map",
-                                                  "ext/differential")
-               for f in os.listdir(os.path.join(CASES, kind)) if f.endswith(".yaml"))
+FILES = sorted(
+    os.path.join(kind, f)
+    for kind in (
+        "single",
+        "multi",
+        "fuzz",
+        "ext/string",
+        "ext/math",
+        "ext/regex",
+        "ext/time",
+        "ext/map",
+        "ext/differential",
+    )
+    for f in os.listdir(os.path.join(CASES, kind))
+    if f.endswith(".yaml")
+)
 
 
 def _batches(inputs):

@@ -3,6 +3,7 @@
 repeat or go back, keys that appear and disappear) and each plan runs twice, once with
 `send_batch` and once with `send_columns` (some batches as rows in between, and a snapshot
 restored part-way), compared by repr (NaN and -0.0 exactly)."""
+
 import math
 
 import numpy as np
@@ -13,8 +14,7 @@ import cep
 from cep.engine import javamath
 from cep.engine.columnar import sliding
 
-HEAD = ("@Plan:playback\n"
-        "define stream S (sym string, price double, vol long, x int, f float);\n")
+HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol long, x int, f float);\n"
 STATELESS = [
     "from S[price > 10.0 and vol != 3] select sym, price, vol * 2 as v2, x + 1 as x1, "
     "-x as nx insert into O;",
@@ -33,24 +33,35 @@ SLIDING = [
     "from S#window.time({t}) select sym, x, sum(vol) as v, avg(f) as af group by sym, x "
     "insert into O;",
     "from S#window.time({t}) select price, sum(f) as sf, avg(x) as ax insert into O;",
-    "from S select sym, sum(price) as s, count() as c, avg(vol) as a group by sym "
-    "insert into O;",
+    "from S select sym, sum(price) as s, count() as c, avg(vol) as a group by sym insert into O;",
     "from S select sum(vol) as v, sum(x) as sx insert into O;",
 ]
 
-PRICES = st.one_of(st.none(), st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 0.0,
-                                               1e308, 5e-324]),
-                   st.floats(-1e3, 1e3, allow_nan=False))
-LONGS = st.one_of(st.none(), st.sampled_from([javamath.LONG_MAX, javamath.LONG_MIN, 3]),
-                  st.integers(-10, 10), st.integers(javamath.LONG_MIN, javamath.LONG_MAX))
-INTS = st.one_of(st.none(), st.sampled_from([javamath.INT_MAX, javamath.INT_MIN, 7]),
-                 st.integers(-10, 10))
+PRICES = st.one_of(
+    st.none(),
+    st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 0.0, 1e308, 5e-324]),
+    st.floats(-1e3, 1e3, allow_nan=False),
+)
+LONGS = st.one_of(
+    st.none(),
+    st.sampled_from([javamath.LONG_MAX, javamath.LONG_MIN, 3]),
+    st.integers(-10, 10),
+    st.integers(javamath.LONG_MIN, javamath.LONG_MAX),
+)
+INTS = st.one_of(
+    st.none(), st.sampled_from([javamath.INT_MAX, javamath.INT_MIN, 7]), st.integers(-10, 10)
+)
 FLOATS = st.one_of(st.none(), st.floats(-4, 4, width=32), st.sampled_from([math.inf, 1.5]))
 ROW = st.tuples(st.sampled_from(["a", "b", "c", "d", None]), PRICES, LONGS, INTS, FLOATS)
 EVENT = st.tuples(st.sampled_from([0, 0, 1, 1, 3, 40, 250, -5]), ROW)
-BATCHES = st.lists(st.tuples(st.lists(EVENT, min_size=1, max_size=30),
-                             st.sampled_from(["cols", "cols", "cols", "numpy", "rows"])),
-                   min_size=1, max_size=8)
+BATCHES = st.lists(
+    st.tuples(
+        st.lists(EVENT, min_size=1, max_size=30),
+        st.sampled_from(["cols", "cols", "cols", "numpy", "rows"]),
+    ),
+    min_size=1,
+    max_size=8,
+)
 
 
 def _plan_batches(batches):
@@ -110,8 +121,7 @@ def _check(text, batches, snap):
     assert _run(text, plan, True, snapshot_at=snap % (len(plan) + 1)) == rows
 
 
-SETTINGS = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("query", STATELESS)
@@ -123,8 +133,12 @@ def test_stateless_columnar_equals_rows(query, batches, snap):
 
 @pytest.mark.parametrize("query", SLIDING)
 @SETTINGS
-@given(batches=BATCHES, snap=st.integers(0, 8), n=st.sampled_from([1, 2, 5, 40]),
-       t=st.sampled_from([1, 10, 100, 1000]))
+@given(
+    batches=BATCHES,
+    snap=st.integers(0, 8),
+    n=st.sampled_from([1, 2, 5, 40]),
+    t=st.sampled_from([1, 10, 100, 1000]),
+)
 def test_sliding_columnar_equals_rows(query, batches, snap, n, t):
     _check(HEAD + query.format(n=n, t=t), batches, snap)
 
@@ -138,14 +152,14 @@ def test_kernels_are_attached_and_used():
         r = orig(self, *a)
         calls.append(r is not None)
         return r
+
     sliding.SlidingKernel.run = spy
     try:
         for q in SLIDING:
             text = HEAD + q.format(n=5, t=100)
             rt = cep.ExecutionPlanRuntime(cep.compile(text))
             head = rt.junctions["S"].subscribers[0]
-            assert getattr(head, "kernel", None) is not None or \
-                "process_columns" in vars(head), q
+            assert getattr(head, "kernel", None) is not None or "process_columns" in vars(head), q
             rows = [(1000 + i, (("a", "b")[i % 2], float(i), i, i, 1.0)) for i in range(50)]
             calls.clear()
             rt.input_handler("S").send_columns(*_columns(rows, True))

@@ -1,17 +1,33 @@
 """Expression codegen: Java semantics, null handling, fast path with safe fallback, functions."""
+
 import pytest
 
 from cep.engine.expressions import SingleStreamScope, compile_filter, compile_projection
 from cep.errors import TypeMismatchError, UnknownAttributeError, UnknownFunctionError
 from cep.model import (
-    Attribute, AttrType, BinaryOp, CompareOp, Constant, FunctionCall, IsNull, Not, StreamDefinition,
+    Attribute,
+    AttrType,
+    BinaryOp,
+    CompareOp,
+    Constant,
+    FunctionCall,
+    IsNull,
+    Not,
+    StreamDefinition,
     Variable,
 )
 from tests.cep.engine.helpers import collect, runtime
 
-D = StreamDefinition("S", (Attribute("a", AttrType.INT), Attribute("b", AttrType.INT),
-                           Attribute("x", AttrType.DOUBLE), Attribute("f", AttrType.FLOAT),
-                           Attribute("s", AttrType.STRING)))
+D = StreamDefinition(
+    "S",
+    (
+        Attribute("a", AttrType.INT),
+        Attribute("b", AttrType.INT),
+        Attribute("x", AttrType.DOUBLE),
+        Attribute("f", AttrType.FLOAT),
+        Attribute("s", AttrType.STRING),
+    ),
+)
 SCOPE = SingleStreamScope(D)
 a, b, x, f, s = (Variable(n) for n in "abxfs")
 
@@ -43,7 +59,8 @@ def test_double_division_by_zero_is_null_and_the_batch_keeps_its_other_rows():
 
 def test_float_is_32_bit():
     assert project(BinaryOp("*", f, const(1, AttrType.INT)), (0, 0, 0.0, 0.1, "")) == [
-        pytest.approx(0.10000000149011612, abs=0)]
+        pytest.approx(0.10000000149011612, abs=0)
+    ]
 
 
 def test_null_propagates_through_arithmetic_and_comparisons_but_not_equal_are_false():
@@ -73,20 +90,23 @@ def test_type_errors_are_named():
         compile_projection([FunctionCall("frobnicate", (x,))], SCOPE)
 
 
-@pytest.mark.parametrize("call, value, want", [
-    ("convert(d, 'string')", 3.75, "3.75"),
-    ("convert(d, 'int')", -2.5, -2),
-    ("convert(d, 'long')", 1e10, 10000000000),
-    ("convert(t, 'int')", None, 42),
-    ("convert(t, 'bool')", None, False),
-    ("ifThenElse(d > 1.0, 'big', 'small')", 2.0, "big"),
-    ("maximum(d, 4.0, 1.0)", 2.0, 4.0),
-    ("minimum(d, 4.0, 1.0)", 2.0, 1.0),
-    ("coalesce(n, d)", 2.0, 2.0),
-    ("instanceOfDouble(d)", 2.0, True),
-    ("instanceOfString(d)", 2.0, False),
-    ("eventTimestamp()", 1.0, 1234),
-])
+@pytest.mark.parametrize(
+    "call, value, want",
+    [
+        ("convert(d, 'string')", 3.75, "3.75"),
+        ("convert(d, 'int')", -2.5, -2),
+        ("convert(d, 'long')", 1e10, 10000000000),
+        ("convert(t, 'int')", None, 42),
+        ("convert(t, 'bool')", None, False),
+        ("ifThenElse(d > 1.0, 'big', 'small')", 2.0, "big"),
+        ("maximum(d, 4.0, 1.0)", 2.0, 4.0),
+        ("minimum(d, 4.0, 1.0)", 2.0, 1.0),
+        ("coalesce(n, d)", 2.0, 2.0),
+        ("instanceOfDouble(d)", 2.0, True),
+        ("instanceOfString(d)", 2.0, False),
+        ("eventTimestamp()", 1.0, 1234),
+    ],
+)
 def test_functions(call, value, want):
     rt = runtime(f"""@Plan:playback
         define stream S (d double, t string, n double);
@@ -114,14 +134,21 @@ def test_aggregates_without_a_window_run_forever():
         stddev(p) as sd, distinctcount(sym) as dc insert into O;
         from S select sym, max(p) as hi, min(p) as lo group by sym insert into G;""")
     got = collect(rt, ["O", "G"])
-    rt.input_handler("S").send_batch([(1, ("A", 3.0)), (2, ("B", 1.0)), (3, ("A", 5.0)),
-                                      (4, ("A", None))])
+    rt.input_handler("S").send_batch(
+        [(1, ("A", 3.0)), (2, ("B", 1.0)), (3, ("A", 5.0)), (4, ("A", None))]
+    )
     assert [r for _, r in got["O"]] == [
-        (3.0, 3.0, 3.0, 3.0, 1, 0.0, 1), (3.0, 1.0, 4.0, 2.0, 2, 1.0, 2),
+        (3.0, 3.0, 3.0, 3.0, 1, 0.0, 1),
+        (3.0, 1.0, 4.0, 2.0, 2, 1.0, 2),
         (5.0, 1.0, 9.0, 3.0, 3, pytest.approx(1.632993161855452), 2),
-        (5.0, 1.0, 9.0, 3.0, 4, pytest.approx(1.632993161855452), 2)]
-    assert [r for _, r in got["G"]] == [("A", 3.0, 3.0), ("B", 1.0, 1.0), ("A", 5.0, 3.0),
-                                        ("A", 5.0, 3.0)]
+        (5.0, 1.0, 9.0, 3.0, 4, pytest.approx(1.632993161855452), 2),
+    ]
+    assert [r for _, r in got["G"]] == [
+        ("A", 3.0, 3.0),
+        ("B", 1.0, 1.0),
+        ("A", 5.0, 3.0),
+        ("A", 5.0, 3.0),
+    ]
 
 
 def test_max_follows_siddhi_removal_of_the_first_equal_value():

@@ -1,4 +1,5 @@
 """The window-fused selector gives exactly the output of the window + selector chain."""
+
 import pytest
 
 from cep.engine.fused import FusedWindowSelector
@@ -6,7 +7,7 @@ from tests.cep.engine.helpers import run_plan, runtime, ticks
 
 SELECTS = {
     "grouped": "select sym, sum(price) as s, avg(price) as a, count() as c, min(price) as lo, "
-               "max(price) as hi, stddev(price) as sd group by sym",
+    "max(price) as hi, stddev(price) as sd group by sym",
     "plain": "select sym, sum(price) as s, distinctcount(sym) as dc, maxForever(price) as m",
     "having": "select sym, avg(price) as a group by sym having a > 8.0",
 }

@@ -1,6 +1,7 @@
 """The lean length-window loop (cep.engine.fused._lean_length: events paired with the one they
 push out by `zip`, no pops, no clock) against the plain fused loop, on random batches of
 random sizes with nulls and edge values (infinities, NaN, signed zeros, extremes)."""
+
 import math
 import random
 
@@ -25,7 +26,7 @@ def events(seed, n=600):
     out = []
     for i in range(n):
         price = rnd.choice(EDGE) if rnd.random() < 0.15 else rnd.uniform(-1e3, 1e3)
-        vol = rnd.choice(LONG_EDGE) if rnd.random() < 0.15 else rnd.randint(-10**6, 10**6)
+        vol = rnd.choice(LONG_EDGE) if rnd.random() < 0.15 else rnd.randint(-(10**6), 10**6)
         sym = rnd.choice(["a", "b", "c", None])
         out.append((1000 + i + rnd.choice([0, 0, 0, -3]), (sym, price, vol)))
     return out
@@ -34,13 +35,19 @@ def events(seed, n=600):
 def run(select, n, seed, lean):
     fused.LEAN = lean
     try:
-        rt = cep.ExecutionPlanRuntime(cep.compile(
-            "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
-            f"from S#window.length({n}) {select} insert into O;"))
+        rt = cep.ExecutionPlanRuntime(
+            cep.compile(
+                "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
+                f"from S#window.length({n}) {select} insert into O;"
+            )
+        )
     finally:
         fused.LEAN = True
-    sources = [p.code.fn.source for p in rt.ctx.stateful.values()
-               if isinstance(p, fused.FusedWindowSelector)]
+    sources = [
+        p.code.fn.source
+        for p in rt.ctx.stateful.values()
+        if isinstance(p, fused.FusedWindowSelector)
+    ]
     assert len(sources) == 1 and ("_chain(" in sources[0]) == lean
     got = []
     rt.add_callback("O", got.extend)
@@ -48,7 +55,7 @@ def run(select, n, seed, lean):
     rnd, evs, i = random.Random(seed + 1), events(seed), 0
     while i < len(evs):
         size = rnd.choice([1, 2, 3, n - 1, n, n + 1, 7, 64, 200])
-        assert h.send_batch(evs[i:i + max(size, 1)]) == []
+        assert h.send_batch(evs[i : i + max(size, 1)]) == []
         i += max(size, 1)
     rt.shutdown()
     return repr(got)  # repr: NaN and -0.0 compare exactly
@@ -63,8 +70,10 @@ def test_lean_loop_equals_plain_loop(select, n, seed):
 
 def test_the_comparison_catches_a_wrong_pairing(monkeypatch):
     """A lean loop that pairs each event with the wrong expired one must be told apart."""
+
     def broken(n, c):
         return [x.replace("_chain(W, batch)", "_chain(batch, W)") for x in real(n, c)]
+
     real = fused._lean_length
     monkeypatch.setattr(fused, "_lean_length", broken)
     assert run(SELECTS[0], 10, 1, True) != run(SELECTS[0], 10, 1, False)
@@ -72,16 +81,22 @@ def test_the_comparison_catches_a_wrong_pairing(monkeypatch):
 
 def test_long_windows_keep_the_plain_loop():
     n = fused.LEAN_MAX + 1
-    rt = cep.ExecutionPlanRuntime(cep.compile(
-        "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
-        f"from S#window.length({n}) select sum(price) as s insert into O;"))
+    rt = cep.ExecutionPlanRuntime(
+        cep.compile(
+            "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
+            f"from S#window.length({n}) select sum(price) as s insert into O;"
+        )
+    )
     (sel,) = [p for p in rt.ctx.stateful.values() if isinstance(p, fused.FusedWindowSelector)]
     assert "_chain" not in sel.code.fn.source
 
 
 def test_expired_rows_wanted_keep_the_plain_loop():
-    rt = cep.ExecutionPlanRuntime(cep.compile(
-        "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
-        "from S#window.length(5) select sum(price) as s insert all events into O;"))
+    rt = cep.ExecutionPlanRuntime(
+        cep.compile(
+            "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
+            "from S#window.length(5) select sum(price) as s insert all events into O;"
+        )
+    )
     (sel,) = [p for p in rt.ctx.stateful.values() if isinstance(p, fused.FusedWindowSelector)]
     assert "_chain" not in sel.code.fn.source

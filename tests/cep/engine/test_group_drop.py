@@ -1,6 +1,7 @@
 """Windowed `group by` forgets a group once the window holds none of its events: memory stays
 bounded under ever-new keys, and the output is the one of keeping every group (differential
 against the engine with dropping turned off)."""
+
 import random
 
 import pytest
@@ -10,8 +11,10 @@ from cep.engine.fused import FusedWindowSelector
 from cep.engine.selector import QuerySelector
 from tests.cep.engine.helpers import collect, feed, run_plan, runtime
 
-AGGS = ("sum(price) as s, avg(price) as a, count() as c, min(price) as lo, "
-        "max(price) as hi, stddev(price) as sd, distinctcount(v) as dc")
+AGGS = (
+    "sum(price) as s, avg(price) as a, count() as c, min(price) as lo, "
+    "max(price) as hi, stddev(price) as sd, distinctcount(v) as dc"
+)
 
 
 def plan(window, select, kind="all", tail=""):
@@ -22,8 +25,9 @@ def plan(window, select, kind="all", tail=""):
 
 
 def selector_state(rt):
-    (sel,) = [p for p in rt.ctx.stateful.values()
-              if isinstance(p, (QuerySelector, FusedWindowSelector))]
+    (sel,) = [
+        p for p in rt.ctx.stateful.values() if isinstance(p, (QuerySelector, FusedWindowSelector))
+    ]
     return sel.state
 
 
@@ -31,8 +35,17 @@ def fresh_keys(n, step=10):
     return [("S", 1000 + i * step, (f"k{i}", float(i % 7), i % 3)) for i in range(n)]
 
 
-@pytest.mark.parametrize("window", ["length(50)", "time(1 sec)", "externalTime(v, 1 sec)",
-                                    "timeLength(1 sec, 50)", "sort(50, price)", "unique(sym)"])
+@pytest.mark.parametrize(
+    "window",
+    [
+        "length(50)",
+        "time(1 sec)",
+        "externalTime(v, 1 sec)",
+        "timeLength(1 sec, 50)",
+        "sort(50, price)",
+        "unique(sym)",
+    ],
+)
 @pytest.mark.parametrize("tail", ["", " order by s"])  # fused and plain selector
 def test_group_entries_bounded_with_new_keys(window, tail):
     if window == "unique(sym)":  # unique per key keeps each key: use a key the window evicts
@@ -55,12 +68,13 @@ def test_count_only_group_state_dropped():
     assert len(selector_state(rt)) == 3
 
 
-@pytest.mark.parametrize("select", ["maxForever(price) as m", "sum(price) as s, minForever(price) as m"])
+@pytest.mark.parametrize(
+    "select", ["maxForever(price) as m", "sum(price) as s, minForever(price) as m"]
+)
 def test_forever_aggregates_keep_their_group(select):
     rt = runtime(plan("length(1)", select, kind="current"))
     got = collect(rt, ["O"])
-    feed(rt, [("S", 1000, ("a", 9.0, 0)), ("S", 1001, ("b", 5.0, 0)),
-              ("S", 1002, ("a", 7.0, 0))])
+    feed(rt, [("S", 1000, ("a", 9.0, 0)), ("S", 1001, ("b", 5.0, 0)), ("S", 1002, ("a", 7.0, 0))])
     assert len(selector_state(rt)) == 2
     assert got["O"][-1][1][-1] == (9.0 if "max" in select else 7.0)
 
@@ -83,8 +97,13 @@ def keep_all_groups(monkeypatch):
     monkeypatch.setattr(query_builder, "_expires_arrivals", lambda *a: False)
 
 
-WINDOWS = ["length(5)", "time(1 sec)", "timeLength(1 sec, 4)", "sort(4, price, 'desc')",
-           "unique(v)"]
+WINDOWS = [
+    "length(5)",
+    "time(1 sec)",
+    "timeLength(1 sec, 4)",
+    "sort(4, price, 'desc')",
+    "unique(v)",
+]
 
 
 @pytest.mark.parametrize("window", WINDOWS)

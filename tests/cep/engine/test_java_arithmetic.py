@@ -6,6 +6,7 @@ Siddhi 3.2 evaluates arithmetic and comparisons with Java's operators, except th
 or modulo by zero gives null (Java: ArithmeticException for integers, Infinity/NaN for
 floating point); rows where our answer or an operand of a comparison is null are not
 compared."""
+
 import random
 import struct
 import subprocess
@@ -14,17 +15,33 @@ import pytest
 
 from cep.engine.expressions import SingleStreamScope, compile_expression, make_function
 from cep.model import (
-    Attribute, AttrType as T, BinaryOp, CompareOp, Constant, Negate, StreamDefinition,
+    Attribute,
+    AttrType as T,
+    BinaryOp,
+    CompareOp,
+    Constant,
+    Negate,
+    StreamDefinition,
     Variable,
 )
 from tests.conftest import require_binary
 
-DEF = StreamDefinition("S", (Attribute("i", T.INT), Attribute("l", T.LONG),
-                             Attribute("f", T.FLOAT), Attribute("d", T.DOUBLE)))
+DEF = StreamDefinition(
+    "S",
+    (
+        Attribute("i", T.INT),
+        Attribute("l", T.LONG),
+        Attribute("f", T.FLOAT),
+        Attribute("d", T.DOUBLE),
+    ),
+)
 SCOPE = SingleStreamScope(DEF)
-CONSTANTS = {T.INT: [3, -7, 2147483647, 100000],
-             T.LONG: [5, -9223372036854775807, 123456789012345],
-             T.FLOAT: [1.5, 0.1, 3e38, -2.75], T.DOUBLE: [0.1, 1e308, -3.5, 1e-300]}
+CONSTANTS = {
+    T.INT: [3, -7, 2147483647, 100000],
+    T.LONG: [5, -9223372036854775807, 123456789012345],
+    T.FLOAT: [1.5, 0.1, 3e38, -2.75],
+    T.DOUBLE: [0.1, 1e308, -3.5, 1e-300],
+}
 
 
 def f32(x):
@@ -50,17 +67,22 @@ class Generator:
     def expression(self):
         if self.rnd.random() < 0.5:
             return self.numeric(3)
-        return CompareOp(self.rnd.choice(["==", "!=", "<", "<=", ">", ">="]),
-                         self.numeric(2), self.numeric(2))
+        return CompareOp(
+            self.rnd.choice(["==", "!=", "<", "<=", ">", ">="]), self.numeric(2), self.numeric(2)
+        )
 
     def row(self):
         rnd = self.rnd
-        return (rnd.choice([0, 1, -1, 7, -2**31, 2**31 - 1, 16777217,
-                            rnd.randint(-2**31, 2**31 - 1)]),
-                rnd.choice([0, -1, 3, -2**63, 2**63 - 1, 2**53 + 1,
-                            rnd.randint(-2**63, 2**63 - 1)]),
-                f32(rnd.choice([0.0, 1.5, -0.1, 3.4e38, 16777217.0, rnd.uniform(-1e6, 1e6)])),
-                rnd.choice([0.0, 2.5, -1e308, 1e-3, 2.0**53, rnd.uniform(-1e12, 1e12)]))
+        return (
+            rnd.choice(
+                [0, 1, -1, 7, -(2**31), 2**31 - 1, 16777217, rnd.randint(-(2**31), 2**31 - 1)]
+            ),
+            rnd.choice(
+                [0, -1, 3, -(2**63), 2**63 - 1, 2**53 + 1, rnd.randint(-(2**63), 2**63 - 1)]
+            ),
+            f32(rnd.choice([0.0, 1.5, -0.1, 3.4e38, 16777217.0, rnd.uniform(-1e6, 1e6)])),
+            rnd.choice([0.0, 2.5, -1e308, 1e-3, 2.0**53, rnd.uniform(-1e12, 1e12)]),
+        )
 
 
 def java_source(e):
@@ -78,8 +100,7 @@ def java_source(e):
 
 def evaluator(e):
     c = compile_expression(e, SCOPE)
-    return c.type, make_function("v", f"def v(r):\n    ts = 0\n    return {c.source}\n",
-                                 c.globals)
+    return c.type, make_function("v", f"def v(r):\n    ts = 0\n    return {c.source}\n", c.globals)
 
 
 def ours(e, rows):
@@ -93,24 +114,52 @@ def run_java(exprs, rows, folder):
     methods = [
         f"  static void e{n}(int i, long l, float f, double d) {{ try {{ Object v = "
         f"{java_source(e)}; System.out.println(v instanceof Float ? Double.toString((Float) v)"
-        f" : v.toString()); }} catch (ArithmeticException x) {{ System.out.println(\"null\"); }} }}"
-        for n, e in enumerate(exprs)]
-    calls = [f"    for (int k = 0; k < I.length; k++) e{n}(I[k], L[k], F[k], D[k]);"
-             for n in range(len(exprs))]
-    src = "\n".join([
-        "public class Arith {",
-        f"  static int[] I = {{{', '.join(str(r[0]) for r in rows)}}};",
-        f"  static long[] L = {{{', '.join(f'{r[1]}L' for r in rows)}}};",
-        f"  static float[] F = {{{', '.join(f'(float) {float.hex(r[2])}' for r in rows)}}};",
-        f"  static double[] D = {{{', '.join(float.hex(r[3]) for r in rows)}}};",
-        *methods, "  public static void main(String[] a) {", *calls, "  }", "}", ""])
+        f' : v.toString()); }} catch (ArithmeticException x) {{ System.out.println("null"); }} }}'
+        for n, e in enumerate(exprs)
+    ]
+    calls = [
+        f"    for (int k = 0; k < I.length; k++) e{n}(I[k], L[k], F[k], D[k]);"
+        for n in range(len(exprs))
+    ]
+    src = "\n".join(
+        [
+            "public class Arith {",
+            f"  static int[] I = {{{', '.join(str(r[0]) for r in rows)}}};",
+            f"  static long[] L = {{{', '.join(f'{r[1]}L' for r in rows)}}};",
+            f"  static float[] F = {{{', '.join(f'(float) {float.hex(r[2])}' for r in rows)}}};",
+            f"  static double[] D = {{{', '.join(float.hex(r[3]) for r in rows)}}};",
+            *methods,
+            "  public static void main(String[] a) {",
+            *calls,
+            "  }",
+            "}",
+            "",
+        ]
+    )
     (folder / "Arith.java").write_text(src)
-    subprocess.run([require_binary("javac", "the Java differential test compiles Java"),
-                    "-d", str(folder), str(folder / "Arith.java")], check=True, timeout=300)
-    out = subprocess.run([require_binary("java", "the Java differential test runs Java"),
-                          "-cp", str(folder), "Arith"], capture_output=True, text=True,
-                         check=True, timeout=300).stdout.split("\n")
-    return [out[n * len(rows):(n + 1) * len(rows)] for n in range(len(exprs))]
+    subprocess.run(
+        [
+            require_binary("javac", "the Java differential test compiles Java"),
+            "-d",
+            str(folder),
+            str(folder / "Arith.java"),
+        ],
+        check=True,
+        timeout=300,
+    )
+    out = subprocess.run(
+        [
+            require_binary("java", "the Java differential test runs Java"),
+            "-cp",
+            str(folder),
+            "Arith",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout.split("\n")
+    return [out[n * len(rows) : (n + 1) * len(rows)] for n in range(len(exprs))]
 
 
 def same(t, java, ours_value):
@@ -126,8 +175,11 @@ def same(t, java, ours_value):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_arithmetic_and_comparisons_match_java(seed, tmp_path):
     gen = Generator(seed)
-    direct = [CompareOp(op, Variable(a), Variable(b)) for op in ("==", "!=", "<", ">=")
-              for a, b in (("l", "d"), ("i", "f"), ("l", "f"))]
+    direct = [
+        CompareOp(op, Variable(a), Variable(b))
+        for op in ("==", "!=", "<", ">=")
+        for a, b in (("l", "d"), ("i", "f"), ("l", "f"))
+    ]
     exprs = direct + [gen.expression() for _ in range(300)]
     # integers just past float/double precision next to the float/double they round to
     rows = [(16777217, 2**53 + 1, 16777216.0, 2.0**53)] + [gen.row() for _ in range(7)]
@@ -159,19 +211,36 @@ public class Str { public static void main(String[] a) throws Exception {
 @pytest.mark.slow
 def test_double_and_float_to_string_match_java(tmp_path):
     from cep.engine.javamath import java_double_str, java_float_str
+
     rnd = random.Random(5)
     values = [rnd.uniform(-1e9, 1e9) for _ in range(5000)]
-    values += [float(rnd.randint(-2**62, 2**62) >> rnd.randint(0, 60)) for _ in range(5000)]
+    values += [float(rnd.randint(-(2**62), 2**62) >> rnd.randint(0, 60)) for _ in range(5000)]
     values += [round(rnd.uniform(-1000, 1000), rnd.randint(0, 6)) for _ in range(5000)]
     values += [struct.unpack("d", struct.pack("Q", rnd.getrandbits(64)))[0] for _ in range(5000)]
     values = [v for v in values if v == v and (v == 0 or abs(v) > 1e-43)]  # see README
     (tmp_path / "Str.java").write_text(TO_STRING)
-    subprocess.run([require_binary("javac", "compiles the Java side"), "-d", str(tmp_path),
-                    str(tmp_path / "Str.java")], check=True, timeout=300)
+    subprocess.run(
+        [
+            require_binary("javac", "compiles the Java side"),
+            "-d",
+            str(tmp_path),
+            str(tmp_path / "Str.java"),
+        ],
+        check=True,
+        timeout=300,
+    )
     lines = "".join(f"{struct.unpack('q', struct.pack('d', v))[0]}\n" for v in values)
-    out = subprocess.run([require_binary("java", "runs the Java side"), "-cp", str(tmp_path),
-                          "Str"], input=lines, capture_output=True, text=True, check=True,
-                         timeout=300).stdout.splitlines()
-    diffs = [(v, j) for v, j in zip(values, out)
-             if j != f"{java_double_str(v)} {java_float_str(f32(v))}" and abs(v) < 2**63]
+    out = subprocess.run(
+        [require_binary("java", "runs the Java side"), "-cp", str(tmp_path), "Str"],
+        input=lines,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout.splitlines()
+    diffs = [
+        (v, j)
+        for v, j in zip(values, out)
+        if j != f"{java_double_str(v)} {java_float_str(f32(v))}" and abs(v) < 2**63
+    ]
     assert len(out) == len(values) and diffs[:5] == []

@@ -2,6 +2,7 @@
 loop (JoinProcessor._window_output_plain). Its outputs equal the general path's
 (window_output and _probe) for inner and outer joins, with and without an equality key,
 sliding and batch windows, expired events (`insert all events`) and a unidirectional join."""
+
 import random
 
 import pytest
@@ -9,8 +10,10 @@ import pytest
 from cep.engine.join.processor import JoinProcessor
 from tests.cep.engine.helpers import collect, feed, runtime
 
-HEAD = ("@Plan:playback\ndefine stream A (sym string, price double, vol int);\n"
-        "define stream B (sym string, price double, vol int);\n")
+HEAD = (
+    "@Plan:playback\ndefine stream A (sym string, price double, vol int);\n"
+    "define stream B (sym string, price double, vol int);\n"
+)
 JOINS = [
     "from A#window.length(5) join B#window.length(7) on A.sym == B.sym "
     "select A.price as a, B.price as b insert into Out;",
@@ -28,9 +31,14 @@ JOINS = [
 
 def _events(seed, n=400):
     rnd = random.Random(seed)
-    return [(rnd.choice("AB"), 1000 + 7 * i, (rnd.choice(["x", "y", "z", None]),
-                                               float(rnd.randrange(10)), rnd.randrange(5)))
-            for i in range(n)]
+    return [
+        (
+            rnd.choice("AB"),
+            1000 + 7 * i,
+            (rnd.choice(["x", "y", "z", None]), float(rnd.randrange(10)), rnd.randrange(5)),
+        )
+        for i in range(n)
+    ]
 
 
 def _run(text, items, batch, plain, monkeypatch):

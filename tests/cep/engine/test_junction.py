@@ -1,11 +1,14 @@
 """Input handlers (cep/engine/junction.py): a big batch goes through in steps of STEP events;
 indexes of bad events, outputs and default timestamps are those of one whole batch."""
+
 import cep
 from cep.engine import junction
 
-PLAN = ("@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
-        "from S#window.length(7) select sym, sum(price) as s, count() as c "
-        "insert into Out;")
+PLAN = (
+    "@Plan:playback\ndefine stream S (sym string, price double, vol long);\n"
+    "from S#window.length(7) select sym, sum(price) as s, count() as c "
+    "insert into Out;"
+)
 
 
 def _events(n):

@@ -1,5 +1,6 @@
 """The generated partitioned-pattern kernel (cep/engine/partition/kernel.py) against the general
 state machine: same outputs on random streams, for every shape the kernel takes."""
+
 import random
 
 import pytest
@@ -38,8 +39,11 @@ def events(seed, n=600):
     for _ in range(n):
         ts += rnd.choice([0, 1, 2, 5, 20, 70])
         t = ts - rnd.choice([0] * 9 + [40])  # now and then an event from the past
-        price = rnd.choice([None, 100.0, 100.0, 105.0]) if rnd.random() < 0.15 \
+        price = (
+            rnd.choice([None, 100.0, 100.0, 105.0])
+            if rnd.random() < 0.15
             else round(rnd.uniform(90, 120), 1)
+        )
         vol = None if rnd.random() < 0.05 else rnd.randint(1, 6)
         sym = None if rnd.random() < 0.03 else rnd.choice(["A", "B", "C", "D"])
         tag = rnd.choice(["A", "B", "x", None])
@@ -62,7 +66,7 @@ def run(text, evs, batch, kernel, monkeypatch, snapshot_at=None):
             rt.add_callback("Out", got.extend)
             rt.restore(state)
             h = rt.input_handler("S")
-        assert h.send_batch(evs[i:i + batch]) == []
+        assert h.send_batch(evs[i : i + batch]) == []
     return got, used
 
 
@@ -97,8 +101,11 @@ def test_kernel_snapshot_restore_continues_the_same(monkeypatch):
 def test_kernel_expiry_bounds_memory(monkeypatch):
     """Partials that can never complete are dropped once `within` has passed."""
     monkeypatch.setattr(kernel_mod, "ENABLED", True)
-    rt = ExecutionPlanRuntime(cep.compile(plan(
-        "every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price] within 100 ms")))
+    rt = ExecutionPlanRuntime(
+        cep.compile(
+            plan("every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price] within 100 ms")
+        )
+    )
     part = next(p for k, p in rt.ctx.stateful.items() if k.startswith("partition"))
     k = part.fast.merged[0]
     h = rt.input_handler("S")
@@ -111,27 +118,37 @@ def test_kernel_expiry_bounds_memory(monkeypatch):
 
 def test_other_shapes_keep_the_general_machine(monkeypatch):
     monkeypatch.setattr(kernel_mod, "ENABLED", True)
-    for shape in ["every e1=S -> e2=S[price > e1.price] -> e3=S[price > e2.price]",
-                  "e1=S -> e2=S[price > e1.price]",
-                  "every e1=S -> e2=S[price > e1.price]<2>"]:
-        rt = ExecutionPlanRuntime(cep.compile(
-            HEAD + f"partition with (sym of S) begin from {shape} "
-                   "select e1.sym as sym insert into Out; end;"))
+    for shape in [
+        "every e1=S -> e2=S[price > e1.price] -> e3=S[price > e2.price]",
+        "e1=S -> e2=S[price > e1.price]",
+        "every e1=S -> e2=S[price > e1.price]<2>",
+    ]:
+        rt = ExecutionPlanRuntime(
+            cep.compile(
+                HEAD + f"partition with (sym of S) begin from {shape} "
+                "select e1.sym as sym insert into Out; end;"
+            )
+        )
         part = next(p for k, p in rt.ctx.stateful.items() if k.startswith("partition"))
         assert not any(isinstance(m, PatternKernel) for m in (part.fast.merged or [])), shape
 
 
-@pytest.mark.parametrize("select", [
-    "select * insert into Out;",
-    "select e2.price - e1.price as d, e1.tag as t, 'k' as c insert into Out;",
-    "select e1.sym as sym, e2.vol * 2 as v having v > 4 insert into Out;",
-    "select e1.price as p, e2.price as q order by q limit 1 insert into Out;",
-    "select e1.sym as sym insert all events into Out;",
-    "select e1.sym as sym, e2.price as p output first every 3 events insert into Out;",
-])
+@pytest.mark.parametrize(
+    "select",
+    [
+        "select * insert into Out;",
+        "select e2.price - e1.price as d, e1.tag as t, 'k' as c insert into Out;",
+        "select e1.sym as sym, e2.vol * 2 as v having v > 4 insert into Out;",
+        "select e1.price as p, e2.price as q order by q limit 1 insert into Out;",
+        "select e1.sym as sym insert all events into Out;",
+        "select e1.sym as sym, e2.price as p output first every 3 events insert into Out;",
+    ],
+)
 def test_kernel_selects_match_general_machine(select, monkeypatch):
-    text = HEAD + ("partition with (sym of S) begin from every e1=S -> e2=S[e2.sym == e1.sym "
-                   f"and e2.price > e1.price] within 40 ms {select} end;")
+    text = HEAD + (
+        "partition with (sym of S) begin from every e1=S -> e2=S[e2.sym == e1.sym "
+        f"and e2.price > e1.price] within 40 ms {select} end;"
+    )
     evs = events(5)
     want, _ = run(text, evs, 30, False, monkeypatch)
     got, used = run(text, evs, 30, True, monkeypatch)
@@ -143,11 +160,13 @@ def test_kernel_selects_match_general_machine(select, monkeypatch):
 def test_partition_with_a_query_the_kernel_cannot_take_runs_per_key(monkeypatch):
     """A sequence beside the kernel shape keeps per-key machines for both queries: the kernel
     is then not used and the outputs are the general machine's."""
-    text = HEAD + ("partition with (sym of S) begin "
-                   "from every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price] within "
-                   "40 ms select e1.sym as sym, e2.price as p insert into Out; "
-                   "from every e1=S, e2=S[price > e1.price] select e1.sym as sym, e2.price as p "
-                   "insert into Out; end;")
+    text = HEAD + (
+        "partition with (sym of S) begin "
+        "from every e1=S -> e2=S[e2.sym == e1.sym and e2.price > e1.price] within "
+        "40 ms select e1.sym as sym, e2.price as p insert into Out; "
+        "from every e1=S, e2=S[price > e1.price] select e1.sym as sym, e2.price as p "
+        "insert into Out; end;"
+    )
     evs = events(9)
     want, _ = run(text, evs, 25, False, monkeypatch)
     got, used = run(text, evs, 25, True, monkeypatch)

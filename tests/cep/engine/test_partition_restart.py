@@ -3,6 +3,7 @@ to the end, then `restore_clock(None)`): the pattern kernel's waiting partials o
 run has ended are gone once the next key starts, the output is that of each key run alone,
 and a live (never restarted) clock keeps them as before. The partition clock ranks each
 instance's timers after the plan's, in instance creation order."""
+
 import random
 
 import cep
@@ -11,13 +12,17 @@ from cep.engine.partition import kernel as kernel_mod
 from cep.engine.partition.clock import PartitionScheduler
 from cep.engine.runtime import ExecutionPlanRuntime
 
-PLAN = ("@Plan:playback\ndefine stream S (sym string, price double);\n"
-        "partition with (sym of S) begin from every e1=S -> e2=S[price > e1.price * 1.05] "
-        "within 100 ms select e1.sym as sym, e1.price as p1, e2.price as p2 "
-        "insert into O; end;")
-WINDOW = ("@Plan:playback\ndefine stream S (sym string, price double);\n"
-          "partition with (sym of S) begin from S#window.time(100 ms) select sym, "
-          "sum(price) as total, count() as n insert into O; end;")
+PLAN = (
+    "@Plan:playback\ndefine stream S (sym string, price double);\n"
+    "partition with (sym of S) begin from every e1=S -> e2=S[price > e1.price * 1.05] "
+    "within 100 ms select e1.sym as sym, e1.price as p1, e2.price as p2 "
+    "insert into O; end;"
+)
+WINDOW = (
+    "@Plan:playback\ndefine stream S (sym string, price double);\n"
+    "partition with (sym of S) begin from S#window.time(100 ms) select sym, "
+    "sum(price) as total, count() as n insert into O; end;"
+)
 END = 10_000
 
 
@@ -76,6 +81,7 @@ def test_an_ended_keys_partials_leave_when_the_next_key_starts(monkeypatch):
         assert k.pending_count() == len(waiting)
         assert len(k.filed) <= len(by_key[key])
         left.append(len(waiting))
+
     got = feed(PLAN, by_key, check)
     assert max(left) > 0 and len(left) == len(by_key)
     assert got == alone(PLAN, by_key)
@@ -132,8 +138,10 @@ def test_a_restart_snapshot_restores_to_the_same_output(monkeypatch):
         r.add_callback("O", lambda evs, out=out: out.extend((t, tuple(x)) for t, x in evs))
         r.input_handler("S").send_batch(events[20:])
         outs.append(out)
-    assert outs[0] == outs[1] and outs[0] == [x for x in alone(PLAN, {0: events})
-                                              if x not in before]
+    assert outs[0] == outs[1] and outs[0] == [
+        x for x in alone(PLAN, {0: events}) if x not in before
+    ]
+
 
 def test_time_window_output_and_timers_over_a_key_by_key_feed():
     by_key = runs(keys=15, per_key=30, seed=11)
@@ -181,5 +189,6 @@ def test_the_general_machine_starts_afresh_when_the_next_key_starts(monkeypatch)
         sizes.append(len(m.expiry))
         key = list(by_key)[len(sizes) - 1]
         assert all(p[0][0] == key for _, _, _, p in m.expiry)  # only the running key's
+
     got = feed(PLAN, by_key, check)
     assert max(sizes) > 0 and got == alone(PLAN, by_key)

@@ -3,6 +3,7 @@ state could take. The outputs equal the machine's without the gate, for plain an
 states, `within`, two streams, a partition, nulls (the conjuncts' null-safe form), batches of
 1 and 64; and a stream gets no gate where a state has no own-event conjunct or a conjunct
 calls a function."""
+
 import random
 
 import pytest
@@ -11,8 +12,10 @@ import cep.engine.pattern.machine as machine
 from tests.cep.engine.helpers import collect, feed, runtime
 from tests.cep.engine.test_pattern_linear import _shared_machines
 
-HEAD = ("@Plan:playback\ndefine stream S (sym string, price double, vol int);\n"
-        "define stream T (sym string, level int);\n")
+HEAD = (
+    "@Plan:playback\ndefine stream S (sym string, price double, vol int);\n"
+    "define stream T (sym string, level int);\n"
+)
 PATTERNS = [
     "from every e1=S[price > 6.0] -> e2=S[price < 2.0] and e3=S[vol > 4] within 200 milliseconds "
     "select e1.price as p1, e2.price as p2, e3.vol as v3 insert into Out;",
@@ -72,18 +75,37 @@ def test_streams_without_a_test_on_the_event_alone_have_no_gate(monkeypatch):
     def gated(text):
         _, shareds = _run(text, [], 1, True, monkeypatch)
         return sorted(sid for s in shareds for sid in s.gates)
+
     assert gated(PATTERNS[0]) == ["S"]
     assert gated(PATTERNS[3]) == ["S", "T"]
     # e2 tests only e1's values: every S event may matter
-    assert gated("from every e1=S[price > 5.0] -> e2=S[price > e1.price] select e1.price "
-                 "as a insert into Out;") == []
+    assert (
+        gated(
+            "from every e1=S[price > 5.0] -> e2=S[price > e1.price] select e1.price "
+            "as a insert into Out;"
+        )
+        == []
+    )
     # a function may read the clock: not a gate
-    assert gated("from every e1=S[price > 5.0] -> e2=S[vol > 3 and "
-                 "str:length(sym) > 0] select e1.price as a insert into Out;") == ["S"]
-    assert gated("from every e1=S[str:length(sym) > 0] -> e2=S[vol > 3] select e1.price "
-                 "as a insert into Out;") == []
+    assert gated(
+        "from every e1=S[price > 5.0] -> e2=S[vol > 3 and "
+        "str:length(sym) > 0] select e1.price as a insert into Out;"
+    ) == ["S"]
+    assert (
+        gated(
+            "from every e1=S[str:length(sym) > 0] -> e2=S[vol > 3] select e1.price "
+            "as a insert into Out;"
+        )
+        == []
+    )
     # sequences and counting states keep every event
-    assert gated("from every e1=S[price > 5.0], e2=S[vol > 3] select e1.price as a "
-                 "insert into Out;") == []
-    assert gated("from every e1=S[price > 5.0] -> e2=S[vol > 3]<2> select e1.price as a "
-                 "insert into Out;") == []
+    assert (
+        gated("from every e1=S[price > 5.0], e2=S[vol > 3] select e1.price as a insert into Out;")
+        == []
+    )
+    assert (
+        gated(
+            "from every e1=S[price > 5.0] -> e2=S[vol > 3]<2> select e1.price as a insert into Out;"
+        )
+        == []
+    )

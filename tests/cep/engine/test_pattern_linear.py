@@ -3,6 +3,7 @@
 plan with the loop turned off), for 2 to 5 states, with and without `every`, conditions over
 earlier states, nulls that take the conditions' null-safe form, batches of 1 and 64, inside a
 partition, and across a snapshot taken by one and restored into the other."""
+
 import random
 
 import pytest
@@ -12,8 +13,7 @@ from tests.cep.engine.helpers import collect, feed, runtime
 
 HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol int);\n"
 SEQUENCES = [
-    "from every e1=S, e2=S[price > e1.price] select e1.price as a, e2.price as b "
-    "insert into Out;",
+    "from every e1=S, e2=S[price > e1.price] select e1.price as a, e2.price as b insert into Out;",
     "from e1=S[vol > 3], e2=S[price > e1.price], e3=S[price > e2.price] "
     "select e1.price as a, e3.price as c insert into Out;",
     "from every e1=S[sym == 'A'], e2=S[sym != e1.sym and vol >= e1.vol], e3=S, "
@@ -36,8 +36,11 @@ def _events(seed, n=500):
     out = []
     for i in range(n):
         sym = rnd.choice(["A", "B", "C", None])
-        price = rnd.choice([None] + [float(x) for x in range(8)]) if rnd.random() < 0.1 \
+        price = (
+            rnd.choice([None] + [float(x) for x in range(8)])
+            if rnd.random() < 0.1
             else float(rnd.randrange(8))
+        )
         out.append(("S", 1000 + 10 * i, (sym, price, rnd.randrange(6))))
     return out
 
@@ -70,18 +73,22 @@ def test_the_loop_is_used_for_these_shapes_and_not_for_others():
         shareds = _shared_machines(rt)
         rt.shutdown()
         return [s.linear_run is not None for s in shareds]
+
     assert linear(SEQUENCES[0]) == [True]
     assert linear(SEQUENCES[3]) == [True]
     # a pattern, a count state and `within` keep the general machine
-    assert linear("from every e1=S -> e2=S[price > e1.price] select e1.price as a "
-                  "insert into Out;") == [False]
+    assert linear(
+        "from every e1=S -> e2=S[price > e1.price] select e1.price as a insert into Out;"
+    ) == [False]
     assert linear("from every e1=S, e2=S<2> select e1.price as a insert into Out;") == [False]
-    assert linear("from every e1=S, e2=S within 1 sec select e1.price as a "
-                  "insert into Out;") == [False]
+    assert linear("from every e1=S, e2=S within 1 sec select e1.price as a insert into Out;") == [
+        False
+    ]
 
 
 def _shared_machines(rt):
     from cep.engine.pattern.machine import SharedMachine
+
     found, seen, todo = [], set(), [rt]
     while todo:
         obj = todo.pop()

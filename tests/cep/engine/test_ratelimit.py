@@ -1,4 +1,5 @@
 """Output rate limiting: event counts, and time periods on event time in playback."""
+
 import pytest
 
 from tests.cep.engine.helpers import collect, feed, runtime
@@ -9,8 +10,15 @@ from S{window} select sym, {select} {group} output {rate} insert {kind} into O;"
 
 
 def run(rate, select="n", group="", window="", kind="", batch=1, items=None):
-    rt = runtime(PLAN.format(rate=rate, select=select, group=group, window=window,
-                             kind=kind + (" events" if kind else "")))
+    rt = runtime(
+        PLAN.format(
+            rate=rate,
+            select=select,
+            group=group,
+            window=window,
+            kind=kind + (" events" if kind else ""),
+        )
+    )
     got = collect(rt, ["O"])
     items = items or [("S", 1000 + 400 * i, ("AB"[i % 3 == 0], i)) for i in range(12)]
     feed(rt, items, batch)
@@ -64,12 +72,19 @@ def test_first_every_events_per_group_restarts_each_period():
     assert [r[1] for _, r in out] == [0, 1, 3, 4, 6, 7, 9, 10]
 
 
-@pytest.mark.parametrize("rate", ["every 1 sec", "last every 1 sec", "first every 3 events",
-                                  "last every 4 events", "snapshot every 1 sec"])
+@pytest.mark.parametrize(
+    "rate",
+    [
+        "every 1 sec",
+        "last every 1 sec",
+        "first every 3 events",
+        "last every 4 events",
+        "snapshot every 1 sec",
+    ],
+)
 def test_snapshot_restore_of_rate_limiters(rate):
     items = [("S", 1000 + 300 * i, ("AB"[i % 3 == 0], i)) for i in range(30)]
-    text = PLAN.format(rate=rate, select="sum(n) as t", group="group by sym", window="",
-                       kind="")
+    text = PLAN.format(rate=rate, select="sum(n) as t", group="group by sym", window="", kind="")
     whole = collect(first := runtime(text), ["O"])
     feed(first, items, 4)
     a = runtime(text)
@@ -84,6 +99,7 @@ def test_snapshot_restore_of_rate_limiters(rate):
 
 def test_time_rate_limit_on_the_wall_clock():
     import time as _time
+
     rt = runtime("""define stream S (sym string, n int);
         from S select sym, n output every 100 milliseconds insert into O;""")
     got = collect(rt, ["O"])

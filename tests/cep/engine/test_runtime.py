@@ -1,4 +1,5 @@
 """The runtime API: input checking, callbacks, wall-clock time, snapshots, errors."""
+
 import time
 
 import pytest
@@ -19,12 +20,14 @@ def make(playback="@Plan:playback"):
 
 def test_a_bad_event_is_rejected_and_its_neighbours_are_processed():
     rt, got = make()
-    bad = rt.input_handler("S").send_batch([
-        (1, ("A", 11.0, 1, 1, True, 1.0)),
-        (2, ("B", "twelve", 1, 1, True, 1.0)),
-        (3, ("C", 13.0, 1)),
-        (4, ("D", 14.0, 2, 1, True, 1.0)),
-    ])
+    bad = rt.input_handler("S").send_batch(
+        [
+            (1, ("A", 11.0, 1, 1, True, 1.0)),
+            (2, ("B", "twelve", 1, 1, True, 1.0)),
+            (3, ("C", 13.0, 1)),
+            (4, ("D", 14.0, 2, 1, True, 1.0)),
+        ]
+    )
     assert [i for i, _ in bad] == [1, 2]
     assert "price" in str(bad[0][1]) and "str" in str(bad[0][1])
     assert "6 attributes" in str(bad[1][1])
@@ -38,11 +41,14 @@ def test_values_are_coerced_to_the_definition():
     assert isinstance(got["Big"][0][1][1], float)
 
 
-@pytest.mark.parametrize("row, word", [
-    (("A", 1.0, 1, 2 ** 31, True, 1.0), "range"),
-    (("A", 1.0, 1, 1, "yes", 1.0), "bool"),
-    ((1, 1.0, 1, 1, True, 1.0), "string"),
-])
+@pytest.mark.parametrize(
+    "row, word",
+    [
+        (("A", 1.0, 1, 2**31, True, 1.0), "range"),
+        (("A", 1.0, 1, 1, "yes", 1.0), "bool"),
+        ((1, 1.0, 1, 1, True, 1.0), "string"),
+    ],
+)
 def test_send_raises_a_named_event_error(row, word):
     rt, _ = make()
     with pytest.raises(EventError, match=word):
@@ -104,8 +110,9 @@ def test_multi_stream_queries_dispatch_to_their_builders():
 
 def test_batches_with_nulls_lists_and_ints_for_doubles_are_accepted():
     rt, got = make()
-    bad = rt.input_handler("S").send_batch([(1, ["A", 11, None, None, None, None]),
-                                            (2, ("B", 12.5, 3, 1, True, 0.5))])
+    bad = rt.input_handler("S").send_batch(
+        [(1, ["A", 11, None, None, None, None]), (2, ("B", 12.5, 3, 1, True, 0.5))]
+    )
     assert bad == []
     assert got["Big"] == [(1, ("A", 11.0, None)), (2, ("B", 12.5, 3))]
     assert got["Sums"] == [(1, (0,)), (2, (3,))]
@@ -114,8 +121,9 @@ def test_batches_with_nulls_lists_and_ints_for_doubles_are_accepted():
 def test_events_without_timestamps_take_the_runtime_clock():
     rt, got = make()
     rt.advance_time(7000)
-    bad = rt.input_handler("S").send_batch([(None, ("A", 11.0, 1, 1, True, 1.0)),
-                                            (None, ("B", 12.0, 2, 1, True, 1.0))])
+    bad = rt.input_handler("S").send_batch(
+        [(None, ("A", 11.0, 1, 1, True, 1.0)), (None, ("B", 12.0, 2, 1, True, 1.0))]
+    )
     assert bad == [] and [t for t, _ in got["Big"]] == [7000, 7000]
     rt2, got2 = make(playback="")
     before = int(time.time() * 1000)
@@ -140,21 +148,50 @@ def test_wall_clock_time_batch_flushes_on_the_timer_thread():
 def test_a_runtime_is_built_from_a_hand_made_model_without_plan_text():
     from cep.engine.runtime import ExecutionPlanRuntime
     from cep.model import (
-        Annotation, Attribute, AttrType, CompareOp, Constant, ExecutionPlan, Filter,
-        FunctionCall, InsertInto, OutputAttribute, Query, Selector, SingleInputStream,
-        StreamDefinition, Variable, Window,
+        Annotation,
+        Attribute,
+        AttrType,
+        CompareOp,
+        Constant,
+        ExecutionPlan,
+        Filter,
+        FunctionCall,
+        InsertInto,
+        OutputAttribute,
+        Query,
+        Selector,
+        SingleInputStream,
+        StreamDefinition,
+        Variable,
+        Window,
     )
+
     s = StreamDefinition("S", (Attribute("sym", AttrType.STRING), Attribute("p", AttrType.DOUBLE)))
-    out = StreamDefinition("O", (Attribute("sym", AttrType.STRING), Attribute("t", AttrType.DOUBLE)))
-    q = Query(SingleInputStream("S", (Filter(CompareOp(">", Variable("p"), Constant(1.0, AttrType.DOUBLE))),
-                                      Window("length", (Constant(2, AttrType.INT),)))),
-              Selector((OutputAttribute("sym", Variable("sym")),
-                        OutputAttribute("t", FunctionCall("sum", (Variable("p"),))))),
-              InsertInto("O"))
-    plan = ExecutionPlan(annotations=(Annotation("playback", "Plan"),), streams=(s, out),
-                         elements=(q,))
+    out = StreamDefinition(
+        "O", (Attribute("sym", AttrType.STRING), Attribute("t", AttrType.DOUBLE))
+    )
+    q = Query(
+        SingleInputStream(
+            "S",
+            (
+                Filter(CompareOp(">", Variable("p"), Constant(1.0, AttrType.DOUBLE))),
+                Window("length", (Constant(2, AttrType.INT),)),
+            ),
+        ),
+        Selector(
+            (
+                OutputAttribute("sym", Variable("sym")),
+                OutputAttribute("t", FunctionCall("sum", (Variable("p"),))),
+            )
+        ),
+        InsertInto("O"),
+    )
+    plan = ExecutionPlan(
+        annotations=(Annotation("playback", "Plan"),), streams=(s, out), elements=(q,)
+    )
     rt = ExecutionPlanRuntime(plan)
     got = collect(rt, ["O"])
-    rt.input_handler("S").send_batch([(1, ("A", 2.0)), (2, ("B", 0.5)), (3, ("C", 3.0)),
-                                      (4, ("D", 4.0))])
+    rt.input_handler("S").send_batch(
+        [(1, ("A", 2.0)), (2, ("B", 0.5)), (3, ("C", 3.0)), (4, ("D", 4.0))]
+    )
     assert got["O"] == [(1, ("A", 2.0)), (3, ("C", 5.0)), (4, ("D", 7.0))]

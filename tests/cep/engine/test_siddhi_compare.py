@@ -2,6 +2,7 @@
 pre-validated paths give the same number of outputs on each (a smoke test, not a timing); its
 output comparison with Siddhi tells equal from different outputs; with the Siddhi kit at hand,
 a live run compares outputs and times both send modes."""
+
 import importlib.util
 import pathlib
 
@@ -29,12 +30,25 @@ def test_the_nine_workloads_run_checked_and_prevalidated_alike():
 
 def test_the_table_prints_a_row_per_workload(capsys):
     sc = load()
-    assert sc.main(["--runs", "1", "--scale", "0.005", "--only", "filter +,length(10) ",
-                    "--no-freeze", "--no-siddhi", "--no-cep-run"]) == 0
+    assert (
+        sc.main(
+            [
+                "--runs",
+                "1",
+                "--scale",
+                "0.005",
+                "--only",
+                "filter +,length(10) ",
+                "--no-freeze",
+                "--no-siddhi",
+                "--no-cep-run",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     rows = [x for x in out.splitlines() if x.startswith("| ")]
-    assert [r.split(" | ")[0][2:] for r in rows[1:]] == ["filter + projection",
-                                                         "length(10) sum"]
+    assert [r.split(" | ")[0][2:] for r in rows[1:]] == ["filter + projection", "length(10) sum"]
     assert out.startswith("# ") and "load average" in out.splitlines()[0]
     assert out.splitlines()[-1].startswith("# load average after:")
 
@@ -56,8 +70,11 @@ def test_output_comparison_tells_equal_from_different():
 def test_the_mode_compared_with_is_batch_unless_the_batch_api_changes_the_output():
     sc = load()
     w = sc.workloads(0.001)[0]
-    live = {"diff": None, "batch": {"outputs": 5, "median_events_per_cpu_s": 9.0},
-            "one": {"outputs": 5, "median_events_per_cpu_s": 4.0}}
+    live = {
+        "diff": None,
+        "batch": {"outputs": 5, "median_events_per_cpu_s": 9.0},
+        "one": {"outputs": 5, "median_events_per_cpu_s": 4.0},
+    }
     assert sc.reference(w, live) == (9.0, "batch", True)
     live["batch"]["outputs"] = 6
     assert sc.reference(w, live) == (4.0, "one-event", True)
@@ -70,10 +87,26 @@ def test_the_mode_compared_with_is_batch_unless_the_batch_api_changes_the_output
 def test_live_siddhi_gives_the_same_outputs_and_both_modes(capsys):
     sc = load()
     if sc.find_kit() is None:
-        pytest.skip("the Siddhi kit (../shared/siddhi-kit) or java is not here; the suite "
-                    "does not need it")
-    assert sc.main(["--runs", "1", "--scale", "0.005", "--only", "length(10) ",
-                    "--no-freeze", "--no-validated", "--siddhi-warmup", "0"]) == 0
+        pytest.skip(
+            "the Siddhi kit (../shared/siddhi-kit) or java is not here; the suite does not need it"
+        )
+    assert (
+        sc.main(
+            [
+                "--runs",
+                "1",
+                "--scale",
+                "0.005",
+                "--only",
+                "length(10) ",
+                "--no-freeze",
+                "--no-validated",
+                "--siddhi-warmup",
+                "0",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     (row,) = [x for x in out.splitlines() if x.startswith("| length(10) sum")]
     cells = row.split(" | ")

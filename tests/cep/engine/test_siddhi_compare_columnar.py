@@ -1,6 +1,7 @@
 """benchmarks/siddhi_compare.py's columnar path (send_columns, columnar callbacks) gives the
 same number of outputs as the row path on each of the 8 workloads (tiny scale, a smoke test,
 not a timing)."""
+
 import importlib.util
 import pathlib
 

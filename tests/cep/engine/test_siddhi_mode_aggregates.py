@@ -1,6 +1,7 @@
 """`@Plan:siddhi('fixed')` and stddev (issue 12): Siddhi 3.2's running sum of squares can drift
 just below zero and Math.sqrt gives NaN where the true deviation is 0; 'fixed' gives 0, the
 default and '3.2' keep NaN. Tested in a plain, a grouped, a partitioned and a joined query."""
+
 import math
 
 import pytest
@@ -12,16 +13,18 @@ QUERIES = {
     "plain": "from S#window.length(2) select k, stddev(d) as sd insert into Out;",
     "grouped": "from S#window.length(2) select k, stddev(d) as sd group by k insert into Out;",
     "partitioned": "partition with (k of S) begin from S#window.length(2) "
-                   "select k, stddev(d) as sd insert into Out; end;",
+    "select k, stddev(d) as sd insert into Out; end;",
     "joined": "from S#window.length(2) join T#window.length(1) on S.k == T.k "
-              "select S.k as k, stddev(S.d) as sd insert into Out;",
+    "select S.k as k, stddev(S.d) as sd insert into Out;",
 }
 
 
 def deviations(mode, query):
     head = "" if mode == "default" else f"@Plan:siddhi('{mode}')\n"
-    plan = cep.compile(head + "@Plan:playback\ndefine stream S (k int, d double);\n"
-                       "define stream T (k int);\n" + query)
+    plan = cep.compile(
+        head + "@Plan:playback\ndefine stream S (k int, d double);\n"
+        "define stream T (k int);\n" + query
+    )
     rt, got = cep.ExecutionPlanRuntime(plan), []
     rt.add_callback("Out", lambda events: got.extend(row[-1] for _, row in events))
     if "join" in query:

@@ -6,6 +6,7 @@ expiry; a timeBatch/lengthBatch join side probed since its last flush expires it
 their own timestamps; a timeBatch whose first event precedes its start time flushes a period
 late (Java's remainder). Also in a partition and across a snapshot, where the mode must
 survive."""
+
 import pytest
 
 from tests.cep.engine.helpers import collect, feed, runtime
@@ -22,12 +23,17 @@ def run(mode, body, items, out="Out"):
     return got[out]
 
 
-EXTREMA = ("define stream S (i int, l long, f float, d double);\n"
-           "from S select maximum(i, -3) as mi, maximum(l, -5L) as ml, maximum(f, -1.5f) as mf,"
-           " maximum(d, -0.5) as md, minimum(i, i) as ni, minimum(l, 9007199254740993L) as nl,"
-           " minimum(d, d) as nd insert into Out;")
-EXTREMA_IN = [("S", 1000, (None, None, None, None)), ("S", 1100, (-4, -2, -2.5, -0.25)),
-              ("S", 1200, (4, 9007199254740993, 0.5, 1.5))]
+EXTREMA = (
+    "define stream S (i int, l long, f float, d double);\n"
+    "from S select maximum(i, -3) as mi, maximum(l, -5L) as ml, maximum(f, -1.5f) as mf,"
+    " maximum(d, -0.5) as md, minimum(i, i) as ni, minimum(l, 9007199254740993L) as nl,"
+    " minimum(d, d) as nd insert into Out;"
+)
+EXTREMA_IN = [
+    ("S", 1000, (None, None, None, None)),
+    ("S", 1100, (-4, -2, -2.5, -0.25)),
+    ("S", 1200, (4, 9007199254740993, 0.5, 1.5)),
+]
 
 
 @pytest.mark.parametrize("mode", MODES_32)
@@ -55,48 +61,68 @@ def test_maximum_of_literals_follows_the_mode():
 
 
 def test_maximum_in_a_partition_follows_the_mode():
-    body = ("define stream S (k string, i int);\npartition with (k of S) begin "
-            "from S select k, maximum(i, -9) as m insert into Out; end;")
+    body = (
+        "define stream S (k string, i int);\npartition with (k of S) begin "
+        "from S select k, maximum(i, -9) as m insert into Out; end;"
+    )
     items = [("S", 1000, ("a", -4))]
     assert [r for _, r in run("default", body, items)] == [("a", 0)]
     assert [r for _, r in run("fixed", body, items)] == [("a", -4)]
 
 
-LOSSY = ("define stream S (k string, i int);\n"
-         "from S#window.lossyFrequent(0.1, 0.05, k) select k, count() as c, sum(i) as s "
-         "insert all events into Out;")
+LOSSY = (
+    "define stream S (k string, i int);\n"
+    "from S#window.lossyFrequent(0.1, 0.05, k) select k, count() as c, sum(i) as s "
+    "insert all events into Out;"
+)
 LOSSY_IN = [("S", 1000, ("a", 1)), ("S", 1100, ("a", 2)), ("S", 1200, ("b", 4))]
 
 
 @pytest.mark.parametrize("mode", MODES_32)
 def test_lossyfrequent_replaces_without_expiring_in_32(mode):
-    assert [r for _, r in run(mode, LOSSY, LOSSY_IN)] == [("a", 1, 1), ("a", 2, 3),
-                                                          ("b", 3, 7)]
+    assert [r for _, r in run(mode, LOSSY, LOSSY_IN)] == [("a", 1, 1), ("a", 2, 3), ("b", 3, 7)]
 
 
 def test_lossyfrequent_fixed_expires_the_replaced_event():
     assert [r for _, r in run("fixed", LOSSY, LOSSY_IN)] == [
-        ("a", 1, 1), ("a", 0, 0), ("a", 1, 2), ("b", 2, 6)]
+        ("a", 1, 1),
+        ("a", 0, 0),
+        ("a", 1, 2),
+        ("b", 2, 6),
+    ]
 
 
-EXT_JOIN = ("define stream S (k string, i int, l long);\ndefine stream T (k string, j int);\n"
-            "from S#window.externalTime(l, 500) left outer join T#window.length(2) "
-            "on S.k == T.k select S.k as k, S.i as i, T.j as j "
-            "insert expired events into Out;")
-EXT_IN = [("S", 1050, ("b", 12, 300)), ("T", 2750, ("c", -1)), ("S", 3250, ("a", 1, 900)),
-          ("S", 3260, ("a", 3, 1300)), ("S", 3300, ("a", 2, 5000))]
+EXT_JOIN = (
+    "define stream S (k string, i int, l long);\ndefine stream T (k string, j int);\n"
+    "from S#window.externalTime(l, 500) left outer join T#window.length(2) "
+    "on S.k == T.k select S.k as k, S.i as i, T.j as j "
+    "insert expired events into Out;"
+)
+EXT_IN = [
+    ("S", 1050, ("b", 12, 300)),
+    ("T", 2750, ("c", -1)),
+    ("S", 3250, ("a", 1, 900)),
+    ("S", 3260, ("a", 3, 1300)),
+    ("S", 3300, ("a", 2, 5000)),
+]
 
 
 @pytest.mark.parametrize("mode", MODES_32)
 def test_externaltime_join_side_skips_one_expiry_after_a_probe_in_32(mode):
     # T's probe: the arrival at l=900 expires nothing; l=1300 catches up with b (300)
-    assert run(mode, EXT_JOIN, EXT_IN) == [(1300, ("b", 12, None)), (5000, ("a", 1, None)),
-                                           (5000, ("a", 3, None))]
+    assert run(mode, EXT_JOIN, EXT_IN) == [
+        (1300, ("b", 12, None)),
+        (5000, ("a", 1, None)),
+        (5000, ("a", 3, None)),
+    ]
 
 
 def test_externaltime_join_side_fixed_expires_on_every_arrival():
-    assert run("fixed", EXT_JOIN, EXT_IN) == [(900, ("b", 12, None)), (5000, ("a", 1, None)),
-                                              (5000, ("a", 3, None))]
+    assert run("fixed", EXT_JOIN, EXT_IN) == [
+        (900, ("b", 12, None)),
+        (5000, ("a", 1, None)),
+        (5000, ("a", 3, None)),
+    ]
 
 
 @pytest.mark.parametrize("mode", ["default", "fixed"])
@@ -115,9 +141,11 @@ def test_externaltime_skip_survives_a_snapshot(mode):
     assert got["Out"] == ([] if mode == "default" else [(900, ("b", 12, None))])
 
 
-BATCH_JOIN = ("define stream A (k string, x int);\ndefine stream B (k string, y int);\n"
-              "from A#window.timeBatch(500) join B#window.time(1500) select A.k as k, A.x as x, "
-              "B.y as y insert expired events into Out;")
+BATCH_JOIN = (
+    "define stream A (k string, x int);\ndefine stream B (k string, y int);\n"
+    "from A#window.timeBatch(500) join B#window.time(1500) select A.k as k, A.x as x, "
+    "B.y as y insert expired events into Out;"
+)
 BATCH_IN = [("A", 0, ("d", 5)), ("B", 800, ("c", 7)), ("B", 850, ("d", 9)), ("clock", 2400)]
 
 

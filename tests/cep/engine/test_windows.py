@@ -1,5 +1,6 @@
 """Every window kind: a batch gives exactly the output of sending its events one at a time,
 and a runtime restored from a snapshot, fed the rest, gives exactly the original's output."""
+
 import pytest
 
 from tests.cep.engine.helpers import collect, feed, runtime, run_plan, ticks
@@ -64,8 +65,10 @@ def test_batch_equals_one_at_a_time_with_filter_before_window(name):
 @pytest.mark.parametrize("name", sorted(WINDOWS))
 def test_snapshot_restore_continues_exactly(name):
     # firstUnique only lets new keys through: give the second half some
-    items = ticks(seed=3, syms=tuple("ABCDEFGHIJKLMNOPQRST") if name == "firstUnique" else
-                  ("A", "B", "C", "D"))
+    items = ticks(
+        seed=3,
+        syms=tuple("ABCDEFGHIJKLMNOPQRST") if name == "firstUnique" else ("A", "B", "C", "D"),
+    )
     whole = run_plan(plan(WINDOWS[name]), items, STREAMS, batch=5)
     cut = len(items) // 2
     first = runtime(plan(WINDOWS[name]))
@@ -113,8 +116,9 @@ def test_order_by_and_limit_apply_to_each_flush_or_arrival():
         from S#window.length(1) select sym, price order by price limit 1
         insert all events into L;""")
     got = collect(rt, ["B", "L"])
-    rt.input_handler("S").send_batch([(1, ("A", 2.0, 0)), (2, ("B", 9.0, 0)),
-                                      (3, ("C", 5.0, 0)), (4, ("D", 7.0, 0))])
+    rt.input_handler("S").send_batch(
+        [(1, ("A", 2.0, 0)), (2, ("B", 9.0, 0)), (3, ("C", 5.0, 0)), (4, ("D", 7.0, 0))]
+    )
     assert [r[0] for _, r in got["B"]] == ["B", "C"]
     # each arrival after the first expires the previous event: the cheaper row of the pair
     assert [r[0] for _, r in got["L"]] == ["A", "A", "C", "C"]
@@ -125,8 +129,9 @@ def test_cron_window_flushes_on_its_schedule():
         define stream S (sym string, price double, ets long);
         from S#window.cron('*/2 * * * * ?') select sum(price) as s insert into O;""")
     got = collect(rt, ["O"])
-    rt.input_handler("S").send_batch([(1000, ("A", 1.0, 0)), (1500, ("A", 2.0, 0)),
-                                      (2500, ("A", 4.0, 0))])
+    rt.input_handler("S").send_batch(
+        [(1000, ("A", 1.0, 0)), (1500, ("A", 2.0, 0)), (2500, ("A", 4.0, 0))]
+    )
     rt.advance_time(4000)
     assert got["O"] == [(1500, (3.0,)), (2500, (4.0,))]
 

@@ -1,5 +1,6 @@
 """The t distribution the regression extensions test coefficients with (commons-math's
 algorithm): checked against table values and the normal limit."""
+
 import math
 
 from cep.engine.ext.tdist import regularized_beta, t_cdf

@@ -1,6 +1,12 @@
 """Hand-built model objects for the multi-stream engine's unit tests (no compiler needed)."""
+
 from cep.model import (
-    CountState, EveryState, LogicalState, NextState, SingleInputStream, StateInputStream,
+    CountState,
+    EveryState,
+    LogicalState,
+    NextState,
+    SingleInputStream,
+    StateInputStream,
     StreamState,
 )
 

@@ -1,6 +1,7 @@
 """A stream-table join on the table's @IndexBy key with a stateless select runs as one
 comprehension (lookup and projection fused); its output is the one of the lookup followed by
 the selector (differential against the unfused chain)."""
+
 import random
 
 import pytest
@@ -48,8 +49,14 @@ def workload(seed):
         stream = rnd.choice(("Put", "Ask", "Ask"))
         n = rnd.randint(1, 9)
         if stream == "Put":
-            rows = [(rnd.randint(0, 12), rnd.choice((None, rnd.uniform(0, 5))),
-                     rnd.choice(("x", "y", None))) for _ in range(n)]
+            rows = [
+                (
+                    rnd.randint(0, 12),
+                    rnd.choice((None, rnd.uniform(0, 5))),
+                    rnd.choice(("x", "y", None)),
+                )
+                for _ in range(n)
+            ]
         else:
             rows = [(rnd.choice((None, rnd.randint(0, 12))), rnd.uniform(0, 3)) for _ in range(n)]
         items.append((stream, [(ts, r) for r in rows]))
@@ -62,7 +69,7 @@ def test_fused_lookup_equals_lookup_then_select(query, monkeypatch):
         items = workload(seed)
         fused, rt = run(HEAD + query, items)
         with monkeypatch.context() as m:
-            m.setattr(builder, "_selected", lambda *a: (lambda head, prologue: None))
+            m.setattr(builder, "_selected", lambda *a: lambda head, prologue: None)
             plain, rt2 = run(HEAD + query, items)
         assert fused == plain
     if "outer" not in query and "expired" not in query:

@@ -1,4 +1,5 @@
 """Non-occurrence in patterns (Siddhi 4+): `not S for T` and `not S and B`, on event time."""
+
 import pytest
 
 from cep.compiler import compile as compile_plan
@@ -31,8 +32,14 @@ def run(query, events, until=None, restore_at=None):
 
 def test_absence_deadline_emits_when_nothing_came():
     q = "from every e1=A -> not B[p > e1.p] for 2 sec select e1.id as a insert into Out;"
-    events = [("A", 1000, (1, 5.0)), ("B", 1500, (1, 1.0)), ("A", 2000, (2, 5.0)),
-              ("B", 2500, (2, 6.0)), ("A", 4000, (3, 1.0)), ("C", 5000, (1, 0.0))]
+    events = [
+        ("A", 1000, (1, 5.0)),
+        ("B", 1500, (1, 1.0)),
+        ("A", 2000, (2, 5.0)),
+        ("B", 2500, (2, 6.0)),
+        ("A", 4000, (3, 1.0)),
+        ("C", 5000, (1, 0.0)),
+    ]
     # A1 and A2 are cancelled by B(6.0) > their price; A3's two seconds pass at 6000
     assert run(q, events, until=7000) == [(7000, (3,))]
     assert run(q, events + [("C", 6000, (2, 0.0))]) == [(6000, (3,))]
@@ -45,10 +52,15 @@ def test_deadline_survives_a_snapshot():
 
 
 def test_not_and_needs_the_other_event_first():
-    q = ("from every e1=A -> not B and e3=C select e1.id as a, e3.id as c "
-         "insert into Out;")
-    events = [("A", 1000, (1, 0.0)), ("B", 1500, (1, 0.0)), ("C", 1600, (1, 0.0)),
-              ("A", 2000, (2, 0.0)), ("C", 2100, (2, 0.0)), ("B", 2200, (3, 0.0))]
+    q = "from every e1=A -> not B and e3=C select e1.id as a, e3.id as c insert into Out;"
+    events = [
+        ("A", 1000, (1, 0.0)),
+        ("B", 1500, (1, 0.0)),
+        ("C", 1600, (1, 0.0)),
+        ("A", 2000, (2, 0.0)),
+        ("C", 2100, (2, 0.0)),
+        ("B", 2200, (3, 0.0)),
+    ]
     assert run(q, events) == [(2100, (2, 2))]
 
 
@@ -61,8 +73,12 @@ def test_absence_from_the_start_and_an_early_event():
 def test_absence_inside_a_partition_is_per_key():
     q = """partition with (id of A, id of B) begin
       from every e1=A -> not B for 1 sec select e1.id as a insert into Out; end;"""
-    events = [("A", 1000, (1, 0.0)), ("A", 1100, (2, 0.0)), ("B", 1500, (2, 0.0)),
-              ("C", 3000, (0, 0.0))]
+    events = [
+        ("A", 1000, (1, 0.0)),
+        ("A", 1100, (2, 0.0)),
+        ("B", 1500, (2, 0.0)),
+        ("C", 3000, (0, 0.0)),
+    ]
     assert run(q, events) == [(3000, (1,))]
 
 
@@ -78,8 +94,10 @@ def test_absence_in_a_sequence_is_rejected():
 
 def test_absence_deadline_on_the_wall_clock():
     import threading
+
     text = BASE.replace("@Plan:playback\n", "") + (
-        "from every e1=A -> not B for 150 millisec select e1.id as a insert into Out;")
+        "from every e1=A -> not B for 150 millisec select e1.id as a insert into Out;"
+    )
     rt = ExecutionPlanRuntime(compile_plan(text))
     done, got = threading.Event(), []
     rt.add_callback("Out", lambda b: (got.extend(b), done.set()))

@@ -1,6 +1,7 @@
 """`every (...) within T` scoped to its group (Siddhi 4): the group's events lie within T of the
 group's first event; states outside the group are not bounded by it; a partial that runs out
 of time inside the group is dropped and the group starts again."""
+
 import pytest
 
 from cep.compiler import compile as compile_plan
@@ -23,8 +24,10 @@ def run(query, events, batch=False):
     return [row for _, row in got]
 
 
-GROUP_FIRST = ("from every (e1=A -> e2=B) within 1 sec -> e3=C "
-               "select e1.id as a, e2.id as b, e3.id as c insert into Out;")
+GROUP_FIRST = (
+    "from every (e1=A -> e2=B) within 1 sec -> e3=C "
+    "select e1.id as a, e2.id as b, e3.id as c insert into Out;"
+)
 
 
 def test_states_after_the_group_are_not_bounded_by_its_within():
@@ -37,8 +40,13 @@ def test_the_bound_is_inclusive():
 
 
 def test_a_group_that_runs_out_of_time_starts_again():
-    events = [("A", 0, 1), ("B", 1500, 2),  # too late: dropped, the group waits for an A
-              ("A", 2000, 3), ("B", 2600, 4), ("C", 2700, 5)]
+    events = [
+        ("A", 0, 1),
+        ("B", 1500, 2),  # too late: dropped, the group waits for an A
+        ("A", 2000, 3),
+        ("B", 2600, 4),
+        ("C", 2700, 5),
+    ]
     assert run(GROUP_FIRST, events) == [(3, 4, 5)]
 
 
@@ -50,44 +58,77 @@ def test_restart_happens_before_the_event_that_finds_it_late():
 
 def test_whole_pattern_every_group_restarts_after_a_timeout():
     q = "from every (e1=A -> e2=B) within 1 sec select e1.id as a, e2.id as b insert into Out;"
-    events = [("A", 0, 1), ("B", 2000, 2), ("A", 3000, 3), ("B", 3500, 4),
-              ("A", 3600, 5), ("B", 4700, 6)]
+    events = [
+        ("A", 0, 1),
+        ("B", 2000, 2),
+        ("A", 3000, 3),
+        ("B", 3500, 4),
+        ("A", 3600, 5),
+        ("B", 4700, 6),
+    ]
     assert run(q, events) == [(3, 4)]
 
 
 def test_group_after_a_plain_state_keeps_the_earlier_event():
-    q = ("from e0=C -> every (e1=A -> e2=B) within 1 sec "
-         "select e0.id as c, e1.id as a, e2.id as b insert into Out;")
-    events = [("C", 0, 9), ("A", 100, 1), ("B", 5000, 2),  # the group ran out of time
-              ("A", 6000, 3), ("B", 6500, 4), ("A", 7000, 5), ("B", 7100, 6)]
+    q = (
+        "from e0=C -> every (e1=A -> e2=B) within 1 sec "
+        "select e0.id as c, e1.id as a, e2.id as b insert into Out;"
+    )
+    events = [
+        ("C", 0, 9),
+        ("A", 100, 1),
+        ("B", 5000, 2),  # the group ran out of time
+        ("A", 6000, 3),
+        ("B", 6500, 4),
+        ("A", 7000, 5),
+        ("B", 7100, 6),
+    ]
     assert run(q, events) == [(9, 3, 4), (9, 5, 6)]
 
 
 def test_logical_group_with_within():
-    q = ("from every (e1=A and e2=B) within 1 sec -> e3=C "
-         "select e1.id as a, e2.id as b, e3.id as c insert into Out;")
-    events = [("A", 0, 1), ("B", 1200, 2),  # too far apart: restart, B at 1200 counts again
-              ("A", 1900, 3), ("C", 5000, 4)]
+    q = (
+        "from every (e1=A and e2=B) within 1 sec -> e3=C "
+        "select e1.id as a, e2.id as b, e3.id as c insert into Out;"
+    )
+    events = [
+        ("A", 0, 1),
+        ("B", 1200, 2),  # too far apart: restart, B at 1200 counts again
+        ("A", 1900, 3),
+        ("C", 5000, 4),
+    ]
     # an `and` followed by a state hands each match on twice (Siddhi 3.2): C emits it twice
     assert run(q, events) == [(3, 2, 4), (3, 2, 4)]
 
 
 def test_outer_within_bounds_the_last_gap():
     # Siddhi 3.2 attaches a trailing `within` to the last state: C within 2 sec of B
-    q = ("from every (e1=A -> e2=B) within 1 sec -> e3=C within 2 sec "
-         "select e1.id as a, e3.id as c insert into Out;")
+    q = (
+        "from every (e1=A -> e2=B) within 1 sec -> e3=C within 2 sec "
+        "select e1.id as a, e3.id as c insert into Out;"
+    )
     assert run(q, [("A", 0, 1), ("B", 500, 2), ("C", 2501, 3)]) == []
     assert run(q, [("A", 0, 1), ("B", 500, 2), ("C", 2500, 3)]) == [(1, 3)]
 
 
-@pytest.mark.parametrize("query, word", [
-    ("from every (e1=A -> e2=B<2>) within 1 sec select e1.id as a insert into Out;",
-     "counting"),
-    ("from every (e1=A -> not B for 1 sec) within 2 sec select e1.id as a insert into Out;",
-     "not"),
-    ("from every (e1=A -> every (e2=B -> e3=C) within 1 sec) within 2 sec "
-     "select e1.id as a insert into Out;", "nested"),
-])
+@pytest.mark.parametrize(
+    "query, word",
+    [
+        (
+            "from every (e1=A -> e2=B<2>) within 1 sec select e1.id as a insert into Out;",
+            "counting",
+        ),
+        (
+            "from every (e1=A -> not B for 1 sec) within 2 sec select e1.id as a insert into Out;",
+            "not",
+        ),
+        (
+            "from every (e1=A -> every (e2=B -> e3=C) within 1 sec) within 2 sec "
+            "select e1.id as a insert into Out;",
+            "nested",
+        ),
+    ],
+)
 def test_unsupported_group_contents_are_rejected_by_the_compiler(query, word):
     with pytest.raises(SiddhiQLError, match=word) as info:
         compile_plan(BASE + query)

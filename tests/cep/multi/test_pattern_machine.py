@@ -1,6 +1,7 @@
 """The pattern/sequence state machine over hand-built models and plain-Python conditions.
 
 Scenarios mirror the conformance cases (Siddhi 3 behaviour); rows are (id, sym, price)."""
+
 import pickle
 
 import pytest
@@ -18,6 +19,7 @@ def machine(model, conds=None, keys=None):
     def conditions(node, nodes):
         rk, pk = keys.get(node.alias, (None, None))
         return conds.get(node.alias), rk, pk
+
     return compile_machine(model, conditions).machine()
 
 
@@ -34,6 +36,7 @@ def run(m, events, pick):
 def ids(*slots):
     def pick(p):
         return tuple(None if p[s] is None else p[s][ID] for s in slots)
+
     return pick
 
 
@@ -43,22 +46,42 @@ def ev(stream, ts, i, sym="X", price=1.0):
 
 def test_no_every_matches_once():
     m = machine(pattern(nxt(st("A", "e1"), st("B", "e2"))))
-    events = [ev("A", 1000, 1), ev("A", 1100, 2), ev("B", 1200, 1), ev("B", 1300, 2),
-              ev("A", 1400, 3), ev("B", 1500, 3)]
+    events = [
+        ev("A", 1000, 1),
+        ev("A", 1100, 2),
+        ev("B", 1200, 1),
+        ev("B", 1300, 2),
+        ev("A", 1400, 3),
+        ev("B", 1500, 3),
+    ]
     assert run(m, events, ids(0, 1)) == [(1200, (1, 1))]
 
 
 def test_every_within_is_inclusive():
     m = machine(pattern(nxt(every(st("A", "e1")), st("B", "e2")), within=2000))
-    events = [ev("A", 1000, 1), ev("A", 2500, 2), ev("B", 3500, 1), ev("A", 4000, 3),
-              ev("B", 6000, 2), ev("A", 7000, 4), ev("B", 9001, 3)]
+    events = [
+        ev("A", 1000, 1),
+        ev("A", 2500, 2),
+        ev("B", 3500, 1),
+        ev("A", 4000, 3),
+        ev("B", 6000, 2),
+        ev("A", 7000, 4),
+        ev("B", 9001, 3),
+    ]
     assert run(m, events, ids(0, 1)) == [(3500, (2, 1)), (6000, (3, 2))]
 
 
 def test_every_grouped_restarts_after_completion():
     m = machine(pattern(every(nxt(st("A", "e1"), st("B", "e2")))))
-    events = [ev("A", 1000, 1), ev("A", 1100, 2), ev("B", 1200, 1), ev("B", 1300, 2),
-              ev("A", 1400, 3), ev("A", 1500, 4), ev("B", 1600, 3)]
+    events = [
+        ev("A", 1000, 1),
+        ev("A", 1100, 2),
+        ev("B", 1200, 1),
+        ev("B", 1300, 2),
+        ev("A", 1400, 3),
+        ev("A", 1500, 4),
+        ev("B", 1600, 3),
+    ]
     assert run(m, events, ids(0, 1)) == [(1200, (1, 1)), (1600, (3, 3))]
 
 
@@ -67,9 +90,14 @@ def test_condition_on_earlier_state(indexed):
     conds = {"e2": lambda p, r: r[SYM] == p[0][SYM] and r[PRICE] > p[0][PRICE]}
     keys = {"e2": (lambda r: r[SYM], lambda p: p[0][SYM])} if indexed else None
     m = machine(pattern(nxt(every(st("A", "e1")), st("B", "e2"))), conds, keys)
-    events = [ev("A", 1000, 1, "IBM", 10.0), ev("A", 1100, 2, "MSFT", 50.0),
-              ev("B", 1200, 1, "IBM", 9.0), ev("B", 1300, 2, "MSFT", 51.0),
-              ev("B", 1400, 3, "IBM", 10.5), ev("B", 1500, 4, "IBM", 11.0)]
+    events = [
+        ev("A", 1000, 1, "IBM", 10.0),
+        ev("A", 1100, 2, "MSFT", 50.0),
+        ev("B", 1200, 1, "IBM", 9.0),
+        ev("B", 1300, 2, "MSFT", 51.0),
+        ev("B", 1400, 3, "IBM", 10.5),
+        ev("B", 1500, 4, "IBM", 11.0),
+    ]
     assert run(m, events, ids(0, 1)) == [(1300, (2, 2)), (1400, (1, 3))]
 
 
@@ -88,8 +116,13 @@ def test_count_range_keeps_what_it_has():
 
 def test_or_final_state_other_side_null():
     m = machine(pattern(nxt(every(st("A", "e1")), logical("or", st("B", "e2"), st("C", "e3")))))
-    events = [ev("A", 1000, 1), ev("C", 1100, 1), ev("A", 1200, 2), ev("B", 1300, 2),
-              ev("C", 1400, 3)]
+    events = [
+        ev("A", 1000, 1),
+        ev("C", 1100, 1),
+        ev("A", 1200, 2),
+        ev("B", 1300, 2),
+        ev("C", 1400, 3),
+    ]
     assert run(m, events, ids(0, 1, 2)) == [(1100, (1, None, 1)), (1300, (2, 2, None))]
 
 
@@ -101,23 +134,39 @@ def test_and_needs_both_sides():
 
 def test_overlapping_three_states():
     m = machine(pattern(nxt(every(st("A", "e1")), st("B", "e2"), st("C", "e3"))))
-    events = [ev("A", 1000, 1), ev("A", 1100, 2), ev("B", 1200, 1), ev("B", 1250, 2),
-              ev("C", 1300, 1), ev("C", 1400, 2)]
+    events = [
+        ev("A", 1000, 1),
+        ev("A", 1100, 2),
+        ev("B", 1200, 1),
+        ev("B", 1250, 2),
+        ev("C", 1300, 1),
+        ev("C", 1400, 2),
+    ]
     assert run(m, events, ids(0, 1, 2)) == [(1300, (1, 1, 1)), (1300, (2, 1, 1))]
 
 
 def test_same_stream_event_cannot_complete_its_own_match():
     conds = {"e2": lambda p, r: r[1] > p[0][1]}
     m = machine(pattern(nxt(every(st("S", "e1")), st("S", "e2"))), conds)
-    events = [("S", 1000, (1, 10.0)), ("S", 1100, (2, 12.0)), ("S", 1200, (3, 11.0)),
-              ("S", 1300, (4, 13.0))]
+    events = [
+        ("S", 1000, (1, 10.0)),
+        ("S", 1100, (2, 12.0)),
+        ("S", 1200, (3, 11.0)),
+        ("S", 1300, (4, 13.0)),
+    ]
     assert run(m, events, ids(0, 1)) == [(1100, (1, 2)), (1300, (2, 4)), (1300, (3, 4))]
 
 
 def test_every_on_second_state():
     m = machine(pattern(nxt(st("A", "e1"), every(st("B", "e2")))))
-    events = [ev("B", 900, 0), ev("A", 1000, 1), ev("B", 1100, 1), ev("B", 1200, 2),
-              ev("A", 1300, 2), ev("B", 1400, 3)]
+    events = [
+        ev("B", 900, 0),
+        ev("A", 1000, 1),
+        ev("B", 1100, 1),
+        ev("B", 1200, 2),
+        ev("A", 1300, 2),
+        ev("B", 1400, 3),
+    ]
     assert run(m, events, ids(0, 1)) == [(1100, (1, 1)), (1200, (1, 2)), (1400, (1, 3))]
 
 
@@ -127,25 +176,52 @@ def seq(*elements, within=None):
 
 def test_sequence_strict_every():
     m = machine(seq(every(st("A", "e1")), st("B", "e2")))
-    events = [ev("A", 1000, 1), ev("B", 1100, 1), ev("A", 1200, 2), ev("A", 1300, 3),
-              ev("B", 1400, 2), ev("B", 1500, 3)]
+    events = [
+        ev("A", 1000, 1),
+        ev("B", 1100, 1),
+        ev("A", 1200, 2),
+        ev("A", 1300, 3),
+        ev("B", 1400, 2),
+        ev("B", 1500, 3),
+    ]
     assert run(m, events, ids(0, 1)) == [(1100, (1, 1)), (1400, (3, 2))]
 
 
 def test_sequence_plus_star_question():
     plus = machine(seq(every(st("A", "e1")), count("B", "e2", 1, None), st("C", "e3")))
-    events = [ev("A", 1000, 1), ev("C", 1100, 1), ev("A", 1200, 2), ev("B", 1300, 1),
-              ev("B", 1400, 2), ev("B", 1500, 3), ev("C", 1600, 2)]
+    events = [
+        ev("A", 1000, 1),
+        ev("C", 1100, 1),
+        ev("A", 1200, 2),
+        ev("B", 1300, 1),
+        ev("B", 1400, 2),
+        ev("B", 1500, 3),
+        ev("C", 1600, 2),
+    ]
     pick = lambda p: (p[0][ID], p[1] and p[1][0][ID], p[1] and p[1][-1][ID], p[2][ID])  # noqa
     assert run(plus, events, pick) == [(1600, (2, 1, 3, 2))]
     star = machine(seq(every(st("A", "e1")), count("B", "e2", 0, None), st("C", "e3")))
-    events = [ev("A", 1000, 1), ev("C", 1100, 1), ev("A", 1200, 2), ev("B", 1300, 1),
-              ev("B", 1400, 2), ev("C", 1500, 2)]
+    events = [
+        ev("A", 1000, 1),
+        ev("C", 1100, 1),
+        ev("A", 1200, 2),
+        ev("B", 1300, 1),
+        ev("B", 1400, 2),
+        ev("C", 1500, 2),
+    ]
     assert run(star, events, pick) == [(1100, (1, None, None, 1)), (1500, (2, 1, 2, 2))]
     opt = machine(seq(every(st("A", "e1")), count("B", "e2", 0, 1), st("C", "e3")))
-    events = [ev("A", 1000, 1), ev("C", 1100, 1), ev("A", 1200, 2), ev("B", 1300, 1),
-              ev("C", 1400, 2), ev("A", 1500, 3), ev("B", 1600, 2), ev("B", 1700, 3),
-              ev("C", 1800, 3)]
+    events = [
+        ev("A", 1000, 1),
+        ev("C", 1100, 1),
+        ev("A", 1200, 2),
+        ev("B", 1300, 1),
+        ev("C", 1400, 2),
+        ev("A", 1500, 3),
+        ev("B", 1600, 2),
+        ev("B", 1700, 3),
+        ev("C", 1800, 3),
+    ]
     assert run(opt, events, pick) == [(1100, (1, None, None, 1)), (1400, (2, 1, 1, 2))]
 
 
@@ -159,8 +235,11 @@ def test_sequence_peak_detection():
 
 
 def test_sequence_three_thresholds_and_pairs():
-    conds = {"e1": lambda p, r: r[1] > 10, "e2": lambda p, r: r[1] > 20,
-             "e3": lambda p, r: r[1] > 30}
+    conds = {
+        "e1": lambda p, r: r[1] > 10,
+        "e2": lambda p, r: r[1] > 20,
+        "e3": lambda p, r: r[1] > 30,
+    }
     m = machine(seq(every(st("S", "e1")), st("S", "e2"), st("S", "e3")), conds)
     prices = [15, 25, 5, 35, 11, 21, 31, 41]
     events = [("S", 1000 + 100 * i, (i + 1, x)) for i, x in enumerate(prices)]
@@ -172,14 +251,30 @@ def test_sequence_three_thresholds_and_pairs():
 
 def test_sequence_within_and_or():
     m = machine(seq(every(st("A", "e1")), st("B", "e2"), within=2000))
-    events = [ev("A", 1000, 1), ev("B", 3500, 1), ev("A", 4000, 2), ev("B", 5000, 2),
-              ev("A", 6000, 3), ev("B", 8000, 3)]
+    events = [
+        ev("A", 1000, 1),
+        ev("B", 3500, 1),
+        ev("A", 4000, 2),
+        ev("B", 5000, 2),
+        ev("A", 6000, 3),
+        ev("B", 8000, 3),
+    ]
     assert run(m, events, ids(0, 1)) == [(5000, (2, 2)), (8000, (3, 3))]
     m = machine(seq(every(st("A", "e1")), logical("or", st("B", "e2"), st("C", "e3"))))
-    events = [ev("A", 1000, 1), ev("C", 1100, 1), ev("A", 1200, 2), ev("B", 1300, 2),
-              ev("A", 1400, 3), ev("A", 1500, 4), ev("C", 1600, 3)]
-    assert run(m, events, ids(0, 1, 2)) == [(1100, (1, None, 1)), (1300, (2, 2, None)),
-                                            (1600, (4, None, 3))]
+    events = [
+        ev("A", 1000, 1),
+        ev("C", 1100, 1),
+        ev("A", 1200, 2),
+        ev("B", 1300, 2),
+        ev("A", 1400, 3),
+        ev("A", 1500, 4),
+        ev("C", 1600, 3),
+    ]
+    assert run(m, events, ids(0, 1, 2)) == [
+        (1100, (1, None, 1)),
+        (1300, (2, 2, None)),
+        (1600, (4, None, 3)),
+    ]
 
 
 def test_batch_equals_one_at_a_time():

@@ -1,6 +1,7 @@
 """`@Plan:siddhi('3.2' | 'fixed')` (issue 12): the default and '3.2' are exact Siddhi 3.2; 'fixed'
 gives the sane behaviour for the rules cep/engine/README.md calls plain Siddhi bugs. Each rule
 is tested in both modes (and the default), in patterns, partitions and after a snapshot."""
+
 import pickle
 
 import pytest
@@ -35,10 +36,21 @@ def rows(mode, query, events, restore_after=None):
     return [row for _, row in got]
 
 
-EVERY_COUNT = ("from every e1=A<2> -> e2=B select e1[0].id as a0, e1[last].id as al, "
-               "e2.id as b insert into Out;")
-EVENTS_EVERY = [("A", 1), ("A", 2), ("B", 10), ("A", 3), ("A", 4), ("B", 20), ("A", 5),
-                ("A", 6), ("B", 30)]
+EVERY_COUNT = (
+    "from every e1=A<2> -> e2=B select e1[0].id as a0, e1[last].id as al, "
+    "e2.id as b insert into Out;"
+)
+EVENTS_EVERY = [
+    ("A", 1),
+    ("A", 2),
+    ("B", 10),
+    ("A", 3),
+    ("A", 4),
+    ("B", 20),
+    ("A", 5),
+    ("A", 6),
+    ("B", 30),
+]
 
 
 @pytest.mark.parametrize("mode", ["default", "3.2"])
@@ -49,8 +61,11 @@ def test_every_count_matches_once_ever_in_3_2(mode):
 def test_every_count_matches_each_completed_count_when_fixed():
     assert rows("fixed", EVERY_COUNT, EVENTS_EVERY) == [(1, 2, 10), (3, 4, 20), (5, 6, 30)]
     # a snapshot between the matches keeps each restart's own list
-    assert rows("fixed", EVERY_COUNT, EVENTS_EVERY, restore_after=4) == \
-        [(1, 2, 10), (3, 4, 20), (5, 6, 30)]
+    assert rows("fixed", EVERY_COUNT, EVENTS_EVERY, restore_after=4) == [
+        (1, 2, 10),
+        (3, 4, 20),
+        (5, 6, 30),
+    ]
 
 
 def test_every_count_keeps_its_own_list_when_fixed():
@@ -61,14 +76,16 @@ def test_every_count_keeps_its_own_list_when_fixed():
 
 
 OR_START = "from e1=A or e2=B -> e3=C select e1.id as a, e2.id as b, e3.id as c insert into Out;"
-AND_START = ("from e1=A and e2=B -> e3=C select e1.id as a, e2.id as b, e3.id as c "
-             "insert into Out;")
+AND_START = "from e1=A and e2=B -> e3=C select e1.id as a, e2.id as b, e3.id as c insert into Out;"
 
 
-@pytest.mark.parametrize("query, events, row", [
-    (OR_START, [("B", 2), ("C", 3)], (None, 2, 3)),
-    (AND_START, [("A", 1), ("B", 2), ("C", 3)], (1, 2, 3)),
-])
+@pytest.mark.parametrize(
+    "query, events, row",
+    [
+        (OR_START, [("B", 2), ("C", 3)], (None, 2, 3)),
+        (AND_START, [("A", 1), ("B", 2), ("C", 3)], (1, 2, 3)),
+    ],
+)
 def test_a_logical_start_emits_twice_in_3_2_and_once_when_fixed(query, events, row):
     assert rows("default", query, events) == [row, row]
     assert rows("3.2", query, events) == [row, row]
@@ -76,9 +93,11 @@ def test_a_logical_start_emits_twice_in_3_2_and_once_when_fixed(query, events, r
 
 
 def test_a_partitioned_logical_start_emits_once_when_fixed():
-    query = ("partition with (id of A, id of B, id of C) begin "
-             "from every (e1=A or e2=B) -> e3=C select e1.id as a, e2.id as b, e3.id as c "
-             "insert into Out; end;")
+    query = (
+        "partition with (id of A, id of B, id of C) begin "
+        "from every (e1=A or e2=B) -> e3=C select e1.id as a, e2.id as b, e3.id as c "
+        "insert into Out; end;"
+    )
     events = [("A", 1), ("B", 2), ("C", 1), ("C", 2)]
     assert rows("3.2", query, events) == [(1, None, 1), (1, None, 1), (None, 2, 2), (None, 2, 2)]
     assert rows("fixed", query, events) == [(1, None, 1), (None, 2, 2)]
@@ -86,16 +105,23 @@ def test_a_partitioned_logical_start_emits_once_when_fixed():
 
 SEQ_PLUS = "from e1=A, e2=B+ select e1.id as a, e2[0].id as b0, e2[last].id as bl insert into Out;"
 SEQ_TWO = "from e1=A, e2=B<2> select e1.id as a, e2[0].id as b0, e2[last].id as bl insert into Out;"
-SEQ_RANGE = ("from e1=A, e2=B<2:3> select e1.id as a, e2[0].id as b0, e2[last].id as bl "
-             "insert into Out;")
+SEQ_RANGE = (
+    "from e1=A, e2=B<2:3> select e1.id as a, e2[0].id as b0, e2[last].id as bl insert into Out;"
+)
 
 
-@pytest.mark.parametrize("query, events, fixed", [
-    (SEQ_PLUS, [("A", 1), ("B", 2), ("B", 3), ("C", 0), ("A", 4), ("B", 5)],
-     [(1, 2, 2), (4, 5, 5)]),
-    (SEQ_TWO, [("A", 1), ("B", 2), ("B", 3), ("B", 4)], [(1, 2, 3)]),
-    (SEQ_RANGE, [("A", 1), ("B", 2), ("B", 3), ("B", 4), ("B", 5)], [(1, 2, 3)]),
-])
+@pytest.mark.parametrize(
+    "query, events, fixed",
+    [
+        (
+            SEQ_PLUS,
+            [("A", 1), ("B", 2), ("B", 3), ("C", 0), ("A", 4), ("B", 5)],
+            [(1, 2, 2), (4, 5, 5)],
+        ),
+        (SEQ_TWO, [("A", 1), ("B", 2), ("B", 3), ("B", 4)], [(1, 2, 3)]),
+        (SEQ_RANGE, [("A", 1), ("B", 2), ("B", 3), ("B", 4), ("B", 5)], [(1, 2, 3)]),
+    ],
+)
 def test_a_sequence_ending_in_a_count_emits_only_when_fixed(query, events, fixed):
     assert rows("default", query, events) == []
     assert rows("3.2", query, events) == []
@@ -107,8 +133,10 @@ def test_rules_that_are_not_bugs_are_the_same_in_both_modes():
     re-arms: defined Siddhi 3.2 behaviour, kept in both modes."""
     query = "from e1=A -> e2=B<0:1> select e1.id as a, e2[0].id as b insert into Out;"
     seq = "from e1=A, e2=B select e1.id as a, e2.id as b insert into Out;"
-    for q, events in ((query, [("A", 1), ("B", 2)]), (seq, [("A", 1), ("B", 2), ("A", 3),
-                                                            ("B", 4)])):
+    for q, events in (
+        (query, [("A", 1), ("B", 2)]),
+        (seq, [("A", 1), ("B", 2), ("A", 3), ("B", 4)]),
+    ):
         assert rows("3.2", q, events) == rows("fixed", q, events) != []
 
 

@@ -1,4 +1,5 @@
 """The in-memory table: unique key index, duplicates, delete/update/upsert, membership."""
+
 import pytest
 
 from cep.engine.table.keys import equi_split
@@ -12,8 +13,11 @@ K_EQ = lambda t, r: t[0] == r[0]  # noqa: E731
 
 def table(indexed=None, annotation="IndexBy"):
     anns = (Annotation(annotation, elements=((None, indexed),)),) if indexed else ()
-    return Table(TableDefinition("Tab", (Attribute("k", AttrType.STRING),
-                                         Attribute("v", AttrType.DOUBLE)), anns))
+    return Table(
+        TableDefinition(
+            "Tab", (Attribute("k", AttrType.STRING), Attribute("v", AttrType.DOUBLE)), anns
+        )
+    )
 
 
 def test_unindexed_keeps_duplicates_in_insertion_order():
@@ -32,6 +36,7 @@ def test_unique_key_last_write_wins_and_uses_the_key(ann):
     def cond(tr, r):
         calls.append(tr)
         return tr[0] == r[0]
+
     assert t.matching(("a",), cond, key=lambda r: r[0]) == [("a", 3.0)]
     assert calls == [("a", 3.0)]  # only the key's row was looked at, not a scan
 
@@ -73,8 +78,13 @@ def test_contains():
 
 def test_compound_index_is_rejected_with_the_table_name():
     with pytest.raises(AnnotationError, match="Tab"):
-        Table(TableDefinition("Tab", (Attribute("k", AttrType.STRING),),
-                              (Annotation("IndexBy", elements=((None, "k"), (None, "v"))),)))
+        Table(
+            TableDefinition(
+                "Tab",
+                (Attribute("k", AttrType.STRING),),
+                (Annotation("IndexBy", elements=((None, "k"), (None, "v"))),),
+            )
+        )
     with pytest.raises(AnnotationError, match="no attribute q"):
         table("q")
 

@@ -1,4 +1,5 @@
 """Triggers on the scheduler: at 'start', at every T and cron, on event time (playback)."""
+
 from datetime import datetime, timezone
 
 import pytest
@@ -55,18 +56,22 @@ def test_cron_trigger_every_ten_seconds():
     assert [ts for ts, _, _ in got] == [utc_ms(2026, 1, 1, 0, 0, 10), utc_ms(2026, 1, 1, 0, 0, 20)]
 
 
-@pytest.mark.parametrize("expr, after, want", [
-    ("0 0 12 * * ?", (2026, 3, 1, 13, 0, 0), (2026, 3, 2, 12, 0, 0)),
-    ("0 15 10 ? * MON-FRI", (2026, 11, 21, 0, 0, 0), (2026, 11, 23, 10, 15, 0)),  # Sat -> Mon
-    ("0 0 0 1 JAN ?", (2026, 5, 5, 0, 0, 0), (2027, 1, 1, 0, 0, 0)),
-    ("30 9 * * *", (2026, 1, 1, 9, 30, 0), (2026, 1, 2, 9, 30, 0)),  # 5-field unix form
-])
+@pytest.mark.parametrize(
+    "expr, after, want",
+    [
+        ("0 0 12 * * ?", (2026, 3, 1, 13, 0, 0), (2026, 3, 2, 12, 0, 0)),
+        ("0 15 10 ? * MON-FRI", (2026, 11, 21, 0, 0, 0), (2026, 11, 23, 10, 15, 0)),  # Sat -> Mon
+        ("0 0 0 1 JAN ?", (2026, 5, 5, 0, 0, 0), (2027, 1, 1, 0, 0, 0)),
+        ("30 9 * * *", (2026, 1, 1, 9, 30, 0), (2026, 1, 2, 9, 30, 0)),  # 5-field unix form
+    ],
+)
 def test_cron_next_after(expr, after, want):
     assert Cron(expr).next_after(utc_ms(*after)) == utc_ms(*want)
 
 
-@pytest.mark.parametrize("expr, why", [("* * *", "fields"), ("0 61 * * * ?", "outside"),
-                                       ("0 x * * * ?", "not a number")])
+@pytest.mark.parametrize(
+    "expr, why", [("* * *", "fields"), ("0 61 * * * ?", "outside"), ("0 x * * * ?", "not a number")]
+)
 def test_bad_cron_is_rejected_with_the_reason(expr, why):
     with pytest.raises(InvalidQueryError, match=why):
         Cron(expr)

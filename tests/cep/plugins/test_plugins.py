@@ -3,6 +3,7 @@ function, an aggregator, a stream processor and a window under its namespace; th
 finds them, checks their calls with positioned errors, the engine runs them, `cep
 extensions` lists them, broken plug-ins are refused with their reason, and topologies ship
 the plug-in's folder to the executors."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -46,16 +47,21 @@ def test_discovery_lists_each_plugin_and_refuses_the_bad_ones(plugin_dir):
     demo = found["demo"]
     assert demo.error == "" and demo.namespace == "demo"
     assert demo.distribution == "cep-sample-plugin 0.1.0"
-    assert set(demo.names) == {"function demo:twice", "aggregator demo:range",
-                               "stream processor #demo:tag", "window #window.demo:lastN"}
+    assert set(demo.names) == {
+        "function demo:twice",
+        "aggregator demo:range",
+        "stream processor #demo:tag",
+        "window #window.demo:lastN",
+    }
     assert "NOT_THERE" in found["broken"].error
     assert "belongs to Siddhi's standard extensions" in found["greedy"].error
     assert str(plugin_dir) in plugins.locations()
 
 
 def test_a_plugin_function_is_typed_checked_and_run(plugin_dir):
-    assert run(STREAM + "from S select demo:twice(v) as w insert into Out;",
-               [("a", 2), ("b", None)]) == [(4,), (None,)]
+    assert run(
+        STREAM + "from S select demo:twice(v) as w insert into Out;", [("a", 2), ("b", None)]
+    ) == [(4,), (None,)]
     with pytest.raises(TypeMismatchError) as info:
         cep.compile(STREAM + "from S select demo:twice(sym) as w insert into Out;")
     assert "needs a number" in info.value.message
@@ -63,22 +69,28 @@ def test_a_plugin_function_is_typed_checked_and_run(plugin_dir):
 
 
 def test_a_plugin_aggregator_runs_over_a_window(plugin_dir):
-    out = run(STREAM + "from S#window.length(2) select demo:range(v) as r insert into Out;",
-              [("a", 5), ("a", 1), ("a", 4)])
+    out = run(
+        STREAM + "from S#window.length(2) select demo:range(v) as r insert into Out;",
+        [("a", 5), ("a", 1), ("a", 4)],
+    )
     assert out == [(0.0,), (4.0,), (3.0,)]
 
 
 def test_a_plugin_stream_processor_appends_attributes(plugin_dir):
-    out = run(STREAM + "from S#demo:tag('x')[seen > 1] select sym, label, seen insert into Out;",
-              [("a", 1), ("b", 2)])
+    out = run(
+        STREAM + "from S#demo:tag('x')[seen > 1] select sym, label, seen insert into Out;",
+        [("a", 1), ("b", 2)],
+    )
     assert out == [("b", "x", 2)]
     with pytest.raises(TypeMismatchError):
         cep.compile(STREAM + "from S#demo:tag(v) select sym insert into Out;")
 
 
 def test_a_plugin_window_is_checked_and_run(plugin_dir):
-    out = run(STREAM + "from S#window.demo:lastN(1) select sum(v) as s insert into Out;",
-              [("a", 1), ("a", 2), ("a", 3)])
+    out = run(
+        STREAM + "from S#window.demo:lastN(1) select sum(v) as s insert into Out;",
+        [("a", 1), ("a", 2), ("a", 3)],
+    )
     assert out == [(1,), (2,), (3,)]
     with pytest.raises(TypeMismatchError):
         cep.compile(STREAM + "from S#window.demo:lastN('x') select v insert into Out;")
@@ -92,8 +104,13 @@ def test_unknown_plugin_names_are_positioned_errors(plugin_dir):
 
 def test_cep_extensions_lists_plugins_and_standard_extensions(plugin_dir):
     env = {"PYTHONPATH": f"{plugin_dir}:{ROOT}", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-m", "cep.cli.main", "extensions"], env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "cep.cli.main", "extensions"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "demo:twice" in out and "#window.demo:lastN" in out and "#demo:tag" in out
@@ -105,5 +122,6 @@ def test_cep_extensions_lists_plugins_and_standard_extensions(plugin_dir):
 def test_topologies_ship_the_plugins_folder(plugin_dir):
     from topology.packaging import plugin_distributions
     from topology.shipping import plugin_python_path
+
     assert str(plugin_dir) in plugin_python_path()
     assert "cep-sample-plugin" in plugin_distributions()

@@ -3,6 +3,7 @@ temporary folder (not in site-packages), the manager deploys a plan that calls i
 and its stream processor, and the plan topology's executors (which import this checkout,
 topology.code: path) find the plug-in on the PYTHONPATH the launcher gives them: events come
 out transformed by the plug-in."""
+
 import os
 import sys
 
@@ -11,7 +12,11 @@ import pytest
 from cep.catalog import plugins
 from tests.cep.plugins.install import install
 from tests.manager.test_manager_spark import (  # noqa: F401  (the launcher fixture)
-    launcher, new_manager, next_output, stand_in_worker, wait_state,
+    launcher,
+    new_manager,
+    next_output,
+    stand_in_worker,
+    wait_state,
 )
 
 pytestmark = pytest.mark.slow
@@ -32,8 +37,12 @@ insert into Tagged;
 def plugin_on_path(tmp_path, monkeypatch):
     target = install(tmp_path / "site")
     monkeypatch.syspath_prepend(str(target))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(target)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join(
+            [str(target)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        ),
+    )
     plugins.plugins(reload=True)
     yield target
     monkeypatch.undo()
@@ -41,19 +50,19 @@ def plugin_on_path(tmp_path, monkeypatch):
     plugins.plugins(reload=True)
 
 
-def test_a_plan_using_a_plugin_runs_on_spark_executors(tmp_path, redis_db, launcher,
-                                                       plugin_on_path):
+def test_a_plan_using_a_plugin_runs_on_spark_executors(
+    tmp_path, redis_db, launcher, plugin_on_path
+):
     from cep.protocol.frames import encode_batch
+
     manager = new_manager(tmp_path, redis_db, launcher)
     try:
         manager.plans.add(-1234, PLAN.replace("TradeStream", "TradeStream"))
         wait_state(manager, -1234, "PluginTrades", "ACTIVE")
         reg, pull, push, cid = stand_in_worker(manager, -1234, "PluginTrades")
         try:
-            push.send(encode_batch("TradeStream", [[1, ["IBM", 10.0, 500]],
-                                                   [2, ["X", 1.0, 5]]]))
-            assert next_output(pull) == ("Tagged", [[1, ["IBM", 1000, "p"]],
-                                                    [2, ["X", 10, "p"]]])
+            push.send(encode_batch("TradeStream", [[1, ["IBM", 10.0, 500]], [2, ["X", 1.0, 5]]]))
+            assert next_output(pull) == ("Tagged", [[1, ["IBM", 1000, "p"]], [2, ["X", 10, "p"]]])
         finally:
             push.close(0)
             pull.close(0)

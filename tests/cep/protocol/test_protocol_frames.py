@@ -1,5 +1,6 @@
 """Every frame kind of cep.protocol.frames round-trips, and bad frames of every kind raise
 BadFrameError naming what was wrong (never another exception type)."""
+
 import zlib
 
 import msgpack
@@ -8,7 +9,10 @@ import pytest
 from cep.protocol import frames
 from cep.protocol.exceptions import BadFrameError, ProtocolError
 
-EVENTS = [[1700000000000, ["IBM", 75.5, 100, None, True]], [1700000000001, ["é", -1.0, 0, 2, False]]]
+EVENTS = [
+    [1700000000000, ["IBM", 75.5, 100, None, True]],
+    [1700000000001, ["é", -1.0, 0, 2, False]],
+]
 TUPLES = tuple((ts, tuple(values)) for ts, values in EVENTS)
 ROWS = ((1, "a", 1.5), (2, "b", None))
 NOT_MSGPACK = b"\xc1garbage"
@@ -31,26 +35,37 @@ def test_event_batch_v2_round_trips_with_its_position():
         frames.decode_output(frame)  # the publisher service takes versions 1, 3 and 4
 
 
-@pytest.mark.parametrize("data, why", [
-    ({"x": 1}, "must be \\[version, stream, events, ...\\], got dict"),
-    ([1, "S"], "got an array of 2"),
-    ([9, "S", []], "format version 9 with 3 fields"),
-    ([2, "S", []], "format version 2 with 3 fields"),
-    ([1, 5, []], "stream id string and an event list, got int and (list|tuple)"),
-    ([1, "S", "nope"], "got str and str"),
-    ([2, "S", [], 5, 0, None], "needs a receiver id string"),
-    ([2, "S", [], "r", -1, None], "first offset >= 0"),
-    ([2, "S", [], "r", 0, 5], "control URL string or nil"),
-])
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        ({"x": 1}, "must be \\[version, stream, events, ...\\], got dict"),
+        ([1, "S"], "got an array of 2"),
+        ([9, "S", []], "format version 9 with 3 fields"),
+        ([2, "S", []], "format version 2 with 3 fields"),
+        ([1, 5, []], "stream id string and an event list, got int and (list|tuple)"),
+        ([1, "S", "nope"], "got str and str"),
+        ([2, "S", [], 5, 0, None], "needs a receiver id string"),
+        ([2, "S", [], "r", -1, None], "first offset >= 0"),
+        ([2, "S", [], "r", 0, 5], "control URL string or nil"),
+    ],
+)
 @pytest.mark.parametrize("decode", [frames.decode_batch, frames.decode_logged_batch])
 def test_bad_event_batches_are_refused_with_the_reason(data, why, decode):
     with pytest.raises(BadFrameError, match=why):
         decode(msgpack.packb(data))
 
 
-@pytest.mark.parametrize("decode", [frames.decode_batch, frames.decode_output,
-                                    frames.decode_pairs, frames.decode_header,
-                                    frames.decode_rows, frames.unpack_message])
+@pytest.mark.parametrize(
+    "decode",
+    [
+        frames.decode_batch,
+        frames.decode_output,
+        frames.decode_pairs,
+        frames.decode_header,
+        frames.decode_rows,
+        frames.unpack_message,
+    ],
+)
 @pytest.mark.parametrize("frame", [NOT_MSGPACK, b"", msgpack.packb([1]) + b"\x01"])
 def test_undecodable_bytes_raise_bad_frame_for_every_kind(decode, frame):
     with pytest.raises(BadFrameError, match="is not msgpack"):
@@ -67,16 +82,19 @@ def test_publisher_output_and_notices_round_trip():
         assert frames.decode_output(notice) == (None, None, frames.Control(kind, "T[1]:pub:0", cid))
 
 
-@pytest.mark.parametrize("data, why", [
-    ({"x": 1}, "must be an array, got dict"),
-    ([], "must be an array, got an array of 0"),
-    ([3, "Out", [], "p", "x", 0], "version 3 needs a publisher id string, an integer epoch"),
-    ([3, "Out", [], "p", 1, -1], "first sequence number >= 0"),
-    ([3, 5, [], "p", 1, 0], "stream id string and an event list, got int and tuple"),
-    ([4, "rollback", "p", 7], "control frame 'rollback': needs start\\|commit"),
-    ([4, "commit", "p", "7"], "checkpoint id or nil"),
-    ([5, "Out", []], "format version 5 with 3 fields"),
-])
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        ({"x": 1}, "must be an array, got dict"),
+        ([], "must be an array, got an array of 0"),
+        ([3, "Out", [], "p", "x", 0], "version 3 needs a publisher id string, an integer epoch"),
+        ([3, "Out", [], "p", 1, -1], "first sequence number >= 0"),
+        ([3, 5, [], "p", 1, 0], "stream id string and an event list, got int and tuple"),
+        ([4, "rollback", "p", 7], "control frame 'rollback': needs start\\|commit"),
+        ([4, "commit", "p", "7"], "checkpoint id or nil"),
+        ([5, "Out", []], "format version 5 with 3 fields"),
+    ],
+)
 def test_bad_publisher_frames_are_refused(data, why):
     with pytest.raises(BadFrameError, match=why):
         frames.decode_output(msgpack.packb(data))
@@ -97,12 +115,18 @@ def test_task_data_and_barrier_headers_round_trip_with_a_version():
     assert frames.decode_header(head) == (frames.BARRIER, "Spout", 42, 0, None) and payload == b""
 
 
-@pytest.mark.parametrize("data, why", [
-    (("S", "Bolt", 1.0, 3), "task header format version 'S' is not 1"),
-    ((2, "S", "Bolt", 1.0, 3), "task header format version 2 is not 1"),
-    ((1, "S"), "must be \\[version, stream, source, origin, task\\(, lineage\\)\\], got an array of 2"),
-    ({"stream": "S"}, "got dict"),
-])
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        (("S", "Bolt", 1.0, 3), "task header format version 'S' is not 1"),
+        ((2, "S", "Bolt", 1.0, 3), "task header format version 2 is not 1"),
+        (
+            (1, "S"),
+            "must be \\[version, stream, source, origin, task\\(, lineage\\)\\], got an array of 2",
+        ),
+        ({"stream": "S"}, "got dict"),
+    ],
+)
 def test_bad_task_headers_are_refused(data, why):
     with pytest.raises(BadFrameError, match=why):
         frames.decode_header(msgpack.packb(data))
@@ -129,6 +153,7 @@ def test_bad_frame_is_a_protocol_error_and_a_value_error():
 def test_deprecated_paths_are_the_same_objects():
     from manager.registry import client, wire
     from cep.protocol import registry_client
+
     assert wire.encode_batch is frames.encode_batch and wire.BadFrameError is BadFrameError
     assert client.RegistryClient is registry_client.RegistryClient
 
@@ -136,14 +161,19 @@ def test_deprecated_paths_are_the_same_objects():
 def test_ha_input_round_trips_as_tuples():
     items = [["-1234/P", 7, "S", [[1000, ["a", 1.5]]]], ["-1234/P", 8, "S", []]]
     assert frames.decode_ha_input(frames.encode_ha_input(items)) == (
-        ("-1234/P", 7, "S", ((1000, ("a", 1.5)),)), ("-1234/P", 8, "S", ()))
+        ("-1234/P", 7, "S", ((1000, ("a", 1.5)),)),
+        ("-1234/P", 8, "S", ()),
+    )
 
 
-@pytest.mark.parametrize("data, why", [
-    ([2, []], "HA input must be [1,"),                      # another version
-    ([1, [["P", 1, "S"]]], "item must be [plan, seq"),       # an item of 3
-    ({"items": []}, "HA input must be [1,"),                 # a map
-])
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        ([2, []], "HA input must be [1,"),  # another version
+        ([1, [["P", 1, "S"]]], "item must be [plan, seq"),  # an item of 3
+        ({"items": []}, "HA input must be [1,"),  # a map
+    ],
+)
 def test_bad_ha_input_is_refused(data, why):
     with pytest.raises(BadFrameError, match=why.replace("[", r"\[")):
         frames.decode_ha_input(msgpack.packb(data))

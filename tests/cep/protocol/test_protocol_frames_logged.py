@@ -1,5 +1,6 @@
 """Event frames of version 2 (PROTOCOL.md section 2): receiver id and first offset added by a
 worker's write-ahead log; version 1 still decodes; bad version 2 fields are refused."""
+
 import msgpack
 import pytest
 
@@ -26,14 +27,17 @@ def test_version_1_still_decodes_without_a_position():
     assert decode_logged_batch(frame, use_list=False)[2] is None
 
 
-@pytest.mark.parametrize("data, fragment", [
-    ([2, "S", EVENTS], "version 2 with 3 fields"),
-    ([1, "S", EVENTS, "r", 1, None], "version 1 with 6 fields"),
-    ([3, "S", EVENTS], "version 3"),
-    ([2, "S", EVENTS, 7, 1, None], "receiver id string"),
-    ([2, "S", EVENTS, "r", -1, None], "first offset >= 0"),
-    ([2, "S", EVENTS, "r", 1.5, None], "first offset >= 0"),
-])
+@pytest.mark.parametrize(
+    "data, fragment",
+    [
+        ([2, "S", EVENTS], "version 2 with 3 fields"),
+        ([1, "S", EVENTS, "r", 1, None], "version 1 with 6 fields"),
+        ([3, "S", EVENTS], "version 3"),
+        ([2, "S", EVENTS, 7, 1, None], "receiver id string"),
+        ([2, "S", EVENTS, "r", -1, None], "first offset >= 0"),
+        ([2, "S", EVENTS, "r", 1.5, None], "first offset >= 0"),
+    ],
+)
 def test_bad_frames_are_refused_with_the_reason(data, fragment):
     with pytest.raises(BadFrameError, match=fragment):
         decode_logged_batch(msgpack.packb(data))

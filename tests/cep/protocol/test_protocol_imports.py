@@ -1,5 +1,6 @@
 """The protocol is neutral ground: receivers, publishers, topology and the CEP worker take it
 from cep.protocol, never from manager/; cep.protocol itself imports none of them."""
+
 import ast
 import pathlib
 
@@ -25,25 +26,43 @@ def _under(module, prefixes):
 
 @pytest.mark.parametrize("package", CLIENTS)
 def test_components_take_the_protocol_from_cep_protocol_not_the_manager(package):
-    found = [f"{p.relative_to(ROOT)}: {m}" for p in sorted((ROOT / package).rglob("*.py"))
-             for m in _imports(p) if _under(m, PROTOCOL_HOMES)]
+    found = [
+        f"{p.relative_to(ROOT)}: {m}"
+        for p in sorted((ROOT / package).rglob("*.py"))
+        for m in _imports(p)
+        if _under(m, PROTOCOL_HOMES)
+    ]
     assert found == []
 
 
 def test_cep_protocol_imports_no_side_of_the_protocol():
-    found = [f"{p.relative_to(ROOT)}: {m}"
-             for p in sorted((ROOT / "cep" / "protocol").rglob("*.py"))
-             for m in _imports(p) if _under(m, SIDES)]
+    found = [
+        f"{p.relative_to(ROOT)}: {m}"
+        for p in sorted((ROOT / "cep" / "protocol").rglob("*.py"))
+        for m in _imports(p)
+        if _under(m, SIDES)
+    ]
     assert found == []
 
 
 # the copies of the frame format the issue found, and the modules that used them
-FORMER_COPIES = ["topology/task.py", "topology/shared_app.py", "topology/shared_launch.py",
-                 "topology/driver.py",
-                 "topology/control.py", "manager/registry/wire.py", "manager/registry/service.py",
-                 "receivers/spout.py", "receivers/zmq_receiver.py", "publishers/service.py",
-                 "publishers/zmq_sink.py", "publishers/bolt.py", "publishers/sink_set.py",
-                 "cep/worker/inflow.py", "cep/worker/logged_inflow.py"]
+FORMER_COPIES = [
+    "topology/task.py",
+    "topology/shared_app.py",
+    "topology/shared_launch.py",
+    "topology/driver.py",
+    "topology/control.py",
+    "manager/registry/wire.py",
+    "manager/registry/service.py",
+    "receivers/spout.py",
+    "receivers/zmq_receiver.py",
+    "publishers/service.py",
+    "publishers/zmq_sink.py",
+    "publishers/bolt.py",
+    "publishers/sink_set.py",
+    "cep/worker/inflow.py",
+    "cep/worker/logged_inflow.py",
+]
 
 
 @pytest.mark.parametrize("path", FORMER_COPIES)
@@ -54,18 +73,22 @@ def test_the_former_copies_of_the_frame_format_use_the_codec(path):
 
 
 # msgpack outside the codec, each for something that is not a frame on the wire
-NOT_WIRE = {"receivers/wal/segment.py": "the write-ahead log's record format on disk",
-            "topology/checkpoint/store.py": "the checkpoint blob format on disk",
-            "topology/routing.py": "fields grouping's stable hash of the grouping values"}
+NOT_WIRE = {
+    "receivers/wal/segment.py": "the write-ahead log's record format on disk",
+    "topology/checkpoint/store.py": "the checkpoint blob format on disk",
+    "topology/routing.py": "fields grouping's stable hash of the grouping values",
+}
 
 
 def test_no_module_of_the_system_has_a_frame_format_of_its_own():
     """Every msgpack frame on the wire goes through cep/protocol/frames.py: a module that
     imports msgpack anywhere else is a second copy of the format (issue 12)."""
-    found = sorted(str(p.relative_to(ROOT))
-                   for package in ("cep", "receivers", "publishers", "topology", "manager")
-                   for p in (ROOT / package).rglob("*.py")
-                   if any(_under(m, ("msgpack",)) for m in _imports(p)))
+    found = sorted(
+        str(p.relative_to(ROOT))
+        for package in ("cep", "receivers", "publishers", "topology", "manager")
+        for p in (ROOT / package).rglob("*.py")
+        if any(_under(m, ("msgpack",)) for m in _imports(p))
+    )
     assert found == sorted(["cep/protocol/frames.py", *NOT_WIRE])
 
 

@@ -1,16 +1,20 @@
 """The generic settings loader: layering, types, sources, errors."""
+
 import pytest
 
 from cep.protocol.exceptions import ConfigFileError, SettingValueError, UnknownSettingError
 from cep.protocol.settings import Schema, Setting
 
-SCHEMA = Schema("demo", [
-    Setting("spark", "master", str, "embedded", "where to run"),
-    Setting("spark", "slots", int, 16, "worker cores"),
-    Setting("spark", "ui", bool, True, "UI on"),
-    Setting("topology", "paths", list, [], "extra paths"),
-    Setting("topology", "mode", str, "a", "mode", choices=("a", "b")),
-])
+SCHEMA = Schema(
+    "demo",
+    [
+        Setting("spark", "master", str, "embedded", "where to run"),
+        Setting("spark", "slots", int, 16, "worker cores"),
+        Setting("spark", "ui", bool, True, "UI on"),
+        Setting("topology", "paths", list, [], "extra paths"),
+        Setting("topology", "mode", str, "a", "mode", choices=("a", "b")),
+    ],
+)
 
 
 def test_layers_defaults_file_env_override(tmp_path):

@@ -1,6 +1,7 @@
 """cep.protocol.sockets.close_bound: when it returns, the socket's listening ports are closed
 (plain `close()` leaves them to libzmq's I/O thread, which closes them a moment later), so the
 same port can be bound again at once; counted from the operating system (psutil)."""
+
 import psutil
 import zmq
 
@@ -8,8 +9,11 @@ from cep.protocol.sockets import close_bound
 
 
 def listening():
-    return {c.laddr.port for c in psutil.Process().net_connections("tcp")
-            if c.status == psutil.CONN_LISTEN}
+    return {
+        c.laddr.port
+        for c in psutil.Process().net_connections("tcp")
+        if c.status == psutil.CONN_LISTEN
+    }
 
 
 def test_every_listener_is_closed_when_close_bound_returns_and_the_port_binds_again():

@@ -1,4 +1,5 @@
 """The cluster secret helper shared by manager and worker."""
+
 import os
 import stat
 

@@ -1,6 +1,7 @@
 """Datasources for the database-table tests: an SQLite file per test, and a real PostgreSQL
 server per session (initdb + pg_ctl of Debian's postgresql package, on a free port, in a temp
 folder; as the postgres user when the tests run as root, since initdb refuses root)."""
+
 import glob
 import os
 import shutil
@@ -49,19 +50,48 @@ def postgres_url():
         shutil.chown(sock, "postgres")
         prefix = ["runuser", "-u", "postgres", "--"]
     port = free_port()
-    _run(prefix + [f"{bindir}/initdb", "-D", str(data), "-U", "cep", "-A", "trust",
-                   "--no-sync", "-E", "UTF8", "--locale", "C"])
+    _run(
+        prefix
+        + [
+            f"{bindir}/initdb",
+            "-D",
+            str(data),
+            "-U",
+            "cep",
+            "-A",
+            "trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+            "--locale",
+            "C",
+        ]
+    )
     log = root / "server.log"
-    _run(prefix + [f"{bindir}/pg_ctl", "-D", str(data), "-l", str(log), "-w",
-                   "-o", f"-p {port} -k {sock} -c listen_addresses=127.0.0.1 -c fsync=off",
-                   "start"])
+    _run(
+        prefix
+        + [
+            f"{bindir}/pg_ctl",
+            "-D",
+            str(data),
+            "-l",
+            str(log),
+            "-w",
+            "-o",
+            f"-p {port} -k {sock} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "start",
+        ]
+    )
     url = f"postgresql+psycopg://cep@127.0.0.1:{port}/postgres"
     try:
         _wait_ready(url)
         yield url
     finally:
-        subprocess.run(prefix + [f"{bindir}/pg_ctl", "-D", str(data), "-m", "fast", "-w",
-                                 "stop"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            prefix + [f"{bindir}/pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -73,6 +103,7 @@ def _run(cmd):
 
 def _wait_ready(url):
     import sqlalchemy
+
     engine = sqlalchemy.create_engine(url)
     deadline = time.monotonic() + 30
     while True:
@@ -88,6 +119,7 @@ def _wait_ready(url):
 
 def write_datasources(path, entries):
     import yaml
+
     path.write_text(yaml.safe_dump({"datasources": entries}))
     return path
 
@@ -99,12 +131,12 @@ def datasources(tmp_path, monkeypatch):
     from cep.policy.datasources import forget_loaded
 
     def configure(entries=None):
-        entries = {"default": {"url": f"sqlite:///{tmp_path}/default.sqlite"},
-                   **(entries or {})}
+        entries = {"default": {"url": f"sqlite:///{tmp_path}/default.sqlite"}, **(entries or {})}
         path = write_datasources(tmp_path / "datasources.yaml", entries)
         monkeypatch.setenv("CEP_DATASOURCES", str(path))
         forget_loaded()
         return path
+
     yield configure
     forget_loaded()
 
@@ -113,6 +145,7 @@ def datasources(tmp_path, monkeypatch):
 def pg_database(postgres_url):
     """A fresh database on the session's server: its URL."""
     import sqlalchemy
+
     name = f"t{time.monotonic_ns()}"
     admin = sqlalchemy.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as c:
@@ -120,6 +153,7 @@ def pg_database(postgres_url):
     admin.dispose()
     yield postgres_url.rsplit("/", 1)[0] + "/" + name
     from cep.engine.table import rdbms
+
     for key, engine in list(rdbms._engines.items()):
         if name in key:
             engine.dispose()

@@ -6,6 +6,7 @@ random events, and the output of the real Siddhi 3.2.15 for the in-memory plan.
 
 The test (test_table_backends.py) runs the same plan with the tables in memory, in SQLite and
 in PostgreSQL, and compares each output with Siddhi's."""
+
 import json
 import os
 import random
@@ -54,11 +55,11 @@ def events(seed=7, n=240):
     for _ in range(n):
         ts += 10
         s = rnd.choice(SYMBOLS)
-        kind = rnd.choices(["PriceIn", "Fix", "Upsert", "Drop", "Quote", "Probe"],
-                           [3, 2, 2, 1, 6, 3])[0]
+        kind = rnd.choices(
+            ["PriceIn", "Fix", "Upsert", "Drop", "Quote", "Probe"], [3, 2, 2, 1, 6, 3]
+        )[0]
         if kind == "PriceIn" or kind == "Upsert":
-            data = [s, round(rnd.uniform(5, 50), 2), rnd.choice(SECTORS),
-                    rnd.randint(100, 10000)]
+            data = [s, round(rnd.uniform(5, 50), 2), rnd.choice(SECTORS), rnd.randint(100, 10000)]
         elif kind == "Fix":
             data = [s, round(rnd.uniform(5, 50), 2)]
         elif kind == "Drop":
@@ -78,17 +79,22 @@ def main(kit):
         pf, ef = os.path.join(d, "plan.siddhiql"), os.path.join(d, "events.jsonl")
         open(pf, "w").write(plan)
         open(ef, "w").write("".join(json.dumps(e) + "\n" for e in evs))
-        run = subprocess.run([os.path.join(kit, "siddhi-run"), pf, ef], check=True,
-                             capture_output=True, text=True)
+        run = subprocess.run(
+            [os.path.join(kit, "siddhi-run"), pf, ef], check=True, capture_output=True, text=True
+        )
     expect = {}
     for line in run.stdout.splitlines():
         e = json.loads(line)
-        expect.setdefault(e["stream"], []).append(
-            {"timestamp": e["timestamp"], "data": e["data"]})
-    case = {"name": "enrich", "siddhi": "3.2.15",
-            "description": "tables written and read by joins and `in`; expected output from "
-                           "siddhi-run over the in-memory plan",
-            "plan_template": PLAN, "input": evs, "expect": expect}
+        expect.setdefault(e["stream"], []).append({"timestamp": e["timestamp"], "data": e["data"]})
+    case = {
+        "name": "enrich",
+        "siddhi": "3.2.15",
+        "description": "tables written and read by joins and `in`; expected output from "
+        "siddhi-run over the in-memory plan",
+        "plan_template": PLAN,
+        "input": evs,
+        "expect": expect,
+    }
     here = os.path.join(os.path.dirname(__file__), "cases", "enrich.yaml")
     with open(here, "w") as f:
         yaml.safe_dump(case, f, sort_keys=False, width=100)

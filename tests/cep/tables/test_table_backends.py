@@ -5,6 +5,7 @@ update or insert all go through the one table interface.
 
 Rows one event joins with are compared as a set: Siddhi 3.2 scans an `@IndexBy` table in its
 hash map's order, this engine in insertion order (on every backend)."""
+
 import json
 import os
 
@@ -24,8 +25,7 @@ def _case(backend, cache):
     else:
         ds = "default" if backend == "sqlite" else "pg"
         extra = f", cache='{cache}', cache.size='3'" if cache else ""
-        prices = (f"@from(eventtable='rdbms', datasource.name='{ds}', "
-                  f"table.name='prices'{extra})\n")
+        prices = f"@from(eventtable='rdbms', datasource.name='{ds}', table.name='prices'{extra})\n"
         trades = f"@store(type='rdbms', datasource='{ds}', table.name='trades'{extra})\n"
     case["plan"] = case.pop("plan_template").format(prices=prices, trades=trades)
     return case

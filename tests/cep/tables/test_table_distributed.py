@@ -3,6 +3,7 @@ bolts (a Spark executor has no conf/datasources.yaml of its own), the execution 
 writes the table and the one that joins it share its rows through the database, and a
 restarted bolt (a restarted Spark task) finds them there. A cache entry expires after
 cache.validity.period, so the reading group sees the writing group's later rows."""
+
 import time
 
 import pytest
@@ -31,11 +32,16 @@ from Q join T on Q.k == T.k select Q.k as k, T.v as v insert into Out;
 
 @pytest.fixture
 def manager(tmp_path, datasources):
-    datasources({"shared": {"url": f"sqlite:///{tmp_path}/shared.sqlite",
-                            "tenants": ["-1234"]}})
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path / "data"), "registry.port": 0,
-        "registry.bind_host": "127.0.0.1", "manager.advertised_host": "127.0.0.1"}, env={})
+    datasources({"shared": {"url": f"sqlite:///{tmp_path}/shared.sqlite", "tenants": ["-1234"]}})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path / "data"),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+        },
+        env={},
+    )
     m = Manager(settings, launcher=FakeLauncher()).start()
     yield m
     m.stop()
@@ -43,13 +49,13 @@ def manager(tmp_path, datasources):
 
 def _bolt(topo, cid, spec):
     bolt = SiddhiBolt(spec.config)
-    bolt.prepare(Context(topo.name, cid, 0, spec.parallelism, 0, spec.outputs),
-                 Collector(cid, spec.outputs))
+    bolt.prepare(
+        Context(topo.name, cid, 0, spec.parallelism, 0, spec.outputs), Collector(cid, spec.outputs)
+    )
     return bolt
 
 
-def test_groups_share_a_database_table_and_a_restarted_bolt_finds_its_rows(manager,
-                                                                           datasources):
+def test_groups_share_a_database_table_and_a_restarted_bolt_finds_its_rows(manager, datasources):
     manager.plans.add(-1234, PLAN)
     deadline = time.monotonic() + 10  # the deploy runs on its own thread
     while time.monotonic() < deadline and not manager.launcher.submitted:
@@ -71,8 +77,7 @@ def test_groups_share_a_database_table_and_a_restarted_bolt_finds_its_rows(manag
         assert r.runtime.tables["T"].all_rows() == [("a", 1), ("b", 2)]
         got = []
         r.runtime.add_callback("Out", got.extend)
-        r.execute(Batch([(2000 + attempt, "b"), (2001 + attempt, "z")], "Q",
-                        "EventReceiverSpout"))
+        r.execute(Batch([(2000 + attempt, "b"), (2001 + attempt, "z")], "Q", "EventReceiverSpout"))
         assert [row for _, row in got] == [("b", 2)]
         if attempt == 0:
             r.cleanup()

@@ -1,6 +1,7 @@
 """What of a table condition goes to SQL (cep.engine.table.pushdown), the result cache's
 eviction orders, and that a condition the database refuses falls back to a scan with the same
 result."""
+
 import pytest
 from sqlalchemy import Column, MetaData, Table
 from sqlalchemy.dialects import postgresql, sqlite
@@ -21,8 +22,13 @@ def _pushed(condition):
     table, stream = plan.table("T"), plan.stream("Q")
     sql = Table("t", MetaData(), *[Column(a.name, sql_type(a.type)) for a in table.attributes])
     scope = SingleStreamScope(stream, ["Q"])
-    pushed = translate(plan.elements[0].input.on, [sql.c[a.name] for a in table.attributes],
-                       table, lambda v: v.stream == "T", lambda e: compile_expression(e, scope))
+    pushed = translate(
+        plan.elements[0].input.on,
+        [sql.c[a.name] for a in table.attributes],
+        table,
+        lambda v: v.stream == "T",
+        lambda e: compile_expression(e, scope),
+    )
     if pushed is None:
         return None, []
     text = str(pushed.where.compile(dialect=sqlite.dialect()))
@@ -59,16 +65,24 @@ def test_postgresql_gets_typed_parameters():
     table, stream = plan.table("T"), plan.stream("Q")
     sql = Table("t", MetaData(), *[Column(a.name, sql_type(a.type)) for a in table.attributes])
     scope = SingleStreamScope(stream, ["Q"])
-    pushed = translate(plan.elements[0].input.on, [sql.c[a.name] for a in table.attributes],
-                       table, lambda v: v.stream == "T", lambda e: compile_expression(e, scope))
+    pushed = translate(
+        plan.elements[0].input.on,
+        [sql.c[a.name] for a in table.attributes],
+        table,
+        lambda v: v.stream == "T",
+        lambda e: compile_expression(e, scope),
+    )
     assert str(pushed.where.compile(dialect=postgresql.dialect())) == "t.qty > %(p0)s::INTEGER"
 
 
-@pytest.mark.parametrize("policy, touch, evicted", [
-    ("basic", "a", "a"),  # first in, first out: a use does not matter
-    ("lru", "a", "b"),  # a was used last: b is the least recently used
-    ("lfu", "b", "a"),  # b was used twice: a (used once, oldest) goes
-])
+@pytest.mark.parametrize(
+    "policy, touch, evicted",
+    [
+        ("basic", "a", "a"),  # first in, first out: a use does not matter
+        ("lru", "a", "b"),  # a was used last: b is the least recently used
+        ("lfu", "b", "a"),  # b was used twice: a (used once, oldest) goes
+    ],
+)
 def test_cache_eviction_follows_the_policy(policy, touch, evicted):
     cache = ResultCache(policy, 3)
     for k in "abc":
@@ -91,21 +105,23 @@ def test_a_cache_entry_older_than_its_validity_period_is_read_again():
     assert cache.get("k") is None and len(cache) == 0
 
 
-def test_a_condition_postgresql_refuses_falls_back_to_a_scan(datasources, pg_database,
-                                                              caplog):
+def test_a_condition_postgresql_refuses_falls_back_to_a_scan(datasources, pg_database, caplog):
     """T.qty * 2000000000 overflows PostgreSQL's integer: the pushed query fails once, the table
     scans instead, and the result is the in-memory table's."""
     datasources({"pg": {"url": pg_database}})
-    plan = ("@Plan:playback\ndefine stream S (sym string, qty int);\n"
-            "define stream Q (sym string, n long);\n{ann}define table T (sym string, qty int);\n"
-            "from S insert into T;\n"
-            "from Q join T on T.qty * 2000000000 > Q.n select Q.sym, T.sym as t insert into Out;")
+    plan = (
+        "@Plan:playback\ndefine stream S (sym string, qty int);\n"
+        "define stream Q (sym string, n long);\n{ann}define table T (sym string, qty int);\n"
+        "from S insert into T;\n"
+        "from Q join T on T.qty * 2000000000 > Q.n select Q.sym, T.sym as t insert into Out;"
+    )
     outs = []
     for ann in ("", "@from(eventtable='rdbms', datasource.name='pg', table.name='big')\n"):
         rt = runtime(plan.format(ann=ann))
         got = collect(rt, ["Out"])
-        feed(rt, [("S", 1, ("a", 1)), ("S", 2, ("b", 3)), ("Q", 3, ("q", 100)),
-                  ("Q", 4, ("r", -5))])
+        feed(
+            rt, [("S", 1, ("a", 1)), ("S", 2, ("b", 3)), ("Q", 3, ("q", 100)), ("Q", 4, ("r", -5))]
+        )
         rt.shutdown()
         outs.append([r for _, r in got["Out"]])
     assert outs[0] == outs[1] and outs[0]

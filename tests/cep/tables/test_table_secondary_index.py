@@ -3,6 +3,7 @@
 deletes (the index built, kept up on inserts, built again after a change), the outputs and
 the table's rows equal the scan's, in the same order. The scan is the same plan with
 `not (T.a != expr)`, which no lookup can narrow."""
+
 import random
 
 import pytest
@@ -25,10 +26,18 @@ from Up update T set T.v = T.v + v on {eq_k};
 from Put update or insert into T on {eq_k} and T.n == n;
 from Del delete T on {del_n};
 """
-INDEXED = PLAN.format(eq_k="T.k == k", eq_n="(T.n == n and T.v > 1.0)",
-                      join="T.k == Ask.k and T.n >= Ask.n", del_n="n == T.n")
-SCANNED = PLAN.format(eq_k="not (T.k != k)", eq_n="(not (T.n != n) and T.v > 1.0)",
-                      join="not (T.k != Ask.k) and T.n >= Ask.n", del_n="not (n != T.n)")
+INDEXED = PLAN.format(
+    eq_k="T.k == k",
+    eq_n="(T.n == n and T.v > 1.0)",
+    join="T.k == Ask.k and T.n >= Ask.n",
+    del_n="n == T.n",
+)
+SCANNED = PLAN.format(
+    eq_k="not (T.k != k)",
+    eq_n="(not (T.n != n) and T.v > 1.0)",
+    join="not (T.k != Ask.k) and T.n >= Ask.n",
+    del_n="not (n != T.n)",
+)
 OUTS = ["Known", "KnownN", "Joined"]
 
 
@@ -39,8 +48,13 @@ def _events(seed, n=600):
     for i in range(n):
         kind = rnd.choices(["Ins", "Ask", "Up", "Put", "Del"], [5, 6, 2, 2, 1])[0]
         k, num = rnd.choice(keys), rnd.randrange(6)
-        row = {"Ins": (k, num, float(rnd.randrange(4))), "Ask": (k, num),
-               "Up": (k, 0.5), "Put": (k, num, 9.0), "Del": (num,)}[kind]
+        row = {
+            "Ins": (k, num, float(rnd.randrange(4))),
+            "Ask": (k, num),
+            "Up": (k, 0.5),
+            "Put": (k, num, 9.0),
+            "Del": (num,),
+        }[kind]
         items.append((kind, 1000 + i, row))
     return items
 
@@ -67,6 +81,7 @@ def test_the_index_gives_the_scans_outputs_and_rows(seed, batch):
 
 def test_the_plan_uses_the_index_where_types_match_and_scans_where_they_do_not():
     from cep.engine.table.store import Table
+
     rt = runtime(INDEXED)
     table = rt.tables["T"]
     assert isinstance(table, Table) and not table.indexed
@@ -74,8 +89,10 @@ def test_the_plan_uses_the_index_where_types_match_and_scans_where_they_do_not()
     assert set(table._by) == {0, 1}  # k (the `in` and join) and n (the second `in`) are indexed
     rt.shutdown()
     # an int attribute against a long expression: no index (the scan decides)
-    mixed = runtime("define stream S (n long);\ndefine table T (n int);\n"
-                    "from S[(T.n == n) in T] select n insert into Out;")
+    mixed = runtime(
+        "define stream S (n long);\ndefine table T (n int);\n"
+        "from S[(T.n == n) in T] select n insert into Out;"
+    )
     feed(mixed, [("S", 1, (1,))])
     assert mixed.tables["T"]._by == {}
     mixed.shutdown()
@@ -84,6 +101,7 @@ def test_the_plan_uses_the_index_where_types_match_and_scans_where_they_do_not()
 def test_the_index_is_kept_up_on_inserts_and_built_again_after_a_delete():
     import cep
     from cep.engine.table.store import Table
+
     plan = cep.compile("define table T (k string, n int);")
     t = Table(plan.tables[0])
     probe = SecondaryProbe(0, lambda r: r[0])

@@ -2,6 +2,7 @@
 PostgreSQL) against the in-memory table: after each step the rows are the same, in the same
 order, and a later event in a batch sees an earlier one's write. Rows survive a restart
 because they live in the database, and the engine's snapshot does not bring them back."""
+
 import pytest
 
 from tests.cep.engine.helpers import collect, feed, runtime
@@ -23,18 +24,29 @@ from Ask join T on T.k == Ask.k select Ask.k as k, T.v as v, T.note as note inse
 """
 
 STEPS = [
-    ([("Ins", 1, ("a", 1, "x")), ("Ins", 2, ("b", 2, None)), ("Ins", 3, ("c", 3, "z")),
-      ("Ins", 4, ("dd", 4, "w"))],
-     [("a", 1, "x"), ("b", 2, None), ("c", 3, "z"), ("dd", 4, "w")]),
-    ([("Set", 5, ("b", 20)), ("Set", 6, ("nope", 9))],
-     [("a", 1, "x"), ("b", 20, None), ("c", 3, "z"), ("dd", 4, "w")]),
-    ([("Up", 7, ("c", 30, "zz")), ("Up", 8, ("e", 5, "new"))],
-     [("a", 1, "x"), ("b", 20, None), ("c", 30, "zz"), ("dd", 4, "w"), ("e", 5, "new")]),
-    ([("Del", 9, ("a",)), ("Del", 10, ("zzz",))],
-     [("b", 20, None), ("c", 30, "zz"), ("dd", 4, "w"), ("e", 5, "new")]),
+    (
+        [
+            ("Ins", 1, ("a", 1, "x")),
+            ("Ins", 2, ("b", 2, None)),
+            ("Ins", 3, ("c", 3, "z")),
+            ("Ins", 4, ("dd", 4, "w")),
+        ],
+        [("a", 1, "x"), ("b", 2, None), ("c", 3, "z"), ("dd", 4, "w")],
+    ),
+    (
+        [("Set", 5, ("b", 20)), ("Set", 6, ("nope", 9))],
+        [("a", 1, "x"), ("b", 20, None), ("c", 3, "z"), ("dd", 4, "w")],
+    ),
+    (
+        [("Up", 7, ("c", 30, "zz")), ("Up", 8, ("e", 5, "new"))],
+        [("a", 1, "x"), ("b", 20, None), ("c", 30, "zz"), ("dd", 4, "w"), ("e", 5, "new")],
+    ),
+    (
+        [("Del", 9, ("a",)), ("Del", 10, ("zzz",))],
+        [("b", 20, None), ("c", 30, "zz"), ("dd", 4, "w"), ("e", 5, "new")],
+    ),
     # != stays in the engine, T.v > lo goes to SQL: keys other than dd above 4
-    ([("Bump", 11, (4,))],
-     [("b", 120, None), ("c", 130, "zz"), ("dd", 4, "w"), ("e", 105, "new")]),
+    ([("Bump", 11, (4,))], [("b", 120, None), ("c", 130, "zz"), ("dd", 4, "w"), ("e", 105, "new")]),
 ]
 
 
@@ -88,8 +100,7 @@ def test_postgresql_round_trip(keyed, datasources, pg_database):
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_rows_survive_a_restart_and_a_snapshot_does_not_restore_them(backend, datasources,
-                                                                     request):
+def test_rows_survive_a_restart_and_a_snapshot_does_not_restore_them(backend, datasources, request):
     if backend == "postgres":
         datasources({"pg": {"url": request.getfixturevalue("pg_database")}})
     else:

@@ -1,5 +1,6 @@
 """Issue 10: the users/tenants/tokens area of the manager's store, on files (0600, atomic) and
 on a real Redis server, and the manager using it when its plan store is Redis."""
+
 import json
 import os
 
@@ -21,8 +22,7 @@ def exercise(records):
     directory.ensure_super_tenant()
     directory.add_tenant(3, "three")
     user = directory.add_user("bob", "bob's password", 3, "tenant-admin")
-    assert user == {"name": "bob", "tenant": 3, "role": "tenant-admin",
-                    "created": user["created"]}
+    assert user == {"name": "bob", "tenant": 3, "role": "tenant-admin", "created": user["created"]}
     assert directory.authenticate("bob", "bob's password")["role"] == "tenant-admin"
     assert directory.authenticate("bob", "wrong password") is None
     assert directory.authenticate("nobody", "bob's password") is None
@@ -67,10 +67,17 @@ def test_redis_records_on_a_real_server(redis_db):
 
 
 def test_manager_with_a_redis_store_keeps_users_in_redis(tmp_path, redis_db):
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path), "registry.port": 0, "registry.bind_host": "127.0.0.1",
-        "manager.advertised_host": "127.0.0.1", "store.redis_url": redis_db,
-        "store.redis_prefix": "t2"}, env={})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+            "store.redis_url": redis_db,
+            "store.redis_prefix": "t2",
+        },
+        env={},
+    )
     m = Manager(settings, launcher=FakeLauncher()).start()
     try:
         client = create_app({"MANAGER": m}).test_client()

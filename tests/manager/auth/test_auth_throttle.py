@@ -1,5 +1,6 @@
 """The failed-login throttle with a fake clock: per address and per user, with backoff, and
 never a refusal for an address that has not failed."""
+
 from manager.auth.throttle import LoginThrottle
 
 

@@ -1,5 +1,6 @@
 """Fixtures of the console view tests: a real manager (store, compiler, registry) with a fake
 Spark launcher, its Flask app and test client."""
+
 import pytest
 
 from manager.server import Manager
@@ -11,9 +12,15 @@ from tests.manager.manager_fakes import FakeLauncher
 
 @pytest.fixture
 def manager(tmp_path):
-    settings = load_manager_settings(overrides={
-        "manager.data_dir": str(tmp_path), "registry.port": 0, "registry.bind_host": "127.0.0.1",
-        "manager.advertised_host": "127.0.0.1"}, env={})
+    settings = load_manager_settings(
+        overrides={
+            "manager.data_dir": str(tmp_path),
+            "registry.port": 0,
+            "registry.bind_host": "127.0.0.1",
+            "manager.advertised_host": "127.0.0.1",
+        },
+        env={},
+    )
     m = Manager(settings, launcher=FakeLauncher()).start()
     yield m
     m.stop()

@@ -1,22 +1,39 @@
 """The plan page's Checkpoints block and the REST plan status carry the driver's checkpoint
 metrics (issue 11); the real app with a fake launcher, the topology status faked."""
+
 import re
 
 from tests.manager.console.test_console_views import PLANS, SAMPLE, add, page
 
-CHECKPOINTS = {"enabled": True, "interval_s": 5.0, "store": "file", "plan_key": "abc",
-               "in_progress": None, "restored_from": 6, "completed": 9, "failed": 1,
-               "corrupt": 1, "abandoned": 0, "errors": [], "notice": "starts with fresh state",
-               "last": {"id": 7, "time": 1795000000.0, "duration_ms": 42.5, "bytes": 12345,
-                        "alignment_ms": 3.25}}
+CHECKPOINTS = {
+    "enabled": True,
+    "interval_s": 5.0,
+    "store": "file",
+    "plan_key": "abc",
+    "in_progress": None,
+    "restored_from": 6,
+    "completed": 9,
+    "failed": 1,
+    "corrupt": 1,
+    "abandoned": 0,
+    "errors": [],
+    "notice": "starts with fresh state",
+    "last": {
+        "id": 7,
+        "time": 1795000000.0,
+        "duration_ms": 42.5,
+        "bytes": 12345,
+        "alignment_ms": 3.25,
+    },
+}
 
 
 def fake_status(manager, monkeypatch, checkpoints):
     real = manager.plans.topologies.status
 
     def status(tenant, plan):
-        return {**real(tenant, plan), "state": "ACTIVE", "reason": "",
-                "checkpoints": checkpoints}
+        return {**real(tenant, plan), "state": "ACTIVE", "reason": "", "checkpoints": checkpoints}
+
     monkeypatch.setattr(manager.plans.topologies, "status", status)
 
 

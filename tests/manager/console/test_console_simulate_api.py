@@ -2,6 +2,7 @@
 through a live worker's HTTP receiver. The worker here is the real HTTP receiver (events
 blueprint, IngestRouter, validation) on a free port, delivering into a list instead of a
 spout; the worker list the manager would learn from heartbeats is given by monkeypatch."""
+
 import time
 
 import pytest
@@ -23,7 +24,9 @@ class FakeWorker:
         self.delivered, self.times = [], []
         router = IngestRouter()
         definition = cep.compile(SAMPLE).stream("StockStream")
-        router.register(StreamKey("-1234", "StockAnalysis", "StockStream"), definition, self.deliver)
+        router.register(
+            StreamKey("-1234", "StockAnalysis", "StockStream"), definition, self.deliver
+        )
         self.server = HttpServer(receiver_app(router), "127.0.0.1", 0).start()
 
     def deliver(self, events, wait):
@@ -39,10 +42,24 @@ class FakeWorker:
 def worker(client, monkeypatch):
     assert client.post("/api/v1/tenants/-1234/plans", data=SAMPLE).status_code == 201
     w = FakeWorker()
-    listing = [{"id": "w-stale", "url": "http://127.0.0.1:9", "stale": True, "roles": ["receiver"],
-                "plans": ["-1234/StockAnalysis"], "heartbeatAgeSec": 99.0},
-               {"id": "w1", "url": w.server.url, "stale": False, "roles": ["receiver", "publisher"],
-                "plans": ["-1234/StockAnalysis"], "heartbeatAgeSec": 1.0}]
+    listing = [
+        {
+            "id": "w-stale",
+            "url": "http://127.0.0.1:9",
+            "stale": True,
+            "roles": ["receiver"],
+            "plans": ["-1234/StockAnalysis"],
+            "heartbeatAgeSec": 99.0,
+        },
+        {
+            "id": "w1",
+            "url": w.server.url,
+            "stale": False,
+            "roles": ["receiver", "publisher"],
+            "plans": ["-1234/StockAnalysis"],
+            "heartbeatAgeSec": 1.0,
+        },
+    ]
     monkeypatch.setattr(data, "workers", lambda: listing)
     yield w
     w.server.stop()
@@ -65,7 +82,9 @@ def test_jsonl_file_at_a_rate_with_a_bad_event(client, worker):
     body = resp.get_json()
     assert resp.status_code == 200, body
     assert (body["sent"], body["accepted"]) == (20, 19)
-    assert [r["index"] for r in body["rejected"]] == [7] and "price" in body["rejected"][0]["reason"]
+    assert [r["index"] for r in body["rejected"]] == [7] and "price" in body["rejected"][0][
+        "reason"
+    ]
     assert len(worker.delivered) == 19 and worker.delivered[8][0] == 1700000000000
     # 100/s = 10 events every 0.1 s: two batches, the second one not before 0.1 s after the
     # start (the gap between arrivals is shorter when the first post was slow to arrive)
@@ -74,12 +93,14 @@ def test_jsonl_file_at_a_rate_with_a_bad_event(client, worker):
 
 
 def test_unknown_stream_and_bad_bodies_are_400(client, worker):
-    cases = [{"stream": "Nope", "events": [["A", 1.0, 1]]},
-             {"stream": "StockStream", "events": "A,1,1"},
-             {"stream": "StockStream", "events": [["A", 1.0, 1]], "rate": 0},
-             {"stream": "StockStream", "jsonl": "{oops"},
-             {"stream": "StockStream", "events": []},
-             {"stream": "StockStream", "events": [["A", 1.0, 1]] * 5000, "rate": 1}]
+    cases = [
+        {"stream": "Nope", "events": [["A", 1.0, 1]]},
+        {"stream": "StockStream", "events": "A,1,1"},
+        {"stream": "StockStream", "events": [["A", 1.0, 1]], "rate": 0},
+        {"stream": "StockStream", "jsonl": "{oops"},
+        {"stream": "StockStream", "events": []},
+        {"stream": "StockStream", "events": [["A", 1.0, 1]] * 5000, "rate": 1},
+    ]
     for body in cases:
         resp = client.post(URL, json=body)
         assert resp.status_code == 400, (body, resp.get_json())
@@ -88,15 +109,27 @@ def test_unknown_stream_and_bad_bodies_are_400(client, worker):
 
 
 def test_unknown_plan_is_404(client, worker):
-    resp = client.post("/api/v1/tenants/-1234/plans/Nope/simulate",
-                       json={"stream": "StockStream", "events": [["A", 1.0, 1]]})
+    resp = client.post(
+        "/api/v1/tenants/-1234/plans/Nope/simulate",
+        json={"stream": "StockStream", "events": [["A", 1.0, 1]]},
+    )
     assert resp.status_code == 404 and resp.get_json()["error"] == "PlanNotFoundError"
 
 
 def test_no_live_worker_is_503(client, worker, monkeypatch):
-    monkeypatch.setattr(data, "workers", lambda: [
-        {"id": "w-stale", "url": worker.server.url, "stale": True, "plans": ["-1234/StockAnalysis"]},
-        {"id": "w-other", "url": worker.server.url, "stale": False, "plans": ["-1234/Other"]}])
+    monkeypatch.setattr(
+        data,
+        "workers",
+        lambda: [
+            {
+                "id": "w-stale",
+                "url": worker.server.url,
+                "stale": True,
+                "plans": ["-1234/StockAnalysis"],
+            },
+            {"id": "w-other", "url": worker.server.url, "stale": False, "plans": ["-1234/Other"]},
+        ],
+    )
     resp = client.post(URL, json={"stream": "StockStream", "events": [["A", 1.0, 1]]})
     assert resp.status_code == 503 and "no live worker" in resp.get_json()["message"]
     assert worker.delivered == []

@@ -1,5 +1,6 @@
 """POST /api/v1/try: a plan over JSON-lines events in-process, compared with what `cep run
 --playback` prints for the same files (the CLI's own entry point is the oracle)."""
+
 import io
 import json
 import types
@@ -30,7 +31,9 @@ def test_try_gives_cep_runs_output_on_the_sample(client):
     assert body["events"] == expected
     by_stream = {}
     for e in expected:
-        by_stream.setdefault(e["stream"], []).append({"timestamp": e["timestamp"], "data": e["data"]})
+        by_stream.setdefault(e["stream"], []).append(
+            {"timestamp": e["timestamp"], "data": e["data"]}
+        )
     assert body["outputs"] == by_stream
 
 
@@ -54,8 +57,10 @@ def test_a_rejected_plan_gives_positioned_errors(client):
     assert body["events"] == [] and body["errors"]
     err = body["errors"][0]
     offset = bad.index("prize")
-    assert (err["line"], err["column"]) == (bad.count("\n", 0, offset) + 1,
-                                           offset - bad.rfind("\n", 0, offset))
+    assert (err["line"], err["column"]) == (
+        bad.count("\n", 0, offset) + 1,
+        offset - bad.rfind("\n", 0, offset),
+    )
     assert "prize" in err["message"] and err["endColumn"] > err["column"]
 
 
@@ -64,10 +69,16 @@ def test_delay_lines_get_the_previous_timestamp_plus_the_delay(client):
 define stream S (v int);
 from S select v insert into Out;
 """
-    events = '{"stream": "S", "timestamp": 1000, "data": [1]}\n' \
-             '{"stream": "S", "delay": 250, "data": [2]}\n{"stream": "S", "delay": 50, "data": [3]}\n'
+    events = (
+        '{"stream": "S", "timestamp": 1000, "data": [1]}\n'
+        '{"stream": "S", "delay": 250, "data": [2]}\n{"stream": "S", "delay": 50, "data": [3]}\n'
+    )
     body = try_it(client, plan, events)
-    assert [(e["timestamp"], e["data"]) for e in body["events"]] == [(1000, [1]), (1250, [2]), (1300, [3])]
+    assert [(e["timestamp"], e["data"]) for e in body["events"]] == [
+        (1000, [1]),
+        (1250, [2]),
+        (1300, [3]),
+    ]
 
 
 def test_malformed_try_requests_are_400_json(client):
@@ -80,9 +91,11 @@ def test_malformed_try_requests_are_400_json(client):
 
 def test_try_refuses_a_database_table_at_its_annotation(client):
     """A try-it run happens in the manager: it never opens a plan's database."""
-    plan = ("define stream S (k string);\n"
-            "@from(eventtable='rdbms', datasource.name='default', table.name='t')\n"
-            "define table T (k string);\nfrom S insert into T;\n")
+    plan = (
+        "define stream S (k string);\n"
+        "@from(eventtable='rdbms', datasource.name='default', table.name='t')\n"
+        "define table T (k string);\nfrom S insert into T;\n"
+    )
     body = try_it(client, plan, '{"stream": "S", "data": ["a"]}\n')
     assert body["events"] == []
     assert len(body["errors"]) == 1

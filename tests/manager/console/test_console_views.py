@@ -1,6 +1,7 @@
 """Console pages rendered by the real app (real compiler, store, registry; fake launcher):
 every page renders with the DOM hooks the browser tests use, HTML in plan names and
 descriptions is escaped, and an unknown plan or tenant gets a clear HTML error page."""
+
 import html
 import re
 
@@ -50,8 +51,12 @@ def test_plans_page_lists_plans_with_status_text_and_actions(client):
     status = re.search(r'<td class="dist-status[^"]*">(.*?)</td>', row, re.S).group(1)
     assert html.unescape(status).startswith("Storm topology : ")
     assert "Outflow connections : " in html.unescape(status)
-    for hook in ('class="action-view"', 'class="action-edit"', 'class="action-queryplan"',
-                 'action-delete'):
+    for hook in (
+        'class="action-view"',
+        'class="action-edit"',
+        'class="action-queryplan"',
+        "action-delete",
+    ):
         assert hook in row, hook
     assert "Flags expensive trades" in row  # the description column
 
@@ -80,13 +85,22 @@ def test_plan_page_shows_the_highlighted_xml_query_plan(client, manager):
     body = page(client, f"{PLANS}/StockAnalysis")
     pre = re.search(r'<pre id="query-plan"[^>]*>(.*?)</pre>', body, re.S).group(1)
     assert 'class="xml-tag"' in pre
-    assert html.unescape(re.sub(r"<[^>]+>", "", pre)) == manager.plans.query_plan(-1234, "StockAnalysis")
-    for hook in ('id="topology-graph"', 'id="metrics"', 'id="metrics-window"', 'id="recent-errors"'):
+    assert html.unescape(re.sub(r"<[^>]+>", "", pre)) == manager.plans.query_plan(
+        -1234, "StockAnalysis"
+    )
+    for hook in (
+        'id="topology-graph"',
+        'id="metrics"',
+        'id="metrics-window"',
+        'id="recent-errors"',
+    ):
         assert hook in body, hook
 
 
 def test_highlight_keeps_every_character_and_escapes_markup():
-    xml = '<?xml version="1.0"?>\n<a x="1&amp;" y=\'<b>\'><!-- <c> --><b/>t &lt; <![CDATA[<x>]]></a>'
+    xml = (
+        '<?xml version="1.0"?>\n<a x="1&amp;" y=\'<b>\'><!-- <c> --><b/>t &lt; <![CDATA[<x>]]></a>'
+    )
     out = str(highlight_xml(xml))
     assert "<b>" not in out.replace('<span class="xml-tag">&lt;b</span>', "")
     assert html.unescape(re.sub(r"<[^>]+>", "", out)) == xml
@@ -95,11 +109,23 @@ def test_highlight_keeps_every_character_and_escapes_markup():
 def test_status_try_and_simulate_pages_render(client):
     add(client, SAMPLE)
     status = page(client, "/console/status")
-    for hook in ('id="workers"', 'id="topologies"', 'id="endpoints"', 'id="spark"',
-                 'id="managers"', 'data-topology="StockAnalysis[-1234]"'):
+    for hook in (
+        'id="workers"',
+        'id="topologies"',
+        'id="endpoints"',
+        'id="spark"',
+        'id="managers"',
+        'data-topology="StockAnalysis[-1234]"',
+    ):
         assert hook in status, hook
     tryit = page(client, "/console/try")
-    for hook in ('id="try-plan"', 'id="try-events"', 'id="try-run"', 'id="try-output"', 'id="try-errors"'):
+    for hook in (
+        'id="try-plan"',
+        'id="try-events"',
+        'id="try-run"',
+        'id="try-output"',
+        'id="try-errors"',
+    ):
         assert hook in tryit, hook
     sim = page(client, f"{PLANS}/StockAnalysis/simulate")
     assert '<option value="StockStream">' in sim
@@ -142,9 +168,15 @@ def test_unknown_console_page_is_a_404_page(client):
 
 
 def test_static_assets_ship_in_the_package(client):
-    for path in ("console/console.css", "console/console.js", "console/editor.js",
-                 "console/siddhiql-mode.js", "vendor/codemirror/codemirror.js",
-                 "vendor/codemirror/simple.js", "vendor/codemirror/codemirror.css"):
+    for path in (
+        "console/console.css",
+        "console/console.js",
+        "console/editor.js",
+        "console/siddhiql-mode.js",
+        "vendor/codemirror/codemirror.js",
+        "vendor/codemirror/simple.js",
+        "vendor/codemirror/codemirror.css",
+    ):
         assert client.get(f"/static/{path}").status_code == 200, path
     body = page(client, "/console/try")
     assert not re.search(r'(src|href)="(https?:)?//', body), "an asset fetched from elsewhere"
@@ -152,26 +184,98 @@ def test_static_assets_ship_in_the_package(client):
 
 def test_status_page_marks_stale_workers_and_failed_topologies(client, monkeypatch):
     from manager.web.console import data
+
     status = {
-        "managers": [{"url": "http://m:9763", "host": "m", "role": "leader", "registry": "tcp://m:8904",
-                      "self": True}],
-        "spark": {"master": "spark://m:7077", "alive": True, "uiUrl": "http://m:8080", "slotsUsed": 2,
-                  "slotsTotal": 4, "applications": [{"id": "app-1", "name": "A[-1234]",
-                                                     "state": "RUNNING", "cores": 2}]},
-        "topologies": [{"tenant": -1234, "plan": "A", "topology": "A[-1234]", "state": "ACTIVE",
-                        "since": 1.0, "reason": "", "applicationId": "app-1", "executors": 3},
-                       {"tenant": -1234, "plan": "B", "topology": "B[-1234]", "state": "FAILED",
-                        "since": 2.0, "reason": "<b>boom</b>", "applicationId": None, "executors": None}],
-        "workers": [{"id": "w1", "host": "h1", "roles": ["receiver"], "heartbeatAgeSec": 1.0, "stale": False,
-                     "plans": ["-1234/A"], "eventsInPerSec": 10.0, "eventsOutPerSec": 5.0,
-                     "cpuPercent": 3.5, "memoryRssBytes": 50 << 20, "url": "http://h1:9090"},
-                    {"id": "w2", "host": "h2", "roles": [], "heartbeatAgeSec": 95.0, "stale": True,
-                     "plans": [], "eventsInPerSec": 0.0, "eventsOutPerSec": 0.0, "cpuPercent": 0.0,
-                     "memoryRssBytes": 0, "url": ""}],
-        "endpoints": [{"kind": "receiver", "tenant": -1234, "plan": "A", "stream": "S", "worker": None,
-                       "host": "h3", "port": 5000, "connections": 1, "heartbeatAgeSec": 2.0, "stale": False}],
-        "flows": [{"tenant": -1234, "plan": "A", "inflow": [{"worker": "w1", "stream": "S", "spout": "h3:5000"}],
-                   "outflow": [{"bolt": "EventPublisherBolt[0]", "worker": "w1"}]}]}
+        "managers": [
+            {
+                "url": "http://m:9763",
+                "host": "m",
+                "role": "leader",
+                "registry": "tcp://m:8904",
+                "self": True,
+            }
+        ],
+        "spark": {
+            "master": "spark://m:7077",
+            "alive": True,
+            "uiUrl": "http://m:8080",
+            "slotsUsed": 2,
+            "slotsTotal": 4,
+            "applications": [{"id": "app-1", "name": "A[-1234]", "state": "RUNNING", "cores": 2}],
+        },
+        "topologies": [
+            {
+                "tenant": -1234,
+                "plan": "A",
+                "topology": "A[-1234]",
+                "state": "ACTIVE",
+                "since": 1.0,
+                "reason": "",
+                "applicationId": "app-1",
+                "executors": 3,
+            },
+            {
+                "tenant": -1234,
+                "plan": "B",
+                "topology": "B[-1234]",
+                "state": "FAILED",
+                "since": 2.0,
+                "reason": "<b>boom</b>",
+                "applicationId": None,
+                "executors": None,
+            },
+        ],
+        "workers": [
+            {
+                "id": "w1",
+                "host": "h1",
+                "roles": ["receiver"],
+                "heartbeatAgeSec": 1.0,
+                "stale": False,
+                "plans": ["-1234/A"],
+                "eventsInPerSec": 10.0,
+                "eventsOutPerSec": 5.0,
+                "cpuPercent": 3.5,
+                "memoryRssBytes": 50 << 20,
+                "url": "http://h1:9090",
+            },
+            {
+                "id": "w2",
+                "host": "h2",
+                "roles": [],
+                "heartbeatAgeSec": 95.0,
+                "stale": True,
+                "plans": [],
+                "eventsInPerSec": 0.0,
+                "eventsOutPerSec": 0.0,
+                "cpuPercent": 0.0,
+                "memoryRssBytes": 0,
+                "url": "",
+            },
+        ],
+        "endpoints": [
+            {
+                "kind": "receiver",
+                "tenant": -1234,
+                "plan": "A",
+                "stream": "S",
+                "worker": None,
+                "host": "h3",
+                "port": 5000,
+                "connections": 1,
+                "heartbeatAgeSec": 2.0,
+                "stale": False,
+            }
+        ],
+        "flows": [
+            {
+                "tenant": -1234,
+                "plan": "A",
+                "inflow": [{"worker": "w1", "stream": "S", "spout": "h3:5000"}],
+                "outflow": [{"bolt": "EventPublisherBolt[0]", "worker": "w1"}],
+            }
+        ],
+    }
     monkeypatch.setattr(data, "deployment_status", lambda: status)
     body = page(client, "/console/status")
     assert re.search(r'<tr data-topology="B\[-1234\]" class="bad">', body)

@@ -1,4 +1,5 @@
 """Issue 13: the leader lease and the fencing token, against a real redis-server (fast)."""
+
 import threading
 import time
 
@@ -32,8 +33,11 @@ def test_one_holder_at_a_time_and_tokens_only_grow(redis_db):
 
 
 def test_a_restarted_manager_takes_its_own_lease_back_with_a_new_token(redis_db):
-    first, again, other = lease(redis_db, "m1", 30), lease(redis_db, "m1", 30), \
-        lease(redis_db, "m2", 30)
+    first, again, other = (
+        lease(redis_db, "m1", 30),
+        lease(redis_db, "m1", 30),
+        lease(redis_db, "m2", 30),
+    )
     assert first.acquire() == 1
     assert other.acquire() is None
     assert again.acquire() == 2  # same id (same data dir): no wait for the old lease
@@ -75,8 +79,11 @@ def test_the_redis_plan_store_refuses_a_fenced_out_writer(redis_db):
     time.sleep(1.2)
     token_b = b.acquire()
     store_b.fence = FencedWriter(store_b.redis, PREFIX, lambda: token_b)
-    for write in (lambda: store_a.save(-1234, "P", "stale"), lambda: store_a.delete(-1234, "P"),
-                  lambda: store_a.save_versions({"version": 9})):
+    for write in (
+        lambda: store_a.save(-1234, "P", "stale"),
+        lambda: store_a.delete(-1234, "P"),
+        lambda: store_a.save_versions({"version": 9}),
+    ):
         with pytest.raises(FencedWriteError):
             write()
     assert store_b.load(-1234, "P") == "text 1" and store_b.load_versions()["version"] == 1
@@ -90,8 +97,9 @@ class Calls:
         self.promoted, self.demoted, self.follows = [], 0, 0
 
     def group(self, url, member, ttl=1.0):
-        return ManagerGroup(url, PREFIX, member, ttl, self.promoted.append, self.demote,
-                            self.follow)
+        return ManagerGroup(
+            url, PREFIX, member, ttl, self.promoted.append, self.demote, self.follow
+        )
 
     def demote(self):
         self.demoted += 1
@@ -134,6 +142,7 @@ def test_a_leader_whose_redis_goes_away_steps_down_after_its_ttl(redis_db, monke
 
         def down(*args, **kwargs):
             raise redis.ConnectionError("Redis went away")
+
         monkeypatch.setattr(g.lease, "renew", down)
         g.round()  # within the TTL: still the leader
         assert g.role == "leader"
@@ -161,6 +170,7 @@ def test_only_one_of_many_contenders_leads(redis_db):
 def test_bad_settings_and_a_redis_that_is_not_there_are_clear(tmp_path):
     from manager.exceptions import ManagerError
     from tests.manager.manager_helpers import free_port
+
     calls = Calls()
     with pytest.raises(ManagerError, match="at least 1 s"):
         calls.group("redis://127.0.0.1:1/0", "a", ttl=0.5)

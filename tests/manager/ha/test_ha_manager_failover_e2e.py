@@ -15,6 +15,7 @@ Spark.
    answers 503 `no-manager`; a manager started again: the plan comes back and events flow.
 6. `cep plan remove` sent to a follower follows its 307 to the leader.
 """
+
 import glob
 import json
 import os
@@ -53,11 +54,18 @@ def spark_dir(tmp_path_factory):
             pytest.fail("java is required for the fail-over test (CI=true)")
         pytest.skip("java is not installed: the embedded Spark cluster cannot start")
     state = tmp_path_factory.mktemp("ha-spark")
-    launcher = SparkLauncher({"spark.state_dir": str(state), "spark.slots": 4,
-                              "spark.worker_memory": "2g", "spark.host": "127.0.0.1"})
+    launcher = SparkLauncher(
+        {
+            "spark.state_dir": str(state),
+            "spark.slots": 4,
+            "spark.worker_memory": "2g",
+            "spark.host": "127.0.0.1",
+        }
+    )
     launcher.cluster()
     yield state, launcher
     from tests.manager.test_manager_spark import kill_all_topologies
+
     kill_all_topologies(launcher)
     stop_cluster(launcher.settings)
 
@@ -103,15 +111,40 @@ def sink_seqs(sinks):
 
 
 def start_worker(root, managers, port):
-    env = {**os.environ, "CEP_WORKER_STATE_DIR": str(root / "worker-state"),
-           "CEP_SINKS_DEFAULT": "file", "CEP_SINKS_DIR": str(root / "sinks"),
-           "CEP_TRANSPORT_HEARTBEAT_INTERVAL": "0.5", "CEP_MANAGERS_MAX_RETRIES": "6",
-           "CEP_MANAGERS_POLL_INTERVAL": "0.5", "CEP_MANAGERS_TIMEOUT": "1.0"}
+    env = {
+        **os.environ,
+        "CEP_WORKER_STATE_DIR": str(root / "worker-state"),
+        "CEP_SINKS_DEFAULT": "file",
+        "CEP_SINKS_DIR": str(root / "sinks"),
+        "CEP_TRANSPORT_HEARTBEAT_INTERVAL": "0.5",
+        "CEP_MANAGERS_MAX_RETRIES": "6",
+        "CEP_MANAGERS_POLL_INTERVAL": "0.5",
+        "CEP_MANAGERS_TIMEOUT": "1.0",
+    }
     log = open(root / "worker.log", "a")
-    return subprocess.Popen([*CEP, "worker", "--config", str(root / "none.yaml"), "--manager",
-                             ",".join(m.url for m in managers), "--id", "w-ha", "--http-port",
-                             str(port), "--zmq-port", "-1", "--host", "127.0.0.1",
-                             "--advertised-host", "127.0.0.1"], stdout=log, stderr=log, env=env)
+    return subprocess.Popen(
+        [
+            *CEP,
+            "worker",
+            "--config",
+            str(root / "none.yaml"),
+            "--manager",
+            ",".join(m.url for m in managers),
+            "--id",
+            "w-ha",
+            "--http-port",
+            str(port),
+            "--zmq-port",
+            "-1",
+            "--host",
+            "127.0.0.1",
+            "--advertised-host",
+            "127.0.0.1",
+        ],
+        stdout=log,
+        stderr=log,
+        env=env,
+    )
 
 
 def worker_status(base):
@@ -137,8 +170,12 @@ def topology_row(m, token):
 
 def test_manager_failover_split_brain_and_worker_self_undeploy(tmp_path, spark_dir, redis_db):
     state, launcher = spark_dir
-    env = {"CEP_SPARK_STATE_DIR": str(state), "CEP_SPARK_HOST": "127.0.0.1",
-           "CEP_TOPOLOGY_KILL_WAIT_SECS": "1", "CEP_REGISTRY_HEARTBEAT_INTERVAL": "1"}
+    env = {
+        "CEP_SPARK_STATE_DIR": str(state),
+        "CEP_SPARK_HOST": "127.0.0.1",
+        "CEP_TOPOLOGY_KILL_WAIT_SECS": "1",
+        "CEP_REGISTRY_HEARTBEAT_INTERVAL": "1",
+    }
     a = ManagerProc("a", tmp_path, redis_db, "ha-e2e", TTL, env=env).start()
     b = ManagerProc("b", tmp_path, redis_db, "ha-e2e", TTL, env=env).start()
     worker_port = free_port()
@@ -151,12 +188,19 @@ def test_manager_failover_split_brain_and_worker_self_undeploy(tmp_path, spark_d
         plan_file = tmp_path / "plan.siddhiql"
         plan_file.write_text(PLAN)
         cli_env = {**os.environ, "CEP_TOKEN": token}
-        added = subprocess.run([*CEP, "plan", "add", str(plan_file), "--manager",
-                                f"{a.url},{b.url}"], capture_output=True, text=True,
-                               env=cli_env, timeout=60)
+        added = subprocess.run(
+            [*CEP, "plan", "add", str(plan_file), "--manager", f"{a.url},{b.url}"],
+            capture_output=True,
+            text=True,
+            env=cli_env,
+            timeout=60,
+        )
         assert added.returncode == 0, added.stderr
-        row, _ = wait_until(lambda: topology_row(a, token).get("state") == "ACTIVE"
-                            and topology_row(a, token), 240, 0.5)
+        row, _ = wait_until(
+            lambda: topology_row(a, token).get("state") == "ACTIVE" and topology_row(a, token),
+            240,
+            0.5,
+        )
         assert row, f"not ACTIVE: {topology_row(a, token)}"
         app_id = row["applicationId"]
         assert wait_until(lambda: flowing(base), 120, 0.3)[1] is not None, worker_status(base)
@@ -173,9 +217,14 @@ def test_manager_failover_split_brain_and_worker_self_undeploy(tmp_path, spark_d
         assert me["leaseHolder"] == me["id"] and me["fencingToken"] > a_token
         # the new leader adopts the running application (its id shows once adopted), it
         # does not redeploy it: the same id, ACTIVE
-        row, _ = wait_until(lambda: topology_row(b, token).get("state") == "ACTIVE"
-                            and topology_row(b, token).get("applicationId")
-                            and topology_row(b, token), 30)
+        row, _ = wait_until(
+            lambda: (
+                topology_row(b, token).get("state") == "ACTIVE"
+                and topology_row(b, token).get("applicationId")
+                and topology_row(b, token)
+            ),
+            30,
+        )
         assert row, topology_row(b, token)
         assert row["applicationId"] == app_id  # adopted, not redeployed
         status = http("GET", f"{b.url}/api/v1/tenants/-1234/plans/{NAME}/status", token=token)[2]
@@ -192,14 +241,24 @@ def test_manager_failover_split_brain_and_worker_self_undeploy(tmp_path, spark_d
         # 3. split brain: pause the leader past its lease
         b.signal(signal.SIGSTOP)
         paused_at = time.monotonic()
-        me, took = wait_until(lambda: a.me(token, 2).get("role") == "leader" and a.me(token, 2),
-                              TTL + 10)
+        me, took = wait_until(
+            lambda: a.me(token, 2).get("role") == "leader" and a.me(token, 2), TTL + 10
+        )
         assert took is not None  # taken over (how fast is failover_bench's figure)
         timings["split_brain_takeover_s"] = time.monotonic() - paused_at
         answer = {}
-        sneaky = threading.Thread(target=lambda: answer.update(reply=http(
-            "POST", f"{b.url}/api/v1/tenants/-1234/plans", PLAN.replace(NAME, "Sneaky"),
-            token=token, content_type="text/plain", timeout=30)))
+        sneaky = threading.Thread(
+            target=lambda: answer.update(
+                reply=http(
+                    "POST",
+                    f"{b.url}/api/v1/tenants/-1234/plans",
+                    PLAN.replace(NAME, "Sneaky"),
+                    token=token,
+                    content_type="text/plain",
+                    timeout=30,
+                )
+            )
+        )
         sneaky.start()
         time.sleep(0.5)  # the request waits in the paused manager's socket
         b.signal(signal.SIGCONT)
@@ -209,11 +268,14 @@ def test_manager_failover_split_brain_and_worker_self_undeploy(tmp_path, spark_d
         if code == 307:
             assert headers["Location"].startswith(a.url)
         assert wait_until(lambda: b.me(token).get("role") == "follower", 10)[1] is not None
-        names = [p["name"] for p in http("GET", f"{a.url}/api/v1/tenants/-1234/plans",
-                                         token=token)[2]["plans"]]
+        names = [
+            p["name"]
+            for p in http("GET", f"{a.url}/api/v1/tenants/-1234/plans", token=token)[2]["plans"]
+        ]
         assert names == [NAME]  # the paused leader's write did not land
-        assert wait_until(lambda: topology_row(a, token).get("state") == "ACTIVE", 30)[1] \
-            is not None
+        assert (
+            wait_until(lambda: topology_row(a, token).get("state") == "ACTIVE", 30)[1] is not None
+        )
         assert topology_row(a, token)["applicationId"] == app_id
 
         # 4. no accepted event lost through all of it
@@ -230,13 +292,15 @@ def test_manager_failover_split_brain_and_worker_self_undeploy(tmp_path, spark_d
         a.kill()
         b.kill()
         gone_at = time.monotonic()
-        state_, took = wait_until(lambda: (worker_status(base).get("selfUndeploy") or {})
-                                  .get("undeployed"), LIMIT + 60)
+        state_, took = wait_until(
+            lambda: (worker_status(base).get("selfUndeploy") or {}).get("undeployed"), LIMIT + 60
+        )
         assert took is not None, worker_status(base).get("selfUndeploy")
         timings["self_undeploy_s"] = time.monotonic() - gone_at
         assert timings["self_undeploy_s"] >= LIMIT - 0.5  # not before the limit
-        code, _, body = http("POST", f"{base}/events/-1234/{NAME}/S",
-                             json.dumps([{"data": [10 ** 9, 1]}]))
+        code, _, body = http(
+            "POST", f"{base}/events/-1234/{NAME}/S", json.dumps([{"data": [10**9, 1]}])
+        )
         assert code == 503 and body["reason"] == "no-manager", body
         assert worker_status(base)["plans"] == {}
         a.start()  # it held the lease: it takes it back at once (same manager id)
@@ -245,18 +309,26 @@ def test_manager_failover_split_brain_and_worker_self_undeploy(tmp_path, spark_d
         timings["redeploy_s"] = time.monotonic() - back_at
         assert topology_row(a, token).get("applicationId") == app_id
         tail = Sender(f"{base}/events/-1234/{NAME}/S")
-        tail.next = 10 ** 6
+        tail.next = 10**6
         assert wait_until(lambda: tail.post(20)[0] == 200, 20, 0.5)[1] is not None
-        assert wait_until(lambda: set(tail.accepted) <= sink_seqs(str(tmp_path / "sinks")),
-                          60, 0.5)[1] is not None
+        assert (
+            wait_until(lambda: set(tail.accepted) <= sink_seqs(str(tmp_path / "sinks")), 60, 0.5)[1]
+            is not None
+        )
 
         # 6. the CLI sent to a follower follows the 307 to the leader
         b.start()
         assert wait_until(lambda: b.me(token).get("role") == "follower", 20)[1] is not None
-        removed = subprocess.run([*CEP, "plan", "remove", NAME, "--manager", b.url],
-                                 capture_output=True, text=True, env=cli_env, timeout=120)
-        assert removed.returncode == 0 and removed.stdout.startswith(f"Removed {NAME}"), \
+        removed = subprocess.run(
+            [*CEP, "plan", "remove", NAME, "--manager", b.url],
+            capture_output=True,
+            text=True,
+            env=cli_env,
+            timeout=120,
+        )
+        assert removed.returncode == 0 and removed.stdout.startswith(f"Removed {NAME}"), (
             removed.stderr
+        )
         print("fail-over timings:", json.dumps({k: round(v, 2) for k, v in timings.items()}))
     finally:
         if sender is not None:

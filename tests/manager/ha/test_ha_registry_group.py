@@ -1,5 +1,6 @@
 """Issue 13: a client of a manager group registers and counts its connections with every
 registry, so a follower's registry is warm; real registries over real ZeroMQ sockets."""
+
 import pytest
 
 from cep.protocol.exceptions import RegistryError

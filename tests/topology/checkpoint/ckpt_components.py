@@ -1,4 +1,5 @@
 """Components with checkpoint state for the checkpoint tests (importable by Spark executors)."""
+
 import json
 import os
 import time
@@ -13,7 +14,7 @@ class OffsetSpout(Spout):
     def open(self, context, collector):
         super().open(context, collector)
         rows = [tuple(r) for r in self.config["rows"]]
-        self.rows = rows[context.index::context.parallelism]
+        self.rows = rows[context.index :: context.parallelism]
         self.size = int(self.config.get("batch_size", 10))
         self.pos = 0
         self.committed = []
@@ -25,7 +26,7 @@ class OffsetSpout(Spout):
             return None
         if self.rate and self.pos - self.base > self.rate * (time.monotonic() - self.started):
             return None
-        batch = self.rows[self.pos:self.pos + self.size]
+        batch = self.rows[self.pos : self.pos + self.size]
         self.pos += len(batch)
         self.emit(batch, self.config.get("stream", "default"))
         return None

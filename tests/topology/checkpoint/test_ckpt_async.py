@@ -2,6 +2,7 @@
 the barrier; compression, checksum and the write run on the writer thread while the bolt goes
 on processing, and the ack goes out once the blob is stored. The blob holds the state of the
 barrier's moment, not what the bolt processed while it was written."""
+
 import threading
 
 from tests.topology.checkpoint.ckpt_components import SeenBolt  # noqa: F401 - by path below
@@ -35,17 +36,28 @@ class BrokenStore(FileStore):
 
 def bolt_participant(store, asynchronous=True):
     t = Topology("async-ckpt")
-    t.add_spout("s", "tests.topology.checkpoint.ckpt_components:OffsetSpout",
-                outputs=["n"], config={"rows": []})
-    t.add_bolt("seen", "tests.topology.checkpoint.ckpt_components:SeenBolt",
-               inputs={"s": "shuffle"})
+    t.add_spout(
+        "s",
+        "tests.topology.checkpoint.ckpt_components:OffsetSpout",
+        outputs=["n"],
+        config={"rows": []},
+    )
+    t.add_bolt(
+        "seen", "tests.topology.checkpoint.ckpt_components:SeenBolt", inputs={"s": "shuffle"}
+    )
     task = t.task_ids()["seen"][0]
     inst = Instance(t, "seen", 0, task)
     inst.open()
     events = []
-    part = Participant(inst, t, {}, lambda cid: events.append(("barrier", cid)),
-                       lambda report: events.append(("ack", report)), store=store,
-                       asynchronous=asynchronous)
+    part = Participant(
+        inst,
+        t,
+        {},
+        lambda cid: events.append(("barrier", cid)),
+        lambda report: events.append(("ack", report)),
+        store=store,
+        asynchronous=asynchronous,
+    )
     part.process = lambda item: inst.execute(Batch([item], "n", "s"))
     assert part.aligner.channels == {CH}
     return part, inst, events, task
@@ -100,16 +112,26 @@ def test_acks_come_in_checkpoint_order(tmp_path):
 
 def test_a_spout_replays_from_the_start_only_after_a_restart_without_checkpoint(tmp_path):
     t = Topology("restore-start")
-    t.add_spout("s", "tests.topology.checkpoint.ckpt_components:OffsetSpout",
-                outputs=["n"], config={"rows": []})
+    t.add_spout(
+        "s",
+        "tests.topology.checkpoint.ckpt_components:OffsetSpout",
+        outputs=["n"],
+        config={"rows": []},
+    )
     t.add_bolt("c", "tests.topology.checkpoint.ckpt_components:SeenBolt", inputs={"s": "shuffle"})
     task = t.task_ids()["s"][0]
     inst = Instance(t, "s", 0, task)
     inst.open()
     calls = []
     inst.component.replay_from_start = lambda: calls.append("start")
-    part = Participant(inst, t, {}, lambda cid: None, lambda report: None,
-                       store=FileStore(tmp_path, "restore-start", "k"))
+    part = Participant(
+        inst,
+        t,
+        {},
+        lambda cid: None,
+        lambda report: None,
+        store=FileStore(tmp_path, "restore-start", "k"),
+    )
     part.restore(None)  # the topology's first start: the sources as they come
     assert calls == []
     part.restore(None, restarted=True)  # a failure before the first checkpoint completed

@@ -1,11 +1,13 @@
 """Barrier alignment with several input channels."""
+
 from topology.checkpoint.barrier import Aligner
 
 
 def make(channels):
     log = []
-    aligner = Aligner(channels, lambda item: log.append(item),
-                      lambda cid, waited: log.append(("snapshot", cid)))
+    aligner = Aligner(
+        channels, lambda item: log.append(item), lambda cid, waited: log.append(("snapshot", cid))
+    )
     return aligner, log
 
 
@@ -13,8 +15,8 @@ def test_a_channel_past_the_barrier_is_buffered_until_every_channel_sent_it():
     aligner, log = make({1, 2})
     aligner.receive(1, "a1")
     aligner.receive(1, barrier=5)
-    aligner.receive(1, "a2")          # after its barrier: must wait
-    aligner.receive(2, "b1")          # channel 2 is not at the barrier yet: goes on
+    aligner.receive(1, "a2")  # after its barrier: must wait
+    aligner.receive(2, "b1")  # channel 2 is not at the barrier yet: goes on
     assert log == ["a1", "b1"]
     aligner.receive(2, barrier=5)
     aligner.receive(2, "b2")
@@ -42,9 +44,9 @@ def test_a_newer_barrier_abandons_the_older_alignment_without_losing_messages():
     aligner, log = make({1, 2})
     aligner.receive(1, barrier=3)
     aligner.receive(1, "a1")
-    aligner.receive(2, barrier=4)     # channel 2 never sent 3: 3 is abandoned
+    aligner.receive(2, barrier=4)  # channel 2 never sent 3: 3 is abandoned
     assert log == ["a1"] and aligner.current == 4 and aligner.abandoned == 1
-    aligner.receive(1, barrier=3)     # stale
+    aligner.receive(1, barrier=3)  # stale
     aligner.receive(1, barrier=4)
     assert log == ["a1", ("snapshot", 4)]
 

@@ -1,5 +1,6 @@
 """The driver's checkpoint coordinator: trigger, complete on every ack, abandon, restore
 point per stage attempt with checksum fallback, metrics."""
+
 from topology.checkpoint.coordinator import Coordinator
 from topology.checkpoint.store import FileStore
 
@@ -36,7 +37,10 @@ def test_a_checkpoint_completes_when_every_instance_acked(tmp_path):
     assert not ack(coord, store, 1, 0, attempt=-5)  # an older attempt's ack is ignored
     assert ack(coord, store, 1, 1)
     assert store.completed() == [1] and coord.control() == {
-        "checkpoint": None, "completed": 1, "restore": [0, None, False]}
+        "checkpoint": None,
+        "completed": 1,
+        "restore": [0, None, False],
+    }
     metrics = coord.metrics()
     assert metrics["last"]["id"] == 1 and metrics["last"]["bytes"] == 20
     assert metrics["completed"] == 1 and metrics["failed"] == 0
@@ -101,8 +105,9 @@ def test_a_changed_plan_starts_fresh_and_says_so(tmp_path):
     old = FileStore(tmp_path, "P", "oldkey")
     old.write(1, 0, {"x": 1})
     old.complete(1, {})
-    coord = Coordinator({"interval": 5.0, "key": "newkey"}, 1,
-                        store=FileStore(tmp_path, "P", "newkey"))
+    coord = Coordinator(
+        {"interval": 5.0, "key": "newkey"}, 1, store=FileStore(tmp_path, "P", "newkey")
+    )
     coord.new_attempt(0)
     assert coord.restore_id is None
     assert "fresh state" in coord.metrics()["notice"]

@@ -6,6 +6,7 @@ Siddhi bolt's Python worker is killed with SIGKILL mid-stream. Afterwards:
 - the at-least-once sink with `dedup: false` holds every result, and its extras are exactly
   the duplicates the worker counted.
 One topology for the module; each test asserts on its outcome."""
+
 import collections
 import json
 import os
@@ -53,8 +54,10 @@ def seen(outcome, name, stream):
     """The rows (ts, *values) sink `name` holds for `stream`, as a reader sees them."""
     if SINKS[name]["type"] == "redis":
         client = redis.Redis.from_url(outcome["redis"], decode_responses=True)
-        items = [(int(f["timestamp"]), *json.loads(f["data"]))
-                 for _, f in client.xrange(f"{name}_{stream}")]
+        items = [
+            (int(f["timestamp"]), *json.loads(f["data"]))
+            for _, f in client.xrange(f"{name}_{stream}")
+        ]
         client.close()
         return collections.Counter(items)
     path = outcome["out"] / f"{name}_{stream}.jsonl"
@@ -68,21 +71,32 @@ def diagnose(result):
     for stream, want in result["expected"].items():
         for name in SINKS:
             got = seen(result, name, stream)
-            counts[f"{name}/{stream}"] = (sum(got.values()), sum((want - got).values()),
-                                          sum((got - want).values()))
+            counts[f"{name}/{stream}"] = (
+                sum(got.values()),
+                sum((want - got).values()),
+                sum((got - want).values()),
+            )
     topo = {}
     try:
         for comp, info in result["handle"].metrics()["components"].items():
-            topo[comp] = [{k: i.get(k) for k in ("received", "emitted", "custom", "errors")}
-                          for i in info["instances"]]
+            topo[comp] = [
+                {k: i.get(k) for k in ("received", "emitted", "custom", "errors")}
+                for i in info["instances"]
+            ]
     except Exception as exc:  # noqa: BLE001 - diagnostics only
         topo = repr(exc)
     return f"{counts}; metrics {result['svc'].metrics()}; topology {topo}"
 
 
 def publisher_topology(name, registry):
-    cfg = {"registry": registry, "tenant": T, "plan": P, "host": "127.0.0.1",
-           "retry_interval": 0.2, "connect_timeout": 2.0}
+    cfg = {
+        "registry": registry,
+        "tenant": T,
+        "plan": P,
+        "host": "127.0.0.1",
+        "retry_interval": 0.2,
+        "connect_timeout": 2.0,
+    }
     t = plan_topology(name, "publishers.bolt:PublisherBolt", cfg, 1000)
     for comp, stream in (("outW", "W"), ("outP", "P")):
         t.components[comp].config["streams"] = {stream: STREAMS[stream]}
@@ -93,8 +107,10 @@ def publisher_topology(name, registry):
 def outcome(spark_settings, redis_url, tmp_path_factory):
     out = tmp_path_factory.mktemp("eo-out")
     local = run_local(plan_topology("EoExpected[-1]", CollectBolt, {}, 0))
-    expected = {"W": collections.Counter(tuple(r) for r in local.components["outW"][0].rows),
-                "P": collections.Counter(tuple(r) for r in local.components["outP"][0].rows)}
+    expected = {
+        "W": collections.Counter(tuple(r) for r in local.components["outW"][0].rows),
+        "P": collections.Counter(tuple(r) for r in local.components["outP"][0].rows),
+    }
     # registered once, never heartbeating: a liveness longer than the test
     reg = RegistryService(port=0, bind_host="127.0.0.1", liveness=3600, heartbeat_interval=0.5)
     reg.start()
@@ -102,31 +118,43 @@ def outcome(spark_settings, redis_url, tmp_path_factory):
     svc = PublisherService(sset, "127.0.0.1").start()
     client = RegistryClient(f"tcp://127.0.0.1:{reg.port}")
     client.register("publisher", T, P, "127.0.0.1", svc.port, worker="w1")
-    handle = submit(publisher_topology(f"{P}[{T}]", f"tcp://127.0.0.1:{reg.port}"),
-                    spark_settings, overrides={"checkpoint.interval": 1.0})
-    result = {"out": out, "redis": redis_url, "expected": expected, "svc": svc,
-              "handle": handle}
+    handle = submit(
+        publisher_topology(f"{P}[{T}]", f"tcp://127.0.0.1:{reg.port}"),
+        spark_settings,
+        overrides={"checkpoint.interval": 1.0},
+    )
+    result = {"out": out, "redis": redis_url, "expected": expected, "svc": svc, "handle": handle}
     try:
         handle.wait_for("ACTIVE", timeout=240)
-        poll(lambda: (handle.status()["checkpoints"].get("last") or {}).get("id", 0) >= 2, 60,
-             "two complete checkpoints")
+        poll(
+            lambda: (handle.status()["checkpoints"].get("last") or {}).get("id", 0) >= 2,
+            60,
+            "two complete checkpoints",
+        )
         result["before"] = sum(seen(result, "alo_all", "W").values())
         victim = handle.metrics()["components"]["cep"]["instances"][0]
         killed_at = time.monotonic()
         os.kill(victim["pid"], signal.SIGKILL)
-        result["status"] = poll(lambda: (lambda s: s if s["status"] == "ACTIVE" and
-                                         s["restarts"] >= 1 else None)(handle.status()),
-                                180, "ACTIVE after the restart")
+        result["status"] = poll(
+            lambda: (lambda s: s if s["status"] == "ACTIVE" and s["restarts"] >= 1 else None)(
+                handle.status()
+            ),
+            180,
+            "ACTIVE after the restart",
+        )
         result["recovered_s"] = time.monotonic() - killed_at
         deadline = time.monotonic() + 90  # exactly-once output comes a checkpoint later
-        while not all(seen(result, n, s) == expected[s] for n in ("eo_file", "eo_redis")
-                      for s in STREAMS):
+        while not all(
+            seen(result, n, s) == expected[s] for n in ("eo_file", "eo_redis") for s in STREAMS
+        ):
             if time.monotonic() > deadline:
-                pytest.fail(f"exactly-once results not complete within 90 s: "
-                            f"{diagnose(result)}")
+                pytest.fail(f"exactly-once results not complete within 90 s: {diagnose(result)}")
             time.sleep(0.2)
-        poll(lambda: not any(expected[s] - seen(result, "alo_all", s) for s in STREAMS), 30,
-             "every result at the at-least-once sinks")
+        poll(
+            lambda: not any(expected[s] - seen(result, "alo_all", s) for s in STREAMS),
+            30,
+            "every result at the at-least-once sinks",
+        )
         time.sleep(2.5)  # two more checkpoints: nothing more may arrive
         result["metrics"] = svc.metrics()
         yield result
@@ -140,8 +168,10 @@ def outcome(spark_settings, redis_url, tmp_path_factory):
 def test_the_kill_came_mid_stream_and_the_topology_restored(outcome):
     assert 0 < outcome["before"] < len(ROWS) * 3 // 4
     assert outcome["status"]["checkpoints"]["restored_from"] >= 2
-    print(f"kill -> ACTIVE {outcome['recovered_s']:.1f} s; metrics "
-          f"{ {k: outcome['metrics'][k] for k in ('duplicates', 'controls', 'committed')} }")
+    print(
+        f"kill -> ACTIVE {outcome['recovered_s']:.1f} s; metrics "
+        f"{ {k: outcome['metrics'][k] for k in ('duplicates', 'controls', 'committed')} }"
+    )
 
 
 @pytest.mark.parametrize("name", ["eo_file", "eo_redis", "alo_dedup"])

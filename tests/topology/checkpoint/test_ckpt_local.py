@@ -1,5 +1,6 @@
 """Checkpoints through the in-process runner: consistent snapshots with two inputs, and a
 Siddhi bolt restored from a checkpoint producing what an uninterrupted run produces."""
+
 from tests.topology.checkpoint.ckpt_components import OffsetSpout, SeenBolt
 from topology import Topology, run_local
 from topology.checkpoint.store import FileStore
@@ -26,7 +27,9 @@ def test_each_checkpoint_holds_exactly_what_came_before_every_barrier(tmp_path):
         ids = topo.task_ids()
         left, right, seen = (store.read(cid, ids[c][0]) for c in ("left", "right", "seen"))
         # the bolt's snapshot: every row each spout emitted before its barrier, no more
-        assert sorted(map(tuple, seen["rows"])) == sorted(LEFT[:left["pos"]] + RIGHT[:right["pos"]])
+        assert sorted(map(tuple, seen["rows"])) == sorted(
+            LEFT[: left["pos"]] + RIGHT[: right["pos"]]
+        )
         assert left["pos"] != right["pos"]  # the stagger made the bolt buffer one input
     spouts = result.components["left"] + result.components["right"]
     assert all(s.committed and s.committed[-1][0] == done[-1] for s in spouts)
@@ -55,13 +58,27 @@ end;"""
 
 def siddhi_topology(rows):
     t = Topology("Siddhi[-1]")
-    t.add_spout("src", OffsetSpout, outputs={"S": ["ts", "k", "v"]},
-                config={"rows": rows, "stream": "S", "batch_size": 7})
-    cfg = {"plan": "p", "tenant": -1, "group": "g", "queries": QUERIES,
-           "inputs": [PLAN.splitlines()[0]], "outputs": PLAN.splitlines()[1:]}
-    t.add_bolt("cep", "cep.bolt:SiddhiBolt", inputs={("src", "S"): "shuffle"},
-               outputs={"W": ["ts", "k", "total", "n"], "P": ["ts", "k", "first", "second"]},
-               config=cfg)
+    t.add_spout(
+        "src",
+        OffsetSpout,
+        outputs={"S": ["ts", "k", "v"]},
+        config={"rows": rows, "stream": "S", "batch_size": 7},
+    )
+    cfg = {
+        "plan": "p",
+        "tenant": -1,
+        "group": "g",
+        "queries": QUERIES,
+        "inputs": [PLAN.splitlines()[0]],
+        "outputs": PLAN.splitlines()[1:],
+    }
+    t.add_bolt(
+        "cep",
+        "cep.bolt:SiddhiBolt",
+        inputs={("src", "S"): "shuffle"},
+        outputs={"W": ["ts", "k", "total", "n"], "P": ["ts", "k", "first", "second"]},
+        config=cfg,
+    )
     t.add_bolt("outW", CollectBolt, inputs={("cep", "W"): "shuffle"})
     t.add_bolt("outP", CollectBolt, inputs={("cep", "P"): "shuffle"})
     return t
@@ -79,8 +96,10 @@ def test_siddhi_window_and_pattern_state_survive_a_restore(tmp_path):
     pos = store.read(cid, topo.task_ids()["src"][0])["pos"]
     assert 0 < pos < len(rows)
     # "crash": everything after checkpoint cid is lost; the restored run replays from pos
-    before = ([r for r in expected[0] if r[0] < rows[pos][0]],
-              [r for r in expected[1] if r[0] < rows[pos][0]])
+    before = (
+        [r for r in expected[0] if r[0] < rows[pos][0]],
+        [r for r in expected[1] if r[0] < rows[pos][0]],
+    )
     resumed = run_local(topo, store=store, restore=True)
     assert resumed.restored_from == cid and crashed.checkpoints
     assert before[0] + resumed.components["outW"][0].rows == expected[0]

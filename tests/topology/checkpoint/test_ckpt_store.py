@@ -1,4 +1,5 @@
 """The checkpoint stores: atomic blobs with checksums, completion, keep K, plan keys."""
+
 import os
 
 import pytest
@@ -59,8 +60,12 @@ def test_a_missing_or_damaged_file_names_checkpoint_and_task(tmp_path):
 
 def test_plan_key_changes_with_the_queries_not_with_the_registry_address():
     def spec(queries, registry):
-        return {"name": "P", "config": {}, "components": [
-            {"id": "b", "config": {"queries": queries, "registry": registry}}]}
+        return {
+            "name": "P",
+            "config": {},
+            "components": [{"id": "b", "config": {"queries": queries, "registry": registry}}],
+        }
+
     base = plan_key(spec("from S select a insert into O;", "tcp://h:1"))
     assert plan_key(spec("from S select a insert into O;", "tcp://h:2")) == base
     assert plan_key(spec("from S select b insert into O;", "tcp://h:1")) != base
@@ -88,11 +93,13 @@ def test_redis_store_same_contract(redis_url):
 def test_a_write_that_fails_midway_leaves_the_previous_file_whole(tmp_path, monkeypatch):
     from topology.checkpoint import store as store_module
     from topology.checkpoint.exceptions import CheckpointError
+
     store = FileStore(tmp_path, "P", "k")
     store.write(1, 0, {"v": "old"})
 
     def crash(fd):
         raise OSError(28, "No space left on device")
+
     monkeypatch.setattr(store_module.os, "fsync", crash)
     with pytest.raises(CheckpointError, match="cannot write task-00000.ckpt"):
         store.write(1, 0, {"v": "new" * 1000})
@@ -106,10 +113,17 @@ def test_a_redis_store_that_is_down_raises_checkpoint_errors_only():
     raises CheckpointError, never a redis exception that would end the driver."""
     from tests.conftest import free_port
     from topology.checkpoint.exceptions import CheckpointError
+
     store = RedisStore(f"redis://127.0.0.1:{free_port()}/0", "Plan[-1]", "down")
-    calls = [lambda: store.write(1, 0, {"a": 1}), lambda: store.complete(1, {}),
-             store.completed, lambda: store.discard(1), store.next_id, store.prune,
-             lambda: store.read(1, 0)]
+    calls = [
+        lambda: store.write(1, 0, {"a": 1}),
+        lambda: store.complete(1, {}),
+        store.completed,
+        lambda: store.discard(1),
+        store.next_id,
+        store.prune,
+        lambda: store.read(1, 0),
+    ]
     for call in calls:
         with pytest.raises(CheckpointError):
             call()

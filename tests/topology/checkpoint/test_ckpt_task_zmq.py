@@ -1,5 +1,6 @@
 """Barriers over the real ZeroMQ task links, without Spark: a test plays the driver (restore
 point, checkpoint trigger) and checks the acks and the stored snapshots."""
+
 import threading
 import time
 
@@ -21,8 +22,10 @@ RIGHT = [(i, "R") for i in range(3000)]
 def fake_driver():
     ctx = zmq.Context()
     pub, pull = ctx.socket(zmq.PUB), ctx.socket(zmq.PULL)
-    endpoints = {"tasks": f"tcp://127.0.0.1:{pub.bind_to_random_port('tcp://127.0.0.1')}",
-                 "reports": f"tcp://127.0.0.1:{pull.bind_to_random_port('tcp://127.0.0.1')}"}
+    endpoints = {
+        "tasks": f"tcp://127.0.0.1:{pub.bind_to_random_port('tcp://127.0.0.1')}",
+        "reports": f"tcp://127.0.0.1:{pull.bind_to_random_port('tcp://127.0.0.1')}",
+    }
     yield endpoints, pub, pull
     ctx.destroy(linger=0)
 
@@ -55,17 +58,28 @@ def test_barriers_align_over_real_sockets_and_snapshots_are_consistent(fake_driv
     driver, pub, pull = fake_driver
     t = Topology("zmq-ckpt")
     for name, rows in (("left", LEFT), ("right", RIGHT)):
-        t.add_spout(name, OffsetSpout, outputs=["n", "side"],
-                    config={"rows": rows, "batch_size": 20, "rate": 2000})
+        t.add_spout(
+            name,
+            OffsetSpout,
+            outputs=["n", "side"],
+            config={"rows": rows, "batch_size": 20, "rate": 2000},
+        )
     t.add_bolt("seen", SeenBolt, inputs={"left": "shuffle", "right": "shuffle"})
-    options = dict(OPTIONS, checkpoint={"interval": 1.0, "dir": str(tmp_path), "name": t.name,
-                                        "key": "k"})
+    options = dict(
+        OPTIONS, checkpoint={"interval": 1.0, "dir": str(tmp_path), "name": t.name, "key": "k"}
+    )
     runners, threads = start(t, driver, options)
     acks, base = {}, {"state": "active", "seq": 1, "restore": [3, None], "completed": None}
     play(pub, pull, dict(base, checkpoint=None), 0.4, acks)
     for cid in (1, 2):  # the next one only once every instance acked (a loaded machine)
-        play(pub, pull, dict(base, checkpoint=cid), 30, acks,
-             until=lambda got, cid=cid: len(got.get(cid, ())) == 3)
+        play(
+            pub,
+            pull,
+            dict(base, checkpoint=cid),
+            30,
+            acks,
+            until=lambda got, cid=cid: len(got.get(cid, ())) == 3,
+        )
         play(pub, pull, dict(base, checkpoint=None), 0.2, acks)
     play(pub, pull, dict(base, checkpoint=None, completed=2), 0.3, acks)
     play(pub, pull, dict(base, state="stop"), 0.3, acks)
@@ -77,7 +91,8 @@ def test_barriers_align_over_real_sockets_and_snapshots_are_consistent(fake_driv
     for cid in (1, 2):
         left, right, seen = (store.read(cid, ids[c][0]) for c in ("left", "right", "seen"))
         assert 0 < left["pos"] <= len(LEFT) and 0 < right["pos"] <= len(RIGHT)
-        assert sorted(map(tuple, seen["rows"])) == sorted(LEFT[:left["pos"]] +
-                                                          RIGHT[:right["pos"]])
+        assert sorted(map(tuple, seen["rows"])) == sorted(
+            LEFT[: left["pos"]] + RIGHT[: right["pos"]]
+        )
     spouts = [r.instance.component for r in runners if r.instance.kind == "spout"]
     assert all(s.committed and s.committed[-1][0] == 2 for s in spouts)

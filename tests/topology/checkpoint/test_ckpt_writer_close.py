@@ -1,6 +1,7 @@
 """SnapshotWriter.close: the submitted writes finish, their reports come back, and the writer's
 thread ends (a task closed in a reused executor process leaves no thread behind); a later
 submit starts a new thread. Participant.close closes its writer."""
+
 import threading
 
 from topology.checkpoint.writer import SnapshotWriter
@@ -37,6 +38,7 @@ def test_close_finishes_the_writes_and_ends_the_thread_and_a_new_submit_starts_o
 def test_participant_close_ends_its_writer_thread(tmp_path):
     from tests.topology.checkpoint.test_ckpt_async import bolt_participant
     from topology.checkpoint.store import FileStore
+
     part, inst, events, task = bolt_participant(FileStore(tmp_path, "async-ckpt", "k"))
     part.writer.submit(1, b"x", {"checkpoint": 1, "task": task}, 0.0)
     thread = part.writer._thread

@@ -1,5 +1,6 @@
 """Helpers of the HA pair tests: two standalone workers (in-process or as `cep worker`
 processes) that name each other as peer, with short intervals."""
+
 import json
 import socket
 import time
@@ -38,14 +39,20 @@ def wait_for(cond, timeout=10.0, step=0.05):
 
 def events(start, n, keys=3):
     """n events with increasing timestamps (playback), values cycling 0..99."""
-    return [{"timestamp": 1_000 + i, "data": [f"k{i % keys}", (i * 7) % 100]}
-            for i in range(start, start + n)]
+    return [
+        {"timestamp": 1_000 + i, "data": [f"k{i % keys}", (i * 7) % 100]}
+        for i in range(start, start + n)
+    ]
 
 
 def post(url, evs, timeout=5.0):
     """(status, body) of POST /events; status 0 when the node does not answer."""
-    req = urllib.request.Request(f"{url}/events/-1234/HaPlan/S", data=json.dumps(evs).encode(),
-                                 method="POST", headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        f"{url}/events/-1234/HaPlan/S",
+        data=json.dumps(evs).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.status, json.loads(resp.read())
@@ -90,11 +97,14 @@ def expected_outputs(evs, plan=PLAN):
     """What `cep run --playback` gives for the events: {stream: [(ts, data), ...]}."""
     import cep
     from cep.engine.runtime import ExecutionPlanRuntime
+
     rt = ExecutionPlanRuntime(cep.compile(plan), playback=True)
     out = {}
     for stream in ("Out", "Big"):
-        rt.add_callback(stream, lambda e, s=stream: out.setdefault(s, []).extend(
-            (ts, tuple(row)) for ts, row in e))
+        rt.add_callback(
+            stream,
+            lambda e, s=stream: out.setdefault(s, []).extend((ts, tuple(row)) for ts, row in e),
+        )
     rt.input_handler("S").send_batch([(e["timestamp"], tuple(e["data"])) for e in evs])
     rt.shutdown()
     return out
@@ -113,28 +123,49 @@ class WorkerProcess:
     def __init__(self, tmp_path, name, port, peer_port, plan_file, forward=False, env=None):
         import os
         import sys
+
         self.name, self.port, self.url = name, port, f"http://127.0.0.1:{port}"
-        self.cmd = [os.path.join(os.path.dirname(sys.executable), "cep"), "worker",
-                    "--mode", "standalone", "--plan", str(plan_file), "--id", name,
-                    "--http-port", str(port), "--zmq-port", "-1",
-                    "--ha-peer", f"http://127.0.0.1:{peer_port}"] + (["--ha-forward"]
-                                                                    if forward else [])
-        self.env = {**os.environ, "CEP_HA_SYNC_INTERVAL": "0.5", "CEP_HA_FAILOVER_S": "3.0",
-                    "CEP_SINKS_DEFAULT": "file", "CEP_SINKS_DIR": str(tmp_path / "sinks"),
-                    "CEP_WORKER_STATE_DIR": str(tmp_path / f"state-{name}"),
-                    "CEP_MANAGERS_POLL_INTERVAL": "0.2", **(env or {})}
+        self.cmd = [
+            os.path.join(os.path.dirname(sys.executable), "cep"),
+            "worker",
+            "--mode",
+            "standalone",
+            "--plan",
+            str(plan_file),
+            "--id",
+            name,
+            "--http-port",
+            str(port),
+            "--zmq-port",
+            "-1",
+            "--ha-peer",
+            f"http://127.0.0.1:{peer_port}",
+        ] + (["--ha-forward"] if forward else [])
+        self.env = {
+            **os.environ,
+            "CEP_HA_SYNC_INTERVAL": "0.5",
+            "CEP_HA_FAILOVER_S": "3.0",
+            "CEP_SINKS_DEFAULT": "file",
+            "CEP_SINKS_DIR": str(tmp_path / "sinks"),
+            "CEP_WORKER_STATE_DIR": str(tmp_path / f"state-{name}"),
+            "CEP_MANAGERS_POLL_INTERVAL": "0.2",
+            **(env or {}),
+        }
         self.log = tmp_path / f"worker-{name}.log"
         self.proc = None
 
     def start(self):
         import subprocess
-        self.proc = subprocess.Popen(self.cmd, env=self.env, stdout=open(self.log, "ab"),
-                                     stderr=subprocess.STDOUT)
+
+        self.proc = subprocess.Popen(
+            self.cmd, env=self.env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT
+        )
         return self
 
     def kill(self):
         """kill -9, and wait until the process is gone."""
         import signal
+
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(10)
@@ -154,12 +185,28 @@ def own_redis(tmp_path):
     import subprocess
 
     from tests.conftest import require_binary
+
     binary = require_binary("redis-server", "the HA lease test talks to a real redis-server")
     port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     import redis
+
     client = redis.Redis(port=port)
     assert wait_for(lambda: _pings(client), 10)
     yield proc, f"redis://127.0.0.1:{port}/0", client

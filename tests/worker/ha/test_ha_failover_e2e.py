@@ -3,14 +3,25 @@ middle of a counted stream; every output `cep run --playback` gives for the inpu
 sink, the extra ones are at most one sync interval's worth and counted by the new active. Then
 a new passive starts (the killed node again), syncs the live state, and a second kill -9 of the
 active fails over to it. Forward mode: the client sends to the active only."""
+
 import collections
 import threading
 import time
 
 import pytest
 
-from tests.worker.ha.conftest import (KEY, WorkerProcess, events, expected_outputs, free_port,
-                                      ha_status, post, read_outputs, role_of, wait_for)
+from tests.worker.ha.conftest import (
+    KEY,
+    WorkerProcess,
+    events,
+    expected_outputs,
+    free_port,
+    ha_status,
+    post,
+    read_outputs,
+    role_of,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 SYNC_S = 0.5  # CEP_HA_SYNC_INTERVAL of WorkerProcess
@@ -31,7 +42,7 @@ class Feeder:
 
     def _run(self):
         for i in range(0, len(self.evs), self.batch):
-            chunk = self.evs[i:i + self.batch]
+            chunk = self.evs[i : i + self.batch]
             if self.forward:
                 self._to_active(chunk)
             else:
@@ -75,21 +86,26 @@ def start_pair(tmp_path, plan_file, forward=False, env=None):
     if env:  # with a Redis lease, the node that takes it first is active
         assert wait_for(lambda: "active" in (role_of(a.url), role_of(b.url)), 30)
         a, b = (a, b) if role_of(a.url) == "active" else (b, a)
-    assert wait_for(lambda: role_of(a.url) == "active" and role_of(b.url) == "passive"
-                    and KEY in (ha_status(b.url) or {}).get("plans", {})
-                    and not ha_status(b.url)["plans"][KEY]["syncing"], 30), \
-        (a.log.read_text()[-2000:], b.log.read_text()[-2000:])
+    assert wait_for(
+        lambda: (
+            role_of(a.url) == "active"
+            and role_of(b.url) == "passive"
+            and KEY in (ha_status(b.url) or {}).get("plans", {})
+            and not ha_status(b.url)["plans"][KEY]["syncing"]
+        ),
+        30,
+    ), (a.log.read_text()[-2000:], b.log.read_text()[-2000:])
     return a, b
 
 
 def wait_idle_active(url, timeout=20):
     """The node is active and has written its queue."""
-    return wait_for(lambda: (s := ha_status(url)) and s["role"] == "active"
-                    and s["queue_events"] == 0, timeout)
+    return wait_for(
+        lambda: (s := ha_status(url)) and s["role"] == "active" and s["queue_events"] == 0, timeout
+    )
 
 
-def test_kill_the_active_mid_stream_then_a_new_passive_syncs_and_takes_over(tmp_path,
-                                                                           plan_file):
+def test_kill_the_active_mid_stream_then_a_new_passive_syncs_and_takes_over(tmp_path, plan_file):
     a, b = start_pair(tmp_path, plan_file)
     sink = tmp_path / "sinks" / "-1234" / "HaPlan"
     live = {"a": a, "b": b}
@@ -112,13 +128,21 @@ def test_kill_the_active_mid_stream_then_a_new_passive_syncs_and_takes_over(tmp_
 
         a.start()  # the killed node comes back: a new passive
         live["a"] = a
-        assert wait_for(lambda: (s := ha_status(a.url)) and s["role"] == "passive"
-                        and s["plans"].get(KEY, {}).get("sync", {}).get("state") == "done", 30)
+        assert wait_for(
+            lambda: (
+                (s := ha_status(a.url))
+                and s["role"] == "passive"
+                and s["plans"].get(KEY, {}).get("sync", {}).get("state") == "done"
+            ),
+            30,
+        )
         second = events(3000, 1500)
         feed = Feeder(second, lambda: [p.url for p in live.values()]).start()
         feed.join()
-        assert wait_for(lambda: ha_status(a.url)["plans"][KEY]["seq"]
-                        == ha_status(b.url)["plans"][KEY]["seq"], 10)  # same state, same outputs
+        assert wait_for(
+            lambda: ha_status(a.url)["plans"][KEY]["seq"] == ha_status(b.url)["plans"][KEY]["seq"],
+            10,
+        )  # same state, same outputs
         third = events(4500, 3000)
         feed = Feeder(third, lambda: [p.url for p in live.values()]).start()
         assert wait_for(lambda: feed.sent >= 1000, 20)
@@ -159,12 +183,13 @@ def test_forward_mode_kill_the_active_mid_stream_loses_no_output(tmp_path, plan_
             p.stop()
 
 
-def test_with_a_redis_lease_kill_the_active_and_the_passive_takes_the_lease(tmp_path,
-                                                                            plan_file,
-                                                                            own_redis):
+def test_with_a_redis_lease_kill_the_active_and_the_passive_takes_the_lease(
+    tmp_path, plan_file, own_redis
+):
     _, url, client = own_redis
-    a, b = start_pair(tmp_path, plan_file, env={"CEP_HA_REDIS_URL": url,
-                                                "CEP_HA_LEASE_KEY": "cep:ha:e2e"})
+    a, b = start_pair(
+        tmp_path, plan_file, env={"CEP_HA_REDIS_URL": url, "CEP_HA_LEASE_KEY": "cep:ha:e2e"}
+    )
     sink = tmp_path / "sinks" / "-1234" / "HaPlan"
     live = {"a": a, "b": b}  # a: the active, whichever node took the lease
     try:

@@ -1,5 +1,6 @@
 """Unit tests of the pair's output numbering and queue, the dual-send alignment after a state
 sync, and the role rules (cep/worker/ha/outputs.py, plan.past, election.decide)."""
+
 import types
 
 import pytest
@@ -52,9 +53,9 @@ def test_reset_takes_the_active_sequences():
 
 def test_dual_send_alignment_drops_what_the_snapshot_covers():
     last = (3, ("k3",))
-    assert past(ev(1, 2, 3, 4), last) == (ev(4), True)       # cut after the matching event
-    assert past(ev(1, 2), last) == ([], False)                # all covered; still waiting
-    assert past(ev(5, 6), last) == (ev(5, 6), True)           # the match was never received
+    assert past(ev(1, 2, 3, 4), last) == (ev(4), True)  # cut after the matching event
+    assert past(ev(1, 2), last) == ([], False)  # all covered; still waiting
+    assert past(ev(5, 6), last) == (ev(5, 6), True)  # the match was never received
     assert past([(3, ("other",)), (3, ("k3",)), (3, ("x",))], last) == ([(3, ("x",))], True)
 
 
@@ -63,6 +64,7 @@ def test_a_passive_drops_covered_input_that_arrives_after_its_sync():
     to the active first): the catch-up keeps dropping until it has passed it."""
     from types import SimpleNamespace
     from cep.worker.ha.plan import HaPlan
+
     plan = SimpleNamespace(catch_up={"S": (3, ("k3",))}, dup_inputs=0)
     assert HaPlan._catching_up(plan, "S", ev(1, 2)) == []
     assert plan.catch_up and plan.dup_inputs == 2
@@ -73,27 +75,38 @@ def test_a_passive_drops_covered_input_that_arrives_after_its_sync():
 def node(role, node_id="a", epoch=0, started=0.0, lease=None, peer=None):
     """A stand-in HaNode for the rules; `peer` = (role, epoch, heard, active_heard)."""
     p_role, p_epoch, heard, active_heard = peer or (None, 0, None, None)
-    p = types.SimpleNamespace(node="b", role=p_role, epoch=p_epoch, heard=heard,
-                              active_heard=active_heard)
-    return types.SimpleNamespace(role=role, node_id=node_id, epoch=epoch, started=started,
-                                 failover_s=5.0, lease=lease, peer=p)
+    p = types.SimpleNamespace(
+        node="b", role=p_role, epoch=p_epoch, heard=heard, active_heard=active_heard
+    )
+    return types.SimpleNamespace(
+        role=role,
+        node_id=node_id,
+        epoch=epoch,
+        started=started,
+        failover_s=5.0,
+        lease=lease,
+        peer=p,
+    )
 
 
-@pytest.mark.parametrize("n, now, want", [
-    (node("starting", "a"), 1.0, None),
-    (node("starting", "a", peer=("starting", 0, 0.9, None)), 1.0, "activate"),  # a < b
-    (node("starting", "c", peer=("starting", 0, 0.9, None)), 1.0, None),
-    (node("starting", "c", peer=("active", 1, 0.9, 0.9)), 1.0, "sync"),
-    (node("starting", "a"), 5.5, "activate"),  # no peer for failover_s: alone
-    (node("passive", "a", peer=("active", 1, 9.0, 9.0)), 10.0, None),
-    (node("passive", "a", peer=("active", 1, 4.0, 4.0)), 10.0, "activate"),
-    (node("passive", "c", peer=("passive", 0, 9.9, 1.0)), 10.0, None),  # b takes over
-    (node("passive", "a", peer=("stopped", 1, 9.9, 9.0)), 10.0, "activate"),  # handed over
-    (node("active", "c", epoch=2, peer=("active", 1, 9.9, 9.9)), 10.0, None),
-    (node("active", "c", epoch=1, peer=("active", 1, 9.9, 9.9)), 10.0, "demote"),
-    (node("active", "a", epoch=1, peer=("active", 1, 9.9, 9.9)), 10.0, None),
-    (node("active", "a", epoch=1, peer=("active", 2, 9.9, 9.9)), 10.0, "demote"),
-])
+@pytest.mark.parametrize(
+    "n, now, want",
+    [
+        (node("starting", "a"), 1.0, None),
+        (node("starting", "a", peer=("starting", 0, 0.9, None)), 1.0, "activate"),  # a < b
+        (node("starting", "c", peer=("starting", 0, 0.9, None)), 1.0, None),
+        (node("starting", "c", peer=("active", 1, 0.9, 0.9)), 1.0, "sync"),
+        (node("starting", "a"), 5.5, "activate"),  # no peer for failover_s: alone
+        (node("passive", "a", peer=("active", 1, 9.0, 9.0)), 10.0, None),
+        (node("passive", "a", peer=("active", 1, 4.0, 4.0)), 10.0, "activate"),
+        (node("passive", "c", peer=("passive", 0, 9.9, 1.0)), 10.0, None),  # b takes over
+        (node("passive", "a", peer=("stopped", 1, 9.9, 9.0)), 10.0, "activate"),  # handed over
+        (node("active", "c", epoch=2, peer=("active", 1, 9.9, 9.9)), 10.0, None),
+        (node("active", "c", epoch=1, peer=("active", 1, 9.9, 9.9)), 10.0, "demote"),
+        (node("active", "a", epoch=1, peer=("active", 1, 9.9, 9.9)), 10.0, None),
+        (node("active", "a", epoch=1, peer=("active", 2, 9.9, 9.9)), 10.0, "demote"),
+    ],
+)
 def test_role_rules(n, now, want):
     got = decide(n, now)
     assert (got[0] if got else None) == want

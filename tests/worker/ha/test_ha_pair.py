@@ -2,26 +2,47 @@
 as peer (short intervals). Roles, output queues, forward and dual-send input, state sync of a
 late passive, and the bad inputs: a peer that is not a worker, a peer with another plan
 version, a wrong cluster secret, a Redis that goes away."""
+
 import time
 
 import pytest
 
 from cep.worker.config import load_config
 from cep.worker.node import Worker
-from tests.worker.ha.conftest import (KEY, PLAN, events, expected_outputs, free_port, get_json,
-                                      post, read_outputs, wait_for)
+from tests.worker.ha.conftest import (
+    KEY,
+    PLAN,
+    events,
+    expected_outputs,
+    free_port,
+    get_json,
+    post,
+    read_outputs,
+    wait_for,
+)
 
 FAST = {"ha.sync_interval": 0.25, "ha.failover_s": 1.5}
 
 
 def worker(tmp_path, name, port, peer_port, plan_file, **extra):
     out = tmp_path / name
-    cfg = load_config(overrides={
-        "worker.mode": "standalone", "standalone.plans": [str(plan_file)],
-        "receivers.http_port": port, "receivers.zmq_port": -1, "ha.node_id": name,
-        "ha.peer": f"http://127.0.0.1:{peer_port}", "sinks.default": "file",
-        "sinks.dir": str(out / "sinks"), "worker.state_dir": str(out / "state"),
-        "managers.poll_interval": 0.2, **FAST, **extra}, conf_dir=str(tmp_path / "noconf"))
+    cfg = load_config(
+        overrides={
+            "worker.mode": "standalone",
+            "standalone.plans": [str(plan_file)],
+            "receivers.http_port": port,
+            "receivers.zmq_port": -1,
+            "ha.node_id": name,
+            "ha.peer": f"http://127.0.0.1:{peer_port}",
+            "sinks.default": "file",
+            "sinks.dir": str(out / "sinks"),
+            "worker.state_dir": str(out / "state"),
+            "managers.poll_interval": 0.2,
+            **FAST,
+            **extra,
+        },
+        conf_dir=str(tmp_path / "noconf"),
+    )
     return Worker(cfg).start()
 
 
@@ -45,9 +66,17 @@ def pair(tmp_path, plan_file):
         a = worker(tmp_path, "a", pa, pb, plan_file, **{"ha.forward": forward, **extra})
         b = worker(tmp_path, "b", pb, pa, plan_file, **{"ha.forward": forward, **extra})
         made.extend([a, b])
-        assert wait_for(lambda: a.ha.role == "active" and b.ha.role == "passive"
-                        and KEY in b.ha.plans and not b.ha.plans[KEY].need_sync, 10)
+        assert wait_for(
+            lambda: (
+                a.ha.role == "active"
+                and b.ha.role == "passive"
+                and KEY in b.ha.plans
+                and not b.ha.plans[KEY].need_sync
+            ),
+            10,
+        )
         return a, b
+
     yield make
     for w in made:
         w.stop()
@@ -61,8 +90,8 @@ def test_dual_send_pair_active_publishes_passive_queues_and_trims(pair, tmp_path
     a, b = pair()
     evs = events(0, 300)
     for i in range(0, 300, 50):
-        assert post(a.http_url, evs[i:i + 50])[0] == 200
-        assert post(b.http_url, evs[i:i + 50])[0] == 200
+        assert post(a.http_url, evs[i : i + 50])[0] == 200
+        assert post(b.http_url, evs[i : i + 50])[0] == 200
     want = expected_outputs(evs)
     assert wait_for(lambda: outputs(tmp_path, "a") == want)
     assert outputs(tmp_path, "b") == {"Out": [], "Big": []}  # the passive writes nothing
@@ -72,16 +101,19 @@ def test_dual_send_pair_active_publishes_passive_queues_and_trims(pair, tmp_path
     assert hb["peer"]["role"] == "active" and hb["last_sync"] is not None
     assert engine_state(a) == engine_state(b)
     import urllib.request
+
     with urllib.request.urlopen(f"{b.http_url}/metrics") as resp:
         text = resp.read().decode()
     wid = b.identity.worker_id
     assert f'cep_worker_ha_role{{role="passive",worker="{wid}"}} 1.0' in text
     assert f'cep_worker_ha_role{{role="active",worker="{wid}"}} 0.0' in text
-    assert (f'cep_worker_ha_queue_events{{plan="HaPlan",tenant="-1234",worker="{wid}"}} 0.0'
-            in text)
+    assert f'cep_worker_ha_queue_events{{plan="HaPlan",tenant="-1234",worker="{wid}"}} 0.0' in text
     assert "cep_worker_ha_duplicates_total" in text
-    age = [line for line in text.splitlines()
-           if line.startswith("cep_worker_ha_last_sync_age_seconds{")]
+    age = [
+        line
+        for line in text.splitlines()
+        if line.startswith("cep_worker_ha_last_sync_age_seconds{")
+    ]
     assert len(age) == 1 and 0 <= float(age[0].split()[-1]) < 5
 
 
@@ -89,7 +121,7 @@ def test_forward_pair_the_passive_gets_every_batch_and_refuses_clients(pair, tmp
     a, b = pair(forward=True)
     evs = events(0, 400)
     for i in range(0, 400, 40):
-        assert post(a.http_url, evs[i:i + 40])[0] == 200
+        assert post(a.http_url, evs[i : i + 40])[0] == 200
     code, body = post(b.http_url, evs[:5])
     assert code == 503 and "passive" in body["error"] and body["retry"] is True
     assert outputs(tmp_path, "a") == expected_outputs(evs)
@@ -107,16 +139,22 @@ def test_a_passive_that_starts_late_syncs_the_live_state(tmp_path, plan_file):
         assert wait_for(lambda: a.ha.role == "active", 5)  # no peer: active alone
         first = events(0, 500)
         for i in range(0, 500, 100):
-            assert post(a.http_url, first[i:i + 100])[0] == 200
+            assert post(a.http_url, first[i : i + 100])[0] == 200
         b = worker(tmp_path, "b", pb, pa, plan_file, **{"ha.forward": True})
-        assert wait_for(lambda: b.ha.role == "passive" and KEY in b.ha.plans
-                        and b.status()["ha"]["plans"][KEY]["sync"]["state"] == "done", 10)
+        assert wait_for(
+            lambda: (
+                b.ha.role == "passive"
+                and KEY in b.ha.plans
+                and b.status()["ha"]["plans"][KEY]["sync"]["state"] == "done"
+            ),
+            10,
+        )
         sync = b.status()["ha"]["plans"][KEY]["sync"]
         assert sync["bytes"] > 0 and sync["in_seq"] == 5
         assert engine_state(a) == engine_state(b)
         more = events(500, 200)
         for i in range(0, 200, 50):
-            assert post(a.http_url, more[i:i + 50])[0] == 200
+            assert post(a.http_url, more[i : i + 50])[0] == 200
         assert engine_state(a) == engine_state(b)
         assert b.status()["ha"]["plans"][KEY]["seq"] == a.status()["ha"]["plans"][KEY]["seq"]
     finally:
@@ -125,10 +163,10 @@ def test_a_passive_that_starts_late_syncs_the_live_state(tmp_path, plan_file):
                 w.stop()
 
 
-def test_a_peer_that_is_not_a_worker_gives_a_clear_error_and_the_node_goes_on(tmp_path,
-                                                                             plan_file):
+def test_a_peer_that_is_not_a_worker_gives_a_clear_error_and_the_node_goes_on(tmp_path, plan_file):
     from flask import Flask
     from receivers.http_receiver import HttpServer
+
     other = HttpServer(Flask("not-a-worker"), "127.0.0.1", 0).start()  # 404 for everything
     a = worker(tmp_path, "a", free_port(), other.port, plan_file)
     try:
@@ -145,7 +183,8 @@ def test_a_peer_that_is_not_a_worker_gives_a_clear_error_and_the_node_goes_on(tm
 
 
 def test_a_peer_with_another_plan_version_is_not_synced_and_the_active_publishes(
-        tmp_path, plan_file):
+    tmp_path, plan_file
+):
     other_plan = tmp_path / "other" / "ha-plan.siddhiql"
     other_plan.parent.mkdir()
     other_plan.write_text(PLAN.replace("v > 90", "v > 50"))
@@ -172,8 +211,12 @@ def test_peer_calls_need_the_cluster_secret(tmp_path, plan_file):
     a = worker(tmp_path, "a", pa, pb, plan_file)
     b = worker(tmp_path, "b", pb, pa, plan_file, **{"managers.cluster_secret_file": str(wrong)})
     try:
-        assert wait_for(lambda: "refused our cluster secret (HTTP 401"
-                        in (b.status()["ha"]["peer"]["error"] or ""), 5)
+        assert wait_for(
+            lambda: (
+                "refused our cluster secret (HTTP 401" in (b.status()["ha"]["peer"]["error"] or "")
+            ),
+            5,
+        )
         code, body = get_json(f"{a.http_url}/ha/status")
         assert code == 401 and "cluster secret" in body["error"]
         code, _ = get_json(f"{a.http_url}/ha/snapshot/-1234/HaPlan?digest=x", "bad")
@@ -183,16 +226,14 @@ def test_peer_calls_need_the_cluster_secret(tmp_path, plan_file):
         b.stop()
 
 
-def test_redis_lease_decides_and_a_redis_that_goes_away_keeps_the_active(pair, tmp_path,
-                                                                          own_redis):
+def test_redis_lease_decides_and_a_redis_that_goes_away_keeps_the_active(pair, tmp_path, own_redis):
     proc, url, client = own_redis
     a, b = pair(**{"ha.redis_url": url, "ha.lease_key": "cep:ha:test"})
     assert client.get("cep:ha:test") == b"a"
     assert a.status()["ha"]["lease"]["held"] is True
     proc.kill()
     proc.wait()
-    assert wait_for(lambda: "Redis lease at" in (a.status()["ha"]["lease"]["last_error"] or ""),
-                    5)
+    assert wait_for(lambda: "Redis lease at" in (a.status()["ha"]["lease"]["last_error"] or ""), 5)
     time.sleep(2.0)  # longer than ha.failover_s: still one active, the same
     assert a.ha.role == "active" and b.ha.role == "passive"
     evs = events(0, 100)
@@ -207,8 +248,15 @@ def test_a_graceful_stop_hands_over_at_once_without_duplicates(tmp_path, plan_fi
     a = worker(tmp_path, "a", pa, pb, plan_file, **extra)
     b = worker(tmp_path, "b", pb, pa, plan_file, **extra)
     try:
-        assert wait_for(lambda: a.ha.role == "active" and b.ha.role == "passive"
-                        and KEY in b.ha.plans and not b.ha.plans[KEY].need_sync, 10)
+        assert wait_for(
+            lambda: (
+                a.ha.role == "active"
+                and b.ha.role == "passive"
+                and KEY in b.ha.plans
+                and not b.ha.plans[KEY].need_sync
+            ),
+            10,
+        )
         first = events(0, 200)
         assert post(a.http_url, first)[0] == 200 and post(b.http_url, first)[0] == 200
         t0 = time.monotonic()
@@ -233,21 +281,31 @@ def test_bad_heartbeats_and_forwarded_input_get_a_400_and_the_node_goes_on(pair)
     import urllib.request
 
     from cep.security import cluster_secret
+
     a, b = pair()
     secret = a.ha.client.secret
 
     def call(path, data, ctype="application/json"):
-        req = urllib.request.Request(f"{a.http_url}{path}", data=data, method="POST", headers={
-            cluster_secret.HEADER: secret, "Content-Type": ctype})
+        req = urllib.request.Request(
+            f"{a.http_url}{path}",
+            data=data,
+            method="POST",
+            headers={cluster_secret.HEADER: secret, "Content-Type": ctype},
+        )
         try:
             with urllib.request.urlopen(req, timeout=3) as resp:
                 return resp.status, json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read())
-    for bad in (b"[]", b"not json", json.dumps({"protocol": 1, "node": "x", "role": "boss",
-                                                "epoch": 0, "plans": {}}).encode(),
-                json.dumps({"protocol": 1, "node": "x", "role": "active", "epoch": "1",
-                            "plans": {}}).encode()):
+
+    for bad in (
+        b"[]",
+        b"not json",
+        json.dumps({"protocol": 1, "node": "x", "role": "boss", "epoch": 0, "plans": {}}).encode(),
+        json.dumps(
+            {"protocol": 1, "node": "x", "role": "active", "epoch": "1", "plans": {}}
+        ).encode(),
+    ):
         code, body = call("/ha/heartbeat", bad)
         assert code == 400 and "heartbeat" in body["error"] and "Traceback" not in str(body)
     code, body = call("/ha/input", b"\xc1 not msgpack", "application/msgpack")
@@ -256,10 +314,15 @@ def test_bad_heartbeats_and_forwarded_input_get_a_400_and_the_node_goes_on(pair)
     assert all(t["state"] == "running" for t in a.status()["threads"])
 
 
-def test_events_taken_while_the_role_is_open_are_held_and_written_once_active(tmp_path,
-                                                                               plan_file):
-    a = worker(tmp_path, "a", free_port(), free_port(), plan_file,  # no peer: alone after 4 s
-               **{"ha.failover_s": 4.0})
+def test_events_taken_while_the_role_is_open_are_held_and_written_once_active(tmp_path, plan_file):
+    a = worker(
+        tmp_path,
+        "a",
+        free_port(),
+        free_port(),
+        plan_file,  # no peer: alone after 4 s
+        **{"ha.failover_s": 4.0},
+    )
     try:
         assert wait_for(lambda: KEY in a.ha.plans, 3) and a.ha.role == "starting"
         evs = events(0, 300)
@@ -272,9 +335,11 @@ def test_events_taken_while_the_role_is_open_are_held_and_written_once_active(tm
         a.stop()
 
 
-def test_dual_send_a_passive_that_starts_mid_stream_ends_with_the_actives_state(tmp_path,
-                                                                               plan_file):
+def test_dual_send_a_passive_that_starts_mid_stream_ends_with_the_actives_state(
+    tmp_path, plan_file
+):
     import threading
+
     pa, pb = free_port(), free_port()
     a = worker(tmp_path, "a", pa, pb, plan_file)
     nodes, b = [a], None
@@ -285,16 +350,23 @@ def test_dual_send_a_passive_that_starts_mid_stream_ends_with_the_actives_state(
         def feed():  # one ordered sender: each batch to every node that is up
             for i in range(0, len(evs), 50):
                 for w in list(nodes):
-                    post(w.http_url, evs[i:i + 50])
+                    post(w.http_url, evs[i : i + 50])
                 time.sleep(0.005)
+
         sender = threading.Thread(target=feed)
         sender.start()
         time.sleep(0.3)
         b = worker(tmp_path, "b", pb, pa, plan_file)
         nodes.append(b)  # the client sends to b from now on, the stream goes on
         sender.join(60)
-        assert wait_for(lambda: b.ha.role == "passive" and KEY in b.ha.plans
-                        and b.status()["ha"]["plans"][KEY]["sync"]["state"] == "done", 10)
+        assert wait_for(
+            lambda: (
+                b.ha.role == "passive"
+                and KEY in b.ha.plans
+                and b.status()["ha"]["plans"][KEY]["sync"]["state"] == "done"
+            ),
+            10,
+        )
         synced_at = b.status()["ha"]["plans"][KEY]["sync"]["in_seq"]
         assert 0 < synced_at < len(evs) // 50  # the state came while the stream ran
         assert wait_for(lambda: engine_state(a) == engine_state(b), 5)

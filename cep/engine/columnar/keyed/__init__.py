@@ -16,6 +16,7 @@ budget). Columns must not hold nulls (the caller sends such batches to the engin
 batches run in chunks of whole keys (base.CHUNK events). Tests:
 tests/cep/engine/columnar/test_keyed_*.py (differential against the engine fed key by key);
 speed: benchmarks/keyed_kernel_bench.py."""
+
 from cep.engine.columnar.keyed.base import KeyedKernel, Unsuited
 
 __all__ = ["KeyedKernel", "keyed_kernel"]
@@ -29,6 +30,7 @@ def keyed_kernel(query, definitions, keys):
     from cep.engine.columnar.exprs import Unsupported
     from cep.engine.columnar.keyed import pattern, sliding, stateless
     from cep.errors import CepError
+
     for build in (stateless.build, sliding.build, pattern.build):
         try:
             kernel = build(query, definitions, keys)

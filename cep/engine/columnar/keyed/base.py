@@ -1,5 +1,6 @@
 """What every keyed kernel shares: the KeyedKernel interface, the checks of a query's
 output, and the columnar batch view the expression compiler reads."""
+
 from collections.abc import Mapping
 
 import numpy as np
@@ -39,15 +40,17 @@ class KeyedKernel:
         parts = []
         for a, b in zip(bounds, bounds[1:]):
             lo, hi = int(starts[a]), int(starts[b])
-            res = self._chunk(ts[lo:hi], starts[a:b + 1] - lo, _Slice(cols, lo, hi), end_ts)
+            res = self._chunk(ts[lo:hi], starts[a : b + 1] - lo, _Slice(cols, lo, hi), end_ts)
             if res is None:
                 return None
             parts.append(res)
             res[2][:] += a
         names = [name for name, _ in self.output_attributes]
-        return (np.concatenate([p[0] for p in parts]),
-                {k: np.concatenate([p[1][k] for p in parts]) for k in names},
-                np.concatenate([p[2] for p in parts]))
+        return (
+            np.concatenate([p[0] for p in parts]),
+            {k: np.concatenate([p[1][k] for p in parts]) for k in names},
+            np.concatenate([p[2] for p in parts]),
+        )
 
     def _chunk(self, ts, starts, cols, end_ts):
         try:
@@ -68,7 +71,7 @@ class _Slice(Mapping):
         self.cols, self.lo, self.hi = cols, lo, hi
 
     def __getitem__(self, name):
-        return self.cols[name][self.lo:self.hi]
+        return self.cols[name][self.lo : self.hi]
 
     def __iter__(self):
         return iter(self.cols)
@@ -156,8 +159,11 @@ def key_of_rows(starts, n):
 
 
 def empty_result(attrs):
-    return (np.empty(0, np.int64), {name: np.empty(0, DTYPES[t]) for name, t in attrs},
-            np.empty(0, np.intp))
+    return (
+        np.empty(0, np.int64),
+        {name: np.empty(0, DTYPES[t]) for name, t in attrs},
+        np.empty(0, np.intp),
+    )
 
 
 class _OutputScope:
@@ -181,6 +187,7 @@ def compile_having(having, attrs):
     from cep.engine.columnar.exprs import _truth, compile_vec
     from cep.engine.selector import has_aggregators
     from cep.model import OutputAttribute, Selector
+
     if has_aggregators(Selector(attributes=(OutputAttribute("h", having),))):
         raise Unsuited("having calls an aggregator")
     return _truth(compile_vec(having, _OutputScope(attrs)))

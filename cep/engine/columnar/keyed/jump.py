@@ -8,6 +8,7 @@ From j = the instance's next event, for k from high to low, a whole block before
 with no value above the threshold is skipped; j then is the first value above it, or the
 stop. The comparisons are the condition's own (the same promoted values), so the matches are
 those of the forward scan exactly."""
+
 import numpy as np
 
 from cep.engine.columnar.columns import DTYPES
@@ -37,10 +38,16 @@ def range_shape(cond, definition, a1, a2):
     e2 condition is exactly `own > f(e1)` / `own < f(e1)` (either side), else None."""
     if not isinstance(cond, CompareOp) or cond.op not in _FLIP:
         return None
-    for own, other, op in ((cond.left, cond.right, cond.op),
-                           (cond.right, cond.left, _FLIP[cond.op])):
-        if not isinstance(own, Variable) or own.stream not in (None, a2) or \
-                own.index is not None or own.inner:
+    for own, other, op in (
+        (cond.left, cond.right, cond.op),
+        (cond.right, cond.left, _FLIP[cond.op]),
+    ):
+        if (
+            not isinstance(own, Variable)
+            or own.stream not in (None, a2)
+            or own.index is not None
+            or own.inner
+        ):
             continue
         i = definition.index_of(own.name)
         try:

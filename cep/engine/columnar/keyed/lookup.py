@@ -1,5 +1,6 @@
 """The keyed kernel of one query of a plan, for the kernel tests and benchmarks: which query
 (by its index among the plan's queries, partitions unfolded) and its partition keys."""
+
 from cep.engine.columnar.keyed import keyed_kernel
 from cep.model import Partition
 

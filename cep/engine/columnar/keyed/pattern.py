@@ -13,6 +13,7 @@ Vectorized as a bounded forward scan: offset d = 1, 2, ... over the instances st
 each stopping at its key's end or past `within`, c2 evaluated for all of them at once. The
 scan's total work is bounded (WORK_PER_EVENT per event plus a floor); a batch that would
 need more (very dense keys, no `within`) is declined and the engine runs it."""
+
 import numpy as np
 
 from cep.engine.columnar.exprs import Unsupported, _truth, compile_vec
@@ -20,7 +21,13 @@ from cep.engine.columnar.columns import DTYPES
 from cep.engine.columnar.keyed import jump
 from cep.engine.columnar.keyed.scan import key_time
 from cep.engine.columnar.keyed.base import (
-    NO_NULLS, Batch, KeyedKernel, Unsuited, batch_of, check_output, key_of_rows,
+    NO_NULLS,
+    Batch,
+    KeyedKernel,
+    Unsuited,
+    batch_of,
+    check_output,
+    key_of_rows,
 )
 from cep.errors import CepError
 from cep.model import And, EveryState, Filter, NextState, StateInputStream, StreamState
@@ -45,26 +52,28 @@ def build(query, definitions, keys):
         return None
     if not a.alias or not b.alias or a.alias == b.alias:
         return None
-    if s.select_all or s.group_by or s.having is not None or s.order_by or \
-            s.limit is not None:
+    if s.select_all or s.group_by or s.having is not None or s.order_by or s.limit is not None:
         return None
     definition = definitions[sid]
     c1, c2 = _conds(a.handlers), _conds(b.handlers)
     if c1 is False or c2 is False:
         return None
     try:
-        keep1 = _truth(compile_vec(c1, _Scope(definition, a.alias, b.alias, own=0))) \
-            if c1 is not None else None
+        keep1 = (
+            _truth(compile_vec(c1, _Scope(definition, a.alias, b.alias, own=0)))
+            if c1 is not None
+            else None
+        )
         pair = _Scope(definition, a.alias, b.alias, own=1)
         keep2 = _truth(compile_vec(c2, pair)) if c2 is not None else None
         sel = _Scope(definition, a.alias, b.alias, own=None)
         outs = [compile_vec(x.expression, sel) for x in s.attributes]
     except (Unsupported, CepError) as exc:
         raise Unsuited(str(exc)) from exc
-    target, attrs = check_output(query, definitions, [x.rename for x in s.attributes],
-                                 [o.type for o in outs])
-    kernel = PatternKernel(sid, target, attrs, definition, inp.within_millis, keep1, keep2,
-                           outs)
+    target, attrs = check_output(
+        query, definitions, [x.rename for x in s.attributes], [o.type for o in outs]
+    )
+    kernel = PatternKernel(sid, target, attrs, definition, inp.within_millis, keep1, keep2, outs)
     kernel.sequence = inp.kind == "sequence"
     kernel.jump = jump.range_shape(c2, definition, a.alias, b.alias)
     return kernel
@@ -75,8 +84,11 @@ def _two_states(state):
     if not isinstance(state, NextState) or not isinstance(state.first, EveryState):
         return None
     first, then = state.first, state.then
-    if first.within_millis is not None or not isinstance(first.inner, StreamState) or \
-            not isinstance(then, StreamState):
+    if (
+        first.within_millis is not None
+        or not isinstance(first.inner, StreamState)
+        or not isinstance(then, StreamState)
+    ):
         return None
     return first.inner.stream, then.stream
 
@@ -122,8 +134,7 @@ class _Pairs:
         v = self.cache.get(i)
         if v is None:
             w = len(self.src)
-            v = self.cache[i] = self.src[i][self.first] if i < w else \
-                self.src[i - w][self.second]
+            v = self.cache[i] = self.src[i][self.first] if i < w else self.src[i - w][self.second]
         return v
 
 
@@ -137,8 +148,7 @@ class PatternKernel(KeyedKernel):
     sequence = False  # `every e1=S[c1], e2=S[c2]`: e2 must be the next event
     jump = None  # jump.range_shape of a lone range condition, or None
 
-    def __init__(self, input_stream, output_stream, attrs, definition, within, keep1, keep2,
-                 outs):
+    def __init__(self, input_stream, output_stream, attrs, definition, within, keep1, keep2, outs):
         self.input_stream, self.output_stream = input_stream, output_stream
         self.output_attributes = attrs
         self.definition, self.within = definition, within
@@ -179,8 +189,11 @@ class PatternKernel(KeyedKernel):
             steps += 1
             if budget < 0 or steps > MAX_STEPS:
                 return None
-            hit = self.keep2(pair_batch(batch.values, pend, j)) if self.keep2 is not None \
+            hit = (
+                self.keep2(pair_batch(batch.values, pend, j))
+                if self.keep2 is not None
                 else np.ones(len(pend), bool)
+            )
             hit = np.broadcast_to(hit, (len(pend),))
             if hit.any():
                 got1.append(pend[hit])

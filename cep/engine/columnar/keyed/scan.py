@@ -7,6 +7,7 @@ length (longest first), so row r is a prefix as long as row r-1's or shorter and
 vectorized `row r += row r-1 prefix` is the loop's statement for every segment at once (IEEE
 addition commutes exactly). No padding; when few segments are left (a long key), each one's
 tail is finished by its own `np.add.accumulate`."""
+
 import numpy as np
 
 TAIL = 32  # segments left below which each finishes on its own
@@ -35,11 +36,11 @@ def running_sums(vals, starts):
     r = 1
     while r < len(w) and w[r] >= TAIL:
         a, b, c = rs[r], rs[r - 1], w[r]
-        packed[a:a + c] += packed[b:b + c]
+        packed[a : a + c] += packed[b : b + c]
         r += 1
     if r < len(w):
         for s in range(w[r]):  # the long segments still running: each on its own
-            cells = rowstart[r - 1:int(slens[s])] + s
+            cells = rowstart[r - 1 : int(slens[s])] + s
             packed[cells] = np.add.accumulate(packed[cells])
     return packed[idx]
 

@@ -16,28 +16,48 @@ are laid out key after key (a group's in its key's order), and:
   +0.0, where going on gives the same values);
 - avg = sum / count as the engine's `S0 / S1`.
 Float group-by attributes are declined (the engine keeps each NaN key apart)."""
+
 import numpy as np
 
 from cep.engine.columnar.exprs import Unsupported, _truth, compile_vec
 from cep.engine.columnar.keyed.base import (
-    KeyedKernel, Unsuited, apply_having, batch_of, check_output, compile_having, key_of_rows,
+    KeyedKernel,
+    Unsuited,
+    apply_having,
+    batch_of,
+    check_output,
+    compile_having,
+    key_of_rows,
 )
 from cep.engine.columnar.keyed.scan import (
-    key_time, local_index, running_sums, wrapping_cumsum,
+    key_time,
+    local_index,
+    running_sums,
+    wrapping_cumsum,
 )
 from cep.engine.expressions import SingleStreamScope
 from cep.engine.selector import has_aggregators
 from cep.errors import CepError
 from cep.model import (
-    And, AttrType, Constant, Filter, FunctionCall, Selector, SingleInputStream, TimeConstant,
+    And,
+    AttrType,
+    Constant,
+    Filter,
+    FunctionCall,
+    Selector,
+    SingleInputStream,
+    TimeConstant,
     Window,
 )
 
 _INTS = (AttrType.INT, AttrType.LONG)
 _FLOATS = (AttrType.FLOAT, AttrType.DOUBLE)
 _KEYS = (AttrType.STRING, AttrType.INT, AttrType.LONG, AttrType.BOOL)
-_TYPE = {"count": lambda t: AttrType.LONG, "avg": lambda t: AttrType.DOUBLE,
-         "sum": lambda t: AttrType.LONG if t in _INTS else AttrType.DOUBLE}
+_TYPE = {
+    "count": lambda t: AttrType.LONG,
+    "avg": lambda t: AttrType.DOUBLE,
+    "sum": lambda t: AttrType.LONG if t in _INTS else AttrType.DOUBLE,
+}
 
 
 def build(query, definitions, keys):
@@ -62,8 +82,9 @@ def build(query, definitions, keys):
         raise Unsuited(str(exc)) from exc
     if any(g.type not in _KEYS for g in group):
         return None
-    target, attrs = check_output(query, definitions, [a.rename for a in s.attributes],
-                                 [o[-1] for o in outs])
+    target, attrs = check_output(
+        query, definitions, [a.rename for a in s.attributes], [o[-1] for o in outs]
+    )
     kernel = SlidingKernel(inp.stream_id, target, attrs, definition, window, keep, group, outs)
     kernel.having = compile_having(s.having, attrs)
     return kernel
@@ -84,8 +105,7 @@ def _handlers(handlers):
     else:
         return None, None
     kind = w.name.lower()
-    if param < 1 or (kind == "length" and not
-                                                  isinstance(p, Constant)):
+    if param < 1 or (kind == "length" and not isinstance(p, Constant)):
         return None, None
     cond = None
     for h in handlers[:-1]:
@@ -97,8 +117,7 @@ def _handlers(handlers):
 
 def _output(expr, scope):
     """("agg", name, Vec or None, type) or ("expr", Vec, type)."""
-    if isinstance(expr, FunctionCall) and expr.namespace is None and \
-            expr.name.lower() in _TYPE:
+    if isinstance(expr, FunctionCall) and expr.namespace is None and expr.name.lower() in _TYPE:
         name = expr.name.lower()
         if name == "count" and len(expr.args) <= 1:
             return "agg", "count", None, AttrType.LONG
@@ -116,13 +135,14 @@ def _output(expr, scope):
 
 def _has_agg(expr):
     from cep.model import OutputAttribute
+
     return has_aggregators(Selector(attributes=(OutputAttribute("x", expr),)))
 
 
 class SlidingKernel(KeyedKernel):
     having = None  # a compiled `having` over the output row, or None
-    def __init__(self, input_stream, output_stream, attrs, definition, window, keep, group,
-                 outs):
+
+    def __init__(self, input_stream, output_stream, attrs, definition, window, keep, group, outs):
         self.input_stream, self.output_stream = input_stream, output_stream
         self.output_attributes = attrs
         self.definition, self.window, self.keep = definition, window, keep
@@ -275,8 +295,9 @@ class _Segments:
         codes = gcode[src]
         order = np.argsort(codes, kind="stable")
         sc = codes[order]
-        gstarts = np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]]) if len(sc) else \
-            np.empty(0, np.intp)
+        gstarts = (
+            np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]]) if len(sc) else np.empty(0, np.intp)
+        )
         return cls(ops, order, gstarts, src, ops.sign[order])
 
     def count(self):
@@ -309,11 +330,11 @@ def _seg_cumsum(v, starts):
 def _group_codes(batch, key, group):
     """A code per kept event for its (key, group-by values)."""
     import pandas as pd
+
     code = key.astype(np.int64)
     for g in group:
         v, _ = g.fn(batch)
-        c, uniq = pd.factorize(np.broadcast_to(v, (len(key),)) if v.ndim == 0 else v,
-                               sort=False)
+        c, uniq = pd.factorize(np.broadcast_to(v, (len(key),)) if v.ndim == 0 else v, sort=False)
         code, _ = pd.factorize(code * max(len(uniq), 1) + c, sort=False)
         code = code.astype(np.int64)
     return code

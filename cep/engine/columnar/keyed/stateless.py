@@ -5,12 +5,19 @@ gives: one numpy operation per filter and select expression (cep.engine.columnar
 row path's Java semantics). A `length`/`time` sliding window without aggregates emits each
 arrival as it comes (only its expired events differ, and `insert into` takes current events
 only), so it is stateless here too."""
+
 import numpy as np
 
 from cep.engine.columnar.columns import DTYPES
 from cep.engine.columnar.exprs import Unsupported, _truth, compile_vec
 from cep.engine.columnar.keyed.base import (
-    KeyedKernel, Unsuited, apply_having, batch_of, check_output, compile_having, key_of_rows,
+    KeyedKernel,
+    Unsuited,
+    apply_having,
+    batch_of,
+    check_output,
+    compile_having,
+    key_of_rows,
 )
 from cep.engine.expressions import SingleStreamScope
 from cep.engine.selector import has_aggregators, output_items
@@ -35,14 +42,16 @@ def build(query, definitions, keys):
         return None
     scope = SingleStreamScope(definition, (inp.alias,))
     try:
-        keep = _truth(compile_vec(filters, scope)) if filters is not None and \
-            filters is not True else None
+        keep = (
+            _truth(compile_vec(filters, scope))
+            if filters is not None and filters is not True
+            else None
+        )
         items = output_items(s, scope, definition)
         outs = [compile_vec(e, scope) for _, e in items]
     except (Unsupported, CepError) as exc:  # unknown names too: the engine reports them
         raise Unsuited(str(exc)) from exc
-    target, attrs = check_output(query, definitions, [n for n, _ in items],
-                                 [o.type for o in outs])
+    target, attrs = check_output(query, definitions, [n for n, _ in items], [o.type for o in outs])
     kernel = StatelessKernel(inp.stream_id, target, attrs, definition, keep, outs)
     kernel.having = compile_having(s.having, attrs)
     return kernel
@@ -55,8 +64,12 @@ def _filters(handlers):
     for i, h in enumerate(handlers):
         if isinstance(h, Filter):
             cond = h.expression if cond is True else And(cond, h.expression)
-        elif not (isinstance(h, Window) and i == len(handlers) - 1 and not h.namespace and
-                  h.name.lower() in _SLIDING):
+        elif not (
+            isinstance(h, Window)
+            and i == len(handlers) - 1
+            and not h.namespace
+            and h.name.lower() in _SLIDING
+        ):
             return None
     return cond
 

@@ -1,6 +1,7 @@
 """The reference for the keyed-kernel tests: the real engine, fed key by key as
 cep/backtest/task.py feeds it (each key's run back to back on its own playback clock), and
 the kernel over the same events; both as comparable rows."""
+
 import math
 import struct
 
@@ -10,7 +11,7 @@ import cep
 from cep.backtest.rewrite import split_partitions
 from cep.engine.columnar.keyed.lookup import kernel_for, plan_query  # noqa: F401
 
-END_PAD = 10 ** 9
+END_PAD = 10**9
 
 
 def engine_rows(plan, stream, out_stream, ts, starts, cols):
@@ -47,16 +48,23 @@ def kernel_rows(kernel, ts, starts, cols):
     assert out_ts.dtype == np.int64 and out_key.dtype == np.intp
     names = [n for n, _ in kernel.output_attributes]
     lists = [out[n].tolist() for n in names]
-    return list(zip(out_key.tolist(), out_ts.tolist(), map(tuple, zip(*lists)) if lists
-                    else [()] * len(out_ts)))
+    return list(
+        zip(
+            out_key.tolist(),
+            out_ts.tolist(),
+            map(tuple, zip(*lists)) if lists else [()] * len(out_ts),
+        )
+    )
 
 
 def exact(rows):
     """Rows with floats as their bits (-0.0 differs from 0.0; every NaN is one NaN)."""
+
     def norm(v):
         if isinstance(v, float):
             return "nan" if math.isnan(v) else struct.pack("<d", v)
         return (type(v).__name__, v)
+
     return [(k, t, tuple(map(norm, r))) for k, t, r in rows]
 
 
@@ -76,8 +84,10 @@ def keyed_data(rng, nkeys, per_key, spread_ms, step_choices=None):
     sizes = rng.integers(0, 2 * per_key + 1, nkeys)
     starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
     n = int(starts[-1])
-    steps = rng.choice(np.asarray(step_choices if step_choices is not None else
-                                  [0, 1, spread_ms // 3, spread_ms]), n)
+    steps = rng.choice(
+        np.asarray(step_choices if step_choices is not None else [0, 1, spread_ms // 3, spread_ms]),
+        n,
+    )
     ts = np.empty(n, np.int64)
     for k in range(nkeys):
         a, b = starts[k], starts[k + 1]

@@ -1,6 +1,7 @@
 """Row batches through a query's columnar kernel (cep/engine/columnar/adaptive.py): forced
 through the kernels, every conformance case gives the rows' output; measured, each query
 takes the path that costs it less and the output does not change."""
+
 import os
 import time
 
@@ -45,8 +46,11 @@ def _burn(ms):
 @pytest.mark.parametrize("rows_ms,cols_ms,expect", [(3, 0.3, True), (0.3, 3, False)])
 def test_the_cheaper_path_per_event_takes_the_batches(rows_ms, cols_ms, expect):
     calls = []
-    sel = RowsThroughKernel(DEF, lambda b: (calls.append("rows"), _burn(rows_ms)),
-                            lambda c: (calls.append("cols"), _burn(cols_ms)))
+    sel = RowsThroughKernel(
+        DEF,
+        lambda b: (calls.append("rows"), _burn(rows_ms)),
+        lambda c: (calls.append("cols"), _burn(cols_ms)),
+    )
     batch = [(i, (i,), 0) for i in range(100)]
     trial = 2 * adaptive.BLOCK * adaptive.ROUNDS
     for _ in range(trial):
@@ -97,8 +101,10 @@ def _outputs(batches):
 
 def test_measuring_changes_no_output(monkeypatch):
     syms = ["IBM", "WSO2", "ORCL"]
-    batches = [[(1000 + 200 * j + i, (syms[i % 3], float(i % 17) - 3.5, i * 7 + j))
-                for i in range(200)] for j in range(40)]
+    batches = [
+        [(1000 + 200 * j + i, (syms[i % 3], float(i % 17) - 3.5, i * 7 + j)) for i in range(200)]
+        for j in range(40)
+    ]
     monkeypatch.setattr(adaptive, "FORCE", False)
     rows = _outputs(batches)
     monkeypatch.setattr(adaptive, "FORCE", None)

@@ -1,4 +1,5 @@
 """The two-step pattern keyed kernel against the engine fed key by key."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -17,10 +18,13 @@ def _cols(rng, keyid):
     n = len(keyid)
     price = 100 * rng.choice([1.0, 1.04, 1.06, 1.2, 0.9, -1.0, 0.0, -0.0], n)
     price[rng.random(n) < 0.05] = np.nan
-    return {"sym": np.array([f"K{k}" for k in keyid], dtype=object), "price": price,
-            "qty": rng.integers(-3, 8, n).astype(np.int32),
-            "vol": rng.choice([1, 7, 2**62, -2**63], n).astype(np.int64),
-            "f": rng.choice([0.5, 1.5, np.nan, -2.0], n).astype(np.float32)}
+    return {
+        "sym": np.array([f"K{k}" for k in keyid], dtype=object),
+        "price": price,
+        "qty": rng.integers(-3, 8, n).astype(np.int32),
+        "vol": rng.choice([1, 7, 2**62, -(2**63)], n).astype(np.int64),
+        "f": rng.choice([0.5, 1.5, np.nan, -2.0], n).astype(np.float32),
+    }
 
 
 QUERIES = [
@@ -64,8 +68,7 @@ RANGED = [
 def test_pattern_equals_engine(query, seed, reach):
     rng = np.random.default_rng(seed)
     ts, starts, keyid = keyed_data(rng, 50, 12, 3 * W, [0, 0, 1, W - 1, W, W + 1, W // 3])
-    rows = assert_same(cep.compile(HEAD + query + "\nend;"), 0, "S", ts, starts,
-                       _cols(rng, keyid))
+    rows = assert_same(cep.compile(HEAD + query + "\nend;"), 0, "S", ts, starts, _cols(rng, keyid))
     assert (rows == 0) == ("qty > 100" in query)
 
 
@@ -76,8 +79,13 @@ def test_lone_range_conditions_take_the_jump():
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), nkeys=st.integers(1, 30), per=st.integers(0, 25),
-       q=st.sampled_from(QUERIES[:5] + QUERIES[6:] + RANGED), jump_reach=st.sampled_from([0, 16]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    nkeys=st.integers(1, 30),
+    per=st.integers(0, 25),
+    q=st.sampled_from(QUERIES[:5] + QUERIES[6:] + RANGED),
+    jump_reach=st.sampled_from([0, 16]),
+)
 def test_pattern_hypothesis(seed, nkeys, per, q, jump_reach):
     rng = np.random.default_rng(seed)
     ts, starts, keyid = keyed_data(rng, nkeys, per, 2 * W, [0, 0, 1, W - 1, W, W + 1])
@@ -86,16 +94,18 @@ def test_pattern_hypothesis(seed, nkeys, per, q, jump_reach):
         assert_same(cep.compile(HEAD + q + "\nend;"), 0, "S", ts, starts, _cols(rng, keyid))
 
 
-@pytest.mark.parametrize("query", [
-    "from every e1=S -> e2=S[price > e1.price] -> e3=S select e1.sym as s insert into O;",
-    "from every (e1=S -> e2=S[price > e1.price]) select e1.sym as s insert into O;",
-    "from e1=S -> e2=S[price > e1.price] select e1.sym as s insert into O;",
-    "from every e1=S, e2=S[price > e1.price], e3=S select e1.sym as s insert into O;",
-    "from every e1=S -> e2=S[price > e1.price] select e1.sym as s, count() as c "
-    "insert into O;",
-    "from every e1=S -> e2=S[price / e1.price > 1.05] select e1.sym as s insert into O;",
-    "from every e1=S[price > e2.price] -> e2=S select e1.sym as s insert into O;",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "from every e1=S -> e2=S[price > e1.price] -> e3=S select e1.sym as s insert into O;",
+        "from every (e1=S -> e2=S[price > e1.price]) select e1.sym as s insert into O;",
+        "from e1=S -> e2=S[price > e1.price] select e1.sym as s insert into O;",
+        "from every e1=S, e2=S[price > e1.price], e3=S select e1.sym as s insert into O;",
+        "from every e1=S -> e2=S[price > e1.price] select e1.sym as s, count() as c insert into O;",
+        "from every e1=S -> e2=S[price / e1.price > 1.05] select e1.sym as s insert into O;",
+        "from every e1=S[price > e2.price] -> e2=S select e1.sym as s insert into O;",
+    ],
+)
 def test_declines(query):
     assert kernel_for(cep.compile(HEAD + query + "\nend;")) is None
 
@@ -103,9 +113,13 @@ def test_declines(query):
 def test_declines_a_scan_over_its_budget(monkeypatch):
     """Without `within`, instances that never match scan to their key's end: past the work
     budget the batch goes to the engine."""
-    plan = cep.compile(HEAD + QUERIES[5].replace("qty > 100", "qty > 0")
-                       .replace("-> e2=S", "-> e2=S[qty > 1000 and vol != e1.vol]") +
-                       "\nend;")
+    plan = cep.compile(
+        HEAD
+        + QUERIES[5]
+        .replace("qty > 100", "qty > 0")
+        .replace("-> e2=S", "-> e2=S[qty > 1000 and vol != e1.vol]")
+        + "\nend;"
+    )
     kernel = kernel_for(plan)
     n = 3000
     rng = np.random.default_rng(0)
@@ -131,6 +145,8 @@ def test_dense_keys_far_matches(seed, reach):
     cols["price"] = 100 + np.cumsum(rng.normal(0, 1, n))
     cols["price"][rng.random(n) < 0.01] = np.nan
     ts = np.concatenate([np.sort(rng.integers(0, 10 * W, s)) for s in sizes]).astype(np.int64)
-    for q in (RANGED[0].replace("within 1 sec", "within 5 sec"),
-              RANGED[0].replace("within 1 sec", "")):
+    for q in (
+        RANGED[0].replace("within 1 sec", "within 5 sec"),
+        RANGED[0].replace("within 1 sec", ""),
+    ):
         assert assert_same(cep.compile(HEAD + q + "\nend;"), 0, "S", ts, starts, cols) > 100

@@ -1,4 +1,5 @@
 """The stateless keyed kernel against the engine fed key by key (keyed_reference.py)."""
+
 import numpy as np
 import pytest
 
@@ -12,13 +13,15 @@ partition with (sym of S) begin
 
 def _cols(rng, keyid):
     n = len(keyid)
-    price = rng.choice([1.5, -2.25, 0.0, -0.0, np.nan, np.inf, 100.125], n) * \
-        rng.integers(1, 4, n)
-    return {"sym": np.array([f"K{k}" for k in keyid], dtype=object), "price": price,
-            "qty": rng.integers(-5, 6, n).astype(np.int32),
-            "vol": rng.integers(-2**62, 2**62, n).astype(np.int64),
-            "f": rng.choice([0.1, -3.5, np.nan, 2.5e38], n).astype(np.float32),
-            "ok": rng.integers(0, 2, n).astype(bool)}
+    price = rng.choice([1.5, -2.25, 0.0, -0.0, np.nan, np.inf, 100.125], n) * rng.integers(1, 4, n)
+    return {
+        "sym": np.array([f"K{k}" for k in keyid], dtype=object),
+        "price": price,
+        "qty": rng.integers(-5, 6, n).astype(np.int32),
+        "vol": rng.integers(-(2**62), 2**62, n).astype(np.int64),
+        "f": rng.choice([0.1, -3.5, np.nan, 2.5e38], n).astype(np.float32),
+        "ok": rng.integers(0, 2, n).astype(bool),
+    }
 
 
 QUERIES = [
@@ -42,13 +45,16 @@ def test_stateless_equals_engine(query, seed):
     assert (rows == 0) == ("qty > 100" in query)
 
 
-@pytest.mark.parametrize("query", [
-    "from S[qty > 0] select sym, price / 2.0 as half insert into O;",  # division: no exact form
-    "from S#window.lengthBatch(3) select sym insert into O;",
-    "from S[qty > 0] select sym insert expired events into O;",
-    "from S select sym, price order by price insert into O;",
-    "from S select sym output every 3 events insert into O;",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "from S[qty > 0] select sym, price / 2.0 as half insert into O;",  # division: no exact form
+        "from S#window.lengthBatch(3) select sym insert into O;",
+        "from S[qty > 0] select sym insert expired events into O;",
+        "from S select sym, price order by price insert into O;",
+        "from S select sym output every 3 events insert into O;",
+    ],
+)
 def test_declines(query):
     assert kernel_for(cep.compile(HEAD + query + "\nend;")) is None
 

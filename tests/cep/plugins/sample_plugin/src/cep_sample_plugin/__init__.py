@@ -1,4 +1,5 @@
 """A sample plug-in: one of each kind, plus a namespace it may not take."""
+
 from collections import deque
 
 from cep.model import AttrType
@@ -75,6 +76,7 @@ class LastN(Window):
 
     def process(self, batch):
         from cep.engine.events import CURRENT, EXPIRED
+
         out = []
         for ts, row, kind in batch:
             if kind != CURRENT:
