@@ -93,6 +93,22 @@ async def _ensure_stream(js, stream, subject):
         await js.add_stream(StreamConfig(name=stream, subjects=[subject]))
 
 
+def _replies(sock, buf, data):
+    """The messages `data` completes in `buf` (a bytearray, consumed), answering the server's
+    PINGs; NatsWireError when the server closed the connection or refused something."""
+    if not data:
+        raise NatsWireError("the server closed the connection")
+    buf += data
+    replies, control = [], []
+    del buf[: parse_replies(buf, replies, control)]
+    for line in control:
+        if line == b"PING":
+            sock.sendall(PONG)
+        elif line.startswith(b"-ERR"):
+            raise NatsWireError(f"the server refused: {line[5:].decode('utf-8', 'replace')}")
+    return replies
+
+
 class NatsSource(WireReader):
     """A broker source for connectors.pump.BrokerPump; see the module doc."""
 
@@ -259,18 +275,7 @@ class NatsSource(WireReader):
                 data = sock.recv(262144)
             except (socket.timeout, BlockingIOError):
                 break
-            if not data:
-                raise NatsWireError("the server closed the connection")
-            buf += data
-            replies, control = [], []
-            del buf[: parse_replies(buf, replies, control)]
-            for line in control:
-                if line == b"PING":
-                    sock.sendall(PONG)
-                elif line.startswith(b"-ERR"):
-                    raise NatsWireError(
-                        f"the server refused: {line[5:].decode('utf-8', 'replace')}"
-                    )
+            replies = _replies(sock, buf, data)
             for subject, reply, status, payload in replies:
                 if not status:
                     msgs.append((reply, payload))
@@ -531,18 +536,7 @@ class NatsSink(Sink):
                 )
             sock.settimeout(left)
             data = sock.recv(262144)
-            if not data:
-                raise NatsWireError("the server closed the connection")
-            buf += data
-            replies, control = [], []
-            del buf[: parse_replies(buf, replies, control)]
-            for line in control:
-                if line == b"PING":
-                    sock.sendall(PONG)
-                elif line.startswith(b"-ERR"):
-                    raise NatsWireError(
-                        f"the server refused: {line[5:].decode('utf-8', 'replace')}"
-                    )
+            replies = _replies(sock, buf, data)
             for subject, _, status, payload in replies:
                 i = int(subject[subject.rfind(b".") + 1 :]) - first
                 if 0 <= i < n and answers[i] is None:  # else: a late answer of a failed batch

@@ -30,6 +30,17 @@ HASHABLE = (
 )
 
 
+def _file(index, pos, rows):
+    """Add `rows` to `index` ({value of attribute `pos`: rows}), keeping their order."""
+    for row in rows:
+        v = row[pos]
+        bucket = index.get(v)
+        if bucket is None:
+            index[v] = [row]
+        else:
+            bucket.append(row)
+
+
 class SecondaryProbe:
     """`T.a == expr` on a table without a key: `pos` is a's position, `key(r)` the value an
     event looks up."""
@@ -132,13 +143,7 @@ class Table(EventTable):
         index = self._by.get(pos)
         if index is None:
             index = self._by[pos] = {}
-            for row in self.rows:
-                v = row[pos]
-                bucket = index.get(v)
-                if bucket is None:
-                    index[v] = [row]
-                else:
-                    bucket.append(row)
+            _file(index, pos, self.rows)
         return index
 
     def _changed(self):
@@ -183,13 +188,7 @@ class Table(EventTable):
         else:
             self.rows.extend(rows)
             for pos, index in self._by.items():
-                for row in rows:
-                    v = row[pos]
-                    bucket = index.get(v)
-                    if bucket is None:
-                        index[v] = [row]
-                    else:
-                        bucket.append(row)
+                _file(index, pos, rows)
 
     def _within_limit(self, rows):
         """The rows that fit under max_rows (a new key of a keyed table needs room, an
