@@ -156,7 +156,7 @@ def sink_ids(path):
     )
 
 
-def test_instances_spread_over_the_three_machines_and_status_names_them(rig, capsys):
+def test_instances_spread_over_the_three_machines_and_status_names_them(rig, capsys, monkeypatch):
     placement = wait_for(lambda: _placement(rig), 60, "every instance's address reported")
     machines = {m.address for m in rig.machines}
     assert set(placement) <= machines, placement  # every instance runs on a rig machine
@@ -166,16 +166,12 @@ def test_instances_spread_over_the_three_machines_and_status_names_them(rig, cap
     assert len({where[f"{group}[{i}]"] for i in range(3)}) >= 2, placement
     # cep topology list shows the machines and how many instances each runs
     from cep.cli.main import main
-    from topology.spark_settings import load_spark_settings
-    import cep.cli.topology as cli
 
-    cli._settings = lambda: load_spark_settings().with_overrides(
-        {
-            "spark.state_dir": str(rig.root / "state"),
-            "spark.master": rig.master_url,
-            "spark.master_ui_url": rig.ui,
-        }
-    )
+    # as a user points the CLI at a cluster: the environment (restored after the test, so the
+    # rig's master does not leak into a later test of this process)
+    monkeypatch.setenv("CEP_SPARK_STATE_DIR", str(rig.root / "state"))
+    monkeypatch.setenv("CEP_SPARK_MASTER", rig.master_url)
+    monkeypatch.setenv("CEP_SPARK_MASTER_UI_URL", rig.ui)
     assert main(["topology", "list"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[7] == "Hosts"

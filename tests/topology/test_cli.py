@@ -13,8 +13,7 @@ def test_topology_verbs_are_registered():
 
 def test_list_and_kill_on_an_empty_state_dir(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CEP_SPARK_STATE_DIR", str(tmp_path))
-    # the embedded master whatever an earlier test of this process left in the environment
-    # (two clean-clone runs saw the multi-machine rig's master here)
+    # the embedded master, whatever the environment running the suite names
     monkeypatch.setenv("CEP_SPARK_MASTER", "embedded")
     assert main(["topology", "list"]) == 0
     assert capsys.readouterr().out.strip() == "No topologies running."
