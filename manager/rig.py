@@ -24,6 +24,8 @@ from pathlib import Path
 from topology.netns import free_prefix, ip, start_in_namespace
 from topology.netns import why_not_possible as netns_missing
 from topology.cluster import SPARK_HOME, _spark_class, _stop_pids, free_port, master_state
+from topology.jvm_options import startup_options
+from topology.spark_settings import load_spark_settings
 
 MACHINES = 3
 WORKER_CORES = 4  # Spark slots per machine (not real cores: this host has 2)
@@ -89,6 +91,7 @@ mount -t tmpfs tmpfs {self.root}
 exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root JAVA_HOME={java_home} \\
   SPARK_HOME={SPARK_HOME} SPARK_LOCAL_IP={self.address} SPARK_DAEMON_MEMORY=192m \\
   SPARK_LOCAL_DIRS={self.root} SPARK_WORKER_OPTS="{" ".join(java_opts)}" \\
+  SPARK_DAEMON_JAVA_OPTS="{" ".join(startup_options(load_spark_settings(env={})))}" \\
   {SPARK_HOME}/bin/spark-class org.apache.spark.deploy.worker.Worker {master_url} \\
   --host {self.address} --cores {cores} --memory 2g --webui-port 0 \\
   --work-dir {work}
@@ -233,7 +236,7 @@ class Rig:
         port, ui_port = free_port(self.host), free_port(self.host)
         self.master = _spark_class(
             self.root / "master.log",
-            list(self.java_opts),
+            startup_options(load_spark_settings(env={})) + list(self.java_opts),
             "org.apache.spark.deploy.master.Master",
             "--host",
             self.host,

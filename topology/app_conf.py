@@ -4,10 +4,11 @@ driver script, its run directory's name, its private files and its Spark propert
 
 import os
 import re
+import shlex
 import zlib
 from pathlib import Path
 
-from topology.jvm_cds import java_options
+from topology.jvm_options import jvm_options
 from topology.shipping import resolve as resolve_shipping
 
 SPARKAPP = Path(__file__).resolve().parent / "sparkapp.py"
@@ -53,13 +54,16 @@ def spark_conf(settings, executors, cores, shipping=None):
         "spark.ui.showConsoleProgress": "false",
         **shipping.spark_conf(),
     }
-    java = {"spark.driver.extraJavaOptions": java_options(settings, "driver")}
-    if shipping.mode == "path":  # executors on this machine: bind where the cluster does
+    local = shipping.mode == "path"  # executors on this machine: bind where the cluster does
+    java = {
+        "spark.driver.extraJavaOptions": jvm_options(settings, "driver"),
+        "spark.executor.extraJavaOptions": jvm_options(settings, "executor", local=local),
+    }
+    if local:
         conf["spark.executorEnv.SPARK_LOCAL_IP"] = host
-        java["spark.executor.extraJavaOptions"] = java_options(settings, "executor")
     for key, options in java.items():
         if options:
-            conf[key] = " ".join(options)
+            conf[key] = shlex.join(options)
     for item in settings["spark.conf"]:
         key, _, value = item.partition("=")
         key, value = key.strip(), value.strip()

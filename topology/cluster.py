@@ -9,6 +9,7 @@ on other (free) ports. ``stop_cluster`` stops the processes recorded there.
 import fcntl
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -20,7 +21,7 @@ from dataclasses import asdict, dataclass
 import pyspark
 
 from topology.exceptions import ClusterError, ClusterStartError
-from topology.jvm_cds import java_options
+from topology.jvm_options import jvm_options
 from topology.spark_settings import state_dir
 
 SPARK_HOME = os.path.dirname(pyspark.__file__)
@@ -103,7 +104,7 @@ def _start_cluster(settings, root):
     (root / "work").mkdir(exist_ok=True)
     master = _spark_class(
         root / "master.log",
-        java_options(settings, "master"),
+        jvm_options(settings, "master"),
         "org.apache.spark.deploy.master.Master",
         "--host",
         host,
@@ -114,7 +115,7 @@ def _start_cluster(settings, root):
     )
     worker = _spark_class(
         root / "worker.log",
-        java_options(settings, "worker"),
+        jvm_options(settings, "worker"),
         "org.apache.spark.deploy.worker.Worker",
         master_url,
         "--host",
@@ -150,7 +151,7 @@ def _spark_class(log_path, java_opts, main_class, *args):
         SPARK_HOME=SPARK_HOME,
         SPARK_DAEMON_MEMORY="256m",
         SPARK_DAEMON_JAVA_OPTS=" ".join(
-            [os.environ.get("SPARK_DAEMON_JAVA_OPTS", ""), *java_opts]
+            [os.environ.get("SPARK_DAEMON_JAVA_OPTS", ""), shlex.join(java_opts)]
         ).strip(),
         SPARK_LOCAL_IP=args[args.index("--host") + 1] if "--host" in args else "127.0.0.1",
         # ended topologies' executor logs are removed after a week

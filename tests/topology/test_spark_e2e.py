@@ -78,6 +78,21 @@ def executed(handle, component="count"):
     return handle.metrics()["components"].get(component, {}).get("executed", 0)
 
 
+def cmdline(pid):
+    return open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+
+
+def jvm_of(pid):
+    """The command line of the nearest JVM among `pid`'s ancestors (an executor, for a Python
+    worker of a task)."""
+    while pid > 1:
+        args = cmdline(pid)
+        if os.path.basename(args[0]) == b"java":
+            return args
+        pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    pytest.fail("no JVM among the ancestors")
+
+
 def active_app_names(cluster):
     return [a["name"] for a in master_state(cluster.ui_url)["activeapps"]]
 
@@ -174,6 +189,8 @@ def test_killed_python_worker_restarts_the_stage(spark_settings):
     handle.wait_for("ACTIVE", timeout=150)
     poll(lambda: executed(handle) > 0)
     victim = handle.metrics()["components"]["pass"]["instances"][0]
+    # the executor runs with the start-up options of spark.jvm_options (C1 only)
+    assert b"-XX:TieredStopAtLevel=1" in jvm_of(victim["pid"])
     os.kill(victim["pid"], signal.SIGKILL)  # the Python worker running one instance
     status = poll(
         lambda: (lambda s: s if s["status"] == "ACTIVE" and s["restarts"] >= 1 else None)(
@@ -324,6 +341,8 @@ def test_cluster_status_cli(spark_settings, cluster, monkeypatch, capsys):
     assert main(["topology", "cluster", "status"]) == 0
     out = capsys.readouterr().out
     assert f"master {cluster.master_url}" in out and "status ALIVE" in out and "/8 used" in out
+    for pid in cluster.pids:  # the embedded master and worker, with spark.jvm_options
+        assert b"-XX:TieredStopAtLevel=1" in jvm_of(pid)
 
 
 def test_topology_fails_when_its_master_is_gone(spark_settings, cluster):
