@@ -189,8 +189,10 @@ def test_killed_python_worker_restarts_the_stage(spark_settings):
     handle.wait_for("ACTIVE", timeout=150)
     poll(lambda: executed(handle) > 0)
     victim = handle.metrics()["components"]["pass"]["instances"][0]
-    # the executor runs with the start-up options of spark.jvm_options (C1 only)
+    # the executor and the driver run with the start-up options of spark.jvm_options
     assert b"-XX:TieredStopAtLevel=1" in jvm_of(victim["pid"])
+    driver = json.loads((handle.run_dir / "driver.json").read_text())["pid"]
+    assert b"-XX:TieredStopAtLevel=1" in jvm_of(driver)
     os.kill(victim["pid"], signal.SIGKILL)  # the Python worker running one instance
     status = poll(
         lambda: (lambda s: s if s["status"] == "ACTIVE" and s["restarts"] >= 1 else None)(
