@@ -167,6 +167,7 @@ async def delete_plan_streams(js, tenant, plan: str) -> list:
 
 
 ACTIVE_S = 10.0  # a consumer delivered within this long, or waiting on a pull, is reading
+SAMPLE_S = 2.0  # how often a worker's inflow and publisher service read their stream's state
 
 
 async def stream_report(js, name: str, prefix: str = "") -> dict:

@@ -13,6 +13,7 @@ role under this transport."""
 
 import logging
 import threading
+import time
 
 import nats.errors
 from nats.js.api import AckPolicy, ConsumerConfig
@@ -20,11 +21,13 @@ from nats.js.api import AckPolicy, ConsumerConfig
 from connectors.aio import LoopThread
 from connectors.connections import shown
 from connectors.nats_transport import (
+    SAMPLE_S,
     connect,
     consumer_name,
     ensure_stream,
     outflow_stream,
     outflow_subject,
+    stream_report,
 )
 from publishers.service import PublisherService
 
@@ -44,6 +47,9 @@ class NatsPublisherService(PublisherService):
         self.port = None
         self.frames = self.events = self.dropped_frames = self.controls = 0
         self.connected, self.last_error = False, None
+        self.acked = 0  # events of the frames acknowledged (handed to the sinks)
+        self.jetstream = None  # the outflow stream's last stream_report (every SAMPLE_S)
+        self._next_sample = 0.0
         self.loop = self.nc = self.sub = None
         self._stop = threading.Event()
         self._thread = threading.Thread(
@@ -81,6 +87,18 @@ class NatsPublisherService(PublisherService):
                 self._handle(msg.data)
             if msgs:
                 self.loop.run(msgs[-1].ack(), 30)
+                self.acked = self.events
+            if time.monotonic() >= self._next_sample:
+                self._sample()
+
+    def _sample(self):
+        """Read what the outflow stream holds and how far the workers' consumers are."""
+        self._next_sample = time.monotonic() + SAMPLE_S
+        try:
+            js = self.nc.jetstream()
+            self.jetstream = self.loop.run(stream_report(js, self.js_stream, "cep_out_"), 5)
+        except Exception as exc:  # noqa: BLE001 - a report is not worth failing the service
+            log.debug("publisher service %s: stream report failed: %s", self.subject, exc)
 
     def _open(self):
         if self.loop is None:
@@ -131,6 +149,8 @@ class NatsPublisherService(PublisherService):
             **super().metrics(),
             "transport": "nats",
             "subject": self.subject,
+            "acked": self.acked,
+            "jetstream": self.jetstream,
             "connected": self.connected,
             "last_error": self.last_error,
         }
