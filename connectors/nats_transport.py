@@ -15,7 +15,9 @@ worker) go through JetStream instead of point-to-point ZeroMQ:
   consumer and hands them to the plan's sinks (publishers/nats_service.py).
 
 The server is a named connection of `connections.brokers` (its URL and credentials stay in
-the operator's settings, never in a plan); none named: `nats://127.0.0.1:4222`, loopback."""
+the operator's settings, never in a plan or a topology spec); none named:
+`nats://127.0.0.1:4222`, loopback. TLS: a `tls://` URL, with its CA and client certificate
+as URL options (split_tls)."""
 
 import re
 from typing import Mapping, Optional
@@ -89,7 +91,54 @@ def transport_url(connection: Optional[str], brokers: Optional[Mapping[str, str]
             f"the NATS transport needs a nats:// or tls:// connection; "
             f"{connection!r} is {scheme}://"
         )
+    split_tls(url, connection)  # its TLS options must be known ones
     return url
+
+
+TLS_OPTIONS = ("ca", "cert", "key")
+
+
+def split_tls(url: str, connection: str = "") -> tuple:
+    """(URL without its query, {option: file}) of a transport connection. TLS is configured
+    in the named connection's URL: `tls://[user:pw@]host:port?ca=CA.pem[&cert=C.pem&key=K.pem]`
+    (`ca`: the CA that signed the server's certificate, else the system's; `cert`/`key`: a
+    client certificate for a server that verifies clients; files on every machine that
+    connects: manager, workers, Spark executors). PolicyViolation for another option, a
+    client key without its certificate, or TLS files on a nats:// URL."""
+    from urllib.parse import parse_qsl
+
+    base, sep, query = url.partition("?")
+    if not sep:
+        return url, {}
+    where = f"the NATS transport's connection {connection!r}" if connection else "a NATS URL"
+    options = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if key not in TLS_OPTIONS:
+            raise PolicyViolation(
+                f"{where}: unknown option {key!r} (known: {', '.join(TLS_OPTIONS)})"
+            )
+        if not value:
+            raise PolicyViolation(f"{where}: option {key!r} names no file")
+        options[key] = value
+    if "key" in options and "cert" not in options:
+        raise PolicyViolation(f"{where}: key= needs cert= (the client certificate)")
+    if base.split("://", 1)[0].lower() != "tls":
+        raise PolicyViolation(f"{where}: ca=, cert= and key= need a tls:// URL")
+    return base, options
+
+
+def tls_context(options: Mapping[str, str]):
+    """An ssl.SSLContext verifying the server with `ca` (else the system's CAs) and
+    presenting `cert`/`key` when given; PolicyViolation naming a file that cannot be read."""
+    import ssl
+
+    try:
+        ctx = ssl.create_default_context(cafile=options.get("ca"))
+        if options.get("cert"):
+            ctx.load_cert_chain(options["cert"], options.get("key"))
+    except (OSError, ssl.SSLError) as exc:
+        raise PolicyViolation(f"NATS transport TLS files {dict(options)}: {exc}") from None
+    return ctx
 
 
 def component_url(config: Mapping, security=None) -> str:
@@ -120,6 +169,8 @@ async def connect(url: str, name: str, connect_timeout: float = 5, reconnect: bo
     restart; `reconnect=False`: one that fails instead)."""
     import nats
 
+    url, tls = split_tls(url)
+    extra = {"tls": tls_context(tls)} if url.lower().startswith("tls://") else {}
     return await nats.connect(
         servers=[url],
         name=name,
@@ -127,6 +178,7 @@ async def connect(url: str, name: str, connect_timeout: float = 5, reconnect: bo
         max_reconnect_attempts=-1 if reconnect else 0,
         reconnect_time_wait=0.5,
         allow_reconnect=reconnect,
+        **extra,
     )
 
 
