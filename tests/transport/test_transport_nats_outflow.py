@@ -2,7 +2,8 @@
 publishes its output frames (start notice first) with message ids made of their identity,
 the worker's NATS publisher service hands them to the plan's sinks in order; a frame published
 again by the same stage attempt is stored once, a later attempt's replay goes through and the
-sink set counts it as a duplicate; frames written while no worker read are delivered later."""
+sink set counts it as a duplicate; frames written while no worker read are delivered later;
+workers reading the same plan's outflow split its frames between them (none is copied)."""
 
 import time
 
@@ -134,3 +135,30 @@ def test_a_republished_frame_is_stored_once_and_a_replay_is_counted(nats_server)
     finally:
         first.cleanup()
         svc.stop()
+
+
+def test_workers_sharing_a_plans_outflow_split_the_results_between_them(nats_server):
+    plan = "NatsShared"
+    sinks = [Seen(), Seen()]
+    services = [service(nats_server.url, plan, sink) for sink in sinks]
+    bolt = new_bolt(nats_server.url, plan)
+    try:
+        wait(lambda: all(s.connected for s in services), "both workers reading")
+        for k in range(40):  # 40 frames of 10, one at a time: each goes to one reader
+            bolt.execute(Batch([(i, i) for i in range(k * 10, k * 10 + 10)], S))
+            wait(lambda: bolt.sent == (k + 1) * 10, f"frame {k} confirmed")
+            time.sleep(0.01)
+        wait(lambda: len(sinks[0].seqs) + len(sinks[1].seqs) >= 400, "400 events at the sinks")
+        time.sleep(0.3)  # a copy would arrive now
+        first, second = set(sinks[0].seqs), set(sinks[1].seqs)
+        assert first and second, "each worker wrote a share"
+        assert not first & second, "no result written by both"
+        assert sorted(sinks[0].seqs + sinks[1].seqs) == list(range(400))
+        metrics = [s.metrics() for s in services]
+        assert sum(m["events"] for m in metrics) == 400
+        assert [m["acked"] for m in metrics] == [len(sinks[0].seqs), len(sinks[1].seqs)]
+        assert sum(m["duplicates"] for m in metrics) == 0  # the other's share is no replay
+    finally:
+        bolt.cleanup()
+        for s in services:
+            s.stop()
