@@ -46,8 +46,18 @@ class NatsPublisherService(PublisherService):
     """A durable JetStream consumer -> SinkSet; `start()`, `stop()`, `metrics()` as
     PublisherService (no port: `port` is None)."""
 
-    def __init__(self, sink_set, url: str, tenant: int, plan: str, batch: int = 64):
+    def __init__(
+        self,
+        sink_set,
+        url: str,
+        tenant: int,
+        plan: str,
+        batch: int = 64,
+        ack_wait: float = ACK_WAIT_S,
+    ):
+        """`ack_wait`: of the durable consumer, when this service creates it."""
         self.sink_set, self.url, self.batch = sink_set, url, batch
+        self.ack_wait = ack_wait
         self.subject = outflow_subject(tenant, plan)
         self.js_stream = outflow_stream(tenant, plan)
         self.durable = consumer_name("cep_out", tenant, plan)
@@ -127,7 +137,7 @@ class NatsPublisherService(PublisherService):
             await ensure_stream(js, self.js_stream, [self.subject])
             config = ConsumerConfig(
                 ack_policy=AckPolicy.EXPLICIT,
-                ack_wait=ACK_WAIT_S,
+                ack_wait=self.ack_wait,
                 max_ack_pending=max(8 * self.batch, 1000),
             )
             self.sub = await js.pull_subscribe(

@@ -7,9 +7,12 @@ workers reading the same plan's outflow split its frames between them (none is c
 
 import time
 
+import nats
 import pytest
 
 from cep.protocol.frames import encode_control, encode_output
+from connectors.aio import LoopThread
+from connectors.nats_transport import consumer_name, outflow_stream
 from publishers.base import Sink
 from publishers.nats_bolt import NatsPublisherBolt, output_msg_id
 from publishers.nats_service import NatsPublisherService
@@ -30,10 +33,10 @@ class Seen(Sink):
         self.seqs.extend(row[0] for _, row in events)
 
 
-def service(url, plan, sink):
+def service(url, plan, sink, **kw):
     sset = SinkSet(f"{T}/{plan}")
     sset.add(S, sink)
-    return NatsPublisherService(sset, url, T, plan).start()
+    return NatsPublisherService(sset, url, T, plan, **kw).start()
 
 
 def new_bolt(url, plan, generation=0, attempt=0):
@@ -162,3 +165,44 @@ def test_workers_sharing_a_plans_outflow_split_the_results_between_them(nats_ser
         bolt.cleanup()
         for s in services:
             s.stop()
+
+
+def test_a_frame_a_dead_worker_fetched_goes_to_another_worker_not_acknowledged_away(
+    nats_server,
+):
+    plan = "NatsDeadReader"
+    sink = Seen()
+    first = service(nats_server.url, plan, sink, ack_wait=1.0)  # makes the durable consumer
+    wait(lambda: first.connected, "the consumer made")
+    first.stop()
+    one = new_bolt(nats_server.url, plan)
+    one.execute(Batch([(i, i) for i in range(10)], S))
+    wait(lambda: one.sent == 10, "the first bolt's frame confirmed")
+    loop = LoopThread("dead reader")
+
+    async def fetch_and_die():  # a worker that fetched the frames and died unacknowledged
+        nc = await nats.connect(nats_server.url)
+        sub = await nc.jetstream().pull_subscribe_bind(
+            consumer_name("cep_out", T, plan), outflow_stream(T, plan)
+        )
+        msgs = await sub.fetch(2, timeout=5)
+        await nc.close()
+        return len(msgs)
+
+    two = new_bolt(nats_server.url, plan, generation=1)
+    two.client_id = "other-bolt"  # a second publisher bolt instance
+    try:
+        assert loop.run(fetch_and_die(), 30) == 2  # the start notice and the frame
+        svc = service(nats_server.url, plan, sink)
+        try:
+            two.execute(Batch([(i, i) for i in range(100, 110)], S))
+            # the living worker acknowledges the second bolt's frame; the dead reader's two
+            # messages come to it once their acknowledgement wait passed
+            wait(lambda: sorted(sink.seqs) == list(range(10)) + list(range(100, 110)), "both")
+            assert svc.metrics()["acked"] == 20
+        finally:
+            svc.stop()
+    finally:
+        loop.close()
+        one.cleanup()
+        two.cleanup()
