@@ -46,6 +46,8 @@ class NatsPublisherService(PublisherService):
     """A durable JetStream consumer -> SinkSet; `start()`, `stop()`, `metrics()` as
     PublisherService (no port: `port` is None)."""
 
+    ACK_POLICY = AckPolicy.EXPLICIT  # of the durable consumer it makes (see the module doc)
+
     def __init__(
         self,
         sink_set,
@@ -136,7 +138,7 @@ class NatsPublisherService(PublisherService):
             js = nc.jetstream()
             await ensure_stream(js, self.js_stream, [self.subject])
             config = ConsumerConfig(
-                ack_policy=AckPolicy.EXPLICIT,
+                ack_policy=self.ACK_POLICY,
                 ack_wait=self.ack_wait,
                 max_ack_pending=max(8 * self.batch, 1000),
             )
