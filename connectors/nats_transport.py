@@ -19,11 +19,13 @@ the operator's settings, never in a plan or a topology spec); none named:
 `nats://127.0.0.1:4222`, loopback. TLS: a `tls://` URL, with its CA and client certificate
 as URL options (split_tls)."""
 
+import logging
 import re
 from typing import Mapping, Optional
 
 from cep.policy.exceptions import PolicyViolation
 
+log = logging.getLogger(__name__)
 DEFAULT_URL = "nats://127.0.0.1:4222"
 KINDS = ("zmq", "nats")
 SCHEMES = ("nats", "tls")
@@ -168,18 +170,33 @@ async def connect(url: str, name: str, connect_timeout: float = 5, reconnect: bo
     """A nats-py connection that reconnects for ever (the transport outlives a server
     restart; `reconnect=False`: one that fails instead)."""
     import nats
+    import nats.errors
 
     url, tls = split_tls(url)
-    extra = {"tls": tls_context(tls)} if url.lower().startswith("tls://") else {}
-    return await nats.connect(
-        servers=[url],
-        name=name,
-        connect_timeout=connect_timeout,
-        max_reconnect_attempts=-1 if reconnect else 0,
-        reconnect_time_wait=0.5,
-        allow_reconnect=reconnect,
-        **extra,
-    )
+    extra: dict = {"tls": tls_context(tls)} if url.lower().startswith("tls://") else {}
+    failures: list = []
+    if not reconnect:  # the caller reports the failure: no traceback logged per attempt
+
+        async def quiet(exc):
+            failures.append(exc)
+            log.debug("%s: %s: %s", name, type(exc).__name__, exc)
+
+        extra["error_cb"] = quiet
+    try:
+        return await nats.connect(
+            servers=[url],
+            name=name,
+            connect_timeout=connect_timeout,
+            # nats-py tries a server max_reconnect_attempts + 1 times (0: for ever)
+            max_reconnect_attempts=-1 if reconnect else 1,
+            reconnect_time_wait=0.5,
+            allow_reconnect=reconnect,
+            **extra,
+        )
+    except nats.errors.NoServersError:
+        if failures:  # why the attempts failed, not only that they did
+            raise failures[-1] from None
+        raise
 
 
 async def ensure_stream(js, name: str, subjects: list) -> None:
