@@ -20,6 +20,7 @@ from cep.security import curve
 from cep.worker.nats_inflow import NatsInflow
 from connectors.aio import LoopThread
 from connectors.nats_transport import inflow_stream, outflow_stream
+from manager.deployment_view import flows
 from manager.prometheus import ManagerCollector
 from manager.server import Manager
 from manager.settings import load_manager_settings
@@ -217,6 +218,17 @@ def test_status_shows_the_streams_and_removal_deletes_them_but_an_edit_keeps_the
             f"{inflow_stream(T, P)}: 3 pending, 4 published, 1 acknowledged" in text
         )
         assert "Outflow connections : NATS JetStream, 1/1 worker consumers reading" in text
+        # the console's deployment status: one flow line per stream
+        [flow] = flows(manager.plans, manager.registry.table)
+        assert flow["inflow"] == [
+            {
+                "worker": "NATS JetStream",
+                "spout": inflow_stream(T, P),
+                "stream": "1/1 consumers reading, 3 pending",
+            }
+        ]
+        assert flow["outflow"][0]["bolt"] == outflow_stream(T, P)
+        assert flow["outflow"][0]["worker"] == "1/1 consumers reading, 0 pending"
         series = {
             (fam.name, tuple(sorted(s.labels.items()))): s.value
             for fam in ManagerCollector(manager).collect()
