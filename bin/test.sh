@@ -13,6 +13,8 @@ cep_apt chromium chromium
 cep_apt mosquitto mosquitto
 cep_apt activemq activemq
 cep_apt chromium-driver chromedriver
+# the NATS transport's TLS tests make their certificates with it (tests/connectors/servers.py)
+cep_apt openssl openssl
 # the database-table tests start their own PostgreSQL server (initdb/pg_ctl of this package)
 cep_apt postgresql pg_ctlcluster
 # the multi-machine rig's slow machine: netfilter queues its packets (tests/machines/netdelay.py)

@@ -31,6 +31,7 @@ import logging
 import re
 import secrets
 import socket
+import ssl
 import threading
 import time
 from typing import Optional
@@ -44,6 +45,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from connectors.aio import LoopThread
 from connectors.connections import parts, shown
 from connectors.mapping import decode_payload, json_batch_decoder, sink_payloads
+from connectors.nats_transport import split_tls, tls_context
 from connectors.nats_wire import (
     PONG,
     NatsWireError,
@@ -74,14 +76,25 @@ def _name(text):
     return re.sub(r"[^A-Za-z0-9_-]", "_", text)
 
 
+def _endpoint(url):
+    """(TLS: an ssl.SSLContext or False, [(host, port)], user, password) of a connection URL;
+    a tls:// URL may name its CA and client certificate (connectors/nats_transport.split_tls)."""
+    base, options = split_tls(url)
+    scheme, hosts, user, password, _ = parts(base)
+    return (tls_context(options) if scheme == "tls" else False), hosts, user, password
+
+
 async def _connect(url, name):
+    base, options = split_tls(url)
+    tls = {"tls": tls_context(options)} if base.lower().startswith("tls://") else {}
     return await nats.connect(
-        servers=[url],
+        servers=[base],
         name=name,
         connect_timeout=5,
         max_reconnect_attempts=-1,
         reconnect_time_wait=0.5,
         allow_reconnect=True,
+        **tls,
     )
 
 
@@ -165,12 +178,12 @@ class NatsSource(WireReader):
         self._reader.start()
 
     def _connect_raw(self):
-        scheme, hosts, user, password, _ = parts(self.url)
+        tls, hosts, user, password = _endpoint(self.url)
         host, port = hosts[0]
         sock, first = open_subscription(
             host,
             port or 4222,
-            scheme == "tls",
+            tls,
             self.subject,
             user,
             password,
@@ -213,12 +226,12 @@ class NatsSource(WireReader):
             await nc.close()  # the durable consumer stays
 
     def _connect_js(self):
-        scheme, hosts, user, password, _ = parts(self.url)
+        tls, hosts, user, password = _endpoint(self.url)
         host, port = hosts[0]
         self._sock, first = open_subscription(
             host,
             port or 4222,
-            scheme == "tls",
+            tls,
             f"{self._inbox}.*",
             user,
             password,
@@ -273,8 +286,8 @@ class NatsSource(WireReader):
             sock.settimeout(0.0 if msgs or left <= 0 else left)
             try:
                 data = sock.recv(262144)
-            except (socket.timeout, BlockingIOError):
-                break
+            except (socket.timeout, BlockingIOError, ssl.SSLWantReadError):
+                break  # nothing more now (a TLS socket says it with SSLWantReadError)
             replies = _replies(sock, buf, data)
             for subject, reply, status, payload in replies:
                 if not status:
@@ -430,12 +443,12 @@ class NatsSink(Sink):
         data = publish_frames(self.subject, sink_payloads(self, events, self.per_message))
         try:
             if self._sock is None:
-                scheme, hosts, user, password, _ = parts(self.url)
+                tls, hosts, user, password = _endpoint(self.url)
                 host, port = hosts[0]
                 self._sock, first = open_subscription(
                     host,
                     port or 4222,
-                    scheme == "tls",
+                    tls,
                     None,
                     user,
                     password,
@@ -503,12 +516,12 @@ class NatsSink(Sink):
         subscribed to this sink's reply subjects."""
         if self.create:
             self.loop.run(self._create_stream(), self.timeout + 5)
-        scheme, hosts, user, password, _ = parts(self.url)
+        tls, hosts, user, password = _endpoint(self.url)
         host, port = hosts[0]
         self._sock, first = open_subscription(
             host,
             port or 4222,
-            scheme == "tls",
+            tls,
             f"{self._inbox}.*",
             user,
             password,

@@ -37,7 +37,7 @@ def _read_line(sock, buf: bytearray) -> bytes:
 def open_subscription(
     host: str,
     port: int,
-    tls: bool,
+    tls,
     subject,
     user=None,
     password=None,
@@ -47,7 +47,8 @@ def open_subscription(
     headers: bool = False,
 ):
     """(socket, bytes already read) of a connection subscribed to `subject` (sid 1; None:
-    no subscription, a publisher), after the server answered the PING that follows CONNECT
+    no subscription, a publisher); `tls`: True (the system's CAs), an ssl.SSLContext (a
+    connection's own CA and client certificate) or False, after the server answered the PING that follows CONNECT
     and SUB (so both were accepted). `headers`: the connection sends HPUB and takes HMSG,
     and a request nobody answers gets a 503 status at once (no_responders)."""
     sock = socket.create_connection((host, port), timeout=timeout)
@@ -59,7 +60,8 @@ def open_subscription(
             raise NatsWireError(f"expected INFO from the server, got {line[:60]!r}")
         info = json.loads(line[5:])
         if tls or info.get("tls_required"):
-            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+            ctx = tls if isinstance(tls, ssl.SSLContext) else ssl.create_default_context()
+            sock = ctx.wrap_socket(sock, server_hostname=host)
         options = {
             "verbose": False,
             "pedantic": False,

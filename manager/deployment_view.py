@@ -5,6 +5,8 @@ which spout and which publisher bolt sends to which worker."""
 
 import time
 
+from connectors.nats_transport import inflow_stream, outflow_stream
+
 
 def workers(table):
     """Workers heard from within two liveness windows, `stale` after one."""
@@ -83,10 +85,52 @@ def _hostport(address):
     return address[len("tcp://") :] if address.startswith("tcp://") else address
 
 
+def _jetstream_flow(report, side):
+    """A NATS transport stream as one flow line: `spout`/`bolt` the stream, `stream`/`worker`
+    what its consumers read (manager/jetstream.py)."""
+    if "error" in report:
+        return {"stream": report["error"], "worker": report["error"]}
+    r = report[side]
+    if not r.get("exists"):
+        text = "not made yet"
+    else:
+        text = f"{r['reading']}/{r['consumers']} consumers reading, {r['pending']} pending"
+    return {"stream": text, "worker": text}
+
+
 def flows(plans, table):
-    """Per plan: inflow (worker -> stream -> spout) and outflow (bolt instance -> worker)."""
+    """Per plan: inflow (worker -> stream -> spout) and outflow (bolt instance -> worker).
+    A plan on the NATS transport registers no connections: one line each for its JetStream
+    inflow and outflow streams (worker `NATS JetStream`, what their consumers read)."""
     out = []
+    nats = getattr(plans, "transport", {}).get("transport") == "nats"
+    view = getattr(plans, "jetstream", None)
     for tenant, name in sorted(plans.compiled):
+        if nats and view is not None:
+            report = view.report(tenant, name)
+            i, o = _jetstream_flow(report, "inflow"), _jetstream_flow(report, "outflow")
+            out.append(
+                {
+                    "tenant": tenant,
+                    "plan": name,
+                    "transport": "nats",
+                    "inflow": [
+                        {
+                            "worker": "NATS JetStream",
+                            "spout": inflow_stream(tenant, name),
+                            "stream": i["stream"],
+                        }
+                    ],
+                    "outflow": [
+                        {
+                            "bolt": outflow_stream(tenant, name),
+                            "worker": o["worker"],
+                            "publisher": "",
+                        }
+                    ],
+                }
+            )
+            continue
         st = table.status(tenant, name)
         workers_of = {p["endpoint"]: p["worker"] for p in st["publishers"]}
         live = [c for c in st["connections"] if c.get("live", True)]

@@ -21,7 +21,7 @@ from manager.exceptions import PlanExistsError, PlanNotFoundError, PlanRejectedE
 from manager.policy import check_compiled, check_plan_name, check_size
 from manager.quotas import Quotas
 from manager.queryplan.streams import cep_stream
-from manager.status import plan_status, status_text
+from manager.status import nats_plan_status, plan_status, status_text
 from manager.store.base import parse_tenant
 from manager.topology_builder import build_topology, topology_name
 from manager.worker_view import plan_view
@@ -60,6 +60,8 @@ class PlanService:
         self.publisher_auth: str = "none"
         # the inflow/outflow transport the workers use (topology.transport and its connection)
         self.transport: dict[str, str] = {}
+        # NATS transport: its streams' view (manager/jetstream.py); the server sets it
+        self.jetstream: Any = None
         self.compiler = compiler
         self.component_config: dict[str, Any] = {}  # extra config of every spout and publisher bolt
         self.policy = HostPolicy()  # what plans may reach (manager.policy); the server sets it
@@ -256,8 +258,9 @@ class PlanService:
                 self.changed.pop((tenant, name), None)
             self.compiled[(tenant, compiled.name)] = compiled
             self._bump(tenant, compiled.name)
-        if renamed:
+        if renamed:  # the old name is gone: so are its streams
             self.topologies.undeploy(tenant, name)
+            self._drop_streams(tenant, name)
         self._deploy(tenant, compiled)
         return self.summary(tenant, compiled.name)
 
@@ -273,7 +276,15 @@ class PlanService:
             self.version = next(self._counter)
             self._save_versions()
         self.topologies.undeploy(tenant, name)
-        return {"tenant": tenant, "name": name, "removed": True}
+        return {"tenant": tenant, "name": name, "removed": True, **self._drop_streams(tenant, name)}
+
+    def _drop_streams(self, tenant: int, name: str) -> Json:
+        """A removed plan's transport streams are deleted (after its topology was killed, so
+        no spout makes them again); a restarted or edited plan keeps them: its unread input
+        is there. {} on ZeroMQ, else {"jetstream": JetStreamView.remove_plan()}."""
+        if self.jetstream is None or self.read_only:
+            return {}
+        return {"jetstream": self.jetstream.remove_plan(tenant, name)}
 
     def list(self, tenant: int | str) -> list[Json]:
         """Summaries of the tenant's plans with `status` and CEP 4.0's `statusText`."""
@@ -314,6 +325,16 @@ class PlanService:
         imported = [
             s.id for s in compiled.model.streams if cep_stream(s, "Import")
         ] or _receiver_streams(compiled.xml)
+        if self.transport.get("transport") == "nats" and self.jetstream is not None:
+            return {
+                "tenant": tenant,
+                "name": name,
+                **nats_plan_status(
+                    self.topologies.status(tenant, name),
+                    self.jetstream.report(tenant, name),
+                    compiled.model.plan_dist("receiverParallelism"),
+                ),
+            }
         return {
             "tenant": tenant,
             "name": name,

@@ -27,6 +27,20 @@ def _gauge(name, doc, labels=INSTANCE):
     return GaugeMetricFamily(name, doc, labels=labels)
 
 
+JETSTREAM_SERIES = (  # (stream_report key, metric name, help) of the NATS transport
+    ("messages", "stored_messages", "messages the plan's inflow/outflow stream holds"),
+    ("published", "published_messages", "messages the stream took (its last sequence)"),
+    ("acked", "acked_messages", "the lowest acknowledgement floor of its consumers (sequence)"),
+    (
+        "pending",
+        "pending_messages",
+        "the most messages one of its consumers has not acknowledged (unread or unacked)",
+    ),
+    ("consumers", "consumers", "durable consumers of the stream"),
+    ("reading", "reading_consumers", "consumers with a pull waiting or a delivery in 10 s"),
+)
+
+
 class ManagerCollector:
     """Metric families built at scrape time from the manager's live state."""
 
@@ -96,6 +110,10 @@ class ManagerCollector:
             "publisher bolt instances with a live connection to a worker",
             ["tenant", "plan"],
         )
+        jetstream = {  # the NATS transport's streams (stream_report keys)
+            key: _gauge(f"cep_plan_jetstream_{metric}", doc, ["tenant", "plan", "direction"])
+            for key, metric, doc in JETSTREAM_SERIES
+        }
         plans = self.manager.plans
         for tenant, name in sorted(plans.compiled):
             try:
@@ -106,7 +124,14 @@ class ManagerCollector:
             for worker, c in st["inflow"].items():
                 inflow.add_metric([str(tenant), name, worker], c["connected"])
             outflow.add_metric([str(tenant), name], st["outflow"]["connected"])
-        return state, inflow, outflow
+            if st.get("transport") == "nats":
+                flows = (("in", st["inflow"].get("jetstream") or {}), ("out", st["outflow"]))
+                for direction, flow in flows:
+                    if not flow.get("exists"):
+                        continue
+                    for key, gauge in jetstream.items():
+                        gauge.add_metric([str(tenant), name, direction], flow[key])
+        return state, inflow, outflow, *jetstream.values()
 
     def _registry(self):
         table = self.manager.registry.table

@@ -38,6 +38,7 @@ class Manager:
         self.links = curve.LinkSecurity(
             curve.manager_keys(s, data_dir(s)),
             self.auth.cluster_secret if s["security.auth"] else None,
+            _transport_brokers(s),
         )
         self.registry = RegistryService(
             s["registry.port"],
@@ -95,6 +96,7 @@ class Manager:
             "transport": s["topology.transport"].strip().lower(),
             "transportConnection": s["topology.nats_connection"],
         }
+        self.plans.jetstream = _jetstream_view(s)
         self.plans.publisher_auth = (
             "curve" if self.links.curve is not None else "token" if self.links.secret else "none"
         )
@@ -208,6 +210,8 @@ class Manager:
             self.group.stop(release=True)  # a follower takes over at once
         self.topologies.shutdown(kill=kill_topologies)
         self.registry.stop()
+        if self.plans.jetstream is not None:
+            self.plans.jetstream.close()
         self.store.close()
         self.auth.close()
         self.started = False
@@ -239,8 +243,9 @@ def _datasources():
 
 
 def _transport(s):
-    """The topology components' transport settings: nothing for ZeroMQ; for NATS the
-    server's URL (the named connection's, resolved here: the plan text never holds it).
+    """The topology components' transport settings: nothing for ZeroMQ; for NATS the name
+    of the server's connection (checked here: it must resolve). Neither the plan text nor the
+    topology spec holds its URL: it travels with the launch options (_transport_brokers).
     ConfigError for an unknown transport or connection."""
     from cep.policy.exceptions import PolicyViolation
     from connectors.connections import broker_connections
@@ -250,11 +255,36 @@ def _transport(s):
         kind = check_kind(s["topology.transport"])
         if kind == "zmq":
             return {}
-        return {
-            "transport": kind,
-            "nats_url": transport_url(
-                s["topology.nats_connection"], broker_connections(s["connections.brokers"])
-            ),
-        }
+        name = s["topology.nats_connection"]
+        transport_url(name, broker_connections(s["connections.brokers"]))  # it must resolve
+        return {"transport": kind, "nats_connection": name}
     except (ValueError, PolicyViolation) as exc:
         raise ConfigError(f"topology.transport: {exc}") from None
+
+
+def _jetstream_view(s):
+    """The NATS transport's streams view (manager/jetstream.py); None on ZeroMQ."""
+    from connectors.connections import broker_connections
+    from connectors.nats_transport import transport_url
+    from manager.jetstream import JetStreamView
+
+    if s["topology.transport"].strip().lower() != "nats":
+        return None
+    brokers = broker_connections(s["connections.brokers"])  # _transport checked them
+    return JetStreamView(transport_url(s["topology.nats_connection"], brokers))
+
+
+def _transport_brokers(s) -> tuple:
+    """The (name, url) pairs of the broker connections the topologies' components use: the
+    NATS transport's named connection, when there is one (curve.LinkSecurity.brokers)."""
+    from cep.policy.exceptions import PolicyViolation
+    from connectors.connections import broker_connections
+
+    name = s["topology.nats_connection"]
+    if s["topology.transport"].strip().lower() != "nats" or not name:
+        return ()
+    try:
+        url = broker_connections(s["connections.brokers"]).get(name)
+    except PolicyViolation:  # a bad entry: _transport says so, as a ConfigError
+        return ()
+    return ((name, url),) if url else ()

@@ -163,7 +163,9 @@ MANAGER = Schema(
             str,
             "",
             "the `nats` transport's server: a name of connections.brokers (its URL and "
-            "credentials stay there); empty: nats://127.0.0.1:4222",
+            "credentials stay there, and reach Spark's executors in the private launch "
+            "options, never in the topology spec; a tls:// URL may add ?ca=FILE&cert=FILE"
+            "&key=FILE); empty: nats://127.0.0.1:4222",
         ),
         Setting(
             "metrics",

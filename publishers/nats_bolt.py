@@ -11,8 +11,9 @@ later stage attempt has another fence and goes through, for the worker's dedupli
 its exactly-once sinks (a restart aborts what they staged after the restored checkpoint, so
 the replayed results must reach them). Start and commit notices carry no id.
 
-Config keys: those of publishers/bolt.py (the registry is not used), and nats_url (the
-transport's server, from the manager's settings), publish_timeout (s, default 10)."""
+Config keys: those of publishers/bolt.py (the registry is not used), nats_connection (the
+transport server's name: the launch options carry its URL, see
+connectors/nats_transport.component_url; or nats_url), publish_timeout (s, default 10)."""
 
 import asyncio
 import logging
@@ -22,6 +23,7 @@ from connectors.aio import LoopThread
 from connectors.connections import shown
 from connectors.nats_transport import (
     MSG_ID,
+    component_url,
     connect,
     ensure_stream,
     outflow_stream,
@@ -44,7 +46,7 @@ class NatsPublisherBolt(PublisherBolt):
 
     def prepare(self, context, collector):
         cfg = self.config
-        self.url = cfg["nats_url"]
+        self.url = component_url(cfg, context.security)
         self.subject = outflow_subject(cfg["tenant"], cfg["plan"])
         self.js_stream = outflow_stream(cfg["tenant"], cfg["plan"])
         self.publish_timeout = float(cfg.get("publish_timeout", 10.0))

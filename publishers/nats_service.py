@@ -2,17 +2,24 @@
 reads the plan's outflow subject `cep.out.<tenant>.<plan>` (connectors/nats_transport.py)
 through the durable consumer `cep_out_<tenant>_<plan>` and hands each output frame to the
 plan's SinkSet, as the ZeroMQ publisher service does (publishers/service.py: the same frame
-handling, counts and metrics). A fetched batch is acknowledged (ack-all) once its frames
-were handed to the sinks, so what a worker had not written when it died is delivered again
-to the worker that serves the plan next (its deduplication drops what it recognises).
+handling, counts and metrics). Each message is acknowledged (explicit acknowledgement) once
+its frame was handed to the sinks, so what a worker had not written when it died is
+delivered again (after ACK_WAIT_S) to a worker that serves the plan (its deduplication
+drops what it recognises).
 
-Workers serving the same plan share the durable consumer: JetStream hands each frame to one
-of them. The start/commit protocol of exactly-once sinks wants one worker per publisher
-bolt's frames, so a plan with exactly-once sinks should have one worker with the publisher
-role under this transport."""
+Workers serving the same plan share the durable consumer, a queue: JetStream hands each
+frame to one of them, so the results are split between the workers, not copied. Since each
+acknowledges only its own messages, one worker's acknowledgement never covers a frame
+another worker fetched and has not written. A gap in a lane's numbers is then normal (the
+frames went to another worker): counted (`gaps`), not logged at ERROR. The start/commit
+protocol of exactly-once sinks wants one worker per publisher bolt's frames, so a plan with
+exactly-once sinks should have one worker with the publisher role under this transport.
+(A durable consumer made with ack-all by an earlier version keeps it: then the last message
+of a fetch is acknowledged, covering the earlier ones.)"""
 
 import logging
 import threading
+import time
 
 import nats.errors
 from nats.js.api import AckPolicy, ConsumerConfig
@@ -20,31 +27,51 @@ from nats.js.api import AckPolicy, ConsumerConfig
 from connectors.aio import LoopThread
 from connectors.connections import shown
 from connectors.nats_transport import (
+    SAMPLE_S,
     connect,
     consumer_name,
     ensure_stream,
     outflow_stream,
     outflow_subject,
+    stream_report,
 )
 from publishers.service import PublisherService
 
 log = logging.getLogger(__name__)
 FETCH_WAIT_S = 0.1
+ACK_WAIT_S = 60.0  # a fetched frame not acknowledged this long goes to a worker again
 
 
 class NatsPublisherService(PublisherService):
     """A durable JetStream consumer -> SinkSet; `start()`, `stop()`, `metrics()` as
     PublisherService (no port: `port` is None)."""
 
-    def __init__(self, sink_set, url: str, tenant: int, plan: str, batch: int = 64):
+    ACK_POLICY = AckPolicy.EXPLICIT  # of the durable consumer it makes (see the module doc)
+
+    def __init__(
+        self,
+        sink_set,
+        url: str,
+        tenant: int,
+        plan: str,
+        batch: int = 64,
+        ack_wait: float = ACK_WAIT_S,
+    ):
+        """`ack_wait`: of the durable consumer, when this service creates it."""
         self.sink_set, self.url, self.batch = sink_set, url, batch
+        self.ack_wait = ack_wait
         self.subject = outflow_subject(tenant, plan)
         self.js_stream = outflow_stream(tenant, plan)
         self.durable = consumer_name("cep_out", tenant, plan)
         self.port = None
         self.frames = self.events = self.dropped_frames = self.controls = 0
         self.connected, self.last_error = False, None
+        self.acked = 0  # events of the frames acknowledged (handed to the sinks)
+        self.jetstream = None  # the outflow stream's last stream_report (every SAMPLE_S)
+        self._next_sample = 0.0
         self.loop = self.nc = self.sub = None
+        self.ack_all = False  # the durable consumer acknowledges all up to a message
+        self.sink_set.dedup.lanes.report = False  # gaps: frames other workers took
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._run, daemon=True, name=f"nats publisher {sink_set.label}"
@@ -80,7 +107,19 @@ class NatsPublisherService(PublisherService):
             for msg in msgs:
                 self._handle(msg.data)
             if msgs:
-                self.loop.run(msgs[-1].ack(), 30)
+                self.loop.run(self._ack(msgs), 30)
+                self.acked = self.events
+            if time.monotonic() >= self._next_sample:
+                self._sample()
+
+    def _sample(self):
+        """Read what the outflow stream holds and how far the workers' consumers are."""
+        self._next_sample = time.monotonic() + SAMPLE_S
+        try:
+            js = self.nc.jetstream()
+            self.jetstream = self.loop.run(stream_report(js, self.js_stream, "cep_out_"), 5)
+        except Exception as exc:  # noqa: BLE001 - a report is not worth failing the service
+            log.debug("publisher service %s: stream report failed: %s", self.subject, exc)
 
     def _open(self):
         if self.loop is None:
@@ -99,15 +138,26 @@ class NatsPublisherService(PublisherService):
             js = nc.jetstream()
             await ensure_stream(js, self.js_stream, [self.subject])
             config = ConsumerConfig(
-                ack_policy=AckPolicy.ALL, ack_wait=60.0, max_ack_pending=max(8 * self.batch, 1000)
+                ack_policy=self.ACK_POLICY,
+                ack_wait=self.ack_wait,
+                max_ack_pending=max(8 * self.batch, 1000),
             )
             self.sub = await js.pull_subscribe(
                 self.subject, durable=self.durable, stream=self.js_stream, config=config
             )
+            info = await js.consumer_info(self.js_stream, self.durable)
+            self.ack_all = info.config.ack_policy == AckPolicy.ALL
         except BaseException:
             await nc.close()
             raise
         self.nc = nc
+
+    async def _ack(self, msgs):
+        if self.ack_all:
+            await msgs[-1].ack()
+            return
+        for msg in msgs:
+            await msg.ack()
 
     async def _fetch(self):
         try:
@@ -131,6 +181,8 @@ class NatsPublisherService(PublisherService):
             **super().metrics(),
             "transport": "nats",
             "subject": self.subject,
+            "acked": self.acked,
+            "jetstream": self.jetstream,
             "connected": self.connected,
             "last_error": self.last_error,
         }

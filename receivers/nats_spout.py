@@ -18,9 +18,9 @@ stream and keeps the messages whose sequence modulo n is its index (each message
 by one task; the positions stay plain numbers).
 
 Config keys: those of receivers/spout.py that do not concern ZeroMQ or the registry
-(tenant, plan, streams, max_frames, max_events, tick_ms), and nats_url (the transport's
-server, from the manager's settings), fetch_wait_ms (longest wait for messages when none are
-ready, default 20)."""
+(tenant, plan, streams, max_frames, max_events, tick_ms), nats_connection (the transport
+server's name: the launch options carry its URL, see connectors/nats_transport.component_url;
+or nats_url), fetch_wait_ms (longest wait for messages when none are ready, default 20)."""
 
 import collections
 import logging
@@ -33,6 +33,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from connectors.aio import LoopThread
 from connectors.connections import shown
 from connectors.nats_transport import (
+    component_url,
     connect,
     consumer_name,
     ensure_stream,
@@ -64,7 +65,7 @@ class NatsReceiverSpout(ReceiverSpout):
         self.unlogged_key = f"~{context.component_id}:{context.index}"
         self.unlogged_seq = 0
         self.index, self.parallel = context.index, max(int(context.parallelism), 1)
-        self.url = cfg["nats_url"]
+        self.url = component_url(cfg, context.security)
         self.js_stream = inflow_stream(self.tenant, self.plan)
         self.durable = consumer_name("cep_in", self.tenant, self.plan, self.index)
         self.seq = 0  # stream sequence of the last message emitted (or skipped as not ours)

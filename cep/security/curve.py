@@ -58,20 +58,29 @@ class CurveKeys:
 @dataclass(frozen=True)
 class LinkSecurity:
     """What a process needs on its ZeroMQ links: CURVE keys (None: off) and the cluster secret
-    that registry requests carry (None: none; required by a registry given one, CURVE off)."""
+    that registry requests carry (None: none; required by a registry given one, CURVE off).
+    `brokers`: the named broker connections a topology's components use, as sorted
+    (name, url) pairs (the NATS transport's server: its URL may hold a password, so it
+    travels here, in the private launch options, while the topology spec names it only)."""
 
     curve: CurveKeys = None
     secret: str = field(default=None, repr=False)
+    brokers: tuple = field(default=(), repr=False)
 
     def to_options(self):
         """A plain dict for a topology's launch options (never a command line)."""
-        return {"curve": self.curve.to_dict() if self.curve else None, "secret": self.secret}
+        return {
+            "curve": self.curve.to_dict() if self.curve else None,
+            "secret": self.secret,
+            "brokers": dict(self.brokers),
+        }
 
     @classmethod
     def from_options(cls, data):
         if not data:
             return cls()
-        return cls(CurveKeys.from_dict(data.get("curve")), data.get("secret"))
+        brokers = tuple(sorted((data.get("brokers") or {}).items()))
+        return cls(CurveKeys.from_dict(data.get("curve")), data.get("secret"), brokers)
 
 
 OFF = LinkSecurity()

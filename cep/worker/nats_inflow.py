@@ -28,11 +28,13 @@ from connectors.aio import LoopThread
 from connectors.connections import shown
 from connectors.nats_transport import (
     MSG_ID,
+    SAMPLE_S,
     connect,
     ensure_stream,
     inflow_filter,
     inflow_stream,
     inflow_subject,
+    stream_report,
 )
 from receivers.wal.exceptions import WalError
 
@@ -79,6 +81,8 @@ class NatsInflow:
         self.connected = False
         self.stats = collections.Counter()
         self.last_error = None
+        self.jetstream = None  # the inflow stream's last stream_report (every SAMPLE_S)
+        self._next_sample = 0.0
         self._thread = threading.Thread(
             target=self._run, daemon=True, name=f"nats inflow {tenant}/{plan}/{stream}"
         )
@@ -165,6 +169,9 @@ class NatsInflow:
             "buffered": len(self._buf),
             "capacity": self.capacity,
             "sent": self.stats["sent"],
+            "published": self.stats["published"],  # events handed to JetStream, re-sends too
+            "acked": self.stats["sent"],  # events JetStream confirmed it stored
+            "jetstream": self.jetstream,
             "frames": self.stats["frames"],
             "refused": self.stats["refused"],
             "reconnects": self.stats["reconnects"],
@@ -181,8 +188,18 @@ class NatsInflow:
                 self._stop.wait(self.reconnect_interval)
                 continue
             self.connected = self.nc.is_connected
+            if time.monotonic() >= self._next_sample:
+                self._sample()
             if not self._send_round():
                 self._stop.wait(0.05)
+
+    def _sample(self):
+        """Read what the inflow stream holds and how far the spouts' consumers are."""
+        self._next_sample = time.monotonic() + SAMPLE_S
+        try:
+            self.jetstream = self.loop.run(stream_report(self.js, self.js_stream, "cep_in_"), 5)
+        except Exception as exc:  # noqa: BLE001 - a report is not worth failing the inflow
+            log.debug("inflow %s: stream report failed: %s", self.subject, exc)
 
     def _connect(self) -> bool:
         if self.loop is None:
@@ -235,6 +252,7 @@ class NatsInflow:
                 self._cond.notify_all()
         if not frames:
             return False
+        self.stats["published"] += sum(len(events) for _, _, events in frames)
         frames = [
             (mid, frame if frame is not None else self._encode(events), events)
             for mid, frame, events in frames

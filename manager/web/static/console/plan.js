@@ -13,6 +13,12 @@
 
   function statusText(st) {
     var lines = ["Storm topology : " + st.state + (st.reason ? " (" + st.reason + ")" : "")];
+    if (st.transport === "nats") {  /* JetStream streams: manager/status.py nats_plan_status */
+      var i = (st.inflow || {}).jetstream, out = st.outflow;
+      lines.push("Inflow connections : NATS JetStream, " + (i ? i.text : "unknown"));
+      lines.push("Outflow connections : NATS JetStream, " + (out ? out.text : "unknown"));
+      return lines.join("\n");
+    }
     var workers = Object.keys(st.inflow || {});
     if (!workers.length) { lines.push("Inflow connections : no receivers found"); } else {
       lines.push("Inflow connections :");
