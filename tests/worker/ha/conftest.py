@@ -27,7 +27,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_for(cond, timeout=10.0, step=0.05):
+def wait_for(cond, timeout=60.0, step=0.05):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         value = cond()

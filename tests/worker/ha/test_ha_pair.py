@@ -136,7 +136,7 @@ def test_a_passive_that_starts_late_syncs_the_live_state(tmp_path, plan_file):
     a = worker(tmp_path, "a", pa, pb, plan_file, **{"ha.forward": True})
     b = None
     try:
-        assert wait_for(lambda: a.ha.role == "active", 5)  # no peer: active alone
+        assert wait_for(lambda: a.ha.role == "active", 60)  # no peer: active alone
         first = events(0, 500)
         for i in range(0, 500, 100):
             assert post(a.http_url, first[i : i + 100])[0] == 200
@@ -170,7 +170,7 @@ def test_a_peer_that_is_not_a_worker_gives_a_clear_error_and_the_node_goes_on(tm
     other = HttpServer(Flask("not-a-worker"), "127.0.0.1", 0).start()  # 404 for everything
     a = worker(tmp_path, "a", free_port(), other.port, plan_file)
     try:
-        assert wait_for(lambda: a.ha.role == "active", 5)
+        assert wait_for(lambda: a.ha.role == "active", 60)
         peer = a.status()["ha"]["peer"]
         assert "is not a CEP worker with HA (HTTP 404 on /ha/heartbeat)" in peer["error"]
         evs = events(0, 100)
@@ -192,7 +192,7 @@ def test_a_peer_with_another_plan_version_is_not_synced_and_the_active_publishes
     a = worker(tmp_path, "a", pa, pb, plan_file)
     b = worker(tmp_path, "b", pb, pa, other_plan)
     try:
-        assert wait_for(lambda: a.ha.role == "active" and b.ha.plan_errors.get(KEY), 8)
+        assert wait_for(lambda: a.ha.role == "active" and b.ha.plan_errors.get(KEY), 60)
         assert "runs another version" in b.status()["ha"]["plan_errors"][KEY]
         assert "runs another version" in a.status()["ha"]["plan_errors"][KEY]
         assert b.status()["ha"]["plans"][KEY]["sync"]["state"] == "none"  # never synced
@@ -233,7 +233,7 @@ def test_redis_lease_decides_and_a_redis_that_goes_away_keeps_the_active(pair, t
     assert a.status()["ha"]["lease"]["held"] is True
     proc.kill()
     proc.wait()
-    assert wait_for(lambda: "Redis lease at" in (a.status()["ha"]["lease"]["last_error"] or ""), 5)
+    assert wait_for(lambda: "Redis lease at" in (a.status()["ha"]["lease"]["last_error"] or ""), 60)
     time.sleep(2.0)  # longer than ha.failover_s: still one active, the same
     assert a.ha.role == "active" and b.ha.role == "passive"
     evs = events(0, 100)
@@ -320,16 +320,16 @@ def test_events_taken_while_the_role_is_open_are_held_and_written_once_active(tm
         "a",
         free_port(),
         free_port(),
-        plan_file,  # no peer: alone after 4 s
-        **{"ha.failover_s": 4.0},
+        plan_file,  # no peer: alone after 15 s (long enough for a loaded machine to post)
+        **{"ha.failover_s": 15.0},
     )
     try:
-        assert wait_for(lambda: KEY in a.ha.plans, 3) and a.ha.role == "starting"
+        assert wait_for(lambda: KEY in a.ha.plans, 30) and a.ha.role == "starting"
         evs = events(0, 300)
         assert post(a.http_url, evs)[0] == 200
-        assert a.status()["ha"]["plans"][KEY]["held_events"] == 300
-        assert wait_for(lambda: a.ha.role == "active", 8)
-        assert wait_for(lambda: outputs(tmp_path, "a") == expected_outputs(evs))
+        assert a.status()["ha"]["plans"][KEY]["held_events"] == 300, a.ha.role
+        assert wait_for(lambda: a.ha.role == "active", 60)
+        assert wait_for(lambda: outputs(tmp_path, "a") == expected_outputs(evs), 60)
         assert a.status()["ha"]["plans"][KEY]["held_events"] == 0
     finally:
         a.stop()
@@ -344,7 +344,7 @@ def test_dual_send_a_passive_that_starts_mid_stream_ends_with_the_actives_state(
     a = worker(tmp_path, "a", pa, pb, plan_file)
     nodes, b = [a], None
     try:
-        assert wait_for(lambda: a.ha.role == "active", 5)
+        assert wait_for(lambda: a.ha.role == "active", 60)
         evs = events(0, 6000)
 
         def feed():  # one ordered sender: each batch to every node that is up
@@ -369,7 +369,7 @@ def test_dual_send_a_passive_that_starts_mid_stream_ends_with_the_actives_state(
         )
         synced_at = b.status()["ha"]["plans"][KEY]["sync"]["in_seq"]
         assert 0 < synced_at < len(evs) // 50  # the state came while the stream ran
-        assert wait_for(lambda: engine_state(a) == engine_state(b), 5)
+        assert wait_for(lambda: engine_state(a) == engine_state(b), 60)
         assert b.status()["ha"]["plans"][KEY]["seq"] == a.status()["ha"]["plans"][KEY]["seq"]
         assert outputs(tmp_path, "a") == expected_outputs(evs)
     finally:
