@@ -3,7 +3,8 @@ reads the plan's outflow subject `cep.out.<tenant>.<plan>` (connectors/nats_tran
 through the durable consumer `cep_out_<tenant>_<plan>` and hands each output frame to the
 plan's SinkSet, as the ZeroMQ publisher service does (publishers/service.py: the same frame
 handling, counts and metrics). A fetched batch is acknowledged (ack-all) once its frames
-were handed to the sinks, so what a worker had not written when it died is delivered again
+were handed to the sinks (and their duplicate marks are durable, when they are kept on disk:
+publishers/marks_log.py), so what a worker had not written when it died is delivered again
 to the worker that serves the plan next (its deduplication drops what it recognises).
 
 Workers serving the same plan share the durable consumer: JetStream hands each frame to one
@@ -80,6 +81,9 @@ class NatsPublisherService(PublisherService):
             for msg in msgs:
                 self._handle(msg.data)
             if msgs:
+                store = self.sink_set.dedup.store  # marks on disk: durable before the ack
+                if store is not None:
+                    store.wait(store.ticket())
                 self.loop.run(msgs[-1].ack(), 30)
 
     def _open(self):
