@@ -173,6 +173,8 @@ def test_a_restarted_worker_drops_the_replay_of_what_it_had_acknowledged(
             assert status["marks"]["loaded"] == 1 and status["marks"]["uncertain"] == 0
             path = tmp_path / "state" / "marks-w" / "marks" / str(T) / f"{P}.marks"
             assert status["marks"]["path"] == str(path) and path.exists()
+            text = worker_open(f"{base}/metrics").read().decode()
+            assert re.search(r"cep_worker_publisher_marks_uncertain_total\{[^}]*\} 0\.0", text)
             assert sorted(rows) == list(range((FRAMES + NEW) * ROWS))  # each exactly once
     finally:
         for p in procs:
