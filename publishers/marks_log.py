@@ -261,6 +261,7 @@ class MarksLog:
         except OSError as exc:
             self._failed("write", exc)
             self._broken = True
+            self._floor = self.end  # nothing waits for what could not be written
             return False
         self.end += len(rec)
         self._since_snapshot += len(rec)
