@@ -9,7 +9,6 @@ import threading
 import time
 
 import pytest
-
 import zmq
 
 from cep.protocol.frames import Identity, encode_control, encode_output
