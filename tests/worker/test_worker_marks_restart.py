@@ -4,9 +4,11 @@ token) then replays everything, as a publisher bolt does after its task is resto
 checkpoint. With the duplicate marks on disk (`delivery.marks: fsync`, the default) the sink
 holds every row once and the worker reports the replayed rows as duplicates; with the marks in
 memory only (`off`, what a worker did before) the restarted worker writes them a second time
-and cannot tell (it reports no duplicates)."""
+and cannot tell (it reports no duplicates). Also: a marks file the worker cannot open leaves the
+plan running with its marks in memory, and a removed plan's file is deleted."""
 
 import json
+import logging
 import os
 import re
 import signal
@@ -181,3 +183,31 @@ def test_a_restarted_worker_drops_the_replay_of_what_it_had_acknowledged(
             if p.poll() is None:
                 p.send_signal(signal.SIGKILL)
                 p.wait(timeout=10)
+
+
+def test_a_marks_file_that_cannot_be_opened_leaves_the_marks_in_memory(tmp_path, caplog):
+    from cep.worker.plumbing import open_marks
+    from publishers.delivery import Dedup
+
+    (tmp_path / "marks").write_text("a file where the folder should be")
+    dedup = Dedup()
+    with caplog.at_level(logging.ERROR, logger="cep.worker.plumbing"):
+        open_marks(dedup, str(tmp_path / "marks" / "-1234" / "P.marks"), "fsync")
+    assert dedup.store is None and "cannot be used" in caplog.text
+    assert "the marks stay in memory" in caplog.text
+
+
+def test_a_removed_plans_marks_file_is_deleted_and_a_stopped_workers_kept(tmp_path):
+    from cep.worker.plumbing import close_marks, open_marks
+    from publishers.delivery import Dedup
+    from publishers.fencing import Fences
+
+    memory = {}
+    for name in ("Kept", "Removed"):
+        dedup = Dedup()
+        open_marks(dedup, str(tmp_path / f"{name}.marks"), "fsync")
+        memory[(T, name)] = (dedup, Fences())
+    close_marks(memory, (T, "Removed"), remove=True)  # the manager removed the plan
+    close_marks(memory)  # the worker stops
+    assert not (tmp_path / "Removed.marks").exists() and (tmp_path / "Kept.marks").exists()
+    assert all(dedup.store is None for dedup, _ in memory.values())
