@@ -132,6 +132,8 @@ class MarksLog:
                 data = fh.read()
         except FileNotFoundError:
             return
+        if not data:  # nothing was ever written to it
+            return
         if not data.startswith(MAGIC):
             self._unreadable(0, len(data), "not a marks file (its header is missing)", 0)
             return

@@ -58,7 +58,7 @@ def build_sink_set(cfg, spec, memory=None, marks_root=None):
         raise PlanDeployError(f"plan {spec.name}: {exc}") from None
     if memory is not None:
         if spec.key not in memory and marks_root and cfg["delivery.marks"] != "off":
-            open_marks(sset.dedup, marks_path(marks_root, spec), cfg["delivery.marks"])
+            open_marks(sset.dedup, marks_path(marks_root, spec), cfg["delivery.marks"], sset.label)
         sset.dedup, sset.fences = memory.setdefault(spec.key, (sset.dedup, sset.fences))
     return sset
 
@@ -68,11 +68,12 @@ def marks_path(root, spec):
     return os.path.join(root, path_part(spec.tenant), f"{path_part(spec.name)}.marks")
 
 
-def open_marks(dedup, path, durability):
+def open_marks(dedup, path, durability, label=""):
     """Keep `dedup`'s marks in `path` (loading what is there); a file that cannot be opened
-    or written leaves the marks in memory, with the reason logged: the plan still runs."""
+    or written leaves the marks in memory, with the reason logged: the plan still runs.
+    `label` names the plan in log lines."""
     try:
-        MarksLog(path, durability, os.path.basename(path)).open(dedup)
+        MarksLog(path, durability, label or os.path.basename(path)).open(dedup)
     except OSError as exc:
         log.error(
             "duplicate marks file %s cannot be used (%s): the marks stay in memory, and a "

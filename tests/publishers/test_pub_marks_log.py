@@ -275,3 +275,11 @@ def test_a_fresh_start_notice_alone_is_answered_once_synced(tmp_path):
         bolt.close(0)
         svc.stop()
         store.close()
+
+
+def test_an_empty_file_is_an_empty_set_of_marks(tmp_path, caplog):
+    (tmp_path / "plan.marks").write_bytes(b"")
+    with caplog.at_level(logging.WARNING, logger="publishers.marks_log"):
+        dedup, store = opened(tmp_path / "plan.marks")
+    assert not caplog.text and store.loaded == 0 and store.ignored_bytes == 0
+    store.close()
