@@ -4,9 +4,13 @@ token) then replays everything, as a publisher bolt does after its task is resto
 checkpoint. With the duplicate marks on disk (`delivery.marks: fsync`, the default) the sink
 holds every row once and the worker reports the replayed rows as duplicates; with the marks in
 memory only (`off`, what a worker did before) the restarted worker writes them a second time
-and cannot tell (it reports no duplicates). Also: a marks file the worker cannot open leaves the
+and cannot tell (it reports no duplicates). A worker killed while an HTTP sink was taking a
+frame counts that frame's results as uncertain after its restart and writes that frame again,
+and only that one. Also: a marks file the worker cannot open leaves the
 plan running with its marks in memory, and a removed plan's file is deleted."""
 
+import collections
+import http.server
 import json
 import logging
 import os
@@ -14,6 +18,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -33,9 +38,25 @@ FRAMES, ROWS = 20, 50  # acknowledged before the kill
 NEW = 5  # frames after the replay
 
 
-def start_worker(tmp_path, fake_manager, registry_service, marks):
-    """(process, base URL) of `cep worker` in the publisher role, once it serves the plan."""
-    proc = subprocess.Popen(
+def start_worker(tmp_path, fake_manager, registry_service, marks, **env):
+    """(process, base URL) of `cep worker` in the publisher role, once it serves the plan;
+    its log goes to worker.log."""
+    with open(tmp_path / "worker.log", "a") as log:  # the process keeps its own handle
+        proc = _popen(tmp_path, fake_manager, registry_service, marks, log, env)
+    base = re.search(
+        r"http://127\.0\.0\.1:\d+", proc.stdout.readline() + proc.stdout.readline()
+    ).group(0)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if outflow(base) is not None:
+            return proc, base
+        time.sleep(0.1)
+    proc.kill()
+    pytest.fail("the worker process never served the plan's publisher")
+
+
+def _popen(tmp_path, fake_manager, registry_service, marks, log, env):
+    return subprocess.Popen(
         [
             CEP,
             "worker",
@@ -59,7 +80,7 @@ def start_worker(tmp_path, fake_manager, registry_service, marks):
             "publisher",
         ],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=log,
         text=True,
         env={
             **os.environ,
@@ -67,18 +88,9 @@ def start_worker(tmp_path, fake_manager, registry_service, marks):
             "CEP_SINKS_DEFAULT": "file",
             "CEP_SINKS_DIR": str(tmp_path / "out"),
             "CEP_DELIVERY_MARKS": marks,
+            **env,
         },
     )
-    base = re.search(
-        r"http://127\.0\.0\.1:\d+", proc.stdout.readline() + proc.stdout.readline()
-    ).group(0)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if outflow(base) is not None:
-            return proc, base
-        time.sleep(0.1)
-    proc.kill()
-    pytest.fail("the worker process never served the plan's publisher")
 
 
 def outflow(base):
@@ -211,3 +223,93 @@ def test_a_removed_plans_marks_file_is_deleted_and_a_stopped_workers_kept(tmp_pa
     close_marks(memory)  # the worker stops
     assert not (tmp_path / "Removed.marks").exists() and (tmp_path / "Kept.marks").exists()
     assert all(dedup.store is None for dedup, _ in memory.values())
+
+
+class HangingReceiver:
+    """An HTTP endpoint for an HTTP sink: records the rows of every POST; once `hang` is set,
+    the next POST is recorded and then not answered (the sink is inside its write when the
+    worker is killed)."""
+
+    def __init__(self):
+        self.rows, self.hang = [], threading.Event()
+        self.hung, self.release = threading.Event(), threading.Event()
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.rows.extend(e["data"][2] for e in json.loads(body))
+                if receiver.hang.is_set():
+                    receiver.hang.clear()
+                    receiver.hung.set()
+                    receiver.release.wait(60)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_frame_the_sinks_were_taking_when_the_worker_died_is_counted(
+    fake_manager, registry_service, registry_client, tmp_path, helpers
+):
+    """The one window left: killed while a sink writes a frame (its marks not confirmed).
+    The restarted worker counts those results as uncertain (/status, /metrics), and the
+    replay writes that frame again, and only that frame."""
+    receiver = HangingReceiver()
+    sink = {"type": "http", "options": {"publisher.url": receiver.url, "timeout": "60"}}
+    fake_manager.set_plans([helpers["stock_entry"](sinks=[sink])])
+    allow = {"CEP_SINKS_HTTP_ALLOW": "127.0.0.1"}
+    procs = []
+    try:
+        proc, base = start_worker(tmp_path, fake_manager, registry_service, "fsync", **allow)
+        procs.append(proc)
+        bolt = StandInBolt(registry_client)
+        bolt.send(encode_control("start", PUB, None))
+        for k in range(FRAMES):
+            bolt.send(frame(k))
+        bolt.wait_acked()
+        receiver.hang.set()
+        bolt.send(frame(FRAMES))  # the sink is writing it when the worker dies
+        assert receiver.hung.wait(30), "the last frame never reached the HTTP endpoint"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        bolt.close()
+        receiver.release.set()
+
+        proc, base = start_worker(tmp_path, fake_manager, registry_service, "fsync", **allow)
+        procs.append(proc)
+        bolt = StandInBolt(registry_client)
+        bolt.send(encode_control("start", PUB, 1))
+        for k in range(FRAMES + 1):  # the replay
+            bolt.send(frame(k))
+        bolt.wait_acked()
+        bolt.close()
+        status = outflow(base)
+        assert status["marks"]["uncertain"] == ROWS  # the frame the sink was writing
+        assert status["duplicates"] == FRAMES * ROWS  # the acknowledged ones: dropped
+        counts = collections.Counter(receiver.rows)
+        last = range(FRAMES * ROWS, (FRAMES + 1) * ROWS)
+        assert {n for n, c in counts.items() if c == 2} == set(last)  # that frame, twice
+        assert sorted(counts) == list(range((FRAMES + 1) * ROWS))
+        logged = (tmp_path / "worker.log").read_text()
+        assert f"the worker stopped while its sinks took {ROWS} result(s) of {PUB}" in logged
+        text = worker_open(f"{base}/metrics").read().decode()
+        assert re.search(rf"cep_worker_publisher_marks_uncertain_total\{{[^}}]*\}} {ROWS}\.0", text)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGKILL)
+                p.wait(timeout=10)
+        receiver.close()
