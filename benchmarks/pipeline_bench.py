@@ -3,8 +3,10 @@
 Stages (each run `--runs` times after a warm-up; medians reported):
   ingest     client PUSH -> worker ZeroMQ receiver -> validation -> spout connection -> a PULL
              socket standing in for the receiver spout (registered with a real registry)
-  publish    a PUSH socket standing in for a publisher bolt -> worker publisher service ->
-             file sink (JSON lines)
+  publish    a DEALER socket standing in for a publisher bolt -> worker publisher service ->
+             file sink (JSON lines), until the last frame is acknowledged; with --identity
+             version 5 frames (publisher id, lanes: duplicate marks kept), with --marks
+             memory,os,fsync each way of keeping the marks in the same run (delivery.marks)
   link       one PUSH -> PULL link on loopback carrying 1,000-event frames, plain and with
              CURVE (alternating runs): the cost of encryption per link
   latency    ZeroMQ receiver -> sink through a standalone worker running a filter plan on the
@@ -22,6 +24,7 @@ Stages (each run `--runs` times after a warm-up; medians reported):
              benchmarks/recovery_bench.py
 
     .venv/bin/python benchmarks/pipeline_bench.py --stage ingest --events 500000 --runs 5
+    .venv/bin/python benchmarks/pipeline_bench.py --stage publish --marks memory,os,fsync --runs 3
     .venv/bin/python benchmarks/pipeline_bench.py --stage full --compare --runs 3
     .venv/bin/python benchmarks/pipeline_bench.py --stage full --checkpoint-compare --runs 3
 """
@@ -163,27 +166,50 @@ def link_compare(args):
     )
 
 
-def run_publish(n):
-    """Events/s from a stand-in publisher bolt through the publisher service to a file sink."""
+def run_publish(n, identity=False, frame=1000, marks=None):
+    """Events/s from a stand-in publisher bolt through the publisher service to a file sink,
+    until the service acknowledged the last frame. `identity`: version 5 frames (a publisher
+    id and one lane per frame, numbered as a real publisher bolt numbers them), so the
+    service keeps duplicate marks; `marks` (fsync or os): the marks are kept on disk too."""
+    from cep.protocol.frames import encode_output
     from publishers.service import PublisherService, numbered
     from publishers.sink_set import SinkSet
 
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "out.jsonl")
         sset = SinkSet.from_specs({"Out": [{"type": "file", "options": {"path": path}}]}, "b")
+        store = None
+        if marks:
+            from publishers.marks_log import MarksLog
+
+            store = MarksLog(os.path.join(tmp, "out.marks"), marks, "b").open(sset.dedup)
         svc = PublisherService(sset, "127.0.0.1").start()
         push = zmq.Context.instance().socket(zmq.DEALER)  # as a publisher bolt
         push.connect(f"tcp://127.0.0.1:{svc.port}")
-        frames = [numbered(i + 1, encode_batch("Out", b)) for i, b in enumerate(batches(n))]
-        t0 = time.perf_counter()
+        frames = []
+        for i, b in enumerate(batches(n, frame)):
+            if identity:
+                lane = (("w1/-1234/Bench/StockStream#0a1b2c3d|f:0", i * frame, len(b)),)
+                body = encode_output("Out", b, "Bench[-1234]:pub:0", 0, i * frame, lane)
+            else:
+                body = encode_batch("Out", b)
+            frames.append(numbered(i + 1, body))
+        last = len(frames).to_bytes(8, "little")
+        t0, c0 = time.perf_counter(), time.process_time()
         for f in frames:
             push.send_multipart(f)
-        while svc.events < n:
-            time.sleep(0.001)
-        elapsed = time.perf_counter() - t0
+        while push.recv() != last:  # acknowledgements are cumulative: wait for the last
+            pass
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         push.close(0)
         svc.stop()
+        if store is not None:
+            store.close()
+    _PUBLISH_CPU.append(cpu / n * 1e6)
     return n / elapsed
+
+
+_PUBLISH_CPU: list = []  # CPU seconds (this process, every thread) per million events
 
 
 LATENCY_PLAN = """@Plan:name('Bench')
@@ -617,6 +643,43 @@ def run_compare(args):
     )
 
 
+def publish_compare(args):
+    """The publish stage once per way of keeping marks (`--marks`), alternating in each
+    round; medians of --runs."""
+    modes = [m.strip() for m in args.marks.split(",") if m.strip()] or [""]
+    identity = args.identity or args.marks != ""
+    rates = {m: [] for m in modes}
+    cpu = {m: [] for m in modes}
+    for m in modes:  # warm-up
+        run_publish(min(args.events, 50000), identity, args.frame_size, _store_mode(m))
+    for _ in range(args.runs):
+        for m in modes:
+            rates[m].append(run_publish(args.events, identity, args.frame_size, _store_mode(m)))
+            cpu[m].append(_PUBLISH_CPU[-1])
+    for m in modes:
+        print(
+            json.dumps(
+                {
+                    "stage": "publish",
+                    "frames": "v5" if identity else "v1",
+                    "marks": m or ("memory" if identity else None),
+                    "frame_size": args.frame_size,
+                    "events": args.events,
+                    "median_events_per_s": int(statistics.median(rates[m])),
+                    "runs": [int(r) for r in rates[m]],
+                    # CPU time is what the marks cost; wall-clock rates swing with the load
+                    "median_cpu_s_per_M_events": round(statistics.median(cpu[m]), 2),
+                    "load": round(os.getloadavg()[0], 1),
+                }
+            ),
+            flush=True,
+        )
+
+
+def _store_mode(mode):
+    return None if mode in ("", "memory") else mode
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -655,6 +718,20 @@ def main(argv=None):
         help="full stage: without "
         "checkpoints (at most once), with them (os) and with fsync in the same run",
     )
+    ap.add_argument(
+        "--identity",
+        action="store_true",
+        help="publish stage: version 5 frames with a publisher id and lanes, as publisher "
+        "bolts send them (the service keeps duplicate marks)",
+    )
+    ap.add_argument("--frame-size", type=int, default=1000, help="publish stage: events per frame")
+    ap.add_argument(
+        "--marks",
+        default="",
+        help="publish stage: comma-separated ways to keep the duplicate marks, alternating in "
+        "every round: memory (in memory only), os, fsync (on disk: delivery.marks); implies "
+        "--identity",
+    )
     args = ap.parse_args(argv)
     print(
         f"# {platform.node()} {platform.processor() or platform.machine()}, "
@@ -687,7 +764,10 @@ def main(argv=None):
                 )
             )
             continue
-        fn = run_ingest if stage == "ingest" else run_publish
+        if stage == "publish":
+            publish_compare(args)
+            continue
+        fn = run_ingest
         fn(min(args.events, 50000))  # warm-up
         rates = [fn(args.events) for _ in range(args.runs)]
         print(

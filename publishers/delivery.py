@@ -175,21 +175,41 @@ def fresh_events(marks, base, ident, events):
 class Dedup:
     """Duplicate detection of at-least-once output, per stream. Version 5 frames are checked
     per lane (LaneMarks); version 3 frames by the highest (epoch, seq) per (publisher,
-    stream): a batch's leading events at or below it are duplicates. In memory: a worker
-    restart forgets it."""
+    stream): a batch's leading events at or below it are duplicates.
+
+    The marks live in memory; with a `store` (publishers/marks_log.py MarksLog, the worker's
+    `delivery.marks` setting) they are also kept on disk in the worker's state dir, so a
+    worker process that is killed and started again still drops what it wrote before: each
+    frame that takes a result is recorded before the sinks get it (`fresh`) and confirmed
+    after (`taken`), and the publisher service acknowledges a frame once its confirmation is
+    durable. Without a store a worker restart forgets the marks, and a replay after it writes
+    again what the worker wrote before."""
 
     def __init__(self, label=""):
         self.marks = {}  # (publisher, stream) -> (epoch, last seq): version 3 frames
         self.lanes = LaneMarks(label)  # (publisher, stream, lane) -> marks: version 5
+        self.store = None  # MarksLog: the marks on disk (set by MarksLog.open)
 
     def fresh(self, stream, ident, events):
-        """(events not seen before, how many were) of a batch with identity `ident`."""
+        """(events not seen before, how many were) of a batch with identity `ident`; with a
+        store, a batch that takes anything is recorded before it goes to the sinks."""
         if not events:
             return events, 0
         if ident.runs is not None:
-            return fresh_events(self.lanes, (ident.publisher, stream), ident, events)
-        skip = self.skip(stream, ident, len(events))
+            out, dups = fresh_events(self.lanes, (ident.publisher, stream), ident, events)
+            if self.store is not None and dups < len(events):
+                self.store.frame_v5(ident.publisher, stream, ident.runs, len(events) - dups)
+            return out, dups
+        n = len(events)
+        skip = self.skip(stream, ident, n)
+        if self.store is not None and skip < n:
+            self.store.frame_v3(ident.publisher, stream, ident.epoch, ident.first_seq, n, n - skip)
         return (events[skip:] if skip else events), skip
+
+    def taken(self):
+        """The sinks took the batch `fresh` passed last: its marks are confirmed."""
+        if self.store is not None:
+            self.store.confirm()
 
     def skip(self, stream, ident, n):
         """How many leading events of a version 3 batch of `n` with identity `ident` were
@@ -210,6 +230,52 @@ class Dedup:
         restart that replays its sources from the start, checkpoint 0) the marks find the
         replayed results."""
         if restored is None:
-            for key in [k for k in self.marks if k[0] == publisher]:
-                del self.marks[key]
-            self.lanes.forget(lambda k: k[0] == publisher)
+            self.forget(publisher)
+            if self.store is not None:
+                self.store.forget(publisher)
+
+    def forget(self, publisher):
+        """Forget every mark of `publisher`."""
+        for key in [k for k in self.marks if k[0] == publisher]:
+            del self.marks[key]
+        self.lanes.forget(lambda k: k[0] == publisher)
+
+    # -- the store's view: the marks as plain lists, and its records replayed --
+    def state(self):
+        """([[publisher, stream, epoch, seq]], [[publisher, stream, lane, last, holes]])."""
+        v3 = [[p, s, e, q] for (p, s), (e, q) in self.marks.items()]
+        lanes = [
+            [*key, last, [list(h) for h in self.lanes.holes.get(key, ())]]
+            for key, last in self.lanes.last.items()
+        ]
+        return v3, lanes
+
+    def load_state(self, v3, lanes):
+        """Replace every mark with a `state()` snapshot."""
+        self.marks = {(str(p), str(s)): (int(e), int(q)) for p, s, e, q in v3}
+        self.lanes.last, self.lanes.holes = {}, {}
+        for *key, last, holes in lanes:
+            k = tuple(str(x) for x in key)
+            self.lanes.last[k] = int(last)
+            if holes:
+                self.lanes.holes[k] = [[int(a), int(b)] for a, b in holes]
+
+    def replay_runs(self, publisher, stream, runs):
+        """Take a recorded version 5 frame's runs again (the same marks as the first time)."""
+        for lane, first, n in runs:
+            self.lanes.take((publisher, stream, lane), first, n)
+
+    def replay_seqs(self, publisher, stream, epoch, first, n):
+        """Take a recorded version 3 frame again."""
+        key, end = (publisher, stream), (epoch, first + n - 1)
+        last = self.marks.get(key)
+        if n and (last is None or end > last):
+            self.marks[key] = end
+
+    def ticket(self):
+        """Where the store must be durable before a frame handled now is acknowledged."""
+        return 0 if self.store is None else self.store.ticket()
+
+    def durable(self):
+        """The store's durable offset (a ticket at or below it may be acknowledged)."""
+        return float("inf") if self.store is None else self.store.durable()

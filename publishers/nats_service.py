@@ -3,7 +3,8 @@ reads the plan's outflow subject `cep.out.<tenant>.<plan>` (connectors/nats_tran
 through the durable consumer `cep_out_<tenant>_<plan>` and hands each output frame to the
 plan's SinkSet, as the ZeroMQ publisher service does (publishers/service.py: the same frame
 handling, counts and metrics). Each message is acknowledged (explicit acknowledgement) once
-its frame was handed to the sinks, so what a worker had not written when it died is
+its frame was handed to the sinks (and its duplicate marks are durable, when they are kept
+on disk: publishers/marks_log.py), so what a worker had not written when it died is
 delivered again (after ACK_WAIT_S) to a worker that serves the plan (its deduplication
 drops what it recognises).
 
@@ -107,6 +108,9 @@ class NatsPublisherService(PublisherService):
             for msg in msgs:
                 self._handle(msg.data)
             if msgs:
+                store = self.sink_set.dedup.store  # marks on disk: durable before the ack
+                if store is not None:
+                    store.wait(store.ticket())
                 self.loop.run(self._ack(msgs), 30)
                 self.acked = self.events
             if time.monotonic() >= self._next_sample:

@@ -2,12 +2,16 @@
 event batches to (PROTOCOL.md section 2), handed to the plan's SinkSet. A bolt sends
 `[number, frame]` (8-byte little-endian number); once the sinks have taken the frame the
 service answers `[number]`, which acknowledges every frame of that bolt up to it (the bolt
-keeps a frame until then and sends it to the next worker if this one goes away).
+keeps a frame until then and sends it to the next worker if this one goes away). When the
+plan's duplicate marks are kept on disk (publishers/marks_log.py), the answer waits until the
+marks of the frame are durable: the service goes on taking frames meanwhile and answers them
+together when the group commit is done (per bolt only the highest number).
 
 The worker registers `host:port` with the manager's registry (kind `publisher`); frames that do
 not decode, have another format version or name a stream without sinks are dropped, counted and
 logged, and the socket keeps working."""
 
+import collections
 import logging
 import threading
 
@@ -21,6 +25,7 @@ from publishers.exceptions import PublisherError
 
 log = logging.getLogger(__name__)
 POLL_MS = 100
+ACK_POLL_MS = 1  # while answers wait for the marks' group commit
 
 
 def numbered(number, frame):
@@ -62,6 +67,7 @@ class PublisherService:
         self.events = 0
         self.dropped_frames = 0
         self.controls = 0
+        self._acks = collections.deque()  # (peer, number, marks ticket) not yet answered
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._run, daemon=True, name=f"publisher {sink_set.label}:{self.port}"
@@ -100,15 +106,18 @@ class PublisherService:
         poller.register(self._sock, zmq.POLLIN)
         try:
             while not self._stop.is_set():
-                if poller.poll(POLL_MS):
+                if poller.poll(ACK_POLL_MS if self._acks else POLL_MS):
                     self._receive(self._sock.recv_multipart(copy=True))
+                if self._acks:
+                    self._answer()
         finally:  # a failure keeps the socket for the supervisor's restart
             if self._stop.is_set():  # the port is free when stop() returns
                 close_bound(self._sock)
 
     def _receive(self, parts):
-        """`[peer, number, frame]` from a bolt: handled, then acknowledged. A frame that does
-        not decode is acknowledged too (sending it again would not make it decode)."""
+        """`[peer, number, frame]` from a bolt: handled, then acknowledged once its marks are
+        durable. A frame that does not decode is acknowledged too (sending it again would not
+        make it decode)."""
         if len(parts) != 3 or len(parts[1]) != 8:
             self.dropped_frames += 1
             log.warning(
@@ -120,10 +129,20 @@ class PublisherService:
             return
         peer, number, frame = parts
         self._handle(frame)
-        try:
-            self._sock.send_multipart([peer, number], zmq.NOBLOCK)
-        except zmq.ZMQError:
-            pass  # the bolt went away (or its pipe is full): a later acknowledgement covers it
+        self._acks.append((peer, number, self.sink_set.dedup.ticket()))
+
+    def _answer(self):
+        """Acknowledge, in order, the frames whose marks are durable: per bolt the highest
+        number (an acknowledgement covers every frame of that bolt up to it)."""
+        durable, acks, last = self.sink_set.dedup.durable(), self._acks, {}
+        while acks and acks[0][2] <= durable:
+            peer, number, _ = acks.popleft()
+            last[peer] = number
+        for peer, number in last.items():
+            try:
+                self._sock.send_multipart([peer, number], zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass  # the bolt went away (or its pipe is full): a later one covers it
 
     def _handle(self, frame):
         try:
@@ -152,6 +171,7 @@ class PublisherService:
             **self.sink_set.fences.metrics(),
             "controls": self.controls,
             "committed": self.sink_set.committed,
+            "marks": self.sink_set.marks(),
             "publishers": dict(self.sink_set.publishers),
             "streams": self.sink_set.metrics(),
         }

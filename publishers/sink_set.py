@@ -103,6 +103,7 @@ class SinkSet:
             counts["duplicates"] += dups
             for sink in sinks:
                 self._deliver(sink, events, fresh, dups, ident, counts)
+            self.dedup.taken()  # the marks of what the sinks took (on disk: confirmed)
 
     def _deliver(self, sink, events, fresh, dups, ident, counts):
         mode = sink.delivery
@@ -224,6 +225,12 @@ class SinkSet:
         """Results that never reached this worker (gaps in a lane's numbers), and how many
         of them came later."""
         return {"gaps": self.dedup.lanes.gaps, "filled": self.dedup.lanes.filled}
+
+    def marks(self):
+        """The duplicate marks file's counters (publishers/marks_log.py), or None when the
+        marks are kept in memory only."""
+        store = self.dedup.store
+        return None if store is None else store.metrics()
 
     def close(self):
         for sinks in self._sinks.values():

@@ -212,6 +212,18 @@ WORKER_SCHEMA = Schema(
             "count (false: write them again, as Flink's at-least-once does)",
         ),
         Setting(
+            "delivery",
+            "marks",
+            str,
+            "fsync",
+            "where the duplicate marks of at-least-once output are kept: fsync (on disk under "
+            "<worker.data_dir>/marks, a group commit fdatasyncs them before the publisher bolt "
+            "is answered: a worker restart, even a machine crash, does not write an answered "
+            "result twice), os (on disk, written to the OS before the answer: survives a "
+            "worker crash), off (in memory: a worker restart forgets them)",
+            ("fsync", "os", "off"),
+        ),
+        Setting(
             "worker",
             "data_dir",
             str,
@@ -349,6 +361,12 @@ def wal_dir(cfg: Settings, worker_id: str) -> str:
         return os.path.join(os.path.abspath(cfg["worker.data_dir"]), "wal")
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in worker_id)
     return os.path.join(os.path.abspath(cfg["worker.state_dir"]), safe, "wal")
+
+
+def marks_dir(cfg: Settings, worker_id: str) -> str:
+    """Root of the duplicate marks files (publishers/marks_log.py): <worker.data_dir>/marks,
+    by default <worker.state_dir>/<worker id>/marks, beside the write-ahead logs."""
+    return os.path.join(os.path.dirname(wal_dir(cfg, worker_id)), "marks")
 
 
 def worker_id(cfg: Settings, http_port: Optional[int]) -> str:

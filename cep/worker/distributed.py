@@ -10,7 +10,7 @@ plan's outflow subject; neither registers with the registry."""
 import logging
 
 from cep.policy.exceptions import PolicyViolation
-from cep.worker.config import host_policy
+from cep.worker.config import host_policy, marks_dir
 from cep.worker.exceptions import PlanDeployError
 from cep.worker.inflow import SpoutConnection
 from cep.worker.logged_inflow import LoggedSpoutConnection
@@ -55,6 +55,7 @@ class DistributedPlan:
         self.inflows = {}
         self.service = self.heartbeat = None
         self.nats_url = self._nats_url() if spec.transport == "nats" else None
+        marks = marks_dir(cfg, identity.worker_id)  # duplicate marks kept across restarts
         try:
             if "receiver" in roles:
                 for s in spec.imported:
@@ -63,7 +64,10 @@ class DistributedPlan:
                 self.service = adopt(
                     threads,
                     NatsPublisherService(
-                        build_sink_set(cfg, spec, memory), self.nats_url, spec.tenant, spec.name
+                        build_sink_set(cfg, spec, memory, marks),
+                        self.nats_url,
+                        spec.tenant,
+                        spec.name,
                     ),
                     f"publisher {self.port_key}",
                 )
@@ -76,7 +80,7 @@ class DistributedPlan:
                     else None
                 )
                 self.service = PublisherService(
-                    build_sink_set(cfg, spec, memory),
+                    build_sink_set(cfg, spec, memory, marks),
                     cfg["receivers.http_host"],
                     port,
                     keys=keys,

@@ -16,6 +16,7 @@ from cep.worker.config import worker_id
 from cep.worker.exceptions import PlanDeployError, WorkerConfigError
 from cep.worker.access import StatusGuard
 from cep.worker.managers import FailoverRegistry, ManagerSet, worker_secret
+from cep.worker.plumbing import close_marks
 from cep.worker.ports import PortBook
 from cep.worker.self_undeploy import SelfUndeploy
 from cep.worker.status_api import status_blueprint
@@ -185,6 +186,7 @@ class Worker:
         with self._lock:
             for key in list(self.plans):
                 self.undeploy(key, unregister=False)  # a restart takes the same ports again
+            close_marks(self.output_marks)  # synced: a restart loads them
         if self.zmq:
             self.zmq.stop()
         self.http.stop()
@@ -198,7 +200,9 @@ class Worker:
         with self._lock:
             for key in [k for k in self.plans if k not in wanted]:
                 self.undeploy(key)
-                self.output_marks.pop(key, None)  # removed, not redeployed: forget its marks
+                # removed, not redeployed: forget its marks (and delete their file)
+                close_marks(self.output_marks, key, remove=True)
+                self.output_marks.pop(key, None)
             for key, spec in wanted.items():
                 running = self.plans.get(key)
                 if running is not None and running.spec.version == spec.version:

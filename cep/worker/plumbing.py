@@ -6,7 +6,9 @@ import os
 
 from cep.worker.config import host_policy
 from cep.worker.exceptions import PlanDeployError
+from cep.worker.wal_book import path_part
 from publishers.exceptions import PublisherError
+from publishers.marks_log import MarksLog
 from publishers.sink_set import SinkSet
 from receivers.exceptions import ReceiverError
 from receivers.limits import ReceiverLimits
@@ -29,7 +31,7 @@ def default_sink_spec(cfg, spec, stream):
     return {"type": "log", "options": {"prefix": f"[{spec.tenant}:{spec.name}:{stream}] "}}
 
 
-def build_sink_set(cfg, spec, memory=None):
+def build_sink_set(cfg, spec, memory=None, marks_root=None):
     """A SinkSet for every exported stream of the plan; PlanDeployError on bad @sink settings
     or on one the host policy refuses (the worker's own default sink is not confined).
 
@@ -37,7 +39,10 @@ def build_sink_set(cfg, spec, memory=None):
     fences outlive a redeploy of the plan in this process (a self-undeploy while no manager
     answered, a restart of the plan's services), so results its topology replays after the
     plan is back are still recognised as duplicates and a stale attempt stays fenced. A new
-    topology's publisher bolts start fresh, which clears their marks (delivery.Dedup)."""
+    topology's publisher bolts start fresh, which clears their marks (delivery.Dedup).
+    `marks_root` (with `delivery.marks` fsync or os): the marks also outlive the process, in
+    `<marks_root>/<tenant>/<plan>.marks` (publishers/marks_log.py), loaded at the plan's
+    first deployment in this process."""
     specs = {s.stream: [{**x, "definition": s.definition} for x in s.specs] for s in spec.exported}
     try:
         sset = SinkSet.from_specs(
@@ -52,8 +57,41 @@ def build_sink_set(cfg, spec, memory=None):
     except PublisherError as exc:
         raise PlanDeployError(f"plan {spec.name}: {exc}") from None
     if memory is not None:
+        if spec.key not in memory and marks_root and cfg["delivery.marks"] != "off":
+            open_marks(sset.dedup, marks_path(marks_root, spec), cfg["delivery.marks"], sset.label)
         sset.dedup, sset.fences = memory.setdefault(spec.key, (sset.dedup, sset.fences))
     return sset
+
+
+def marks_path(root, spec):
+    """The duplicate marks file of a plan under the worker's marks folder."""
+    return os.path.join(root, path_part(spec.tenant), f"{path_part(spec.name)}.marks")
+
+
+def open_marks(dedup, path, durability, label=""):
+    """Keep `dedup`'s marks in `path` (loading what is there); a file that cannot be opened
+    or written leaves the marks in memory, with the reason logged: the plan still runs.
+    `label` names the plan in log lines."""
+    try:
+        MarksLog(path, durability, label or os.path.basename(path)).open(dedup)
+    except OSError as exc:
+        log.error(
+            "duplicate marks file %s cannot be used (%s): the marks stay in memory, and a "
+            "worker restart forgets them",
+            path,
+            exc,
+        )
+
+
+def close_marks(memory, key=None, remove=False):
+    """Close the marks files of the plan `key` (every plan when None), syncing them;
+    `remove`: delete the file too (the plan was removed)."""
+    for k in [key] if key is not None else list(memory):
+        kept = memory.get(k)
+        store = kept[0].store if kept is not None else None
+        if store is not None:
+            store.close(remove=remove)
+            kept[0].store = None
 
 
 def check_policy(spec, cfg):

@@ -126,6 +126,13 @@ class WorkerCollector:
             "results missing from a lane's numbers: never reached this worker (logged at ERROR)",
             PLAN,
         )
+        uncertain = _family(
+            "counter",
+            "cep_worker_publisher_marks_uncertain",
+            "results the sinks were taking when the worker process died (their duplicate marks "
+            "were not confirmed): a replay may write them twice",
+            PLAN,
+        )
         for key, h in handles.items():
             service = getattr(h, "service", None)
             if service is not None:
@@ -133,6 +140,8 @@ class WorkerCollector:
                 frames.add_metric([wid, *key.split("/", 1)], m["events"])
                 dropped.add_metric([wid, *key.split("/", 1)], m["dropped_frames"])
                 gaps.add_metric([wid, *key.split("/", 1)], m.get("gaps", 0))
+                marks = m.get("marks") or {}
+                uncertain.add_metric([wid, *key.split("/", 1)], marks.get("uncertain", 0))
                 streams = m["streams"]
             elif getattr(h, "sinks", None) is not None:  # standalone: the engine feeds the sinks
                 streams = h.sinks.metrics()
@@ -147,7 +156,7 @@ class WorkerCollector:
                     dropped_by_sink.add_metric(
                         labels + [f"{sink.get('type')}#{i}"], sink.get("dedup_dropped", 0)
                     )
-        return frames, dropped, sent, errors, dups, dropped_by_sink, gaps
+        return frames, dropped, sent, errors, dups, dropped_by_sink, gaps, uncertain
 
 
 WAL_GAUGES = {  # LoggedSpoutConnection.metrics()["wal"] key -> (metric, help)

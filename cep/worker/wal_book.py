@@ -25,7 +25,7 @@ class UnknownLogError(WalError):
     """A commit or replay names a stream or receiver id this worker does not log."""
 
 
-def _part(name):
+def path_part(name):
     """A file-name-safe path part (plan and stream ids are user text)."""
     safe = quote(str(name), safe="-_.")
     return safe if safe not in ("", ".", "..") else quote(safe.replace(".", "%2E"))
@@ -47,7 +47,7 @@ class WalBook:
         return cls(cfg) if cfg["wal.enabled"] else None
 
     def directory(self, tenant, plan, stream):
-        return os.path.join(self.root, _part(tenant), _part(plan), _part(stream))
+        return os.path.join(self.root, path_part(tenant), path_part(plan), path_part(stream))
 
     @staticmethod
     def receiver_id(worker_id, tenant, plan, stream, log_id):
