@@ -137,6 +137,8 @@ def build_single_query(query, ctx, name):
     )
     if not procs and not named:  # the selector heads the chain: it may take columnar batches
         _columnar(selector, query, scope, definition, pre, fuse, ctx.wanted_kinds(query))
+    elif len(procs) == 1 and len(handlers) == 1 and not named and ctx.timer_owners:
+        _window_kernel(procs[0], selector, query, scope, definition)
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
     out = ctx.build_output(query, out_def, selector)
     chain = procs + [selector]
@@ -169,6 +171,24 @@ def _columnar(*args):
     except ImportError:
         return
     attach_columnar(*args)
+
+
+def _window_kernel(window, selector, query, scope, definition):
+    """A columnar kernel for a window heading the chain with its selector
+    (cep.engine.columnar.batchwin), when numpy is there and one applies."""
+    from cep.engine.windows.batch import ExternalTimeBatchWindow, LengthBatchWindow
+
+    if type(window) not in (LengthBatchWindow, ExternalTimeBatchWindow):
+        return
+    try:
+        from cep.engine.columnar import batchwin
+    except ImportError:
+        return
+    ext = None
+    if type(window) is ExternalTimeBatchWindow:
+        ext = batchwin.attribute_index(query.input.handlers[0].params[0], scope)
+    target = getattr(query.output, "target", "output")
+    batchwin.install(window, selector, definition, target, ext)
 
 
 def _expires_arrivals(stream, procs, fuse):
