@@ -159,8 +159,15 @@ def _fuse_spec(stream, query, scope, ctx):
     w = fusable_window(stream, query.selector)
     if w is None:
         return None, None
-    (param,) = catalog_windows.lookup(w.name).processor_class().parse(WindowParams(w, scope))
-    return FuseSpec(w.name.lower(), param, ctx.playback), None
+    kind = w.name.lower()
+    args = catalog_windows.lookup(w.name).processor_class().parse(WindowParams(w, scope))
+    if kind == "timelength":  # (T, n); the fused loop is the playback one
+        return (FuseSpec(kind, args[0], True, args[1]), None) if ctx.playback else (None, None)
+    if kind == "externaltime":  # (getter, T): fused when the time is a plain attribute
+        i = _attribute_index(w.params[0], scope)
+        return (FuseSpec(kind, args[1], ctx.playback, i), None) if i is not None else (None, None)
+    (param,) = args
+    return FuseSpec(kind, param, ctx.playback), None
 
 
 def _columnar(*args):
@@ -171,6 +178,18 @@ def _columnar(*args):
     except ImportError:
         return
     attach_columnar(*args)
+
+
+def _attribute_index(param, scope):
+    """The row index of a window parameter that is a plain attribute, else None."""
+    from cep.engine.expressions import compile_expression
+    from cep.model import Variable
+
+    if not isinstance(param, Variable):
+        return None
+    src = compile_expression(param, scope).source
+    inner = src[2:-1] if src.startswith("r[") and src.endswith("]") else ""
+    return int(inner) if inner.isdigit() else None
 
 
 def _window_kernel(window, selector, query, scope, definition):
@@ -186,7 +205,7 @@ def _window_kernel(window, selector, query, scope, definition):
         return
     ext = None
     if type(window) is ExternalTimeBatchWindow:
-        ext = batchwin.attribute_index(query.input.handlers[0].params[0], scope)
+        ext = _attribute_index(query.input.handlers[0].params[0], scope)
     target = getattr(query.output, "target", "output")
     batchwin.install(window, selector, definition, target, ext)
 

@@ -46,16 +46,6 @@ def _attr(src: str) -> Optional[int]:
     return None
 
 
-def attribute_index(param: Any, scope: Any) -> Optional[int]:
-    """The index of a window parameter that is a plain attribute, else None."""
-    from cep.engine.expressions import compile_expression
-    from cep.model import Variable
-
-    if not isinstance(param, Variable):
-        return None
-    return _attr(compile_expression(param, scope).source)
-
-
 def batch_plan(sel: Any, window: Any, ext: Optional[int]) -> Optional[dict[str, Any]]:
     """What the kernel computes for selector `sel` after batch window `window` (`ext`: the
     externalTimeBatch attribute's index), or None when it does not apply exactly."""

@@ -20,6 +20,7 @@ import numpy as np
 
 from cep.engine.columnar import segscan
 from cep.engine.columnar.columns import DTYPES, Columns, pylist
+from cep.engine.columnar.extremes import Extremes
 from cep.engine.events import CURRENT
 from cep.model import AttrType
 
@@ -40,9 +41,14 @@ def _attr(src):
 
 def sliding_plan(c, spec):
     """The kernel's plan of an AggCode `c`, or None when it does not apply."""
-    if c.wanted != {CURRENT} or c.hv is not None or (spec.kind == "time" and not spec.playback):
+    if (
+        c.wanted != {CURRENT}
+        or c.hv is not None
+        or (spec.kind in ("time", "timelength") and not spec.playback)
+    ):
         return None
     slots = {}  # slot -> (kind, attribute index or None)
+    extremes = {}  # min/max without group by: slot -> (name, attribute index)
     for a in c.aggs:
         name = a.spec.name
         arg = None
@@ -56,6 +62,8 @@ def sliding_plan(c, spec):
             slots[a.slots[0]], slots[a.slots[1]] = ("fsum", arg), ("cnt", arg)
         elif name == "count":
             slots[a.slots[0]] = ("all", None)
+        elif name in ("min", "max") and arg is not None and not c.keys:
+            extremes[a.slots[0]] = (name, arg)
         else:
             return None
     if c.population is not None:
@@ -71,6 +79,7 @@ def sliding_plan(c, spec):
         return None
     return {
         "slots": slots,
+        "extremes": extremes,
         "keys": keys,
         "outs": outs,
         "types": [x.type for x in c.compiled],
@@ -89,6 +98,7 @@ class SlidingKernel:
         self.dtypes = [DTYPES[t] for t in plan["types"]]
         self.key_types = plan["key_types"]
         self.cols = sorted({a for _, a in self.slots.values() if a is not None} | set(self.keys))
+        self.extremes = Extremes(plan["extremes"]) if plan.get("extremes") else None
 
     def expiries(self, win, cols, now):
         """e[i]: window+batch events expired once arrival i has expired its share."""
@@ -96,6 +106,8 @@ class SlidingKernel:
         idx = np.arange(b)
         if self.spec.kind == "length":
             return np.maximum(0, m + idx - self.spec.param + 1)
+        if self.spec.kind == "externaltime":
+            return self._external_expiries(win, cols)
         ts = cols.timestamps
         if (
             not win.sorted
@@ -106,7 +118,29 @@ class SlidingKernel:
         lims = np.maximum.accumulate(np.maximum(ts, now)) - self.spec.param
         k = win.count_le(int(lims[-1]))
         cts = win.head_ts(k) if k < m else np.concatenate([win.head_ts(m), ts])
-        return np.minimum(np.searchsorted(cts, lims, "right"), m + idx)
+        e = np.minimum(np.searchsorted(cts, lims, "right"), m + idx)
+        if self.spec.kind == "timelength":  # then one more when the window is full
+            e = np.maximum(e, m + idx - self.spec.extra + 1)
+        return e
+
+    def _external_expiries(self, win, cols):
+        """externalTime: an arrival expires the oldest events whose time attribute is at or
+        below its own minus T; exact by `searchsorted` while the attribute never decreases
+        over the window and the batch (else None: the row loop)."""
+        i, m, b = self.spec.extra, len(win), len(cols)
+        if cols.nulls[i] is not None:
+            return None
+        ext = cols.values[i].astype(np.int64, copy=False)
+        if m:
+            hv, hm = win.head_column(i, m)
+            if hm is not None:
+                return None
+            ext = np.concatenate([hv.astype(np.int64, copy=False), ext])
+        if len(ext) > 1 and bool((ext[1:] < ext[:-1]).any()):
+            return None
+        with np.errstate(all="ignore"):
+            lims = ext[m:] - self.spec.param
+        return np.minimum(np.searchsorted(ext, lims, "right"), m + np.arange(b))
 
     def run(self, state, win, cols, now):
         e = self.expiries(win, cols, now)
@@ -140,10 +174,18 @@ class SlidingKernel:
         src[arrive] = h + np.arange(b)
         exp_src = np.arange(E)
         src[~is_arr] = np.where(exp_src < m, exp_src, exp_src - m + h)
+        ext = None
+        if self.extremes is not None:  # checked before any state changes
+            ext = self.extremes.run(state, win, cols, e)
+            if ext is None:
+                return None
         keys, codes = self._groups(data, h + b)
         after = self._accumulate(state, keys, codes[src], src, is_arr, data)
         if after is None:
             return None
+        if ext is not None:
+            Extremes.store(state, {slot: f for slot, (_, f) in ext.items()})
+            after.update({("extreme", slot): v for slot, (v, _) in ext.items()})
         return self._output(after, arrive, cols), E
 
     def expire(self, state, win, now):
@@ -154,11 +196,18 @@ class SlidingKernel:
         k = win.count_le(now - self.spec.param)
         if not k:
             return 0
+        fin = None
+        if self.extremes is not None:
+            fin = self.extremes.expire(state, win, k)
+            if fin is None:
+                return None
         data = {i: win.head_column(i, k) for i in self.cols}
         keys, codes = self._groups(data, k)
         src = np.arange(k)
         if self._accumulate(state, keys, codes, src, np.zeros(k, bool), data) is None:
             return None
+        if fin is not None:
+            Extremes.store(state, fin)
         return k
 
     def _groups(self, data, n):
@@ -334,7 +383,9 @@ class SlidingKernel:
                 nulls.append(cols.nulls[x])
                 continue
             name, sl = x.spec.name, x.slots
-            if name == "avg":
+            if name in ("min", "max"):  # each arrival's answer already
+                v = after[("extreme", sl[0])]
+            elif name == "avg":
                 s, n = after[sl[0]][arrive], after[sl[1]][arrive]
                 with np.errstate(all="ignore"):
                     v = np.where(n != 0, s / np.where(n != 0, n, 1), 0.0)
