@@ -242,24 +242,9 @@ class SlidingKernel:
             slot: self._op_values(kind, arg, data, src, is_arr)
             for slot, (kind, arg) in self.slots.items()
         }
-        cut = None
         with np.errstate(all="ignore"):
-            pop, after, final = c.population, {}, {}
-            if pop is not None:  # a group that empties is forgotten: it starts again
-                after[pop], final[pop] = segscan.scan(lay, inits[pop], *ops[pop])
-                resets = ~is_arr & (after[pop] == 0)
-                if resets.any() and not self._resets_exact(lay, inits, ops, resets):
-                    return None  # a floating sum kept a rounding residue: the rows keep it
-                if resets.any():
-                    after, final = {}, {}
-                    cut = segscan.split(lay, resets, cells)
-                    if cut is None:
-                        return None
-                    lay, inits = cut[0], self._cut_inits(inits, cut)
-            done = {self._sig(pop, data): pop} if pop in after else {}
+            after, final, done = {}, {}, {}
             for slot in self.slots:
-                if slot in after:
-                    continue
                 sig = self._sig(slot, data)
                 other = done.get(sig)
                 if other is not None and inits[other] == inits[slot]:  # count() twice
@@ -267,24 +252,32 @@ class SlidingKernel:
                     continue
                 after[slot], final[slot] = segscan.scan(lay, inits[slot], *ops[slot])
                 done[sig] = slot
-        if cut is not None:
-            final = {slot: v[cut[3]] for slot, v in final.items()}
-            self._forget(state, keys, sts, lay, resets, cut)
+        if c.population is not None:
+            self._forget(state, keys, sts, lay, is_arr, after)
         self._store(state, keys, sts, final)
         return after
 
-    def _resets_exact(self, lay, inits, ops, resets):
-        """Whether every floating sum is exactly +0.0 where its group empties: only then
-        is forgetting the group (the row loop drops it only when its state is back to the
-        initial one) the same as going on."""
+    def _forget(self, state, keys, sts, lay, is_arr, after):
+        """The row loop drops a group when a removal leaves its state exactly the initial
+        one (`del G[key]`), and makes it again from the initial state when it comes back:
+        the same values as going on, so the scans above hold; here such groups leave the
+        state, and come back fresh unless their last operation dropped them."""
+        dropped = ~is_arr
         for slot, (kind, _) in self.slots.items():
-            if kind != "fsum":
-                continue
-            sums, _ = segscan.scan(lay, inits[slot], *ops[slot])
-            at = sums[resets]
-            if not ((at == 0.0) & ~np.signbit(at)).all():
-                return False
-        return True
+            v = after[slot]
+            dropped &= v == 0
+            if kind == "fsum":
+                dropped &= ~np.signbit(v)
+        if not dropped.any():
+            return
+        order = lay.order if lay.order is not None else np.arange(len(lay.codes))
+        last_op = order[np.cumsum(lay.counts) - 1]  # of each group
+        ends = dropped[last_op]
+        had = np.zeros(len(keys), bool)
+        had[lay.codes[dropped]] = True
+        for j in np.flatnonzero(had).tolist():
+            state.pop(keys[j], None)
+            sts[j] = _GONE if ends[j] else None
 
     def _sig(self, slot, data):
         """What a slot's operations are: a count of non-null values of a column without
@@ -293,29 +286,6 @@ class SlidingKernel:
         if kind == "all" or kind == "cnt" and data[arg][1] is None:
             return "all", None
         return kind, arg
-
-    def _cut_inits(self, inits, cut):
-        """Starting values of the groups cut at their resets: a group's first segment
-        starts from its state, a later one from the initial value."""
-        _, real, first, _ = cut
-        pairs = list(zip(real.tolist(), first.tolist()))
-        return {
-            slot: [inits[slot][g] if f else _init_value(None, slot, self.c, kind) for g, f in pairs]
-            for slot, (kind, _) in self.slots.items()
-        }
-
-    def _forget(self, state, keys, sts, lay, resets, cut):
-        """Groups that emptied in the batch leave the state; they come back fresh unless
-        their last operation emptied them (the row loop's `del G[key]`)."""
-        _, real, first, last = cut
-        order = lay.order if lay.order is not None else np.arange(len(lay.codes))
-        last_op = order[np.cumsum(lay.counts) - 1]  # of each virtual group
-        ends = resets[last_op[last]]
-        had = np.zeros(len(keys), bool)
-        had[real[~first]] = True
-        for j in np.flatnonzero(had | ends).tolist():
-            state.pop(keys[j], None)
-            sts[j] = _GONE if ends[j] else None
 
     def _op_values(self, kind, arg, data, src, is_arr):
         if kind == "all":

@@ -32,6 +32,10 @@ QUERIES = [
     "from S#window.length(6) select sum(price) as s, min(price) as mn, max(price) as mx, "
     "price insert into Out;",
     "from S#window.time(9) select max(f) as mf, min(q) as mq insert into Out;",
+    # groups that empty (the row loop drops them when their state is exactly the initial)
+    "from S#window.length(3) select sym, sum(price) as s, avg(price) as a, count() as c "
+    "group by sym insert into Out;",
+    "from S#window.time(4) select sym, sum(price) as s, sum(q) as sq group by sym insert into Out;",
 ]
 
 
