@@ -196,17 +196,23 @@ def _window_kernel(window, selector, query, scope, definition):
     """A columnar kernel for a window heading the chain with its selector
     (cep.engine.columnar.batchwin), when numpy is there and one applies."""
     from cep.engine.windows.batch import ExternalTimeBatchWindow, LengthBatchWindow
+    from cep.engine.windows.keyed import UniqueWindow
 
-    if type(window) not in (LengthBatchWindow, ExternalTimeBatchWindow):
+    if type(window) not in (LengthBatchWindow, ExternalTimeBatchWindow, UniqueWindow):
         return
     try:
-        from cep.engine.columnar import batchwin
+        from cep.engine.columnar import batchwin, uniquewin
     except ImportError:
+        return
+    target = getattr(query.output, "target", "output")
+    if type(window) is UniqueWindow:
+        params = query.input.handlers[0].params
+        u = _attribute_index(params[0], scope) if len(params) == 1 else None
+        uniquewin.install(window, selector, definition, target, u)
         return
     ext = None
     if type(window) is ExternalTimeBatchWindow:
         ext = _attribute_index(query.input.handlers[0].params[0], scope)
-    target = getattr(query.output, "target", "output")
     batchwin.install(window, selector, definition, target, ext)
 
 
