@@ -207,7 +207,7 @@ class BatchKernel:
             _row_loop(w, cols.events())
 
     def rows_kernel(self, batch: list[Any]) -> None:
-        batch = [e for e in batch if not e[2]]
+        """A row batch (a junction's: CURRENT events only, as the window's head gets)."""
         if not batch:
             return
         ts = np.fromiter(map(itemgetter(0), batch), np.int64, len(batch))
@@ -341,12 +341,18 @@ class BatchKernel:
             if kind == "fsum0":  # the reset leaves (sum - expired) * 0: -0.0 or NaN too
                 if not self._zero_start_safe(x, lens, prev, arg, sl[0]):
                     return None
-            if lay is None:
-                lay = self._layout(starts, k)
+            if self.length:  # flushes of n events each: a (flushes x n) matrix
+                mat = np.zeros((k, int(lens[0]) + 1))
+                mat[:, 1:] = x.reshape(k, -1)
+                with np.errstate(all="ignore"):
+                    sums = np.add.accumulate(mat, axis=1)[:, -1]
+            else:
                 if lay is None:
-                    return None
-            with np.errstate(all="ignore"):
-                _, sums = segscan.scan(lay, [0.0] * k, x, -0.0, np.float64)
+                    lay = self._layout(starts, k)
+                    if lay is None:
+                        return None
+                with np.errstate(all="ignore"):
+                    _, sums = segscan.scan(lay, [0.0] * k, x, -0.0, np.float64)
             if kind == "avg":
                 cnt = lens.astype(np.float64)
                 outs[j] = sums / cnt
