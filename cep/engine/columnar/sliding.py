@@ -21,6 +21,7 @@ import numpy as np
 from cep.engine.columnar import segscan
 from cep.engine.columnar.columns import DTYPES, Columns, pylist
 from cep.engine.columnar.extremes import Extremes
+from cep.engine.columnar.stddev import Stddevs
 from cep.engine.events import CURRENT
 from cep.model import AttrType
 
@@ -49,6 +50,7 @@ def sliding_plan(c, spec):
         return None
     slots = {}  # slot -> (kind, attribute index or None)
     extremes = {}  # min/max without group by: slot -> (name, attribute index)
+    stddevs = {}  # stddev without group by: its first slot -> attribute index
     for a in c.aggs:
         name = a.spec.name
         arg = None
@@ -64,6 +66,8 @@ def sliding_plan(c, spec):
             slots[a.slots[0]] = ("all", None)
         elif name in ("min", "max") and arg is not None and not c.keys:
             extremes[a.slots[0]] = (name, arg)
+        elif name == "stddev" and arg is not None and not c.keys:
+            stddevs[a.slots[0]] = arg
         else:
             return None
     if c.population is not None:
@@ -80,6 +84,7 @@ def sliding_plan(c, spec):
     return {
         "slots": slots,
         "extremes": extremes,
+        "stddevs": stddevs,
         "keys": keys,
         "outs": outs,
         "types": [x.type for x in c.compiled],
@@ -99,6 +104,10 @@ class SlidingKernel:
         self.key_types = plan["key_types"]
         self.cols = sorted({a for _, a in self.slots.values() if a is not None} | set(self.keys))
         self.extremes = Extremes(plan["extremes"]) if plan.get("extremes") else None
+        sd = plan.get("stddevs")
+        self.stddevs = Stddevs(sd, c.g.get("_jsqrt")) if sd else None
+        if sd:
+            self.cols = sorted(set(self.cols) | set(sd.values()))
 
     def expiries(self, win, cols, now):
         """e[i]: window+batch events expired once arrival i has expired its share."""
@@ -179,10 +188,18 @@ class SlidingKernel:
             ext = self.extremes.run(state, win, cols, e)
             if ext is None:
                 return None
+        sd = None
+        if self.stddevs is not None:
+            sd = self.stddevs.run(state, data, src, is_arr)
+            if sd is None:
+                return None
         keys, codes = self._groups(data, h + b)
         after = self._accumulate(state, keys, codes[src], src, is_arr, data)
         if after is None:
             return None
+        if sd is not None:
+            Stddevs.store(state, {slot: f for slot, (_, f) in sd.items()})
+            after.update({("stddev", slot): v for slot, (v, _) in sd.items()})
         if ext is not None:
             Extremes.store(state, {slot: f for slot, (_, f) in ext.items()})
             after.update({("extreme", slot): v for slot, (v, _) in ext.items()})
@@ -204,10 +221,17 @@ class SlidingKernel:
         data = {i: win.head_column(i, k) for i in self.cols}
         keys, codes = self._groups(data, k)
         src = np.arange(k)
+        sd = None
+        if self.stddevs is not None:
+            sd = self.stddevs.run(state, data, src, np.zeros(k, bool))
+            if sd is None:
+                return None
         if self._accumulate(state, keys, codes, src, np.zeros(k, bool), data) is None:
             return None
         if fin is not None:
             Extremes.store(state, fin)
+        if sd is not None:
+            Stddevs.store(state, {slot: f for slot, (_, f) in sd.items()})
         return k
 
     def _groups(self, data, n):
@@ -355,6 +379,8 @@ class SlidingKernel:
             name, sl = x.spec.name, x.slots
             if name in ("min", "max"):  # each arrival's answer already
                 v = after[("extreme", sl[0])]
+            elif name == "stddev":
+                v = after[("stddev", sl[0])][arrive]
             elif name == "avg":
                 s, n = after[sl[0]][arrive], after[sl[1]][arrive]
                 with np.errstate(all="ignore"):

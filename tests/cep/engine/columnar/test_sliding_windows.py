@@ -32,6 +32,11 @@ QUERIES = [
     "from S#window.length(6) select sum(price) as s, min(price) as mn, max(price) as mx, "
     "price insert into Out;",
     "from S#window.time(9) select max(f) as mf, min(q) as mq insert into Out;",
+    "from S#window.length(5) select sum(price) as s, avg(price) as a, count() as c, "
+    "min(price) as mn, max(price) as mx, stddev(price) as sd insert into Out;",
+    "from S#window.time(6) select stddev(q) as sq, stddev(f) as sf insert into Out;",
+    "from S#window.length(1) select stddev(price) as sd, price insert into Out;",
+    "from S#window.externalTime(vol, 5) select stddev(price) as sd insert into Out;",
     # groups that empty (the row loop drops them when their state is exactly the initial)
     "from S#window.length(3) select sym, sum(price) as s, avg(price) as a, count() as c "
     "group by sym insert into Out;",
