@@ -46,9 +46,12 @@ def _attr(src: str) -> Optional[int]:
     return None
 
 
-def batch_plan(sel: Any, window: Any, ext: Optional[int]) -> Optional[dict[str, Any]]:
-    """What the kernel computes for selector `sel` after batch window `window` (`ext`: the
-    externalTimeBatch attribute's index), or None when it does not apply exactly."""
+def batch_plan(
+    sel: Any, window: Any, ext: Optional[int], definition: Any
+) -> Optional[dict[str, Any]]:
+    """What the kernel computes for selector `sel` after batch window `window` over stream
+    `definition` (`ext`: the externalTimeBatch attribute's index), or None when it does not
+    apply exactly."""
     from cep.engine.windows.batch import ExternalTimeBatchWindow, LengthBatchWindow
 
     code = sel.code
@@ -95,7 +98,7 @@ def batch_plan(sel: Any, window: Any, ext: Optional[int]) -> Optional[dict[str, 
         if not x.source.startswith("_a") or not x.source[2:].isdigit():
             return None
         outs.append(("agg", int(x.source[2:])))
-    types = [a.type for a in window_def_attrs(sel)]
+    types = [a.type for a in definition.attributes]
     cols = sorted({a for _, a, _ in aggs if a is not None} | {i for w, i in outs if w == "attr"})
     return {
         "aggs": aggs,
@@ -104,10 +107,6 @@ def batch_plan(sel: Any, window: Any, ext: Optional[int]) -> Optional[dict[str, 
         "arg_types": {a: types[a] for _, a, _ in aggs if a is not None},
         "out_types": [x.type for x in c.compiled],
     }
-
-
-def window_def_attrs(sel: Any) -> Any:
-    return sel.kernel_input.attributes
 
 
 class _Pending:
@@ -134,7 +133,15 @@ class BatchKernel:
     row batches through `rows_kernel` when that measures faster (cep.engine.columnar.adaptive).
     The window's own loop runs whatever the kernel declines."""
 
-    def __init__(self, window: Any, sel: Any, plan: dict[str, Any], ext: Optional[int]):
+    def __init__(
+        self,
+        window: Any,
+        sel: Any,
+        plan: dict[str, Any],
+        ext: Optional[int],
+        definition: Any,
+        target: str,
+    ) -> None:
         from cep.engine.windows.batch import LengthBatchWindow
 
         self.w, self.sel, self.plan, self.ext = window, sel, plan, ext
@@ -142,8 +149,8 @@ class BatchKernel:
         self.cols = list(plan["cols"]) + (
             [ext] if ext is not None and ext not in plan["cols"] else []
         )
-        self.types = {i: sel.kernel_input.attributes[i].type for i in self.cols}
-        self.out_def = sel.code.output_definition(sel.kernel_target)
+        self.types = {i: definition.attributes[i].type for i in self.cols}
+        self.out_def = sel.code.output_definition(target)
         self.cur: Optional[_Pending] = None  # the window's cur/prev while it is lazy
         self.prev: Optional[_Pending] = None
 
@@ -480,12 +487,10 @@ class _Rows(RowsThroughKernel):
 
 def install(window: Any, sel: Any, definition: Any, target: str, ext: Optional[int]) -> bool:
     """Give a chain-head batch window its kernel when it applies; -> whether it did."""
-    sel.kernel_input, sel.kernel_target = definition, target
-    plan = batch_plan(sel, window, ext)
+    plan = batch_plan(sel, window, ext, definition)
     if plan is None:
         return False
-    kernel = BatchKernel(window, sel, plan, ext)
-    window.kernel_impl = kernel
+    kernel = BatchKernel(window, sel, plan, ext, definition, target)
     window.process_columns = kernel.process_columns
 
     window.process = _Rows(definition, lambda batch: _row_loop(window, batch), kernel)
