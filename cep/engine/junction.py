@@ -107,7 +107,8 @@ def _whole(junction: StreamJunction, seen: tuple[StreamJunction, ...] = ()) -> b
             continue
         if getattr(s, "process_columns", None) is None or getattr(s, "kernel", True) is None:
             return False
-        nxt = getattr(s, "next", None)
+        # a window's kernel that emits for its selector names that selector
+        nxt = getattr(getattr(s, "columnar_through", s), "next", None)
         j = getattr(nxt, "junction", None)
         if (
             j is None

@@ -137,6 +137,8 @@ def build_single_query(query, ctx, name):
     )
     if not procs and not named:  # the selector heads the chain: it may take columnar batches
         _columnar(selector, query, scope, definition, pre, fuse, ctx.wanted_kinds(query))
+    elif len(procs) == 1 and len(handlers) == 1 and not named and ctx.timer_owners:
+        _window_kernel(procs[0], selector, query, scope, definition)
     out_def = selector.code.output_definition(getattr(query.output, "target", name))
     out = ctx.build_output(query, out_def, selector)
     chain = procs + [selector]
@@ -157,8 +159,15 @@ def _fuse_spec(stream, query, scope, ctx):
     w = fusable_window(stream, query.selector)
     if w is None:
         return None, None
-    (param,) = catalog_windows.lookup(w.name).processor_class().parse(WindowParams(w, scope))
-    return FuseSpec(w.name.lower(), param, ctx.playback), None
+    kind = w.name.lower()
+    args = catalog_windows.lookup(w.name).processor_class().parse(WindowParams(w, scope))
+    if kind == "timelength":  # (T, n); the fused loop is the playback one
+        return (FuseSpec(kind, args[0], True, args[1]), None) if ctx.playback else (None, None)
+    if kind == "externaltime":  # (getter, T): fused when the time is a plain attribute
+        i = _attribute_index(w.params[0], scope)
+        return (FuseSpec(kind, args[1], ctx.playback, i), None) if i is not None else (None, None)
+    (param,) = args
+    return FuseSpec(kind, param, ctx.playback), None
 
 
 def _columnar(*args):
@@ -169,6 +178,42 @@ def _columnar(*args):
     except ImportError:
         return
     attach_columnar(*args)
+
+
+def _attribute_index(param, scope):
+    """The row index of a window parameter that is a plain attribute, else None."""
+    from cep.engine.expressions import compile_expression
+    from cep.model import Variable
+
+    if not isinstance(param, Variable):
+        return None
+    src = compile_expression(param, scope).source
+    inner = src[2:-1] if src.startswith("r[") and src.endswith("]") else ""
+    return int(inner) if inner.isdigit() else None
+
+
+def _window_kernel(window, selector, query, scope, definition):
+    """A columnar kernel for a window heading the chain with its selector
+    (cep.engine.columnar.batchwin), when numpy is there and one applies."""
+    from cep.engine.windows.batch import ExternalTimeBatchWindow, LengthBatchWindow
+    from cep.engine.windows.keyed import UniqueWindow
+
+    if type(window) not in (LengthBatchWindow, ExternalTimeBatchWindow, UniqueWindow):
+        return
+    try:
+        from cep.engine.columnar import batchwin, uniquewin
+    except ImportError:
+        return
+    target = getattr(query.output, "target", "output")
+    if type(window) is UniqueWindow:
+        params = query.input.handlers[0].params
+        u = _attribute_index(params[0], scope) if len(params) == 1 else None
+        uniquewin.install(window, selector, definition, target, u)
+        return
+    ext = None
+    if type(window) is ExternalTimeBatchWindow:
+        ext = _attribute_index(query.input.handlers[0].params[0], scope)
+    batchwin.install(window, selector, definition, target, ext)
 
 
 def _expires_arrivals(stream, procs, fuse):

@@ -1,7 +1,8 @@
 """Columnar batches: `InputHandler.send_columns` / `send_arrow` take numpy or pyarrow
 columns, checked per column; queries with an exact numpy kernel (stateless filters and
-projections, `length`/`time` sum/avg/count [group by]) process them without per-event
-tuples, and `add_callback(stream, fn, columnar=True)` receives `Columns`. Every other query
+projections; `length`/`time`/`timeLength`/`externalTime` sum/avg/count [group by] and
+ungrouped min/max/stddev; `lengthBatch`/`externalTimeBatch` ungrouped sum/avg/count; `unique`
+sum/avg/count [group by]) process them without per-event tuples, and `add_callback(stream, fn, columnar=True)` receives `Columns`. Every other query
 gets the same events as rows, so the output is the row path's. See cep/engine/README.md."""
 
 from cep.engine.columnar.columns import Columns

@@ -45,29 +45,3 @@ def scan(lay, init, vals, ident, dtype):
     mat[lay.codes, lay.pos] = vals
     acc = np.add.accumulate(mat, axis=1)
     return acc[lay.codes, lay.pos], acc[np.arange(lay.ng), lay.counts]
-
-
-def split(lay, resets, max_cells):
-    """Groups cut after each reset operation (a group that empties starts again from its
-    initial value): -> (virtual Layout, real group of each virtual one, whether a virtual
-    group is its real group's first, each real group's last virtual group), or None."""
-    nops = len(lay.codes)
-    order = lay.order if lay.order is not None else np.arange(nops)
-    starts = lay.starts if lay.starts is not None else np.zeros(1, np.intp)
-    new = np.zeros(nops, bool)  # in group order: an operation that starts a segment
-    new[starts[lay.counts > 0]] = True
-    new[1:] |= resets[order][:-1]
-    new[starts[lay.counts > 0]] = True
-    vid = np.cumsum(new) - 1
-    vcodes = np.empty(nops, np.intp)
-    vcodes[order] = vid
-    heads = np.flatnonzero(new)
-    real = lay.codes[order[heads]]
-    first = np.zeros(len(heads), bool)
-    first[vid[starts[lay.counts > 0]]] = True
-    vlay = layout(vcodes, len(heads), max_cells)
-    if vlay is None:
-        return None
-    last = np.empty(lay.ng, np.intp)
-    last[real] = np.arange(len(heads))  # in order: the last write is the last segment
-    return vlay, real, first, last

@@ -20,6 +20,8 @@ import numpy as np
 
 from cep.engine.columnar import segscan
 from cep.engine.columnar.columns import DTYPES, Columns, pylist
+from cep.engine.columnar.extremes import Extremes
+from cep.engine.columnar.stddev import Stddevs
 from cep.engine.events import CURRENT
 from cep.model import AttrType
 
@@ -40,9 +42,15 @@ def _attr(src):
 
 def sliding_plan(c, spec):
     """The kernel's plan of an AggCode `c`, or None when it does not apply."""
-    if c.wanted != {CURRENT} or c.hv is not None or (spec.kind == "time" and not spec.playback):
+    if (
+        c.wanted != {CURRENT}
+        or c.hv is not None
+        or (spec.kind in ("time", "timelength") and not spec.playback)
+    ):
         return None
     slots = {}  # slot -> (kind, attribute index or None)
+    extremes = {}  # min/max without group by: slot -> (name, attribute index)
+    stddevs = {}  # stddev without group by: its first slot -> attribute index
     for a in c.aggs:
         name = a.spec.name
         arg = None
@@ -56,6 +64,10 @@ def sliding_plan(c, spec):
             slots[a.slots[0]], slots[a.slots[1]] = ("fsum", arg), ("cnt", arg)
         elif name == "count":
             slots[a.slots[0]] = ("all", None)
+        elif name in ("min", "max") and arg is not None and not c.keys:
+            extremes[a.slots[0]] = (name, arg)
+        elif name == "stddev" and arg is not None and not c.keys:
+            stddevs[a.slots[0]] = arg
         else:
             return None
     if c.population is not None:
@@ -71,6 +83,8 @@ def sliding_plan(c, spec):
         return None
     return {
         "slots": slots,
+        "extremes": extremes,
+        "stddevs": stddevs,
         "keys": keys,
         "outs": outs,
         "types": [x.type for x in c.compiled],
@@ -89,6 +103,11 @@ class SlidingKernel:
         self.dtypes = [DTYPES[t] for t in plan["types"]]
         self.key_types = plan["key_types"]
         self.cols = sorted({a for _, a in self.slots.values() if a is not None} | set(self.keys))
+        self.extremes = Extremes(plan["extremes"]) if plan.get("extremes") else None
+        sd = plan.get("stddevs")
+        self.stddevs = Stddevs(sd, c.g.get("_jsqrt")) if sd else None
+        if sd:
+            self.cols = sorted(set(self.cols) | set(sd.values()))
 
     def expiries(self, win, cols, now):
         """e[i]: window+batch events expired once arrival i has expired its share."""
@@ -96,6 +115,8 @@ class SlidingKernel:
         idx = np.arange(b)
         if self.spec.kind == "length":
             return np.maximum(0, m + idx - self.spec.param + 1)
+        if self.spec.kind == "externaltime":
+            return self._external_expiries(win, cols)
         ts = cols.timestamps
         if (
             not win.sorted
@@ -106,7 +127,29 @@ class SlidingKernel:
         lims = np.maximum.accumulate(np.maximum(ts, now)) - self.spec.param
         k = win.count_le(int(lims[-1]))
         cts = win.head_ts(k) if k < m else np.concatenate([win.head_ts(m), ts])
-        return np.minimum(np.searchsorted(cts, lims, "right"), m + idx)
+        e = np.minimum(np.searchsorted(cts, lims, "right"), m + idx)
+        if self.spec.kind == "timelength":  # then one more when the window is full
+            e = np.maximum(e, m + idx - self.spec.extra + 1)
+        return e
+
+    def _external_expiries(self, win, cols):
+        """externalTime: an arrival expires the oldest events whose time attribute is at or
+        below its own minus T; exact by `searchsorted` while the attribute never decreases
+        over the window and the batch (else None: the row loop)."""
+        i, m, b = self.spec.extra, len(win), len(cols)
+        if cols.nulls[i] is not None:
+            return None
+        ext = cols.values[i].astype(np.int64, copy=False)
+        if m:
+            hv, hm = win.head_column(i, m)
+            if hm is not None:
+                return None
+            ext = np.concatenate([hv.astype(np.int64, copy=False), ext])
+        if len(ext) > 1 and bool((ext[1:] < ext[:-1]).any()):
+            return None
+        with np.errstate(all="ignore"):
+            lims = ext[m:] - self.spec.param
+        return np.minimum(np.searchsorted(ext, lims, "right"), m + np.arange(b))
 
     def run(self, state, win, cols, now):
         e = self.expiries(win, cols, now)
@@ -140,10 +183,26 @@ class SlidingKernel:
         src[arrive] = h + np.arange(b)
         exp_src = np.arange(E)
         src[~is_arr] = np.where(exp_src < m, exp_src, exp_src - m + h)
+        ext = None
+        if self.extremes is not None:  # checked before any state changes
+            ext = self.extremes.run(state, win, cols, e)
+            if ext is None:
+                return None
+        sd = None
+        if self.stddevs is not None:
+            sd = self.stddevs.run(state, data, src, is_arr)
+            if sd is None:
+                return None
         keys, codes = self._groups(data, h + b)
         after = self._accumulate(state, keys, codes[src], src, is_arr, data)
         if after is None:
             return None
+        if sd is not None:
+            Stddevs.store(state, {slot: f for slot, (_, f) in sd.items()})
+            after.update({("stddev", slot): v for slot, (v, _) in sd.items()})
+        if ext is not None:
+            Extremes.store(state, {slot: f for slot, (_, f) in ext.items()})
+            after.update({("extreme", slot): v for slot, (v, _) in ext.items()})
         return self._output(after, arrive, cols), E
 
     def expire(self, state, win, now):
@@ -154,11 +213,25 @@ class SlidingKernel:
         k = win.count_le(now - self.spec.param)
         if not k:
             return 0
+        fin = None
+        if self.extremes is not None:
+            fin = self.extremes.expire(state, win, k)
+            if fin is None:
+                return None
         data = {i: win.head_column(i, k) for i in self.cols}
         keys, codes = self._groups(data, k)
         src = np.arange(k)
+        sd = None
+        if self.stddevs is not None:
+            sd = self.stddevs.run(state, data, src, np.zeros(k, bool))
+            if sd is None:
+                return None
         if self._accumulate(state, keys, codes, src, np.zeros(k, bool), data) is None:
             return None
+        if fin is not None:
+            Extremes.store(state, fin)
+        if sd is not None:
+            Stddevs.store(state, {slot: f for slot, (_, f) in sd.items()})
         return k
 
     def _groups(self, data, n):
@@ -193,24 +266,9 @@ class SlidingKernel:
             slot: self._op_values(kind, arg, data, src, is_arr)
             for slot, (kind, arg) in self.slots.items()
         }
-        cut = None
         with np.errstate(all="ignore"):
-            pop, after, final = c.population, {}, {}
-            if pop is not None:  # a group that empties is forgotten: it starts again
-                after[pop], final[pop] = segscan.scan(lay, inits[pop], *ops[pop])
-                resets = ~is_arr & (after[pop] == 0)
-                if resets.any() and not self._resets_exact(lay, inits, ops, resets):
-                    return None  # a floating sum kept a rounding residue: the rows keep it
-                if resets.any():
-                    after, final = {}, {}
-                    cut = segscan.split(lay, resets, cells)
-                    if cut is None:
-                        return None
-                    lay, inits = cut[0], self._cut_inits(inits, cut)
-            done = {self._sig(pop, data): pop} if pop in after else {}
+            after, final, done = {}, {}, {}
             for slot in self.slots:
-                if slot in after:
-                    continue
                 sig = self._sig(slot, data)
                 other = done.get(sig)
                 if other is not None and inits[other] == inits[slot]:  # count() twice
@@ -218,24 +276,32 @@ class SlidingKernel:
                     continue
                 after[slot], final[slot] = segscan.scan(lay, inits[slot], *ops[slot])
                 done[sig] = slot
-        if cut is not None:
-            final = {slot: v[cut[3]] for slot, v in final.items()}
-            self._forget(state, keys, sts, lay, resets, cut)
+        if c.population is not None:
+            self._forget(state, keys, sts, lay, is_arr, after)
         self._store(state, keys, sts, final)
         return after
 
-    def _resets_exact(self, lay, inits, ops, resets):
-        """Whether every floating sum is exactly +0.0 where its group empties: only then
-        is forgetting the group (the row loop drops it only when its state is back to the
-        initial one) the same as going on."""
+    def _forget(self, state, keys, sts, lay, is_arr, after):
+        """The row loop drops a group when a removal leaves its state exactly the initial
+        one (`del G[key]`), and makes it again from the initial state when it comes back:
+        the same values as going on, so the scans above hold; here such groups leave the
+        state, and come back fresh unless their last operation dropped them."""
+        dropped = ~is_arr
         for slot, (kind, _) in self.slots.items():
-            if kind != "fsum":
-                continue
-            sums, _ = segscan.scan(lay, inits[slot], *ops[slot])
-            at = sums[resets]
-            if not ((at == 0.0) & ~np.signbit(at)).all():
-                return False
-        return True
+            v = after[slot]
+            dropped &= v == 0
+            if kind == "fsum":
+                dropped &= ~np.signbit(v)
+        if not dropped.any():
+            return
+        order = lay.order if lay.order is not None else np.arange(len(lay.codes))
+        last_op = order[np.cumsum(lay.counts) - 1]  # of each group
+        ends = dropped[last_op]
+        had = np.zeros(len(keys), bool)
+        had[lay.codes[dropped]] = True
+        for j in np.flatnonzero(had).tolist():
+            state.pop(keys[j], None)
+            sts[j] = _GONE if ends[j] else None
 
     def _sig(self, slot, data):
         """What a slot's operations are: a count of non-null values of a column without
@@ -244,29 +310,6 @@ class SlidingKernel:
         if kind == "all" or kind == "cnt" and data[arg][1] is None:
             return "all", None
         return kind, arg
-
-    def _cut_inits(self, inits, cut):
-        """Starting values of the groups cut at their resets: a group's first segment
-        starts from its state, a later one from the initial value."""
-        _, real, first, _ = cut
-        pairs = list(zip(real.tolist(), first.tolist()))
-        return {
-            slot: [inits[slot][g] if f else _init_value(None, slot, self.c, kind) for g, f in pairs]
-            for slot, (kind, _) in self.slots.items()
-        }
-
-    def _forget(self, state, keys, sts, lay, resets, cut):
-        """Groups that emptied in the batch leave the state; they come back fresh unless
-        their last operation emptied them (the row loop's `del G[key]`)."""
-        _, real, first, last = cut
-        order = lay.order if lay.order is not None else np.arange(len(lay.codes))
-        last_op = order[np.cumsum(lay.counts) - 1]  # of each virtual group
-        ends = resets[last_op[last]]
-        had = np.zeros(len(keys), bool)
-        had[real[~first]] = True
-        for j in np.flatnonzero(had | ends).tolist():
-            state.pop(keys[j], None)
-            sts[j] = _GONE if ends[j] else None
 
     def _op_values(self, kind, arg, data, src, is_arr):
         if kind == "all":
@@ -334,7 +377,11 @@ class SlidingKernel:
                 nulls.append(cols.nulls[x])
                 continue
             name, sl = x.spec.name, x.slots
-            if name == "avg":
+            if name in ("min", "max"):  # each arrival's answer already
+                v = after[("extreme", sl[0])]
+            elif name == "stddev":
+                v = after[("stddev", sl[0])][arrive]
+            elif name == "avg":
                 s, n = after[sl[0]][arrive], after[sl[1]][arrive]
                 with np.errstate(all="ignore"):
                     v = np.where(n != 0, s / np.where(n != 0, n, 1), 0.0)

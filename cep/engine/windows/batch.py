@@ -16,18 +16,27 @@ from cep.engine.windows.sliding import _TS_TYPES, _positive
 class BatchWindow(WindowProcessor):
     is_batch = True
     probe_keeps_stamps = True  # Siddhi 3.2's quirk applies (see the module docstring)
+    # a columnar kernel (cep.engine.columnar.batchwin) holding `cur` and `prev` as columns;
+    # `_rows()` turns them back into the lists before anything here reads them
+    lazy = None
 
     def setup(self, *args):
         self.cur = []
         self.prev = []
         self.was_probed = False
 
+    def _rows(self):
+        if self.lazy is not None:
+            self.lazy.materialise(self)
+
     def probed(self):
         """A join probed the rows of the last flush (they keep their stamps on expiry)."""
+        self._rows()
         if self.prev and self.probe_keeps_stamps and not self.env.fixed:
             self.was_probed = True
 
     def flush(self, now):
+        self._rows()
         prev, cur = self.prev, self._current_events()
         if not prev and not cur:
             return
@@ -44,15 +53,18 @@ class BatchWindow(WindowProcessor):
         self.emit_at(now, chunk)
 
     def _current_events(self):
+        self._rows()
         return self.cur
 
     def _clear_current(self):
         self.cur = []
 
     def state_items(self):
+        self._rows()
         return {"cur": self.cur, "prev": self.prev, "probed": self.was_probed}
 
     def load_state_items(self, s):
+        self.lazy = None
         self.cur, self.prev = list(s["cur"]), list(s["prev"])
         self.was_probed = s.get("probed", False)
 

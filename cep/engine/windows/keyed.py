@@ -135,6 +135,9 @@ class UniqueWindow(WindowProcessor):
     """The latest event per key; a newcomer expires the event it replaces (expired first)."""
 
     expires_arrivals = True
+    # a columnar kernel (cep.engine.columnar.uniquewin) holding the newest events per key
+    # as positions in its batches; `_rows()` writes them into the map before it is read
+    lazy = None
 
     @classmethod
     def parse(cls, p):
@@ -145,7 +148,12 @@ class UniqueWindow(WindowProcessor):
         self.key = key
         self.map = {}
 
+    def _rows(self):
+        if self.lazy is not None:
+            self.lazy.materialise(self)
+
     def process(self, batch):
+        self._rows()
         m, key, out = self.map, self.key, []
         now, playback = self.clock(), self.env.playback
         for e in batch:
@@ -162,9 +170,11 @@ class UniqueWindow(WindowProcessor):
         self.emit(out)
 
     def state_items(self):
+        self._rows()
         return {"map": dict(self.map)}
 
     def load_state_items(self, s):
+        self.lazy = None
         self.map = dict(s["map"])
 
 
