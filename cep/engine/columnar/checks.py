@@ -113,6 +113,8 @@ def _timestamps(sid, ts, n, default_ts):
             raise EventError(f"stream '{sid}': timestamps must not be null")
         ts = ts.to_numpy(zero_copy_only=False)
     arr = np.asarray(ts)
+    if arr.size == 0 and arr.ndim == 1:  # an empty list: numpy's float64, no value to check
+        arr = arr.astype(np.int64)
     if arr.dtype.kind not in "iu" or arr.ndim != 1:
         raise EventError(
             f"stream '{sid}': timestamps must be integers (epoch ms), got an array of {arr.dtype}"

@@ -73,6 +73,17 @@ def test_missing_extra_and_wrong_dtype_columns_raise_and_process_nothing():
     assert got == []
 
 
+def test_an_empty_batch_with_an_empty_timestamp_list_sends_nothing():
+    rt = rt_for("from S#window.length(2) select sum(vol) as v insert into Out;")
+    got = []
+    rt.add_callback("Out", got.extend)
+    h = rt.input_handler("S")
+    assert h.send_columns(cols(0), []) == []  # a plain empty list, as a user writes it
+    assert h.send_columns(cols(2), [10, 11]) == [] and got == [(10, (1,)), (11, (3,))]
+    with pytest.raises(EventError, match="timestamps must be integers"):
+        h.send_columns(cols(0), [[]])  # not one-dimensional
+
+
 def test_bad_values_are_left_out_with_their_index_and_the_rest_go_on():
     rt = rt_for("from S select * insert into Out;")
     got = []
