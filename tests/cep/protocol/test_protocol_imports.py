@@ -76,6 +76,7 @@ def test_the_former_copies_of_the_frame_format_use_the_codec(path):
 NOT_WIRE = {
     "receivers/wal/segment.py": "the write-ahead log's record format on disk",
     "topology/checkpoint/store.py": "the checkpoint blob format on disk",
+    "publishers/marks_log.py": "the duplicate marks file of a worker on disk",
     "topology/routing.py": "fields grouping's stable hash of the grouping values",
 }
 
