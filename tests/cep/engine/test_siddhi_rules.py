@@ -1,6 +1,7 @@
 """Siddhi 3.2 rules that differential testing found (expressions, functions, aggregates, rate
 limiting), each checked in query shapes other than the fuzz case that found it."""
 
+import gc
 import math
 import warnings
 
@@ -271,6 +272,7 @@ def test_folded_literals_keep_java_semantics():
 def test_no_conformance_plan_makes_a_warning(tmp_path):
     from tests.conformance.conformance import case_files, load_case, run_in_process
 
+    gc.collect()  # what earlier tests of this process left is finalized before the record
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for kind in ("single", "multi", "fuzz"):
@@ -278,7 +280,13 @@ def test_no_conformance_plan_makes_a_warning(tmp_path):
                 folder = tmp_path / kind / name
                 folder.mkdir(parents=True)
                 run_in_process(load_case(kind, name), folder)
-    assert [str(w.message) for w in caught] == []
+    # the engine runs no asyncio: an event loop collected meanwhile is an earlier test's
+    # connector (seen once in a clean-clone run with 4 test processes), not a plan's warning
+    assert [
+        str(w.message)
+        for w in caught
+        if not (w.category is ResourceWarning and str(w.message).startswith("unclosed event loop"))
+    ] == []
 
 
 @pytest.mark.parametrize("window", ["", "#window.length(3)", "#window.lengthBatch(2)"])
