@@ -156,14 +156,26 @@ start_worker() {
 start_worker
 
 echo "[cep] waiting for the topology to be ACTIVE with its connections established" >&2
+connected=""
 for _ in $(seq 1 180); do
     status="$("$CEP" plan status StockAnalysis 2>/dev/null || true)"
     if grep -q "ACTIVE" <<<"$status" && ! grep -qE "[0-9]+/[0-9]+ established|no receivers" <<<"$status"; then
+        connected=1
         break
+    fi
+    if ! kill -0 "$WORKER_PID" 2>/dev/null; then  # it could not start (e.g. its port is taken)
+        code=0
+        wait "$WORKER_PID" 2>/dev/null || code=$?
+        echo "[cep] worker-1 exited (status $code, reason above); starting it again in 2 s" >&2
+        sleep 2
+        start_worker
     fi
     sleep 1
 done
 echo "$status" >&2
+if [ -z "$connected" ]; then
+    echo "[cep] not every connection is established yet (status above); it keeps trying" >&2
+fi
 
 cat >&2 <<TXT
 
