@@ -180,6 +180,25 @@ RUN = os.path.join(KIT, "siddhi-run")
 HAVE_KIT = os.path.exists(RUN) and shutil.which("java") is not None
 
 
+def siddhi_outputs(plan, events, folder):
+    """The real Siddhi's `Out` events `[(timestamp, row)]` for `events` of stream S (siddhi-run)."""
+    (folder / "p.siddhiql").write_text(plan)
+    lines = [json.dumps({"stream": "S", "timestamp": t, "data": list(r)}) for t, r in events]
+    (folder / "e.jsonl").write_text("\n".join(lines) + "\n")
+    done = subprocess.run(
+        [RUN, str(folder / "p.siddhiql"), str(folder / "e.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-500:]
+    return [
+        (e["timestamp"], tuple(e["data"]))
+        for e in map(json.loads, filter(lambda x: x.startswith("{"), done.stdout.splitlines()))
+        if e["stream"] == "Out"
+    ]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(
     not HAVE_KIT, reason="the Siddhi 3.2.15 kit (../shared/siddhi-kit) and java are not here"
@@ -188,21 +207,7 @@ HAVE_KIT = os.path.exists(RUN) and shutil.which("java") is not None
 def test_kernel_equals_siddhi(query, tmp_path, monkeypatch, taken):
     plan = HEAD + query
     events = _events(11, 1200, False)
-    (tmp_path / "p.siddhiql").write_text(plan)
-    lines = [json.dumps({"stream": "S", "timestamp": t, "data": list(r)}) for t, r in events]
-    (tmp_path / "e.jsonl").write_text("\n".join(lines) + "\n")
-    done = subprocess.run(
-        [RUN, str(tmp_path / "p.siddhiql"), str(tmp_path / "e.jsonl")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-500:]
-    theirs = [
-        (e["timestamp"], tuple(e["data"]))
-        for e in map(json.loads, filter(lambda x: x.startswith("{"), done.stdout.splitlines()))
-        if e["stream"] == "Out"
-    ]
+    theirs = siddhi_outputs(plan, events, tmp_path)
     monkeypatch.setattr(adaptive, "FORCE", True)
     rt = cep.ExecutionPlanRuntime(cep.compile(plan), playback=True)
     ours = []

@@ -6,7 +6,6 @@ repeated values, batches of every size; sent as rows (the fused loop, and forced
 kernel), as columns, and as both in turn. Every output must be the chain's exactly. With the
 Siddhi kit at hand, the same plans against the real Siddhi 3.2.15."""
 
-import json
 import random
 
 import numpy as np
@@ -16,7 +15,7 @@ import cep
 from cep.engine import fused
 from cep.engine.columnar import adaptive, sliding
 from cep.engine.columnar.extremes import range_extremes, suffix_extremes
-from tests.cep.engine.columnar.test_batch_windows import HAVE_KIT, NAMES, RUN, _cuts
+from tests.cep.engine.columnar.test_batch_windows import HAVE_KIT, NAMES, _cuts, siddhi_outputs
 
 HEAD = "@Plan:playback\ndefine stream S (sym string, price double, vol long, q int, f float);\n"
 QUERIES = [
@@ -151,25 +150,9 @@ def test_range_extremes_and_the_deque():
 )
 @pytest.mark.parametrize("query", QUERIES)
 def test_kernel_equals_siddhi(query, tmp_path, monkeypatch, taken):
-    import subprocess
-
     plan = HEAD + query
     events = _events(13, 900, False)
-    (tmp_path / "p.siddhiql").write_text(plan)
-    lines = [json.dumps({"stream": "S", "timestamp": t, "data": list(r)}) for t, r in events]
-    (tmp_path / "e.jsonl").write_text("\n".join(lines) + "\n")
-    done = subprocess.run(
-        [RUN, str(tmp_path / "p.siddhiql"), str(tmp_path / "e.jsonl")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-500:]
-    theirs = [
-        (e["timestamp"], tuple(e["data"]))
-        for e in map(json.loads, filter(lambda x: x.startswith("{"), done.stdout.splitlines()))
-        if e["stream"] == "Out"
-    ]
+    theirs = siddhi_outputs(plan, events, tmp_path)
     monkeypatch.setattr(adaptive, "FORCE", True)
     ours = _run(plan, events, _cuts(13, len(events)), "columns")
     assert theirs and (taken[0] > 0 or "group by" in query)

@@ -4,15 +4,12 @@ infinities, batches of every size, groups that empty; sent as columns, and as ro
 columns in turn (row batches keep the window's loop, which writes the kernel's events back), with a snapshot restored part-way. Every output must be the
 row loop's exactly. With the Siddhi kit at hand, the same plans against Siddhi 3.2.15."""
 
-import json
-import subprocess
-
 import numpy as np
 import pytest
 
 import cep
 from cep.engine.columnar import adaptive, uniquewin
-from tests.cep.engine.columnar.test_batch_windows import HAVE_KIT, NAMES, RUN, _cuts
+from tests.cep.engine.columnar.test_batch_windows import HAVE_KIT, NAMES, _cuts, siddhi_outputs
 from tests.cep.engine.columnar.test_sliding_windows import HEAD, _events, _run
 
 QUERIES = [
@@ -99,21 +96,7 @@ def test_a_snapshot_while_the_kernel_holds_the_newest_events(monkeypatch, taken)
 def test_kernel_equals_siddhi(query, tmp_path, monkeypatch, taken):
     plan = HEAD + query
     events = _small_keys(_events(17, 900, False))
-    (tmp_path / "p.siddhiql").write_text(plan)
-    lines = [json.dumps({"stream": "S", "timestamp": t, "data": list(r)}) for t, r in events]
-    (tmp_path / "e.jsonl").write_text("\n".join(lines) + "\n")
-    done = subprocess.run(
-        [RUN, str(tmp_path / "p.siddhiql"), str(tmp_path / "e.jsonl")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-500:]
-    theirs = [
-        (e["timestamp"], tuple(e["data"]))
-        for e in map(json.loads, filter(lambda x: x.startswith("{"), done.stdout.splitlines()))
-        if e["stream"] == "Out"
-    ]
+    theirs = siddhi_outputs(plan, events, tmp_path)
     monkeypatch.setattr(adaptive, "FORCE", True)
     ours = _run(plan, events, _cuts(17, len(events)), "columns")
     assert theirs and taken[0] > 0
