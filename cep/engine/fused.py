@@ -88,16 +88,8 @@ def build_fused(c, spec):
         )
     elif spec.kind == "timelength":  # playback only (cep.engine.query_builder._fuse_spec)
         body = (
-            ["for e in batch:", "    ts, r, k = e"]
-            + tick
-            + [
-                f"    lim = now - {spec.param}",
-                "    if W and W[0][0] <= lim:",
-                "        ts = now",
-                "        while W and W[0][0] <= lim:",
-            ]
-            + _indent(expired_body, 12)
-            + ["        ts, r, k = e", f"    if len(W) >= {spec.extra}:", "        ts = now"]
+            _time_expiry(spec, tick, expired_body)
+            + [f"    if len(W) >= {spec.extra}:", "        ts = now"]
             + _indent(expired_body, 8)
             + ["        ts, r, k = e", "    _push(e)"]
             + _indent(current_body, 4)
@@ -113,19 +105,7 @@ def build_fused(c, spec):
             + _indent(current_body, 4)
         )
     elif spec.playback:
-        body = (
-            ["for e in batch:", "    ts, r, k = e"]
-            + tick
-            + [
-                f"    lim = now - {spec.param}",
-                "    if W and W[0][0] <= lim:",
-                "        ts = now",
-                "        while W and W[0][0] <= lim:",
-            ]
-            + _indent(expired_body, 12)
-            + ["        ts, r, k = e", "    _push(e)"]
-            + _indent(current_body, 4)
-        )
+        body = _time_expiry(spec, tick, expired_body) + ["    _push(e)"] + _indent(current_body, 4)
     else:
         body = (
             ["ts = now", f"lim = now - {spec.param}", "while W and W[0][0] <= lim:"]
@@ -144,6 +124,23 @@ def build_fused(c, spec):
 
 
 _PLAIN = re.compile(r"_a\d+|r\[\d+\]")
+
+
+def _time_expiry(spec, tick, expired_body):
+    """The loop head of a playback time window (plain, or with a length): each arrival first
+    expires, stamped with the clock, the events `spec.param` ms old or older."""
+    return (
+        ["for e in batch:", "    ts, r, k = e"]
+        + tick
+        + [
+            f"    lim = now - {spec.param}",
+            "    if W and W[0][0] <= lim:",
+            "        ts = now",
+            "        while W and W[0][0] <= lim:",
+        ]
+        + _indent(expired_body, 12)
+        + ["        ts, r, k = e"]
+    )
 
 
 def lean_length(c):
